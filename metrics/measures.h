@@ -1,0 +1,179 @@
+// The ranking-metric engine: scores one ranked list against one query's
+// judgments, for all configured cutoffs at once, in a single pass.
+//
+// Default semantics are NIST trec_eval's, exactly (see docs/metrics.md):
+// relevance is grade >= relevance_threshold, R counts every judged doc of the
+// query (retrieved or not), recall and AP divide by R, nDCG uses the linear
+// grade as gain and its ideal ranking comes from all judged docs with grade
+// > 0, negative grades mean "in the pool but unjudged". The other definitions
+// in wide use are named options in `Definitions`.
+//
+// The engine works on grades, not doc ids: the caller maps each ranked doc to
+// its grade (or kUnjudged) and passes the grades of all judged docs. That
+// keeps it free of string handling and lets batch evaluation and the
+// streaming join share it.
+#ifndef RANKWATCH_METRICS_MEASURES_H_
+#define RANKWATCH_METRICS_MEASURES_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/status.h"
+
+namespace rankwatch::metrics {
+
+// A relevance grade as found in TREC qrels. Negative grades (trec_eval's -1)
+// mark a doc as "in pool but unjudged"; they are never relevant, give no
+// gain and do not count as judged.
+using Grade = int32_t;
+inline constexpr Grade kUnjudged = -1;  // A ranked doc with no judgment.
+
+// Gain of a doc with grade g > 0 in (n)DCG.
+enum class Gain {
+  kLinear,       // g (trec_eval).
+  kExponential,  // 2^g - 1 (Burges et al. 2005; Elasticsearch, TF-Ranking).
+};
+
+// Denominator of recall@k.
+enum class RecallDenominator {
+  kRelevant,           // R, all relevant judged docs (trec_eval).
+  kMinCutoffRelevant,  // min(k, R): 1.0 is reachable for every k.
+};
+
+// Denominator of average precision (map, map_cut@k).
+enum class ApDenominator {
+  kRelevant,           // R (trec_eval).
+  kMinCutoffRelevant,  // min(k, R).
+  kRetrievedRelevant,  // Relevant docs retrieved in the top k (hits).
+};
+
+// What a query with R = 0 (no relevant judged doc) contributes to means.
+// Applied by aggregators; the engine itself scores such a list as 0.
+enum class ZeroRelevantPolicy {
+  kScoreZero,  // Counts with 0 on every measure (trec_eval -c).
+  kSkip,       // Left out of the means; counted separately.
+};
+
+struct Definitions {
+  Grade relevance_threshold = 1;  // trec_eval -l.
+  Gain gain = Gain::kLinear;
+  RecallDenominator recall_denominator = RecallDenominator::kRelevant;
+  ApDenominator ap_denominator = ApDenominator::kRelevant;
+  ZeroRelevantPolicy zero_relevant = ZeroRelevantPolicy::kScoreZero;
+};
+
+// Option names as written in configuration files and on command lines.
+std::string_view GainName(Gain g);
+std::string_view RecallDenominatorName(RecallDenominator d);
+std::string_view ApDenominatorName(ApDenominator d);
+std::string_view ZeroRelevantPolicyName(ZeroRelevantPolicy p);
+std::optional<Gain> ParseGain(std::string_view name);
+std::optional<RecallDenominator> ParseRecallDenominator(std::string_view name);
+std::optional<ApDenominator> ParseApDenominator(std::string_view name);
+std::optional<ZeroRelevantPolicy> ParseZeroRelevantPolicy(
+    std::string_view name);
+
+// Values at one cutoff k (ranks 1..k; a list shorter than k is padded with
+// non-relevant docs, so precision and judged still divide by k).
+struct AtCutoff {
+  double precision = 0;          // P_k
+  double recall = 0;             // recall_k
+  double success = 0;            // success_k: 1 if a relevant doc in top k.
+  double reciprocal_rank = 0;    // recip_rank_k: 0 if the first hit is > k.
+  double average_precision = 0;  // map_cut_k
+  double ndcg = 0;               // ndcg_cut_k
+  double dcg = 0;                // DCG@k, unnormalized.
+  double judged = 0;             // judged_k: judged docs in top k, over k.
+};
+
+// Everything computed for one ranked list.
+struct ListScores {
+  int64_t num_ret = 0;           // Length of the ranked list.
+  int64_t num_rel = 0;           // R.
+  int64_t num_rel_ret = 0;       // Relevant docs anywhere in the list.
+  int64_t num_judged_ret = 0;    // Judged (grade >= 0) docs in the list.
+  double reciprocal_rank = 0;    // recip_rank, no cutoff.
+  double average_precision = 0;  // map
+  double ndcg = 0;               // ndcg over the whole list.
+  double dcg = 0;
+  double r_precision = 0;    // Rprec
+  std::vector<AtCutoff> at;  // Parallel to Evaluator::cutoffs().
+};
+
+// Scores ranked lists. Create one per thread: Evaluate() reuses internal
+// scratch buffers so that the hot path does not allocate once warmed up.
+// Not thread-safe; cheap to copy.
+class Evaluator {
+ public:
+  // `cutoffs` may come in any order; they are sorted. Fails on a cutoff < 1,
+  // a duplicate cutoff or a negative relevance threshold.
+  static StatusOr<Evaluator> Create(std::vector<int32_t> cutoffs,
+                                    Definitions definitions);
+
+  const std::vector<int32_t>& cutoffs() const { return cutoffs_; }
+  const Definitions& definitions() const { return definitions_; }
+  // Index of `k` in cutoffs(), or -1.
+  int CutoffIndex(int32_t k) const;
+
+  // `ranked`: the grade of the doc at each rank, rank 1 first; kUnjudged
+  // (or any negative grade) for a doc without a judgment.
+  // `judgments`: the grades of every judged doc of the query, retrieved or
+  // not, in any order (they determine R and the ideal DCG).
+  void Evaluate(std::span<const Grade> ranked, std::span<const Grade> judgments,
+                ListScores* out);
+
+  double GainOf(Grade g) const;
+
+ private:
+  Evaluator(std::vector<int32_t> cutoffs, Definitions definitions);
+
+  void ComputeIdeal(std::span<const Grade> judgments, ListScores* out);
+  double ApDivisor(int64_t num_rel, int64_t k, int64_t hits) const;
+  double RecallDivisor(int64_t num_rel, int64_t k) const;
+
+  std::vector<int32_t> cutoffs_;
+  Definitions definitions_;
+  std::vector<Grade> ideal_grades_;      // Scratch: positive grades, desc.
+  std::vector<double> ideal_at_cutoff_;  // Scratch: IDCG@k per cutoff.
+  double ideal_total_ = 0;               // Scratch: IDCG of all positives.
+};
+
+// The measures rankwatch aggregates and exports, by their long names.
+enum class Measure {
+  kPrecision,
+  kRecall,
+  kReciprocalRank,
+  kAveragePrecision,
+  kNdcg,
+  kSuccess,
+  kRPrecision,
+  kJudged,
+};
+inline constexpr std::array<Measure, 8> kAllMeasures = {
+    Measure::kPrecision,        Measure::kRecall, Measure::kReciprocalRank,
+    Measure::kAveragePrecision, Measure::kNdcg,   Measure::kSuccess,
+    Measure::kRPrecision,       Measure::kJudged};
+
+// "precision", "recall", "reciprocal_rank", ... (Prometheus and YAML names).
+std::string_view MeasureName(Measure m);
+std::optional<Measure> ParseMeasure(std::string_view name);
+// Whether the measure is defined at a cutoff k, and without one ("all").
+bool HasCutoffVariant(Measure m);
+bool HasUncutVariant(Measure m);
+// trec_eval's name for the measure at cutoff k, or without one when k is
+// nullopt: P_5, recall_10, map, map_cut_10, ndcg_cut_10, recip_rank,
+// recip_rank_10 (rankwatch extension), Rprec, success_5, judged_10.
+std::string TrecName(Measure m, std::optional<int32_t> k);
+
+// The value of `m` in `scores`; `cutoff_index` indexes ListScores::at, or is
+// -1 for the uncut variant.
+double MeasureValue(const ListScores& scores, Measure m, int cutoff_index);
+
+}  // namespace rankwatch::metrics
+
+#endif  // RANKWATCH_METRICS_MEASURES_H_

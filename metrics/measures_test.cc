@@ -1,0 +1,228 @@
+#include "metrics/measures.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch::metrics {
+namespace {
+
+constexpr double kTol = 1e-12;
+constexpr Grade U = kUnjudged;
+
+// The worked example used throughout (hand calculation):
+//   rank:   1  2  3  4  5
+//   grade:  2  U  0  1  3        (U = not in the judgments)
+//   judgments of the query: {2, 0, 1, 3} retrieved, plus a grade-1 doc not
+//   retrieved and a -1 ("in pool, unjudged") doc.
+//   R (grade >= 1) = 4; relevant ranks 1, 4, 5; ideal gains 3, 2, 1, 1.
+const std::vector<Grade> kRanked = {2, U, 0, 1, 3};
+const std::vector<Grade> kJudged = {2, 0, 1, 3, 1, -1};
+
+Evaluator MakeEvaluator(std::vector<int32_t> cutoffs, Definitions d = {}) {
+  StatusOr<Evaluator> e = Evaluator::Create(std::move(cutoffs), d);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return *e;
+}
+
+TEST(EvaluatorTest, TrecEvalDefinitionsOnWorkedExample) {
+  Evaluator e = MakeEvaluator({10, 1, 3, 5});  // Sorted by Create.
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  ASSERT_EQ(e.cutoffs(), (std::vector<int32_t>{1, 3, 5, 10}));
+  EXPECT_EQ(s.num_ret, 5);
+  EXPECT_EQ(s.num_rel, 4);
+  EXPECT_EQ(s.num_rel_ret, 3);
+  EXPECT_EQ(s.num_judged_ret, 4);
+
+  // P@k = hits in top k / k, even past the end of the list.
+  EXPECT_NEAR(s.at[0].precision, 1.0, kTol);
+  EXPECT_NEAR(s.at[1].precision, 1.0 / 3, kTol);
+  EXPECT_NEAR(s.at[2].precision, 3.0 / 5, kTol);
+  EXPECT_NEAR(s.at[3].precision, 3.0 / 10, kTol);
+  // recall@k = hits / R.
+  EXPECT_NEAR(s.at[1].recall, 1.0 / 4, kTol);
+  EXPECT_NEAR(s.at[2].recall, 3.0 / 4, kTol);
+  // AP = (1/1 + 2/4 + 3/5) / R; map_cut@3 = (1/1) / R.
+  EXPECT_NEAR(s.average_precision, (1.0 + 2.0 / 4 + 3.0 / 5) / 4, kTol);
+  EXPECT_NEAR(s.at[1].average_precision, 1.0 / 4, kTol);
+  EXPECT_NEAR(s.at[2].average_precision, (1.0 + 2.0 / 4 + 3.0 / 5) / 4, kTol);
+  // Rprec: hits in the top R = 4 (ranks 1 and 4) / R.
+  EXPECT_NEAR(s.r_precision, 2.0 / 4, kTol);
+  EXPECT_NEAR(s.reciprocal_rank, 1.0, kTol);
+  EXPECT_NEAR(s.at[0].success, 1.0, kTol);
+  // judged@k: ranks 1, 3, 4, 5 carry a judgment.
+  EXPECT_NEAR(s.at[1].judged, 2.0 / 3, kTol);
+  EXPECT_NEAR(s.at[2].judged, 4.0 / 5, kTol);
+  EXPECT_NEAR(s.at[3].judged, 4.0 / 10, kTol);
+
+  // Linear gain, log2(rank + 1) discount; the ideal list is 3, 2, 1, 1.
+  const double dcg5 = 2 / std::log2(2) + 1 / std::log2(5) + 3 / std::log2(6);
+  const double idcg5 =
+      3 / std::log2(2) + 2 / std::log2(3) + 1 / std::log2(4) + 1 / std::log2(5);
+  const double dcg3 = 2 / std::log2(2);
+  const double idcg3 = 3 / std::log2(2) + 2 / std::log2(3) + 1 / std::log2(4);
+  EXPECT_NEAR(s.at[2].dcg, dcg5, kTol);
+  EXPECT_NEAR(s.at[2].ndcg, dcg5 / idcg5, kTol);
+  EXPECT_NEAR(s.at[1].ndcg, dcg3 / idcg3, kTol);
+  EXPECT_NEAR(s.ndcg, dcg5 / idcg5, kTol);  // All 4 ideal docs fit in 5.
+  EXPECT_NEAR(s.at[3].ndcg, dcg5 / idcg5, kTol);
+}
+
+TEST(EvaluatorTest, ExponentialGain) {
+  Definitions d;
+  d.gain = Gain::kExponential;
+  Evaluator e = MakeEvaluator({5}, d);
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  // Gains 2^g - 1: grade 3 -> 7, 2 -> 3, 1 -> 1.
+  const double dcg = 3 / std::log2(2) + 1 / std::log2(5) + 7 / std::log2(6);
+  const double idcg =
+      7 / std::log2(2) + 3 / std::log2(3) + 1 / std::log2(4) + 1 / std::log2(5);
+  EXPECT_NEAR(s.at[0].ndcg, dcg / idcg, kTol);
+  EXPECT_NEAR(s.ndcg, dcg / idcg, kTol);
+}
+
+TEST(EvaluatorTest, MinCutoffRelevantDenominators) {
+  Definitions d;
+  d.recall_denominator = RecallDenominator::kMinCutoffRelevant;
+  d.ap_denominator = ApDenominator::kMinCutoffRelevant;
+  Evaluator e = MakeEvaluator({1, 3, 10}, d);
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_NEAR(s.at[0].recall, 1.0 / 1, kTol);  // min(1, 4) = 1.
+  EXPECT_NEAR(s.at[1].recall, 1.0 / 3, kTol);  // min(3, 4) = 3.
+  EXPECT_NEAR(s.at[2].recall, 3.0 / 4, kTol);  // min(10, 4) = 4.
+  EXPECT_NEAR(s.at[1].average_precision, 1.0 / 3, kTol);
+  EXPECT_NEAR(s.average_precision, (1.0 + 2.0 / 4 + 3.0 / 5) / 4, kTol);
+}
+
+TEST(EvaluatorTest, RetrievedRelevantApDenominator) {
+  Definitions d;
+  d.ap_denominator = ApDenominator::kRetrievedRelevant;
+  Evaluator e = MakeEvaluator({3, 5}, d);
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_NEAR(s.at[0].average_precision, 1.0 / 1, kTol);  // One hit in top 3.
+  EXPECT_NEAR(s.at[1].average_precision, (1.0 + 2.0 / 4 + 3.0 / 5) / 3, kTol);
+  EXPECT_NEAR(s.average_precision, (1.0 + 2.0 / 4 + 3.0 / 5) / 3, kTol);
+}
+
+TEST(EvaluatorTest, ThresholdChangesRelevanceButNotGains) {
+  Definitions d;
+  d.relevance_threshold = 2;  // trec_eval -l 2.
+  Evaluator e = MakeEvaluator({5}, d);
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_EQ(s.num_rel, 2);  // Grades 2 and 3.
+  EXPECT_EQ(s.num_rel_ret, 2);
+  EXPECT_NEAR(s.average_precision, (1.0 + 2.0 / 5) / 2, kTol);
+  // -l has no effect on the gains (trec_eval): the grade-1 doc at rank 4 is
+  // not relevant any more but still adds gain 1, and the ideal list is
+  // unchanged.
+  const double dcg = 2 / std::log2(2) + 1 / std::log2(5) + 3 / std::log2(6);
+  const double idcg =
+      3 / std::log2(2) + 2 / std::log2(3) + 1 / std::log2(4) + 1 / std::log2(5);
+  EXPECT_NEAR(s.ndcg, dcg / idcg, kTol);
+}
+
+TEST(EvaluatorTest, NoRelevantDocScoresZero) {
+  Evaluator e = MakeEvaluator({1, 5});
+  ListScores s;
+  const std::vector<Grade> ranked = {0, U, 0};
+  const std::vector<Grade> judged = {0, 0, -1};
+  e.Evaluate(ranked, judged, &s);
+  EXPECT_EQ(s.num_rel, 0);
+  for (const AtCutoff& a : s.at) {
+    EXPECT_EQ(a.precision, 0);
+    EXPECT_EQ(a.recall, 0);
+    EXPECT_EQ(a.average_precision, 0);
+    EXPECT_EQ(a.ndcg, 0);
+    EXPECT_EQ(a.reciprocal_rank, 0);
+  }
+  EXPECT_EQ(s.average_precision, 0);
+  EXPECT_EQ(s.r_precision, 0);
+  EXPECT_EQ(s.ndcg, 0);
+  EXPECT_NEAR(s.at[1].judged, 2.0 / 5, kTol);
+}
+
+TEST(EvaluatorTest, EmptyRankingKeepsR) {
+  Evaluator e = MakeEvaluator({1});
+  ListScores s;
+  e.Evaluate({}, kJudged, &s);
+  EXPECT_EQ(s.num_ret, 0);
+  EXPECT_EQ(s.num_rel, 4);
+  EXPECT_EQ(s.at[0].precision, 0);
+  EXPECT_EQ(s.ndcg, 0);
+}
+
+TEST(EvaluatorTest, ReciprocalRankCutoffApplies) {
+  Evaluator e = MakeEvaluator({2, 3});
+  ListScores s;
+  const std::vector<Grade> ranked = {0, U, 1};
+  const std::vector<Grade> judged = {0, 1};
+  e.Evaluate(ranked, judged, &s);
+  EXPECT_NEAR(s.reciprocal_rank, 1.0 / 3, kTol);
+  EXPECT_EQ(s.at[0].reciprocal_rank, 0.0);
+  EXPECT_NEAR(s.at[1].reciprocal_rank, 1.0 / 3, kTol);
+}
+
+TEST(EvaluatorTest, RPrecisionWhenListShorterThanR) {
+  Evaluator e = MakeEvaluator({});
+  ListScores s;
+  const std::vector<Grade> ranked = {1, 0};
+  const std::vector<Grade> judged = {1, 0, 1, 1};
+  e.Evaluate(ranked, judged, &s);
+  EXPECT_NEAR(s.r_precision, 1.0 / 3, kTol);  // One hit in 2 docs, R = 3.
+}
+
+TEST(EvaluatorTest, RejectsBadCutoffsAndThreshold) {
+  EXPECT_FALSE(Evaluator::Create({0}, {}).ok());
+  EXPECT_FALSE(Evaluator::Create({5, 5}, {}).ok());
+  Definitions d;
+  d.relevance_threshold = -1;
+  EXPECT_FALSE(Evaluator::Create({5}, d).ok());
+}
+
+TEST(EvaluatorTest, ReusesBuffersAcrossCalls) {
+  Evaluator e = MakeEvaluator({1, 5});
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  const std::vector<Grade> ranked = {0};
+  const std::vector<Grade> judged = {0, 1};
+  e.Evaluate(ranked, judged, &s);  // A second list must not see the first.
+  EXPECT_EQ(s.num_rel, 1);
+  EXPECT_EQ(s.at[1].precision, 0);
+  EXPECT_EQ(s.ndcg, 0);
+}
+
+TEST(MeasureNamesTest, TrecNames) {
+  EXPECT_EQ(TrecName(Measure::kPrecision, 5), "P_5");
+  EXPECT_EQ(TrecName(Measure::kRecall, 10), "recall_10");
+  EXPECT_EQ(TrecName(Measure::kAveragePrecision, std::nullopt), "map");
+  EXPECT_EQ(TrecName(Measure::kAveragePrecision, 10), "map_cut_10");
+  EXPECT_EQ(TrecName(Measure::kNdcg, std::nullopt), "ndcg");
+  EXPECT_EQ(TrecName(Measure::kNdcg, 10), "ndcg_cut_10");
+  EXPECT_EQ(TrecName(Measure::kReciprocalRank, std::nullopt), "recip_rank");
+  EXPECT_EQ(TrecName(Measure::kReciprocalRank, 10), "recip_rank_10");
+  EXPECT_EQ(TrecName(Measure::kRPrecision, std::nullopt), "Rprec");
+  EXPECT_EQ(TrecName(Measure::kSuccess, 5), "success_5");
+  EXPECT_EQ(TrecName(Measure::kJudged, 10), "judged_10");
+}
+
+TEST(MeasureNamesTest, ParseRoundTrips) {
+  for (Measure m : kAllMeasures) {
+    EXPECT_EQ(ParseMeasure(MeasureName(m)), m);
+  }
+  EXPECT_EQ(ParseGain("exponential"), Gain::kExponential);
+  EXPECT_EQ(ParseApDenominator("retrieved_relevant"),
+            ApDenominator::kRetrievedRelevant);
+  EXPECT_EQ(ParseRecallDenominator("min_k_relevant"),
+            RecallDenominator::kMinCutoffRelevant);
+  EXPECT_EQ(ParseZeroRelevantPolicy("skip"), ZeroRelevantPolicy::kSkip);
+  EXPECT_FALSE(ParseMeasure("P").has_value());
+}
+
+}  // namespace
+}  // namespace rankwatch::metrics

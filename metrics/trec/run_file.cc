@@ -1,0 +1,162 @@
+#include "metrics/trec/run_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "metrics/trec/text_scan.h"
+
+namespace rankwatch::trec {
+
+namespace {
+
+// Scanned bytes are handed back to the kernel in steps of this size, which
+// bounds the scan's resident set.
+constexpr size_t kReleaseStep = 16u << 20;
+
+struct ChunkBlock {
+  std::string_view qid;
+  RunBlock block;  // first_line relative to the chunk.
+};
+
+struct ChunkResult {
+  std::vector<ChunkBlock> blocks;
+  uint64_t lines = 0;
+};
+
+const char* FindEol(const char* p, const char* end) {
+  const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+  return nl == nullptr ? end : static_cast<const char*>(nl);
+}
+
+void ScanChunk(const MappedFile& file, size_t begin, size_t end,
+               ChunkResult* out) {
+  const char* data = file.data().data();
+  const char* p = data + begin;
+  const char* const chunk_end = data + end;
+  size_t released = begin;
+  uint64_t line = 0;
+  while (p < chunk_end) {
+    const char* eol = FindEol(p, chunk_end);
+    ++line;
+    const char* t = p;
+    while (t < eol && IsSpace(*t)) ++t;
+    if (t < eol && *t != '#') {
+      const char* q = t;
+      while (q < eol && !IsSpace(*q)) ++q;
+      std::string_view qid(t, static_cast<size_t>(q - t));
+      const uint64_t offset = static_cast<uint64_t>(p - data);
+      const uint64_t eol_offset = static_cast<uint64_t>(eol - data);
+      if (!out->blocks.empty() && out->blocks.back().qid == qid) {
+        out->blocks.back().block.end = eol_offset;
+      } else {
+        out->blocks.push_back({qid, RunBlock{offset, eol_offset, line}});
+      }
+    }
+    p = eol + 1;
+    const size_t pos = static_cast<size_t>(std::min(p, chunk_end) - data);
+    if (pos - released >= kReleaseStep) {
+      file.ReleaseRange(released, pos);
+      released = pos;
+    }
+  }
+  out->lines = line;
+}
+
+// Chunk boundaries fall just after a newline so no line is split.
+std::vector<size_t> ChunkBoundaries(std::string_view data, int chunks) {
+  std::vector<size_t> bounds = {0};
+  for (int i = 1; i < chunks; ++i) {
+    size_t b =
+        data.size() / static_cast<size_t>(chunks) * static_cast<size_t>(i);
+    b = std::max(b, bounds.back());
+    const size_t nl = data.find('\n', b);
+    b = nl == std::string_view::npos ? data.size() : nl + 1;
+    bounds.push_back(b);
+  }
+  bounds.push_back(data.size());
+  return bounds;
+}
+
+}  // namespace
+
+RunIndex RunIndex::Build(const MappedFile& file, int threads) {
+  const std::string_view data = file.data();
+  // Small files are not worth a thread.
+  const int chunks =
+      data.size() < (4u << 20) ? 1 : std::max(1, std::min(threads, 64));
+  const std::vector<size_t> bounds = ChunkBoundaries(data, chunks);
+  std::vector<ChunkResult> results(static_cast<size_t>(chunks));
+  {
+    std::vector<std::thread> workers;
+    for (int i = 1; i < chunks; ++i) {
+      workers.emplace_back(ScanChunk, std::cref(file), bounds[i], bounds[i + 1],
+                           &results[i]);
+    }
+    ScanChunk(file, bounds[0], bounds[1], &results[0]);
+    for (std::thread& t : workers) t.join();
+  }
+
+  RunIndex index;
+  index.index_.Clear(1024);
+  uint64_t line_base = 0;
+  for (const ChunkResult& r : results) {
+    for (const ChunkBlock& cb : r.blocks) {
+      RunBlock block = cb.block;
+      block.first_line += line_base;
+      const uint32_t next = static_cast<uint32_t>(index.queries_.size());
+      const uint32_t* existing = index.index_.Insert(cb.qid, next);
+      if (existing == nullptr) {
+        index.queries_.push_back(RunQuery{cb.qid, {block}});
+      } else {
+        index.queries_[*existing].blocks.push_back(block);
+      }
+    }
+    line_base += r.lines;
+  }
+  return index;
+}
+
+const RunQuery* RunIndex::FindQuery(std::string_view qid) const {
+  const uint32_t* i = index_.Find(qid);
+  return i == nullptr ? nullptr : &queries_[*i];
+}
+
+Status ParseRunQuery(std::string_view data, const RunQuery& query,
+                     const std::string& file_name, std::vector<RunEntry>* out) {
+  out->clear();
+  for (const RunBlock& block : query.blocks) {
+    const char* p = data.data() + block.begin;
+    const char* const end = data.data() + block.end;
+    uint64_t line = block.first_line;
+    for (;; ++line) {
+      const char* eol = FindEol(p, end);
+      std::string_view tok[6];
+      const int n =
+          Tokenize(std::string_view(p, static_cast<size_t>(eol - p)), tok, 6);
+      if (n > 0 && tok[0].front() != '#') {
+        if (n < 6) {
+          return Status::InvalidArgument(
+              file_name + ":" + std::to_string(line) +
+              ": expected 6 fields (qid iter docno rank score run_id), "
+              "found " +
+              std::to_string(n));
+        }
+        double score;
+        if (!ParseScore(tok[4], &score)) {
+          return Status::InvalidArgument(
+              file_name + ":" + std::to_string(line) + ": score '" +
+              std::string(tok[4]) + "' is not a finite number");
+        }
+        out->push_back(RunEntry{score, tok[2].data(),
+                                static_cast<uint32_t>(tok[2].size()),
+                                metrics::kUnjudged, line});
+      }
+      if (eol >= end) break;
+      p = eol + 1;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace rankwatch::trec
