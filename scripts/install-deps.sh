@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rankwatch needs to build, test and run,
+# skipping those already present. Runs apt-get as root, or through sudo.
+set -euo pipefail
+
+packages=(
+  # Toolchain (usually present) and build tools.
+  g++ cmake make pkg-config git
+  # Libraries.
+  librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
+  libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # Real peers for the end-to-end tests: Prometheus server, promtool, amtool.
+  prometheus prometheus-alertmanager
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null; then
+  sudo=(sudo)
+else
+  echo "install-deps: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt_install() {
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+# A fresh machine may have no package lists yet: update only when needed.
+if ! apt_install; then
+  "${sudo[@]}" apt-get update -q
+  apt_install
+fi
+# Debian's prometheus package may start its service on :9090; rankwatch's
+# tests start their own servers and need nothing running.

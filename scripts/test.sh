@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds rankwatch with AddressSanitizer and UndefinedBehaviorSanitizer and
+# runs every test (unit, conformance, end-to-end), after installing what is
+# missing on a Debian 12 machine. This is the command CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+scripts/check-format.sh
+
+build=build-test
+jobs=$(nproc)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRANKWATCH_SANITIZE=ON
+cmake --build "$build" -j "$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600
