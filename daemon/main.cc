@@ -1,11 +1,22 @@
 // rankwatch: one binary, one subcommand per job. Untested glue: every
 // subcommand lives (and is tested) in daemon/cli.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 
+#include "daemon/cli/check_config_command.h"
+#include "daemon/cli/demo_command.h"
 #include "daemon/cli/eval_command.h"
 #include "daemon/cli/exit_codes.h"
+#include "daemon/cli/kafka_mock_command.h"
+#include "daemon/cli/produce_synthetic_command.h"
+#include "daemon/cli/replay_command.h"
+#include "daemon/cli/run_command.h"
 
 int main(int argc, char** argv) {
+  // Logs go to stderr: stdout carries command output (JSON, tables).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rankwatch"));
   CLI::App app{
       "rankwatch: live ranking-quality metrics (recall, precision, MRR, MAP, "
       "nDCG) from search-result and judgment streams"};
@@ -13,6 +24,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = rankwatch::cli::kExitOk;
   rankwatch::cli::AddEvalCommand(app, &exit_code);
+  rankwatch::cli::AddCheckConfigCommand(app, &exit_code);
+  rankwatch::cli::AddReplayCommand(app, &exit_code);
+  rankwatch::cli::AddRunCommand(app, &exit_code);
+  rankwatch::cli::AddDemoCommand(app, &exit_code);
+  rankwatch::cli::AddKafkaMockCommand(app, &exit_code);
+  rankwatch::cli::AddProduceSyntheticCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,166 @@
+// The typed configuration of rankwatch: one struct tree, filled from YAML by
+// LoadConfigFile() (config_loader.h) with a default for every key that has a
+// sensible one. Plain values; copy freely; not synchronized.
+//
+// Every field documents its YAML key. config/example.yaml lists them all
+// with comments; docs/configuration.md explains them.
+#ifndef RANKWATCH_CONFIG_CONFIG_H_
+#define RANKWATCH_CONFIG_CONFIG_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/measures.h"
+
+namespace rankwatch::config {
+
+using Duration = std::chrono::milliseconds;
+
+// `schema:` the field names of the JSON events, so that users map their own
+// events without code. Nested paths are not supported: names are top-level
+// keys (and keys inside each entry of `results` / `judgments`).
+struct SchemaConfig {
+  std::string request_id = "request_id";
+  std::string query_id = "query_id";
+  std::string variant = "variant";
+  std::string timestamp = "timestamp";  // Epoch ms (number) or RFC 3339.
+  std::string results = "results";      // Array of objects or of strings.
+  std::string doc_id = "doc_id";        // In results entries and judgments.
+  std::string score = "score";          // In results entries; informational.
+  std::string segments = "segments";    // Object of label -> string value.
+  std::string relevance = "relevance";  // Integer grade; null deletes.
+  std::string judgments = "judgments";  // Batch form: array of judgments.
+  std::string default_variant = "default";  // When `variant` is absent.
+  // Grade of a judgment without a relevance field (e.g. a click event);
+  // nullopt means the field is required.
+  std::optional<int32_t> default_relevance;
+};
+
+enum class JoinMode {
+  kImpression,  // Results and judgments meet on request_id in a window.
+  kQrels,       // Judgments form a (query_id, doc_id) -> grade table.
+};
+
+// How several judgments of one doc combine.
+enum class CombineRule {
+  kMax,   // The highest grade wins.
+  kLast,  // The last one received wins.
+};
+
+// `join:` how results and judgments meet, and the bounds on join state.
+struct JoinConfig {
+  JoinMode mode = JoinMode::kImpression;
+  // impression: judgments are accepted until this long (event time) after
+  // the results event; early judgments wait this long for their results.
+  Duration window = std::chrono::minutes(30);
+  // The watermark is the highest event time seen minus this.
+  Duration allowed_lateness = std::chrono::minutes(1);
+  // When no event arrives for this long (wall clock), event time is taken
+  // to advance with the wall clock, so an idle stream still finalizes.
+  Duration idle_timeout = std::chrono::minutes(1);
+  CombineRule combine = CombineRule::kMax;
+  // qrels: a results event is scored this long (event time) after it
+  // arrives, so labels produced with it land first. 0 scores at once.
+  Duration qrels_delay = Duration(0);
+  std::string qrels_file;  // qrels: TREC qrels preloaded into the table.
+  int64_t max_pending_requests = 1'000'000;
+  int64_t max_table_entries = 10'000'000;  // qrels: (query, doc) entries.
+};
+
+// `events:` limits on single events; anything beyond is rejected.
+struct EventLimitsConfig {
+  int32_t max_results = 1000;    // Results array length.
+  int32_t max_id_length = 512;   // request_id, query_id, doc_id, variant...
+  int32_t max_judgments = 1000;  // Batch judgments array length.
+  int64_t max_event_bytes = 1 << 20;
+};
+
+// `metrics:` what to compute for every served list.
+struct MetricsConfig {
+  std::vector<int32_t> cutoffs = {1, 3, 5, 10};
+  std::vector<metrics::Measure> measures = {metrics::kAllMeasures.begin(),
+                                            metrics::kAllMeasures.end()};
+  metrics::Definitions definitions;  // relevance_threshold, gain, ...
+};
+
+// `aggregation:` running means and the bounds on label cardinality.
+struct AggregationConfig {
+  std::vector<Duration> windows = {std::chrono::minutes(5),
+                                   std::chrono::hours(1)};
+  Duration bucket = std::chrono::seconds(10);  // Window granularity.
+  std::vector<std::string> segments;  // Segment labels kept (e.g. locale).
+  // Variants: an allow-list, or (when empty) the first max_variants seen.
+  std::vector<std::string> variants;
+  int32_t max_variants = 20;
+  // Segment values per label: an allow-list, or the first
+  // max_segment_values seen. Anything else is folded into "other".
+  std::map<std::string, std::vector<std::string>> segment_values;
+  int32_t max_segment_values = 50;
+};
+
+// `dead_letter:` where rejected events are copied (optional).
+struct DeadLetterConfig {
+  std::string file;   // replay: a JSON-lines file.
+  std::string topic;  // daemon: a Kafka topic (payload + reason header).
+};
+
+// `kafka:` the consumer (rankwatch run).
+struct KafkaConfig {
+  std::string bootstrap_servers = "localhost:9092";
+  std::string group_id = "rankwatch";
+  std::string results_topic = "results";
+  std::string judgments_topic = "judgments";
+  Duration commit_interval = std::chrono::seconds(5);
+  // Any librdkafka property (TLS, SASL, timeouts...), passed through.
+  std::map<std::string, std::string> properties;
+};
+
+// `http:` the metrics endpoint.
+struct HttpConfig {
+  std::string listen = "127.0.0.1:9464";  // host:port; port 0 = any.
+};
+
+// `experiments:` (a list) A/B comparisons of a baseline variant with one or
+// more treatments.
+struct ExperimentConfig {
+  std::string name;
+  std::string baseline;
+  std::vector<std::string> treatments;
+};
+
+// `statistics:` how A/B differences are tested.
+struct StatisticsConfig {
+  double level = 0.95;       // Confidence level of the intervals.
+  double mixture_sd = 0.05;  // mSPRT mixing standard deviation (tau).
+};
+
+// `logging:`
+struct LoggingConfig {
+  std::string level = "info";  // trace|debug|info|warn|error|off
+  int32_t max_rejects_logged_per_second = 5;
+};
+
+struct Config {
+  SchemaConfig schema;
+  JoinConfig join;
+  EventLimitsConfig events;
+  MetricsConfig metrics;
+  AggregationConfig aggregation;
+  DeadLetterConfig dead_letter;
+  KafkaConfig kafka;
+  HttpConfig http;
+  std::vector<ExperimentConfig> experiments;
+  StatisticsConfig statistics;
+  LoggingConfig logging;
+};
+
+std::string_view JoinModeName(JoinMode m);
+std::string_view CombineRuleName(CombineRule r);
+
+}  // namespace rankwatch::config
+
+#endif  // RANKWATCH_CONFIG_CONFIG_H_

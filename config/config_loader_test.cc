@@ -1,0 +1,958 @@
+#include "config/config_loader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rankwatch::config {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// An environment for tests: only these variables are set.
+EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](
+             const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+StatusOr<Config> Parse(std::string_view yaml,
+                       std::map<std::string, std::string> env = {}) {
+  return ParseConfig(yaml, "config.yaml", FakeEnv(std::move(env)));
+}
+
+// The error message of parsing `yaml`, or "OK".
+std::string ErrorOf(std::string_view yaml,
+                    std::map<std::string, std::string> env = {}) {
+  StatusOr<Config> c = Parse(yaml, std::move(env));
+  if (c.ok()) return "OK";
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  return c.status().message();
+}
+
+// Expects `yaml` to load, and returns the result.
+Config MustParse(std::string_view yaml,
+                 std::map<std::string, std::string> env = {}) {
+  StatusOr<Config> c = Parse(yaml, std::move(env));
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : Config{};
+}
+
+std::string Defaults() { return FormatEffectiveConfig(Config{}); }
+
+// ---------------------------------------------------------------------------
+// Defaults.
+
+TEST(ConfigLoaderTest, EmptyDocumentsGiveAllDefaults) {
+  for (std::string_view yaml :
+       {"", "{}", "# only a comment\n", "---\n", "~\n", "\n\n"}) {
+    SCOPED_TRACE(yaml);
+    const Config c = MustParse(yaml);
+    EXPECT_EQ(FormatEffectiveConfig(c), Defaults());
+    EXPECT_EQ(c.join.window, minutes(30));
+    EXPECT_EQ(c.metrics.cutoffs, (std::vector<int32_t>{1, 3, 5, 10}));
+    EXPECT_EQ(c.metrics.measures.size(), 8u);
+    EXPECT_EQ(c.http.listen, "127.0.0.1:9464");
+    EXPECT_FALSE(c.schema.default_relevance.has_value());
+  }
+}
+
+TEST(ConfigLoaderTest, EmptySectionsKeepTheirDefaults) {
+  const Config c = MustParse(
+      "schema:\njoin: ~\nevents: {}\nmetrics:\naggregation:\ndead_letter:\n"
+      "kafka:\nhttp:\nexperiments:\nstatistics:\nlogging:\n");
+  EXPECT_EQ(FormatEffectiveConfig(c), Defaults());
+}
+
+TEST(ConfigLoaderTest, PresentKeyOverridesOnlyItself) {
+  const Config c = MustParse("join:\n  window: 5m\n");
+  EXPECT_EQ(c.join.window, minutes(5));
+  Config expected;
+  expected.join.window = minutes(5);
+  EXPECT_EQ(FormatEffectiveConfig(c), FormatEffectiveConfig(expected));
+}
+
+// ---------------------------------------------------------------------------
+// Every key.
+
+constexpr std::string_view kFullYaml = R"(schema:
+  request_id: rid
+  query_id: qid
+  variant: arm
+  timestamp: ts
+  results: hits
+  doc_id: id
+  score: s
+  segments: segs
+  relevance: grade
+  judgments: labels
+  default_variant: control
+  default_relevance: 1
+join:
+  mode: qrels
+  window: 10m
+  allowed_lateness: 30s
+  idle_timeout: 2m
+  combine: last
+  qrels_delay: 1h30m
+  qrels_file: /data/qrels.txt
+  max_pending_requests: 5000
+  max_table_entries: 70000
+events:
+  max_results: 200
+  max_id_length: 64
+  max_judgments: 300
+  max_event_bytes: 65536
+metrics:
+  cutoffs: [20, 5, 1]
+  measures: [ndcg, precision, r_precision]
+  relevance_threshold: 2
+  gain: exponential
+  recall_denominator: min_k_relevant
+  ap_denominator: retrieved_relevant
+  zero_relevant: skip
+aggregation:
+  windows: [1m, 15m, 1d]
+  bucket: 30s
+  segments: [locale, device]
+  variants: [A, B, C]
+  max_variants: 5
+  segment_values:
+    locale: [en, de]
+    device: [phone]
+  max_segment_values: 7
+dead_letter:
+  file: /var/lib/rankwatch/dead.jsonl
+  topic: rankwatch-dead
+kafka:
+  bootstrap_servers: k1:9092,k2:9092
+  group_id: rw-prod
+  results_topic: served
+  judgments_topic: clicks
+  commit_interval: 250ms
+  properties:
+    security.protocol: SASL_SSL
+    enable.auto.commit: false
+    fetch.max.bytes: 1048576
+    sasl.password: hunter2
+http:
+  listen: "[::1]:0"
+experiments:
+  - name: ranker_v2
+    baseline: A
+    treatments: [B, C]
+  - name: ranker_v3
+    baseline: B
+    treatments: [C]
+statistics:
+  level: 0.9
+  mixture_sd: 0.1
+logging:
+  level: debug
+  max_rejects_logged_per_second: 0
+)";
+
+TEST(ConfigLoaderTest, EveryKeyIsParsed) {
+  const Config c = MustParse(kFullYaml);
+
+  EXPECT_EQ(c.schema.request_id, "rid");
+  EXPECT_EQ(c.schema.query_id, "qid");
+  EXPECT_EQ(c.schema.variant, "arm");
+  EXPECT_EQ(c.schema.timestamp, "ts");
+  EXPECT_EQ(c.schema.results, "hits");
+  EXPECT_EQ(c.schema.doc_id, "id");
+  EXPECT_EQ(c.schema.score, "s");
+  EXPECT_EQ(c.schema.segments, "segs");
+  EXPECT_EQ(c.schema.relevance, "grade");
+  EXPECT_EQ(c.schema.judgments, "labels");
+  EXPECT_EQ(c.schema.default_variant, "control");
+  EXPECT_EQ(c.schema.default_relevance, std::optional<int32_t>(1));
+
+  EXPECT_EQ(c.join.mode, JoinMode::kQrels);
+  EXPECT_EQ(c.join.window, minutes(10));
+  EXPECT_EQ(c.join.allowed_lateness, seconds(30));
+  EXPECT_EQ(c.join.idle_timeout, minutes(2));
+  EXPECT_EQ(c.join.combine, CombineRule::kLast);
+  EXPECT_EQ(c.join.qrels_delay, minutes(90));
+  EXPECT_EQ(c.join.qrels_file, "/data/qrels.txt");
+  EXPECT_EQ(c.join.max_pending_requests, 5000);
+  EXPECT_EQ(c.join.max_table_entries, 70000);
+
+  EXPECT_EQ(c.events.max_results, 200);
+  EXPECT_EQ(c.events.max_id_length, 64);
+  EXPECT_EQ(c.events.max_judgments, 300);
+  EXPECT_EQ(c.events.max_event_bytes, 65536);
+
+  // Cutoffs are stored sorted; measures keep their order.
+  EXPECT_EQ(c.metrics.cutoffs, (std::vector<int32_t>{1, 5, 20}));
+  EXPECT_EQ(c.metrics.measures,
+            (std::vector<metrics::Measure>{metrics::Measure::kNdcg,
+                                           metrics::Measure::kPrecision,
+                                           metrics::Measure::kRPrecision}));
+  EXPECT_EQ(c.metrics.definitions.relevance_threshold, 2);
+  EXPECT_EQ(c.metrics.definitions.gain, metrics::Gain::kExponential);
+  EXPECT_EQ(c.metrics.definitions.recall_denominator,
+            metrics::RecallDenominator::kMinCutoffRelevant);
+  EXPECT_EQ(c.metrics.definitions.ap_denominator,
+            metrics::ApDenominator::kRetrievedRelevant);
+  EXPECT_EQ(c.metrics.definitions.zero_relevant,
+            metrics::ZeroRelevantPolicy::kSkip);
+
+  EXPECT_EQ(c.aggregation.windows,
+            (std::vector<Duration>{minutes(1), minutes(15), hours(24)}));
+  EXPECT_EQ(c.aggregation.bucket, seconds(30));
+  EXPECT_EQ(c.aggregation.segments,
+            (std::vector<std::string>{"locale", "device"}));
+  EXPECT_EQ(c.aggregation.variants, (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_EQ(c.aggregation.max_variants, 5);
+  EXPECT_EQ(c.aggregation.segment_values,
+            (std::map<std::string, std::vector<std::string>>{
+                {"locale", {"en", "de"}}, {"device", {"phone"}}}));
+  EXPECT_EQ(c.aggregation.max_segment_values, 7);
+
+  EXPECT_EQ(c.dead_letter.file, "/var/lib/rankwatch/dead.jsonl");
+  EXPECT_EQ(c.dead_letter.topic, "rankwatch-dead");
+
+  EXPECT_EQ(c.kafka.bootstrap_servers, "k1:9092,k2:9092");
+  EXPECT_EQ(c.kafka.group_id, "rw-prod");
+  EXPECT_EQ(c.kafka.results_topic, "served");
+  EXPECT_EQ(c.kafka.judgments_topic, "clicks");
+  EXPECT_EQ(c.kafka.commit_interval, milliseconds(250));
+  EXPECT_EQ(c.kafka.properties, (std::map<std::string, std::string>{
+                                    {"security.protocol", "SASL_SSL"},
+                                    {"enable.auto.commit", "false"},
+                                    {"fetch.max.bytes", "1048576"},
+                                    {"sasl.password", "hunter2"}}));
+
+  EXPECT_EQ(c.http.listen, "[::1]:0");
+
+  ASSERT_EQ(c.experiments.size(), 2u);
+  EXPECT_EQ(c.experiments[0].name, "ranker_v2");
+  EXPECT_EQ(c.experiments[0].baseline, "A");
+  EXPECT_EQ(c.experiments[0].treatments, (std::vector<std::string>{"B", "C"}));
+  EXPECT_EQ(c.experiments[1].name, "ranker_v3");
+  EXPECT_EQ(c.experiments[1].baseline, "B");
+  EXPECT_EQ(c.experiments[1].treatments, (std::vector<std::string>{"C"}));
+
+  EXPECT_DOUBLE_EQ(c.statistics.level, 0.9);
+  EXPECT_DOUBLE_EQ(c.statistics.mixture_sd, 0.1);
+
+  EXPECT_EQ(c.logging.level, "debug");
+  EXPECT_EQ(c.logging.max_rejects_logged_per_second, 0);
+}
+
+TEST(ConfigLoaderTest, DefaultRelevanceNullAndNegative) {
+  EXPECT_FALSE(MustParse("schema:\n  default_relevance: null\n")
+                   .schema.default_relevance.has_value());
+  EXPECT_FALSE(MustParse("schema:\n  default_relevance:\n")
+                   .schema.default_relevance.has_value());
+  EXPECT_EQ(
+      MustParse("schema:\n  default_relevance: 0\n").schema.default_relevance,
+      std::optional<int32_t>(0));
+}
+
+TEST(ConfigLoaderTest, CutoffsMayBeEmptyWithOnlyRPrecision) {
+  const Config c = MustParse(
+      "metrics:\n  cutoffs: []\n"
+      "  measures: [r_precision]\n");
+  EXPECT_TRUE(c.metrics.cutoffs.empty());
+}
+
+TEST(ConfigLoaderTest, ValidListenAddresses) {
+  for (std::string_view listen :
+       {"0.0.0.0:9464", "localhost:80", "metrics.internal:0", "[::]:65535",
+        "[::ffff:10.0.0.1]:9464"}) {
+    SCOPED_TRACE(listen);
+    EXPECT_EQ(MustParse("http:\n  listen: \"" + std::string(listen) + "\"\n")
+                  .http.listen,
+              listen);
+  }
+}
+
+TEST(ConfigLoaderTest, WindowsMayBeEmpty) {
+  EXPECT_TRUE(
+      MustParse("aggregation:\n  windows: []\n").aggregation.windows.empty());
+}
+
+// ---------------------------------------------------------------------------
+// Validation: each rule with its exact message and position.
+
+TEST(ConfigLoaderErrorTest, Durations) {
+  EXPECT_EQ(ErrorOf("join:\n  window: 30\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h");
+  EXPECT_EQ(ErrorOf("join:\n  window: 5 m\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h");
+  EXPECT_EQ(ErrorOf("join:\n  window: 30m1h\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h");
+  EXPECT_EQ(ErrorOf("join:\n  window: -5m\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h");
+  EXPECT_EQ(ErrorOf("join:\n  window: 0s\n"),
+            "config.yaml:2:11: join.window: must be > 0");
+  EXPECT_EQ(ErrorOf("join:\n  window: 3651d\n"),
+            "config.yaml:2:11: join.window: must be at most 3650d");
+  EXPECT_EQ(ErrorOf("join:\n  idle_timeout: 0ms\n"),
+            "config.yaml:2:17: join.idle_timeout: must be > 0");
+  EXPECT_EQ(ErrorOf("kafka:\n  commit_interval: 0s\n"),
+            "config.yaml:2:20: kafka.commit_interval: must be > 0");
+  EXPECT_EQ(ErrorOf("aggregation:\n  bucket: 0ms\n"),
+            "config.yaml:2:11: aggregation.bucket: must be > 0");
+  // An empty value points at its key (yaml-cpp marks it on the next line).
+  EXPECT_EQ(ErrorOf("join:\n  window:\nevents: {}\n"),
+            "config.yaml:2:3: join.window: expected a duration like 30s, 5m, "
+            "1h, got null");
+  // Zero is fine where it means "none".
+  EXPECT_EQ(MustParse("join:\n  allowed_lateness: 0s\n  qrels_delay: 0ms\n")
+                .join.allowed_lateness,
+            Duration(0));
+}
+
+TEST(ConfigLoaderErrorTest, Integers) {
+  EXPECT_EQ(ErrorOf("join:\n  max_pending_requests: 0\n"),
+            "config.yaml:2:25: join.max_pending_requests: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf("join:\n  max_table_entries: -5\n"),
+            "config.yaml:2:22: join.max_table_entries: must be > 0, got -5");
+  EXPECT_EQ(ErrorOf("events:\n  max_event_bytes: 1.5\n"),
+            "config.yaml:2:20: events.max_event_bytes: expected an integer, "
+            "got '1.5'");
+  EXPECT_EQ(ErrorOf("events:\n  max_results: 99999999999\n"),
+            "config.yaml:2:16: events.max_results: must be <= 2147483647, got "
+            "99999999999");
+  EXPECT_EQ(ErrorOf("events:\n  max_id_length: 99999999999999999999\n"),
+            "config.yaml:2:18: events.max_id_length: integer "
+            "'99999999999999999999' is out of range");
+  EXPECT_EQ(ErrorOf("events:\n  max_judgments: ''\n"),
+            "config.yaml:2:18: events.max_judgments: expected an integer, got "
+            "''");
+  EXPECT_EQ(ErrorOf("aggregation:\n  max_variants: 0\n"),
+            "config.yaml:2:17: aggregation.max_variants: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf("aggregation:\n  max_segment_values: 0\n"),
+            "config.yaml:2:23: aggregation.max_segment_values: must be > 0, "
+            "got 0");
+  EXPECT_EQ(ErrorOf("logging:\n  max_rejects_logged_per_second: -1\n"),
+            "config.yaml:2:34: logging.max_rejects_logged_per_second: must be "
+            ">= 0, got -1");
+  EXPECT_EQ(ErrorOf("schema:\n  default_relevance: high\n"),
+            "config.yaml:2:22: schema.default_relevance: expected an integer, "
+            "got 'high'");
+}
+
+TEST(ConfigLoaderErrorTest, Strings) {
+  EXPECT_EQ(ErrorOf("schema:\n  request_id: ''\n"),
+            "config.yaml:2:15: schema.request_id: must not be empty");
+  EXPECT_EQ(ErrorOf("kafka:\n  group_id: \"\"\n"),
+            "config.yaml:2:13: kafka.group_id: must not be empty");
+  EXPECT_EQ(ErrorOf("schema:\n  doc_id: [a]\n"),
+            "config.yaml:2:11: schema.doc_id: expected a string, got a list");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  topic: ~\n"),
+            "config.yaml:2:10: dead_letter.topic: expected a string, got null");
+}
+
+TEST(ConfigLoaderErrorTest, Join) {
+  EXPECT_EQ(ErrorOf("join:\n  mode: inner\n"),
+            "config.yaml:2:9: join.mode: unknown join mode 'inner' (expected "
+            "one of: impression, qrels)");
+  EXPECT_EQ(ErrorOf("join:\n  combine: first\n"),
+            "config.yaml:2:12: join.combine: unknown combine rule 'first' "
+            "(expected one of: max, last)");
+  EXPECT_EQ(ErrorOf("join:\n  qrels_file: q.txt\n"),
+            "config.yaml:2:15: join.qrels_file: is only read when join.mode "
+            "is qrels (it is impression)");
+  // The mode may come after the file.
+  EXPECT_EQ(
+      MustParse("join:\n  qrels_file: q.txt\n  mode: qrels\n").join.qrels_file,
+      "q.txt");
+}
+
+TEST(ConfigLoaderErrorTest, Metrics) {
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [precision, recall, ndgc]\n"),
+            "config.yaml:2:33: metrics.measures[2]: unknown measure 'ndgc' "
+            "(expected one of: precision, recall, reciprocal_rank, "
+            "average_precision, ndcg, success, r_precision, judged)");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, ndcg]\n"),
+            "config.yaml:2:20: metrics.measures[1]: duplicate measure 'ndcg'");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: []\n"),
+            "config.yaml:2:13: metrics.measures: must not be empty");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: [1, 5, 5]\n"),
+            "config.yaml:2:19: metrics.cutoffs[2]: duplicate cutoff 5");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: [0]\n"),
+            "config.yaml:2:13: metrics.cutoffs[0]: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: []\n"),
+            "config.yaml:2:12: metrics.cutoffs: must not be empty: precision "
+            "is computed at cutoffs");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [r_precision, judged]\n"
+                    "  cutoffs: []\n"),
+            "config.yaml:3:12: metrics.cutoffs: must not be empty: judged is "
+            "computed at cutoffs");
+  EXPECT_EQ(ErrorOf("metrics:\n  relevance_threshold: -1\n"),
+            "config.yaml:2:24: metrics.relevance_threshold: must be >= 0, got "
+            "-1");
+  EXPECT_EQ(ErrorOf("metrics:\n  gain: quadratic\n"),
+            "config.yaml:2:9: metrics.gain: unknown gain 'quadratic' "
+            "(expected one of: linear, exponential)");
+  EXPECT_EQ(ErrorOf("metrics:\n  recall_denominator: k\n"),
+            "config.yaml:2:23: metrics.recall_denominator: unknown recall "
+            "denominator 'k' (expected one of: relevant, min_k_relevant)");
+  EXPECT_EQ(ErrorOf("metrics:\n  ap_denominator: hits\n"),
+            "config.yaml:2:19: metrics.ap_denominator: unknown AP denominator "
+            "'hits' (expected one of: relevant, min_k_relevant, "
+            "retrieved_relevant)");
+  EXPECT_EQ(ErrorOf("metrics:\n  zero_relevant: drop\n"),
+            "config.yaml:2:18: metrics.zero_relevant: unknown zero-relevant "
+            "policy 'drop' (expected one of: score_zero, skip)");
+}
+
+TEST(ConfigLoaderErrorTest, Aggregation) {
+  EXPECT_EQ(ErrorOf("aggregation:\n  windows: [5m, 45s]\n"),
+            "config.yaml:2:17: aggregation.windows[1]: 45s is not a multiple "
+            "of aggregation.bucket (10s)");
+  // The bucket may come after the windows.
+  EXPECT_EQ(ErrorOf("aggregation:\n  windows: [1m]\n  bucket: 7s\n"),
+            "config.yaml:2:13: aggregation.windows[0]: 1m is not a multiple "
+            "of aggregation.bucket (7s)");
+  EXPECT_EQ(ErrorOf("aggregation:\n  windows: [5m, 300s]\n"),
+            "config.yaml:2:17: aggregation.windows[1]: duplicate window 5m");
+  EXPECT_EQ(ErrorOf("aggregation:\n  windows: [0s]\n"),
+            "config.yaml:2:13: aggregation.windows[0]: must be > 0");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale, 1device]\n"),
+            "config.yaml:2:22: aggregation.segments[1]: '1device' is not a "
+            "valid Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [__x]\n"),
+            "config.yaml:2:14: aggregation.segments[0]: label names starting "
+            "with '__' are reserved by Prometheus");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [variant]\n"),
+            "config.yaml:2:14: aggregation.segments[0]: 'variant' is a label "
+            "rankwatch sets itself (reserved: variant, k, window, le, topic, "
+            "reason, partition, experiment, baseline, measure, label)");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale, locale]\n"),
+            "config.yaml:2:22: aggregation.segments[1]: duplicate segment "
+            "'locale'");
+  EXPECT_EQ(ErrorOf("aggregation:\n  variants: [A, A]\n"),
+            "config.yaml:2:17: aggregation.variants[1]: duplicate variant 'A'");
+  EXPECT_EQ(ErrorOf("aggregation:\n  variants: ['']\n"),
+            "config.yaml:2:14: aggregation.variants[0]: must not be empty");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale]\n"
+                    "  segment_values:\n    device: [a]\n"),
+            "config.yaml:4:5: aggregation.segment_values.device: label "
+            "'device' is not listed in aggregation.segments");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale]\n"
+                    "  segment_values:\n    locale: [en, en]\n"),
+            "config.yaml:4:18: aggregation.segment_values.locale[1]: "
+            "duplicate value 'en'");
+  // Segments may be listed after their values.
+  EXPECT_EQ(MustParse("aggregation:\n  segment_values:\n    locale: [en]\n"
+                      "  segments: [locale]\n")
+                .aggregation.segment_values.at("locale"),
+            std::vector<std::string>{"en"});
+}
+
+TEST(ConfigLoaderErrorTest, Kafka) {
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    bootstrap.servers: x:1\n"),
+            "config.yaml:3:5: kafka.properties.bootstrap.servers: set "
+            "kafka.bootstrap_servers instead");
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    group.id: g\n"),
+            "config.yaml:3:5: kafka.properties.group.id: set kafka.group_id "
+            "instead");
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    ssl: {a: 1}\n"),
+            "config.yaml:3:10: kafka.properties.ssl: expected a scalar value, "
+            "got a map");
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    linger.ms:\n"),
+            "config.yaml:3:5: kafka.properties.linger.ms: expected a scalar "
+            "value, got null");
+}
+
+TEST(ConfigLoaderErrorTest, Http) {
+  EXPECT_EQ(ErrorOf("http:\n  listen: localhost\n"),
+            "config.yaml:2:11: http.listen: expected host:port like "
+            "127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464, got 'localhost'");
+  EXPECT_EQ(ErrorOf("http:\n  listen: ':9464'\n"),
+            "config.yaml:2:11: http.listen: expected host:port like "
+            "127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464, got ':9464'");
+  EXPECT_EQ(ErrorOf("http:\n  listen: localhost:http\n"),
+            "config.yaml:2:11: http.listen: port 'http' is not a number from "
+            "0 to 65535");
+  EXPECT_EQ(ErrorOf("http:\n  listen: '[::1]:65536'\n"),
+            "config.yaml:2:11: http.listen: port '65536' is not a number from "
+            "0 to 65535");
+  EXPECT_EQ(ErrorOf("http:\n  listen: '::1:80'\n"),
+            "config.yaml:2:11: http.listen: an IPv6 host must be in brackets, "
+            "like [::1]:9464");
+  EXPECT_EQ(ErrorOf("http:\n  listen: 'bad host:80'\n"),
+            "config.yaml:2:11: http.listen: expected host:port like "
+            "127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464, got 'bad host:80'");
+}
+
+TEST(ConfigLoaderErrorTest, Experiments) {
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B, A]\n"),
+            "config.yaml:4:21: experiments[0].treatments[1]: treatment 'A' is "
+            "the baseline");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    treatments: [B]\n"),
+            "config.yaml:2:5: experiments[0]: missing key 'baseline'");
+  EXPECT_EQ(ErrorOf("experiments:\n  - baseline: A\n    treatments: [B]\n"),
+            "config.yaml:2:5: experiments[0]: missing key 'name'");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"),
+            "config.yaml:2:5: experiments[0]: missing key 'treatments'");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: []\n"),
+            "config.yaml:4:17: experiments[0].treatments: must not be empty");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B, B]\n"),
+            "config.yaml:4:21: experiments[0].treatments[1]: duplicate "
+            "treatment 'B'");
+  EXPECT_EQ(ErrorOf("experiments:\n"
+                    "  - {name: x, baseline: A, treatments: [B]}\n"
+                    "  - {name: x, baseline: A, treatments: [C]}\n"),
+            "config.yaml:3:12: experiments[1].name: duplicate experiment name "
+            "'x' (first on line 2)");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: ''\n    baseline: A\n"
+                    "    treatments: [B]\n"),
+            "config.yaml:2:11: experiments[0].name: must not be empty");
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n    owner: me\n"),
+            "config.yaml:5:5: experiments[0].owner: unknown key (expected one "
+            "of: name, baseline, treatments)");
+  // With an allow-list of variants, experiments may only name those, in
+  // whichever order the sections come.
+  EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [C]\n"
+                    "aggregation:\n  variants: [A, B]\n"),
+            "config.yaml:4:18: experiments[0].treatments[0]: variant 'C' is "
+            "not listed in aggregation.variants");
+  EXPECT_EQ(ErrorOf("aggregation:\n  variants: [B]\n"
+                    "experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n"),
+            "config.yaml:5:15: experiments[0].baseline: variant 'A' is not "
+            "listed in aggregation.variants");
+}
+
+TEST(ConfigLoaderErrorTest, Statistics) {
+  EXPECT_EQ(ErrorOf("statistics:\n  level: 1\n"),
+            "config.yaml:2:10: statistics.level: must be between 0 and 1 "
+            "(exclusive), got 1");
+  EXPECT_EQ(ErrorOf("statistics:\n  level: 0\n"),
+            "config.yaml:2:10: statistics.level: must be between 0 and 1 "
+            "(exclusive), got 0");
+  EXPECT_EQ(ErrorOf("statistics:\n  level: high\n"),
+            "config.yaml:2:10: statistics.level: expected a number, got "
+            "'high'");
+  EXPECT_EQ(ErrorOf("statistics:\n  level: nan\n"),
+            "config.yaml:2:10: statistics.level: expected a number, got 'nan'");
+  EXPECT_EQ(ErrorOf("statistics:\n  mixture_sd: 0\n"),
+            "config.yaml:2:15: statistics.mixture_sd: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf("statistics:\n  mixture_sd: -0.5\n"),
+            "config.yaml:2:15: statistics.mixture_sd: must be > 0, got -0.5");
+}
+
+TEST(ConfigLoaderErrorTest, Logging) {
+  EXPECT_EQ(ErrorOf("logging:\n  level: verbose\n"),
+            "config.yaml:2:10: logging.level: unknown log level 'verbose' "
+            "(expected one of: trace, debug, info, warn, error, off)");
+}
+
+TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
+  EXPECT_EQ(ErrorOf("join:\n  windw: 5m\n"),
+            "config.yaml:2:3: join.windw: unknown key (did you mean "
+            "'window'?)");
+  EXPECT_EQ(ErrorOf("jion:\n  window: 5m\n"),
+            "config.yaml:1:1: jion: unknown key (did you mean 'join'?)");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoff: [5]\n"),
+            "config.yaml:2:3: metrics.cutoff: unknown key (did you mean "
+            "'cutoffs'?)");
+  EXPECT_EQ(ErrorOf("zzz: 1\n"),
+            "config.yaml:1:1: zzz: unknown key (expected one of: schema, "
+            "join, events, metrics, aggregation, dead_letter, kafka, http, "
+            "experiments, statistics, logging)");
+  EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
+            "config.yaml:2:3: statistics.confidence: unknown key (expected "
+            "one of: level, mixture_sd)");
+}
+
+TEST(ConfigLoaderErrorTest, DuplicateKeys) {
+  EXPECT_EQ(ErrorOf("join:\n  window: 5m\n  window: 6m\n"),
+            "config.yaml:3:3: join.window: duplicate key (first on line 2)");
+  EXPECT_EQ(ErrorOf("join: {}\nmetrics: {}\njoin: {}\n"),
+            "config.yaml:3:1: join: duplicate key (first on line 1)");
+}
+
+TEST(ConfigLoaderErrorTest, WrongNodeTypes) {
+  EXPECT_EQ(ErrorOf("foo\n"), "config.yaml:1:1: expected a map, got 'foo'");
+  EXPECT_EQ(ErrorOf("- join\n"), "config.yaml:1:1: expected a map, got a list");
+  EXPECT_EQ(ErrorOf("join: [1]\n"),
+            "config.yaml:1:7: join: expected a map, got a list");
+  EXPECT_EQ(ErrorOf("join: 5m\n"),
+            "config.yaml:1:7: join: expected a map, got '5m'");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: 5\n"),
+            "config.yaml:2:12: metrics.cutoffs: expected a list, got '5'");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: {a: 1}\n"),
+            "config.yaml:2:12: metrics.cutoffs: expected a list, got a map");
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: [[1]]\n"),
+            "config.yaml:2:13: metrics.cutoffs[0]: expected an integer, got a "
+            "list");
+  EXPECT_EQ(ErrorOf("join:\n  mode: [a]\n"),
+            "config.yaml:2:9: join.mode: expected a name (one of: "
+            "impression, qrels), got a list");
+  EXPECT_EQ(ErrorOf("join:\n  window: {a: 1}\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, 5m, "
+            "1h, got a map");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segment_values: [a]\n"),
+            "config.yaml:2:19: aggregation.segment_values: expected a map, got "
+            "a list");
+  EXPECT_EQ(ErrorOf("kafka:\n  properties: [a]\n"),
+            "config.yaml:2:15: kafka.properties: expected a map, got a list");
+  EXPECT_EQ(ErrorOf("experiments: {a: 1}\n"),
+            "config.yaml:1:14: experiments: expected a list, got a map");
+  EXPECT_EQ(ErrorOf("experiments:\n  - x\n"),
+            "config.yaml:2:5: experiments[0]: expected a map, got 'x'");
+  EXPECT_EQ(ErrorOf("? [a, b]\n: c\n"),
+            "config.yaml:1:3: expected a key name, got a list");
+}
+
+TEST(ConfigLoaderErrorTest, YamlSyntaxErrorsKeepTheirPosition) {
+  EXPECT_EQ(ErrorOf("join:\n  window: [5m\nmetrics: {}\n"),
+            "config.yaml:3:8: YAML syntax error: end of sequence flow not "
+            "found");
+  EXPECT_EQ(ErrorOf("join:\n  window: 5m\n   bad: 1\n"),
+            "config.yaml:3:7: YAML syntax error: illegal map value");
+  EXPECT_EQ(ErrorOf("join:\n  window: *nope\n"),
+            "config.yaml:2:11: YAML syntax error: the referenced anchor is not "
+            "defined");
+  EXPECT_EQ(ErrorOf("join: {}\n---\nmetrics: {}\n"),
+            "config.yaml:3:1: expected one YAML document, found a second one");
+  EXPECT_EQ(ErrorOf("join: {}\n--- 5\n---\n"),
+            "config.yaml:2:5: expected one YAML document, found a second one");
+  // yaml-cpp 0.7's LoadAll never returns on these (a stray ',' at the top).
+  EXPECT_EQ(ErrorOf(","), "config.yaml:1:1: YAML syntax error: unexpected ','");
+  EXPECT_EQ(ErrorOf("- a\n,\n"),
+            "config.yaml:2:1: YAML syntax error: unexpected ','");
+  EXPECT_EQ(ErrorOf("join: {}\n# comment\n, # x\n"),
+            "config.yaml:3:1: YAML syntax error: end of map not found");
+}
+
+TEST(ConfigLoaderErrorTest, MessagesStayOnOneLine) {
+  const std::string message = ErrorOf("\"a\\nb\": 1\n");
+  EXPECT_EQ(message,
+            "config.yaml:1:1: a\\nb: unknown key (expected one of: schema, "
+            "join, events, metrics, aggregation, dead_letter, kafka, http, "
+            "experiments, statistics, logging)");
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// Environment substitution.
+
+TEST(ConfigLoaderEnvTest, SetVariableIsSubstituted) {
+  const Config c = MustParse(
+      "kafka:\n  bootstrap_servers: ${HOST}:${PORT}\n"
+      "  properties:\n    sasl.password: ${KAFKA_PASSWORD}\n",
+      {{"HOST", "broker"}, {"PORT", "9093"}, {"KAFKA_PASSWORD", "pa$${X}"}});
+  EXPECT_EQ(c.kafka.bootstrap_servers, "broker:9093");
+  // The value is not expanded again.
+  EXPECT_EQ(c.kafka.properties.at("sasl.password"), "pa$${X}");
+}
+
+TEST(ConfigLoaderEnvTest, SubstitutionHappensBeforeInterpretation) {
+  const Config c = MustParse(
+      "join:\n  window: ${WINDOW}\nevents:\n  max_results: ${MAX}\n"
+      "metrics:\n  cutoffs: [\"${K}\"]\n",
+      {{"WINDOW", "10m"}, {"MAX", "77"}, {"K", "3"}});
+  EXPECT_EQ(c.join.window, minutes(10));
+  EXPECT_EQ(c.events.max_results, 77);
+  EXPECT_EQ(c.metrics.cutoffs, std::vector<int32_t>{3});
+  EXPECT_EQ(ErrorOf("join:\n  window: ${WINDOW}\n", {{"WINDOW", "10"}}),
+            "config.yaml:2:11: join.window: expected a duration like 30s, 5m, "
+            "1h");
+}
+
+// In a flow list or map, '{' and '}' are YAML syntax: ${...} must be quoted
+// there (docs/configuration.md says so).
+TEST(ConfigLoaderEnvTest, UnquotedInAFlowListIsAYamlError) {
+  EXPECT_EQ(ErrorOf("metrics:\n  cutoffs: [${K}]\n", {{"K", "3"}}),
+            "config.yaml:2:14: YAML syntax error: end of sequence flow not "
+            "found");
+}
+
+TEST(ConfigLoaderEnvTest, DefaultWhenUnsetOrEmpty) {
+  constexpr std::string_view kYaml = "join:\n  window: ${WINDOW:-5m}\n";
+  EXPECT_EQ(MustParse(kYaml).join.window, minutes(5));
+  EXPECT_EQ(MustParse(kYaml, {{"WINDOW", ""}}).join.window, minutes(5));
+  EXPECT_EQ(MustParse(kYaml, {{"WINDOW", "1h"}}).join.window, hours(1));
+  EXPECT_EQ(MustParse("dead_letter:\n  topic: ${TOPIC:-}\n").dead_letter.topic,
+            "");
+}
+
+TEST(ConfigLoaderEnvTest, SetButEmptyWithoutDefaultIsEmpty) {
+  EXPECT_EQ(
+      MustParse("dead_letter:\n  file: ${F}\n", {{"F", ""}}).dead_letter.file,
+      "");
+  EXPECT_EQ(ErrorOf("kafka:\n  group_id: ${G}\n", {{"G", ""}}),
+            "config.yaml:2:13: kafka.group_id: must not be empty");
+}
+
+TEST(ConfigLoaderEnvTest, UnsetVariableIsAnError) {
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n"
+                    "    sasl.password: ${KAFKA_PASSWORD}\n"),
+            "config.yaml:3:20: kafka.properties.sasl.password: environment "
+            "variable KAFKA_PASSWORD is not set");
+}
+
+TEST(ConfigLoaderEnvTest, DollarSyntax) {
+  EXPECT_EQ(
+      MustParse("dead_letter:\n  file: /tmp/$$HOME/$${X}$$\n").dead_letter.file,
+      "/tmp/$HOME/${X}$");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  file: $HOME\n"),
+            "config.yaml:2:9: dead_letter.file: '$' must start ${NAME} or "
+            "${NAME:-default} (write '$$' for a literal '$')");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  file: a$\n"),
+            "config.yaml:2:9: dead_letter.file: '$' must start ${NAME} or "
+            "${NAME:-default} (write '$$' for a literal '$')");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  file: ${HOME\n"),
+            "config.yaml:2:9: dead_letter.file: unterminated '${' (write '$$' "
+            "for a literal '$')");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  file: ${A-B}\n"),
+            "config.yaml:2:9: dead_letter.file: invalid environment variable "
+            "name 'A-B'");
+  EXPECT_EQ(ErrorOf("dead_letter:\n  file: ${}\n"),
+            "config.yaml:2:9: dead_letter.file: invalid environment variable "
+            "name ''");
+}
+
+TEST(ConfigLoaderEnvTest, KeysAreNotSubstituted) {
+  EXPECT_EQ(ErrorOf("${SECTION}: {}\n", {{"SECTION", "join"}}),
+            "config.yaml:1:1: ${SECTION}: unknown key (expected one of: "
+            "schema, join, events, metrics, aggregation, dead_letter, kafka, "
+            "http, experiments, statistics, logging)");
+}
+
+TEST(ConfigLoaderEnvTest, EmptyLookupMeansNothingIsSet) {
+  StatusOr<Config> c =
+      ParseConfig("join:\n  window: ${W:-2m}\n", "c.yaml", EnvLookup());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->join.window, minutes(2));
+  EXPECT_EQ(ParseConfig("join:\n  window: ${W}\n", "c.yaml", EnvLookup())
+                .status()
+                .message(),
+            "c.yaml:2:11: join.window: environment variable W is not set");
+}
+
+TEST(ConfigLoaderEnvTest, SystemEnvReadsTheProcessEnvironment) {
+  ASSERT_EQ(setenv("RANKWATCH_CONFIG_TEST_VAR", "7m", 1), 0);
+  EXPECT_EQ(SystemEnv("RANKWATCH_CONFIG_TEST_VAR"), "7m");
+  StatusOr<Config> c =
+      ParseConfig("join:\n  window: ${RANKWATCH_CONFIG_TEST_VAR}\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->join.window, minutes(7));
+  ASSERT_EQ(unsetenv("RANKWATCH_CONFIG_TEST_VAR"), 0);
+  EXPECT_EQ(SystemEnv("RANKWATCH_CONFIG_TEST_VAR"), std::nullopt);
+}
+
+// ---------------------------------------------------------------------------
+// Durations.
+
+TEST(DurationTest, Parse) {
+  EXPECT_EQ(ParseDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(ParseDuration("30s"), seconds(30));
+  EXPECT_EQ(ParseDuration("5m"), minutes(5));
+  EXPECT_EQ(ParseDuration("1h"), hours(1));
+  EXPECT_EQ(ParseDuration("2d"), hours(48));
+  EXPECT_EQ(ParseDuration("1h30m"), minutes(90));
+  EXPECT_EQ(ParseDuration("1d2h3m4s5ms"),
+            hours(26) + minutes(3) + seconds(4) + milliseconds(5));
+  EXPECT_EQ(ParseDuration("0s"), Duration(0));
+  EXPECT_EQ(ParseDuration("90m"), minutes(90));
+  EXPECT_EQ(ParseDuration("3650d"), kMaxDuration);
+  for (std::string_view bad :
+       {"", "30", "0", "s", "5", "5x", "5 m", " 5m", "5m ", "-5m", "+5m",
+        "1.5h", "30m1h", "1m1m", "5ms1s", "1hh", "5M", "3651d",
+        "99999999999999999999999ms"}) {
+    EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(DurationTest, FormatIsTheShortestCompoundForm) {
+  EXPECT_EQ(FormatDuration(Duration(0)), "0s");
+  EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDuration(milliseconds(1500)), "1s500ms");
+  EXPECT_EQ(FormatDuration(minutes(90)), "1h30m");
+  EXPECT_EQ(FormatDuration(hours(48)), "2d");
+  EXPECT_EQ(FormatDuration(seconds(-5)), "-5s");
+  for (int64_t ms : {1, 999, 1000, 61'000, 3'600'001, 86'400'000 * 3 + 7}) {
+    EXPECT_EQ(ParseDuration(FormatDuration(Duration(ms))), Duration(ms)) << ms;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The effective configuration.
+
+TEST(EffectiveConfigTest, SecretsAreMasked) {
+  for (std::string_view name :
+       {"sasl.password", "ssl.key.password", "ssl.keystore.password",
+        "sasl.oauthbearer.client.secret", "sasl.jaas.config",
+        "sasl.oauthbearer.token.endpoint.url", "ssl.key.pem",
+        "SASL.PASSWORD"}) {
+    EXPECT_TRUE(IsSecretProperty(name)) << name;
+  }
+  for (std::string_view name :
+       {"security.protocol", "sasl.username", "sasl.mechanism", "linger.ms"}) {
+    EXPECT_FALSE(IsSecretProperty(name)) << name;
+  }
+
+  Config c;
+  c.kafka.properties = {{"sasl.username", "rankwatch"},
+                        {"sasl.password", "hunter2"},
+                        {"sasl.jaas.config", "org.Foo required secret=x;"},
+                        {"ssl.key.password", "k3y"}};
+  const std::string out = FormatEffectiveConfig(c);
+  EXPECT_EQ(out.find("hunter2"), std::string::npos);
+  EXPECT_EQ(out.find("k3y"), std::string::npos);
+  EXPECT_EQ(out.find("org.Foo"), std::string::npos);
+  EXPECT_NE(out.find("    \"sasl.password\": \"****\"\n"), std::string::npos);
+  EXPECT_NE(out.find("    \"sasl.jaas.config\": \"****\"\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("    \"sasl.username\": \"rankwatch\"\n"),
+            std::string::npos);
+
+  // Reloading keeps the mask, not the secret.
+  const Config reloaded = MustParse(out);
+  EXPECT_EQ(reloaded.kafka.properties.at("sasl.password"), kMaskedSecret);
+  EXPECT_EQ(reloaded.kafka.properties.at("sasl.username"), "rankwatch");
+}
+
+TEST(EffectiveConfigTest, DefaultsPrintEveryKey) {
+  const std::string out = Defaults();
+  for (std::string_view key : {"request_id",
+                               "default_relevance: null",
+                               "mode: impression",
+                               "window: 30m",
+                               "qrels_delay: 0s",
+                               "max_table_entries: 10000000",
+                               "max_event_bytes: 1048576",
+                               "cutoffs: [1, 3, 5, 10]",
+                               "zero_relevant: score_zero",
+                               "windows: [5m, 1h]",
+                               "bucket: 10s",
+                               "segment_values: {}",
+                               "topic: \"\"",
+                               "commit_interval: 5s",
+                               "properties: {}",
+                               "listen: \"127.0.0.1:9464\"",
+                               "experiments: []",
+                               "level: 0.95",
+                               "mixture_sd: 0.05",
+                               "level: info",
+                               "max_rejects_logged_per_second: 5"}) {
+    EXPECT_NE(out.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(EffectiveConfigTest, RoundTripsEveryKey) {
+  Config c = MustParse(kFullYaml);
+  c.kafka.properties.erase("sasl.password");  // Masked: would not survive.
+  const std::string out = FormatEffectiveConfig(c);
+  const Config reloaded = MustParse(out);
+  EXPECT_EQ(FormatEffectiveConfig(reloaded), out);
+  // A few fields checked directly, beyond the text comparison.
+  EXPECT_EQ(reloaded.join.qrels_delay, minutes(90));
+  EXPECT_EQ(reloaded.kafka.commit_interval, milliseconds(250));
+  EXPECT_EQ(reloaded.kafka.properties.at("enable.auto.commit"), "false");
+  EXPECT_EQ(reloaded.schema.default_relevance, std::optional<int32_t>(1));
+  EXPECT_EQ(reloaded.aggregation.segment_values.at("locale"),
+            (std::vector<std::string>{"en", "de"}));
+  ASSERT_EQ(reloaded.experiments.size(), 2u);
+  EXPECT_EQ(reloaded.experiments[1].treatments, std::vector<std::string>{"C"});
+  EXPECT_DOUBLE_EQ(reloaded.statistics.mixture_sd, 0.1);
+}
+
+TEST(EffectiveConfigTest, RoundTripsAwkwardStrings) {
+  Config c;
+  c.dead_letter.file = "/tmp/a \"quoted\" $HOME ${X} back\\slash\nnew\tline";
+  c.dead_letter.topic = "null";
+  c.schema.variant = "~";
+  c.schema.doc_id = "true";
+  c.schema.score = "123";
+  c.schema.default_variant = "# not a comment: {x}";
+  c.kafka.properties["client.id"] = "a: b, [c]";
+  c.kafka.properties["odd name: x"] = "$";
+  c.statistics.level = 0.123456789012345;
+  const std::string out = FormatEffectiveConfig(c);
+  const Config reloaded = MustParse(out);
+  EXPECT_EQ(reloaded.dead_letter.file, c.dead_letter.file);
+  EXPECT_EQ(reloaded.dead_letter.topic, "null");
+  EXPECT_EQ(reloaded.schema.variant, "~");
+  EXPECT_EQ(reloaded.schema.doc_id, "true");
+  EXPECT_EQ(reloaded.schema.score, "123");
+  EXPECT_EQ(reloaded.schema.default_variant, c.schema.default_variant);
+  EXPECT_EQ(reloaded.kafka.properties, c.kafka.properties);
+  EXPECT_EQ(reloaded.statistics.level, c.statistics.level);
+  EXPECT_EQ(FormatEffectiveConfig(reloaded), out);
+}
+
+// ---------------------------------------------------------------------------
+// Files.
+
+std::string SourcePath(std::string_view relative) {
+  return std::string(RANKWATCH_SOURCE_DIR) + "/" + std::string(relative);
+}
+
+TEST(ConfigFileTest, ExampleLoadsAndEqualsTheDefaultsExceptItsExamples) {
+  StatusOr<Config> c =
+      LoadConfigFile(SourcePath("config/example.yaml"), FakeEnv({}));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Config expected;
+  expected.aggregation.segments = {"locale"};
+  expected.experiments = {{"ranker_v2", "A", {"B"}}};
+  EXPECT_EQ(FormatEffectiveConfig(*c), FormatEffectiveConfig(expected));
+}
+
+TEST(ConfigFileTest, MissingFileIsAnIoError) {
+  StatusOr<Config> c = LoadConfigFile("/nonexistent/rankwatch.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(c.status().message(),
+            "cannot open /nonexistent/rankwatch.yaml: No such file or "
+            "directory");
+}
+
+TEST(ConfigFileTest, DirectoryIsAnIoError) {
+  StatusOr<Config> c = LoadConfigFile(SourcePath("config"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(c.status().message(),
+            "cannot read " + SourcePath("config") + ": Is a directory");
+}
+
+TEST(ConfigFileTest, ErrorsNameTheFileAsGiven) {
+  char path[] = "/tmp/rankwatch_config_test_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string yaml = "join:\n  window: 30\n";
+  ASSERT_EQ(write(fd, yaml.data(), yaml.size()),
+            static_cast<ssize_t>(yaml.size()));
+  close(fd);
+  StatusOr<Config> c = LoadConfigFile(path);
+  std::remove(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            std::string(path) +
+                ":2:11: join.window: expected a duration like 30s, 5m, 1h");
+}
+
+}  // namespace
+}  // namespace rankwatch::config

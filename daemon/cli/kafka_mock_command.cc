@@ -1,0 +1,161 @@
+#include "daemon/cli/kafka_mock_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/cli/exit_codes.h"
+#include "daemon/kafka/mock_cluster.h"
+
+namespace rankwatch::cli {
+
+namespace {
+
+struct KafkaMockArgs {
+  int brokers = 3;
+  std::vector<std::string> topics;  // NAME:PARTITIONS
+  std::string bootstrap_file;
+};
+
+struct TopicSpec {
+  std::string name;
+  int partitions = 0;
+};
+
+// Kafka's own limits on topic names.
+constexpr size_t kMaxTopicName = 249;
+constexpr int kMaxPartitions = 100000;
+
+bool IsTopicChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+StatusOr<TopicSpec> ParseTopicSpec(const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  auto invalid = [&spec](const std::string& why) {
+    return Status::InvalidArgument("--topic '" + spec + "': " + why +
+                                   " (expected NAME:PARTITIONS)");
+  };
+  if (colon == std::string::npos) return invalid("no partition count");
+  TopicSpec topic;
+  topic.name = spec.substr(0, colon);
+  if (topic.name.empty() || topic.name.size() > kMaxTopicName ||
+      topic.name == "." || topic.name == "..") {
+    return invalid("bad topic name");
+  }
+  for (char c : topic.name) {
+    if (!IsTopicChar(c)) return invalid("bad character in the topic name");
+  }
+  const std::string count = spec.substr(colon + 1);
+  if (count.empty() || count.size() > 6 ||
+      count.find_first_not_of("0123456789") != std::string::npos) {
+    return invalid("bad partition count");
+  }
+  topic.partitions = std::stoi(count);
+  if (topic.partitions < 1 || topic.partitions > kMaxPartitions) {
+    return invalid("partitions must be in 1.." +
+                   std::to_string(kMaxPartitions));
+  }
+  return topic;
+}
+
+// Writes `contents` to `path` through a temporary file and a rename, so
+// that a reader polling for the file never sees it half written.
+Status WriteFileAtomically(const std::string& path,
+                           const std::string& contents) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return Status::IoError("cannot create " + tmp);
+  const bool written =
+      std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  if (std::fclose(f) != 0 || !written) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "rankwatch kafka-mock: %s\n", message.c_str());
+  return code;
+}
+
+int RunKafkaMock(const KafkaMockArgs& args) {
+  std::vector<TopicSpec> topics;
+  for (const std::string& spec : args.topics) {
+    StatusOr<TopicSpec> topic = ParseTopicSpec(spec);
+    if (!topic.ok()) return Fail(kExitUsage, topic.status().message());
+    topics.push_back(*topic);
+  }
+  // SIGTERM and SIGINT are blocked before the mock starts its threads, which
+  // inherit the mask, so that sigwait() below is the only taker.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  StatusOr<std::unique_ptr<kafka::MockCluster>> cluster =
+      kafka::MockCluster::Start(args.brokers);
+  if (!cluster.ok()) return Fail(kExitInternal, cluster.status().message());
+  for (const TopicSpec& topic : topics) {
+    const Status created =
+        (*cluster)->CreateTopic(topic.name, topic.partitions);
+    if (!created.ok()) {
+      return Fail(created.code() == StatusCode::kAlreadyExists ? kExitUsage
+                                                               : kExitInternal,
+                  created.message());
+    }
+  }
+  const std::string& bootstrap = (*cluster)->bootstrap_servers();
+  std::printf("%s\n", bootstrap.c_str());
+  std::fflush(stdout);
+  if (!args.bootstrap_file.empty()) {
+    const Status written =
+        WriteFileAtomically(args.bootstrap_file, bootstrap + "\n");
+    if (!written.ok()) return Fail(kExitUsage, written.message());
+  }
+  spdlog::info(
+      "kafka mock cluster: {} broker(s) at {}, {} topic(s); "
+      "SIGTERM or Ctrl-C stops it",
+      args.brokers, bootstrap, topics.size());
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("kafka mock cluster: stopping on signal {}", received);
+  if (!args.bootstrap_file.empty()) std::remove(args.bootstrap_file.c_str());
+  cluster->reset();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddKafkaMockCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<KafkaMockArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "kafka-mock",
+      "Run an in-memory Kafka mock cluster on loopback until SIGTERM "
+      "(librdkafka's; for local use and tests, see docs/kafka-mock.md)");
+  cmd->add_option("--brokers", args->brokers, "Number of brokers")
+      ->check(CLI::Range(1, kafka::MockCluster::kMaxBrokers));
+  cmd->add_option("--topic", args->topics,
+                  "Create a topic: NAME:PARTITIONS (repeatable); other topics "
+                  "are auto-created with 4 partitions")
+      ->allow_extra_args(false);
+  cmd->add_option("--bootstrap-file", args->bootstrap_file,
+                  "Write the bootstrap servers to FILE once the topics exist "
+                  "(atomically); removed on exit");
+  cmd->callback([args, exit_code] { *exit_code = RunKafkaMock(*args); });
+}
+
+}  // namespace rankwatch::cli

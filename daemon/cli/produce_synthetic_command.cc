@@ -1,0 +1,296 @@
+#include "daemon/cli/produce_synthetic_command.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/signals.h"
+#include "daemon/kafka/synthetic.h"
+#include "daemon/kafka/synthetic_producer.h"
+
+namespace rankwatch::cli {
+
+namespace {
+
+// Noise of a variant listed without one: the first is the baseline, the
+// others slightly better.
+constexpr double kBaselineSigma = 1.0;
+constexpr double kTreatmentSigma = 0.85;
+
+struct ProduceArgs {
+  std::string bootstrap;
+  std::string results_topic = "results";
+  std::string judgments_topic = "judgments";
+  double rate = 1000;
+  std::string duration;
+  int64_t requests = 0;
+  bool fast = false;
+  int64_t start_ms = -1;
+  uint64_t seed = 1;
+  std::string variants = "A,B";
+  int32_t queries = 200;
+  double judgments_per_request = 3.0;
+  std::string regress_variant;
+  std::string regress_after = "0s";
+  double regress_factor = 3.0;
+  std::vector<std::string> properties;  // prop=value
+  std::string status_interval = "5s";
+  std::string qrels_file;
+};
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "rankwatch produce-synthetic: %s\n", message.c_str());
+  return code;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = s.find(sep, begin);
+    parts.push_back(s.substr(begin, end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+// "A,B" or "A:1.0,B:0.8" (name:noise sigma).
+StatusOr<std::vector<kafka::VariantSpec>> ParseVariants(
+    const std::string& text) {
+  std::vector<kafka::VariantSpec> variants;
+  for (const std::string& item : Split(text, ',')) {
+    kafka::VariantSpec v;
+    const size_t colon = item.find(':');
+    v.name = item.substr(0, colon);
+    v.noise_sigma = variants.empty() ? kBaselineSigma : kTreatmentSigma;
+    if (colon != std::string::npos) {
+      const std::string sigma = item.substr(colon + 1);
+      char* end = nullptr;
+      v.noise_sigma = std::strtod(sigma.c_str(), &end);
+      if (sigma.empty() || *end != '\0') {
+        return Status::InvalidArgument("--variants: bad noise sigma in '" +
+                                       item + "'");
+      }
+    }
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
+
+StatusOr<int64_t> ParseDurationMs(const std::string& flag,
+                                  const std::string& text) {
+  const std::optional<config::Duration> d = config::ParseDuration(text);
+  if (!d.has_value()) {
+    return Status::InvalidArgument(flag +
+                                   ": expected a duration like 30s, "
+                                   "5m, 1h, not '" +
+                                   text + "'");
+  }
+  return static_cast<int64_t>(d->count());
+}
+
+StatusOr<std::map<std::string, std::string>> ParseProperties(
+    const std::vector<std::string>& items) {
+  std::map<std::string, std::string> properties;
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("-X '" + item +
+                                     "': expected property=value");
+    }
+    properties[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return properties;
+}
+
+StatusOr<kafka::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
+  kafka::SyntheticConfig config;
+  config.seed = args.seed;
+  config.num_queries = args.queries;
+  config.judgments_per_request = args.judgments_per_request;
+  StatusOr<std::vector<kafka::VariantSpec>> variants =
+      ParseVariants(args.variants);
+  if (!variants.ok()) return variants.status();
+  config.variants = *variants;
+  if (!args.regress_variant.empty()) {
+    StatusOr<int64_t> after =
+        ParseDurationMs("--regress-after", args.regress_after);
+    if (!after.ok()) return after.status();
+    config.regress_variant = args.regress_variant;
+    config.regress_after_ms = *after;
+    config.regress_factor = args.regress_factor;
+  }
+  return config;
+}
+
+StatusOr<kafka::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
+  kafka::ProduceOptions options;
+  options.bootstrap_servers = args.bootstrap;
+  options.results_topic = args.results_topic;
+  options.judgments_topic = args.judgments_topic;
+  options.rate = args.rate;
+  options.fast = args.fast;
+  options.start_ms = args.start_ms;
+  options.max_requests = args.requests;
+  if (!args.duration.empty()) {
+    StatusOr<int64_t> duration = ParseDurationMs("--duration", args.duration);
+    if (!duration.ok()) return duration.status();
+    options.duration_ms = *duration;
+  }
+  StatusOr<std::map<std::string, std::string>> properties =
+      ParseProperties(args.properties);
+  if (!properties.ok()) return properties.status();
+  options.properties = *properties;
+  StatusOr<int64_t> interval =
+      ParseDurationMs("--status-interval", args.status_interval);
+  if (!interval.ok()) return interval.status();
+  if (*interval > 0) {
+    options.progress_interval_ms = *interval;
+    options.progress = [](const kafka::ProduceStats& s) {
+      std::fprintf(stderr,
+                   "produce-synthetic: %.0fs requests=%lld (%.0f/s) "
+                   "events=%lld delivered=%lld errors=%lld "
+                   "queued_judgments=%lld\n",
+                   s.elapsed_seconds, static_cast<long long>(s.requests),
+                   s.requests / std::max(s.elapsed_seconds, 1e-9),
+                   static_cast<long long>(s.events()),
+                   static_cast<long long>(s.delivered),
+                   static_cast<long long>(s.delivery_errors),
+                   static_cast<long long>(s.queued_judgments));
+    };
+  }
+  return options;
+}
+
+void PrintSummary(const kafka::ProduceStats& s) {
+  const double seconds = std::max(s.elapsed_seconds, 1e-9);
+  std::printf(
+      "requests=%lld results=%lld judgments=%lld events=%lld bytes=%lld "
+      "delivered=%lld delivery_errors=%lld undelivered=%lld seconds=%.3f "
+      "requests_per_second=%.0f events_per_second=%.0f\n",
+      static_cast<long long>(s.requests),
+      static_cast<long long>(s.results_events),
+      static_cast<long long>(s.judgment_events),
+      static_cast<long long>(s.events()), static_cast<long long>(s.bytes),
+      static_cast<long long>(s.delivered),
+      static_cast<long long>(s.delivery_errors),
+      static_cast<long long>(s.undelivered), s.elapsed_seconds,
+      s.requests / seconds, s.events() / seconds);
+  std::fflush(stdout);
+}
+
+Status WriteQrels(const std::string& path,
+                  const kafka::SyntheticTraffic& traffic) {
+  const std::string qrels = traffic.TrecQrels();
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Status::IoError("cannot create " + path);
+  const bool written =
+      std::fwrite(qrels.data(), 1, qrels.size(), f) == qrels.size();
+  if (std::fclose(f) != 0 || !written) {
+    return Status::IoError("cannot write " + path);
+  }
+  return Status::Ok();
+}
+
+int RunProduce(const ProduceArgs& args) {
+  StatusOr<kafka::SyntheticConfig> config = MakeTrafficConfig(args);
+  if (!config.ok()) return Fail(kExitUsage, config.status().message());
+  StatusOr<kafka::ProduceOptions> options = MakeProduceOptions(args);
+  if (!options.ok()) return Fail(kExitUsage, options.status().message());
+  StatusOr<kafka::SyntheticTraffic> traffic =
+      kafka::SyntheticTraffic::Create(*config);
+  if (!traffic.ok()) return Fail(kExitUsage, traffic.status().message());
+  if (!args.qrels_file.empty()) {
+    const Status written = WriteQrels(args.qrels_file, *traffic);
+    if (!written.ok()) return Fail(kExitUsage, written.message());
+  }
+  StatusOr<std::unique_ptr<kafka::SyntheticProducer>> producer =
+      kafka::SyntheticProducer::Create(std::move(options).value(),
+                                       std::move(traffic).value());
+  if (!producer.ok()) return Fail(kExitUsage, producer.status().message());
+
+  // A first SIGTERM/SIGINT stops the run (queued judgments are sent and the
+  // producer flushed); a second one exits at once.
+  static std::atomic<bool> stop{false};
+  InstallStopHandlers(&stop);
+  StatusOr<kafka::ProduceStats> stats = (*producer)->Run(&stop);
+  if (!stats.ok()) return Fail(kExitInternal, stats.status().message());
+
+  PrintSummary(*stats);
+  if (!stats->ok()) {
+    return Fail(kExitInternal,
+                std::to_string(stats->delivery_errors + stats->undelivered) +
+                    " event(s) not delivered; last error: " +
+                    (stats->last_error.empty() ? "flush timed out"
+                                               : stats->last_error));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ProduceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "produce-synthetic",
+      "Produce synthetic A/B search traffic (results, clicks, purchases) to "
+      "a Kafka cluster; see docs/kafka-mock.md");
+  cmd->add_option("--bootstrap", args->bootstrap,
+                  "Bootstrap servers, HOST:PORT[,HOST:PORT...]")
+      ->required();
+  cmd->add_option("--results-topic", args->results_topic, "Results topic");
+  cmd->add_option("--judgments-topic", args->judgments_topic,
+                  "Judgments topic");
+  cmd->add_option("--rate", args->rate,
+                  "Requests per second (of event time with --fast)")
+      ->check(CLI::Range(1e-3, 1e7));
+  CLI::Option* duration = cmd->add_option(
+      "--duration", args->duration,
+      "Stop after this long (wall time; event time with --fast), e.g. 60s");
+  CLI::Option* requests =
+      cmd->add_option("--requests", args->requests, "Stop after N requests")
+          ->check(CLI::PositiveNumber);
+  duration->excludes(requests);
+  cmd->add_flag("--fast", args->fast,
+                "As fast as possible on a simulated clock advancing 1/rate "
+                "per request; judgments sent at once with future timestamps");
+  cmd->add_option("--start-ms", args->start_ms,
+                  "--fast: event time of the first request, epoch ms "
+                  "(default: now)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", args->seed,
+                  "Traffic seed (same seed, same events)");
+  cmd->add_option("--variants", args->variants,
+                  "Variants, NAME[:NOISE_SIGMA],... (default sigma 1.0 for "
+                  "the first, 0.85 for the others: lower ranks better)");
+  cmd->add_option("--queries", args->queries, "Size of the query set")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--judgments-per-request", args->judgments_per_request,
+                  "Mean clicks + purchases per request")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--regress-variant", args->regress_variant,
+                  "Inject a regression in this variant...");
+  cmd->add_option("--regress-after", args->regress_after,
+                  "...this long (event time) after the first request...");
+  cmd->add_option("--regress-factor", args->regress_factor,
+                  "...multiplying its ranking noise by this factor")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-X", args->properties,
+                  "librdkafka producer property, prop=value (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--status-interval", args->status_interval,
+                  "Status line on stderr every so often; 0s disables");
+  cmd->add_option("--write-qrels", args->qrels_file,
+                  "Write the query set's true grades as TREC qrels to FILE");
+  cmd->callback([args, exit_code] { *exit_code = RunProduce(*args); });
+}
+
+}  // namespace rankwatch::cli

@@ -1,0 +1,90 @@
+#include "daemon/cli/replay_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "config/config_loader.h"
+#include "daemon/cli/exit_codes.h"
+#include "daemon/stream/replay.h"
+
+namespace rankwatch::cli {
+
+namespace {
+
+struct ReplayArgs {
+  std::string config;
+  std::string results;
+  std::string judgments;
+  std::string qrels;
+  std::string dead_letter;
+  std::string format = "table";
+};
+
+// Redraws one status line on stderr (only used when it is a terminal).
+void DrawProgress(uint64_t done, uint64_t total) {
+  const double pct =
+      total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total)
+                : 100.0;
+  const int width = 30;
+  const int filled = static_cast<int>(pct / 100.0 * width);
+  std::fprintf(stderr, "\rreplay [%.*s%*s] %5.1f%% %.1f/%.1f MB", filled,
+               "##############################", width - filled, "", pct,
+               static_cast<double>(done) / 1e6,
+               static_cast<double>(total) / 1e6);
+  if (done >= total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+int RunReplayCommand(const ReplayArgs& args) {
+  StatusOr<config::Config> config = config::LoadConfigFile(args.config);
+  if (!config.ok()) {
+    std::fprintf(stderr, "rankwatch replay: %s\n",
+                 config.status().message().c_str());
+    return kExitUsage;
+  }
+  stream::ReplayOptions options;
+  options.results_path = args.results;
+  options.judgments_path = args.judgments;
+  options.qrels_path = args.qrels;
+  options.dead_letter_path = args.dead_letter;
+  if (::isatty(STDERR_FILENO)) options.progress = DrawProgress;
+  StatusOr<stream::ReplayResult> result =
+      stream::RunReplay(*config, options, stream::SystemClock::Get());
+  if (!result.ok()) {
+    std::fprintf(stderr, "rankwatch replay: %s\n",
+                 result.status().message().c_str());
+    return kExitBadInput;
+  }
+  const std::string out = args.format == "json"
+                              ? stream::FormatReplayJson(*result->pipeline)
+                              : stream::FormatReplayTable(*result->pipeline);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitBadInput;
+}
+
+}  // namespace
+
+void AddReplayCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Run the streaming pipeline over JSON-lines files and print the final "
+      "aggregates");
+  cmd->add_option("--config", args->config, "YAML configuration")->required();
+  cmd->add_option("--results", args->results,
+                  "Results events, one JSON object per line");
+  cmd->add_option("--judgments", args->judgments,
+                  "Judgment events, one JSON object per line");
+  cmd->add_option("--qrels", args->qrels,
+                  "TREC qrels preloaded into the table (qrels mode)");
+  cmd->add_option("--dead-letter", args->dead_letter,
+                  "Write rejected events here (JSON lines)");
+  cmd->add_option("--format", args->format, "Output: table | json")
+      ->check(CLI::IsMember({"table", "json"}));
+  cmd->callback([args, exit_code] { *exit_code = RunReplayCommand(*args); });
+}
+
+}  // namespace rankwatch::cli

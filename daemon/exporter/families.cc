@@ -1,0 +1,53 @@
+#include "daemon/exporter/families.h"
+
+#include <utility>
+
+namespace rankwatch::exporter {
+
+prometheus::MetricFamily MakeFamily(std::string name, std::string help,
+                                    prometheus::MetricType type) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+void AddCounter(prometheus::MetricFamily* family, Labels labels, double value) {
+  prometheus::ClientMetric& m = family->metric.emplace_back();
+  m.label = std::move(labels);
+  m.counter.value = value;
+}
+
+void AddGauge(prometheus::MetricFamily* family, Labels labels, double value) {
+  prometheus::ClientMetric& m = family->metric.emplace_back();
+  m.label = std::move(labels);
+  m.gauge.value = value;
+}
+
+void AddHistogram(prometheus::MetricFamily* family, Labels labels,
+                  std::span<const double> bounds,
+                  std::span<const int64_t> counts, double sum) {
+  prometheus::ClientMetric& m = family->metric.emplace_back();
+  m.label = std::move(labels);
+  m.histogram.bucket.resize(bounds.size());
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (i < counts.size()) cumulative += static_cast<uint64_t>(counts[i]);
+    m.histogram.bucket[i].upper_bound = bounds[i];
+    m.histogram.bucket[i].cumulative_count = cumulative;
+  }
+  for (size_t i = bounds.size(); i < counts.size(); ++i) {
+    cumulative += static_cast<uint64_t>(counts[i]);
+  }
+  // The serializer adds the +Inf bucket from the total.
+  m.histogram.sample_count = cumulative;
+  m.histogram.sample_sum = sum;
+}
+
+double TimestampSeconds(int64_t ms) {
+  if (ms == INT64_MIN) return 0;
+  return static_cast<double>(ms) / 1000.0;
+}
+
+}  // namespace rankwatch::exporter

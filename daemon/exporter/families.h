@@ -1,0 +1,42 @@
+// Helpers that build prometheus::MetricFamily values directly, for
+// collectors that read plain state at scrape time (no prometheus::Registry,
+// no atomics on the hot path). Each family must get a unique name and a
+// one-line HELP text (no newline or backslash: prometheus-cpp writes HELP
+// unescaped).
+//
+// Free functions on values the caller owns; no shared state.
+#ifndef RANKWATCH_DAEMON_EXPORTER_FAMILIES_H_
+#define RANKWATCH_DAEMON_EXPORTER_FAMILIES_H_
+
+#include <prometheus/metric_family.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rankwatch::exporter {
+
+using Labels = std::vector<prometheus::ClientMetric::Label>;
+
+prometheus::MetricFamily MakeFamily(std::string name, std::string help,
+                                    prometheus::MetricType type);
+
+// Appends one sample to a counter / gauge family.
+void AddCounter(prometheus::MetricFamily* family, Labels labels, double value);
+void AddGauge(prometheus::MetricFamily* family, Labels labels, double value);
+
+// Appends one histogram. `counts` holds non-cumulative counts per bucket:
+// one per upper bound in `bounds` (ascending), then the count above the
+// last bound; they become Prometheus' cumulative buckets, +Inf the total.
+void AddHistogram(prometheus::MetricFamily* family, Labels labels,
+                  std::span<const double> bounds,
+                  std::span<const int64_t> counts, double sum);
+
+// Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
+// ("never"), the usual Prometheus value of an unset timestamp.
+double TimestampSeconds(int64_t ms);
+
+}  // namespace rankwatch::exporter
+
+#endif  // RANKWATCH_DAEMON_EXPORTER_FAMILIES_H_

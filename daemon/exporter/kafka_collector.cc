@@ -1,0 +1,121 @@
+#include "daemon/exporter/kafka_collector.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "daemon/exporter/families.h"
+
+namespace rankwatch::exporter {
+
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+double Value(int64_t v) { return static_cast<double>(v); }
+
+// `counts` per topic, with every configured topic present (0 if absent).
+std::map<std::string, int64_t> WithTopics(
+    std::map<std::string, int64_t> counts,
+    const std::vector<std::string>& topics) {
+  for (const std::string& t : topics) counts.try_emplace(t, 0);
+  return counts;
+}
+
+}  // namespace
+
+void KafkaCollector::Collect(std::vector<MetricFamily>* out) const {
+  CollectPartitions(out);
+  CollectCounters(out);
+}
+
+void KafkaCollector::CollectPartitions(std::vector<MetricFamily>* out) const {
+  MetricFamily lag = MakeFamily(
+      "rankwatch_consumer_lag_messages",
+      "Messages between the consumer's position and the high watermark, per "
+      "assigned topic-partition",
+      MetricType::Gauge);
+  MetricFamily committed = MakeFamily(
+      "rankwatch_consumer_committed_offset",
+      "Offset last committed, per assigned topic-partition", MetricType::Gauge);
+  MetricFamily high = MakeFamily(
+      "rankwatch_consumer_high_watermark_offset",
+      "End offset (high watermark) last reported by the broker, per assigned "
+      "topic-partition",
+      MetricType::Gauge);
+  std::map<std::string, int64_t> assigned;
+  for (const std::string& t : status_->topics) assigned.try_emplace(t, 0);
+  for (const PartitionStatus& p : status_->partitions) {
+    ++assigned[p.topic];
+    const Labels labels = {{"topic", p.topic},
+                           {"partition", std::to_string(p.partition)}};
+    // Unknown values (-1) are left out rather than exported as a number.
+    if (p.lag >= 0) AddGauge(&lag, labels, Value(p.lag));
+    if (p.committed_offset >= 0) {
+      AddGauge(&committed, labels, Value(p.committed_offset));
+    }
+    if (p.high_watermark >= 0) AddGauge(&high, labels, Value(p.high_watermark));
+  }
+  MetricFamily partitions = MakeFamily(
+      "rankwatch_assigned_partitions",
+      "Partitions assigned to this consumer, per topic", MetricType::Gauge);
+  for (const auto& [topic, n] : assigned) {
+    AddGauge(&partitions, {{"topic", topic}}, Value(n));
+  }
+  out->push_back(std::move(lag));
+  out->push_back(std::move(committed));
+  out->push_back(std::move(high));
+  out->push_back(std::move(partitions));
+}
+
+void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
+  const KafkaStatus& s = *status_;
+  MetricFamily errors = MakeFamily(
+      "rankwatch_kafka_errors_total",
+      "Kafka client errors, by librdkafka error name", MetricType::Counter);
+  for (const auto& [name, n] : s.errors) {
+    AddCounter(&errors, {{"error", name}}, Value(n));
+  }
+  MetricFamily commits =
+      MakeFamily("rankwatch_commits_total",
+                 "Offset commits, by result (ok, failed)", MetricType::Counter);
+  AddCounter(&commits, {{"result", "ok"}}, Value(s.commits_ok));
+  AddCounter(&commits, {{"result", "failed"}}, Value(s.commits_failed));
+  MetricFamily rebalances =
+      MakeFamily("rankwatch_rebalances_total",
+                 "Consumer group rebalances this consumer took part in",
+                 MetricType::Counter);
+  AddCounter(&rebalances, {}, Value(s.rebalances));
+  MetricFamily dead_letters = MakeFamily(
+      "rankwatch_dead_letters_total",
+      "Rejected events copied to the dead-letter topic, by result (produced, "
+      "failed)",
+      MetricType::Counter);
+  AddCounter(&dead_letters, {{"result", "produced"}},
+             Value(s.dead_letters_produced));
+  AddCounter(&dead_letters, {{"result", "failed"}},
+             Value(s.dead_letters_failed));
+  MetricFamily replayed = MakeFamily(
+      "rankwatch_replayed_events_total",
+      "Events re-read after a restart or rebalance and skipped because the "
+      "metrics already reflect them, per topic",
+      MetricType::Counter);
+  for (const auto& [topic, n] : WithTopics(s.replayed_events, s.topics)) {
+    AddCounter(&replayed, {{"topic", topic}}, Value(n));
+  }
+  MetricFamily ready = MakeFamily(
+      "rankwatch_consumer_ready",
+      "1 when partitions are assigned and being consumed (what /readyz "
+      "reports), else 0",
+      MetricType::Gauge);
+  AddGauge(&ready, {}, s.ready() ? 1 : 0);
+  out->push_back(std::move(errors));
+  out->push_back(std::move(commits));
+  out->push_back(std::move(rebalances));
+  out->push_back(std::move(dead_letters));
+  out->push_back(std::move(replayed));
+  out->push_back(std::move(ready));
+}
+
+}  // namespace rankwatch::exporter

@@ -1,0 +1,293 @@
+#include "daemon/exporter/pipeline_collector.h"
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <utility>
+
+#include "config/config_loader.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::exporter {
+
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+constexpr char kWindowAll[] = "all";
+
+// What a measure is, for HELP texts.
+std::string Describe(metrics::Measure m) {
+  switch (m) {
+    case metrics::Measure::kPrecision:
+      return "precision at k (trec_eval P_k)";
+    case metrics::Measure::kRecall:
+      return "recall at k (trec_eval recall_k)";
+    case metrics::Measure::kReciprocalRank:
+      return "reciprocal rank of the first relevant doc in the top k or, "
+             "for k=all, the whole list (trec_eval recip_rank)";
+    case metrics::Measure::kAveragePrecision:
+      return "average precision at k or, for k=all, over the whole list "
+             "(trec_eval map_cut_k, map)";
+    case metrics::Measure::kNdcg:
+      return "nDCG at k or, for k=all, over the whole list (trec_eval "
+             "ndcg_cut_k, ndcg)";
+    case metrics::Measure::kSuccess:
+      return "success at k: 1 if a relevant doc is in the top k, else 0 "
+             "(trec_eval success_k)";
+    case metrics::Measure::kRPrecision:
+      return "precision at rank R, the number of relevant docs (trec_eval "
+             "Rprec)";
+    case metrics::Measure::kJudged:
+      return "fraction of the top k that is judged (judged_k)";
+  }
+  return "unknown measure";
+}
+
+// The three families of one measure.
+struct MeasureFamilies {
+  MetricFamily histogram;
+  MetricFamily squares;
+  MetricFamily mean;
+};
+
+MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
+  const std::string name = "rankwatch_" + std::string(metrics::MeasureName(m));
+  const std::string what = Describe(m);
+  return {
+      MakeFamily(name, "Per-list " + what + ", one observation per scored list",
+                 MetricType::Histogram),
+      MakeFamily(name + "_squares_total",
+                 "Sum of squared per-list values of " + what +
+                     "; variance = (squares - sum^2/count) / (count - 1)",
+                 MetricType::Counter),
+      MakeFamily(name + "_mean",
+                 "Running mean of " + what +
+                     " over the window (all: since start); NaN while the "
+                     "window holds no list",
+                 MetricType::Gauge)};
+}
+
+Labels WithLabel(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  return labels;
+}
+
+MetricFamily Counter(std::string name, std::string help, double value) {
+  MetricFamily f =
+      MakeFamily(std::move(name), std::move(help), MetricType::Counter);
+  AddCounter(&f, {}, value);
+  return f;
+}
+
+MetricFamily Gauge(std::string name, std::string help, double value) {
+  MetricFamily f =
+      MakeFamily(std::move(name), std::move(help), MetricType::Gauge);
+  AddGauge(&f, {}, value);
+  return f;
+}
+
+}  // namespace
+
+PipelineCollector::PipelineCollector(const stream::Pipeline* pipeline)
+    : pipeline_(pipeline) {
+  for (int64_t ms : pipeline_->aggregator().windows_ms()) {
+    window_labels_.push_back(config::FormatDuration(config::Duration(ms)));
+  }
+}
+
+void PipelineCollector::Collect(std::vector<MetricFamily>* out) const {
+  CollectMeasures(out);
+  CollectEvents(out);
+  CollectJoin(out);
+  CollectAggregation(out);
+}
+
+Labels PipelineCollector::SeriesLabels(const stream::GroupStats& group,
+                                       const stream::SeriesSpec& series) const {
+  const std::vector<std::string>& segments =
+      pipeline_->config().aggregation.segments;
+  Labels labels;
+  labels.reserve(3 + segments.size());
+  labels.push_back({"variant", group.variant});
+  labels.push_back({"k", series.k_label});
+  for (size_t i = 0; i < segments.size() && i < group.segment_values.size();
+       ++i) {
+    labels.push_back({segments[i], group.segment_values[i]});
+  }
+  return labels;
+}
+
+void PipelineCollector::AddMeans(MetricFamily* family, const Labels& labels,
+                                 const stream::GroupStats& group, size_t s,
+                                 int64_t now_ms) const {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const metrics::RunningStats& all = group.all[s];
+  AddGauge(family, WithLabel(labels, "window", kWindowAll),
+           all.count() > 0 ? all.mean() : kNaN);
+  const std::vector<int64_t>& windows = pipeline_->aggregator().windows_ms();
+  for (size_t w = 0; w < windows.size(); ++w) {
+    // A group with no value yet has an empty ring; its windows are empty
+    // (and WindowRing::Sum is not meant for a ring never added to).
+    const double mean = all.count() > 0
+                            ? group.windows.Sum(s, now_ms, windows[w]).mean()
+                            : kNaN;
+    AddGauge(family, WithLabel(labels, "window", window_labels_[w]), mean);
+  }
+}
+
+void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
+  const stream::Aggregator& aggregator = pipeline_->aggregator();
+  const std::vector<stream::SeriesSpec>& series = aggregator.series();
+  // Each measure's families, in the order the series first name them.
+  std::array<int, metrics::kAllMeasures.size()> family_of;
+  family_of.fill(-1);
+  std::vector<MeasureFamilies> families;
+  for (const stream::SeriesSpec& spec : series) {
+    int& f = family_of[static_cast<size_t>(spec.measure)];
+    if (f < 0) {
+      f = static_cast<int>(families.size());
+      families.push_back(MakeMeasureFamilies(spec.measure));
+    }
+  }
+  const int64_t now_ms = pipeline_->window_now_ms();
+  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
+    const stream::GroupStats& group = aggregator.group(g);
+    for (size_t s = 0; s < series.size(); ++s) {
+      MeasureFamilies& f =
+          families[family_of[static_cast<size_t>(series[s].measure)]];
+      Labels labels = SeriesLabels(group, series[s]);
+      AddHistogram(&f.histogram, labels, stream::kHistogramBounds,
+                   group.histograms[s], group.all[s].sum());
+      AddCounter(&f.squares, labels, group.all[s].sum_of_squares());
+      AddMeans(&f.mean, labels, group, s, now_ms);
+    }
+  }
+  for (MeasureFamilies& f : families) {
+    out->push_back(std::move(f.histogram));
+    out->push_back(std::move(f.squares));
+    out->push_back(std::move(f.mean));
+  }
+}
+
+void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {
+  const stream::PipelineCounters& c = pipeline_->counters();
+  MetricFamily consumed = MakeFamily(
+      "rankwatch_events_consumed_total",
+      "Events read per topic (results, judgments), rejected ones included",
+      MetricType::Counter);
+  MetricFamily rejected = MakeFamily(
+      "rankwatch_events_rejected_total",
+      "Events rejected per topic and reason; a rejected event affects "
+      "nothing else",
+      MetricType::Counter);
+  MetricFamily last_event = MakeFamily(
+      "rankwatch_last_event_timestamp_seconds",
+      "Newest event time seen per topic, in Unix seconds (0 before any "
+      "event)",
+      MetricType::Gauge);
+  for (stream::Topic topic : stream::kAllTopics) {
+    const size_t t = static_cast<size_t>(topic);
+    const std::string name(stream::TopicName(topic));
+    AddCounter(&consumed, {{"topic", name}},
+               static_cast<double>(c.consumed[t]));
+    for (int r = 0; r < stream::kNumRejectReasons; ++r) {
+      AddCounter(&rejected,
+                 {{"topic", name},
+                  {"reason", std::string(stream::RejectReasonName(
+                                 static_cast<stream::RejectReason>(r)))}},
+                 static_cast<double>(c.rejected[t][static_cast<size_t>(r)]));
+    }
+    AddGauge(&last_event, {{"topic", name}},
+             TimestampSeconds(c.last_event_ms[t]));
+  }
+  out->push_back(std::move(consumed));
+  out->push_back(std::move(rejected));
+  out->push_back(std::move(last_event));
+}
+
+void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
+  const stream::JoinCounters& j = pipeline_->join_counters();
+  const stream::PipelineCounters& c = pipeline_->counters();
+  const auto count = [](int64_t v) { return static_cast<double>(v); };
+  out->push_back(Counter("rankwatch_requests_finalized_total",
+                         "Served lists the join finalized and scored, those "
+                         "without a relevant doc included",
+                         count(j.finalized)));
+  out->push_back(Counter("rankwatch_requests_scored_total",
+                         "Served lists folded into the means (finalized "
+                         "minus those left out by zero_relevant: skip)",
+                         count(c.scored)));
+  out->push_back(Counter("rankwatch_requests_without_relevant_total",
+                         "Finalized lists whose query has no relevant judged "
+                         "doc (R = 0)",
+                         count(c.without_relevant)));
+  out->push_back(Counter("rankwatch_late_judgments_total",
+                         "Judgments that arrived after their join window "
+                         "closed, ignored",
+                         count(j.late_judgments)));
+  out->push_back(Counter("rankwatch_late_results_total",
+                         "Results events that arrived after their join "
+                         "window closed, ignored",
+                         count(j.late_results)));
+  out->push_back(Counter("rankwatch_duplicate_results_total",
+                         "Further results events of an already served "
+                         "request, ignored",
+                         count(j.duplicate_results)));
+  out->push_back(Counter("rankwatch_requests_evicted_total",
+                         "Requests finalized early because "
+                         "join.max_pending_requests was reached",
+                         count(j.evicted)));
+  out->push_back(Counter("rankwatch_orphaned_judgments_total",
+                         "Judgments whose results event never arrived",
+                         count(j.orphaned_judgments)));
+  out->push_back(Counter("rankwatch_requests_unjudged_total",
+                         "qrels mode: served lists of queries without any "
+                         "judgment",
+                         count(j.unjudged)));
+  out->push_back(Counter("rankwatch_rebalance_dropped_requests_total",
+                         "Pending requests dropped with revoked partitions "
+                         "(their new owner re-reads them)",
+                         count(j.dropped_on_rebalance)));
+  out->push_back(Counter("rankwatch_qrels_table_full_total",
+                         "qrels mode: judgments refused because "
+                         "join.max_table_entries was reached",
+                         count(j.table_full)));
+  out->push_back(Gauge("rankwatch_pending_requests",
+                       "Requests waiting in the join for judgments or for "
+                       "their window to close",
+                       count(pipeline_->pending_requests())));
+  out->push_back(Gauge("rankwatch_qrels_table_entries",
+                       "qrels mode: (query, doc) judgments held in the table",
+                       count(pipeline_->table_entries())));
+  out->push_back(Gauge("rankwatch_watermark_timestamp_seconds",
+                       "Event time up to which join windows are closed, in "
+                       "Unix seconds (0 before any event)",
+                       TimestampSeconds(pipeline_->watermark_ms())));
+}
+
+void PipelineCollector::CollectAggregation(
+    std::vector<MetricFamily>* out) const {
+  const stream::Aggregator& aggregator = pipeline_->aggregator();
+  const std::vector<std::string>& segments =
+      pipeline_->config().aggregation.segments;
+  MetricFamily overflow =
+      MakeFamily("rankwatch_label_overflow_total",
+                 "Label values folded into \"other\" by an allow-list or the "
+                 "cardinality limit, per label",
+                 MetricType::Counter);
+  const std::vector<int64_t>& overflowed = aggregator.overflowed();
+  for (size_t d = 0; d < overflowed.size(); ++d) {
+    const std::string label = d == 0 ? "variant" : segments[d - 1];
+    AddCounter(&overflow, {{"label", label}},
+               static_cast<double>(overflowed[d]));
+  }
+  out->push_back(std::move(overflow));
+  out->push_back(Gauge("rankwatch_aggregation_groups",
+                       "Label groups (a variant and segment values) with "
+                       "running means",
+                       static_cast<double>(aggregator.num_groups())));
+}
+
+}  // namespace rankwatch::exporter

@@ -1,0 +1,58 @@
+// PipelineCollector: the streaming core's state as metric families, read
+// at scrape time from a stream::Pipeline the daemon owns.
+//
+// Per label group (variant and configured segments) and series (a measure
+// at a cutoff, or k="all"):
+//   rankwatch_<measure>                  histogram over [0, 1] in tenths,
+//                                        from the aggregator's bucket counts
+//   rankwatch_<measure>_squares_total    sum of squared per-list values
+//   rankwatch_<measure>_mean             running mean per window ("all" and
+//                                        each configured one, e.g. "5m")
+// and the pipeline's counters: events consumed and rejected, join outcomes,
+// pending state, watermark, label overflow. Every label set known up front
+// (topics, reject reasons, segment labels) is exported from the start, at 0.
+//
+// A window holding no list has mean NaN rather than no sample: the series
+// set stays stable across scrapes, and a NaN compares false in every alert
+// rule (`mean < 0.3` does not fire on an idle window).
+//
+// Reads the pipeline without synchronization: Collect() runs with the
+// daemon's mutex held (see probe.h). The pipeline must outlive it.
+#ifndef RANKWATCH_DAEMON_EXPORTER_PIPELINE_COLLECTOR_H_
+#define RANKWATCH_DAEMON_EXPORTER_PIPELINE_COLLECTOR_H_
+
+#include <string>
+#include <vector>
+
+#include "daemon/exporter/families.h"
+#include "daemon/exporter/probe.h"
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::exporter {
+
+class PipelineCollector : public Collector {
+ public:
+  explicit PipelineCollector(const stream::Pipeline* pipeline);
+  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
+
+ private:
+  void CollectMeasures(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectEvents(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectJoin(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectAggregation(std::vector<prometheus::MetricFamily>* out) const;
+
+  // variant, k, then one label per configured segment.
+  Labels SeriesLabels(const stream::GroupStats& group,
+                      const stream::SeriesSpec& series) const;
+  // Appends the `_mean` samples of series `s` of `group`, one per window.
+  void AddMeans(prometheus::MetricFamily* family, const Labels& labels,
+                const stream::GroupStats& group, size_t s,
+                int64_t now_ms) const;
+
+  const stream::Pipeline* pipeline_;
+  std::vector<std::string> window_labels_;  // Parallel to windows_ms().
+};
+
+}  // namespace rankwatch::exporter
+
+#endif  // RANKWATCH_DAEMON_EXPORTER_PIPELINE_COLLECTOR_H_

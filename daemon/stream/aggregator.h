@@ -1,0 +1,166 @@
+// Aggregator: running means of every configured series (a measure at a
+// cutoff, or uncut) per group of labels (variant and configured segments),
+// over the whole run and over sliding event-time windows, without keeping
+// per-request values.
+//
+// For each group and series it keeps a RunningStats (count, mean, variance,
+// sum, sum of squares; mergeable), a histogram over [0, 1] in tenths (what
+// Prometheus histograms need), and a ring of time buckets holding sums and
+// sums of squares, from which any configured window is summed exactly to the
+// bucket granularity. Label cardinality is bounded: values beyond the
+// allow-list or the configured maximum fold into "other" and are counted.
+//
+// Owned and driven by one thread (the pipeline); readers must synchronize
+// externally (the daemon snapshots under a mutex).
+#ifndef RANKWATCH_DAEMON_STREAM_AGGREGATOR_H_
+#define RANKWATCH_DAEMON_STREAM_AGGREGATOR_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "metrics/measures.h"
+#include "metrics/running_stats.h"
+#include "metrics/string_index.h"
+
+namespace rankwatch::stream {
+
+// One aggregated series: a measure at a cutoff, or without one.
+struct SeriesSpec {
+  metrics::Measure measure;
+  int cutoff_index;       // Into the evaluator's cutoffs; -1 for uncut.
+  int32_t cutoff;         // The cutoff k, or 0 when uncut.
+  std::string trec_name;  // P_5, map, ndcg_cut_10, recip_rank, judged_10...
+  std::string k_label;    // "5", or "all" when uncut.
+};
+
+// The series of `measures` at `cutoffs` (sorted), in measure order, each
+// measure's cut series in ascending k, then its uncut series.
+std::vector<SeriesSpec> BuildSeries(
+    const std::vector<metrics::Measure>& measures,
+    const std::vector<int32_t>& cutoffs);
+
+// Upper bounds of the histogram buckets (Prometheus `le`), +Inf implied.
+inline constexpr std::array<double, 10> kHistogramBounds = {
+    0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+using Histogram = std::array<int64_t, kHistogramBounds.size() + 1>;
+
+// Totals of one series over a window.
+struct WindowTotals {
+  int64_t count = 0;
+  double sum = 0;
+  double sum_of_squares = 0;
+  double mean() const;
+  // Unbiased sample variance from the sums (values are bounded in [0, 1],
+  // so the sums carry no cancellation problem worth a Welford merge here).
+  double variance() const;
+};
+
+// Sliding-window sums in a ring of fixed-width event-time buckets.
+class WindowRing {
+ public:
+  WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series);
+
+  // Adds one request's values at event time `time_ms`. Values older than
+  // the ring's span relative to the newest bucket are not kept.
+  void Add(int64_t time_ms, std::span<const double> values);
+  // Totals of `series` over the buckets in (now - window, now], whole
+  // buckets: the window ends with the bucket holding `now_ms`.
+  WindowTotals Sum(size_t series, int64_t now_ms, int64_t window_ms) const;
+
+ private:
+  size_t Slot(int64_t bucket) const;
+
+  int64_t bucket_ms_;
+  size_t num_slots_;
+  size_t num_series_;
+  int64_t newest_bucket_ = INT64_MIN;
+  std::vector<int64_t> slot_bucket_;  // Bucket index a slot holds; -1 none.
+  std::vector<int64_t> slot_count_;
+  std::vector<double> slot_sums_;  // [slot][series][sum, sum of squares].
+};
+
+// The state of one group of labels.
+struct GroupStats {
+  std::string variant;
+  std::vector<std::string> segment_values;  // Parallel to config segments.
+  int64_t requests = 0;  // Finalized, including those left out by policy.
+  int64_t without_relevant = 0;            // Finalized with R = 0.
+  std::vector<metrics::RunningStats> all;  // Per series, whole run.
+  std::vector<Histogram> histograms;       // Per series.
+  WindowRing windows;
+};
+
+class Aggregator {
+ public:
+  static constexpr std::string_view kOther = "other";
+  static constexpr std::string_view kUnknown = "unknown";  // Absent segment.
+
+  Aggregator(const config::AggregationConfig& config,
+             std::vector<SeriesSpec> series);
+  // Its indexes hold views into its own storage: not copyable or movable.
+  Aggregator(const Aggregator&) = delete;
+  Aggregator& operator=(const Aggregator&) = delete;
+
+  // The group of a served list's labels, created on first use. Values
+  // outside the allow-list, or past the cardinality limit, become "other".
+  uint32_t ResolveGroup(std::string_view variant,
+                        std::span<const std::string_view> segment_values);
+
+  // Counts a finalized request of `group`; when `values` is non-empty (one
+  // per series) they are folded in at event time `time_ms`.
+  void Add(uint32_t group, int64_t time_ms, std::span<const double> values,
+           bool without_relevant);
+
+  const std::vector<SeriesSpec>& series() const { return series_; }
+  size_t num_groups() const { return groups_.size(); }
+  const GroupStats& group(size_t i) const { return groups_[i]; }
+  // The configured windows, in milliseconds.
+  const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
+  // Newest event time folded in (the "now" of the windows), or INT64_MIN.
+  int64_t newest_time_ms() const { return newest_time_ms_; }
+  // Label values folded into "other": index 0 is the variant, then one per
+  // segment label.
+  const std::vector<int64_t>& overflowed() const { return overflowed_; }
+
+ private:
+  // Interns the values of one label dimension under its bounds.
+  class Dimension {
+   public:
+    Dimension(std::vector<std::string> allowed, int32_t max_values);
+    // index_ holds views into values_: a copy would point into the original.
+    Dimension(const Dimension&) = delete;
+    Dimension& operator=(const Dimension&) = delete;
+    // Returns the value's index; sets *overflow when folded into "other".
+    uint32_t Resolve(std::string_view value, bool* overflow);
+    const std::string& value(uint32_t i) const { return values_[i]; }
+
+   private:
+    bool allow_list_;
+    int32_t max_values_;
+    std::deque<std::string> values_;  // Stable storage for index keys.
+    StringIndex index_;
+    uint32_t other_ = UINT32_MAX;
+  };
+
+  std::vector<SeriesSpec> series_;
+  int64_t bucket_ms_;
+  int64_t span_ms_;
+  std::vector<int64_t> windows_ms_;
+  std::deque<Dimension> dimensions_;  // Variant, then segments; stable.
+  std::vector<int64_t> overflowed_;
+  std::deque<GroupStats> groups_;
+  std::deque<std::string> group_keys_;  // Packed dimension indices.
+  StringIndex group_index_;
+  std::string key_scratch_;
+  int64_t newest_time_ms_ = INT64_MIN;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_AGGREGATOR_H_

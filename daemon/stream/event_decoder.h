@@ -1,0 +1,167 @@
+// EventDecoder: JSON payloads -> ResultsEvent / JudgmentEvent, with the field
+// names of the configured schema, using simdjson's on-demand API.
+//
+// The hot path allocates nothing once warmed up: the payload is copied into a
+// reused padded buffer, strings are views into simdjson's string buffer, and
+// the output vectors keep their capacity between calls. A decoded event is
+// valid until the next Decode call on the same decoder.
+//
+// Not thread-safe; one decoder per consuming thread.
+#ifndef RANKWATCH_DAEMON_STREAM_EVENT_DECODER_H_
+#define RANKWATCH_DAEMON_STREAM_EVENT_DECODER_H_
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/stream/events.h"
+#include "metrics/string_index.h"
+
+namespace rankwatch::stream {
+
+// The outcome of decoding one event. On rejection `detail` says what was
+// wrong in a short phrase naming the field, e.g. "missing field
+// 'request_id'" or "results[3].score is not a finite number".
+struct [[nodiscard]] DecodeStatus {
+  std::optional<RejectReason> reason;
+  std::string detail;
+
+  bool ok() const { return !reason.has_value(); }
+  static DecodeStatus Ok() { return {}; }
+  static DecodeStatus Reject(RejectReason r, std::string d) {
+    return {r, std::move(d)};
+  }
+};
+
+class EventDecoder {
+ public:
+  // Required fields depend on `mode`: impression needs request_id on both
+  // kinds of events; qrels needs query_id on both. `segment_labels` are the
+  // segment keys to extract (aggregation.segments).
+  EventDecoder(const config::SchemaConfig& schema,
+               const config::EventLimitsConfig& limits, config::JoinMode mode,
+               std::vector<std::string> segment_labels);
+
+  EventDecoder(const EventDecoder&) = delete;
+  EventDecoder& operator=(const EventDecoder&) = delete;
+  EventDecoder(EventDecoder&&) =
+      default;  // Views already handed out stay valid.
+
+  // `fallback_timestamp_ms` is used when the event has no timestamp field
+  // (the daemon passes the Kafka record's timestamp); without one a missing
+  // timestamp is a rejection. A negative fallback counts as none.
+  //
+  // On success `*out` holds the event (views valid until the next Decode
+  // call). On rejection `*out` is cleared: it holds no event and must not be
+  // used. Reuse the same `out` between calls so that its vectors keep their
+  // capacity and decoding allocates nothing.
+  //
+  // Field semantics beyond the schema comments:
+  //  - An id (request_id, query_id, variant, doc_id) is a JSON string or a
+  //    JSON integer, which is taken as its literal text ("query_id": 123 is
+  //    the id "123"). Floats, booleans, null, arrays and objects are
+  //    wrong_type.
+  //  - A numeric timestamp is epoch milliseconds; a float one is truncated
+  //    toward zero.
+  //  - A results entry is an object (doc_id, optional score), a string or an
+  //    integer; mixed arrays are fine.
+  //  - A segment value is a string, or a number or boolean taken as its
+  //    literal text; null or "" means the event does not carry the segment.
+  //    Only the configured labels are read.
+  //  - Relevance is an integer that fits 32 bits, or a float with an
+  //    integral value (2.0 is 2, 1.5 is rejected); null is "delete".
+  //  - Judgments: if both the batch (`judgments`) and the single form
+  //    (top-level doc_id / relevance) are present, the batch wins and the
+  //    single pair is ignored (it must still be well-formed).
+  //  - A key repeated within one object: the last occurrence wins.
+  DecodeStatus DecodeResults(std::string_view payload,
+                             std::optional<int64_t> fallback_timestamp_ms,
+                             ResultsEvent* out);
+  DecodeStatus DecodeJudgments(std::string_view payload,
+                               std::optional<int64_t> fallback_timestamp_ms,
+                               JudgmentEvent* out);
+
+ private:
+  // Where a value sits in the event, for reject details: "'name'" at the
+  // top level, "parent[index].name" in an array entry, "parent.name" in a
+  // nested object. Holds views; formatted only on the error path.
+  struct FieldPath {
+    std::string_view parent;  // Empty at the top level.
+    int64_t index = -1;       // Entry of the `parent` array, or -1.
+    std::string_view name;    // Empty for a bare array entry.
+  };
+
+  static std::string Describe(const FieldPath& path);
+  static DecodeStatus MissingField(const FieldPath& path);
+
+  DecodeStatus ParseResults(std::string_view payload,
+                            std::optional<int64_t> fallback_timestamp_ms,
+                            ResultsEvent* out);
+  DecodeStatus ParseJudgments(std::string_view payload,
+                              std::optional<int64_t> fallback_timestamp_ms,
+                              JudgmentEvent* out);
+
+  // Copies `payload` into the padded buffer and starts simdjson on it.
+  DecodeStatus Start(std::string_view payload,
+                     simdjson::ondemand::document* doc);
+  DecodeStatus Reserve(size_t payload_bytes);
+
+  DecodeStatus ReadId(simdjson::ondemand::value& value, const FieldPath& path,
+                      std::string_view* id) const;
+  DecodeStatus CheckIdLength(std::string_view id, const FieldPath& path) const;
+  DecodeStatus ReadTimestamp(simdjson::ondemand::value& value,
+                             int64_t* ms) const;
+  DecodeStatus ResolveTimestamp(bool present, std::optional<int64_t> fallback,
+                                int64_t* ms) const;
+  DecodeStatus CheckRequiredIds(std::string_view request_id,
+                                std::string_view query_id) const;
+
+  DecodeStatus ReadResults(simdjson::ondemand::value& value,
+                           std::vector<std::string_view>* doc_ids);
+  DecodeStatus ReadResultEntry(simdjson::ondemand::value& value, int64_t index,
+                               std::string_view* doc_id) const;
+  DecodeStatus ReadResultObject(simdjson::ondemand::value& value, int64_t index,
+                                std::string_view* doc_id) const;
+  DecodeStatus ReadScore(simdjson::ondemand::value& value,
+                         const FieldPath& path) const;
+  DecodeStatus ReadSegments(simdjson::ondemand::value& value,
+                            std::vector<std::string_view>* values) const;
+  DecodeStatus ReadSegmentValue(simdjson::ondemand::value& value,
+                                const FieldPath& path,
+                                std::string_view* out) const;
+
+  DecodeStatus ReadJudgmentBatch(simdjson::ondemand::value& value,
+                                 std::vector<Judgment>* judgments) const;
+  DecodeStatus ReadJudgmentEntry(simdjson::ondemand::value& value,
+                                 int64_t index, Judgment* judgment) const;
+  DecodeStatus ReadRelevance(simdjson::ondemand::value& value,
+                             const FieldPath& path,
+                             std::optional<metrics::Grade>* grade) const;
+  DecodeStatus DefaultRelevance(const FieldPath& path,
+                                std::optional<metrics::Grade>* grade) const;
+
+  const config::SchemaConfig schema_;
+  const config::EventLimitsConfig limits_;
+  const config::JoinMode mode_;
+  const std::vector<std::string> segment_labels_;
+
+  simdjson::ondemand::parser parser_;
+  // The payload copy simdjson reads: size >= payload + SIMDJSON_PADDING.
+  std::vector<char> buffer_;
+  // Doc ids of the results list being read, for duplicate detection. Keys
+  // point into buffer_ or the parser's string buffer.
+  StringIndex seen_docs_;
+};
+
+// Parses an RFC 3339 date-time ("2025-11-22T10:00:00.123Z", offsets
+// allowed) into epoch milliseconds.
+std::optional<int64_t> ParseRfc3339Millis(std::string_view s);
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_EVENT_DECODER_H_

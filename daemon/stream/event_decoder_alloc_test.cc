@@ -1,0 +1,146 @@
+// Proves that a warmed-up EventDecoder allocates nothing per event.
+//
+// Replaces the global operator new/delete of the whole test binary with
+// counting versions built on malloc/free. Counting is off except inside the
+// measured loop, so other tests in the binary are unaffected.
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "daemon/stream/event_decoder.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<int64_t> g_allocations{0};
+
+void* CountedAlloc(std::size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+  return std::malloc(n == 0 ? 1 : n);
+}
+
+void* CountedAlignedAlloc(std::size_t n, std::align_val_t align) {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+  const std::size_t a = static_cast<std::size_t>(align);
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  return std::aligned_alloc(a, (n + a - 1) / a * a);
+}
+
+void* OrThrow(void* p) {
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return OrThrow(CountedAlloc(n)); }
+void* operator new[](std::size_t n) { return OrThrow(CountedAlloc(n)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return CountedAlloc(n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return CountedAlloc(n);
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  return OrThrow(CountedAlignedAlloc(n, a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return OrThrow(CountedAlignedAlloc(n, a));
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+
+namespace rankwatch::stream {
+namespace {
+
+std::string ResultsPayload(int docs, bool objects) {
+  std::string p = R"({"request_id": "r-81f2", "query_id": "q-123",
+      "variant": "B", "timestamp": "2025-11-22T10:00:00.123Z",
+      "segments": {"locale": "de", "device": 3, "other": {"x": 1}},
+      "results": [)";
+  for (int i = 0; i < docs; ++i) {
+    if (i > 0) p += ", ";
+    const std::string id = "\"doc-\\u00e9" + std::to_string(i) + "\"";
+    p += objects ? R"({"doc_id": )" + id + R"(, "score": 1.5})" : id;
+  }
+  return p + "]}";
+}
+
+std::string BatchPayload(int judgments) {
+  std::string p = R"({"request_id": "r-81f2", "timestamp": 1763805612000,
+                      "judgments": [)";
+  for (int i = 0; i < judgments; ++i) {
+    if (i > 0) p += ", ";
+    p += R"({"doc_id": "d)" + std::to_string(i) + R"(", "relevance": )" +
+         (i % 3 == 0 ? std::string("null") : std::to_string(i % 4)) + "}";
+  }
+  return p + "]}";
+}
+
+TEST(DecoderAllocationTest, WarmDecoderDoesNotAllocate) {
+  EventDecoder decoder(config::SchemaConfig(), config::EventLimitsConfig(),
+                       config::JoinMode::kImpression, {"locale", "device"});
+  const std::vector<std::string> results = {
+      ResultsPayload(10, true), ResultsPayload(1, false),
+      ResultsPayload(1000, true), ResultsPayload(50, false),
+      ResultsPayload(3, true)};
+  const std::vector<std::string> judgments = {
+      R"({"request_id": "r-81f2", "doc_id": "d7", "relevance": 2,
+          "timestamp": 1763805612000})",
+      BatchPayload(100), BatchPayload(2),
+      R"({"request_id": 5, "doc_id": 7, "relevance": 2.0})"};
+  ResultsEvent results_event;
+  JudgmentEvent judgment_event;
+  bool all_ok = true;
+  const auto decode_all = [&] {
+    for (const std::string& p : results) {
+      all_ok &= decoder.DecodeResults(p, 1, &results_event).ok();
+    }
+    for (const std::string& p : judgments) {
+      all_ok &= decoder.DecodeJudgments(p, 1, &judgment_event).ok();
+    }
+  };
+  decode_all();  // Warm-up: buffers grow to the largest event.
+  ASSERT_TRUE(all_ok);
+
+  g_allocations = 0;
+  g_counting = true;
+  for (int round = 0; round < 200; ++round) decode_all();
+  g_counting = false;
+  EXPECT_TRUE(all_ok);
+  EXPECT_EQ(g_allocations.load(), 0);
+  EXPECT_EQ(judgment_event.judgments.size(), 1u);  // The last event.
+
+  // The counter does count: a rejection allocates its detail.
+  g_counting = true;
+  const DecodeStatus rejected =
+      decoder.DecodeResults(R"({"request_id": ""})", 1, &results_event);
+  g_counting = false;
+  EXPECT_FALSE(rejected.ok());
+  EXPECT_GT(g_allocations.load(), 0);
+}
+
+}  // namespace
+}  // namespace rankwatch::stream

@@ -1,0 +1,999 @@
+#include "daemon/stream/event_decoder.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch::stream {
+namespace {
+
+using config::EventLimitsConfig;
+using config::JoinMode;
+using config::SchemaConfig;
+
+constexpr std::optional<int64_t> kNoFallback = std::nullopt;
+
+// "ok", or "<reason>: <detail>", so that one EXPECT_EQ checks both.
+std::string Outcome(const DecodeStatus& status) {
+  if (status.ok()) return "ok";
+  return std::string(RejectReasonName(*status.reason)) + ": " + status.detail;
+}
+
+std::string SimdjsonMessage(simdjson::error_code e) {
+  return std::string("malformed_json: ") + simdjson::error_message(e);
+}
+
+// Decodes with a fresh decoder per test; keeps the last events for checks.
+class Decoder {
+ public:
+  explicit Decoder(JoinMode mode = JoinMode::kImpression,
+                   std::vector<std::string> segment_labels = {},
+                   const SchemaConfig& schema = {},
+                   const EventLimitsConfig& limits = {})
+      : decoder_(schema, limits, mode, std::move(segment_labels)) {}
+
+  std::string Results(std::string_view payload,
+                      std::optional<int64_t> fallback = kNoFallback) {
+    return Outcome(decoder_.DecodeResults(payload, fallback, &results));
+  }
+  std::string Judgments(std::string_view payload,
+                        std::optional<int64_t> fallback = kNoFallback) {
+    return Outcome(decoder_.DecodeJudgments(payload, fallback, &judgments));
+  }
+
+  ResultsEvent results;
+  JudgmentEvent judgments;
+
+ private:
+  EventDecoder decoder_;
+};
+
+std::vector<std::string> Strings(const std::vector<std::string_view>& v) {
+  return {v.begin(), v.end()};
+}
+
+// ---- Names ----------------------------------------------------------------
+
+TEST(EventsTest, NamesAreStableSnakeCase) {
+  EXPECT_EQ(TopicName(Topic::kResults), "results");
+  EXPECT_EQ(TopicName(Topic::kJudgments), "judgments");
+  const std::vector<std::string_view> expected = {
+      "malformed_json",    "too_large",        "missing_field",
+      "wrong_type",        "empty_id",         "id_too_long",
+      "bad_timestamp",     "empty_results",    "too_many_results",
+      "duplicate_doc",     "non_finite_score", "non_integer_relevance",
+      "too_many_judgments"};
+  ASSERT_EQ(static_cast<int>(expected.size()), kNumRejectReasons);
+  for (int i = 0; i < kNumRejectReasons; ++i) {
+    EXPECT_EQ(RejectReasonName(static_cast<RejectReason>(i)), expected[i]);
+  }
+}
+
+// ---- Results events ---------------------------------------------------------
+
+TEST(DecodeResultsTest, ObjectFormFromTheIssue) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  ASSERT_EQ(d.Results(R"({"request_id": "r-81f2", "query_id": "q-123",
+      "variant": "B", "timestamp": 1763805600123,
+      "results": [{"doc_id": "d7", "score": 12.1}, {"doc_id": "d3"}],
+      "segments": {"locale": "de"}})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "r-81f2");
+  EXPECT_EQ(d.results.query_id, "q-123");
+  EXPECT_EQ(d.results.variant, "B");
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600123);
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"d7", "d3"}));
+  EXPECT_EQ(Strings(d.results.segment_values), std::vector<std::string>{"de"});
+}
+
+TEST(DecodeResultsTest, StringFormAndMixedEntries) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request_id":"r","timestamp":1,
+                          "results":["a","b","c"]})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.doc_ids),
+            (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(d.Results(R"({"request_id":"r","timestamp":1,
+                          "results":["a",{"doc_id":"b","score":-1},42]})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.doc_ids),
+            (std::vector<std::string>{"a", "b", "42"}));
+}
+
+TEST(DecodeResultsTest, UnknownFieldsAreIgnored) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"extra": {"deep": [1, {"x": null}], "s": "\u0041"},
+      "request_id": "r", "n": 1.5e3, "flag": true, "nothing": null,
+      "results": [{"rank": 1, "doc_id": "d1", "meta": {"a": [true]},
+                   "score": 0.5, "debug": "x"}],
+      "timestamp": 5, "tail": []})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.doc_ids), std::vector<std::string>{"d1"});
+  EXPECT_EQ(d.results.timestamp_ms, 5);
+}
+
+TEST(DecodeResultsTest, EscapesInIdsAndKeysAreUnescaped) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request\u005fid": "r\"1\\", "timestamp": 1,
+                          "results": ["d\u00e9", {"doc_id": "tab\there"}]})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "r\"1\\");
+  EXPECT_EQ(Strings(d.results.doc_ids),
+            (std::vector<std::string>{"d\xc3\xa9", "tab\there"}));
+}
+
+TEST(DecodeResultsTest, IntegerIdsUseTheirLiteralText) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request_id": 81, "query_id": -123 , "variant": 2,
+                          "timestamp": 1, "results": [7, {"doc_id": 0}]})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "81");
+  EXPECT_EQ(d.results.query_id, "-123");
+  EXPECT_EQ(d.results.variant, "2");
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"7", "0"}));
+  // A float is not an id.
+  EXPECT_EQ(d.Results(R"({"request_id": 1.5, "timestamp": 1,
+                          "results": ["a"]})"),
+            "wrong_type: 'request_id' is not a string or an integer");
+  EXPECT_EQ(
+      d.Results(R"({"request_id": "r", "timestamp": 1, "results": [1e2]})"),
+      "wrong_type: results[0] is not an object, a string or an integer");
+}
+
+TEST(DecodeResultsTest, VariantDefaults) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request_id":"r","timestamp":1,"results":["a"]})"),
+            "ok");
+  EXPECT_EQ(d.results.variant, "default");
+  SchemaConfig schema;
+  schema.default_variant = "control";
+  Decoder custom(JoinMode::kImpression, {}, schema);
+  ASSERT_EQ(
+      custom.Results(R"({"request_id":"r","timestamp":1,"results":["a"]})"),
+      "ok");
+  EXPECT_EQ(custom.results.variant, "control");
+}
+
+TEST(DecodeResultsTest, SegmentsExtractOnlyConfiguredLabels) {
+  Decoder d(JoinMode::kImpression, {"device", "locale", "tier", "app"});
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+      "segments": {"locale": "de", "other": {"nested": 1}, "tier": 3,
+                   "app": true, "device": null}})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.segment_values),
+            (std::vector<std::string>{"", "de", "3", "true"}));
+
+  ASSERT_EQ(d.Results(R"({"request_id":"r","timestamp":1,"results":["a"]})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.segment_values),
+            (std::vector<std::string>{"", "", "", ""}));
+
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": {"lang": "de"}}})"),
+            "wrong_type: segments.locale is not a string, a number or a "
+            "boolean");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": ["de"]})"),
+            "wrong_type: 'segments' is not an object");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": ")" +
+                      std::string(513, 'x') + R"("}})"),
+            "id_too_long: segments.locale is 513 bytes (max 512)");
+}
+
+TEST(DecodeResultsTest, SegmentsWithoutLabelsAreSkipped) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": "de"}})"),
+            "ok");
+  EXPECT_TRUE(d.results.segment_values.empty());
+}
+
+TEST(DecodeResultsTest, CustomSchemaNames) {
+  SchemaConfig schema;
+  schema.request_id = "rid";
+  schema.query_id = "q";
+  schema.variant = "arm";
+  schema.timestamp = "ts";
+  schema.results = "items";
+  schema.doc_id = "id";
+  schema.score = "s";
+  schema.segments = "ctx";
+  Decoder d(JoinMode::kImpression, {"country"}, schema);
+  ASSERT_EQ(d.Results(R"({"rid": "r1", "q": "shoes", "arm": "treatment",
+      "ts": "2025-11-22T10:00:00Z", "ctx": {"country": "fr"},
+      "items": [{"id": "x", "s": 1}, {"id": "y"}],
+      "request_id": "ignored", "results": "ignored"})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "r1");
+  EXPECT_EQ(d.results.query_id, "shoes");
+  EXPECT_EQ(d.results.variant, "treatment");
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600000);
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(Strings(d.results.segment_values), std::vector<std::string>{"fr"});
+  // Details use the configured names.
+  EXPECT_EQ(d.Results(R"({"ts": 1, "items": ["a"]})"),
+            "missing_field: missing field 'rid'");
+  EXPECT_EQ(d.Results(R"({"rid": "r", "ts": 1, "items": [{"s": 1}]})"),
+            "missing_field: missing field 'id' in items[0]");
+  EXPECT_EQ(d.Results(R"({"rid": "r", "ts": 1,
+                          "items": [{"id": "a", "s": "high"}]})"),
+            "non_finite_score: items[0].s is not a finite number");
+}
+
+TEST(DecodeResultsTest, RepeatedKeysLastWins) {
+  Decoder d;
+  ASSERT_EQ(d.Results(R"({"request_id": "r1", "request_id": "r2",
+                          "timestamp": 1, "results": ["a", "b"],
+                          "results": ["b"]})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "r2");
+  EXPECT_EQ(Strings(d.results.doc_ids), std::vector<std::string>{"b"});
+}
+
+TEST(DecodeResultsTest, LongListsAndDuplicates) {
+  std::string payload = R"({"request_id":"r","timestamp":1,"results":[)";
+  for (int i = 0; i < 1000; ++i) {
+    if (i > 0) payload += ',';
+    payload += "\"doc-" + std::to_string(i) + "\"";
+  }
+  Decoder d;
+  ASSERT_EQ(d.Results(payload + "]}"), "ok");
+  EXPECT_EQ(d.results.doc_ids.size(), 1000u);
+  EXPECT_EQ(d.results.doc_ids[999], "doc-999");
+  EXPECT_EQ(d.Results(payload + R"(,"doc-500"]})"),
+            "too_many_results: 'results' has more than 1000 entries");
+  EventLimitsConfig limits;
+  limits.max_results = 2000;
+  Decoder big(JoinMode::kImpression, {}, {}, limits);
+  EXPECT_EQ(big.Results(payload + R"(,"doc-500"]})"),
+            "duplicate_doc: results[1000] repeats doc 'doc-500' of "
+            "results[500]");
+  // Lists after a rejection start afresh.
+  ASSERT_EQ(big.Results(R"({"request_id":"r","timestamp":1,
+                            "results":["doc-500","doc-1"]})"),
+            "ok");
+}
+
+TEST(DecodeResultsTest, ViewsPointIntoTheDecoderNotThePayload) {
+  Decoder d;
+  std::string payload =
+      R"({"request_id":"r1","timestamp":1,"results":["a",7]})";
+  ASSERT_EQ(d.Results(payload), "ok");
+  payload.assign(payload.size(), 'z');
+  EXPECT_EQ(d.results.request_id, "r1");
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"a", "7"}));
+}
+
+TEST(DecodeResultsTest, MovedDecoderKeepsViewsAndWorks) {
+  EventDecoder first(SchemaConfig(), EventLimitsConfig(), JoinMode::kImpression,
+                     {});
+  ResultsEvent event;
+  ASSERT_TRUE(first
+                  .DecodeResults(R"({"request_id": "r\u00e9", "timestamp": 1,
+                                     "results": ["a", 7]})",
+                                 kNoFallback, &event)
+                  .ok());
+  EventDecoder second(std::move(first));
+  EXPECT_EQ(event.request_id, "r\xc3\xa9");
+  EXPECT_EQ(Strings(event.doc_ids), (std::vector<std::string>{"a", "7"}));
+  EXPECT_TRUE(second
+                  .DecodeResults(R"({"request_id": "r", "timestamp": 1,
+                                     "results": ["a", "b", "a"]})",
+                                 kNoFallback, &event)
+                  .reason == RejectReason::kDuplicateDoc);
+}
+
+TEST(DecodeResultsTest, RejectionLeavesNoEvent) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "query_id": "q", "variant": "B",
+                          "timestamp": 1, "results": ["a", "b"],
+                          "segments": {"locale": "de"}})"),
+            "ok");
+  // Fails after request_id and two docs were read.
+  EXPECT_EQ(d.Results(R"({"request_id": "r2", "timestamp": 1,
+                          "results": ["a", "b", {"doc_id": "c", "score": "x"}]})"),
+            "non_finite_score: results[2].score is not a finite number");
+  EXPECT_TRUE(d.results.request_id.empty());
+  EXPECT_TRUE(d.results.query_id.empty());
+  EXPECT_TRUE(d.results.variant.empty());
+  EXPECT_EQ(d.results.timestamp_ms, 0);
+  EXPECT_TRUE(d.results.doc_ids.empty());
+  EXPECT_TRUE(d.results.segment_values.empty());
+
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a",
+                            "relevance": 1, "timestamp": 1})"),
+            "ok");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "judgments":
+      [{"doc_id": "a", "relevance": 1}, {"doc_id": "b", "relevance": 0.5}]})"),
+            "non_integer_relevance: judgments[1].relevance is not an integer");
+  EXPECT_TRUE(d.judgments.request_id.empty());
+  EXPECT_EQ(d.judgments.timestamp_ms, 0);
+  EXPECT_TRUE(d.judgments.judgments.empty());
+}
+
+// ---- Timestamps -------------------------------------------------------------
+
+TEST(DecodeTimestampTest, NumbersStringsAndFallback) {
+  Decoder d;
+  const auto with_ts = [](std::string ts) {
+    return R"({"request_id": "r", "results": ["a"], "timestamp": )" + ts + "}";
+  };
+  ASSERT_EQ(d.Results(with_ts("1763805600123")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600123);
+  ASSERT_EQ(d.Results(with_ts("0")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 0);
+  ASSERT_EQ(d.Results(with_ts("1763805600123.9")), "ok");  // Truncated.
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600123);
+  ASSERT_EQ(d.Results(with_ts("1.7638056e12")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600000);
+  ASSERT_EQ(d.Results(with_ts(R"("2025-11-22T10:00:00.123+01:00")")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1763802000123);
+
+  // Present: the fallback is not used.
+  ASSERT_EQ(d.Results(with_ts("5"), 99), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 5);
+  // Absent: the fallback is.
+  const std::string no_ts = R"({"request_id": "r", "results": ["a"]})";
+  ASSERT_EQ(d.Results(no_ts, 1763805600999), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1763805600999);
+  EXPECT_EQ(d.Results(no_ts), "missing_field: missing field 'timestamp'");
+  EXPECT_EQ(d.Results(no_ts, -1), "missing_field: missing field 'timestamp'");
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a",
+                            "relevance": 1})",
+                        42),
+            "ok");
+  EXPECT_EQ(d.judgments.timestamp_ms, 42);
+
+  const std::string bad =
+      "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an RFC "
+      "3339 date-time";
+  for (const char* ts :
+       {"-1", "-0.5", "1e999", "9223372036854775808", "1e19", "true", "null",
+        "[]", "{}", R"("1763805600123")", R"("yesterday")",
+        R"("1969-12-31T23:59:59Z")", R"("2025-02-29T00:00:00Z")"}) {
+    EXPECT_EQ(d.Results(with_ts(ts)), bad) << ts;
+  }
+}
+
+// Expected values: date -u -d '<the same date-time>' +%s, times 1000, plus
+// the milliseconds.
+TEST(Rfc3339Test, ValidDateTimes) {
+  struct Case {
+    std::string_view text;
+    int64_t ms;
+  };
+  const Case cases[] = {
+      // date -u -d '2025-11-22T10:00:00Z' +%s -> 1763805600
+      {"2025-11-22T10:00:00Z", 1763805600000},
+      {"2025-11-22t10:00:00z", 1763805600000},
+      {"2025-11-22 10:00:00Z", 1763805600000},
+      {"2025-11-22T10:00:00.1Z", 1763805600100},
+      {"2025-11-22T10:00:00.12Z", 1763805600120},
+      {"2025-11-22T10:00:00.123Z", 1763805600123},
+      {"2025-11-22T10:00:00.123999999999Z", 1763805600123},  // Truncated.
+      {"2025-11-22T10:00:00-00:00", 1763805600000},
+      // date -u -d '2025-11-22T10:00:00+01:00' +%s -> 1763802000
+      {"2025-11-22T10:00:00+01:00", 1763802000000},
+      // date -u -d '2025-11-22T10:00:00-05:30' +%s -> 1763825400
+      {"2025-11-22T10:00:00.5-05:30", 1763825400500},
+      // date -u -d '2025-11-22T00:30:00+01:00' +%s -> 1763767800 (the UTC
+      // date is the previous day).
+      {"2025-11-22T00:30:00+01:00", 1763767800000},
+      // date -u -d '2024-02-29T23:59:59Z' +%s -> 1709251199
+      {"2024-02-29T23:59:59.999Z", 1709251199999},
+      // date -u -d '2000-02-29T00:00:00Z' +%s -> 951782400
+      {"2000-02-29T00:00:00Z", 951782400000},
+      {"1970-01-01T00:00:00Z", 0},
+      // date -u -d '1969-12-31T23:59:59Z' +%s -> -1
+      {"1969-12-31T23:59:59Z", -1000},
+      // date -u -d '1600-03-01T00:00:00Z' +%s -> -11670912000
+      {"1600-03-01T00:00:00Z", -11670912000000},
+      // A leap second lands on the next second, as in POSIX time:
+      // date -u -d '2017-01-01T00:00:00Z' +%s -> 1483228800
+      {"2016-12-31T23:59:60Z", 1483228800000},
+      // date -u -d '9999-12-31T23:59:59Z' +%s -> 253402300799
+      {"9999-12-31T23:59:59Z", 253402300799000},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ParseRfc3339Millis(c.text), std::optional<int64_t>(c.ms))
+        << c.text;
+  }
+}
+
+TEST(Rfc3339Test, InvalidDateTimes) {
+  for (std::string_view text : {
+           "",
+           "2025-11-22",
+           "2025-11-22T10:00Z",
+           "2025-11-22T10:00:00",  // No offset.
+           "2025-11-22T10:00:00Zx",
+           "2025-11-22T10:00:00.Z",
+           "2025-11-22T10:00:00,5Z",
+           "2025-11-22X10:00:00Z",
+           "2025-11-22T10:00:00+0100",
+           "2025-11-22T10:00:00+01",
+           "2025-11-22T10:00:00+24:00",
+           "2025-11-22T10:00:00+01:60",
+           "2025-11-22T10:00:00 Z",
+           " 2025-11-22T10:00:00Z",
+           "2025-1-22T10:00:00Z",
+           "+2025-11-22T10:00:00Z",
+           "2025-13-01T00:00:00Z",
+           "2025-00-10T00:00:00Z",
+           "2025-04-31T00:00:00Z",
+           "2025-04-00T00:00:00Z",
+           "2023-02-29T00:00:00Z",  // Not a leap year.
+           "1900-02-29T00:00:00Z",  // Divisible by 100, not by 400.
+           "2025-11-22T24:00:00Z",
+           "2025-11-22T10:60:00Z",
+           "2025-11-22T10:00:61Z",
+           "2025-11-22T1a:00:00Z",
+       }) {
+    EXPECT_EQ(ParseRfc3339Millis(text), std::nullopt) << text;
+  }
+}
+
+// ---- Judgment events --------------------------------------------------------
+
+TEST(DecodeJudgmentsTest, SingleForm) {
+  Decoder d;
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r-81f2", "query_id": "q-123",
+      "doc_id": "d7", "relevance": 2, "timestamp": 1763805612000})"),
+            "ok");
+  EXPECT_EQ(d.judgments.request_id, "r-81f2");
+  EXPECT_EQ(d.judgments.query_id, "q-123");
+  EXPECT_EQ(d.judgments.timestamp_ms, 1763805612000);
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "d7");
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(2));
+}
+
+TEST(DecodeJudgmentsTest, BatchForm) {
+  Decoder d;
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "judgments": [
+      {"doc_id": "d7", "relevance": 2}, {"relevance": 0, "doc_id": 3, "x": 1},
+      {"doc_id": "d9", "relevance": null}, {"doc_id": "d7", "relevance": -1}]})"),
+            "ok");
+  const std::vector<Judgment>& j = d.judgments.judgments;
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0].doc_id, "d7");
+  EXPECT_EQ(j[0].grade, std::optional<metrics::Grade>(2));
+  EXPECT_EQ(j[1].doc_id, "3");
+  EXPECT_EQ(j[1].grade, std::optional<metrics::Grade>(0));
+  EXPECT_EQ(j[2].doc_id, "d9");
+  EXPECT_EQ(j[2].grade, std::nullopt);
+  // Repeats are allowed; the join's combine rule decides.
+  EXPECT_EQ(j[3].doc_id, "d7");
+  EXPECT_EQ(j[3].grade, std::optional<metrics::Grade>(-1));
+}
+
+TEST(DecodeJudgmentsTest, BatchWinsOverSingleForm) {
+  Decoder d;
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+      "doc_id": "single", "relevance": 3,
+      "judgments": [{"doc_id": "batch", "relevance": 1}]})"),
+            "ok");
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "batch");
+  // The ignored pair must still be well-formed.
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+      "judgments": [{"doc_id": "batch", "relevance": 1}], "relevance": "x"})"),
+            "non_integer_relevance: 'relevance' is not an integer");
+  // An empty batch is not rescued by the single pair.
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+      "doc_id": "single", "relevance": 3, "judgments": []})"),
+            "missing_field: 'judgments' is empty");
+}
+
+TEST(DecodeJudgmentsTest, NullRelevanceDeletes) {
+  Decoder d(JoinMode::kQrels);
+  ASSERT_EQ(d.Judgments(R"({"query_id": "q", "doc_id": "d",
+                            "relevance": null, "timestamp": 1})"),
+            "ok");
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::nullopt);
+}
+
+TEST(DecodeJudgmentsTest, RelevanceValues) {
+  Decoder d;
+  const auto with_rel = [](std::string rel) {
+    return R"({"request_id": "r", "timestamp": 1, "doc_id": "d",
+               "relevance": )" +
+           rel + "}";
+  };
+  const auto grade = [&d] { return d.judgments.judgments.at(0).grade; };
+  ASSERT_EQ(d.Judgments(with_rel("3")), "ok");
+  EXPECT_EQ(grade(), std::optional<metrics::Grade>(3));
+  ASSERT_EQ(d.Judgments(with_rel("2.0")), "ok");  // Integral floats accepted.
+  EXPECT_EQ(grade(), std::optional<metrics::Grade>(2));
+  ASSERT_EQ(d.Judgments(with_rel("1e1")), "ok");
+  EXPECT_EQ(grade(), std::optional<metrics::Grade>(10));
+  ASSERT_EQ(d.Judgments(with_rel("-0.0")), "ok");
+  EXPECT_EQ(grade(), std::optional<metrics::Grade>(0));
+  ASSERT_EQ(d.Judgments(with_rel("-2147483648")), "ok");
+  EXPECT_EQ(grade(), std::optional<metrics::Grade>(-2147483648LL));
+
+  const std::string not_integer =
+      "non_integer_relevance: 'relevance' is not an integer";
+  for (const char* rel : {"1.5", "1e-1", "1e999", R"("2")", "true", "false",
+                          "[2]", R"({"grade": 2})"}) {
+    EXPECT_EQ(d.Judgments(with_rel(rel)), not_integer) << rel;
+  }
+  const std::string out_of_range =
+      "non_integer_relevance: 'relevance' is out of the 32-bit integer range";
+  for (const char* rel :
+       {"2147483648", "-2147483649", "3e9", "99999999999999999999999"}) {
+    EXPECT_EQ(d.Judgments(with_rel(rel)), out_of_range) << rel;
+  }
+}
+
+TEST(DecodeJudgmentsTest, DefaultRelevance) {
+  const std::string single =
+      R"({"request_id": "r", "timestamp": 1, "doc_id": "d"})";
+  const std::string batch = R"({"request_id": "r", "timestamp": 1,
+      "judgments": [{"doc_id": "a"}, {"doc_id": "b", "relevance": 0}]})";
+  Decoder strict;
+  EXPECT_EQ(strict.Judgments(single),
+            "missing_field: missing field 'relevance'");
+  EXPECT_EQ(strict.Judgments(batch),
+            "missing_field: missing field 'relevance' in judgments[0]");
+
+  SchemaConfig schema;
+  schema.default_relevance = 1;
+  Decoder clicks(JoinMode::kImpression, {}, schema);
+  ASSERT_EQ(clicks.Judgments(single), "ok");
+  EXPECT_EQ(clicks.judgments.judgments.at(0).grade,
+            std::optional<metrics::Grade>(1));
+  ASSERT_EQ(clicks.Judgments(batch), "ok");
+  EXPECT_EQ(clicks.judgments.judgments.at(0).grade,
+            std::optional<metrics::Grade>(1));
+  EXPECT_EQ(clicks.judgments.judgments.at(1).grade,
+            std::optional<metrics::Grade>(0));
+}
+
+TEST(DecodeJudgmentsTest, CustomSchemaNames) {
+  SchemaConfig schema;
+  schema.query_id = "qid";
+  schema.doc_id = "docno";
+  schema.relevance = "grade";
+  schema.judgments = "labels";
+  schema.timestamp = "time";
+  Decoder d(JoinMode::kQrels, {}, schema);
+  ASSERT_EQ(d.Judgments(R"({"qid": 301, "time": "2025-11-22T10:00:00Z",
+      "labels": [{"docno": "FBIS3-1", "grade": 1}]})"),
+            "ok");
+  EXPECT_EQ(d.judgments.query_id, "301");
+  EXPECT_EQ(d.judgments.timestamp_ms, 1763805600000);
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "FBIS3-1");
+  EXPECT_EQ(d.Judgments(R"({"qid": 301, "time": 1,
+      "labels": [{"docno": "a", "grade": 1}, {"grade": 1}]})"),
+            "missing_field: missing field 'docno' in labels[1]");
+  EXPECT_EQ(d.Judgments(R"({"qid": 301, "time": 1})"),
+            "missing_field: missing field 'docno' (or 'labels')");
+}
+
+// ---- Required fields by join mode -------------------------------------------
+
+TEST(RequiredFieldsTest, ImpressionNeedsRequestId) {
+  Decoder d(JoinMode::kImpression);
+  EXPECT_EQ(d.Results(R"({"query_id": "q", "timestamp": 1,
+                          "results": ["a"]})"),
+            "missing_field: missing field 'request_id'");
+  EXPECT_EQ(d.Judgments(R"({"query_id": "q", "timestamp": 1,
+                            "doc_id": "a", "relevance": 1})"),
+            "missing_field: missing field 'request_id'");
+  ASSERT_EQ(
+      d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"]})"),
+      "ok");
+  EXPECT_TRUE(d.results.query_id.empty());
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+                            "doc_id": "a", "relevance": 1})"),
+            "ok");
+  EXPECT_TRUE(d.judgments.query_id.empty());
+}
+
+TEST(RequiredFieldsTest, QrelsNeedsQueryId) {
+  Decoder d(JoinMode::kQrels);
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1,
+                          "results": ["a"]})"),
+            "missing_field: missing field 'query_id'");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+                            "doc_id": "a", "relevance": 1})"),
+            "missing_field: missing field 'query_id'");
+  ASSERT_EQ(d.Results(R"({"query_id": "q", "timestamp": 1, "results": ["a"]})"),
+            "ok");
+  EXPECT_TRUE(d.results.request_id.empty());
+  ASSERT_EQ(d.Judgments(R"({"query_id": "q", "timestamp": 1,
+                            "doc_id": "a", "relevance": 1})"),
+            "ok");
+  EXPECT_TRUE(d.judgments.request_id.empty());
+}
+
+// ---- Every reject reason ----------------------------------------------------
+
+struct RejectCase {
+  Topic topic;
+  std::string payload;
+  std::string outcome;  // "<reason>: <detail>".
+};
+
+// One or more minimal payloads per reason, decoded with small limits
+// (RejectTest below): max_event_bytes 200, max_results 3, max_judgments 2,
+// max_id_length 8.
+std::vector<RejectCase> RejectCases() {
+  constexpr Topic R = Topic::kResults;
+  constexpr Topic J = Topic::kJudgments;
+  return {
+      // malformed_json
+      RejectCase{R, "", SimdjsonMessage(simdjson::EMPTY)},
+      RejectCase{R, R"({"request_id": "r", "results": )",
+                 SimdjsonMessage(simdjson::INCOMPLETE_ARRAY_OR_OBJECT)},
+      RejectCase{R, R"({"request_id": "r"} x)",
+                 SimdjsonMessage(simdjson::INCOMPLETE_ARRAY_OR_OBJECT)},
+      RejectCase{R, R"({"request_id": "r"}})",
+                 SimdjsonMessage(simdjson::TRAILING_CONTENT)},
+      RejectCase{R, R"({"request_id" "r"})",
+                 SimdjsonMessage(simdjson::TAPE_ERROR)},
+      RejectCase{R, R"({"request_id": "r",})",
+                 SimdjsonMessage(simdjson::TAPE_ERROR)},
+      RejectCase{R, "{\"request_id\": \"\xff\"}",
+                 SimdjsonMessage(simdjson::UTF8_ERROR)},
+      RejectCase{R, R"({"request_id": "r)",
+                 SimdjsonMessage(simdjson::UNCLOSED_STRING)},
+      RejectCase{R, R"({"request_id": "\x"})",
+                 SimdjsonMessage(simdjson::STRING_ERROR)},
+      RejectCase{R, R"({"timestamp": 12x})",
+                 SimdjsonMessage(simdjson::NUMBER_ERROR)},
+      RejectCase{R, R"({"results": [{"doc_id": "a", "score": 1.}]})",
+                 SimdjsonMessage(simdjson::NUMBER_ERROR)},
+      RejectCase{J, R"({"relevance": tru})",
+                 SimdjsonMessage(simdjson::T_ATOM_ERROR)},
+      RejectCase{R, R"(["request_id", "r"])",
+                 "malformed_json: the event is not an object"},
+      RejectCase{J, R"("just a string")",
+                 "malformed_json: the event is not an object"},
+      // too_large
+      RejectCase{R, std::string(201, ' '),
+                 "too_large: event is 201 bytes (max 200)"},
+      // missing_field
+      RejectCase{R, R"({"timestamp": 1, "results": ["a"]})",
+                 "missing_field: missing field 'request_id'"},
+      RejectCase{R, R"({"request_id": "r", "timestamp": 1})",
+                 "missing_field: missing field 'results'"},
+      RejectCase{R, R"({"request_id": "r", "results": ["a"]})",
+                 "missing_field: missing field 'timestamp'"},
+      RejectCase{R,
+                 R"({"request_id": "r", "timestamp": 1,
+                       "results": ["a", {"score": 1}]})",
+                 "missing_field: missing field 'doc_id' in results[1]"},
+      RejectCase{J, R"({"request_id": "r", "timestamp": 1})",
+                 "missing_field: missing field 'doc_id' (or 'judgments')"},
+      RejectCase{J, R"({"request_id": "r", "timestamp": 1, "relevance": 1})",
+                 "missing_field: missing field 'doc_id' (or 'judgments')"},
+      RejectCase{J, R"({"request_id": "r", "timestamp": 1, "doc_id": "a"})",
+                 "missing_field: missing field 'relevance'"},
+      RejectCase{J,
+                 R"({"request_id": "r", "timestamp": 1,
+                       "judgments": [{"relevance": 1}]})",
+                 "missing_field: missing field 'doc_id' in judgments[0]"},
+      RejectCase{J, R"({"request_id": "r", "timestamp": 1, "judgments": []})",
+                 "missing_field: 'judgments' is empty"},
+      // wrong_type
+      RejectCase{R, R"({"request_id": true})",
+                 "wrong_type: 'request_id' is not a string or an integer"},
+      RejectCase{R, R"({"request_id": null})",
+                 "wrong_type: 'request_id' is not a string or an integer"},
+      RejectCase{R, R"({"request_id": ["r"]})",
+                 "wrong_type: 'request_id' is not a string or an integer"},
+      RejectCase{R, R"({"request_id": "r", "variant": {"name": "B"}})",
+                 "wrong_type: 'variant' is not a string or an integer"},
+      RejectCase{R, R"({"request_id": "r", "results": "a,b"})",
+                 "wrong_type: 'results' is not an array"},
+      RejectCase{R, R"({"request_id": "r", "results": {"a": 1}})",
+                 "wrong_type: 'results' is not an array"},
+      RejectCase{
+          R, R"({"request_id": "r", "results": ["a", ["b"]]})",
+          "wrong_type: results[1] is not an object, a string or an integer"},
+      RejectCase{
+          R, R"({"request_id": "r", "results": [null]})",
+          "wrong_type: results[0] is not an object, a string or an integer"},
+      RejectCase{R, R"({"request_id": "r", "results": [{"doc_id": 1.5}]})",
+                 "wrong_type: results[0].doc_id is not a string or an "
+                 "integer"},
+      RejectCase{R, R"({"request_id": "r", "segments": "de"})",
+                 "wrong_type: 'segments' is not an object"},
+      RejectCase{J, R"({"request_id": "r", "judgments": {"a": 1}})",
+                 "wrong_type: 'judgments' is not an array"},
+      RejectCase{J, R"({"request_id": "r", "judgments": ["a"]})",
+                 "wrong_type: judgments[0] is not an object"},
+      RejectCase{J, R"({"request_id": "r", "doc_id": false})",
+                 "wrong_type: 'doc_id' is not a string or an integer"},
+      // empty_id
+      RejectCase{R, R"({"request_id": ""})", "empty_id: 'request_id' is empty"},
+      RejectCase{R, R"({"request_id": "r", "query_id": ""})",
+                 "empty_id: 'query_id' is empty"},
+      RejectCase{R, R"({"request_id": "r", "variant": ""})",
+                 "empty_id: 'variant' is empty"},
+      RejectCase{R, R"({"request_id": "r", "results": ["a", ""]})",
+                 "empty_id: results[1] is empty"},
+      RejectCase{R, R"({"request_id": "r", "results": [{"doc_id": ""}]})",
+                 "empty_id: results[0].doc_id is empty"},
+      RejectCase{J, R"({"request_id": "r", "judgments": [{"doc_id": ""}]})",
+                 "empty_id: judgments[0].doc_id is empty"},
+      // id_too_long (max 8 here; bytes after unescaping)
+      RejectCase{R, R"({"request_id": "123456789"})",
+                 "id_too_long: 'request_id' is 9 bytes (max 8)"},
+      RejectCase{R, R"({"request_id": "\u00e9\u00e9\u00e9\u00e9\u00e9"})",
+                 "id_too_long: 'request_id' is 10 bytes (max 8)"},
+      RejectCase{R, R"({"request_id": 123456789})",
+                 "id_too_long: 'request_id' is 9 bytes (max 8)"},
+      RejectCase{R, R"({"request_id": "r", "results": ["a", "123456789"]})",
+                 "id_too_long: results[1] is 9 bytes (max 8)"},
+      RejectCase{J, R"({"request_id": "r", "doc_id": "123456789"})",
+                 "id_too_long: 'doc_id' is 9 bytes (max 8)"},
+      // bad_timestamp
+      RejectCase{R, R"({"request_id": "r", "timestamp": "2025-11-22"})",
+                 "bad_timestamp: 'timestamp' is not epoch milliseconds >= "
+                 "0 nor an RFC 3339 date-time"},
+      RejectCase{J, R"({"request_id": "r", "timestamp": -5})",
+                 "bad_timestamp: 'timestamp' is not epoch milliseconds >= "
+                 "0 nor an RFC 3339 date-time"},
+      // empty_results
+      RejectCase{R, R"({"request_id": "r", "results": []})",
+                 "empty_results: 'results' is empty"},
+      // too_many_results (max 3 here)
+      RejectCase{R, R"({"request_id": "r", "results": ["a","b","c","d"]})",
+                 "too_many_results: 'results' has more than 3 entries"},
+      // duplicate_doc
+      RejectCase{R,
+                 R"({"request_id": "r",
+                       "results": ["a", "b", {"doc_id": "a"}]})",
+                 "duplicate_doc: results[2] repeats doc 'a' of results[0]"},
+      RejectCase{R, R"({"request_id": "r", "results": [7, "7"]})",
+                 "duplicate_doc: results[1] repeats doc '7' of results[0]"},
+      // non_finite_score
+      RejectCase{R,
+                 R"({"request_id": "r",
+                       "results": [{"doc_id": "a", "score": "NaN"}]})",
+                 "non_finite_score: results[0].score is not a finite number"},
+      RejectCase{R,
+                 R"({"request_id": "r",
+                       "results": ["x", {"doc_id": "a", "score": 1e999}]})",
+                 "non_finite_score: results[1].score is not a finite number"},
+      RejectCase{R,
+                 R"({"request_id": "r",
+                       "results": [{"score": null, "doc_id": "a"}]})",
+                 "non_finite_score: results[0].score is not a finite number"},
+      RejectCase{R,
+                 R"({"request_id": "r",
+                       "results": [{"doc_id": "a", "score": [1]}]})",
+                 "non_finite_score: results[0].score is not a finite number"},
+      // non_integer_relevance
+      RejectCase{J, R"({"request_id": "r", "relevance": 1.5})",
+                 "non_integer_relevance: 'relevance' is not an integer"},
+      RejectCase{J,
+                 R"({"request_id": "r", "judgments": [
+                       {"doc_id": "a", "relevance": 1},
+                       {"doc_id": "b", "relevance": "high"}]})",
+                 "non_integer_relevance: judgments[1].relevance is not an "
+                 "integer"},
+      RejectCase{J, R"({"request_id": "r", "relevance": true})",
+                 "non_integer_relevance: 'relevance' is not an integer"},
+      // too_many_judgments (max 2 here)
+      RejectCase{J,
+                 R"({"request_id": "r", "judgments": [{"doc_id": "a",
+                       "relevance": 1}, {"doc_id": "b", "relevance": 1},
+                       {"doc_id": "c"}]})",
+                 "too_many_judgments: 'judgments' has more than 2 "
+                 "entries"}};
+}
+
+void PrintTo(const RejectCase& c, std::ostream* os) {
+  *os << TopicName(c.topic) << " " << c.payload;
+}
+
+class RejectTest : public ::testing::TestWithParam<RejectCase> {};
+
+TEST_P(RejectTest, ExactReasonAndDetail) {
+  EventLimitsConfig limits;
+  limits.max_event_bytes = 200;
+  limits.max_results = 3;
+  limits.max_judgments = 2;
+  limits.max_id_length = 8;
+  Decoder d(JoinMode::kImpression, {}, {}, limits);
+  const RejectCase& c = GetParam();
+  EXPECT_EQ(c.topic == Topic::kResults ? d.Results(c.payload)
+                                       : d.Judgments(c.payload),
+            c.outcome);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllReasons, RejectTest,
+                         ::testing::ValuesIn(RejectCases()));
+
+TEST(RejectCoverageTest, EveryReasonHasACase) {
+  std::set<std::string> covered;
+  for (const RejectCase& c : RejectCases()) {
+    covered.insert(c.outcome.substr(0, c.outcome.find(':')));
+  }
+  for (int i = 0; i < kNumRejectReasons; ++i) {
+    const std::string name(RejectReasonName(static_cast<RejectReason>(i)));
+    EXPECT_TRUE(covered.count(name)) << name;
+  }
+}
+
+TEST(RejectCoverageTest, IdLengthLimitDefaultsTo512) {
+  Decoder d;
+  EXPECT_EQ(d.Results(R"({"request_id": ")" + std::string(600, 'r') + "\"}"),
+            "id_too_long: 'request_id' is 600 bytes (max 512)");
+}
+
+// ---- Robustness (also run under ASan/UBSan in CI) ---------------------------
+
+// splitmix64: the same stream on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
+
+ private:
+  uint64_t state_;
+};
+
+const std::vector<std::string>& ValidEvents() {
+  static const std::vector<std::string> events = {
+      R"({"request_id": "r-81f2", "query_id": "q-123", "variant": "B",
+          "timestamp": 1763805600123, "results": [{"doc_id": "d7",
+          "score": 12.1}, {"doc_id": "d3"}], "segments": {"locale": "de"}})",
+      R"({"request_id":"r\u00e9","timestamp":"2025-11-22T10:00:00.5+01:00",
+          "results":["a","b",3,{"doc_id":"c","score":-1e-3,"x":[{}]}],
+          "segments":{"locale":"fr","device":true,"x":{"y":[1,2]}}})",
+      R"({"request_id": "r-81f2", "query_id": "q-123", "doc_id": "d7",
+          "relevance": 2, "timestamp": 1763805612000})",
+      R"({"request_id":"r","query_id":7,"timestamp":1.5e12,"judgments":[
+          {"doc_id":"d7","relevance":2},{"doc_id":"d8","relevance":null},
+          {"doc_id":9,"relevance":1.0,"extra":"\"\\\/\b\f\n\r\t"}]})",
+  };
+  return events;
+}
+
+// Decodes `payload` as both kinds of event, in both modes, and checks that
+// the outcome is a clean success or a clean rejection.
+class RobustnessChecker {
+ public:
+  RobustnessChecker()
+      : impression_(JoinMode::kImpression, {"locale", "device"}),
+        qrels_(JoinMode::kQrels, {"locale"}) {}
+
+  void Check(std::string_view payload) {
+    for (Decoder* d : {&impression_, &qrels_}) {
+      CheckOutcome(d->Results(payload), payload);
+      if (d->Results(payload) == "ok") {
+        ASSERT_FALSE(d->results.doc_ids.empty()) << payload;
+        for (std::string_view id : d->results.doc_ids) {
+          ASSERT_FALSE(id.empty()) << payload;
+        }
+      } else {
+        ASSERT_TRUE(d->results.doc_ids.empty()) << payload;
+      }
+      CheckOutcome(d->Judgments(payload), payload);
+      if (d->Judgments(payload) == "ok") {
+        ASSERT_FALSE(d->judgments.judgments.empty()) << payload;
+      } else {
+        ASSERT_TRUE(d->judgments.judgments.empty()) << payload;
+      }
+    }
+  }
+
+ private:
+  static void CheckOutcome(const std::string& outcome,
+                           std::string_view payload) {
+    if (outcome == "ok") return;
+    const size_t colon = outcome.find(": ");
+    ASSERT_NE(colon, std::string::npos) << outcome;
+    ASSERT_GT(outcome.size(), colon + 2) << "empty detail for " << payload;
+  }
+
+  Decoder impression_;
+  Decoder qrels_;
+};
+
+TEST(RobustnessTest, ValidEventsDecode) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  EXPECT_EQ(d.Results(ValidEvents()[0]), "ok");
+  EXPECT_EQ(d.Results(ValidEvents()[1]), "ok");
+  EXPECT_EQ(d.Judgments(ValidEvents()[2]), "ok");
+  EXPECT_EQ(d.Judgments(ValidEvents()[3]), "ok");
+  EXPECT_EQ(d.judgments.judgments.size(), 3u);
+}
+
+TEST(RobustnessTest, EveryPrefix) {
+  RobustnessChecker checker;
+  for (const std::string& event : ValidEvents()) {
+    for (size_t n = 0; n < event.size(); ++n) {
+      const std::string prefix = event.substr(0, n);
+      ASSERT_NO_FATAL_FAILURE(checker.Check(prefix));
+    }
+  }
+  // A strict prefix of an object is never a valid event.
+  Decoder d;
+  const std::string& event = ValidEvents()[0];
+  for (size_t n = 0; n < event.size(); ++n) {
+    EXPECT_NE(d.Results(event.substr(0, n)), "ok") << n;
+  }
+}
+
+TEST(RobustnessTest, RandomByteFlips) {
+  RobustnessChecker checker;
+  Rng rng(20251122);
+  for (int round = 0; round < 20000; ++round) {
+    std::string payload = ValidEvents()[rng.Below(ValidEvents().size())];
+    const size_t flips = 1 + rng.Below(4);
+    for (size_t i = 0; i < flips; ++i) {
+      char& c = payload[rng.Below(payload.size())];
+      // Half the time a structural or quoting character, else any byte.
+      static constexpr std::string_view kStructural = "{}[]:,\"\\ 0e-.nt";
+      c = rng.Below(2) == 0 ? kStructural[rng.Below(kStructural.size())]
+                            : static_cast<char>(rng.Next());
+    }
+    ASSERT_NO_FATAL_FAILURE(checker.Check(payload)) << round;
+  }
+}
+
+TEST(RobustnessTest, RandomGarbage) {
+  RobustnessChecker checker;
+  Rng rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string payload(rng.Below(300), '\0');
+    for (char& c : payload) c = static_cast<char>(rng.Next());
+    ASSERT_NO_FATAL_FAILURE(checker.Check(payload)) << round;
+  }
+}
+
+TEST(RobustnessTest, DeepNesting) {
+  constexpr size_t kDepth = 100000;
+  const std::string arrays =
+      std::string(kDepth, '[') + std::string(kDepth, ']');
+  std::string objects;
+  for (size_t i = 0; i < kDepth; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(kDepth, '}');
+  RobustnessChecker checker;
+  for (const std::string& deep : {arrays, objects}) {
+    checker.Check(deep);
+    checker.Check(std::string(deep, 0, deep.size() / 2));  // Unbalanced.
+    checker.Check(R"({"request_id": "r", "timestamp": 1, "x": )" + deep +
+                  R"(, "results": ["a"], "doc_id": "a", "relevance": 1})");
+    checker.Check(R"({"request_id": "r", "timestamp": 1, "results": [)" + deep +
+                  "]}");
+    checker.Check(R"({"request_id": "r", "timestamp": 1, "results": [{"s": )" +
+                  deep + R"(, "doc_id": "a"}]})");
+    checker.Check(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                      "segments": {"locale": )" +
+                  deep + "}}");
+    checker.Check(R"({"request_id": "r", "timestamp": 1, "judgments": [)" +
+                  deep + "]}");
+    checker.Check(R"({"request_id": )" + deep + "}");
+  }
+  // Unknown deep values are skipped, not rejected.
+  Decoder d;
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "x": )" + arrays +
+                      R"(, "results": ["a"]})"),
+            "ok");
+}
+
+}  // namespace
+}  // namespace rankwatch::stream

@@ -1,0 +1,86 @@
+// The two kinds of events rankwatch consumes, decoded, and the reasons an
+// event can be rejected.
+//
+// Decoded events hold string_views into their decoder's buffers: they are
+// valid until the decoder's next call, and the join copies what it keeps.
+#ifndef RANKWATCH_DAEMON_STREAM_EVENTS_H_
+#define RANKWATCH_DAEMON_STREAM_EVENTS_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "metrics/measures.h"
+
+namespace rankwatch::stream {
+
+enum class Topic { kResults = 0, kJudgments = 1 };
+inline constexpr std::array<Topic, 2> kAllTopics = {Topic::kResults,
+                                                    Topic::kJudgments};
+std::string_view TopicName(Topic t);  // "results", "judgments"
+
+// Why an event was rejected; each has a stable snake_case name used as a
+// Prometheus label value and in dead letters.
+enum class RejectReason {
+  kMalformedJson = 0,    // Not valid JSON, or not a JSON object.
+  kTooLarge,             // Payload over events.max_event_bytes.
+  kMissingField,         // A required field is absent.
+  kWrongType,            // A field has the wrong JSON type.
+  kEmptyId,              // request_id, query_id, doc_id... is "".
+  kIdTooLong,            // An id over events.max_id_length bytes.
+  kBadTimestamp,         // Not epoch ms >= 0 nor an RFC 3339 date-time.
+  kEmptyResults,         // `results` is [].
+  kTooManyResults,       // Over events.max_results entries.
+  kDuplicateDoc,         // The same doc id twice in one results list.
+  kNonFiniteScore,       // A score that is NaN, Infinity or not a number.
+  kNonIntegerRelevance,  // Relevance 1.5, "high", true...
+  kTooManyJudgments,     // Batch over events.max_judgments entries.
+};
+inline constexpr int kNumRejectReasons = 13;
+std::string_view RejectReasonName(RejectReason r);
+
+// What a ranker served for one request. `doc_ids` is the ranking, rank 1
+// first.
+struct ResultsEvent {
+  std::string_view request_id;  // Empty if absent (allowed in qrels mode).
+  std::string_view query_id;    // Empty if absent (allowed in impression).
+  std::string_view variant;     // schema.default_variant if absent.
+  int64_t timestamp_ms = 0;
+  std::vector<std::string_view> doc_ids;
+  // One value per configured segment label (aggregation.segments), in that
+  // order; empty when the event does not carry it.
+  std::vector<std::string_view> segment_values;
+};
+
+struct Judgment {
+  std::string_view doc_id;
+  // nullopt: `"relevance": null`, which deletes the judgment.
+  std::optional<metrics::Grade> grade;
+};
+
+// One judgment, or a batch of them, for one request (impression mode) or
+// one query (qrels mode).
+struct JudgmentEvent {
+  std::string_view request_id;
+  std::string_view query_id;
+  int64_t timestamp_ms = 0;
+  std::vector<Judgment> judgments;
+};
+
+// Where an event came from, so the join can tell its source when the state
+// it feeds is finalized (offset tracking) or dropped (rebalance). Replay
+// uses partition 0 and the line number as offset.
+struct EventOrigin {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  // Re-read after a restart or rebalance although a previous owner had
+  // already reflected it (it lies below that owner's consumed position).
+  // Such an event found late is skipped as replayed, not counted as late.
+  bool replayed = false;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_EVENTS_H_

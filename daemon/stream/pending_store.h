@@ -1,0 +1,122 @@
+// PendingStore: the requests a join holds until their window closes, indexed
+// by key (request_id) and ordered by deadline.
+//
+// Requests live in a pool of reusable slots: a finalized request's strings
+// and vectors keep their capacity for the next one, so steady-state joining
+// does not allocate. The key index is an open-addressing table with
+// backward-shift deletion; the deadline order is a binary heap with lazy
+// deletion (stale entries are recognized by a per-slot generation).
+//
+// Not thread-safe.
+#ifndef RANKWATCH_DAEMON_STREAM_PENDING_STORE_H_
+#define RANKWATCH_DAEMON_STREAM_PENDING_STORE_H_
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/stream/events.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::stream {
+
+// A judged doc of a pending request; its id is judged_docs[begin, end).
+struct JudgedDoc {
+  uint32_t begin;
+  uint32_t end;
+  metrics::Grade grade;
+  int32_t result_index;  // Its rank - 1 in the results, or -1.
+};
+
+struct PendingRequest {
+  std::string key;                 // request_id (or a synthetic key).
+  std::string query_id;            // qrels mode: the table to score against.
+  std::string docs;                // Result doc ids, concatenated.
+  std::vector<uint32_t> doc_ends;  // End offset of each doc in `docs`.
+  std::string judged_docs;
+  std::vector<JudgedDoc> judged;
+  std::vector<EventOrigin> origins;  // The events this request retains.
+  uint32_t group = 0;
+  bool has_results = false;
+  int64_t served_ms = 0;
+  int64_t deadline_ms = 0;
+  int64_t judgments_received = 0;
+  uint32_t slot = 0;  // Set and owned by PendingStore.
+
+  size_t num_docs() const { return doc_ends.size(); }
+  std::string_view doc(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : doc_ends[i - 1];
+    return std::string_view(docs).substr(begin, doc_ends[i] - begin);
+  }
+  std::string_view judged_doc(const JudgedDoc& j) const {
+    return std::string_view(judged_docs).substr(j.begin, j.end - j.begin);
+  }
+  // Rank - 1 of `doc` in the results, or -1.
+  int32_t FindDoc(std::string_view doc) const;
+};
+
+class PendingStore {
+ public:
+  PendingStore() = default;
+
+  PendingRequest* Find(std::string_view key, uint64_t hash);
+  // Creates an empty request with `key`, which must not be present.
+  PendingRequest* Create(std::string_view key, uint64_t hash);
+  // Sets (or moves) the request's deadline.
+  void Schedule(PendingRequest* request, int64_t deadline_ms);
+  // The request with the earliest deadline if that deadline <= `limit_ms`,
+  // else null. The request stays in the store until Release().
+  PendingRequest* PeekDue(int64_t limit_ms);
+  // The request with the earliest deadline, or null when empty.
+  PendingRequest* PeekEarliest() { return PeekDue(INT64_MAX); }
+  // Removes the request; its slot is reused.
+  void Release(PendingRequest* request);
+
+  size_t size() const { return size_; }
+
+  // Calls f(PendingRequest&) for every live request. f must not modify the
+  // store; collect and Release() afterwards.
+  template <typename F>
+  void ForEach(F f) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (live_[i]) f(slots_[i]);
+    }
+  }
+
+ private:
+  struct IndexEntry {
+    uint64_t hash;
+    uint32_t slot;  // UINT32_MAX: empty.
+  };
+  struct HeapEntry {
+    int64_t deadline_ms;
+    uint32_t slot;
+    uint32_t generation;
+    bool operator>(const HeapEntry& o) const {
+      return deadline_ms > o.deadline_ms;
+    }
+  };
+
+  size_t FindIndex(std::string_view key, uint64_t hash) const;
+  void GrowIndex();
+  void EraseIndex(size_t pos);
+
+  std::deque<PendingRequest> slots_;  // Stable addresses.
+  std::vector<uint64_t> hashes_;      // Per slot.
+  std::vector<uint32_t> generations_;
+  std::vector<bool> live_;
+  std::vector<uint32_t> free_;
+  size_t size_ = 0;
+  std::vector<IndexEntry> index_;
+  size_t index_mask_ = 0;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>,
+                      std::greater<HeapEntry>>
+      heap_;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_PENDING_STORE_H_

@@ -1,0 +1,165 @@
+#include "daemon/stream/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/stream/impression_join.h"
+#include "daemon/stream/qrels_join.h"
+#include "metrics/trec/qrels.h"
+
+namespace rankwatch::stream {
+
+namespace {
+
+size_t TopicIndex(Topic t) { return static_cast<size_t>(t); }
+
+}  // namespace
+
+int64_t PipelineCounters::rejected_total(Topic t) const {
+  int64_t n = 0;
+  for (int64_t c : rejected[TopicIndex(t)]) n += c;
+  return n;
+}
+
+bool RateLimiter::Allow() {
+  const int64_t now = clock_->NowMillis();
+  if (window_start_ms_ == INT64_MIN || now < window_start_ms_ ||
+      now - window_start_ms_ >= 1000) {
+    window_start_ms_ = now;
+    used_ = 0;
+  }
+  if (used_ < per_second_) {
+    ++used_;
+    return true;
+  }
+  ++suppressed_;
+  return false;
+}
+
+StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
+    const config::Config& config, const Clock* clock, ReleaseListener* releases,
+    DeadLetterSink* dead_letters) {
+  StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
+      config.metrics.cutoffs, config.metrics.definitions);
+  if (!evaluator.ok()) return evaluator.status();
+  std::unique_ptr<Pipeline> p(new Pipeline(config, clock, *std::move(evaluator),
+                                           releases, dead_letters));
+  JoinListener* listener = p.get();  // A private base: converted here.
+  if (config.join.mode == config::JoinMode::kQrels) {
+    auto join = std::make_unique<QrelsJoin>(config.join, clock, listener);
+    if (!config.join.qrels_file.empty()) {
+      StatusOr<trec::Qrels> qrels = trec::Qrels::Load(config.join.qrels_file);
+      if (!qrels.ok()) return qrels.status();
+      RW_RETURN_IF_ERROR(join->Preload(*qrels));
+    }
+    p->join_ = std::move(join);
+  } else {
+    p->join_ = std::make_unique<ImpressionJoin>(config.join, clock, listener);
+  }
+  return p;
+}
+
+Pipeline::Pipeline(const config::Config& config, const Clock* clock,
+                   metrics::Evaluator evaluator, ReleaseListener* releases,
+                   DeadLetterSink* dead_letters)
+    : config_(config),
+      clock_(clock),
+      decoder_(config.schema, config.events, config.join.mode,
+               config.aggregation.segments),
+      evaluator_(std::move(evaluator)),
+      aggregator_(config.aggregation,
+                  BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
+      releases_(releases),
+      dead_letters_(dead_letters),
+      reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
+  values_.resize(aggregator_.series().size());
+}
+
+Pipeline::~Pipeline() = default;
+
+bool Pipeline::OnPayload(Topic topic, std::string_view payload,
+                         EventOrigin origin,
+                         std::optional<int64_t> fallback_timestamp_ms) {
+  if (topic == Topic::kResults) {
+    DecodeStatus s = decoder_.DecodeResults(payload, fallback_timestamp_ms,
+                                            &results_scratch_);
+    if (!s.ok()) {
+      OnRejected(topic, s, payload, origin);
+      return false;
+    }
+    return OnResults(results_scratch_, origin);
+  }
+  DecodeStatus s = decoder_.DecodeJudgments(payload, fallback_timestamp_ms,
+                                            &judgments_scratch_);
+  if (!s.ok()) {
+    OnRejected(topic, s, payload, origin);
+    return false;
+  }
+  return OnJudgments(judgments_scratch_, origin);
+}
+
+bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
+  ++counters_.consumed[TopicIndex(Topic::kResults)];
+  int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kResults)];
+  last = std::max(last, event.timestamp_ms);
+  const uint32_t group =
+      aggregator_.ResolveGroup(event.variant, event.segment_values);
+  return join_->OnResults(event, group, origin);
+}
+
+bool Pipeline::OnJudgments(const JudgmentEvent& event, EventOrigin origin) {
+  ++counters_.consumed[TopicIndex(Topic::kJudgments)];
+  int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kJudgments)];
+  last = std::max(last, event.timestamp_ms);
+  return join_->OnJudgments(event, origin);
+}
+
+void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
+                          std::string_view payload, EventOrigin origin) {
+  ++counters_.consumed[TopicIndex(topic)];
+  const RejectReason reason = *status.reason;
+  ++counters_.rejected[TopicIndex(topic)][static_cast<size_t>(reason)];
+  if (reject_log_limit_.Allow()) {
+    spdlog::warn("rejected {} event (partition {}, offset {}): {}: {}",
+                 TopicName(topic), origin.partition, origin.offset,
+                 RejectReasonName(reason), status.detail);
+  }
+  if (dead_letters_ != nullptr) {
+    dead_letters_->Write(topic, reason, status.detail, payload, origin);
+  }
+}
+
+void Pipeline::OnFinalized(const FinalizedRequest& request) {
+  evaluator_.Evaluate(request.ranked, request.judged, &scores_);
+  const bool without_relevant = scores_.num_rel == 0;
+  if (without_relevant) ++counters_.without_relevant;
+  if (without_relevant && config_.metrics.definitions.zero_relevant ==
+                              metrics::ZeroRelevantPolicy::kSkip) {
+    aggregator_.Add(request.group, request.closed_ms, {}, true);
+    return;
+  }
+  const std::vector<SeriesSpec>& series = aggregator_.series();
+  for (size_t s = 0; s < series.size(); ++s) {
+    values_[s] = metrics::MeasureValue(scores_, series[s].measure,
+                                       series[s].cutoff_index);
+  }
+  ++counters_.scored;
+  aggregator_.Add(request.group, request.closed_ms, values_, without_relevant);
+}
+
+void Pipeline::OnReleased(EventOrigin origin) {
+  if (releases_ != nullptr) releases_->OnReleased(origin);
+}
+
+void Pipeline::AdvanceWallClock() { join_->AdvanceWallClock(); }
+
+void Pipeline::FinishAll() { join_->FinishAll(); }
+
+void Pipeline::DropPartitions(std::span<const int32_t> partitions) {
+  join_->DropPartitions(partitions);
+}
+
+int64_t Pipeline::window_now_ms() const {
+  return std::max(join_->watermark_ms(), aggregator_.newest_time_ms());
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,148 @@
+// Pipeline: the streaming evaluation core end to end. Raw events in; decoded
+// (EventDecoder), joined (ImpressionJoin or QrelsJoin), every finalized list
+// scored (metrics::Evaluator) and folded into running means (Aggregator).
+// Rejected events are counted by topic and reason, logged at a bounded rate
+// and optionally copied to a dead-letter sink; nothing else is affected.
+//
+// The same Pipeline runs under `rankwatch replay` (files) and `rankwatch run`
+// (Kafka): whatever it computes from a sequence of events does not depend on
+// where they came from.
+//
+// Owned and driven by one thread; not thread-safe. The daemon serializes
+// readers (scrapes) with its own mutex.
+#ifndef RANKWATCH_DAEMON_STREAM_PIPELINE_H_
+#define RANKWATCH_DAEMON_STREAM_PIPELINE_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/stream/aggregator.h"
+#include "daemon/stream/clock.h"
+#include "daemon/stream/event_decoder.h"
+#include "daemon/stream/events.h"
+#include "daemon/stream/join.h"
+#include "metrics/measures.h"
+#include "metrics/status.h"
+
+namespace rankwatch::stream {
+
+// Receives rejected events, e.g. a file (replay) or a Kafka topic (daemon).
+class DeadLetterSink {
+ public:
+  virtual ~DeadLetterSink() = default;
+  virtual void Write(Topic topic, RejectReason reason, std::string_view detail,
+                     std::string_view payload, EventOrigin origin) = 0;
+};
+
+// Told when an event the pipeline retained is no longer needed.
+class ReleaseListener {
+ public:
+  virtual ~ReleaseListener() = default;
+  virtual void OnReleased(EventOrigin origin) = 0;
+};
+
+struct PipelineCounters {
+  std::array<int64_t, 2> consumed{};  // Per Topic, every event fed.
+  std::array<std::array<int64_t, kNumRejectReasons>, 2> rejected{};
+  std::array<int64_t, 2> last_event_ms{INT64_MIN, INT64_MIN};  // Per Topic.
+  int64_t without_relevant = 0;  // Finalized lists with R = 0.
+  int64_t scored = 0;            // Lists folded into the means.
+
+  int64_t rejected_total(Topic t) const;
+};
+
+// Allows `per_second` events per wall-clock second (a token bucket).
+class RateLimiter {
+ public:
+  RateLimiter(int32_t per_second, const Clock* clock)
+      : per_second_(per_second), clock_(clock) {}
+  bool Allow();
+  int64_t suppressed() const { return suppressed_; }
+
+ private:
+  int32_t per_second_;
+  const Clock* clock_;
+  int64_t window_start_ms_ = INT64_MIN;
+  int32_t used_ = 0;
+  int64_t suppressed_ = 0;
+};
+
+class Pipeline : private JoinListener {
+ public:
+  // Builds the pipeline for `config`, preloading join.qrels_file in qrels
+  // mode. The optional sinks and `clock` must outlive the pipeline.
+  static StatusOr<std::unique_ptr<Pipeline>> Create(
+      const config::Config& config, const Clock* clock,
+      ReleaseListener* releases = nullptr,
+      DeadLetterSink* dead_letters = nullptr);
+  ~Pipeline() override;
+
+  // Decodes and processes one event. Returns true when the join retained it
+  // (ReleaseListener::OnReleased follows later), false when it is done.
+  // `fallback_timestamp_ms` stands in for a missing timestamp field.
+  bool OnPayload(Topic topic, std::string_view payload, EventOrigin origin,
+                 std::optional<int64_t> fallback_timestamp_ms = std::nullopt);
+  // The same for events decoded elsewhere (replay merges two files).
+  bool OnResults(const ResultsEvent& event, EventOrigin origin);
+  bool OnJudgments(const JudgmentEvent& event, EventOrigin origin);
+  void OnRejected(Topic topic, const DecodeStatus& status,
+                  std::string_view payload, EventOrigin origin);
+
+  // Lets wall time close windows of an idle stream; call regularly.
+  void AdvanceWallClock();
+  // Finalizes everything pending (end of replay).
+  void FinishAll();
+  // Drops pending state of revoked partitions (see Join::DropPartitions).
+  void DropPartitions(std::span<const int32_t> partitions);
+  // See Join::RestoreWatermark, AddSource and SetSourceIdle.
+  void RestoreWatermark(int64_t watermark_ms) {
+    join_->RestoreWatermark(watermark_ms);
+  }
+  void AddSource(int32_t source) { join_->AddSource(source); }
+  void SetSourceIdle(int32_t source, bool idle) {
+    join_->SetSourceIdle(source, idle);
+  }
+
+  const config::Config& config() const { return config_; }
+  const Aggregator& aggregator() const { return aggregator_; }
+  const PipelineCounters& counters() const { return counters_; }
+  const JoinCounters& join_counters() const { return join_->counters(); }
+  int64_t pending_requests() const { return join_->pending_requests(); }
+  int64_t table_entries() const { return join_->table_entries(); }
+  int64_t watermark_ms() const { return join_->watermark_ms(); }
+  // Event time at which sliding windows end ("now"): the watermark.
+  int64_t window_now_ms() const;
+
+ private:
+  Pipeline(const config::Config& config, const Clock* clock,
+           metrics::Evaluator evaluator, ReleaseListener* releases,
+           DeadLetterSink* dead_letters);
+
+  // JoinListener.
+  void OnFinalized(const FinalizedRequest& request) override;
+  void OnReleased(EventOrigin origin) override;
+
+  config::Config config_;
+  const Clock* clock_;
+  EventDecoder decoder_;
+  metrics::Evaluator evaluator_;
+  Aggregator aggregator_;
+  std::unique_ptr<Join> join_;
+  ReleaseListener* releases_;
+  DeadLetterSink* dead_letters_;
+  RateLimiter reject_log_limit_;
+  PipelineCounters counters_;
+  ResultsEvent results_scratch_;
+  JudgmentEvent judgments_scratch_;
+  metrics::ListScores scores_;
+  std::vector<double> values_;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_PIPELINE_H_

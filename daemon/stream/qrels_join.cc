@@ -1,0 +1,256 @@
+#include "daemon/stream/qrels_join.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace rankwatch::stream {
+
+namespace {
+
+// Recent-id memory is bounded like the pending state, and capped so that a
+// huge max_pending_requests does not preallocate gigabytes.
+constexpr size_t kMaxRecentIds = size_t{1} << 22;
+
+auto DocLess = [](const std::pair<std::string, metrics::Grade>& a,
+                  std::string_view b) { return std::string_view(a.first) < b; };
+
+}  // namespace
+
+RecentIds::RecentIds(size_t capacity)
+    : ring_(std::max<size_t>(1, capacity)),
+      set_(std::bit_ceil(std::max<size_t>(16, capacity * 2)), 0),
+      mask_(set_.size() - 1) {}
+
+bool RecentIds::Contains(uint64_t h) const {
+  for (size_t i = h & mask_; set_[i] != 0; i = (i + 1) & mask_) {
+    if (set_[i] == h) return true;
+  }
+  return false;
+}
+
+void RecentIds::Erase(uint64_t h) {
+  size_t hole = h & mask_;
+  while (set_[hole] != h) {
+    if (set_[hole] == 0) return;
+    hole = (hole + 1) & mask_;
+  }
+  for (size_t j = (hole + 1) & mask_; set_[j] != 0; j = (j + 1) & mask_) {
+    const size_t home = set_[j] & mask_;
+    const bool in_range =
+        hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!in_range) {
+      set_[hole] = set_[j];
+      hole = j;
+    }
+  }
+  set_[hole] = 0;
+}
+
+bool RecentIds::Insert(uint64_t hash) {
+  const uint64_t h = hash == 0 ? 1 : hash;
+  if (Contains(h)) return false;
+  if (count_ == ring_.size()) {
+    Erase(ring_[head_]);
+  } else {
+    ++count_;
+  }
+  ring_[head_] = h;
+  head_ = (head_ + 1) % ring_.size();
+  size_t i = h & mask_;
+  while (set_[i] != 0) i = (i + 1) & mask_;
+  set_[i] = h;
+  return true;
+}
+
+QrelsJoin::QrelsJoin(const config::JoinConfig& config, const Clock* clock,
+                     JoinListener* listener)
+    : config_(config),
+      delay_ms_(config.qrels_delay.count()),
+      watermark_(config.allowed_lateness.count(), config.idle_timeout.count(),
+                 clock),
+      listener_(listener),
+      recent_(std::min<size_t>(static_cast<size_t>(std::max<int64_t>(
+                                   1, config.max_pending_requests)),
+                               kMaxRecentIds)) {}
+
+Status QrelsJoin::Preload(const trec::Qrels& qrels) {
+  for (const trec::QueryQrels& q : qrels.queries()) {
+    const auto docnos = qrels.docnos(q);
+    const auto grades = qrels.grades(q);
+    for (size_t i = 0; i < docnos.size(); ++i) {
+      if (!Update(q.qid, docnos[i], grades[i])) {
+        return Status::ResourceExhausted(
+            "qrels file '" + qrels.name() + "' has more than " +
+            std::to_string(config_.max_table_entries) +
+            " judgments (join.max_table_entries)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+QrelsJoin::QueryTable* QrelsJoin::FindTable(std::string_view query_id) {
+  const uint32_t* i = table_index_.Find(query_id);
+  return i == nullptr ? nullptr : &tables_[*i];
+}
+
+QrelsJoin::QueryTable* QrelsJoin::FindOrCreateTable(std::string_view qid) {
+  if (QueryTable* t = FindTable(qid)) return t;
+  tables_.push_back(QueryTable{std::string(qid), {}});
+  (void)table_index_.Insert(tables_.back().query_id,
+                            static_cast<uint32_t>(tables_.size() - 1));
+  return &tables_.back();
+}
+
+bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
+                       std::optional<metrics::Grade> grade) {
+  QueryTable* t = grade ? FindOrCreateTable(query_id) : FindTable(query_id);
+  if (t == nullptr) return true;  // Deleting from an unknown query.
+  auto it = std::lower_bound(t->docs.begin(), t->docs.end(), doc_id, DocLess);
+  const bool found = it != t->docs.end() && it->first == doc_id;
+  if (!grade) {
+    if (found) {
+      t->docs.erase(it);
+      --entries_;
+    }
+    return true;
+  }
+  if (found) {
+    it->second = *grade;  // A later label replaces an earlier one.
+    return true;
+  }
+  if (entries_ >= config_.max_table_entries) return false;
+  t->docs.insert(it, {std::string(doc_id), *grade});
+  ++entries_;
+  return true;
+}
+
+bool QrelsJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
+  watermark_.Observe(origin.partition, e.timestamp_ms);
+  for (const Judgment& j : e.judgments) {
+    if (!Update(e.query_id, j.doc_id, j.grade)) ++counters_.table_full;
+  }
+  ProcessDue(FinalizeCause::kWindowClosed);
+  // The table is rebuilt from the judgments topic on every start, so these
+  // events never hold back a commit.
+  return false;
+}
+
+bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
+                          EventOrigin origin) {
+  watermark_.Observe(origin.partition, e.timestamp_ms);
+  bool retained = false;
+  if (!e.request_id.empty() && !recent_.Insert(HashBytes(e.request_id))) {
+    ++counters_.duplicate_results;
+  } else if (delay_ms_ <= 0 ||
+             e.timestamp_ms + delay_ms_ <= watermark_.value()) {
+    Score(e.request_id, e.query_id, group, e.timestamp_ms, e.doc_ids,
+          FinalizeCause::kWindowClosed);
+  } else {
+    // Keyed by request_id when there is one; otherwise by a key that no
+    // JSON string produces (a NUL byte then a counter).
+    std::string_view key = e.request_id;
+    if (key.empty()) {
+      key_scratch_.assign(1, '\0');
+      key_scratch_ += std::to_string(next_synthetic_key_++);
+      key = key_scratch_;
+    }
+    const uint64_t hash = HashBytes(key);
+    if (static_cast<int64_t>(delayed_.size()) >= config_.max_pending_requests) {
+      if (PendingRequest* oldest = delayed_.PeekEarliest()) {
+        ++counters_.evicted;
+        ScoreDelayed(oldest, FinalizeCause::kEvicted);
+      }
+    }
+    PendingRequest* r = delayed_.Find(key, hash);
+    if (r == nullptr) r = delayed_.Create(key, hash);
+    r->has_results = true;
+    r->query_id.assign(e.query_id);
+    r->group = group;
+    r->served_ms = e.timestamp_ms;
+    for (std::string_view doc : e.doc_ids) {
+      r->docs.append(doc);
+      r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
+    }
+    r->origins.push_back(origin);
+    delayed_.Schedule(r, e.timestamp_ms + delay_ms_);
+    retained = true;
+  }
+  ProcessDue(FinalizeCause::kWindowClosed);
+  return retained;
+}
+
+void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
+                      uint32_t group, int64_t served_ms,
+                      std::span<const std::string_view> docs,
+                      FinalizeCause cause) {
+  const QueryTable* t = FindTable(query_id);
+  if (t == nullptr || t->docs.empty()) {
+    ++counters_.unjudged;
+    return;
+  }
+  ranked_.resize(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    auto it =
+        std::lower_bound(t->docs.begin(), t->docs.end(), docs[i], DocLess);
+    ranked_[i] = it != t->docs.end() && it->first == docs[i]
+                     ? it->second
+                     : metrics::kUnjudged;
+  }
+  judged_.clear();
+  for (const auto& [doc, grade] : t->docs) judged_.push_back(grade);
+  ++counters_.finalized;
+  FinalizedRequest f;
+  f.request_id = request_id;
+  f.group = group;
+  f.served_ms = served_ms;
+  f.closed_ms = served_ms + delay_ms_;
+  f.cause = cause;
+  f.ranked = ranked_;
+  f.judged = judged_;
+  listener_->OnFinalized(f);
+}
+
+void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
+  docs_scratch_.clear();
+  for (size_t i = 0; i < r->num_docs(); ++i) docs_scratch_.push_back(r->doc(i));
+  const std::string_view request_id =
+      !r->key.empty() && r->key[0] == '\0' ? std::string_view() : r->key;
+  Score(request_id, r->query_id, r->group, r->served_ms, docs_scratch_, cause);
+  for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
+  delayed_.Release(r);
+}
+
+void QrelsJoin::ProcessDue(FinalizeCause cause) {
+  while (PendingRequest* r = delayed_.PeekDue(watermark_.value())) {
+    ScoreDelayed(r, cause);
+  }
+}
+
+void QrelsJoin::AdvanceWallClock() {
+  if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
+}
+
+void QrelsJoin::FinishAll() {
+  while (PendingRequest* r = delayed_.PeekEarliest()) {
+    ScoreDelayed(r, FinalizeCause::kEndOfInput);
+  }
+}
+
+void QrelsJoin::DropPartitions(std::span<const int32_t> partitions) {
+  std::vector<PendingRequest*> dropped;
+  delayed_.ForEach([&](PendingRequest& r) {
+    for (const EventOrigin& o : r.origins) {
+      if (std::find(partitions.begin(), partitions.end(), o.partition) !=
+          partitions.end()) {
+        dropped.push_back(&r);
+        return;
+      }
+    }
+  });
+  for (PendingRequest* r : dropped) delayed_.Release(r);
+  for (int32_t source : partitions) watermark_.RemoveSource(source);
+  counters_.dropped_on_rebalance += static_cast<int64_t>(dropped.size());
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,114 @@
+#include "daemon/stream/qrels_join.h"
+
+#include "daemon/stream/join_test_util.h"
+#include "gtest/gtest.h"
+
+namespace rankwatch::stream {
+namespace {
+
+using testing::Judgments;
+using testing::RecordingListener;
+using testing::Results;
+constexpr metrics::Grade U = metrics::kUnjudged;
+
+class QrelsJoinTest : public ::testing::Test {
+ protected:
+  QrelsJoinTest() {
+    config_.mode = config::JoinMode::kQrels;
+    config_.allowed_lateness = std::chrono::seconds(1);
+  }
+  QrelsJoin& join() {
+    if (!join_)
+      join_ = std::make_unique<QrelsJoin>(config_, &clock_, &listener_);
+    return *join_;
+  }
+  bool Res(const std::string& request_id, const std::string& query_id,
+           int64_t t, std::vector<std::string> docs, int64_t offset = 0) {
+    auto r = Results(request_id, t, docs, query_id);
+    return join().OnResults(r.event, 0, EventOrigin{0, offset});
+  }
+  void Label(const std::string& query_id, int64_t t,
+             std::vector<std::pair<std::string, std::optional<int32_t>>> g) {
+    auto j = Judgments(query_id, t, g, /*is_query_id=*/true);
+    EXPECT_FALSE(join().OnJudgments(j.event, EventOrigin{}));
+  }
+
+  config::JoinConfig config_;
+  FakeClock clock_{0};
+  RecordingListener listener_;
+  std::unique_ptr<QrelsJoin> join_;
+};
+
+TEST_F(QrelsJoinTest, PreloadedTableScoresEveryImpression) {
+  StatusOr<trec::Qrels> qrels =
+      trec::Qrels::Parse("q1 0 c 1\nq1 0 a 2\nq1 0 b 0\n", "qrels");
+  ASSERT_TRUE(qrels.ok());
+  ASSERT_TRUE(join().Preload(*qrels).ok());
+  EXPECT_EQ(join().table_entries(), 3);
+  EXPECT_FALSE(Res("i1", "q1", 1000, {"c", "x", "a"}));
+  EXPECT_FALSE(Res("i2", "q1", 1001, {"b"}));
+  ASSERT_EQ(listener_.finalized.size(), 2u);
+  EXPECT_EQ(listener_.finalized[0].ranked,
+            (std::vector<metrics::Grade>{1, U, 2}));
+  // All judged grades of the query, in doc order (a, b, c).
+  EXPECT_EQ(listener_.finalized[0].judged,
+            (std::vector<metrics::Grade>{2, 0, 1}));
+  EXPECT_EQ(listener_.finalized[1].ranked, (std::vector<metrics::Grade>{0}));
+  EXPECT_FALSE(Res("i3", "q2", 1002, {"a"}));
+  EXPECT_EQ(join().counters().unjudged, 1);
+}
+
+TEST_F(QrelsJoinTest, LaterLabelsReplaceAndNullDeletes) {
+  Label("q1", 1000, {{"a", 2}, {"b", 1}});
+  Label("q1", 1001, {{"a", 0}, {"b", std::nullopt}});
+  EXPECT_EQ(join().table_entries(), 1);
+  EXPECT_FALSE(Res("i1", "q1", 1002, {"a", "b"}));
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked, (std::vector<metrics::Grade>{0, U}));
+  Label("q1", 1003, {{"a", std::nullopt}});
+  EXPECT_FALSE(Res("i2", "q1", 1004, {"a"}));
+  EXPECT_EQ(join().counters().unjudged, 1);  // Table emptied.
+}
+
+TEST_F(QrelsJoinTest, DelayLetsLabelsProducedWithResultsLandFirst) {
+  config_.qrels_delay = std::chrono::seconds(5);
+  EXPECT_TRUE(Res("i1", "q1", 1000, {"a"}, /*offset=*/7));
+  Label("q1", 3000, {{"a", 3}});
+  EXPECT_TRUE(listener_.finalized.empty());
+  Label("q1", 7000, {{"zz", 1}});  // Watermark 6 s >= 1 s + 5 s delay.
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked, (std::vector<metrics::Grade>{3}));
+  EXPECT_EQ(listener_.finalized[0].closed_ms, 6000);
+  EXPECT_EQ(listener_.released, (std::vector<int64_t>{7}));
+}
+
+TEST_F(QrelsJoinTest, DuplicateRequestIdsAreIgnored) {
+  Label("q1", 1000, {{"a", 1}});
+  EXPECT_FALSE(Res("i1", "q1", 1000, {"a"}));
+  EXPECT_FALSE(Res("i1", "q1", 1000, {"a"}));
+  EXPECT_FALSE(Res("", "q1", 1000, {"a"}));  // No id: never a duplicate.
+  EXPECT_FALSE(Res("", "q1", 1000, {"a"}));
+  EXPECT_EQ(join().counters().duplicate_results, 1);
+  EXPECT_EQ(listener_.finalized.size(), 3u);
+}
+
+TEST_F(QrelsJoinTest, TableLimit) {
+  config_.max_table_entries = 2;
+  Label("q1", 1000, {{"a", 1}, {"b", 1}, {"c", 1}});
+  Label("q1", 1000, {{"a", 2}});  // Replacing needs no room.
+  EXPECT_EQ(join().counters().table_full, 1);
+  EXPECT_EQ(join().table_entries(), 2);
+}
+
+TEST(RecentIdsTest, RemembersTheLastN) {
+  RecentIds ids(2);
+  EXPECT_TRUE(ids.Insert(1));
+  EXPECT_TRUE(ids.Insert(2));
+  EXPECT_FALSE(ids.Insert(2));
+  EXPECT_TRUE(ids.Insert(3));  // Forgets 1.
+  EXPECT_TRUE(ids.Insert(1));
+  EXPECT_FALSE(ids.Insert(3));
+}
+
+}  // namespace
+}  // namespace rankwatch::stream

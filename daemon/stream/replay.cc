@@ -1,0 +1,394 @@
+#include "daemon/stream/replay.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "metrics/running_stats.h"
+#include "metrics/trec/mapped_file.h"
+
+namespace rankwatch::stream {
+
+namespace {
+
+// One input file: its next event, decoded ahead so the two files can be
+// merged by event time.
+class Source {
+ public:
+  Source(Topic topic, trec::MappedFile file, const config::Config& config)
+      : topic_(topic),
+        file_(std::move(file)),
+        decoder_(config.schema, config.events, config.join.mode,
+                 config.aggregation.segments) {
+    Advance();
+  }
+
+  bool has_event() const { return has_event_; }
+  bool ok() const { return status_.ok(); }
+  int64_t timestamp_ms() const {
+    return topic_ == Topic::kResults ? results_.timestamp_ms
+                                     : judgments_.timestamp_ms;
+  }
+  uint64_t position() const { return std::min(pos_, file_.data().size()); }
+  uint64_t size() const { return file_.data().size(); }
+
+  // Hands the current event to the pipeline and reads the next one.
+  void Feed(Pipeline* pipeline) {
+    const EventOrigin origin{0, line_no_};
+    if (!status_.ok()) {
+      pipeline->OnRejected(topic_, status_, line_, origin);
+    } else if (topic_ == Topic::kResults) {
+      (void)pipeline->OnResults(results_, origin);
+    } else {
+      (void)pipeline->OnJudgments(judgments_, origin);
+    }
+    Advance();
+  }
+
+ private:
+  void Advance() {
+    const std::string_view data = file_.data();
+    has_event_ = false;
+    while (pos_ < data.size()) {
+      size_t eol = data.find('\n', pos_);
+      if (eol == std::string_view::npos) eol = data.size();
+      line_ = data.substr(pos_, eol - pos_);
+      pos_ = eol + 1;
+      ++line_no_;
+      if (line_.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      has_event_ = true;
+      status_ =
+          topic_ == Topic::kResults
+              ? decoder_.DecodeResults(line_, std::nullopt, &results_)
+              : decoder_.DecodeJudgments(line_, std::nullopt, &judgments_);
+      return;
+    }
+  }
+
+  Topic topic_;
+  trec::MappedFile file_;
+  EventDecoder decoder_;
+  size_t pos_ = 0;
+  int64_t line_no_ = 0;
+  std::string_view line_;
+  bool has_event_ = false;
+  DecodeStatus status_;
+  ResultsEvent results_;
+  JudgmentEvent judgments_;
+};
+
+StatusOr<std::unique_ptr<Source>> OpenSource(Topic topic,
+                                             const std::string& path,
+                                             const config::Config& config) {
+  if (path.empty()) return std::unique_ptr<Source>();
+  StatusOr<trec::MappedFile> file = trec::MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  return std::make_unique<Source>(topic, std::move(file).value(), config);
+}
+
+// Which source feeds next: a rejected line first (its time is unknown),
+// else the earlier event, results first on ties.
+Source* Next(Source* results, Source* judgments) {
+  const bool r = results != nullptr && results->has_event();
+  const bool j = judgments != nullptr && judgments->has_event();
+  if (!r) return j ? judgments : nullptr;
+  if (!j) return results;
+  if (!results->ok()) return results;
+  if (!judgments->ok()) return judgments;
+  return judgments->timestamp_ms() < results->timestamp_ms() ? judgments
+                                                             : results;
+}
+
+void AppendNumber(std::string* out, double v) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+  out->append(buf, static_cast<size_t>(n));
+}
+
+void AppendInt(std::string* out, int64_t v) { out->append(std::to_string(v)); }
+
+// Per-series stats merged over the groups a predicate selects.
+struct Merged {
+  int64_t requests = 0;
+  std::vector<metrics::RunningStats> series;
+};
+
+Merged MergeGroups(const Aggregator& agg,
+                   const std::function<bool(const GroupStats&)>& select) {
+  Merged m;
+  m.series.resize(agg.series().size());
+  for (size_t g = 0; g < agg.num_groups(); ++g) {
+    const GroupStats& group = agg.group(g);
+    if (!select(group)) continue;
+    m.requests += group.requests;
+    for (size_t s = 0; s < m.series.size(); ++s)
+      m.series[s].Merge(group.all[s]);
+  }
+  return m;
+}
+
+void AppendMeasures(std::string* out, const Aggregator& agg, const Merged& m) {
+  out->append("\"requests\":");
+  AppendInt(out, m.requests);
+  out->append(",\"measures\":{");
+  for (size_t s = 0; s < m.series.size(); ++s) {
+    if (s > 0) out->push_back(',');
+    AppendJsonString(out, agg.series()[s].trec_name);
+    out->append(":{\"count\":");
+    AppendInt(out, m.series[s].count());
+    out->append(",\"mean\":");
+    AppendNumber(out, m.series[s].count() > 0 ? m.series[s].mean() : NAN);
+    out->append(",\"stddev\":");
+    AppendNumber(out, m.series[s].count() > 0 ? m.series[s].stddev() : NAN);
+    out->push_back('}');
+  }
+  out->push_back('}');
+}
+
+std::vector<std::string> Variants(const Aggregator& agg) {
+  std::vector<std::string> variants;
+  for (size_t g = 0; g < agg.num_groups(); ++g) {
+    variants.push_back(agg.group(g).variant);
+  }
+  std::sort(variants.begin(), variants.end());
+  variants.erase(std::unique(variants.begin(), variants.end()), variants.end());
+  return variants;
+}
+
+}  // namespace
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80           ? 1
+             : (c >> 5) == 0x6  ? 2
+             : (c >> 4) == 0xE  ? 3
+             : (c >> 3) == 0x1E ? 4
+                                : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n > 1) {
+      out->append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    ++i;
+    if (c == '"') {
+      out->append("\\\"");
+    } else if (c == '\\') {
+      out->append("\\\\");
+    } else if (c >= 0x20 && n == 1) {
+      out->push_back(static_cast<char>(c));
+    } else {
+      // Control characters, and bytes that are not UTF-8 (kept readable as
+      // their Latin-1 code point so the output stays valid JSON).
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out->append(buf);
+    }
+  }
+  out->push_back('"');
+}
+
+StatusOr<ReplayResult> RunReplay(const config::Config& base,
+                                 const ReplayOptions& options,
+                                 const Clock* clock) {
+  config::Config config = base;
+  if (!options.qrels_path.empty()) config.join.qrels_file = options.qrels_path;
+  const std::string& dead_letter_path = options.dead_letter_path.empty()
+                                            ? config.dead_letter.file
+                                            : options.dead_letter_path;
+  ReplayResult result;
+  if (!dead_letter_path.empty()) {
+    auto sink = FileDeadLetterSink::Open(dead_letter_path);
+    if (!sink.ok()) return sink.status();
+    result.dead_letters = std::move(sink).value();
+  }
+  auto pipeline =
+      Pipeline::Create(config, clock, nullptr, result.dead_letters.get());
+  if (!pipeline.ok()) return pipeline.status();
+  result.pipeline = std::move(pipeline).value();
+
+  auto results = OpenSource(Topic::kResults, options.results_path, config);
+  if (!results.ok()) return results.status();
+  auto judgments =
+      OpenSource(Topic::kJudgments, options.judgments_path, config);
+  if (!judgments.ok()) return judgments.status();
+  Source* r = results->get();
+  Source* j = judgments->get();
+  const uint64_t total = (r ? r->size() : 0) + (j ? j->size() : 0);
+  uint64_t fed = 0;
+  while (Source* next = Next(r, j)) {
+    next->Feed(result.pipeline.get());
+    if (options.progress && (++fed & 0x3FFF) == 0) {
+      options.progress((r ? r->position() : 0) + (j ? j->position() : 0),
+                       total);
+    }
+  }
+  if (options.progress) options.progress(total, total);
+  result.pipeline->FinishAll();
+  return result;
+}
+
+std::string FormatReplayJson(const Pipeline& p) {
+  const Aggregator& agg = p.aggregator();
+  std::string out = "{\"variants\":{";
+  bool first = true;
+  for (const std::string& v : Variants(agg)) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(&out, v);
+    out.push_back(':');
+    out.push_back('{');
+    AppendMeasures(&out, agg, MergeGroups(agg, [&](const GroupStats& g) {
+      return g.variant == v;
+    }));
+    out.push_back('}');
+  }
+  out.append("}");
+  const std::vector<std::string>& labels = p.config().aggregation.segments;
+  if (!labels.empty()) {
+    out.append(",\"groups\":[");
+    for (size_t g = 0; g < agg.num_groups(); ++g) {
+      const GroupStats& group = agg.group(g);
+      if (g > 0) out.push_back(',');
+      out.append("{\"variant\":");
+      AppendJsonString(&out, group.variant);
+      out.append(",\"segments\":{");
+      for (size_t l = 0; l < labels.size(); ++l) {
+        if (l > 0) out.push_back(',');
+        AppendJsonString(&out, labels[l]);
+        out.push_back(':');
+        AppendJsonString(&out, group.segment_values[l]);
+      }
+      out.append("},");
+      AppendMeasures(&out, agg, MergeGroups(agg, [&](const GroupStats& x) {
+        return &x == &group;
+      }));
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
+  const PipelineCounters& c = p.counters();
+  const JoinCounters& j = p.join_counters();
+  out.append(",\"events\":{\"results\":");
+  AppendInt(&out, c.consumed[0]);
+  out.append(",\"judgments\":");
+  AppendInt(&out, c.consumed[1]);
+  out.append(",\"rejected\":{");
+  first = true;
+  for (int r = 0; r < kNumRejectReasons; ++r) {
+    const int64_t n = c.rejected[0][r] + c.rejected[1][r];
+    if (n == 0) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(&out, RejectReasonName(static_cast<RejectReason>(r)));
+    out.push_back(':');
+    AppendInt(&out, n);
+  }
+  out.append("}");
+  const std::pair<const char*, int64_t> counts[] = {
+      {"late", j.late_judgments},
+      {"late_results", j.late_results},
+      {"evicted", j.evicted},
+      {"unjudged", j.unjudged},
+      {"without_relevant", c.without_relevant},
+      {"duplicate_results", j.duplicate_results},
+      {"orphaned_judgments", j.orphaned_judgments},
+      {"finalized", j.finalized},
+      {"scored", c.scored},
+      {"table_full", j.table_full},
+  };
+  for (const auto& [name, n] : counts) {
+    out.append(",\"");
+    out.append(name);
+    out.append("\":");
+    AppendInt(&out, n);
+  }
+  out.append("}}\n");
+  return out;
+}
+
+std::string FormatReplayTable(const Pipeline& p) {
+  const Aggregator& agg = p.aggregator();
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "%-12s %-16s %10s %10s %10s\n", "variant",
+                "measure", "count", "mean", "stddev");
+  out += buf;
+  for (const std::string& v : Variants(agg)) {
+    const Merged m =
+        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+    for (size_t s = 0; s < m.series.size(); ++s) {
+      const metrics::RunningStats& st = m.series[s];
+      std::snprintf(buf, sizeof(buf), "%-12s %-16s %10lld %10.4f %10.4f\n",
+                    v.c_str(), agg.series()[s].trec_name.c_str(),
+                    static_cast<long long>(st.count()), st.mean(), st.stddev());
+      out += buf;
+    }
+  }
+  const PipelineCounters& c = p.counters();
+  const JoinCounters& j = p.join_counters();
+  std::snprintf(buf, sizeof(buf),
+                "\nevents: results=%lld judgments=%lld rejected=%lld late=%lld "
+                "evicted=%lld unjudged=%lld without_relevant=%lld\n",
+                static_cast<long long>(c.consumed[0]),
+                static_cast<long long>(c.consumed[1]),
+                static_cast<long long>(c.rejected_total(Topic::kResults) +
+                                       c.rejected_total(Topic::kJudgments)),
+                static_cast<long long>(j.late_judgments),
+                static_cast<long long>(j.evicted),
+                static_cast<long long>(j.unjudged),
+                static_cast<long long>(c.without_relevant));
+  out += buf;
+  return out;
+}
+
+StatusOr<std::unique_ptr<FileDeadLetterSink>> FileDeadLetterSink::Open(
+    const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    return Status::IoError("cannot open dead-letter file '" + path +
+                           "': " + std::strerror(errno));
+  }
+  return std::unique_ptr<FileDeadLetterSink>(new FileDeadLetterSink(f));
+}
+
+FileDeadLetterSink::~FileDeadLetterSink() { std::fclose(file_); }
+
+void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
+                               std::string_view detail,
+                               std::string_view payload, EventOrigin origin) {
+  line_.assign("{\"topic\":");
+  AppendJsonString(&line_, TopicName(topic));
+  line_.append(",\"reason\":");
+  AppendJsonString(&line_, RejectReasonName(reason));
+  line_.append(",\"detail\":");
+  AppendJsonString(&line_, detail);
+  line_.append(",\"partition\":");
+  AppendInt(&line_, origin.partition);
+  line_.append(",\"offset\":");
+  AppendInt(&line_, origin.offset);
+  line_.append(",\"payload\":");
+  AppendJsonString(&line_, payload);
+  line_.append("}\n");
+  std::fwrite(line_.data(), 1, line_.size(), file_);
+}
+
+}  // namespace rankwatch::stream

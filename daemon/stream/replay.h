@@ -1,0 +1,76 @@
+// Replay: runs the streaming pipeline over a results file and a judgments
+// file (JSON lines), merged by event time, finalizes everything at the end,
+// and formats the final aggregates (`rankwatch replay`).
+#ifndef RANKWATCH_DAEMON_STREAM_REPLAY_H_
+#define RANKWATCH_DAEMON_STREAM_REPLAY_H_
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "daemon/stream/pipeline.h"
+#include "metrics/status.h"
+
+namespace rankwatch::stream {
+
+struct ReplayOptions {
+  std::string results_path;      // JSON lines; "" for none.
+  std::string judgments_path;    // JSON lines; "" for none.
+  std::string qrels_path;        // Overrides join.qrels_file when set.
+  std::string dead_letter_path;  // Overrides dead_letter.file when set.
+  // Called now and then with (bytes read, total bytes), e.g. for a
+  // progress bar.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+class FileDeadLetterSink;
+
+// What a replay leaves: the pipeline after FinishAll(), and the dead-letter
+// sink it wrote to (declared first: it must outlive the pipeline).
+struct ReplayResult {
+  std::unique_ptr<FileDeadLetterSink> dead_letters;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+// Replays the files through a Pipeline built from `config`. Events are fed
+// in event-time order (a merge of the two files; ties: results first).
+// Errors: unreadable files, a bad qrels file, an unwritable dead-letter file.
+StatusOr<ReplayResult> RunReplay(const config::Config& config,
+                                 const ReplayOptions& options,
+                                 const Clock* clock);
+
+// The final aggregates as one JSON object:
+// {"variants": {"A": {"requests": N, "measures": {"ndcg_cut_10": {"count":
+// N, "mean": x, "stddev": s}, ...}}, ...}, "events": {"results": N,
+// "judgments": N, "rejected": {"<reason>": N}, "late": N, "evicted": N,
+// "unjudged": N, "without_relevant": N, ...}} plus "groups" (one entry per
+// variant and segment values) when segments are configured.
+std::string FormatReplayJson(const Pipeline& pipeline);
+// The same as an aligned text table.
+std::string FormatReplayTable(const Pipeline& pipeline);
+
+// A dead-letter sink writing one JSON object per rejected event:
+// {"topic": ..., "reason": ..., "detail": ..., "partition": P, "offset": O,
+// "payload": "<original payload>"}.
+class FileDeadLetterSink : public DeadLetterSink {
+ public:
+  static StatusOr<std::unique_ptr<FileDeadLetterSink>> Open(
+      const std::string& path);
+  ~FileDeadLetterSink() override;
+  void Write(Topic topic, RejectReason reason, std::string_view detail,
+             std::string_view payload, EventOrigin origin) override;
+
+ private:
+  explicit FileDeadLetterSink(std::FILE* file) : file_(file) {}
+  std::FILE* file_;
+  std::string line_;
+};
+
+// Appends `s` as a JSON string literal.
+void AppendJsonString(std::string* out, std::string_view s);
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_REPLAY_H_

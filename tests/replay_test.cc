@@ -1,0 +1,304 @@
+// `rankwatch replay` end to end, as a process: the streaming pipeline must
+// give trec_eval's numbers when fed the reference corpus as events, and the
+// hand-computed numbers of a small impression-mode stream with bad events.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch {
+namespace {
+
+using testing::CommandResult;
+using testing::ReadFile;
+using testing::RunCommand;
+
+const std::string kDir = RANKWATCH_CONFORMANCE_DIR;
+
+CommandResult Replay(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {RANKWATCH_BINARY, "replay"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
+struct RunLine {
+  double score;
+  std::string docno;
+};
+
+// The reference corpus as events, built here independently of rankwatch's
+// TREC reader: one results event per run query, its docs in trec_eval's
+// ranking order (score descending, then docno descending by bytes), and the
+// qrels as one batch of judgments per query, all before the results.
+struct CorpusEvents {
+  std::string results;
+  std::string judgments;
+  std::set<std::string> run_qids;
+  std::set<std::string> qrels_qids;
+};
+
+CorpusEvents CorpusAsEvents(const std::string& dir) {
+  CorpusEvents ev;
+  std::map<std::string, std::vector<RunLine>> run;
+  std::istringstream run_in(ReadFile(dir + "/run.txt"));
+  for (std::string line; std::getline(run_in, line);) {
+    std::istringstream f(line);
+    std::string qid, q0, docno, rank, score;
+    f >> qid >> q0 >> docno >> rank >> score;
+    run[qid].push_back({std::stod(score), docno});
+  }
+  std::map<std::string, std::vector<std::pair<std::string, int>>> qrels;
+  std::istringstream qrels_in(ReadFile(dir + "/qrels.txt"));
+  for (std::string line; std::getline(qrels_in, line);) {
+    std::istringstream f(line);
+    std::string qid, iter, docno;
+    int grade;
+    f >> qid >> iter >> docno >> grade;
+    qrels[qid].emplace_back(docno, grade);
+  }
+  for (const auto& [qid, docs] : qrels) {
+    ev.qrels_qids.insert(qid);
+    ev.judgments +=
+        "{\"query_id\":\"" + qid + "\",\"timestamp\":1000," + "\"judgments\":[";
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (i > 0) ev.judgments += ',';
+      ev.judgments += "{\"doc_id\":\"" + docs[i].first +
+                      "\",\"relevance\":" + std::to_string(docs[i].second) +
+                      "}";
+    }
+    ev.judgments += "]}\n";
+  }
+  int64_t t = 2000;
+  for (auto& [qid, lines] : run) {
+    ev.run_qids.insert(qid);
+    std::sort(
+        lines.begin(), lines.end(), [](const RunLine& a, const RunLine& b) {
+          return a.score != b.score ? a.score > b.score : a.docno > b.docno;
+        });
+    ev.results += "{\"request_id\":\"req-" + qid + "\",\"query_id\":\"" + qid +
+                  "\",\"timestamp\":" + std::to_string(t++) + ",\"results\":[";
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i > 0) ev.results += ',';
+      ev.results += "\"" + lines[i].docno + "\"";
+    }
+    ev.results += "]}\n";
+  }
+  return ev;
+}
+
+// trec_eval's per-query figures at full precision: measure -> qid -> value.
+std::map<std::string, std::map<std::string, double>> PerQuery(
+    const std::string& file) {
+  std::map<std::string, std::map<std::string, double>> values;
+  std::istringstream in(ReadFile(file));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string measure, qid, value;
+    f >> measure >> qid >> value;
+    if (qid != "all") values[measure][qid] = std::stod(value);
+  }
+  return values;
+}
+
+constexpr char kQrelsConfig[] = R"(
+join:
+  mode: qrels
+events:
+  max_results: 1000
+metrics:
+  cutoffs: [1, 3, 5, 10, 20, 100]
+  measures: [precision, recall, reciprocal_rank, average_precision, ndcg,
+             success, r_precision, judged]
+)";
+
+// The consistency check of the streaming core: the main corpus replayed in
+// qrels mode (R = 0 queries counted, as trec_eval -c does) gives trec_eval's
+// per-query values, so their means and standard deviations over the scored
+// queries (those in both files) match.
+void ExpectTrecEvalMeans(const std::string& json, const CorpusEvents& ev) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(json)).get(doc),
+            simdjson::SUCCESS)
+      << json;
+  std::vector<std::string> scored;
+  std::set_intersection(ev.run_qids.begin(), ev.run_qids.end(),
+                        ev.qrels_qids.begin(), ev.qrels_qids.end(),
+                        std::back_inserter(scored));
+  ASSERT_EQ(scored.size(), 108u);
+  const auto reference = PerQuery(kDir + "/main/te10.c.focused.full.txt");
+  int compared = 0;
+  for (const auto& [measure, by_qid] : reference) {
+    if (measure.rfind("num_", 0) == 0) continue;
+    double sum = 0, sum_sq = 0;
+    for (const std::string& q : scored) sum += by_qid.at(q);
+    const double mean = sum / static_cast<double>(scored.size());
+    for (const std::string& q : scored) {
+      sum_sq += (by_qid.at(q) - mean) * (by_qid.at(q) - mean);
+    }
+    const double stddev = std::sqrt(sum_sq / (scored.size() - 1.0));
+    simdjson::dom::element m = doc["variants"]["default"]["measures"][measure];
+    ASSERT_TRUE(m.is_object()) << measure;
+    EXPECT_EQ(int64_t(m["count"]), 108) << measure;
+    EXPECT_NEAR(double(m["mean"]), mean, 1e-9) << measure;
+    EXPECT_NEAR(double(m["stddev"]), stddev, 1e-9) << measure;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 6 * 5 + 4);  // P, recall, ndcg_cut, map_cut, success
+                                   // at 6 cutoffs; map, ndcg, RR, Rprec.
+  // Queries only in the run have no judgments in the table.
+  EXPECT_EQ(int64_t(doc["events"]["unjudged"]), 6);
+  int without_relevant = 0;
+  for (const std::string& q : scored) {
+    without_relevant += reference.at("num_rel").at(q) == 0 ? 1 : 0;
+  }
+  EXPECT_GT(without_relevant, 0);
+  EXPECT_EQ(int64_t(doc["events"]["without_relevant"]), without_relevant);
+}
+
+TEST(ReplayTest, CorpusAsEventsGivesTrecEvalMeans) {
+  testing::TempDir dir;
+  const CorpusEvents ev = CorpusAsEvents(kDir + "/main");
+  const std::string config = dir.Write("config.yaml", kQrelsConfig);
+  const CommandResult res =
+      Replay({"--config", config, "--results",
+              dir.Write("results.jsonl", ev.results), "--judgments",
+              dir.Write("judgments.jsonl", ev.judgments), "--format", "json"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  ExpectTrecEvalMeans(res.out, ev);
+}
+
+TEST(ReplayTest, PreloadedQrelsFileGivesTheSameMeans) {
+  testing::TempDir dir;
+  const CorpusEvents ev = CorpusAsEvents(kDir + "/main");
+  const CommandResult res =
+      Replay({"--config", dir.Write("config.yaml", kQrelsConfig), "--results",
+              dir.Write("results.jsonl", ev.results), "--qrels",
+              kDir + "/main/qrels.txt", "--format", "json"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  ExpectTrecEvalMeans(res.out, ev);
+}
+
+// A small click stream, by hand. Window 1 minute; cutoffs 1 and 2.
+//   r1 (A): [a, b, c], click on b        P_1 = 0, P_2 = 1/2, RR = 1/2
+//   r2 (B): [x, y], clicks on x (2), y   P_1 = 1, P_2 = 1,   RR = 1
+//   r3 (A): [p, q], no click             R = 0: all 0, counted
+// Means: A: P_1 = 0, P_2 = 1/4, RR = 1/4 over 2 requests; B: 1, 1, 1.
+// Plus a click on r1 an hour later (late), and three bad events.
+TEST(ReplayTest, ImpressionStreamWithBadEvents) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+metrics:
+  cutoffs: [1, 2]
+  measures: [precision, reciprocal_rank]
+)");
+  const std::string results = dir.Write(
+      "results.jsonl",
+      R"({"request_id":"r1","variant":"A","timestamp":0,"results":["a","b","c"]}
+{"request_id":"r2","variant":"B","timestamp":0,"results":[{"doc_id":"x","score":2.5},{"doc_id":"y"}]}
+{"request_id":"r3","variant":"A","timestamp":10,"results":["p","q"]}
+{"request_id":"r4","variant":"A","timestamp":20,"results":[]}
+not json at all
+)");
+  const std::string judgments = dir.Write(
+      "judgments.jsonl",
+      R"({"request_id":"r1","doc_id":"b","relevance":1,"timestamp":1000}
+{"request_id":"r2","judgments":[{"doc_id":"x","relevance":2},{"doc_id":"y","relevance":1}],"timestamp":2000}
+{"request_id":"r2","doc_id":"y","relevance":"high","timestamp":2500}
+{"request_id":"r1","doc_id":"a","relevance":1,"timestamp":3600000}
+)");
+  const std::string dead = dir.path() + "/dead.jsonl";
+  const CommandResult res =
+      Replay({"--config", config, "--results", results, "--judgments",
+              judgments, "--format", "json", "--dead-letter", dead});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  simdjson::dom::element a = doc["variants"]["A"];
+  EXPECT_EQ(int64_t(a["requests"]), 2);
+  EXPECT_EQ(int64_t(a["measures"]["P_1"]["count"]), 2);
+  EXPECT_DOUBLE_EQ(double(a["measures"]["P_1"]["mean"]), 0.0);
+  EXPECT_DOUBLE_EQ(double(a["measures"]["P_2"]["mean"]), 0.25);
+  EXPECT_DOUBLE_EQ(double(a["measures"]["recip_rank"]["mean"]), 0.25);
+  EXPECT_DOUBLE_EQ(double(a["measures"]["recip_rank_2"]["mean"]), 0.25);
+  // Sample stddev of P_2 over {1/2, 0}: sqrt(((1/4)^2 * 2) / 1).
+  EXPECT_DOUBLE_EQ(double(a["measures"]["P_2"]["stddev"]),
+                   std::sqrt(2 * 0.0625));
+  simdjson::dom::element b = doc["variants"]["B"];
+  EXPECT_DOUBLE_EQ(double(b["measures"]["P_2"]["mean"]), 1.0);
+  EXPECT_DOUBLE_EQ(double(b["measures"]["recip_rank"]["mean"]), 1.0);
+  simdjson::dom::element events = doc["events"];
+  EXPECT_EQ(int64_t(events["results"]), 5);
+  EXPECT_EQ(int64_t(events["judgments"]), 4);
+  EXPECT_EQ(int64_t(events["rejected"]["empty_results"]), 1);
+  EXPECT_EQ(int64_t(events["rejected"]["malformed_json"]), 1);
+  EXPECT_EQ(int64_t(events["rejected"]["non_integer_relevance"]), 1);
+  EXPECT_EQ(int64_t(events["late"]), 1);
+  EXPECT_EQ(int64_t(events["without_relevant"]), 1);
+  EXPECT_EQ(int64_t(events["finalized"]), 3);
+
+  // Every rejected event is in the dead-letter file, with its reason and
+  // the original payload.
+  std::istringstream lines(ReadFile(dead));
+  std::multiset<std::string> reasons;
+  for (std::string line; std::getline(lines, line);) {
+    simdjson::dom::element d;
+    ASSERT_EQ(parser.parse(simdjson::padded_string(line)).get(d),
+              simdjson::SUCCESS)
+        << line;
+    reasons.insert(std::string(std::string_view(d["reason"])));
+    if (std::string_view(d["reason"]) == "malformed_json") {
+      EXPECT_EQ(std::string_view(d["payload"]), "not json at all");
+      EXPECT_EQ(int64_t(d["offset"]), 5);  // Line 5 of the results file.
+    }
+  }
+  EXPECT_EQ(reasons,
+            (std::multiset<std::string>{"empty_results", "malformed_json",
+                                        "non_integer_relevance"}));
+}
+
+TEST(ReplayTest, TableFormatAndErrors) {
+  testing::TempDir dir;
+  const std::string config =
+      dir.Write("config.yaml", "metrics:\n  cutoffs: [1]\n");
+  const std::string results = dir.Write(
+      "r.jsonl", R"({"request_id":"r1","timestamp":0,"results":["a"]})");
+  const std::string judgments = dir.Write(
+      "j.jsonl",
+      R"({"request_id":"r1","doc_id":"a","relevance":1,"timestamp":5})");
+  CommandResult res = Replay(
+      {"--config", config, "--results", results, "--judgments", judgments});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  // One request, its only doc relevant: P_1 = 1, stddev 0.
+  char row[128];
+  std::snprintf(row, sizeof(row), "%-12s %-16s %10d %10.4f %10.4f\n", "default",
+                "P_1", 1, 1.0, 0.0);
+  EXPECT_NE(res.out.find(row), std::string::npos) << res.out;
+  res = Replay({"--config", config, "--results", dir.path() + "/missing"});
+  EXPECT_EQ(res.exit_code, 1);
+  EXPECT_NE(res.err.find("missing"), std::string::npos) << res.err;
+  res = Replay({"--config", dir.Write("bad.yaml", "join:\n  window: 5\n"),
+                "--results", results});
+  EXPECT_EQ(res.exit_code, 2);
+  EXPECT_NE(res.err.find("bad.yaml:2:11: join.window"), std::string::npos)
+      << res.err;
+}
+
+}  // namespace
+}  // namespace rankwatch
