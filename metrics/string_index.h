@@ -8,12 +8,51 @@
 #ifndef RANKWATCH_METRICS_STRING_INDEX_H_
 #define RANKWATCH_METRICS_STRING_INDEX_H_
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 namespace rankwatch {
+
+namespace internal {
+
+// Unaligned little-endian loads.
+inline uint64_t LoadLittle64(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (std::endian::native == std::endian::big) {
+    w = __builtin_bswap64(w);
+  }
+  return w;
+}
+inline uint64_t LoadLittle32(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  if constexpr (std::endian::native == std::endian::big) {
+    w = __builtin_bswap32(w);
+  }
+  return w;
+}
+
+// The n (1..7) bytes at p as a little-endian word, as memcpy(&w, p, n) into
+// a zeroed w gives on a little-endian machine, but without a variable-length
+// copy (a library call). `long_key` says that the 8 bytes ending at p + n
+// are all part of the key, so that one load can fetch them.
+inline uint64_t LoadTail(const char* p, size_t n, bool long_key) {
+  if (long_key) return LoadLittle64(p + n - 8) >> (8 * (8 - n));
+  if (n >= 4) {  // Two overlapping loads.
+    return LoadLittle32(p) | (LoadLittle32(p + n - 4) << (8 * (n - 4)));
+  }
+  // 1 to 3 bytes: the first, middle and last (some coincide).
+  const auto byte = [p](size_t i) {
+    return static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  };
+  return byte(0) | byte(n / 2) | byte(n - 1);
+}
+
+}  // namespace internal
 
 // A fast 64-bit hash for short identifiers (8 bytes per step, multiply and
 // xor-shift mixing). Not cryptographic; adequate for hash tables.
@@ -31,9 +70,7 @@ inline uint64_t HashBytes(std::string_view s) {
     n -= 8;
   }
   if (n > 0) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = (h ^ w) * kMul;
+    h = (h ^ internal::LoadTail(p, n, s.size() >= 8)) * kMul;
   }
   h ^= h >> 32;
   h *= 0xD6E8FEB86659FD93ull;

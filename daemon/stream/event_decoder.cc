@@ -122,13 +122,38 @@ simdjson::error_code TypeOf(ondemand::value& value, json_type* type) {
   return value.type().get(*type);
 }
 
+// The bytes of a JSON string starting just after its opening quote, if it
+// has no escape: then they are the string itself and need no copy into
+// simdjson's string buffer. Stage 1 has validated the document, so a
+// closing quote exists.
+bool RawStringWithoutEscapes(const char* begin, std::string_view* out) {
+  const char* p = begin;
+  while (*p != '"' && *p != '\\') ++p;
+  if (*p != '"') return false;
+  *out = std::string_view(begin, static_cast<size_t>(p - begin));
+  return true;
+}
+
 // Reads the next field of an object being iterated: its value is left in
 // `field`, its unescaped name in `key`.
 simdjson::error_code NextField(
     simdjson::simdjson_result<ondemand::field> result, ondemand::field* field,
     std::string_view* key) {
   if (simdjson::error_code e = std::move(result).get(*field)) return e;
+  if (RawStringWithoutEscapes(field->key().raw(), key)) {
+    return simdjson::SUCCESS;
+  }
   return field->unescaped_key().get(*key);
+}
+
+// Reads a string value, without copying it when it has no escapes.
+simdjson::error_code GetString(ondemand::value& value, std::string_view* out) {
+  const std::string_view token = value.raw_json_token();
+  if (!token.empty() && token.front() == '"' &&
+      RawStringWithoutEscapes(token.data() + 1, out)) {
+    return simdjson::SUCCESS;
+  }
+  return value.get_string().get(*out);
 }
 
 DecodeStatus RootObject(ondemand::document& doc, ondemand::object* root) {
@@ -492,7 +517,7 @@ DecodeStatus EventDecoder::ReadId(ondemand::value& value, const FieldPath& path,
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
   if (type == json_type::string) {
-    if (simdjson::error_code e = value.get_string().get(*id)) {
+    if (simdjson::error_code e = GetString(value, id)) {
       return Malformed(e);
     }
   } else if (type == json_type::number &&
@@ -531,7 +556,7 @@ DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value,
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
   if (type == json_type::string) {
     std::string_view text;
-    if (simdjson::error_code e = value.get_string().get(text)) {
+    if (simdjson::error_code e = GetString(value, &text)) {
       return Malformed(e);
     }
     const std::optional<int64_t> parsed = ParseRfc3339Millis(text);
@@ -686,8 +711,14 @@ DecodeStatus EventDecoder::ReadScore(ondemand::value& value,
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
   if (type == json_type::number) {
-    if (ClassifyNumber(ScalarText(value)) == NumberKind::kInvalid) {
+    const std::string_view text = ScalarText(value);
+    if (ClassifyNumber(text) == NumberKind::kInvalid) {
       return Malformed(simdjson::NUMBER_ERROR);
+    }
+    // Without an exponent, fewer than 300 digits cannot overflow a double:
+    // no need to convert it.
+    if (text.size() < 300 && text.find_first_of("eE") == text.npos) {
+      return DecodeStatus::Ok();
     }
     // simdjson fails on a literal that overflows a double (1e999).
     double score;
@@ -735,7 +766,7 @@ DecodeStatus EventDecoder::ReadSegmentValue(ondemand::value& value,
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
   switch (type) {
     case json_type::string:
-      if (simdjson::error_code e = value.get_string().get(*out)) {
+      if (simdjson::error_code e = GetString(value, out)) {
         return Malformed(e);
       }
       break;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdio>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "metrics/string_index.h"
@@ -261,6 +265,24 @@ void AppendJsonObject(std::string* out, const std::vector<Row>& rows,
   out->push_back('}');
 }
 
+// Puts `entries` in trec_eval's ranking order (a run is usually in it
+// already) and scores the first `max_docs` against the judgments of `q`.
+void ScoreEntries(const Qrels& qrels, const QueryQrels& q, int64_t max_docs,
+                  std::vector<RunEntry>* entries,
+                  std::vector<metrics::Grade>* ranked,
+                  metrics::Evaluator* evaluator, metrics::ListScores* out) {
+  if (!std::is_sorted(entries->begin(), entries->end(), RanksBefore)) {
+    std::sort(entries->begin(), entries->end(), RanksBefore);
+  }
+  const size_t n = static_cast<size_t>(
+      std::min<int64_t>(static_cast<int64_t>(entries->size()), max_docs));
+  ranked->resize(n);
+  for (size_t i = 0; i < n; ++i) (*ranked)[i] = (*entries)[i].grade;
+  evaluator->Evaluate(*ranked, qrels.grades(q), out);
+}
+
+// ---- The mapped path: any input, exact error messages. ----
+
 // Work for one query of the evaluation: its qrels (null for a run-only
 // query, which is parsed for errors but not scored) and its run lines (null
 // for a qrels query missing from the run under -c).
@@ -284,21 +306,11 @@ class QueryScorer {
       RW_RETURN_IF_ERROR(
           ParseRunQuery(run_.data(), *item.run, run_.path(), &entries_));
       RW_RETURN_IF_ERROR(LookUpGrades(item));
-      if (!std::is_sorted(entries_.begin(), entries_.end(), RanksBefore)) {
-        std::sort(entries_.begin(), entries_.end(), RanksBefore);
-      }
-      for (const RunBlock& b : item.run->blocks) {
-        run_.ReleaseRange(b.begin, b.end);
-      }
     }
     if (item.result == nullptr) return Status::Ok();
-    const size_t n = static_cast<size_t>(std::min<int64_t>(
-        static_cast<int64_t>(entries_.size()), options_.max_docs_per_query));
-    ranked_.resize(n);
-    for (size_t i = 0; i < n; ++i) ranked_[i] = entries_[i].grade;
     item.result->qid = item.qrels->qid;
-    evaluator_.Evaluate(ranked_, qrels_.grades(*item.qrels),
-                        &item.result->scores);
+    ScoreEntries(qrels_, *item.qrels, options_.max_docs_per_query, &entries_,
+                 &ranked_, &evaluator_, &item.result->scores);
     return Status::Ok();
   }
 
@@ -361,6 +373,321 @@ Status ScoreAll(const std::vector<WorkItem>& items, int threads,
   work();
   for (std::thread& t : workers) t.join();
   return first_error;
+}
+
+Status NoCommonQuery(const std::string& qrels_path, const std::string& run_path,
+                     bool complete) {
+  return Status::InvalidArgument(
+      "no query appears in both '" + qrels_path + "' and '" + run_path + "'" +
+      (complete ? "" : " (with -c, every qrels query counts)"));
+}
+
+// Maps the whole run, indexes it by qid, then parses and scores query by
+// query in file order. Reports the error a sequential reading meets first.
+Status EvaluateMapped(const std::string& qrels_path,
+                      const std::string& run_path, const Qrels& q,
+                      const metrics::Evaluator& evaluator,
+                      const EvalOptions& options, int threads,
+                      std::vector<QueryResult>* results) {
+  StatusOr<MappedFile> run = MappedFile::Open(run_path);
+  if (!run.ok()) return run.status();
+  const RunIndex index = RunIndex::Build(*run, threads);
+
+  // Queries to score, in qid order (the order of the output and of the sums).
+  std::vector<std::pair<const QueryQrels*, const RunQuery*>> scored;
+  for (const QueryQrels& qq : q.queries()) {
+    const RunQuery* rq = index.FindQuery(qq.qid);
+    if (rq != nullptr || options.complete) scored.emplace_back(&qq, rq);
+  }
+  if (scored.empty()) {
+    return NoCommonQuery(qrels_path, run_path, options.complete);
+  }
+  results->clear();
+  results->resize(scored.size());
+  std::vector<WorkItem> items;
+  items.reserve(index.queries().size() + scored.size());
+  for (size_t i = 0; i < scored.size(); ++i) {
+    const RunQuery* rq = scored[i].second;
+    items.push_back({scored[i].first, rq, &(*results)[i],
+                     rq == nullptr ? 0 : rq->blocks.front().begin});
+  }
+  for (const RunQuery& rq : index.queries()) {  // Run-only: checked, unscored.
+    if (q.FindQuery(rq.qid) == nullptr) {
+      items.push_back({nullptr, &rq, nullptr, rq.blocks.front().begin});
+    }
+  }
+  std::sort(
+      items.begin(), items.end(),
+      [](const WorkItem& a, const WorkItem& b) { return a.order < b.order; });
+
+  Status s = ScoreAll(items, threads, q, *run, evaluator, options);
+  if (!s.ok() && threads > 1) {
+    // Several threads may have failed; report the error a sequential scan
+    // meets first, so the message does not depend on scheduling.
+    s = ScoreAll(items, 1, q, *run, evaluator, options);
+  }
+  return s;
+}
+
+// ---- The streaming path: regular files, one pass, no error messages. ----
+
+// One group of run lines: consecutive lines with one qid.
+struct GroupRecord {
+  int64_t query;    // Index in Qrels::queries(), or -1 for a run-only qid.
+  std::string qid;  // Run-only qids only: the chunk's bytes do not last.
+  uint64_t begin;   // Byte range of the group in the run file.
+  uint64_t end;
+};
+
+// The scores of one qrels query and the number of groups of the run with
+// its qid. The first group to arrive scores the query; when a qid has more
+// than one group, the query is scored again from all of them.
+struct QuerySlot {
+  std::atomic<uint32_t> groups{0};
+  metrics::ListScores scores;
+};
+
+// The docnos of one ranked list, to reject a docno listed twice: a table of
+// their 64-bit hashes, small enough to stay in L1 for 1,000 docs. A hash
+// met twice is confirmed by comparing docnos, since distinct docnos may
+// (very rarely) share one. Not thread-safe.
+class DocnoSet {
+ public:
+  // Empties the set and sizes it for `n` docnos.
+  void Clear(size_t n) {
+    const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * n));
+    if (slots_.size() < capacity) slots_.resize(capacity);
+    std::fill_n(slots_.begin(), capacity, 0);
+    mask_ = capacity - 1;
+  }
+
+  // False if `hash` was inserted before.
+  bool Insert(uint64_t hash) {
+    const uint64_t key = hash | 1;  // 0 marks an empty slot.
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i] == 0) {
+        slots_[i] = key;
+        return true;
+      }
+      if (slots_[i] == key) return false;
+    }
+  }
+
+ private:
+  std::vector<uint64_t> slots_;
+  size_t mask_ = 0;
+};
+
+// Per-thread state of the streaming path: parses groups of run lines,
+// joins them with the qrels and scores them, reusing its buffers so that
+// nothing is allocated per line. Any malformed line or duplicate docno makes
+// it return false: the caller then takes the mapped path, which words the
+// error exactly.
+class GroupScorer {
+ public:
+  GroupScorer(const Qrels& qrels, const metrics::Evaluator& evaluator,
+              int64_t max_docs, std::span<QuerySlot> slots)
+      : qrels_(qrels),
+        evaluator_(evaluator),
+        max_docs_(max_docs),
+        slots_(slots) {}
+
+  // Scores every group of `chunk` and appends a record of each to `groups`.
+  bool ScoreChunk(const RunChunk& chunk, std::vector<GroupRecord>* groups) {
+    const char* const data = chunk.text.data();
+    const char* const end = data + chunk.text.size();
+    std::string_view qid;
+    size_t begin = 0;
+    size_t last = 0;
+    entries_.clear();
+    for (const char* p = data; p < end;) {
+      const char* const line = p;
+      RunLineKind kind;
+      RunLineFields fields;
+      p = ScanRunLine(p, end, &kind, &fields);
+      if (kind == RunLineKind::kSkip) continue;
+      if (kind == RunLineKind::kTooShort) return false;
+      if (fields.qid != qid) {
+        if (!entries_.empty() && !FinishGroup(qid, chunk.offset + begin,
+                                              chunk.offset + last, groups)) {
+          return false;
+        }
+        entries_.clear();
+        qid = fields.qid;
+        begin = static_cast<size_t>(line - data);
+      }
+      if (!AddEntry(fields)) return false;
+      last = static_cast<size_t>(p - data);
+    }
+    return entries_.empty() ||
+           FinishGroup(qid, chunk.offset + begin, chunk.offset + last, groups);
+  }
+
+  // Scores `text`, every line of one query (`query` indexes the qrels, or
+  // is -1 for a run-only query, which is only checked).
+  bool ScoreWhole(std::string_view text, int64_t query) {
+    entries_.clear();
+    const char* const end = text.data() + text.size();
+    for (const char* p = text.data(); p < end;) {
+      RunLineKind kind;
+      RunLineFields fields;
+      p = ScanRunLine(p, end, &kind, &fields);
+      if (kind == RunLineKind::kTooShort) return false;
+      if (kind == RunLineKind::kData && !AddEntry(fields)) return false;
+    }
+    const QueryQrels* q = query < 0 ? nullptr : &qrels_.queries()[query];
+    if (!LookUpGrades(q)) return false;
+    if (q != nullptr) Score(*q, &slots_[query].scores);
+    return true;
+  }
+
+ private:
+  bool AddEntry(const RunLineFields& f) {
+    double score;
+    if (!ParseScore(f.score, &score)) return false;
+    entries_.push_back(RunEntry{score, f.docno.data(),
+                                static_cast<uint32_t>(f.docno.size()),
+                                metrics::kUnjudged, 0});
+    return true;
+  }
+
+  bool FinishGroup(std::string_view qid, uint64_t begin, uint64_t end,
+                   std::vector<GroupRecord>* groups) {
+    const QueryQrels* q = qrels_.FindQuery(qid);
+    const int64_t index = q == nullptr ? -1 : q - qrels_.queries().data();
+    groups->push_back(GroupRecord{
+        index, q == nullptr ? std::string(qid) : std::string(), begin, end});
+    if (!LookUpGrades(q)) return false;
+    if (q != nullptr &&
+        slots_[index].groups.fetch_add(1, std::memory_order_relaxed) == 0) {
+      Score(*q, &slots_[index].scores);
+    }
+    return true;
+  }
+
+  // Fills each entry's grade from `q` (null: run-only) and rejects a docno
+  // listed twice.
+  bool LookUpGrades(const QueryQrels* q) {
+    seen_.Clear(entries_.size());
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      RunEntry& e = entries_[i];
+      const uint64_t h = HashBytes(e.doc());
+      if (!seen_.Insert(h) && ListedBefore(i)) return false;
+      if (q != nullptr) e.grade = qrels_.Lookup(*q, e.doc(), h);
+    }
+    return true;
+  }
+
+  // Whether the docno of entries_[i] is that of an earlier entry.
+  bool ListedBefore(size_t i) const {
+    for (size_t j = 0; j < i; ++j) {
+      if (entries_[j].doc() == entries_[i].doc()) return true;
+    }
+    return false;
+  }
+
+  void Score(const QueryQrels& q, metrics::ListScores* out) {
+    ScoreEntries(qrels_, q, max_docs_, &entries_, &ranked_, &evaluator_, out);
+  }
+
+  const Qrels& qrels_;
+  metrics::Evaluator evaluator_;
+  const int64_t max_docs_;
+  const std::span<QuerySlot> slots_;
+  std::vector<RunEntry> entries_;
+  std::vector<metrics::Grade> ranked_;
+  DocnoSet seen_;
+};
+
+// Reads `reader` on `threads` threads, each scoring the chunks it takes.
+// Fills `groups` with a record of every group. False if any thread failed.
+bool ScoreChunks(RunChunkReader* reader, int threads, const Qrels& qrels,
+                 const metrics::Evaluator& evaluator, int64_t max_docs,
+                 std::span<QuerySlot> slots, std::vector<GroupRecord>* groups) {
+  std::atomic<bool> failed{false};
+  std::vector<std::vector<GroupRecord>> found(static_cast<size_t>(threads));
+  auto work = [&](size_t t) {
+    GroupScorer scorer(qrels, evaluator, max_docs, slots);
+    std::vector<char> buffer;
+    RunChunk chunk;
+    while (!failed.load(std::memory_order_relaxed) &&
+           reader->Next(&buffer, &chunk)) {
+      if (!scorer.ScoreChunk(chunk, &found[t])) failed.store(true);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t) workers.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : workers) t.join();
+  if (failed.load() || !reader->status().ok()) return false;
+  for (std::vector<GroupRecord>& f : found) {
+    std::move(f.begin(), f.end(), std::back_inserter(*groups));
+  }
+  return true;
+}
+
+// Scores again, from all its lines, each qid found in more than one group
+// (a run not grouped by query): the per-group scores were partial.
+bool RescoreSplitQueries(const RunChunkReader& reader,
+                         std::vector<GroupRecord>* groups,
+                         GroupScorer* scorer) {
+  std::sort(groups->begin(), groups->end(),
+            [](const GroupRecord& a, const GroupRecord& b) {
+              if (a.query != b.query) return a.query < b.query;
+              if (a.qid != b.qid) return a.qid < b.qid;
+              return a.begin < b.begin;
+            });
+  std::string text;
+  std::string part;
+  for (size_t i = 0; i < groups->size();) {
+    size_t j = i + 1;
+    const GroupRecord& g = (*groups)[i];
+    while (j < groups->size() && (*groups)[j].query == g.query &&
+           (*groups)[j].qid == g.qid) {
+      ++j;
+    }
+    if (j - i > 1) {
+      text.clear();
+      for (size_t k = i; k < j; ++k) {
+        if (!reader.ReadRange((*groups)[k].begin, (*groups)[k].end, &part)
+                 .ok()) {
+          return false;
+        }
+        text += part;
+        text += '\n';  // The last line of the file may have none.
+      }
+      if (!scorer->ScoreWhole(text, g.query)) return false;
+    }
+    i = j;
+  }
+  return true;
+}
+
+// The streaming path. Returns false when the run is not well formed (or
+// could not be read), leaving the error to the mapped path.
+bool EvaluateStreaming(RunChunkReader* reader, const Qrels& q,
+                       const metrics::Evaluator& evaluator,
+                       const EvalOptions& options, int threads,
+                       std::vector<QueryResult>* results) {
+  std::vector<QuerySlot> slots(q.queries().size());
+  std::vector<GroupRecord> groups;
+  if (!ScoreChunks(reader, threads, q, evaluator, options.max_docs_per_query,
+                   slots, &groups)) {
+    return false;
+  }
+  GroupScorer scorer(q, evaluator, options.max_docs_per_query, slots);
+  if (!RescoreSplitQueries(*reader, &groups, &scorer)) return false;
+  // In qid order: the order of the output and of the sums.
+  results->clear();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const QueryQrels& qq = q.queries()[i];
+    if (slots[i].groups.load() == 0) {
+      if (!options.complete) continue;
+      (void)scorer.ScoreWhole("", static_cast<int64_t>(i));  // Not retrieved.
+    }
+    results->push_back(QueryResult{qq.qid, std::move(slots[i].scores)});
+  }
+  return true;
 }
 
 }  // namespace
@@ -436,51 +763,29 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
   StatusOr<Qrels> qrels = Qrels::Load(qrels_path);
   if (!qrels.ok()) return qrels.status();
   report.qrels_ = std::make_unique<Qrels>(std::move(qrels).value());
-  StatusOr<MappedFile> run = MappedFile::Open(run_path);
-  if (!run.ok()) return run.status();
+  const Qrels& q = *report.qrels_;
+  for (const QueryQrels& qq : q.queries()) {
+    report.complete_num_rel_ += qq.num_positive;
+  }
   const int threads =
       options.threads > 0
           ? options.threads
           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const RunIndex index = RunIndex::Build(*run, threads);
 
-  // Queries to score, in qid order (the order of the output and of the sums).
-  const Qrels& q = *report.qrels_;
-  std::vector<std::pair<const QueryQrels*, const RunQuery*>> scored;
-  for (const QueryQrels& qq : q.queries()) {
-    const RunQuery* rq = index.FindQuery(qq.qid);
-    if (rq != nullptr || options.complete) scored.emplace_back(&qq, rq);
-    report.complete_num_rel_ += qq.num_positive;
+  // A regular file is streamed; other input, and any input with an error,
+  // takes the mapped path.
+  bool streamed = false;
+  if (std::unique_ptr<RunChunkReader> reader =
+          RunChunkReader::Open(run_path, options.run_chunk_bytes)) {
+    streamed = EvaluateStreaming(reader.get(), q, *evaluator, options, threads,
+                                 &report.queries_);
   }
-  if (scored.empty()) {
-    return Status::InvalidArgument(
-        "no query appears in both '" + qrels_path + "' and '" + run_path + "'" +
-        (options.complete ? "" : " (with -c, every qrels query counts)"));
+  if (!streamed) {
+    RW_RETURN_IF_ERROR(EvaluateMapped(qrels_path, run_path, q, *evaluator,
+                                      options, threads, &report.queries_));
+  } else if (report.queries_.empty()) {
+    return NoCommonQuery(qrels_path, run_path, options.complete);
   }
-  report.queries_.resize(scored.size());
-  std::vector<WorkItem> items;
-  items.reserve(index.queries().size() + scored.size());
-  for (size_t i = 0; i < scored.size(); ++i) {
-    const RunQuery* rq = scored[i].second;
-    items.push_back({scored[i].first, rq, &report.queries_[i],
-                     rq == nullptr ? 0 : rq->blocks.front().begin});
-  }
-  for (const RunQuery& rq : index.queries()) {  // Run-only: checked, unscored.
-    if (q.FindQuery(rq.qid) == nullptr) {
-      items.push_back({nullptr, &rq, nullptr, rq.blocks.front().begin});
-    }
-  }
-  std::sort(
-      items.begin(), items.end(),
-      [](const WorkItem& a, const WorkItem& b) { return a.order < b.order; });
-
-  Status s = ScoreAll(items, threads, q, *run, *evaluator, options);
-  if (!s.ok() && threads > 1) {
-    // Several threads may have failed; report the error a sequential scan
-    // meets first, so the message does not depend on scheduling.
-    s = ScoreAll(items, 1, q, *run, *evaluator, options);
-  }
-  RW_RETURN_IF_ERROR(s);
 
   if (options.definitions.zero_relevant == metrics::ZeroRelevantPolicy::kSkip) {
     std::erase_if(report.queries_,

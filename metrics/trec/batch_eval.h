@@ -2,8 +2,11 @@
 // `rankwatch eval`, a drop-in for trec_eval's common measures.
 //
 // EvaluateFiles() loads both files, scores every query on all cores and
-// returns an EvalReport, which owns the files' bytes and the per-query
-// scores; WriteTrecText() prints it byte-for-byte as trec_eval 10.0 does
+// returns an EvalReport. A regular run file is streamed in one pass, each
+// query scored as soon as its lines have been read; standard input, and any
+// input with an error (for the exact message), go through a mapped,
+// indexed reading. The report owns the qrels and the per-query scores;
+// WriteTrecText() prints it byte-for-byte as trec_eval 10.0 does
 // (`%-22s\t%s\t%6.4f` rows, qid strcmp order, trec_eval's measure order),
 // WriteJson() as one JSON object at full precision.
 #ifndef RANKWATCH_METRICS_TREC_BATCH_EVAL_H_
@@ -71,6 +74,9 @@ struct EvalOptions {
   bool complete = false;   // -c: every qrels query counts; missing ones = 0.
   int64_t max_docs_per_query = std::numeric_limits<int64_t>::max();  // -M
   int threads = 0;  // 0: one per hardware thread.
+  // Bytes read at a time from a regular run file. Tests make it tiny to
+  // exercise chunk boundaries.
+  size_t run_chunk_bytes = 1 << 20;
 };
 
 struct QueryResult {

@@ -1,5 +1,8 @@
 #include "metrics/trec/batch_eval.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -180,6 +183,87 @@ TEST_F(EvaluateFilesTest, MalformedRunOnlyQueryIsStillAnError) {
   EXPECT_NE(r.status().message().find(":2: expected 6 fields"),
             std::string::npos)
       << r.status().message();
+}
+
+// Evaluates `run` read from standard input, which takes the mapped path
+// (a pipe cannot be streamed), for comparison with the streaming path.
+std::string TextFromStdin(const std::string& qrels, const std::string& run,
+                          const EvalOptions& options) {
+  const int saved = ::dup(STDIN_FILENO);
+  const int fd = ::open(run.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  ::dup2(fd, STDIN_FILENO);
+  ::close(fd);
+  StatusOr<EvalReport> r = EvaluateFiles(qrels, "-", options);
+  ::dup2(saved, STDIN_FILENO);
+  ::close(saved);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::string out;
+  if (r.ok()) WriteTrecText(*r, &out);
+  return out;
+}
+
+// The streaming path, at any chunk size, scores as the mapped path does:
+// queries interleaved or split in groups, comments, ties, unsorted lines, a
+// missing final newline.
+TEST_F(EvaluateFilesTest, StreamingMatchesMappedPath) {
+  std::string qrels;
+  std::string run;
+  uint64_t state = 7;
+  auto next = [&state](uint64_t n) {  // splitmix64, reduced to [0, n).
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % n;
+  };
+  for (int q = 0; q < 12; ++q) {
+    for (int d = 0; d < 30; ++d) {
+      if (next(3) == 0) {
+        qrels += std::to_string(q) + " 0 d" + std::to_string(d) + " " +
+                 std::to_string(static_cast<int>(next(4)) - 1) + "\n";
+      }
+    }
+  }
+  int doc[12] = {};
+  for (int line = 0; line < 200; ++line) {
+    // Mostly runs of one qid; now and then a qid seen before comes back.
+    const int q = next(5) == 0 ? static_cast<int>(next(12)) : line / 17;
+    if (doc[q] >= 30) continue;
+    run += std::to_string(q) + " Q0 d" + std::to_string(doc[q]++) + " 0 " +
+           std::to_string(next(6)) + ".5 r\n";
+    if (next(20) == 0) run += "# comment\n\n";
+  }
+  run.pop_back();  // No final newline.
+  dir_.Write("qrels.txt", qrels);
+  dir_.Write("run.txt", run);
+  EvalOptions o;
+  o.measures = Select({"num_q", "num_ret", "num_rel_ret", "map", "P.5",
+                       "ndcg_cut.10", "recip_rank", "Rprec"});
+  o.per_query = true;
+  o.complete = true;
+  const std::string expected = TextFromStdin(qrels_, run_, o);
+  ASSERT_NE(expected.find("num_q                 \tall\t12"), std::string::npos)
+      << expected;
+  for (size_t chunk : {1, 16, 100, 1000, 1 << 20}) {
+    o.run_chunk_bytes = chunk;
+    EXPECT_EQ(Text(o), expected) << "chunk " << chunk;
+  }
+  o.max_docs_per_query = 3;
+  o.run_chunk_bytes = 64;
+  EXPECT_EQ(Text(o), TextFromStdin(qrels_, run_, o));
+}
+
+TEST_F(EvaluateFilesTest, DuplicateAcrossGroupsIsAnError) {
+  dir_.Write("run.txt", "q1 Q0 a 1 3 r\nq2 Q0 x 1 2 r\nq1 Q0 a 3 1 r\n");
+  EvalOptions o;
+  o.measures = Select({"map"});
+  o.run_chunk_bytes = 1;
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            run_ +
+                ":3: duplicate docno 'a' for query q1 (first listed on "
+                "line 1)");
 }
 
 TEST_F(EvaluateFilesTest, MissingFileIsAnIoError) {

@@ -46,8 +46,21 @@ class Qrels {
 
   // The grade of `docno` for `q`, or metrics::kUnjudged when it has none.
   // `hash` must be HashBytes(docno).
+  // Inline: evaluation calls it for every run line.
   metrics::Grade Lookup(const QueryQrels& q, std::string_view docno,
-                        uint64_t hash) const;
+                        uint64_t hash) const {
+    const uint32_t tag = static_cast<uint32_t>(hash >> 32);
+    size_t i = hash & q.slot_mask;
+    for (;;) {
+      const Slot& s = slots_[q.slot_begin + i];
+      if (s.entry == 0) return metrics::kUnjudged;
+      if (s.tag == tag && docnos_[s.entry - 1] == docno) {
+        const metrics::Grade g = grades_[s.entry - 1];
+        return g < 0 ? metrics::kUnjudged : g;
+      }
+      i = (i + 1) & q.slot_mask;
+    }
+  }
 
   // All grades of `q`, in file order (what R and the ideal DCG need).
   std::span<const metrics::Grade> grades(const QueryQrels& q) const {
@@ -63,12 +76,25 @@ class Qrels {
 
  private:
   struct Slot {
-    uint64_t hash = 0;
+    uint32_t tag = 0;    // High 32 bits of the docno's hash.
     uint32_t entry = 0;  // 1 + index into docnos_/grades_; 0 = empty.
+  };
+  // Consecutive judgment lines of one qid, in file order.
+  struct Group {
+    std::string_view qid;
+    size_t begin = 0;  // Byte range of the group's lines in the text.
+    size_t end = 0;
+    uint64_t first_line = 0;  // 1-based line number of `begin`.
+    uint32_t count = 0;       // Judgments in the group.
+    uint32_t dest = 0;        // Index of its first judgment in docnos_.
   };
 
   Qrels() = default;
   Status Build(std::string_view text);
+  std::vector<Group> ScanGroups(std::string_view text) const;
+  Status ParseGroup(std::string_view text, const Group& group);
+  Status BuildQueries(std::string_view text, std::vector<Group>* groups);
+  Status BuildTables(std::string_view text);
 
   std::string name_;
   std::unique_ptr<MappedFile> file_;   // Backing bytes when loaded from disk.

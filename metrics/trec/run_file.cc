@@ -1,6 +1,11 @@
 #include "metrics/trec/run_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
@@ -78,7 +83,137 @@ std::vector<size_t> ChunkBoundaries(std::string_view data, int chunks) {
   return bounds;
 }
 
+// Start of the line that ends just before text[line_end] (its '\n', or the
+// end of the text).
+size_t LineStart(std::string_view text, size_t line_end) {
+  const void* nl =
+      line_end == 0 ? nullptr : ::memrchr(text.data(), '\n', line_end);
+  return nl == nullptr ? 0 : static_cast<const char*>(nl) - text.data() + 1;
+}
+
+// The qid of the line at `begin`: its first field, or "" for a blank or
+// comment line.
+std::string_view LineQid(std::string_view text, size_t begin) {
+  size_t i = begin;
+  while (i < text.size() && text[i] != '\n' && IsSpace(text[i])) ++i;
+  size_t j = i;
+  while (j < text.size() && !IsSpace(text[j])) ++j;
+  const std::string_view qid = text.substr(i, j - i);
+  return qid.empty() || qid.front() == '#' ? std::string_view() : qid;
+}
+
+// Where to cut `text` (read from the file, more to come) so that the part
+// before the cut holds whole lines and whole groups: the start of the last
+// group of complete lines, which may go on in the bytes not read yet. 0 when
+// the complete lines are all one group (or there are none).
+size_t GroupBoundary(std::string_view text) {
+  const void* nl = ::memrchr(text.data(), '\n', text.size());
+  if (nl == nullptr) return 0;
+  const size_t complete = static_cast<const char*>(nl) - text.data() + 1;
+  std::string_view last_qid;
+  size_t cut = complete;
+  for (size_t line_end = complete - 1; line_end > 0;) {
+    const size_t begin = LineStart(text, line_end);
+    const std::string_view qid = LineQid(text, begin);
+    if (!qid.empty()) {
+      if (last_qid.empty()) {
+        last_qid = qid;
+      } else if (qid != last_qid) {
+        return cut;
+      }
+      cut = begin;
+    }
+    if (begin == 0) break;
+    line_end = begin - 1;
+  }
+  // Only comments: any cut will do. Otherwise one group: read on.
+  return last_qid.empty() ? complete : 0;
+}
+
+Status ReadError(const std::string& path) {
+  return Status::IoError("cannot read '" + path + "': " + std::strerror(errno));
+}
+
 }  // namespace
+
+std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
+                                                     size_t chunk_bytes) {
+  if (path == "-") return nullptr;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::unique_ptr<RunChunkReader>(
+      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1)));
+}
+
+RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes)
+    : fd_(fd), path_(std::move(path)), chunk_bytes_(chunk_bytes) {}
+
+RunChunkReader::~RunChunkReader() { ::close(fd_); }
+
+Status RunChunkReader::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+// Reads into (*buffer)[*size, buffer->size()) until it is full or the file
+// ends.
+bool RunChunkReader::Fill(std::vector<char>* buffer, size_t* size) {
+  while (*size < buffer->size() && !eof_) {
+    const ssize_t n =
+        ::read(fd_, buffer->data() + *size, buffer->size() - *size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status_ = ReadError(path_);
+      return false;
+    }
+    if (n == 0) eof_ = true;
+    *size += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok() || (eof_ && carry_.empty())) return false;
+  size_t size = carry_.size();
+  if (buffer->size() < std::max(chunk_bytes_, 2 * size)) {
+    buffer->resize(std::max(chunk_bytes_, 2 * size));
+  }
+  if (size > 0) std::memcpy(buffer->data(), carry_.data(), size);
+  size_t cut;
+  for (;;) {
+    if (!Fill(buffer, &size)) return false;
+    cut = eof_ ? size : GroupBoundary(std::string_view(buffer->data(), size));
+    if (cut > 0 || eof_) break;
+    buffer->resize(buffer->size() * 2);  // One group fills the buffer.
+  }
+  chunk->text = std::string_view(buffer->data(), cut);
+  chunk->offset = carry_offset_;
+  carry_.assign(buffer->data() + cut, buffer->data() + size);
+  carry_offset_ += cut;
+  return cut > 0;
+}
+
+Status RunChunkReader::ReadRange(uint64_t begin, uint64_t end,
+                                 std::string* out) const {
+  out->resize(end - begin);
+  size_t done = 0;
+  while (done < out->size()) {
+    const ssize_t n = ::pread(fd_, out->data() + done, out->size() - done,
+                              static_cast<off_t>(begin + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadError(path_);
+    if (n == 0) return Status::IoError("'" + path_ + "' shrank while read");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
 
 RunIndex RunIndex::Build(const MappedFile& file, int threads) {
   const std::string_view data = file.data();

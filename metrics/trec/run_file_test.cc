@@ -1,6 +1,10 @@
 #include "metrics/trec/run_file.h"
 
+#include <algorithm>
+#include <bit>
+#include <charconv>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -116,6 +120,146 @@ TEST(RunFileTest, RanksByScoreThenDocnoDescending) {
   EXPECT_TRUE(RanksBefore(b, a));      // Tie: "b" > "a" by bytes.
   EXPECT_TRUE(RanksBefore(b, big_b));  // 'b' (0x62) > 'B' (0x42).
   EXPECT_FALSE(RanksBefore(a, a));
+}
+
+// Random run-like lines with every kind of whitespace, high bytes and
+// missing fields: ScanRunLine splits them as Tokenize does.
+TEST(RunFileTest, ScanRunLineMatchesTokenize) {
+  const char kAlphabet[] = " \t\v\f\r\n!#+-.019AZaz\x80\xff";
+  uint64_t state = 12345;
+  auto next = [&state] {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    std::string text(next() % 48, ' ');
+    for (char& c : text) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    while (p < end) {
+      const char* eol = std::find(p, end, '\n');
+      std::string_view tok[8];
+      const int n = Tokenize(std::string_view(p, eol - p), tok, 8);
+      RunLineKind kind;
+      RunLineFields f;
+      const char* next_line = ScanRunLine(p, end, &kind, &f);
+      ASSERT_EQ(next_line, eol == end ? end : eol + 1) << text;
+      if (n == 0 || tok[0].front() == '#') {
+        EXPECT_EQ(kind, RunLineKind::kSkip) << text;
+      } else if (n < 6) {
+        EXPECT_EQ(kind, RunLineKind::kTooShort) << text;
+      } else {
+        ASSERT_EQ(kind, RunLineKind::kData) << text;
+        EXPECT_EQ(f.qid, tok[0]);
+        EXPECT_EQ(f.docno, tok[2]);
+        EXPECT_EQ(f.score, tok[4]);
+      }
+      p = next_line;
+    }
+  }
+}
+
+// The fast path for plain decimals gives the very double from_chars gives.
+TEST(RunFileTest, ScoresParseExactlyAsFromChars) {
+  const char kDigits[] = "0123456789";
+  uint64_t state = 99;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int iteration = 0; iteration < 200000; ++iteration) {
+    std::string s = next() % 4 == 0 ? "-" : "";
+    const int integer_digits = 1 + static_cast<int>(next() % 9);
+    const int fraction_digits = static_cast<int>(next() % 10);
+    for (int i = 0; i < integer_digits; ++i) s += kDigits[next() % 10];
+    if (fraction_digits > 0 || next() % 8 == 0) s += '.';
+    for (int i = 0; i < fraction_digits; ++i) s += kDigits[next() % 10];
+    double expected = 0;
+    const auto [ptr, ec] =
+        std::from_chars(s.data(), s.data() + s.size(), expected);
+    const bool valid = ec == std::errc() && ptr == s.data() + s.size();
+    double got = 0;
+    ASSERT_EQ(ParseScore(s, &got), valid) << s;
+    if (valid) {
+      EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(expected))
+          << s;
+    }
+  }
+  double v;
+  EXPECT_TRUE(ParseScore("+0.1", &v));
+  EXPECT_EQ(v, 0.1);
+  EXPECT_TRUE(ParseScore("1e-3", &v));
+  EXPECT_EQ(v, 0.001);
+  EXPECT_TRUE(ParseScore("123456789.1234567", &v));  // 16 digits.
+  EXPECT_EQ(v, 123456789.1234567);
+}
+
+std::vector<RunChunk> AllChunks(RunChunkReader* reader,
+                                std::vector<std::vector<char>>* buffers) {
+  std::vector<RunChunk> chunks;
+  for (;;) {
+    buffers->emplace_back();
+    RunChunk chunk;
+    if (!reader->Next(&buffers->back(), &chunk)) break;
+    chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+// Whatever the chunk size, chunks cover the file in order and never split
+// a group of consecutive lines with one qid.
+TEST(RunFileTest, ChunksHoldWholeGroups) {
+  testing::TempDir dir;
+  const std::string text =
+      "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\n# note\n\nq2 Q0 c 1 1 r\n"
+      "q2 Q0 d 2 0 r\nq2 Q0 e 3 0 r\n  q3 Q0 f 1 1 r\nq1 Q0 g 1 1 r";
+  const std::string path = dir.Write("run.txt", text);
+  for (size_t size : {1, 2, 5, 13, 30, 64, 1000}) {
+    std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(path, size);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::vector<char>> buffers;
+    std::string joined;
+    for (const RunChunk& chunk : AllChunks(reader.get(), &buffers)) {
+      EXPECT_EQ(chunk.offset, joined.size()) << size;
+      joined += chunk.text;
+      // A cut falls before the first line of a new qid (or a blank or
+      // comment line).
+      const size_t end = joined.size();
+      if (end < text.size()) {
+        ASSERT_EQ(text[end - 1], '\n') << size;
+        const std::string before = text.substr(0, end - 1);
+        const std::string last_line = before.substr(before.rfind('\n') + 1);
+        std::string_view tok_a[1], tok_b[1];
+        const size_t next_eol = text.find('\n', end);
+        Tokenize(last_line, tok_a, 1);
+        Tokenize(std::string_view(text).substr(end, next_eol - end), tok_b, 1);
+        EXPECT_NE(tok_a[0], tok_b[0]) << size << " at " << end;
+      }
+    }
+    EXPECT_TRUE(reader->status().ok());
+    EXPECT_EQ(joined, text) << size;
+    std::string range;
+    ASSERT_TRUE(reader->ReadRange(14, 27, &range).ok());
+    EXPECT_EQ(range, "q1 Q0 b 2 2 r");
+  }
+}
+
+TEST(RunFileTest, ChunkReaderTakesRegularFilesOnly) {
+  testing::TempDir dir;
+  EXPECT_EQ(RunChunkReader::Open(dir.path(), 64), nullptr);
+  EXPECT_EQ(RunChunkReader::Open(dir.path() + "/missing", 64), nullptr);
+  EXPECT_EQ(RunChunkReader::Open("-", 64), nullptr);
+  const std::string empty = dir.Write("empty.txt", "");
+  std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(empty, 64);
+  ASSERT_NE(reader, nullptr);
+  std::vector<char> buffer;
+  RunChunk chunk;
+  EXPECT_FALSE(reader->Next(&buffer, &chunk));
+  EXPECT_TRUE(reader->status().ok());
 }
 
 }  // namespace

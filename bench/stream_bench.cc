@@ -1,0 +1,141 @@
+// Throughput of the streaming core on one core: raw JSON events through
+// decode, join, scoring and aggregation (stream::Pipeline::OnPayload), for
+// requests of 10 results and 3 judgments; and the memory a pending request
+// costs. See bench/README.md for how to run it and the figures.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/stream/clock.h"
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::stream {
+namespace {
+
+// A deterministic stream: request i served at i ms, 10 docs, 3 clicks at
+// +200, +400, +600 ms on ranks (i % 10), (i * 3 % 10), (i * 7 % 10).
+struct Stream {
+  std::vector<std::string> events;  // Results and judgments interleaved.
+  std::vector<Topic> topics;
+};
+
+std::string ResultsJson(int64_t i) {
+  std::string s = "{\"request_id\":\"req-" + std::to_string(i) +
+                  "\",\"query_id\":\"q-" + std::to_string(i % 5000) +
+                  "\",\"variant\":\"" + (i % 2 ? "B" : "A") +
+                  "\",\"timestamp\":" + std::to_string(1'700'000'000'000 + i) +
+                  ",\"results\":[";
+  for (int d = 0; d < 10; ++d) {
+    if (d > 0) s += ',';
+    s += "{\"doc_id\":\"doc-" + std::to_string((i * 13 + d) % 100'000) +
+         "\",\"score\":" + std::to_string(10 - d) + ".5}";
+  }
+  return s + "],\"segments\":{\"locale\":\"" + (i % 3 ? "en" : "de") + "\"}}";
+}
+
+std::string JudgmentJson(int64_t i, int rank, int64_t delay_ms, int grade) {
+  return "{\"request_id\":\"req-" + std::to_string(i) + "\",\"doc_id\":\"doc-" +
+         std::to_string((i * 13 + rank) % 100'000) +
+         "\",\"relevance\":" + std::to_string(grade) +
+         ",\"timestamp\":" + std::to_string(1'700'000'000'000 + i + delay_ms) +
+         "}";
+}
+
+Stream MakeStream(int64_t requests) {
+  Stream s;
+  for (int64_t i = 0; i < requests; ++i) {
+    s.events.push_back(ResultsJson(i));
+    s.topics.push_back(Topic::kResults);
+    // Judgments of earlier requests interleave, as in a live stream.
+    if (i >= 600) {
+      const int64_t j = i - 600;
+      s.events.push_back(JudgmentJson(j, static_cast<int>(j % 10), 600, 1));
+      s.topics.push_back(Topic::kJudgments);
+      s.events.push_back(JudgmentJson(j, static_cast<int>(j * 3 % 10), 600, 2));
+      s.topics.push_back(Topic::kJudgments);
+      s.events.push_back(JudgmentJson(j, static_cast<int>(j * 7 % 10), 600, 1));
+      s.topics.push_back(Topic::kJudgments);
+    }
+  }
+  return s;
+}
+
+config::Config BenchConfig() {
+  config::Config c;
+  c.join.window = std::chrono::seconds(1);  // 1000 requests pending.
+  c.join.allowed_lateness = std::chrono::milliseconds(0);
+  c.aggregation.segments = {"locale"};
+  c.metrics.cutoffs = {1, 3, 5, 10};  // All 8 measures (the default).
+  return c;
+}
+
+void BM_PipelineEvents(benchmark::State& state) {
+  static const Stream* stream = new Stream(MakeStream(200'000));
+  FakeClock clock(0);
+  auto pipeline = Pipeline::Create(BenchConfig(), &clock);
+  if (!pipeline.ok()) {
+    state.SkipWithError(pipeline.status().message().c_str());
+    return;
+  }
+  size_t i = 0;
+  int64_t offset = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize((*pipeline)->OnPayload(
+        stream->topics[i], stream->events[i], EventOrigin{0, offset++}));
+    if (++i == stream->events.size()) {
+      // Start over as a fresh stream: a new pipeline, outside the timing.
+      state.PauseTiming();
+      i = 0;
+      pipeline = Pipeline::Create(BenchConfig(), &clock);
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["finalized"] =
+      static_cast<double>((*pipeline)->join_counters().finalized);
+}
+BENCHMARK(BM_PipelineEvents);
+
+size_t HeapInUse() { return mallinfo2().uordblks; }
+
+// Heap bytes per pending request: 1M requests of 10 results (ids like
+// "req-123456", docs like "doc-12345") held in the join, none finalized.
+void BM_PendingRequestMemory(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  for (auto _ : state) {
+    state.PauseTiming();
+    config::Config c = BenchConfig();
+    c.join.window = std::chrono::hours(24);
+    c.join.max_pending_requests = n + 1;
+    FakeClock clock(0);
+    const size_t before = HeapInUse();
+    auto pipeline = Pipeline::Create(c, &clock);
+    state.ResumeTiming();
+    for (int64_t i = 0; i < n; ++i) {
+      benchmark::DoNotOptimize((*pipeline)->OnPayload(
+          Topic::kResults, ResultsJson(i), EventOrigin{0, i}));
+    }
+    state.PauseTiming();
+    const size_t after = HeapInUse();
+    state.counters["pending"] =
+        static_cast<double>((*pipeline)->pending_requests());
+    state.counters["bytes_per_pending"] =
+        static_cast<double>(after - before) / static_cast<double>(n);
+    pipeline->reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_PendingRequestMemory)
+    ->Arg(1'000'000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace rankwatch::stream
+
+BENCHMARK_MAIN();
