@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -24,7 +23,6 @@
 namespace rankwatch::exporter {
 namespace {
 
-using testing::CountSamples;
 using testing::FeedGroups;
 using testing::HasLine;
 using testing::ScaleConfig;
@@ -141,57 +139,6 @@ TEST(MetricsHandlerTest, PromtoolAcceptsTheOutput) {
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err, "");
 #endif
-}
-
-// Median wall time of `f` over `runs` runs, in milliseconds.
-template <typename F>
-double MedianMs(int runs, F f) {
-  std::vector<double> ms;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    ms.push_back(std::chrono::duration<double, std::milli>(
-                     std::chrono::steady_clock::now() - start)
-                     .count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-// Prints (does not assert) what a scrape costs: collecting the families
-// under the daemon's mutex, serializing, gzip, and a whole GET /metrics.
-// bench/scrape_bench.cc measures the same with Google Benchmark.
-TEST(MetricsHandlerTest, ScrapeTime) {
-  for (const auto& [variants, locales] :
-       std::vector<std::pair<int, int>>{{8, 1}, {10, 1}, {8, 20}}) {
-    Daemon daemon(variants, locales);
-    const std::string text = SerializeText(daemon.Collect());
-    StatusOr<std::unique_ptr<http::HttpServer>> server =
-        http::HttpServer::Start("127.0.0.1:0", 2);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    (*server)->Handle("/metrics",
-                      MetricsHandler([&daemon] { return daemon.Collect(); }));
-    const int port = (*server)->port();
-    const int runs = 15;
-    const double collect = MedianMs(runs, [&] { (void)daemon.Collect(); });
-    const double serialize =
-        MedianMs(runs, [&] { (void)SerializeText(daemon.Collect()); });
-    const double gzip =
-        MedianMs(runs, [&] { (void)http::GzipCompress(text).ok(); });
-    size_t gzip_bytes = 0;
-    const double get = MedianMs(runs, [&] {
-      StatusOr<rankwatch::testing::HttpResult> r = rankwatch::testing::HttpGet(
-          "127.0.0.1", port, "/metrics", {{"Accept-Encoding", "gzip"}});
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
-      gzip_bytes = r->body.size();
-    });
-    std::printf(
-        "[ scrape   ] %d variants x %d locales x 32 series: %zu samples, "
-        "%zu bytes (%zu gzip); collect %.2f ms, collect+serialize %.2f ms, "
-        "gzip %.2f ms, GET /metrics (gzip) %.2f ms\n",
-        variants, locales, CountSamples(text), text.size(), gzip_bytes, collect,
-        serialize, gzip, get);
-  }
 }
 
 }  // namespace

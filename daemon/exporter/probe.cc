@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "daemon/exporter/experiment_collector.h"
 #include "daemon/exporter/families.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/pipeline_collector.h"
@@ -38,6 +39,7 @@ std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
+  probe->Add(std::make_unique<ExperimentCollector>(pipeline));
   if (kafka != nullptr) probe->Add(std::make_unique<KafkaCollector>(kafka));
   return probe;
 }

@@ -68,6 +68,7 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       evaluator_(std::move(evaluator)),
       aggregator_(config.aggregation,
                   BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
+      experiments_(&config_.experiments, config.statistics, &aggregator_),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -150,9 +151,16 @@ void Pipeline::OnReleased(EventOrigin origin) {
   if (releases_ != nullptr) releases_->OnReleased(origin);
 }
 
-void Pipeline::AdvanceWallClock() { join_->AdvanceWallClock(); }
+void Pipeline::AdvanceWallClock() {
+  join_->AdvanceWallClock();
+  experiments_.MaybeUpdate(clock_->NowMillis(), kExperimentLookIntervalMs,
+                           window_now_ms());
+}
 
-void Pipeline::FinishAll() { join_->FinishAll(); }
+void Pipeline::FinishAll() {
+  join_->FinishAll();
+  experiments_.Update(window_now_ms());
+}
 
 void Pipeline::DropPartitions(std::span<const int32_t> partitions) {
   join_->DropPartitions(partitions);

@@ -25,6 +25,7 @@
 #include "daemon/stream/clock.h"
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/events.h"
+#include "daemon/stream/experiments.h"
 #include "daemon/stream/join.h"
 #include "metrics/measures.h"
 #include "metrics/status.h"
@@ -110,6 +111,10 @@ class Pipeline : private JoinListener {
 
   const config::Config& config() const { return config_; }
   const Aggregator& aggregator() const { return aggregator_; }
+  // A/B comparisons, refreshed by AdvanceWallClock() (at most once per
+  // kExperimentLookIntervalMs of wall time) and FinishAll().
+  const ExperimentMonitor& experiments() const { return experiments_; }
+  static constexpr int64_t kExperimentLookIntervalMs = 1000;
   const PipelineCounters& counters() const { return counters_; }
   const JoinCounters& join_counters() const { return join_->counters(); }
   int64_t pending_requests() const { return join_->pending_requests(); }
@@ -132,6 +137,7 @@ class Pipeline : private JoinListener {
   EventDecoder decoder_;
   metrics::Evaluator evaluator_;
   Aggregator aggregator_;
+  ExperimentMonitor experiments_;
   std::unique_ptr<Join> join_;
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;

@@ -9,8 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
 #include <thread>
 
 extern char** environ;
@@ -35,6 +38,39 @@ int DecodeStatus(int status) {
 }  // namespace
 
 void SleepFor(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
+
+std::vector<int> ListeningTcpPorts(pid_t pid) {
+  // Socket inodes the process holds open...
+  std::set<std::string> inodes;
+  std::error_code ec;
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& entry : std::filesystem::directory_iterator(fd_dir, ec)) {
+    const std::string target = std::filesystem::read_symlink(entry, ec);
+    if (!ec && target.starts_with("socket:[")) {
+      inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  // ...that are listening sockets (state 0A) in the kernel's tables, whose
+  // columns are: sl local_address rem_address st ... uid timeout inode.
+  std::vector<int> ports;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream lines(ReadFile(table));
+    std::string line;
+    std::getline(lines, line);  // Header.
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      std::string sl, local, remote, state, queues, timer, retr, uid, timeout,
+          inode;
+      fields >> sl >> local >> remote >> state >> queues >> timer >> retr >>
+          uid >> timeout >> inode;
+      if (state != "0A" || !inodes.contains(inode)) continue;
+      const size_t colon = local.rfind(':');
+      if (colon == std::string::npos) continue;
+      ports.push_back(std::stoi(local.substr(colon + 1), nullptr, 16));
+    }
+  }
+  return ports;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

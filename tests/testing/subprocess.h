@@ -53,6 +53,11 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
+// TCP ports on which process `pid` listens (IPv4 and IPv6), found through
+// /proc: how a test learns the port of a server it started on port 0 that
+// does not report it (Prometheus).
+std::vector<int> ListeningTcpPorts(pid_t pid);
+
 // Reads a whole file ("" if missing).
 std::string ReadFile(const std::string& path);
 

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The daemon end to end under load, on the Kafka mock cluster: three
+# processes (`rankwatch kafka-mock`, `rankwatch run`, `rankwatch
+# produce-synthetic --fast`), measured from outside. See bench/README.md.
+#
+#   bench/daemon_load.sh RANKWATCH [REQUESTS] [PENDING]
+#
+# Phase 1 (throughput): REQUESTS requests (default 200000) of 10 results
+# and 3 judgments on average are produced as fast as the producer can; the
+# daemon consumes them concurrently. Reports the producer's own rate, the
+# daemon's end-to-end rate (from the first produced event until every event
+# is consumed), the daemon's CPU per event (utime + stime from /proc) and
+# its peak RSS.
+#
+# Phase 2 (memory): a fresh daemon with a one-hour join window is fed
+# PENDING results events (default 100000) without judgments, all within one
+# second of event time, so all stay pending; reports the RSS they add.
+set -euo pipefail
+
+if [[ $# -lt 1 ]]; then
+  echo "usage: $0 RANKWATCH [REQUESTS] [PENDING]" >&2
+  exit 2
+fi
+rw=$(realpath "$1")
+requests=${2:-200000}
+pending=${3:-100000}
+dir=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# HTTP GET with bash alone (no curl needed): prints the body.
+http_get() {
+  local port=$1 path=$2
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
+    "$path" >&3
+  sed '1,/^\r$/d' <&3
+  exec 3<&-
+}
+metric_sum() {  # metric_sum PORT NAME: sum of the samples of NAME.
+  http_get "$1" /metrics | awk -v n="$2" \
+    '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%.0f", s }'
+}
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rss_kib() { awk -v k="$2" '$1 == k ":" { print $2 }' "/proc/$1/status"; }
+
+echo "== machine"
+echo "nproc: $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+uptime
+
+"$rw" kafka-mock --brokers 1 --topic results:16 --topic judgments:16 \
+  --topic results2:16 --topic judgments2:16 --bootstrap-file "$dir/bootstrap" \
+  >/dev/null 2>"$dir/mock.log" &
+mock_pid=$!
+pids+=("$mock_pid")
+for _ in $(seq 100); do [[ -s "$dir/bootstrap" ]] && break; sleep 0.1; done
+bootstrap=$(cat "$dir/bootstrap")
+
+start_daemon() {  # start_daemon NAME WINDOW TOPIC_SUFFIX
+  cat >"$dir/$1.yaml" <<EOF
+kafka:
+  bootstrap_servers: "$bootstrap"
+  group_id: $1
+  results_topic: results${3:-}
+  judgments_topic: judgments${3:-}
+  properties:
+    session.timeout.ms: "6000"
+    fetch.wait.max.ms: "${FETCH_WAIT:-10}"
+    queued.min.messages: "${QMIN:-1000000}"
+join:
+  window: $2
+  allowed_lateness: 5s
+  idle_timeout: 1h
+  max_pending_requests: 2000000
+aggregation:
+  segments: [locale]
+experiments:
+  - {name: ranker-v2, baseline: A, treatments: [B]}
+http:
+  listen: 127.0.0.1:0
+EOF
+  rm -f "$dir/$1.port"
+  "$rw" run --config "$dir/$1.yaml" --port-file "$dir/$1.port" \
+    2>"$dir/$1.log" &
+  daemon_pid=$!
+  pids+=("$daemon_pid")
+  for _ in $(seq 300); do
+    if [[ -s "$dir/$1.port" ]]; then
+      port=$(cat "$dir/$1.port")
+      [[ $(http_get "$port" /readyz) == ready* ]] && return 0
+    fi
+    sleep 0.1
+  done
+  echo "daemon $1 not ready" >&2
+  cat "$dir/$1.log" >&2
+  exit 1
+}
+
+wait_consumed() {  # wait_consumed PORT EVENTS
+  for _ in $(seq 6000); do
+    [[ $(metric_sum "$1" rankwatch_events_consumed_total) -ge $2 ]] && return 0
+    sleep 0.05
+  done
+  echo "timed out waiting for $2 events" >&2
+  exit 1
+}
+
+echo "== phase 1: $requests requests, produced with --fast"
+start_daemon load 30s ""
+cpu0=$(cpu_ticks "$daemon_pid")
+mock0=$(cpu_ticks "$mock_pid")
+t0=$(date +%s.%N)
+"$rw" produce-synthetic --bootstrap "$bootstrap" --fast --rate 5000 \
+  --requests "$requests" --judgments-per-request 3 --status-interval 0s \
+  -X compression.type=lz4 -X linger.ms=20 >"$dir/produce.txt"
+t_produced=$(date +%s.%N)
+events=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' "$dir/produce.txt")
+wait_consumed "$port" "$events"
+t1=$(date +%s.%N)
+cpu1=$(cpu_ticks "$daemon_pid")
+mock1=$(cpu_ticks "$mock_pid")
+hz=$(getconf CLK_TCK)
+cat "$dir/produce.txt"
+awk -v e="$events" -v t0="$t0" -v tp="$t_produced" -v t1="$t1" \
+  -v c0="$cpu0" -v c1="$cpu1" -v m0="$mock0" -v m1="$mock1" -v hz="$hz" 'BEGIN {
+    printf "producer alone: %.0f events/s (%.2f s)\n", e / (tp - t0), tp - t0
+    printf "daemon end to end: %d events in %.2f s = %.0f events/s\n",
+           e, t1 - t0, e / (t1 - t0)
+    printf "daemon CPU: %.2f s = %.2f us per event\n",
+           (c1 - c0) / hz, (c1 - c0) / hz / e * 1e6
+    printf "mock broker CPU: %.2f s = %.2f us per event\n",
+           (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
+  }'
+echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
+echo "finalized: $(metric_sum "$port" rankwatch_requests_finalized_total)," \
+  "pending: $(metric_sum "$port" rankwatch_pending_requests)"
+kill "$daemon_pid"
+
+echo "== phase 2: $pending pending requests (join window 1h, no judgments)"
+start_daemon memory 1h 2
+rss0=$(rss_kib "$daemon_pid" VmRSS)
+"$rw" produce-synthetic --bootstrap "$bootstrap" --fast --rate 1000000 \
+  --requests "$pending" --judgments-per-request 0 --status-interval 0s \
+  --results-topic results2 --judgments-topic judgments2 \
+  -X compression.type=lz4 >"$dir/produce2.txt"
+wait_consumed "$port" "$pending"
+sleep 1
+rss1=$(rss_kib "$daemon_pid" VmRSS)
+held=$(metric_sum "$port" rankwatch_pending_requests)
+awk -v a="$rss0" -v b="$rss1" -v n="$held" 'BEGIN {
+  printf "pending requests: %d; RSS %.1f MiB -> %.1f MiB: %.0f bytes each\n",
+         n, a / 1024, b / 1024, (b - a) * 1024 / n }'

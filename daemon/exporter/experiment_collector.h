@@ -1,0 +1,55 @@
+// ExperimentCollector: the pipeline's live A/B comparisons
+// (stream::ExperimentMonitor) as gauges, read at scrape time.
+//
+// Labels of every per-comparison gauge: experiment, variant (the
+// treatment), baseline, measure (e.g. "ndcg"), k ("10" or "all") and
+// window ("all" or a configured window such as "5m"):
+//   rankwatch_ab_baseline_requests, rankwatch_ab_treatment_requests
+//   rankwatch_ab_baseline_mean, rankwatch_ab_treatment_mean (NaN if empty)
+//   rankwatch_ab_difference            treatment - baseline (NaN if an arm
+//                                      is empty)
+//   rankwatch_ab_relative_difference   difference / baseline mean
+//   rankwatch_ab_standard_error        Welch's (+Inf below two values)
+//   rankwatch_ab_ci_lower, _ci_upper   Welch interval at statistics.level
+//                                      (-Inf/+Inf without inference)
+//   rankwatch_ab_p_value               Welch two-sided p-value (1 without)
+// and for window="all" only, the always-valid mSPRT:
+//   rankwatch_ab_sequential_p_value, rankwatch_ab_sequential_ci_lower,
+//   rankwatch_ab_sequential_ci_upper
+// plus rankwatch_experiment_info{experiment, baseline, variant} 1 per
+// configured treatment (what PromQL joins on across replicas) and
+// rankwatch_ab_confidence_level.
+//
+// The values are per replica: each sees only its partitions' lists. The
+// recording rules in deploy/prometheus/rules.yml compute the same
+// comparisons across replicas from the summed counters.
+//
+// Reads the pipeline without synchronization: Collect() runs with the
+// daemon's mutex held (see probe.h). The pipeline must outlive it.
+#ifndef RANKWATCH_DAEMON_EXPORTER_EXPERIMENT_COLLECTOR_H_
+#define RANKWATCH_DAEMON_EXPORTER_EXPERIMENT_COLLECTOR_H_
+
+#include <string>
+#include <vector>
+
+#include "daemon/exporter/families.h"
+#include "daemon/exporter/probe.h"
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::exporter {
+
+class ExperimentCollector : public Collector {
+ public:
+  explicit ExperimentCollector(const stream::Pipeline* pipeline);
+  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
+
+ private:
+  Labels ComparisonLabels(const stream::Comparison& c) const;
+
+  const stream::Pipeline* pipeline_;
+  std::vector<std::string> window_labels_;  // Parallel to windows_ms().
+};
+
+}  // namespace rankwatch::exporter
+
+#endif  // RANKWATCH_DAEMON_EXPORTER_EXPERIMENT_COLLECTOR_H_

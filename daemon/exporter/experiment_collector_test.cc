@@ -1,0 +1,155 @@
+#include "daemon/exporter/experiment_collector.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/exporter/exporter_test_util.h"
+#include "daemon/exporter/metrics_handler.h"
+#include "gtest/gtest.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/subprocess.h"
+
+namespace rankwatch::exporter {
+namespace {
+
+using rankwatch::testing::Scrape;
+using testing::JudgmentJson;
+using testing::ResultsJson;
+
+// Precision at 1 only, window 5m, experiment ranker-v2: B against A.
+config::Config ExperimentConfig() {
+  config::Config c;
+  c.metrics.measures = {metrics::Measure::kPrecision};
+  c.metrics.cutoffs = {1};
+  c.aggregation.windows = {std::chrono::minutes(5)};
+  c.experiments = {{"ranker-v2", "A", {"B"}}};
+  return c;
+}
+
+class ExperimentCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = stream::Pipeline::Create(ExperimentConfig(), &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+  }
+
+  // One served list of doc "a", relevant (P@1 = 1) or not judged (0).
+  void Request(const std::string& id, const std::string& variant,
+               bool relevant) {
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         ResultsJson(id, variant, 1000, {"a"}), {0, offset_++});
+    if (relevant) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson(id, "a", 1, 2000), {0, offset_++});
+    }
+  }
+
+  std::string Text() const {
+    std::vector<prometheus::MetricFamily> families;
+    ExperimentCollector(pipeline_.get()).Collect(&families);
+    return SerializeText(families);
+  }
+
+  stream::FakeClock clock_{1'700'000'000'000};
+  std::unique_ptr<stream::Pipeline> pipeline_;
+  int64_t offset_ = 0;
+};
+
+TEST_F(ExperimentCollectorTest, ExportsWelchAndSequentialFigures) {
+  // P@1 of A: {1, 0, 0}, mean 1/3, variance 1/3. B: {1, 1, 0, 1}, mean 0.75,
+  // variance 0.25. d = 5/12; SE = sqrt(1/9 + 1/16) = 5/12 (so t = 1);
+  // df = (25/144)^2 / ((1/9)^2 / 2 + (1/16)^2 / 3) = 4.032258064516129.
+  // p-value and interval: Python, Simpson integration of Student's t density
+  // and bisection for the 0.975 quantile (not rankwatch's functions). mSPRT
+  // half-width with tau = 0.05, alpha = 0.05: 8.570303187261315 (Python).
+  Request("a1", "A", true);
+  Request("a2", "A", false);
+  Request("a3", "A", false);
+  Request("b1", "B", true);
+  Request("b2", "B", true);
+  Request("b3", "B", false);
+  Request("b4", "B", true);
+  pipeline_->FinishAll();  // Scores everything and takes a look.
+  const Scrape s = Scrape::Parse(Text());
+  for (const char* window : {"all", "5m"}) {
+    SCOPED_TRACE(window);
+    const std::map<std::string, std::string> l = {
+        {"experiment", "ranker-v2"}, {"variant", "B"}, {"baseline", "A"},
+        {"measure", "precision"},    {"k", "1"},       {"window", window}};
+    EXPECT_EQ(s.Sum("rankwatch_ab_baseline_requests", l), 3);
+    EXPECT_EQ(s.Sum("rankwatch_ab_treatment_requests", l), 4);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_baseline_mean", l), 1.0 / 3, 1e-12);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_treatment_mean", l), 0.75, 1e-12);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_difference", l), 5.0 / 12, 1e-12);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_relative_difference", l), 1.25, 1e-12);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_standard_error", l), 5.0 / 12, 1e-12);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_p_value", l), 0.3734797469866542, 1e-7);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_ci_lower", l), -0.7365446697157829, 1e-7);
+    EXPECT_NEAR(s.Sum("rankwatch_ab_ci_upper", l), 1.5698780030491164, 1e-7);
+    EXPECT_EQ(s.Has("rankwatch_ab_sequential_p_value", l),
+              std::string(window) == "all");
+  }
+  const std::map<std::string, std::string> all = {{"window", "all"}};
+  EXPECT_EQ(s.Sum("rankwatch_ab_sequential_p_value", all), 1.0);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_sequential_ci_lower", all),
+              5.0 / 12 - 8.570303187261315, 1e-9);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_sequential_ci_upper", all),
+              5.0 / 12 + 8.570303187261315, 1e-9);
+  EXPECT_EQ(
+      s.Sum("rankwatch_experiment_info",
+            {{"experiment", "ranker-v2"}, {"baseline", "A"}, {"variant", "B"}}),
+      1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_confidence_level"), 0.95);
+}
+
+TEST_F(ExperimentCollectorTest, NoInferenceBeforeData) {
+  // Nothing served yet: counts 0, means and difference NaN, intervals
+  // unbounded, p-values 1; the series exist from the start.
+  const Scrape s = Scrape::Parse(Text());
+  const std::map<std::string, std::string> l = {{"window", "all"}};
+  EXPECT_EQ(s.Sum("rankwatch_ab_baseline_requests", l), 0);
+  EXPECT_TRUE(std::isnan(s.Sum("rankwatch_ab_difference", l)));
+  EXPECT_TRUE(std::isnan(s.Sum("rankwatch_ab_baseline_mean", l)));
+  EXPECT_EQ(s.Sum("rankwatch_ab_ci_lower", l),
+            -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(s.Sum("rankwatch_ab_ci_upper", l),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(s.Sum("rankwatch_ab_p_value", l), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_sequential_p_value", l), 1);
+}
+
+TEST_F(ExperimentCollectorTest, NothingWithoutExperiments) {
+  config::Config c = ExperimentConfig();
+  c.experiments.clear();
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok());
+  std::vector<prometheus::MetricFamily> families;
+  ExperimentCollector(p->get()).Collect(&families);
+  EXPECT_TRUE(families.empty());
+}
+
+TEST_F(ExperimentCollectorTest, PromtoolAcceptsTheOutput) {
+#ifndef RANKWATCH_PROMTOOL
+  GTEST_SKIP() << "promtool not found at configure time";
+#else
+  Request("a1", "A", true);
+  Request("b1", "B", false);
+  pipeline_->FinishAll();
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand({RANKWATCH_PROMTOOL, "check", "metrics"},
+                                     std::chrono::seconds(60), Text());
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "");
+#endif
+}
+
+}  // namespace
+}  // namespace rankwatch::exporter

@@ -1,0 +1,413 @@
+// The shipped Prometheus rules, alerts and Grafana dashboard against a real
+// Prometheus server: a Kafka mock cluster (in process), `rankwatch run` and
+// `rankwatch produce-synthetic` as processes, and Debian's `prometheus`
+// scraping the daemon every second, with deploy/prometheus/rules.yml and
+// alerts.yml loaded.
+//
+// The rules speak of production time ranges (30 minutes against a day); the
+// test loads the same files with every range shortened by a fixed map
+// (ShortenDurations) so that a regression shows within a minute. Every
+// range in the files must be one the map knows (the test fails otherwise),
+// which is the convention deploy/prometheus/README.md states.
+//
+// Everything binds port 0: the daemon writes its port to a file, and
+// Prometheus' port is read from /proc (it does not print it).
+#include <simdjson.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon/kafka/mock_cluster.h"
+#include "gtest/gtest.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+using testing::WaitFor;
+
+constexpr char kRegressionAlert[] = "RankwatchQualityRegression";
+constexpr char kWorseAlert[] = "RankwatchTreatmentSignificantlyWorse";
+// Traffic: requests per second, and when the regression of variant B starts
+// (event time after the first request; the generator runs in real time).
+constexpr int kRate = 400;
+constexpr auto kRegressAfter = 30s;
+
+// The production ranges of the rule files and what the test runs them at.
+const std::map<std::string, std::string>& DurationMap() {
+  static const auto* m = new std::map<std::string, std::string>{
+      {"5m", "10s"}, {"30m", "15s"}, {"1h", "30s"}, {"1d", "45s"}};
+  return *m;
+}
+
+// A duration literal at s[i] ("30m", "1d"): its length, or 0.
+size_t DurationLength(const std::string& s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  if (j == i || j == s.size() ||
+      std::string_view("smhdwy").find(s[j]) == std::string_view::npos) {
+    return 0;
+  }
+  return j + 1 - i;
+}
+
+// Rewrites the duration after every `[`, `offset ` with DurationMap(), and
+// after every `for: ` to 0s. Sets *unknown to the first range duration not
+// in the map.
+std::string ShortenDurations(const std::string& text, std::string* unknown) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t prefix = 0;
+    bool is_for = false;
+    if (text[i] == '[') {
+      prefix = 1;
+    } else if (text.compare(i, 7, "offset ") == 0) {
+      prefix = 7;
+    } else if (text.compare(i, 5, "for: ") == 0) {
+      prefix = 5;
+      is_for = true;
+    }
+    const size_t n = prefix > 0 ? DurationLength(text, i + prefix) : 0;
+    if (n == 0) {
+      out += text[i++];
+      continue;
+    }
+    const std::string d = text.substr(i + prefix, n);
+    out += text.substr(i, prefix);
+    if (is_for) {
+      out += "0s";
+    } else if (const auto m = DurationMap().find(d); m != DurationMap().end()) {
+      out += m->second;
+    } else {
+      if (unknown->empty()) *unknown = d;
+      out += d;
+    }
+    i += prefix + n;
+  }
+  return out;
+}
+
+// Replaces every occurrence of `from` in *s with `to`.
+void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
+  for (size_t i = s->find(from); i != std::string::npos;
+       i = s->find(from, i + to.size())) {
+    s->replace(i, from.size(), to);
+  }
+}
+
+std::string UrlEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// Every "expr" of the dashboard's panel targets, with Grafana's template
+// variables set to one choice.
+std::vector<std::string> DashboardExpressions(const std::string& json) {
+  std::vector<std::string> exprs;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(json).get(root)) return exprs;
+  // Panels may nest in rows; walk everything.
+  std::vector<simdjson::dom::element> stack = {root};
+  while (!stack.empty()) {
+    simdjson::dom::element e = stack.back();
+    stack.pop_back();
+    if (e.is_array()) {
+      for (simdjson::dom::element child : e.get_array()) stack.push_back(child);
+    } else if (e.is_object()) {
+      for (auto field : e.get_object()) {
+        std::string_view expr;
+        if (field.key == "expr" && !field.value.get_string().get(expr)) {
+          exprs.emplace_back(expr);
+        } else {
+          stack.push_back(field.value);
+        }
+      }
+    }
+  }
+  // Braced forms first, so that "$k" never sees the "${k}" of another.
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"${measure}", "ndcg"},
+      {"$measure", "ndcg"},
+      {"${window}", "5m"},
+      {"$window", "5m"},
+      {"${k}", "10"},
+      {"$k", "10"},
+      {"$__rate_interval", "1m"},
+      {"${__rate_interval}", "1m"},
+      {"$__interval", "15s"},
+      {"${__interval}", "15s"},
+      {"$__range", "5m"},
+      {"${__range}", "5m"},
+  };
+  for (std::string& expr : exprs) {
+    for (const auto& [name, value] : vars) ReplaceAll(&expr, name, value);
+  }
+  return exprs;
+}
+
+class PrometheusE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef RANKWATCH_PROMETHEUS
+    GTEST_SKIP() << "prometheus not found at configure time";
+#else
+    auto cluster = kafka::MockCluster::Start(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(cluster).value();
+    for (const char* topic : {"results", "judgments"}) {
+      ASSERT_TRUE(cluster_->CreateTopic(topic, 4).ok());
+    }
+    StartDaemon();
+    StartPrometheus();
+#endif
+  }
+
+  void StartDaemon() {
+    const std::string config = dir_.Write("rankwatch.yaml", R"(
+kafka:
+  bootstrap_servers: ")" + cluster_->bootstrap_servers() + R"("
+  group_id: prometheus-e2e
+  commit_interval: 1s
+  properties:
+    session.timeout.ms: "6000"
+    fetch.wait.max.ms: "100"
+join:
+  window: 4s
+  allowed_lateness: 1s
+  idle_timeout: 5s
+aggregation:
+  windows: [30s]
+  bucket: 1s
+  segments: [locale]
+experiments:
+  - name: ranker-v2
+    baseline: A
+    treatments: [B]
+http:
+  listen: 127.0.0.1:0
+)");
+    const std::string port_file = dir_.path() + "/daemon.port";
+    daemon_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{RANKWATCH_BINARY, "run", "--config", config,
+                                 "--port-file", port_file},
+        dir_.path() + "/daemon.out", dir_.path() + "/daemon.log");
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          const std::string p = testing::ReadFile(port_file);
+          if (p.empty()) return false;
+          daemon_port_ = std::stoi(p);
+          auto r = testing::HttpGet("127.0.0.1", daemon_port_, "/readyz");
+          return r.ok() && r->status == 200;
+        },
+        30s))
+        << testing::ReadFile(dir_.path() + "/daemon.log");
+  }
+
+  void StartPrometheus() {
+    std::string unknown;
+    for (const char* file : {"rules.yml", "alerts.yml"}) {
+      const std::string text = testing::ReadFile(
+          std::string(RANKWATCH_SOURCE_DIR) + "/deploy/prometheus/" + file);
+      ASSERT_FALSE(text.empty()) << file;
+      dir_.Write(file, ShortenDurations(text, &unknown));
+      ASSERT_EQ(unknown, "") << file << " uses a range the test cannot map";
+    }
+    const std::string config = dir_.Write("prometheus.yml", R"(
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yml, alerts.yml]
+scrape_configs:
+  - job_name: rankwatch
+    static_configs:
+      - targets: ["127.0.0.1:)" + std::to_string(daemon_port_) + R"("]
+)");
+    prometheus_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{
+            RANKWATCH_PROMETHEUS, "--config.file=" + config,
+            "--storage.tsdb.path=" + dir_.path() + "/tsdb",
+            "--web.listen-address=127.0.0.1:0", "--log.level=warn"},
+        dir_.path() + "/prometheus.out", dir_.path() + "/prometheus.log");
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          const std::vector<int> ports =
+              testing::ListeningTcpPorts(prometheus_->pid());
+          if (ports.empty()) return false;
+          prometheus_port_ = ports.front();
+          auto r = testing::HttpGet("127.0.0.1", prometheus_port_, "/-/ready");
+          return r.ok() && r->status == 200;
+        },
+        30s))
+        << testing::ReadFile(dir_.path() + "/prometheus.log");
+  }
+
+  void StartTraffic(bool regress) {
+    std::vector<std::string> argv = {RANKWATCH_BINARY,
+                                     "produce-synthetic",
+                                     "--bootstrap",
+                                     cluster_->bootstrap_servers(),
+                                     "--rate",
+                                     std::to_string(kRate),
+                                     "--seed",
+                                     "7",
+                                     "--status-interval",
+                                     "0s"};
+    if (regress) {
+      for (const char* a : {"--regress-variant", "B", "--regress-after"}) {
+        argv.push_back(a);
+      }
+      argv.push_back(std::to_string(kRegressAfter.count()) + "s");
+      argv.push_back("--regress-factor");
+      argv.push_back("4");
+    }
+    traffic_start_ = std::chrono::steady_clock::now();
+    traffic_ = std::make_unique<ChildProcess>(
+        argv, dir_.path() + "/traffic.out", dir_.path() + "/traffic.log");
+  }
+
+  // GET on Prometheus' HTTP API; the parsed "data" member, or an error.
+  bool ApiGet(const std::string& path, simdjson::dom::element* data) {
+    auto r = testing::HttpGet("127.0.0.1", prometheus_port_, path);
+    if (!r.ok() || r->status != 200) return false;
+    body_ = r->body;
+    simdjson::dom::element root;
+    if (parser_.parse(body_).get(root)) return false;
+    return !root["data"].get(*data);
+  }
+
+  // Alerts in state "firing", with the variant label when they have one.
+  std::set<std::string> FiringAlerts() {
+    std::set<std::string> firing;
+    simdjson::dom::element data;
+    if (!ApiGet("/api/v1/alerts", &data)) return firing;
+    simdjson::dom::array alerts;
+    if (data["alerts"].get(alerts)) return firing;
+    for (simdjson::dom::element a : alerts) {
+      std::string_view state, name, variant;
+      if (a["state"].get(state) || state != "firing") continue;
+      if (a["labels"]["alertname"].get(name)) continue;
+      if (a["labels"]["variant"].get(variant)) variant = "";
+      firing.insert(std::string(name) + "/" + std::string(variant));
+    }
+    return firing;
+  }
+
+  static bool HasAlert(const std::set<std::string>& firing,
+                       const std::string& name) {
+    for (const std::string& f : firing) {
+      if (f.starts_with(name + "/")) return true;
+    }
+    return false;
+  }
+
+  // Series an instant query returns (a scalar counts as one); -1 on error.
+  int QuerySeries(const std::string& expr, std::string* error) {
+    auto r = testing::HttpGet("127.0.0.1", prometheus_port_,
+                              "/api/v1/query?query=" + UrlEncode(expr));
+    if (!r.ok()) {
+      *error = r.status().ToString();
+      return -1;
+    }
+    simdjson::dom::element root;
+    std::string_view type;
+    simdjson::dom::element result;
+    if (r->status != 200 || parser_.parse(r->body).get(root) ||
+        root["data"]["resultType"].get(type) ||
+        root["data"]["result"].get(result)) {
+      *error = r->body;
+      return -1;
+    }
+    if (type == "scalar") return 1;
+    simdjson::dom::array series;
+    if (result.get(series)) return -1;
+    return static_cast<int>(series.size());
+  }
+
+  std::string Logs() {
+    return "daemon: " + testing::ReadFile(dir_.path() + "/daemon.log") +
+           "\nprometheus: " +
+           testing::ReadFile(dir_.path() + "/prometheus.log") +
+           "\ntraffic: " + testing::ReadFile(dir_.path() + "/traffic.log");
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<kafka::MockCluster> cluster_;
+  std::unique_ptr<ChildProcess> daemon_;
+  std::unique_ptr<ChildProcess> prometheus_;
+  std::unique_ptr<ChildProcess> traffic_;
+  int daemon_port_ = 0;
+  int prometheus_port_ = 0;
+  std::chrono::steady_clock::time_point traffic_start_;
+  simdjson::dom::parser parser_;
+  std::string body_;
+};
+
+TEST_F(PrometheusE2eTest, InjectedRegressionFiresBothAlerts) {
+  StartTraffic(/*regress=*/true);
+  std::set<std::string> firing;
+  const bool fired = WaitFor(
+      [&] {
+        firing = FiringAlerts();
+        return HasAlert(firing, kRegressionAlert) &&
+               HasAlert(firing, kWorseAlert);
+      },
+      100s);
+  const auto since_regression =
+      std::chrono::steady_clock::now() - traffic_start_ - kRegressAfter;
+  std::string list;
+  for (const std::string& f : firing) list += f + " ";
+  ASSERT_TRUE(fired) << "firing: " << list << "\n" << Logs();
+  // Only the regressed variant is flagged.
+  EXPECT_TRUE(firing.contains(std::string(kWorseAlert) + "/B")) << list;
+  EXPECT_FALSE(firing.contains(std::string(kRegressionAlert) + "/A")) << list;
+  std::printf(
+      "[ figure   ] both alerts firing %.1f s after the regression started "
+      "(ranges shortened: 30m -> 15s, 1d -> 45s; join window 4s)\n",
+      std::chrono::duration<double>(since_regression).count());
+}
+
+TEST_F(PrometheusE2eTest, NoRegressionFiresNeitherAndDashboardQueriesWork) {
+  StartTraffic(/*regress=*/false);
+  // Watch as long as the regressed run needs to fire.
+  const auto until = traffic_start_ + kRegressAfter + 30s;
+  while (std::chrono::steady_clock::now() < until) {
+    const std::set<std::string> firing = FiringAlerts();
+    ASSERT_FALSE(HasAlert(firing, kRegressionAlert)) << Logs();
+    ASSERT_FALSE(HasAlert(firing, kWorseAlert)) << Logs();
+    testing::SleepFor(1s);
+  }
+  const std::vector<std::string> exprs = DashboardExpressions(testing::ReadFile(
+      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/grafana/rankwatch.json"));
+  ASSERT_GE(exprs.size(), 8u);
+  for (const std::string& expr : exprs) {
+    std::string error;
+    EXPECT_GT(QuerySeries(expr, &error), 0) << expr << "\n" << error;
+  }
+}
+
+}  // namespace
+}  // namespace rankwatch
