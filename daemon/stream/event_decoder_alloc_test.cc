@@ -41,6 +41,11 @@ void* OrThrow(void* p) {
 
 }  // namespace
 
+// These replacements pair malloc with free by design; GCC 12 cannot see that
+// operator new here is malloc and warns where it inlines a delete (at -O1),
+// anywhere in this file.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 void* operator new(std::size_t n) { return OrThrow(CountedAlloc(n)); }
 void* operator new[](std::size_t n) { return OrThrow(CountedAlloc(n)); }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
