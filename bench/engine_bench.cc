@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/splitmix.h"
 #include "benchmark/benchmark.h"
 #include "metrics/measures.h"
 #include "metrics/string_index.h"
@@ -41,23 +42,7 @@ constexpr double kValuesPerList =
     kCutoffs.size() * (sizeof(rankwatch::metrics::AtCutoff) / sizeof(double));
 
 // splitmix64: the same deterministic stream on every platform.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint64_t Below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >>
-                                 64);
-  }
-
- private:
-  uint64_t state_;
-};
+using Rng = rankwatch::bench::SplitMix64;
 
 Grade DrawGrade(Rng* rng) {
   const uint64_t p = rng->Below(100);

@@ -26,6 +26,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench/splitmix.h"
+
 namespace {
 
 constexpr uint64_t kDocnoSpace = 10'000'000'000;  // 'D' + 10 digits.
@@ -40,30 +42,8 @@ struct Options {
   uint64_t seed = 20240611;
 };
 
-// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and fully specified, so
-// the case is the same on every platform and standard library. Not
-// thread-safe.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, n) by multiply-shift (Lemire); the bias is negligible
-  // for the small n used here.
-  uint64_t Below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >>
-                                 64);
-  }
-
- private:
-  uint64_t state_;
-};
+// Fully specified, so the case is the same everywhere (bench/splitmix.h).
+using Rng = rankwatch::bench::SplitMix64;
 
 // Grades 0/1/2/3 with probabilities 55/25/12/8 %.
 int DrawGrade(Rng* rng) {

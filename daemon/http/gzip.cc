@@ -25,17 +25,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The q-value among a coding's parameters ("q=0.5"), 1 when absent, and
 // nullopt when malformed (the element is then ignored).
 std::optional<double> QValue(std::string_view params) {
@@ -114,6 +103,17 @@ StatusOr<std::string> GzipCompress(std::string_view data) {
                             ")");
   }
   return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace rankwatch::http

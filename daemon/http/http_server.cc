@@ -27,17 +27,6 @@ constexpr int kMaxThreads = 64;
 // How often Stop() wakes civetweb's accept loop while waiting for it.
 constexpr std::chrono::milliseconds kPokeInterval(5);
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool IsHostChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
          c == '_';
