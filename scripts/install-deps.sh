@@ -8,10 +8,12 @@ packages=(
   g++ cmake make pkg-config git
   # Libraries.
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
-  libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
+  libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev libcivetweb-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
-  # Real peers for the end-to-end tests: Prometheus server, promtool, amtool.
+  # The demo's suggested commands (curl), and real peers for the
+  # end-to-end tests: Prometheus server, promtool, amtool.
+  curl
   prometheus prometheus-alertmanager
 )
 
