@@ -1,6 +1,7 @@
 #include "metrics/measures.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -59,8 +60,27 @@ std::string_view NameOf(
   return "?";
 }
 
+// log2(r + 1) for ranks below kDiscountTableSize, computed once by
+// std::log2 itself (so the same bits): a lookup instead of a libm call per
+// relevant doc on the hot path.
+constexpr int64_t kDiscountTableSize = 1024;
+
+const std::array<double, kDiscountTableSize>& DiscountTable() {
+  static const std::array<double, kDiscountTableSize> table = [] {
+    std::array<double, kDiscountTableSize> t{};
+    for (int64_t r = 0; r < kDiscountTableSize; ++r) {
+      t[static_cast<size_t>(r)] = std::log2(static_cast<double>(r + 1));
+    }
+    return t;
+  }();
+  return table;
+}
+
 // Discount of rank r (1-based): log2(r + 1), as trec_eval computes it.
 inline double Discount(int64_t rank) {
+  if (rank < kDiscountTableSize) {
+    return DiscountTable()[static_cast<size_t>(rank)];
+  }
   return std::log2(static_cast<double>(rank + 1));
 }
 

@@ -347,7 +347,7 @@ bool KafkaIngest::ready() const {
   return ready_.load() && NowMs() - last_loop_ms_.load() < kStallMs;
 }
 
-int KafkaIngest::TopicIndex(const std::string& topic) const {
+int KafkaIngest::TopicIndex(std::string_view topic) const {
   if (topic == config_.kafka.results_topic) return 0;
   if (topic == config_.kafka.judgments_topic) return 1;
   return -1;
@@ -503,7 +503,11 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
       spdlog::warn("consume error: {}", msg->errstr());
       return;
   }
-  const int t = TopicIndex(msg->topic_name());
+  // Through the C message: the C++ accessors of the topic name and key
+  // build a std::string per message.
+  const rd_kafka_message_t* c_msg =
+      static_cast<const rd_kafka_message_t*>(msg->c_ptr());
+  const int t = TopicIndex(rd_kafka_topic_name(c_msg->rkt));
   if (t < 0) return;
   const int32_t slot = SlotOf(t, msg->partition());
   const int64_t offset = msg->offset();
@@ -519,9 +523,11 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
     fallback = msg->timestamp().timestamp;
   }
   if (dead_letters_ != nullptr) {
-    const std::string* key = msg->key();
-    dead_letters_->set_current_key(key == nullptr ? std::string_view()
-                                                  : std::string_view(*key));
+    dead_letters_->set_current_key(
+        c_msg->key == nullptr
+            ? std::string_view()
+            : std::string_view(static_cast<const char*>(c_msg->key),
+                               c_msg->key_len));
   }
   const std::string_view payload(static_cast<const char*>(msg->payload()),
                                  msg->len());

@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -120,7 +121,7 @@ class KafkaIngest final : public stream::ReleaseListener {
   void OnAssign(const std::vector<RdKafka::TopicPartition*>& partitions);
   void OnRevoke(const std::vector<RdKafka::TopicPartition*>& partitions,
                 bool lost);
-  int TopicIndex(const std::string& topic) const;
+  int TopicIndex(std::string_view topic) const;
   const std::string& TopicName(int32_t topic_index) const;
 
   config::Config config_;
