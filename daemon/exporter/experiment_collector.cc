@@ -15,10 +15,10 @@ using prometheus::MetricType;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The gauges of one comparison row, in export order.
+// The gauges of one comparison row, in export order (indexes kGauges).
 enum Gauge {
-  kBaselineCount,
-  kTreatmentCount,
+  kBaselineRequests,
+  kTreatmentRequests,
   kBaselineMean,
   kTreatmentMean,
   kDifference,
@@ -33,49 +33,51 @@ enum Gauge {
   kNumGauges,
 };
 
+struct GaugeSpec {
+  const char* name;  // After "rankwatch_ab_".
+  const char* help;
+};
+
+constexpr GaugeSpec kGauges[kNumGauges] = {
+    {"baseline_requests", "Lists of the baseline variant"},
+    {"treatment_requests", "Lists of the treatment variant"},
+    {"baseline_mean",
+     "Mean of the measure over the baseline's lists; NaN if none"},
+    {"treatment_mean",
+     "Mean of the measure over the treatment's lists; NaN if none"},
+    {"difference",
+     "Treatment mean minus baseline mean; NaN if an arm is empty"},
+    {"relative_difference",
+     "Difference divided by the baseline mean; NaN if undefined"},
+    {"standard_error",
+     "Welch standard error of the difference; +Inf below two lists per arm"},
+    {"ci_lower",
+     "Lower end of the Welch confidence interval of the difference "
+     "(fixed-sample: valid for one pre-planned look)"},
+    {"ci_upper",
+     "Upper end of the Welch confidence interval of the difference "
+     "(fixed-sample: valid for one pre-planned look)"},
+    {"p_value",
+     "Two-sided Welch t-test p-value of the difference (fixed-sample); 1 "
+     "without inference"},
+    {"sequential_p_value",
+     "Always-valid mSPRT p-value of the difference since start (valid "
+     "however often it is read)"},
+    {"sequential_ci_lower",
+     "Lower end of the always-valid mSPRT confidence sequence of the "
+     "difference since start"},
+    {"sequential_ci_upper",
+     "Upper end of the always-valid mSPRT confidence sequence of the "
+     "difference since start"},
+};
+
 std::vector<MetricFamily> MakeGauges() {
-  const auto gauge = [](const char* name, std::string help) {
-    return MakeFamily(std::string("rankwatch_ab_") + name, std::move(help),
-                      MetricType::Gauge);
-  };
   std::vector<MetricFamily> f;
-  f.push_back(gauge("baseline_requests", "Lists of the baseline variant"));
-  f.push_back(gauge("treatment_requests", "Lists of the treatment variant"));
-  f.push_back(gauge("baseline_mean",
-                    "Mean of the measure over the baseline's lists; NaN if "
-                    "none"));
-  f.push_back(gauge("treatment_mean",
-                    "Mean of the measure over the treatment's lists; NaN if "
-                    "none"));
-  f.push_back(gauge("difference",
-                    "Treatment mean minus baseline mean; NaN if an arm is "
-                    "empty"));
-  f.push_back(gauge("relative_difference",
-                    "Difference divided by the baseline mean; NaN if "
-                    "undefined"));
-  f.push_back(gauge("standard_error",
-                    "Welch standard error of the difference; +Inf below two "
-                    "lists per arm"));
-  f.push_back(
-      gauge("ci_lower",
-            "Lower end of the Welch confidence interval of the "
-            "difference (fixed-sample: valid for one pre-planned look)"));
-  f.push_back(
-      gauge("ci_upper",
-            "Upper end of the Welch confidence interval of the "
-            "difference (fixed-sample: valid for one pre-planned look)"));
-  f.push_back(gauge("p_value",
-                    "Two-sided Welch t-test p-value of the difference "
-                    "(fixed-sample); 1 without inference"));
-  f.push_back(gauge("sequential_p_value",
-                    "Always-valid mSPRT p-value of the difference since start "
-                    "(valid however often it is read)"));
-  f.push_back(gauge("sequential_ci_lower",
-                    "Lower end of the always-valid mSPRT confidence sequence "
-                    "of the difference since start"));
-  f.push_back(gauge("sequential_ci_upper",
-                    "Upper end of the always-valid mSPRT confidence sequence "
-                    "of the difference since start"));
+  f.reserve(kNumGauges);
+  for (const GaugeSpec& g : kGauges) {
+    f.push_back(MakeFamily(std::string("rankwatch_ab_") + g.name, g.help,
+                           MetricType::Gauge));
+  }
   return f;
 }
 
@@ -134,9 +136,9 @@ void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
     const Labels labels = ComparisonLabels(c);
     const metrics::WelchComparison& w = c.welch;
     const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
-    AddGauge(&f[kBaselineCount], labels,
+    AddGauge(&f[kBaselineRequests], labels,
              static_cast<double>(c.baseline_arm.count));
-    AddGauge(&f[kTreatmentCount], labels,
+    AddGauge(&f[kTreatmentRequests], labels,
              static_cast<double>(c.treatment_arm.count));
     AddGauge(&f[kBaselineMean], labels, MeanOrNaN(c.baseline_arm));
     AddGauge(&f[kTreatmentMean], labels, MeanOrNaN(c.treatment_arm));
