@@ -25,6 +25,7 @@
 
 #include "daemon/kafka/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
@@ -168,64 +169,11 @@ class Producer {
 };
 
 // One `rankwatch run` process.
-class Daemon {
+class Daemon : public testing::DaemonProcess {
  public:
   Daemon(const testing::TempDir& dir, const std::string& config,
          const std::string& name)
-      : port_file_(dir.path() + "/" + name + ".port"),
-        log_(dir.path() + "/" + name + ".log") {
-    std::remove(port_file_.c_str());
-    child_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{RANKWATCH_BINARY, "run", "--config", config,
-                                 "--port-file", port_file_},
-        dir.path() + "/" + name + ".out", log_);
-  }
-
-  // Waits for the port and /readyz (the group join takes ~3 s, a rebalance
-  // session.timeout.ms - 1 s).
-  bool WaitReady(std::chrono::milliseconds timeout = 30s) {
-    return WaitFor(
-        [&] {
-          if (port_ == 0) {
-            const std::string p = testing::ReadFile(port_file_);
-            if (p.empty()) return false;
-            port_ = std::stoi(p);
-          }
-          auto r = testing::HttpGet("127.0.0.1", port_, "/readyz");
-          return r.ok() && r->status == 200;
-        },
-        timeout);
-  }
-
-  Scrape Metrics() {
-    auto r = testing::HttpGet("127.0.0.1", port_, "/metrics");
-    if (!r.ok() || r->status != 200) return Scrape();
-    return Scrape::Parse(r->body);
-  }
-  double Finalized() {
-    return Metrics().Sum("rankwatch_requests_finalized_total");
-  }
-  // A summary for failure messages.
-  std::string Summary() {
-    const Scrape s = Metrics();
-    return "consumed=" +
-           std::to_string(s.Sum("rankwatch_events_consumed_total")) +
-           " finalized=" +
-           std::to_string(s.Sum("rankwatch_requests_finalized_total")) +
-           " pending=" + std::to_string(s.Sum("rankwatch_pending_requests")) +
-           " watermark=" +
-           std::to_string(s.Sum("rankwatch_watermark_timestamp_seconds")) +
-           " late=" + std::to_string(s.Sum("rankwatch_late_judgments_total"));
-  }
-
-  ChildProcess& process() { return *child_; }
-  std::string log() const { return testing::ReadFile(log_); }
-
- private:
-  std::string port_file_;
-  std::string log_;
-  int port_ = 0;
-  std::unique_ptr<ChildProcess> child_;
+      : DaemonProcess(RANKWATCH_BINARY, dir, config, name) {}
 };
 
 class DaemonE2eTest : public ::testing::Test {

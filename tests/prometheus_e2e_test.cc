@@ -27,6 +27,7 @@
 
 #include "daemon/kafka/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
@@ -210,21 +211,9 @@ experiments:
 http:
   listen: 127.0.0.1:0
 )");
-    const std::string port_file = dir_.path() + "/daemon.port";
-    daemon_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{RANKWATCH_BINARY, "run", "--config", config,
-                                 "--port-file", port_file},
-        dir_.path() + "/daemon.out", dir_.path() + "/daemon.log");
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          const std::string p = testing::ReadFile(port_file);
-          if (p.empty()) return false;
-          daemon_port_ = std::stoi(p);
-          auto r = testing::HttpGet("127.0.0.1", daemon_port_, "/readyz");
-          return r.ok() && r->status == 200;
-        },
-        30s))
-        << testing::ReadFile(dir_.path() + "/daemon.log");
+    daemon_ = std::make_unique<testing::DaemonProcess>(RANKWATCH_BINARY, dir_,
+                                                       config, "daemon");
+    ASSERT_TRUE(daemon_->WaitReady()) << daemon_->log();
   }
 
   void StartPrometheus() {
@@ -244,7 +233,8 @@ rule_files: [rules.yml, alerts.yml]
 scrape_configs:
   - job_name: rankwatch
     static_configs:
-      - targets: ["127.0.0.1:)" + std::to_string(daemon_port_) + R"("]
+      - targets: ["127.0.0.1:)" + std::to_string(daemon_->port()) +
+                                                                R"("]
 )");
     prometheus_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{
@@ -348,18 +338,16 @@ scrape_configs:
   }
 
   std::string Logs() {
-    return "daemon: " + testing::ReadFile(dir_.path() + "/daemon.log") +
-           "\nprometheus: " +
+    return "daemon: " + daemon_->log() + "\nprometheus: " +
            testing::ReadFile(dir_.path() + "/prometheus.log") +
            "\ntraffic: " + testing::ReadFile(dir_.path() + "/traffic.log");
   }
 
   testing::TempDir dir_;
   std::unique_ptr<kafka::MockCluster> cluster_;
-  std::unique_ptr<ChildProcess> daemon_;
+  std::unique_ptr<testing::DaemonProcess> daemon_;
   std::unique_ptr<ChildProcess> prometheus_;
   std::unique_ptr<ChildProcess> traffic_;
-  int daemon_port_ = 0;
   int prometheus_port_ = 0;
   std::chrono::steady_clock::time_point traffic_start_;
   simdjson::dom::parser parser_;
