@@ -3,7 +3,6 @@
 #include <limits>
 #include <utility>
 
-#include "config/config_loader.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -88,11 +87,8 @@ double MeanOrNaN(const metrics::ArmSummary& arm) {
 }  // namespace
 
 ExperimentCollector::ExperimentCollector(const stream::Pipeline* pipeline)
-    : pipeline_(pipeline) {
-  for (int64_t ms : pipeline_->aggregator().windows_ms()) {
-    window_labels_.push_back(config::FormatDuration(config::Duration(ms)));
-  }
-}
+    : pipeline_(pipeline),
+      window_labels_(WindowLabels(pipeline->aggregator().windows_ms())) {}
 
 Labels ExperimentCollector::ComparisonLabels(
     const stream::Comparison& c) const {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "config/config_loader.h"
+
 namespace rankwatch::exporter {
 
 prometheus::MetricFamily MakeFamily(std::string name, std::string help,
@@ -48,6 +50,15 @@ void AddHistogram(prometheus::MetricFamily* family, Labels labels,
 double TimestampSeconds(int64_t ms) {
   if (ms == INT64_MIN) return 0;
   return static_cast<double>(ms) / 1000.0;
+}
+
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms) {
+  std::vector<std::string> labels;
+  labels.reserve(windows_ms.size());
+  for (int64_t ms : windows_ms) {
+    labels.push_back(config::FormatDuration(config::Duration(ms)));
+  }
+  return labels;
 }
 
 }  // namespace rankwatch::exporter

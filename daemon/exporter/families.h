@@ -33,6 +33,10 @@ void AddHistogram(prometheus::MetricFamily* family, Labels labels,
                   std::span<const double> bounds,
                   std::span<const int64_t> counts, double sum);
 
+// The `window` label of each window in `windows_ms` ("5m", "1h30m"),
+// written as the configuration writes durations.
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
+
 // Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
 // ("never"), the usual Prometheus value of an unset timestamp.
 double TimestampSeconds(int64_t ms);

@@ -5,7 +5,6 @@
 #include <limits>
 #include <utility>
 
-#include "config/config_loader.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -91,11 +90,8 @@ MetricFamily Gauge(std::string name, std::string help, double value) {
 }  // namespace
 
 PipelineCollector::PipelineCollector(const stream::Pipeline* pipeline)
-    : pipeline_(pipeline) {
-  for (int64_t ms : pipeline_->aggregator().windows_ms()) {
-    window_labels_.push_back(config::FormatDuration(config::Duration(ms)));
-  }
-}
+    : pipeline_(pipeline),
+      window_labels_(WindowLabels(pipeline->aggregator().windows_ms())) {}
 
 void PipelineCollector::Collect(std::vector<MetricFamily>* out) const {
   CollectMeasures(out);
