@@ -10,7 +10,10 @@
 # daemon consumes them concurrently. Reports the producer's own rate, the
 # daemon's end-to-end rate (from the first produced event until every event
 # is consumed), the daemon's CPU per event (utime + stime from /proc) and
-# its peak RSS.
+# its peak RSS. Then it waits for the join to drain (idle_timeout 2s closes
+# the last windows) and checks the accounting: every request produced is
+# finalized or counted under a named reason (late results, duplicate
+# results, rejected results events by reason); the script exits 1 if not.
 #
 # Phase 2 (memory): a fresh daemon with a one-hour join window is fed
 # PENDING results events (default 100000) without judgments, all within one
@@ -46,6 +49,20 @@ metric_sum() {  # metric_sum PORT NAME: sum of the samples of NAME.
   http_get "$1" /metrics | awk -v n="$2" \
     '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%.0f", s }'
 }
+# In a saved scrape: the sum of the samples of NAME whose labels include
+# every `key="value"` given (absent metrics sum to 0; `has` tells).
+scrape_sum() {  # scrape_sum FILE NAME [key="value"...]
+  local file=$1 name=$2
+  shift 2
+  awk -v n="$name" -v want="$*" '
+    $1 == n || index($1, n "{") == 1 {
+      k = split(want, w, " ")
+      for (i = 1; i <= k; ++i) if (index($1, w[i]) == 0) next
+      s += $NF
+    }
+    END { printf "%.0f", s }' "$file"
+}
+scrape_has() { grep -q "^$2[ {]" "$1"; }  # scrape_has FILE NAME
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 rss_kib() { awk -v k="$2" '$1 == k ":" { print $2 }' "/proc/$1/status"; }
 
@@ -61,7 +78,7 @@ pids+=("$mock_pid")
 for _ in $(seq 100); do [[ -s "$dir/bootstrap" ]] && break; sleep 0.1; done
 bootstrap=$(cat "$dir/bootstrap")
 
-start_daemon() {  # start_daemon NAME WINDOW TOPIC_SUFFIX
+start_daemon() {  # start_daemon NAME WINDOW TOPIC_SUFFIX IDLE_TIMEOUT
   cat >"$dir/$1.yaml" <<EOF
 kafka:
   bootstrap_servers: "$bootstrap"
@@ -75,7 +92,7 @@ kafka:
 join:
   window: $2
   allowed_lateness: 5s
-  idle_timeout: 1h
+  idle_timeout: ${4:-1h}
   max_pending_requests: 2000000
 aggregation:
   segments: [locale]
@@ -110,8 +127,85 @@ wait_consumed() {  # wait_consumed PORT EVENTS
   exit 1
 }
 
+# Phase 1's accounting, printed and checked once the join has drained:
+# returns 1 (with the reason) unless every request produced is finalized
+# or counted under a named reason.
+account() {  # account PORT REQUESTS_PRODUCED
+  local port=$1 produced=$2 m="$dir/accounting.prom"
+  http_get "$port" /metrics >"$m"
+  local now finalized pending late_results duplicates rejected_results
+  now=$(date +%s)
+  finalized=$(scrape_sum "$m" rankwatch_requests_finalized_total)
+  pending=$(scrape_sum "$m" rankwatch_pending_requests)
+  late_results=$(scrape_sum "$m" rankwatch_late_results_total)
+  duplicates=$(scrape_sum "$m" rankwatch_duplicate_results_total)
+  rejected_results=$(scrape_sum "$m" rankwatch_events_rejected_total \
+    'topic="results"')
+  echo "requests produced: $produced"
+  echo "finalized: $finalized, pending: $pending" \
+    "(evicted early, among the finalized:" \
+    "$(scrape_sum "$m" rankwatch_requests_evicted_total))"
+  echo "results events: late $late_results, duplicate $duplicates," \
+    "rejected $rejected_results"
+  echo "judgments: late $(scrape_sum "$m" rankwatch_late_judgments_total)," \
+    "orphaned $(scrape_sum "$m" rankwatch_orphaned_judgments_total)," \
+    "rejected $(scrape_sum "$m" rankwatch_events_rejected_total \
+      'topic="judgments"')"
+  local name
+  for name in rankwatch_rebalance_dropped_requests_total \
+    rankwatch_replayed_events_total rankwatch_requests_reprocessed_total \
+    rankwatch_requests_unjudged_total rankwatch_qrels_table_full_total; do
+    if scrape_has "$m" "$name"; then
+      echo "${name#rankwatch_}: $(scrape_sum "$m" "$name")"
+    fi
+  done
+  # Every rejection reason the daemon exports, per topic, the timestamp
+  # ones always (they are the ones this benchmark can meet).
+  awk '/^rankwatch_events_rejected_total\{/ {
+      topic = $1; sub(/.*topic="/, "", topic); sub(/".*/, "", topic)
+      reason = $1; sub(/.*reason="/, "", reason); sub(/".*/, "", reason)
+      if ($NF != 0 || reason ~ /timestamp/)
+        line[topic] = line[topic] " " reason "=" $NF
+    }
+    END { for (t in line) print "rejected " t ":" line[t] }' "$m" | sort
+  # Event time against the wall clock: a watermark ahead of now means
+  # events stamped in the future moved it.
+  awk -v now="$now" '
+    /^rankwatch_watermark_timestamp_seconds / { w = $NF }
+    /^rankwatch_last_event_timestamp_seconds\{/ {
+      t = $1; sub(/.*topic="/, "", t); sub(/".*/, "", t)
+      printf "newest %s event time: %+.1f s from now\n", t, $NF - now
+      if (t == "results") r = $NF
+    }
+    END {
+      printf "watermark: %+.1f s from now, %+.1f s from the newest results" \
+             " event\n", w - now, w - r
+    }' "$m"
+  local named=$((late_results + duplicates + rejected_results))
+  if [[ $((finalized + named)) -ne $produced ]]; then
+    echo "ACCOUNTING FAILED: $produced requests produced, but finalized" \
+      "($finalized) + late results ($late_results) + duplicate results" \
+      "($duplicates) + rejected results events ($rejected_results) =" \
+      "$((finalized + named)); $((produced - finalized - named)) requests" \
+      "unaccounted for ($pending requests still pending)" >&2
+    return 1
+  fi
+  echo "accounting closes: finalized + late + duplicate + rejected =" \
+    "$produced requests"
+  # The synthetic traffic has no duplicate, malformed or late request: here
+  # every request must be scored, else the throughput figures above are
+  # those of a daemon that dropped part of its input.
+  if [[ $finalized -ne $produced ]]; then
+    echo "FAILED: only $finalized of $produced requests finalized" \
+      "($named counted as late, duplicate or rejected results events)" >&2
+    return 1
+  fi
+}
+
 echo "== phase 1: $requests requests, produced with --fast"
-start_daemon load 30s ""
+# idle_timeout 2s: once the stream stops, the last windows close (the fast
+# producer does not pause that long while it runs).
+start_daemon load 30s "" 2s
 cpu0=$(cpu_ticks "$daemon_pid")
 mock0=$(cpu_ticks "$mock_pid")
 t0=$(date +%s.%N)
@@ -120,6 +214,7 @@ t0=$(date +%s.%N)
   -X compression.type=lz4 -X linger.ms=20 >"$dir/produce.txt"
 t_produced=$(date +%s.%N)
 events=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' "$dir/produce.txt")
+produced=$(sed -n 's/^requests=\([0-9]*\) .*/\1/p' "$dir/produce.txt")
 wait_consumed "$port" "$events"
 t1=$(date +%s.%N)
 cpu1=$(cpu_ticks "$daemon_pid")
@@ -137,8 +232,19 @@ awk -v e="$events" -v t0="$t0" -v tp="$t_produced" -v t1="$t1" \
            (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
   }'
 echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
-echo "finalized: $(metric_sum "$port" rankwatch_requests_finalized_total)," \
-  "pending: $(metric_sum "$port" rankwatch_pending_requests)"
+echo "when all events were consumed:" \
+  "finalized $(metric_sum "$port" rankwatch_requests_finalized_total)," \
+  "pending $(metric_sum "$port" rankwatch_pending_requests)," \
+  "late results $(metric_sum "$port" rankwatch_late_results_total)"
+# Drain: with no more events, the idle timeout lets event time advance
+# until every window has closed (bounded wait).
+for _ in $(seq 600); do
+  [[ $(metric_sum "$port" rankwatch_pending_requests) -eq 0 ]] && break
+  sleep 0.1
+done
+echo "== phase 1 accounting"
+accounting_ok=1
+account "$port" "$produced" || accounting_ok=0
 kill "$daemon_pid"
 
 echo "== phase 2: $pending pending requests (join window 1h, no judgments)"
@@ -155,3 +261,9 @@ held=$(metric_sum "$port" rankwatch_pending_requests)
 awk -v a="$rss0" -v b="$rss1" -v n="$held" 'BEGIN {
   printf "pending requests: %d; RSS %.1f MiB -> %.1f MiB: %.0f bytes each\n",
          n, a / 1024, b / 1024, (b - a) * 1024 / n }'
+
+if [[ $accounting_ok -ne 1 ]]; then
+  echo "FAILED: phase 1 did not finalize or account for every request" \
+    "(see its accounting above)" >&2
+  exit 1
+fi

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/clock.h"
 #include "config/config.h"
 #include "daemon/stream/event_decoder.h"
 
@@ -58,7 +59,8 @@ std::string BatchPayload() {
 EventDecoder MakeDecoder() {
   return EventDecoder(rankwatch::config::SchemaConfig(),
                       rankwatch::config::EventLimitsConfig(),
-                      rankwatch::config::JoinMode::kImpression, {"locale"});
+                      rankwatch::config::JoinMode::kImpression, {"locale"},
+                      rankwatch::SystemClock::Get());
 }
 
 // Aborts the run: a benchmark of rejections would measure the wrong thing.

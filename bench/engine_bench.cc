@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "base/string_index.h"
 #include "bench/splitmix.h"
 #include "benchmark/benchmark.h"
 #include "metrics/measures.h"
-#include "metrics/string_index.h"
-#include "metrics/trec/batch_eval.h"
-#include "metrics/trec/qrels.h"
+#include "trec/batch_eval.h"
+#include "trec/qrels.h"
 
 namespace {
 

@@ -38,9 +38,9 @@ struct Setup {
         MakeDaemonProbe(pipeline.get(), &kafka, {"bench", "", "impression"});
   }
 
-  rankwatch::stream::FakeClock clock{1'700'000'000'000};
+  rankwatch::FakeClock clock{1'700'000'000'000};
   std::unique_ptr<rankwatch::stream::Pipeline> pipeline;
-  rankwatch::exporter::KafkaStatus kafka;
+  rankwatch::kafka::KafkaStatus kafka;
   std::unique_ptr<Probe> probe;
 };
 

@@ -10,12 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/clock.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::stream {
 namespace {
+
+// Wall clock of the runs: well after every event time (events stamped
+// ahead of it by more than events.max_future_skew would be rejected).
+constexpr int64_t kClockMs = 1'800'000'000'000;
 
 // A deterministic stream: request i served at i ms, 10 docs, 3 clicks at
 // +200, +400, +600 ms on ranks (i % 10), (i * 3 % 10), (i * 7 % 10).
@@ -76,7 +80,7 @@ config::Config BenchConfig() {
 
 void BM_PipelineEvents(benchmark::State& state) {
   static const Stream* stream = new Stream(MakeStream(200'000));
-  FakeClock clock(0);
+  FakeClock clock(kClockMs);
   auto pipeline = Pipeline::Create(BenchConfig(), &clock);
   if (!pipeline.ok()) {
     state.SkipWithError(pipeline.status().message().c_str());
@@ -112,7 +116,7 @@ void BM_PendingRequestMemory(benchmark::State& state) {
     config::Config c = BenchConfig();
     c.join.window = std::chrono::hours(24);
     c.join.max_pending_requests = n + 1;
-    FakeClock clock(0);
+    FakeClock clock(kClockMs);
     const size_t before = HeapInUse();
     auto pipeline = Pipeline::Create(c, &clock);
     state.ResumeTiming();

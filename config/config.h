@@ -48,26 +48,34 @@ enum class JoinMode {
 // How several judgments of one doc combine.
 enum class CombineRule {
   kMax,   // The highest grade wins.
-  kLast,  // The last one received wins.
+  kLast,  // The latest event time wins (the higher grade on ties).
 };
 
 // `join:` how results and judgments meet, and the bounds on join state.
 struct JoinConfig {
   JoinMode mode = JoinMode::kImpression;
   // impression: judgments are accepted until this long (event time) after
-  // the results event; early judgments wait this long for their results.
+  // the results event.
   Duration window = std::chrono::minutes(30);
-  // The watermark is the highest event time seen minus this.
+  // impression: judgments stamped up to this long (event time) before their
+  // results event still belong to it: producers' clocks disagree a little.
+  Duration early_tolerance = std::chrono::seconds(5);
+  // The watermark trails each source's highest event time by this much:
+  // how far out of order an event may arrive within its own partition.
   Duration allowed_lateness = std::chrono::minutes(1);
-  // When no event arrives for this long (wall clock), event time is taken
-  // to advance with the wall clock, so an idle stream still finalizes.
+  // A caught-up source keeps holding the watermark this long (wall clock);
+  // with no event at all for this long, event time is taken to advance
+  // with the wall clock, so an idle stream still finalizes.
   Duration idle_timeout = std::chrono::minutes(1);
   CombineRule combine = CombineRule::kMax;
-  // qrels: a results event is scored this long (event time) after it
-  // arrives, so labels produced with it land first. 0 scores at once.
+  // qrels: a results event is scored once the watermark passes its time
+  // plus this, so labels produced with it land first. 0 scores on arrival.
   Duration qrels_delay = Duration(0);
   std::string qrels_file;  // qrels: TREC qrels preloaded into the table.
   int64_t max_pending_requests = 1'000'000;
+  // impression: judgment records one pending request holds; more are
+  // counted and dropped, so that one request cannot take all the memory.
+  int32_t max_judgments_per_request = 1000;
   int64_t max_table_entries = 10'000'000;  // qrels: (query, doc) entries.
 };
 
@@ -77,6 +85,13 @@ struct EventLimitsConfig {
   int32_t max_id_length = 512;   // request_id, query_id, doc_id, variant...
   int32_t max_judgments = 1000;  // Batch judgments array length.
   int64_t max_event_bytes = 1 << 20;
+  // An event time more than this ahead of the wall clock is rejected
+  // (future_timestamp): one producer with a wrong clock must not move the
+  // watermark.
+  Duration max_future_skew = std::chrono::minutes(5);
+  // An earlier event time (epoch ms) is rejected (past_timestamp). The
+  // default, 1970-01-01T00:00:00Z, lets historical files replay.
+  int64_t min_timestamp_ms = 0;
 };
 
 // `metrics:` what to compute for every served list.

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "config/rfc3339.h"
+
 namespace rankwatch::config {
 
 namespace {
@@ -33,6 +35,8 @@ namespace {
 constexpr size_t kMaxConfigBytes = size_t{16} << 20;
 
 constexpr std::string_view kDurationExpected = "a duration like 30s, 5m, 1h";
+constexpr std::string_view kTimestampExpected =
+    "an RFC 3339 date-time like 2025-01-01T00:00:00Z or epoch milliseconds";
 
 // Labels that rankwatch puts on its own series; a segment label may not
 // reuse them, or its series would collide.
@@ -362,6 +366,7 @@ class Parser {
   Status ReadInt(const Field& f, int64_t min, T* out);
   Status ReadNumber(const Field& f, double* out);
   Status ReadDuration(const Field& f, bool positive, Duration* out);
+  Status ReadTimestamp(const Field& f, int64_t* out_ms);
   template <typename E, size_t N, typename NameFn>
   Status ReadChoice(const Field& f, std::string_view kind,
                     const std::array<E, N>& choices, NameFn name, E* out);
@@ -566,6 +571,48 @@ Status Parser::ReadDuration(const Field& f, bool positive, Duration* out) {
   return Status::Ok();
 }
 
+// An integer is epoch milliseconds; anything else must be an RFC 3339
+// date-time. Both must lie in 1970..9999, which FormatRfc3339Millis() can
+// write back.
+Status Parser::ReadTimestamp(const Field& f, int64_t* out_ms) {
+  StatusOr<std::string> text = Text(f, kTimestampExpected);
+  if (!text.ok()) return text.status();
+  const std::string& s = *text;
+  int64_t ms = 0;
+  const bool digits =
+      !s.empty() &&
+      std::all_of(s.begin() + (s[0] == '-' ? 1 : 0), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      });
+  if (digits) {
+    const auto [stop, ec] = std::from_chars(s.data(), s.data() + s.size(), ms);
+    if (ec == std::errc::result_out_of_range) {
+      return Error(f, "integer '" + Printable(s) + "' is out of range");
+    }
+    if (ec != std::errc() || stop != s.data() + s.size()) {
+      return Error(f, "expected " + std::string(kTimestampExpected) +
+                          ", got '" + Printable(s) + "'");
+    }
+  } else if (std::optional<int64_t> parsed = ParseRfc3339Millis(s)) {
+    ms = *parsed;
+  } else {
+    return Error(f, "expected " + std::string(kTimestampExpected) + ", got '" +
+                        Printable(s) + "'");
+  }
+  if (ms < 0) {
+    return Error(f, "must not be before 1970-01-01T00:00:00Z, got '" +
+                        Printable(s) + "'");
+  }
+  if (ms > kMaxRfc3339Millis) {
+    return Error(f, "must not be after " +
+                        FormatRfc3339Millis(kMaxRfc3339Millis) + " (" +
+                        std::to_string(kMaxRfc3339Millis) + "), got '" +
+                        Printable(s) + "'");
+  }
+  *out_ms = ms;
+  return Status::Ok();
+}
+
 template <typename E, size_t N, typename NameFn>
 Status Parser::ReadChoice(const Field& f, std::string_view kind,
                           const std::array<E, N>& choices, NameFn name,
@@ -704,6 +751,7 @@ Status Parser::ReadJoin(const Field& f, JoinConfig* c) {
                                   &c->mode);
               }},
              {"window", DurationInto(true, &c->window)},
+             {"early_tolerance", DurationInto(false, &c->early_tolerance)},
              {"allowed_lateness", DurationInto(false, &c->allowed_lateness)},
              {"idle_timeout", DurationInto(true, &c->idle_timeout)},
              {"combine",
@@ -718,6 +766,8 @@ Status Parser::ReadJoin(const Field& f, JoinConfig* c) {
                 return ReadString(v, &c->qrels_file);
               }},
              {"max_pending_requests", IntInto(1, &c->max_pending_requests)},
+             {"max_judgments_per_request",
+              IntInto(1, &c->max_judgments_per_request)},
              {"max_table_entries", IntInto(1, &c->max_table_entries)},
          }));
   // Only the qrels join has a table to preload; ignoring the file silently
@@ -730,12 +780,18 @@ Status Parser::ReadJoin(const Field& f, JoinConfig* c) {
 }
 
 Status Parser::ReadEvents(const Field& f, EventLimitsConfig* c) {
-  return ReadMap(f, {
-                        {"max_results", IntInto(1, &c->max_results)},
-                        {"max_id_length", IntInto(1, &c->max_id_length)},
-                        {"max_judgments", IntInto(1, &c->max_judgments)},
-                        {"max_event_bytes", IntInto(1, &c->max_event_bytes)},
-                    });
+  return ReadMap(
+      f, {
+             {"max_results", IntInto(1, &c->max_results)},
+             {"max_id_length", IntInto(1, &c->max_id_length)},
+             {"max_judgments", IntInto(1, &c->max_judgments)},
+             {"max_event_bytes", IntInto(1, &c->max_event_bytes)},
+             {"max_future_skew", DurationInto(false, &c->max_future_skew)},
+             {"min_timestamp",
+              [&](const Field& v) {
+                return ReadTimestamp(v, &c->min_timestamp_ms);
+              }},
+         });
 }
 
 Status Parser::ReadMetrics(const Field& f, MetricsConfig* c) {
@@ -1268,12 +1324,15 @@ void WriteJoin(const JoinConfig& c, std::string* out) {
   Line(out, 0, "join", "");
   Line(out, 2, "mode", JoinModeName(c.mode));
   Line(out, 2, "window", FormatDuration(c.window));
+  Line(out, 2, "early_tolerance", FormatDuration(c.early_tolerance));
   Line(out, 2, "allowed_lateness", FormatDuration(c.allowed_lateness));
   Line(out, 2, "idle_timeout", FormatDuration(c.idle_timeout));
   Line(out, 2, "combine", CombineRuleName(c.combine));
   Line(out, 2, "qrels_delay", FormatDuration(c.qrels_delay));
   Line(out, 2, "qrels_file", QuoteValue(c.qrels_file));
   Line(out, 2, "max_pending_requests", std::to_string(c.max_pending_requests));
+  Line(out, 2, "max_judgments_per_request",
+       std::to_string(c.max_judgments_per_request));
   Line(out, 2, "max_table_entries", std::to_string(c.max_table_entries));
 }
 
@@ -1283,6 +1342,9 @@ void WriteEvents(const EventLimitsConfig& c, std::string* out) {
   Line(out, 2, "max_id_length", std::to_string(c.max_id_length));
   Line(out, 2, "max_judgments", std::to_string(c.max_judgments));
   Line(out, 2, "max_event_bytes", std::to_string(c.max_event_bytes));
+  Line(out, 2, "max_future_skew", FormatDuration(c.max_future_skew));
+  Line(out, 2, "min_timestamp",
+       QuoteValue(FormatRfc3339Millis(c.min_timestamp_ms)));
 }
 
 void WriteMetrics(const MetricsConfig& c, std::string* out) {

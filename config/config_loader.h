@@ -25,8 +25,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "metrics/status.h"
 
 namespace rankwatch::config {
 

@@ -64,6 +64,10 @@ TEST(ConfigLoaderTest, EmptyDocumentsGiveAllDefaults) {
     const Config c = MustParse(yaml);
     EXPECT_EQ(FormatEffectiveConfig(c), Defaults());
     EXPECT_EQ(c.join.window, minutes(30));
+    EXPECT_EQ(c.join.early_tolerance, seconds(5));
+    EXPECT_EQ(c.join.max_judgments_per_request, 1000);
+    EXPECT_EQ(c.events.max_future_skew, minutes(5));
+    EXPECT_EQ(c.events.min_timestamp_ms, 0);
     EXPECT_EQ(c.metrics.cutoffs, (std::vector<int32_t>{1, 3, 5, 10}));
     EXPECT_EQ(c.metrics.measures.size(), 8u);
     EXPECT_EQ(c.http.listen, "127.0.0.1:9464");
@@ -105,18 +109,22 @@ constexpr std::string_view kFullYaml = R"(schema:
 join:
   mode: qrels
   window: 10m
+  early_tolerance: 2s
   allowed_lateness: 30s
   idle_timeout: 2m
   combine: last
   qrels_delay: 1h30m
   qrels_file: /data/qrels.txt
   max_pending_requests: 5000
+  max_judgments_per_request: 50
   max_table_entries: 70000
 events:
   max_results: 200
   max_id_length: 64
   max_judgments: 300
   max_event_bytes: 65536
+  max_future_skew: 1m30s
+  min_timestamp: "2024-02-29T12:30:00.25+01:00"
 metrics:
   cutoffs: [20, 5, 1]
   measures: [ndcg, precision, r_precision]
@@ -184,18 +192,24 @@ TEST(ConfigLoaderTest, EveryKeyIsParsed) {
 
   EXPECT_EQ(c.join.mode, JoinMode::kQrels);
   EXPECT_EQ(c.join.window, minutes(10));
+  EXPECT_EQ(c.join.early_tolerance, seconds(2));
   EXPECT_EQ(c.join.allowed_lateness, seconds(30));
   EXPECT_EQ(c.join.idle_timeout, minutes(2));
   EXPECT_EQ(c.join.combine, CombineRule::kLast);
   EXPECT_EQ(c.join.qrels_delay, minutes(90));
   EXPECT_EQ(c.join.qrels_file, "/data/qrels.txt");
   EXPECT_EQ(c.join.max_pending_requests, 5000);
+  EXPECT_EQ(c.join.max_judgments_per_request, 50);
   EXPECT_EQ(c.join.max_table_entries, 70000);
 
   EXPECT_EQ(c.events.max_results, 200);
   EXPECT_EQ(c.events.max_id_length, 64);
   EXPECT_EQ(c.events.max_judgments, 300);
   EXPECT_EQ(c.events.max_event_bytes, 65536);
+  EXPECT_EQ(c.events.max_future_skew, seconds(90));
+  // 12:30:00.25 at +01:00 is 11:30:00.250 UTC;
+  // date -u -d '2024-02-29T11:30:00Z' +%s -> 1709206200.
+  EXPECT_EQ(c.events.min_timestamp_ms, 1709206200250);
 
   // Cutoffs are stored sorted; measures keep their order.
   EXPECT_EQ(c.metrics.cutoffs, (std::vector<int32_t>{1, 5, 20}));
@@ -283,6 +297,35 @@ TEST(ConfigLoaderTest, ValidListenAddresses) {
   }
 }
 
+TEST(ConfigLoaderTest, MinTimestampIsEpochMillisOrRfc3339) {
+  const auto min_ts = [](std::string_view value) {
+    return MustParse("events:\n  min_timestamp: " + std::string(value) + "\n")
+        .events.min_timestamp_ms;
+  };
+  EXPECT_EQ(min_ts("0"), 0);
+  EXPECT_EQ(min_ts("1577836800000"), 1577836800000);
+  // date -u -d '2020-01-01T00:00:00Z' +%s -> 1577836800
+  EXPECT_EQ(min_ts("2020-01-01T00:00:00Z"), 1577836800000);
+  EXPECT_EQ(min_ts("\"2020-01-01T00:00:00Z\""), 1577836800000);
+  // 01:00 at +01:00 is midnight UTC.
+  EXPECT_EQ(min_ts("2020-01-01T01:00:00.999+01:00"), 1577836800999);
+  EXPECT_EQ(min_ts("1970-01-01T00:00:00Z"), 0);
+  // The latest accepted: date -u -d '9999-12-31T23:59:59Z' +%s ->
+  // 253402300799, plus 999 ms.
+  EXPECT_EQ(min_ts("9999-12-31T23:59:59.999Z"), 253402300799999);
+  EXPECT_EQ(min_ts("253402300799999"), 253402300799999);
+  // Substituted before it is read, like every value.
+  EXPECT_EQ(MustParse("events:\n  min_timestamp: ${SINCE}\n",
+                      {{"SINCE", "2020-01-01T00:00:00Z"}})
+                .events.min_timestamp_ms,
+            1577836800000);
+  // Zero is fine: no tolerance for clock skew.
+  EXPECT_EQ(MustParse("events:\n  max_future_skew: 0s\n"
+                      "join:\n  early_tolerance: 0ms\n")
+                .events.max_future_skew,
+            Duration(0));
+}
+
 TEST(ConfigLoaderTest, WindowsMayBeEmpty) {
   EXPECT_TRUE(
       MustParse("aggregation:\n  windows: []\n").aggregation.windows.empty());
@@ -308,6 +351,17 @@ TEST(ConfigLoaderErrorTest, Durations) {
             "config.yaml:2:11: join.window: must be > 0");
   EXPECT_EQ(ErrorOf("join:\n  window: 3651d\n"),
             "config.yaml:2:11: join.window: must be at most 3650d");
+  EXPECT_EQ(ErrorOf("join:\n  early_tolerance: -5s\n"),
+            "config.yaml:2:20: join.early_tolerance: expected a duration like "
+            "30s, 5m, 1h");
+  EXPECT_EQ(ErrorOf("join:\n  early_tolerance: 5\n"),
+            "config.yaml:2:20: join.early_tolerance: expected a duration like "
+            "30s, 5m, 1h");
+  EXPECT_EQ(ErrorOf("events:\n  max_future_skew: -1m\n"),
+            "config.yaml:2:20: events.max_future_skew: expected a duration "
+            "like 30s, 5m, 1h");
+  EXPECT_EQ(ErrorOf("events:\n  max_future_skew: 3651d\n"),
+            "config.yaml:2:20: events.max_future_skew: must be at most 3650d");
   EXPECT_EQ(ErrorOf("join:\n  idle_timeout: 0ms\n"),
             "config.yaml:2:17: join.idle_timeout: must be > 0");
   EXPECT_EQ(ErrorOf("kafka:\n  commit_interval: 0s\n"),
@@ -327,6 +381,12 @@ TEST(ConfigLoaderErrorTest, Durations) {
 TEST(ConfigLoaderErrorTest, Integers) {
   EXPECT_EQ(ErrorOf("join:\n  max_pending_requests: 0\n"),
             "config.yaml:2:25: join.max_pending_requests: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf("join:\n  max_judgments_per_request: 0\n"),
+            "config.yaml:2:30: join.max_judgments_per_request: must be > 0, "
+            "got 0");
+  EXPECT_EQ(ErrorOf("join:\n  max_judgments_per_request: 3000000000\n"),
+            "config.yaml:2:30: join.max_judgments_per_request: must be <= "
+            "2147483647, got 3000000000");
   EXPECT_EQ(ErrorOf("join:\n  max_table_entries: -5\n"),
             "config.yaml:2:22: join.max_table_entries: must be > 0, got -5");
   EXPECT_EQ(ErrorOf("events:\n  max_event_bytes: 1.5\n"),
@@ -379,6 +439,39 @@ TEST(ConfigLoaderErrorTest, Join) {
   EXPECT_EQ(
       MustParse("join:\n  qrels_file: q.txt\n  mode: qrels\n").join.qrels_file,
       "q.txt");
+}
+
+TEST(ConfigLoaderErrorTest, MinTimestamp) {
+  EXPECT_EQ(ErrorOf("events:\n  min_timestamp: -1\n"),
+            "config.yaml:2:18: events.min_timestamp: must not be before "
+            "1970-01-01T00:00:00Z, got '-1'");
+  EXPECT_EQ(ErrorOf("events:\n  min_timestamp: 1969-12-31T23:59:59Z\n"),
+            "config.yaml:2:18: events.min_timestamp: must not be before "
+            "1970-01-01T00:00:00Z, got '1969-12-31T23:59:59Z'");
+  EXPECT_EQ(ErrorOf("events:\n  min_timestamp: 253402300800000\n"),
+            "config.yaml:2:18: events.min_timestamp: must not be after "
+            "9999-12-31T23:59:59.999Z (253402300799999), got "
+            "'253402300800000'");
+  EXPECT_EQ(ErrorOf("events:\n  min_timestamp: 99999999999999999999\n"),
+            "config.yaml:2:18: events.min_timestamp: integer "
+            "'99999999999999999999' is out of range");
+  for (std::string_view bad :
+       {"2020-01-01", "2020-01-01T00:00:00", "2020-02-30T00:00:00Z", "1.5e12",
+        "yesterday", "'-'", "''"}) {
+    SCOPED_TRACE(bad);
+    // Without YAML's quotes.
+    const std::string shown(
+        bad.starts_with('\'') ? bad.substr(1, bad.size() - 2) : bad);
+    EXPECT_EQ(ErrorOf("events:\n  min_timestamp: " + std::string(bad) + "\n"),
+              "config.yaml:2:18: events.min_timestamp: expected an RFC 3339 "
+              "date-time like 2025-01-01T00:00:00Z or epoch milliseconds, "
+              "got '" +
+                  shown + "'");
+  }
+  EXPECT_EQ(ErrorOf("events:\n  min_timestamp: [0]\n"),
+            "config.yaml:2:18: events.min_timestamp: expected an RFC 3339 "
+            "date-time like 2025-01-01T00:00:00Z or epoch milliseconds, got "
+            "a list");
 }
 
 TEST(ConfigLoaderErrorTest, Metrics) {
@@ -841,6 +934,10 @@ TEST(EffectiveConfigTest, DefaultsPrintEveryKey) {
                                "default_relevance: null",
                                "mode: impression",
                                "window: 30m",
+                               "early_tolerance: 5s",
+                               "max_judgments_per_request: 1000",
+                               "max_future_skew: 5m",
+                               "min_timestamp: \"1970-01-01T00:00:00Z\"",
                                "qrels_delay: 0s",
                                "max_table_entries: 10000000",
                                "max_event_bytes: 1048576",
@@ -870,6 +967,12 @@ TEST(EffectiveConfigTest, RoundTripsEveryKey) {
   EXPECT_EQ(FormatEffectiveConfig(reloaded), out);
   // A few fields checked directly, beyond the text comparison.
   EXPECT_EQ(reloaded.join.qrels_delay, minutes(90));
+  EXPECT_EQ(reloaded.join.early_tolerance, seconds(2));
+  EXPECT_EQ(reloaded.join.max_judgments_per_request, 50);
+  EXPECT_EQ(reloaded.events.max_future_skew, seconds(90));
+  EXPECT_NE(out.find("  min_timestamp: \"2024-02-29T11:30:00.250Z\"\n"),
+            std::string::npos);
+  EXPECT_EQ(reloaded.events.min_timestamp_ms, 1709206200250);
   EXPECT_EQ(reloaded.kafka.commit_interval, milliseconds(250));
   EXPECT_EQ(reloaded.kafka.properties.at("enable.auto.commit"), "false");
   EXPECT_EQ(reloaded.schema.default_relevance, std::optional<int32_t>(1));
@@ -878,6 +981,34 @@ TEST(EffectiveConfigTest, RoundTripsEveryKey) {
   ASSERT_EQ(reloaded.experiments.size(), 2u);
   EXPECT_EQ(reloaded.experiments[1].treatments, std::vector<std::string>{"C"});
   EXPECT_DOUBLE_EQ(reloaded.statistics.mixture_sd, 0.1);
+}
+
+// Whole seconds print without a fraction, others with milliseconds; both
+// read back to the same time.
+TEST(EffectiveConfigTest, MinTimestampRoundTrips) {
+  struct Case {
+    int64_t ms;
+    std::string_view line;
+  };
+  for (const Case& c : {
+           Case{0, "  min_timestamp: \"1970-01-01T00:00:00Z\"\n"},
+           Case{1, "  min_timestamp: \"1970-01-01T00:00:00.001Z\"\n"},
+           // date -u -d '2020-01-01T00:00:00Z' +%s -> 1577836800
+           Case{1577836800000, "  min_timestamp: \"2020-01-01T00:00:00Z\"\n"},
+           Case{1577836799999,
+                "  min_timestamp: \"2019-12-31T23:59:59.999Z\"\n"},
+           Case{1577836800010,
+                "  min_timestamp: \"2020-01-01T00:00:00.010Z\"\n"},
+           Case{253402300799999,
+                "  min_timestamp: \"9999-12-31T23:59:59.999Z\"\n"},
+       }) {
+    SCOPED_TRACE(c.ms);
+    Config config;
+    config.events.min_timestamp_ms = c.ms;
+    const std::string out = FormatEffectiveConfig(config);
+    EXPECT_NE(out.find(c.line), std::string::npos) << out;
+    EXPECT_EQ(MustParse(out).events.min_timestamp_ms, c.ms);
+  }
 }
 
 TEST(EffectiveConfigTest, RoundTripsAwkwardStrings) {

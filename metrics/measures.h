@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics/status.h"
+#include "base/status.h"
 
 namespace rankwatch::metrics {
 

@@ -13,17 +13,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
-#include "daemon/kafka/mock_cluster.h"
+#include "daemon/sim/mock_cluster.h"
+#include "daemon/sim/synthetic.h"
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
@@ -105,19 +112,26 @@ std::vector<Event> BadEvents() {
 
 class Producer {
  public:
-  explicit Producer(const std::string& bootstrap) {
+  // `properties`: librdkafka properties over the defaults below.
+  explicit Producer(const std::string& bootstrap,
+                    std::string results_topic = "results",
+                    std::string judgments_topic = "judgments",
+                    const std::map<std::string, std::string>& properties = {})
+      : results_topic_(std::move(results_topic)),
+        judgments_topic_(std::move(judgments_topic)) {
     std::unique_ptr<RdKafka::Conf> conf(
         RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
     std::string err;
     conf->set("bootstrap.servers", bootstrap, err);
     conf->set("linger.ms", "5", err);
     conf->set("compression.type", "lz4", err);
+    for (const auto& [name, value] : properties) conf->set(name, value, err);
     producer_.reset(RdKafka::Producer::create(conf.get(), err));
   }
   ~Producer() { Flush(); }
 
   void Send(const Event& e, int32_t partition = RdKafka::Topic::PARTITION_UA) {
-    const std::string topic = e.results ? "results" : "judgments";
+    const std::string& topic = e.results ? results_topic_ : judgments_topic_;
     while (producer_->produce(topic, partition, RdKafka::Producer::RK_MSG_COPY,
                               const_cast<char*>(e.json.data()), e.json.size(),
                               e.key.data(), e.key.size(), e.timestamp_ms,
@@ -147,24 +161,53 @@ class Producer {
     }
     Flush();
   }
-  // A results event far in the future on every partition: it moves every
-  // consumer's watermark past all windows (and itself stays pending).
+  // An event far in the future on every partition of both topics: it
+  // moves every consumer's watermark past all windows, whichever sources
+  // hold event time back (and itself stays pending). Results sentinels
+  // are one variant of their own; judgment sentinels are orphans.
   void Sentinels(int64_t time_ms) {
     for (int p = 0; p < kPartitions; ++p) {
       const std::string id =
           "sentinel-" + std::to_string(p) + "-" + std::to_string(time_ms);
+      const std::string t = std::to_string(time_ms);
       Send({true, id,
             "{\"request_id\":\"" + id +
-                "\",\"variant\":\"sentinel\",\"timestamp\":" +
-                std::to_string(time_ms) + ",\"results\":[\"s\"]}",
+                "\",\"variant\":\"sentinel\",\"timestamp\":" + t +
+                ",\"results\":[\"s\"]}",
             time_ms},
            p);
+      Send(
+          {false, id + "-j",
+           "{\"request_id\":\"" + id +
+               "-j\",\"doc_id\":\"s\",\"relevance\":0,\"timestamp\":" + t + "}",
+           time_ms},
+          p);
+    }
+    Flush();
+  }
+  // Sends each event once the wall clock (epoch ms) reaches `due(event)`,
+  // in the order given.
+  template <typename Due>
+  void SendWhenDue(const std::vector<Event>& events, Due due) {
+    for (const Event& e : events) {
+      const int64_t at = due(e);
+      while (NowMs() < at) producer_->poll(1);
+      Send(e);
+      producer_->poll(0);
     }
     Flush();
   }
   void Flush() { producer_->flush(10'000); }
 
+  static int64_t NowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
  private:
+  std::string results_topic_;
+  std::string judgments_topic_;
   std::unique_ptr<RdKafka::Producer> producer_;
 };
 
@@ -179,7 +222,7 @@ class Daemon : public testing::DaemonProcess {
 class DaemonE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = kafka::MockCluster::Start(3);
+    auto cluster = sim::MockCluster::Start(3);
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = std::move(cluster).value();
     for (const char* topic : {"results", "judgments", "dead-letters"}) {
@@ -223,7 +266,7 @@ http:
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<kafka::MockCluster> cluster_;
+  std::unique_ptr<sim::MockCluster> cluster_;
 };
 
 constexpr char kAbMetrics[] = R"(
@@ -262,10 +305,12 @@ bool WaitConsumed(std::vector<Daemon*> daemons, double events) {
 }
 
 // Expects the summed counts and means of `scrapes` to equal replay's, per
-// variant and series.
+// variant and series: counts exactly, means to `tolerance` (absolute, or
+// relative to replay's mean when `relative`).
 void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
-                        const std::vector<std::string>& variants) {
+                        const std::vector<std::string>& variants,
+                        double tolerance = 1e-9, bool relative = false) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(simdjson::padded_string(replay_json)).get(doc),
@@ -290,7 +335,9 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
       ASSERT_TRUE(m.is_object());
       EXPECT_EQ(count, double(int64_t(m["count"])));
       ASSERT_GT(count, 0);
-      EXPECT_NEAR(sum / count, double(m["mean"]), 1e-9);
+      const double mean = double(m["mean"]);
+      EXPECT_NEAR(sum / count, mean,
+                  relative ? tolerance * std::abs(mean) : tolerance);
     }
   }
 }
@@ -393,7 +440,7 @@ std::map<int, double> RestartScenario(DaemonE2eTest* t,
                                       const std::string& config, int signal,
                                       int* first_exit,
                                       const testing::TempDir& dir,
-                                      kafka::MockCluster* cluster) {
+                                      sim::MockCluster* cluster) {
   Producer producer(cluster->bootstrap_servers());
   Scrape first;
   {
@@ -545,6 +592,516 @@ TEST_F(DaemonE2eTest, RecoversFromBrokerFailuresAndRequestErrors) {
     EXPECT_GE(count, 1) << "request " << request << " was lost\n" << d.log();
   }
   EXPECT_TRUE(d.process().Running());
+}
+
+// ---------------------------------------------------------------------------
+// Backlogs (issue 9): results and judgments of many join windows in two
+// topics of 12 partitions, read by the daemon in whatever order librdkafka
+// fetches the partitions (a catch-up after lag, a restart), or produced while
+// it runs with one topic lagging the other. Whatever the order, the scraped
+// means must equal those of `rankwatch replay` over the same events.
+//
+// The events come from a seeded generator; a failure prints the seed, and
+// RANKWATCH_E2E_SEED=<seed> reproduces it.
+
+constexpr int kBacklogPartitions = 12;
+constexpr char kBacklogResults[] = "backlog-results";
+constexpr char kBacklogJudgments[] = "backlog-judgments";
+constexpr const char* kBacklogVariants[] = {"A", "B", "C"};
+// Delay of every broker response while the process to be killed reads.
+constexpr int kKillRttMs = 100;
+
+std::vector<std::string> BacklogVariants() {
+  return {std::begin(kBacklogVariants), std::end(kBacklogVariants)};
+}
+
+struct BacklogSpec {
+  uint64_t seed = 1;
+  int requests = 20'000;
+  int64_t first_ms = 0;       // Served time of request 0 (epoch ms).
+  int64_t spacing_ms = 10;    // Between requests.
+  int64_t window_ms = 5'000;  // The join window.
+  // Shares of requests with one more click stamped 3 windows after the
+  // results event (outside the window: must not count), and with one more
+  // click stamped 100..900 ms before it (within a 1 s early tolerance).
+  double far_share = 0.04;
+  double early_share = 0.04;
+};
+
+struct Backlog {
+  std::vector<Event> events;  // In event-time order; ties keep their order.
+  int requests = 0;
+  int far_clicks = 0;
+  int early_clicks = 0;
+};
+
+// Request i of variant A, B or C (at random) is served at first_ms +
+// spacing_ms * i with 10 docs; 85% of requests get 1 to 3 clicks on a
+// top-biased doc among 12 candidates (2 never served), grade 2 for a
+// quarter of them, 50 ms .. window - 50 ms after the results event. Far
+// clicks are grade 3 on a top-3 doc, so that counting them moves the means.
+Backlog MakeBacklog(const BacklogSpec& spec) {
+  sim::Xoshiro256 rng(spec.seed);
+  Backlog b;
+  b.requests = spec.requests;
+  for (int i = 0; i < spec.requests; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    const std::string variant = kBacklogVariants[rng.Below(3)];
+    const int64_t t = spec.first_ms + spec.spacing_ms * i;
+    std::string docs;
+    for (int d = 0; d < 10; ++d) {
+      docs += (d ? ",\"" : "\"") + id + "-d" + std::to_string(d) + "\"";
+    }
+    b.events.push_back({true, id,
+                        "{\"request_id\":\"" + id + "\",\"variant\":\"" +
+                            variant + "\",\"timestamp\":" + std::to_string(t) +
+                            ",\"results\":[" + docs + "]}",
+                        t});
+    auto click = [&](uint64_t doc, int grade, int64_t time_ms) {
+      b.events.push_back({false, id,
+                          "{\"request_id\":\"" + id + "\",\"doc_id\":\"" + id +
+                              "-d" + std::to_string(doc) +
+                              "\",\"relevance\":" + std::to_string(grade) +
+                              ",\"timestamp\":" + std::to_string(time_ms) + "}",
+                          time_ms});
+    };
+    const int clicks =
+        rng.Uniform() < 0.15 ? 0 : 1 + static_cast<int>(rng.Below(3));
+    for (int c = 0; c < clicks; ++c) {
+      const uint64_t doc = rng.Below(rng.Below(12) + 1);
+      const int grade = rng.Uniform() < 0.25 ? 2 : 1;
+      click(doc, grade,
+            t + 50 + static_cast<int64_t>(rng.Below(spec.window_ms - 100)));
+    }
+    if (rng.Uniform() < spec.far_share) {
+      ++b.far_clicks;
+      click(rng.Below(3), 3,
+            t + 3 * spec.window_ms + static_cast<int64_t>(rng.Below(1000)));
+    }
+    if (rng.Uniform() < spec.early_share) {
+      ++b.early_clicks;
+      click(rng.Below(5), 1 + static_cast<int>(rng.Below(2)),
+            t - 100 - static_cast<int64_t>(rng.Below(800)));
+    }
+  }
+  std::stable_sort(b.events.begin(), b.events.end(),
+                   [](const Event& x, const Event& y) {
+                     return x.timestamp_ms < y.timestamp_ms;
+                   });
+  return b;
+}
+
+// $RANKWATCH_E2E_SEED, else a random seed. The seed fixes the events
+// relative to the first one; event times start from the current time.
+uint64_t BacklogSeed() {
+  if (const char* s = std::getenv("RANKWATCH_E2E_SEED")) {
+    return std::strtoull(s, nullptr, 10);
+  }
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// A count of the replay JSON's "events" ("finalized", "late", ...).
+int64_t ReplayCount(const std::string& replay_json, const char* key) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  int64_t n = -1;
+  if (parser.parse(simdjson::padded_string(replay_json)).get(doc) !=
+          simdjson::SUCCESS ||
+      doc["events"][key].get(n) != simdjson::SUCCESS) {
+    return -1;
+  }
+  return n;
+}
+
+// The join's counters of one scrape, for messages and the report.
+std::string JoinCounters(const Scrape& s) {
+  std::string out;
+  for (const char* name :
+       {"rankwatch_events_consumed_total", "rankwatch_requests_finalized_total",
+        "rankwatch_pending_requests", "rankwatch_late_judgments_total",
+        "rankwatch_late_results_total", "rankwatch_orphaned_judgments_total",
+        "rankwatch_duplicate_results_total", "rankwatch_requests_evicted_total",
+        "rankwatch_events_rejected_total",
+        "rankwatch_rebalance_dropped_requests_total",
+        "rankwatch_replayed_events_total",
+        "rankwatch_requests_reprocessed_total"}) {
+    out += std::string(out.empty() ? "" : " ") + name + "=" +
+           (s.Has(name) ? std::to_string(static_cast<int64_t>(s.Sum(name)))
+                        : std::string("absent"));
+  }
+  return out;
+}
+
+// Polls `daemon` every 100 ms until `done(scrape)` or `timeout`; `*last`
+// gets the last scrape.
+template <typename Done>
+bool PollMetrics(testing::DaemonProcess& daemon, Done done,
+                 std::chrono::milliseconds timeout, Scrape* last) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    *last = daemon.Metrics();
+    if (done(*last)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    testing::SleepFor(100ms);
+  }
+}
+
+// Results events past the offsets `group` last committed on `topic` (the
+// whole partition where nothing was committed): what a restarted member
+// reads again, so the bound on requests it can finalize twice.
+int64_t EventsPastCommit(const std::string& bootstrap, const std::string& group,
+                         const std::string& topic) {
+  std::unique_ptr<RdKafka::Conf> conf(
+      RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  std::string err;
+  conf->set("bootstrap.servers", bootstrap, err);
+  conf->set("group.id", group, err);
+  conf->set("enable.auto.commit", "false", err);
+  std::unique_ptr<RdKafka::KafkaConsumer> c(
+      RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (c == nullptr) return -1;
+  std::vector<RdKafka::TopicPartition*> parts;
+  for (int p = 0; p < kBacklogPartitions; ++p) {
+    parts.push_back(RdKafka::TopicPartition::create(topic, p));
+  }
+  int64_t past = -1;
+  if (c->committed(parts, 10'000) == RdKafka::ERR_NO_ERROR) {
+    past = 0;
+    for (RdKafka::TopicPartition* tp : parts) {
+      int64_t low = 0, high = 0;
+      if (c->query_watermark_offsets(topic, tp->partition(), &low, &high,
+                                     10'000) != RdKafka::ERR_NO_ERROR) {
+        past = -1;
+        break;
+      }
+      past += high - std::max(low, tp->offset() < 0 ? low : tp->offset());
+    }
+  }
+  RdKafka::TopicPartition::destroy(parts);
+  c->close();
+  return past;
+}
+
+class DaemonBacklogE2eTest : public DaemonE2eTest {
+ protected:
+  void SetUp() override {
+    DaemonE2eTest::SetUp();
+    if (HasFatalFailure()) return;
+    for (const char* topic : {kBacklogResults, kBacklogJudgments}) {
+      ASSERT_TRUE(cluster_->CreateTopic(topic, kBacklogPartitions).ok());
+    }
+    seed_ = BacklogSeed();
+    RecordProperty("seed", std::to_string(seed_));
+    // `join.early_tolerance` (issue 9) bounds how long before its results
+    // event a judgment may be stamped. Used when the loader knows it.
+    const std::string probe =
+        dir_.Write("probe.yaml", "join:\n  early_tolerance: 1s\n");
+    early_tolerance_ =
+        testing::RunCommand({RANKWATCH_BINARY, "check-config", probe})
+            .exit_code == 0;
+    if (!early_tolerance_) {
+      std::printf(
+          "note: join.early_tolerance is not a configuration key yet; "
+          "running without it\n");
+    }
+  }
+
+  std::string SeedTrace() const {
+    return "seed " + std::to_string(seed_) +
+           " (rerun with RANKWATCH_E2E_SEED=" + std::to_string(seed_) + ")";
+  }
+
+  // The daemon's (and replay's) configuration over the backlog topics.
+  // `properties`: more librdkafka property lines.
+  std::string BacklogConfig(const std::string& group, const std::string& window,
+                            const std::string& allowed_lateness,
+                            const std::string& properties = "") {
+    return dir_.Write(group + ".yaml", R"(
+kafka:
+  bootstrap_servers: ")" + cluster_->bootstrap_servers() +
+                                           R"("
+  group_id: )" + group + R"(
+  results_topic: )" + kBacklogResults +
+                                           R"(
+  judgments_topic: )" + kBacklogJudgments +
+                                           R"(
+  commit_interval: 500ms
+  properties:
+    session.timeout.ms: "6000"
+    heartbeat.interval.ms: "500"
+    fetch.wait.max.ms: "100"
+)" + properties + R"(join:
+  window: )" + window + R"(
+  allowed_lateness: )" + allowed_lateness +
+                                           R"(
+  idle_timeout: 2s
+)" + (early_tolerance_ ? "  early_tolerance: 1s\n" : "") +
+                                           kAbMetrics + R"(aggregation:
+  windows: []
+http:
+  listen: 127.0.0.1:0
+)");
+  }
+
+  // 20,000 requests over 200 s of event time (40 windows of 5 s), ending
+  // about 1.5 minutes before now: nothing is ahead of the wall clock.
+  Backlog PastBacklog() const {
+    BacklogSpec spec;
+    spec.seed = seed_;
+    spec.requests = 20'000;
+    spec.spacing_ms = 10;
+    spec.window_ms = 5'000;
+    spec.first_ms = Producer::NowMs() - 5 * 60'000;
+    return MakeBacklog(spec);
+  }
+
+  // Case (c), below.
+  void LaggingTopic(bool results_lag);
+
+  uint64_t seed_ = 0;
+  bool early_tolerance_ = false;
+};
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+// (a) Catch-up: the whole backlog is in both topics before the daemon starts.
+TEST_F(DaemonBacklogE2eTest, BacklogCatchUpMeansEqualReplay) {
+  SCOPED_TRACE(SeedTrace());
+  const auto start = std::chrono::steady_clock::now();
+  const Backlog backlog = PastBacklog();
+  const std::string config = BacklogConfig("g-backlog", "5s", "1s");
+  {
+    Producer producer(cluster_->bootstrap_servers(), kBacklogResults,
+                      kBacklogJudgments);
+    producer.SendAll(backlog.events);
+  }
+  const std::string replay = ReplayJson(config, backlog.events);
+  ASSERT_EQ(ReplayCount(replay, "finalized"), backlog.requests) << replay;
+
+  Daemon daemon(dir_, config, "d");
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+  const double events = static_cast<double>(backlog.events.size());
+  Scrape s;
+  const bool done = PollMetrics(
+      daemon,
+      [&](const Scrape& m) {
+        return m.Sum("rankwatch_events_consumed_total") >= events &&
+               m.Sum("rankwatch_requests_finalized_total") >= backlog.requests;
+      },
+      45s, &s);
+  // Anything finalized twice or late shows after a moment.
+  testing::SleepFor(500ms);
+  s = daemon.Metrics();
+  std::printf(
+      "%d requests, %zu events (%d far clicks, %d early clicks) in "
+      "%.1f s\n  daemon: %s\n  replay: late=%lld orphaned=%lld\n",
+      backlog.requests, backlog.events.size(), backlog.far_clicks,
+      backlog.early_clicks, Seconds(start), JoinCounters(s).c_str(),
+      static_cast<long long>(ReplayCount(replay, "late")),
+      static_cast<long long>(ReplayCount(replay, "orphaned_judgments")));
+  ASSERT_TRUE(done) << daemon.Summary() << "\n" << daemon.log();
+  EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), events);
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), backlog.requests);
+  ExpectSameAsReplay({s}, replay, BacklogVariants(), 1e-9, /*relative=*/true);
+}
+
+// (b) The same backlog; the daemon is killed with SIGKILL midway and a new
+// process of the same group takes over from the last commit.
+TEST_F(DaemonBacklogE2eTest, BacklogKillNineMidwayLosesNothing) {
+  SCOPED_TRACE(SeedTrace());
+  const auto start = std::chrono::steady_clock::now();
+  const Backlog backlog = PastBacklog();
+  const std::string group = "g-backlog-kill";
+  const std::string config =
+      BacklogConfig(group, "5s", "1s",
+                    // Small fetches, so that a slowed broker slows the
+                    // first process enough to kill it midway.
+                    "    max.partition.fetch.bytes: \"16384\"\n");
+  {
+    // Small batches: a fetch returns at least one whole batch.
+    Producer producer(cluster_->bootstrap_servers(), kBacklogResults,
+                      kBacklogJudgments, {{"batch.num.messages", "20"}});
+    producer.SendAll(backlog.events);
+  }
+  const std::string replay = ReplayJson(config, backlog.events);
+  ASSERT_EQ(ReplayCount(replay, "finalized"), backlog.requests) << replay;
+  const double expected = backlog.requests;
+
+  Scrape first;
+  {
+    ASSERT_TRUE(cluster_->SetBrokerRtt(-1, kKillRttMs).ok());
+    Daemon d1(dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    // Kill it once it has finalized a quarter of the requests.
+    const bool midway = PollMetrics(
+        d1,
+        [&](const Scrape& m) {
+          return m.Sum("rankwatch_requests_finalized_total") >= expected / 4;
+        },
+        45s, &first);
+    d1.process().Signal(SIGKILL);
+    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 128 + SIGKILL);
+    ASSERT_TRUE(midway) << d1.Summary() << "\n" << d1.log();
+  }
+  ASSERT_TRUE(cluster_->SetBrokerRtt(-1, 0).ok());
+  const double finalized_first =
+      first.Sum("rankwatch_requests_finalized_total");
+  ASSERT_GT(finalized_first, 0);
+  ASSERT_LT(finalized_first, expected)
+      << "the first process finished before the kill; slow it down more";
+  const int64_t past_commit =
+      EventsPastCommit(cluster_->bootstrap_servers(), group, kBacklogResults);
+  ASSERT_GE(past_commit, 0);
+
+  Daemon d2(dir_, config, "second");
+  ASSERT_TRUE(d2.WaitReady(45s)) << d2.log();
+  Scrape second;
+  const bool done = PollMetrics(
+      d2,
+      [&](const Scrape& m) {
+        return finalized_first + m.Sum("rankwatch_requests_finalized_total") >=
+                   expected &&
+               m.Has("rankwatch_consumer_lag_messages") &&
+               m.Sum("rankwatch_consumer_lag_messages") == 0;
+      },
+      45s, &second);
+  testing::SleepFor(500ms);
+  second = d2.Metrics();
+  const double finalized_second =
+      second.Sum("rankwatch_requests_finalized_total");
+  const double duplicates = finalized_first + finalized_second - expected;
+  std::printf(
+      "%d requests in %.1f s; results events past the last commit: "
+      "%lld\n  first:  %s\n  second: %s\n  finalized twice: %.0f\n",
+      backlog.requests, Seconds(start), static_cast<long long>(past_commit),
+      JoinCounters(first).c_str(), JoinCounters(second).c_str(), duplicates);
+  EXPECT_TRUE(done) << d2.Summary() << "\n" << d2.log();
+
+  // No request lost: both processes together finalized every request, and
+  // every variant's.
+  EXPECT_GE(duplicates, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS);
+  for (const std::string& v : BacklogVariants()) {
+    const std::map<std::string, std::string> labels = {{"variant", v},
+                                                       {"k", "1"}};
+    EXPECT_GE(first.Sum("rankwatch_precision_count", labels) +
+                  second.Sum("rankwatch_precision_count", labels),
+              double(int64_t(doc["variants"][v]["requests"])))
+        << "variant " << v;
+  }
+  // Requests finalized twice: only those whose results event came after the
+  // last commit, and the restarted process says how many it re-finalized.
+  EXPECT_LE(duplicates, past_commit);
+  EXPECT_TRUE(second.Has("rankwatch_requests_reprocessed_total"))
+      << "the restarted process does not export "
+         "rankwatch_requests_reprocessed_total";
+  EXPECT_LE(duplicates, second.Sum("rankwatch_requests_reprocessed_total"));
+}
+
+// (c) Produced while the daemon runs, one topic on time and the other
+// starting 4 windows late and catching up at twice the pace (never ahead of
+// the wall clock), within the allowed lateness. With results lagging, far
+// clicks of the first requests arrive before their results event.
+void DaemonBacklogE2eTest::LaggingTopic(bool results_lag) {
+  const auto start = std::chrono::steady_clock::now();
+  // Window 2 s; a topic lags by up to 4 windows (8 s), so the allowed
+  // lateness (12 s) covers the lag, the window and a margin.
+  const std::string config = BacklogConfig(
+      results_lag ? "g-results-lag" : "g-judgments-lag", "2s", "12s");
+  Daemon daemon(dir_, config, "d");
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+
+  BacklogSpec spec;
+  spec.seed = seed_;
+  spec.requests = 2'400;  // 12 s of event time.
+  spec.spacing_ms = 5;
+  spec.window_ms = 2'000;
+  spec.first_ms = Producer::NowMs() + 500;
+  const Backlog backlog = MakeBacklog(spec);
+  std::vector<Event> on_time, lagging;
+  for (const Event& e : backlog.events) {
+    (e.results == results_lag ? lagging : on_time).push_back(e);
+  }
+  const int64_t lag_ms = 4 * spec.window_ms;
+  const std::string bootstrap = cluster_->bootstrap_servers();
+  std::thread on_time_thread([&] {
+    Producer p(bootstrap, kBacklogResults, kBacklogJudgments);
+    p.SendWhenDue(on_time, [](const Event& e) { return e.timestamp_ms; });
+  });
+  std::thread lagging_thread([&] {
+    Producer p(bootstrap, kBacklogResults, kBacklogJudgments);
+    p.SendWhenDue(lagging, [&](const Event& e) {
+      return std::max(e.timestamp_ms, spec.first_ms + lag_ms +
+                                          (e.timestamp_ms - spec.first_ms) / 2);
+    });
+  });
+  // How far the lagging topic's event time trailed the other's in the
+  // daemon, while both are produced.
+  double max_trail_s = 0;
+  Scrape s;
+  const auto production_end =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(
+          spec.first_ms + spec.requests * spec.spacing_ms - Producer::NowMs());
+  const std::map<std::string, std::string> lead = {
+      {"topic", results_lag ? "judgments" : "results"}};
+  const std::map<std::string, std::string> trail = {
+      {"topic", results_lag ? "results" : "judgments"}};
+  while (std::chrono::steady_clock::now() < production_end) {
+    s = daemon.Metrics();
+    const double a = s.Sum("rankwatch_last_event_timestamp_seconds", lead);
+    const double b = s.Sum("rankwatch_last_event_timestamp_seconds", trail);
+    if (a > 0 && b > 0) max_trail_s = std::max(max_trail_s, a - b);
+    testing::SleepFor(250ms);
+  }
+  on_time_thread.join();
+  lagging_thread.join();
+  const std::string replay = ReplayJson(config, backlog.events);
+  ASSERT_EQ(ReplayCount(replay, "finalized"), backlog.requests) << replay;
+
+  const double events = static_cast<double>(backlog.events.size());
+  const bool done = PollMetrics(
+      daemon,
+      [&](const Scrape& m) {
+        return m.Sum("rankwatch_events_consumed_total") >= events &&
+               m.Sum("rankwatch_requests_finalized_total") >= backlog.requests;
+      },
+      30s, &s);
+  testing::SleepFor(500ms);
+  s = daemon.Metrics();
+  std::printf(
+      "%d requests, %zu events (%d far clicks, %d early clicks) in "
+      "%.1f s; %s trailed by up to %.1f s of event time\n  daemon: "
+      "%s\n  replay: late=%lld orphaned=%lld\n",
+      backlog.requests, backlog.events.size(), backlog.far_clicks,
+      backlog.early_clicks, Seconds(start),
+      results_lag ? "results" : "judgments", max_trail_s,
+      JoinCounters(s).c_str(),
+      static_cast<long long>(ReplayCount(replay, "late")),
+      static_cast<long long>(ReplayCount(replay, "orphaned_judgments")));
+  ASSERT_TRUE(done) << daemon.Summary() << "\n" << daemon.log();
+  EXPECT_GE(max_trail_s, 2.0 * spec.window_ms / 1000);
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), backlog.requests);
+  ExpectSameAsReplay({s}, replay, BacklogVariants(), 1e-9, /*relative=*/true);
+}
+
+TEST_F(DaemonBacklogE2eTest, LaggingJudgmentsTopicMeansEqualReplay) {
+  SCOPED_TRACE(SeedTrace());
+  LaggingTopic(/*results_lag=*/false);
+}
+
+TEST_F(DaemonBacklogE2eTest, LaggingResultsTopicMeansEqualReplay) {
+  SCOPED_TRACE(SeedTrace());
+  LaggingTopic(/*results_lag=*/true);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/kafka/mock_cluster.h"
+#include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
@@ -176,7 +176,7 @@ class PrometheusE2eTest : public ::testing::Test {
 #ifndef RANKWATCH_PROMETHEUS
     GTEST_SKIP() << "prometheus not found at configure time";
 #else
-    auto cluster = kafka::MockCluster::Start(1);
+    auto cluster = sim::MockCluster::Start(1);
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = std::move(cluster).value();
     for (const char* topic : {"results", "judgments"}) {
@@ -344,7 +344,7 @@ scrape_configs:
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<kafka::MockCluster> cluster_;
+  std::unique_ptr<sim::MockCluster> cluster_;
   std::unique_ptr<testing::DaemonProcess> daemon_;
   std::unique_ptr<ChildProcess> prometheus_;
   std::unique_ptr<ChildProcess> traffic_;

@@ -249,7 +249,10 @@ not json at all
   EXPECT_EQ(int64_t(events["rejected"]["empty_results"]), 1);
   EXPECT_EQ(int64_t(events["rejected"]["malformed_json"]), 1);
   EXPECT_EQ(int64_t(events["rejected"]["non_integer_relevance"]), 1);
-  EXPECT_EQ(int64_t(events["late"]), 1);
+  // r1's click at 1 h lies outside its 1m window: unclaimed, not late
+  // (replay feeds in event-time order, so nothing arrives late).
+  EXPECT_EQ(int64_t(events["late"]), 0);
+  EXPECT_EQ(int64_t(events["orphaned_judgments"]), 1);
   EXPECT_EQ(int64_t(events["without_relevant"]), 1);
   EXPECT_EQ(int64_t(events["finalized"]), 3);
 
@@ -271,6 +274,68 @@ not json at all
   EXPECT_EQ(reasons,
             (std::multiset<std::string>{"empty_results", "malformed_json",
                                         "non_integer_relevance"}));
+}
+
+// Issue 9: files in any order (here: per-partition dumps concatenated,
+// newest partition first) replay like sorted ones, and a far-future event
+// is rejected and dead-lettered without moving event time: before, one
+// event stamped 9999-12-31 made every later event late.
+TEST(ReplayTest, FileOrderAndFarFutureEventsChangeNothing) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", R"(
+join:
+  window: 10s
+  allowed_lateness: 0s
+  early_tolerance: 1s
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+)");
+  // Three lists served at T + 1, 2 and 3 s (T = 1763800000000 ms); r1's doc a
+  // is clicked at +5 s, r2's at +10 s (the last ms of its window), r3's at
+  // +10.001 s (outside). P@1 of A: (1 + 1 + 0) / 3.
+  const std::string results = dir.Write(
+      "results.jsonl",
+      R"({"request_id":"r3","variant":"A","timestamp":1763800003000,"results":["a"]}
+{"request_id":"x","variant":"A","timestamp":"9999-12-31T23:59:59Z","results":["a"]}
+{"request_id":"r1","variant":"A","timestamp":1763800001000,"results":["a"]}
+{"request_id":"r2","variant":"A","timestamp":1763800002000,"results":["a"]}
+)");
+  const std::string judgments = dir.Write(
+      "judgments.jsonl",
+      R"({"request_id":"r3","doc_id":"a","relevance":1,"timestamp":1763800013001}
+{"request_id":"r2","doc_id":"a","relevance":1,"timestamp":1763800012000}
+{"request_id":"y","doc_id":"a","relevance":1,"timestamp":9223372036854775807}
+{"request_id":"r1","doc_id":"a","relevance":1,"timestamp":1763800006000}
+)");
+  const std::string dead = dir.path() + "/dead.jsonl";
+  const CommandResult res =
+      Replay({"--config", config, "--results", results, "--judgments",
+              judgments, "--format", "json", "--dead-letter", dead});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  simdjson::dom::element a = doc["variants"]["A"];
+  EXPECT_EQ(int64_t(a["requests"]), 3);
+  EXPECT_DOUBLE_EQ(double(a["measures"]["P_1"]["mean"]), 2.0 / 3.0);
+  simdjson::dom::element events = doc["events"];
+  EXPECT_EQ(int64_t(events["rejected"]["future_timestamp"]), 2);
+  EXPECT_EQ(int64_t(events["late"]), 0);
+  EXPECT_EQ(int64_t(events["late_results"]), 0);
+  EXPECT_EQ(int64_t(events["orphaned_judgments"]), 1);
+  std::istringstream lines(ReadFile(dead));
+  int64_t dead_letters = 0;
+  for (std::string line; std::getline(lines, line);) {
+    simdjson::dom::element d;
+    ASSERT_EQ(parser.parse(simdjson::padded_string(line)).get(d),
+              simdjson::SUCCESS);
+    EXPECT_EQ(std::string_view(d["reason"]), "future_timestamp");
+    ++dead_letters;
+  }
+  EXPECT_EQ(dead_letters, 2);
 }
 
 TEST(ReplayTest, TableFormatAndErrors) {

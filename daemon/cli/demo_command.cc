@@ -12,10 +12,10 @@
 #include "daemon/cli/exit_codes.h"
 #include "daemon/cli/run_command.h"
 #include "daemon/cli/signals.h"
-#include "daemon/kafka/mock_cluster.h"
-#include "daemon/kafka/synthetic.h"
-#include "daemon/kafka/synthetic_producer.h"
 #include "daemon/server/daemon.h"
+#include "daemon/sim/mock_cluster.h"
+#include "daemon/sim/synthetic.h"
+#include "daemon/sim/synthetic_producer.h"
 
 namespace rankwatch::cli {
 
@@ -65,9 +65,9 @@ http:
 )";
 }
 
-kafka::SyntheticConfig TrafficConfig(const DemoArgs& args) {
-  kafka::SyntheticConfig c;
-  c.seed = static_cast<uint64_t>(stream::SystemClock::Get()->NowMillis());
+sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
+  sim::SyntheticConfig c;
+  c.seed = static_cast<uint64_t>(SystemClock::Get()->NowMillis());
   // Clicks within seconds, purchases within the 30 s join window.
   c.click_delay_mean_ms = 2000;
   c.purchase_delay_mean_ms = 8000;
@@ -105,7 +105,7 @@ int RunDemo(const DemoArgs& args) {
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
 
-  auto cluster = kafka::MockCluster::Start(3);
+  auto cluster = sim::MockCluster::Start(3);
   if (!cluster.ok()) {
     std::fprintf(stderr, "rankwatch demo: %s\n",
                  cluster.status().message().c_str());
@@ -133,20 +133,20 @@ int RunDemo(const DemoArgs& args) {
     return kExitUsage;
   }
 
-  auto traffic = kafka::SyntheticTraffic::Create(TrafficConfig(args));
+  auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
   if (!traffic.ok()) {
     std::fprintf(stderr, "rankwatch demo: %s\n",
                  traffic.status().message().c_str());
     return kExitUsage;
   }
-  kafka::ProduceOptions produce;
+  sim::ProduceOptions produce;
   produce.bootstrap_servers = (*cluster)->bootstrap_servers();
   produce.rate = args.rate;
   if (auto d = config::ParseDuration(args.duration); d && d->count() > 0) {
     produce.duration_ms = d->count();
   }
   auto producer =
-      kafka::SyntheticProducer::Create(produce, std::move(traffic).value());
+      sim::SyntheticProducer::Create(produce, std::move(traffic).value());
   if (!producer.ok()) {
     std::fprintf(stderr, "rankwatch demo: %s\n",
                  producer.status().message().c_str());

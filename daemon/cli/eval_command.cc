@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "daemon/cli/exit_codes.h"
-#include "metrics/trec/batch_eval.h"
+#include "trec/batch_eval.h"
 
 namespace rankwatch::cli {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "daemon/cli/exit_codes.h"
-#include "daemon/kafka/mock_cluster.h"
+#include "daemon/sim/mock_cluster.h"
 
 namespace rankwatch::cli {
 
@@ -105,8 +105,8 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  StatusOr<std::unique_ptr<kafka::MockCluster>> cluster =
-      kafka::MockCluster::Start(args.brokers);
+  StatusOr<std::unique_ptr<sim::MockCluster>> cluster =
+      sim::MockCluster::Start(args.brokers);
   if (!cluster.ok()) return Fail(kExitInternal, cluster.status().message());
   for (const TopicSpec& topic : topics) {
     const Status created =
@@ -147,7 +147,7 @@ void AddKafkaMockCommand(CLI::App& app, int* exit_code) {
       "Run an in-memory Kafka mock cluster on loopback until SIGTERM "
       "(librdkafka's; for local use and tests, see docs/kafka-mock.md)");
   cmd->add_option("--brokers", args->brokers, "Number of brokers")
-      ->check(CLI::Range(1, kafka::MockCluster::kMaxBrokers));
+      ->check(CLI::Range(1, sim::MockCluster::kMaxBrokers));
   cmd->add_option("--topic", args->topics,
                   "Create a topic: NAME:PARTITIONS (repeatable); other topics "
                   "are auto-created with 4 partitions")

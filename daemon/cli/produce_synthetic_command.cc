@@ -13,8 +13,8 @@
 #include "config/config_loader.h"
 #include "daemon/cli/exit_codes.h"
 #include "daemon/cli/signals.h"
-#include "daemon/kafka/synthetic.h"
-#include "daemon/kafka/synthetic_producer.h"
+#include "daemon/sim/synthetic.h"
+#include "daemon/sim/synthetic_producer.h"
 
 namespace rankwatch::cli {
 
@@ -63,11 +63,10 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 }
 
 // "A,B" or "A:1.0,B:0.8" (name:noise sigma).
-StatusOr<std::vector<kafka::VariantSpec>> ParseVariants(
-    const std::string& text) {
-  std::vector<kafka::VariantSpec> variants;
+StatusOr<std::vector<sim::VariantSpec>> ParseVariants(const std::string& text) {
+  std::vector<sim::VariantSpec> variants;
   for (const std::string& item : Split(text, ',')) {
-    kafka::VariantSpec v;
+    sim::VariantSpec v;
     const size_t colon = item.find(':');
     v.name = item.substr(0, colon);
     v.noise_sigma = variants.empty() ? kBaselineSigma : kTreatmentSigma;
@@ -111,12 +110,12 @@ StatusOr<std::map<std::string, std::string>> ParseProperties(
   return properties;
 }
 
-StatusOr<kafka::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
-  kafka::SyntheticConfig config;
+StatusOr<sim::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
+  sim::SyntheticConfig config;
   config.seed = args.seed;
   config.num_queries = args.queries;
   config.judgments_per_request = args.judgments_per_request;
-  StatusOr<std::vector<kafka::VariantSpec>> variants =
+  StatusOr<std::vector<sim::VariantSpec>> variants =
       ParseVariants(args.variants);
   if (!variants.ok()) return variants.status();
   config.variants = *variants;
@@ -131,8 +130,8 @@ StatusOr<kafka::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
   return config;
 }
 
-StatusOr<kafka::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
-  kafka::ProduceOptions options;
+StatusOr<sim::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
+  sim::ProduceOptions options;
   options.bootstrap_servers = args.bootstrap;
   options.results_topic = args.results_topic;
   options.judgments_topic = args.judgments_topic;
@@ -154,7 +153,7 @@ StatusOr<kafka::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
   if (!interval.ok()) return interval.status();
   if (*interval > 0) {
     options.progress_interval_ms = *interval;
-    options.progress = [](const kafka::ProduceStats& s) {
+    options.progress = [](const sim::ProduceStats& s) {
       std::fprintf(stderr,
                    "produce-synthetic: %.0fs requests=%lld (%.0f/s) "
                    "events=%lld delivered=%lld errors=%lld "
@@ -170,11 +169,12 @@ StatusOr<kafka::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
   return options;
 }
 
-void PrintSummary(const kafka::ProduceStats& s) {
+void PrintSummary(const sim::ProduceStats& s) {
   const double seconds = std::max(s.elapsed_seconds, 1e-9);
   std::printf(
       "requests=%lld results=%lld judgments=%lld events=%lld bytes=%lld "
-      "delivered=%lld delivery_errors=%lld undelivered=%lld seconds=%.3f "
+      "delivered=%lld delivery_errors=%lld undelivered=%lld "
+      "dropped_judgments=%lld seconds=%.3f "
       "requests_per_second=%.0f events_per_second=%.0f\n",
       static_cast<long long>(s.requests),
       static_cast<long long>(s.results_events),
@@ -182,13 +182,14 @@ void PrintSummary(const kafka::ProduceStats& s) {
       static_cast<long long>(s.events()), static_cast<long long>(s.bytes),
       static_cast<long long>(s.delivered),
       static_cast<long long>(s.delivery_errors),
-      static_cast<long long>(s.undelivered), s.elapsed_seconds,
+      static_cast<long long>(s.undelivered),
+      static_cast<long long>(s.dropped_judgments), s.elapsed_seconds,
       s.requests / seconds, s.events() / seconds);
   std::fflush(stdout);
 }
 
 Status WriteQrels(const std::string& path,
-                  const kafka::SyntheticTraffic& traffic) {
+                  const sim::SyntheticTraffic& traffic) {
   const std::string qrels = traffic.TrecQrels();
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return Status::IoError("cannot create " + path);
@@ -201,27 +202,27 @@ Status WriteQrels(const std::string& path,
 }
 
 int RunProduce(const ProduceArgs& args) {
-  StatusOr<kafka::SyntheticConfig> config = MakeTrafficConfig(args);
+  StatusOr<sim::SyntheticConfig> config = MakeTrafficConfig(args);
   if (!config.ok()) return Fail(kExitUsage, config.status().message());
-  StatusOr<kafka::ProduceOptions> options = MakeProduceOptions(args);
+  StatusOr<sim::ProduceOptions> options = MakeProduceOptions(args);
   if (!options.ok()) return Fail(kExitUsage, options.status().message());
-  StatusOr<kafka::SyntheticTraffic> traffic =
-      kafka::SyntheticTraffic::Create(*config);
+  StatusOr<sim::SyntheticTraffic> traffic =
+      sim::SyntheticTraffic::Create(*config);
   if (!traffic.ok()) return Fail(kExitUsage, traffic.status().message());
   if (!args.qrels_file.empty()) {
     const Status written = WriteQrels(args.qrels_file, *traffic);
     if (!written.ok()) return Fail(kExitUsage, written.message());
   }
-  StatusOr<std::unique_ptr<kafka::SyntheticProducer>> producer =
-      kafka::SyntheticProducer::Create(std::move(options).value(),
-                                       std::move(traffic).value());
+  StatusOr<std::unique_ptr<sim::SyntheticProducer>> producer =
+      sim::SyntheticProducer::Create(std::move(options).value(),
+                                     std::move(traffic).value());
   if (!producer.ok()) return Fail(kExitUsage, producer.status().message());
 
   // A first SIGTERM/SIGINT stops the run (queued judgments are sent and the
   // producer flushed); a second one exits at once.
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
-  StatusOr<kafka::ProduceStats> stats = (*producer)->Run(&stop);
+  StatusOr<sim::ProduceStats> stats = (*producer)->Run(&stop);
   if (!stats.ok()) return Fail(kExitInternal, stats.status().message());
 
   PrintSummary(*stats);
@@ -261,10 +262,12 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
   duration->excludes(requests);
   cmd->add_flag("--fast", args->fast,
                 "As fast as possible on a simulated clock advancing 1/rate "
-                "per request; judgments sent at once with future timestamps");
+                "per request, never ahead of the wall clock (it waits for "
+                "it instead)");
   cmd->add_option("--start-ms", args->start_ms,
                   "--fast: event time of the first request, epoch ms "
-                  "(default: now)")
+                  "(default: early enough that the whole run, judgments "
+                  "included, is in the past)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", args->seed,
                   "Traffic seed (same seed, same events)");

@@ -52,7 +52,7 @@ int RunReplayCommand(const ReplayArgs& args) {
   options.dead_letter_path = args.dead_letter;
   if (::isatty(STDERR_FILENO)) options.progress = DrawProgress;
   StatusOr<stream::ReplayResult> result =
-      stream::RunReplay(*config, options, stream::SystemClock::Get());
+      stream::RunReplay(*config, options, SystemClock::Get());
   if (!result.ok()) {
     std::fprintf(stderr, "rankwatch replay: %s\n",
                  result.status().message().c_str());

@@ -57,7 +57,7 @@ class ExperimentCollectorTest : public ::testing::Test {
     return SerializeText(families);
   }
 
-  stream::FakeClock clock_{1'700'000'000'000};
+  FakeClock clock_{1'700'000'000'000};
   std::unique_ptr<stream::Pipeline> pipeline_;
   int64_t offset_ = 0;
 };

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/clock.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::exporter::testing {

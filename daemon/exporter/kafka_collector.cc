@@ -46,7 +46,7 @@ void KafkaCollector::CollectPartitions(std::vector<MetricFamily>* out) const {
       MetricType::Gauge);
   std::map<std::string, int64_t> assigned;
   for (const std::string& t : status_->topics) assigned.try_emplace(t, 0);
-  for (const PartitionStatus& p : status_->partitions) {
+  for (const kafka::PartitionStatus& p : status_->partitions) {
     ++assigned[p.topic];
     const Labels labels = {{"topic", p.topic},
                            {"partition", std::to_string(p.partition)}};
@@ -70,7 +70,7 @@ void KafkaCollector::CollectPartitions(std::vector<MetricFamily>* out) const {
 }
 
 void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
-  const KafkaStatus& s = *status_;
+  const kafka::KafkaStatus& s = *status_;
   MetricFamily errors = MakeFamily(
       "rankwatch_kafka_errors_total",
       "Kafka client errors, by librdkafka error name", MetricType::Counter);

@@ -11,21 +11,21 @@
 
 #include <vector>
 
-#include "daemon/exporter/kafka_status.h"
 #include "daemon/exporter/probe.h"
+#include "daemon/kafka/kafka_status.h"
 
 namespace rankwatch::exporter {
 
 class KafkaCollector : public Collector {
  public:
-  explicit KafkaCollector(const KafkaStatus* status) : status_(status) {}
+  explicit KafkaCollector(const kafka::KafkaStatus* status) : status_(status) {}
   void Collect(std::vector<prometheus::MetricFamily>* out) const override;
 
  private:
   void CollectPartitions(std::vector<prometheus::MetricFamily>* out) const;
   void CollectCounters(std::vector<prometheus::MetricFamily>* out) const;
 
-  const KafkaStatus* status_;
+  const kafka::KafkaStatus* status_;
 };
 
 }  // namespace rankwatch::exporter

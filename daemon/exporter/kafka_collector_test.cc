@@ -13,14 +13,14 @@ namespace {
 using testing::HasLine;
 using testing::LinesWithPrefix;
 
-std::string Scrape(const KafkaStatus& status) {
+std::string Scrape(const kafka::KafkaStatus& status) {
   std::vector<prometheus::MetricFamily> families;
   KafkaCollector(&status).Collect(&families);
   return SerializeText(families);
 }
 
 TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
-  KafkaStatus status;
+  kafka::KafkaStatus status;
   status.topics = {"search-results", "search-judgments"};
   const std::string text = Scrape(status);
   EXPECT_TRUE(HasLine(
@@ -45,7 +45,7 @@ TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
 }
 
 TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
-  KafkaStatus status;
+  kafka::KafkaStatus status;
   status.topics = {"results", "judgments"};
   status.assigned = true;
   status.consuming = true;

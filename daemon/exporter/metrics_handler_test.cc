@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "daemon/exporter/exporter_test_util.h"
-#include "daemon/exporter/kafka_status.h"
 #include "daemon/exporter/probe.h"
 #include "daemon/http/gunzip_test_util.h"
 #include "daemon/http/gzip.h"
 #include "daemon/http/http_server.h"
+#include "daemon/kafka/kafka_status.h"
 #include "gtest/gtest.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/subprocess.h"
@@ -53,10 +53,10 @@ class Daemon {
   }
 
  private:
-  stream::FakeClock clock_{1'700'000'000'000};
+  FakeClock clock_{1'700'000'000'000};
   std::mutex mu_;
   std::unique_ptr<stream::Pipeline> pipeline_;
-  KafkaStatus kafka_;
+  kafka::KafkaStatus kafka_;
   std::unique_ptr<Probe> probe_;
 };
 

@@ -220,8 +220,9 @@ void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
                          "doc (R = 0)",
                          count(c.without_relevant)));
   out->push_back(Counter("rankwatch_late_judgments_total",
-                         "Judgments that arrived after their join window "
-                         "closed, ignored",
+                         "Judgments that arrived behind the watermark (beyond "
+                         "join.allowed_lateness) with no request left to "
+                         "join, ignored",
                          count(j.late_judgments)));
   out->push_back(Counter("rankwatch_late_results_total",
                          "Results events that arrived after their join "
@@ -236,8 +237,20 @@ void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
                          "join.max_pending_requests was reached",
                          count(j.evicted)));
   out->push_back(Counter("rankwatch_orphaned_judgments_total",
-                         "Judgments whose results event never arrived",
+                         "Judgments no results event claimed: stamped "
+                         "outside [served - join.early_tolerance, served + "
+                         "join.window] of their request, or its results "
+                         "never came",
                          count(j.orphaned_judgments)));
+  out->push_back(Counter("rankwatch_requests_reprocessed_total",
+                         "Requests finalized from a results event a previous "
+                         "owner had already read (after a restart or "
+                         "rebalance); it may have counted them too",
+                         count(j.reprocessed)));
+  out->push_back(Counter("rankwatch_over_limit_judgments_total",
+                         "Judgments dropped because their request already "
+                         "held join.max_judgments_per_request",
+                         count(j.over_limit_judgments)));
   out->push_back(Counter("rankwatch_requests_unjudged_total",
                          "qrels mode: served lists of queries without any "
                          "judgment",

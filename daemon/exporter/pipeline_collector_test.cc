@@ -70,7 +70,7 @@ class PipelineCollectorTest : public ::testing::Test {
     return SerializeText(families);
   }
 
-  stream::FakeClock clock_{1'700'000'000'000};
+  FakeClock clock_{1'700'000'000'000};
   std::unique_ptr<stream::Pipeline> pipeline_;
   int64_t offset_ = 0;
 };
@@ -320,7 +320,7 @@ TEST(PipelineCollectorOverflowTest, FoldedLabelsAreCounted) {
   config::Config c = SmallConfig();
   c.aggregation.variants = {"A"};
   c.aggregation.max_segment_values = 1;
-  stream::FakeClock clock;
+  FakeClock clock;
   StatusOr<std::unique_ptr<stream::Pipeline>> p =
       stream::Pipeline::Create(c, &clock);
   ASSERT_TRUE(p.ok()) << p.status().ToString();

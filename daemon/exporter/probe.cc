@@ -34,7 +34,7 @@ void BuildInfoCollector::Collect(
 }
 
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const KafkaStatus* kafka,
+                                       const kafka::KafkaStatus* kafka,
                                        BuildInfo build) {
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));

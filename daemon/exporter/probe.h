@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/exporter/kafka_status.h"
+#include "daemon/kafka/kafka_status.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::exporter {
@@ -70,7 +70,7 @@ class BuildInfoCollector : public Collector {
 // The daemon's probe: build info, the pipeline's state and, when `kafka` is
 // not null, the consumer's. `pipeline` and `kafka` must outlive the probe.
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const KafkaStatus* kafka,
+                                       const kafka::KafkaStatus* kafka,
                                        BuildInfo build);
 
 }  // namespace rankwatch::exporter

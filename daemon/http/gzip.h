@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "metrics/status.h"
+#include "base/status.h"
 
 namespace rankwatch::http {
 

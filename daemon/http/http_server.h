@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/status.h"
+#include "base/status.h"
 
 struct mg_connection;
 struct mg_context;

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-#include "daemon/stream/clock.h"
+#include "base/clock.h"
 
 namespace rankwatch::kafka {
 
@@ -28,7 +28,7 @@ constexpr int64_t kStallMs = 10'000;  // Not "consuming" past this.
 constexpr char kStatsIntervalMs[] = "1000";
 constexpr int64_t kStatsStaleMs = 5000;
 
-int64_t NowMs() { return stream::SystemClock::Get()->NowMillis(); }
+int64_t NowMs() { return SystemClock::Get()->NowMillis(); }
 
 // Applies `properties` to `conf`; errors name the property, never its value
 // (it may be a secret).
@@ -232,7 +232,7 @@ class KafkaDeadLetterSink::DeliveryReport : public RdKafka::DeliveryReportCb {
 
 StatusOr<std::unique_ptr<KafkaDeadLetterSink>> KafkaDeadLetterSink::Create(
     const config::KafkaConfig& kafka, const std::string& topic,
-    exporter::KafkaStatus* stats) {
+    KafkaStatus* stats) {
   std::unique_ptr<KafkaDeadLetterSink> sink(new KafkaDeadLetterSink());
   sink->topic_ = topic;
   sink->stats_ = stats;
@@ -664,8 +664,8 @@ void KafkaIngest::Commit(const std::vector<int32_t>& slots, bool sync) {
     rd_kafka_topic_partition_t* tp = rd_kafka_topic_partition_list_add(
         list, TopicName(SlotTopic(slot)).c_str(), SlotPartition(slot));
     tp->offset = *safe;
-    const std::string md =
-        EncodeMetadata(pipeline_->watermark_ms(), tracker_.NextOffset(slot));
+    const std::string md = EncodeMetadata(pipeline_->commit_watermark_ms(),
+                                          tracker_.NextOffset(slot));
     tp->metadata = std::malloc(md.size());  // Freed with the list.
     std::memcpy(tp->metadata, md.data(), md.size());
     tp->metadata_size = md.size();
@@ -694,7 +694,7 @@ void KafkaIngest::UpdatePartitionStats() {
   status_.partitions.clear();
   auto add = [&](RdKafka::KafkaConsumer* consumer, const std::string& topic,
                  int32_t partition, int64_t position, int64_t committed) {
-    exporter::PartitionStatus p;
+    PartitionStatus p;
     p.topic = topic;
     p.partition = partition;
     p.committed_offset = committed;
@@ -757,7 +757,7 @@ void KafkaIngest::OnAssign(
       watermark = std::max(watermark, wm);
       if (end > tp.offset) replay_end_[slot] = end;
     }
-    if (watermark != INT64_MIN) pipeline_->RestoreWatermark(watermark);
+    if (watermark != INT64_MIN) (void)pipeline_->RestoreWatermark(watermark);
   }
   rd_kafka_topic_partition_list_destroy(list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {

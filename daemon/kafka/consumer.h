@@ -34,11 +34,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "daemon/exporter/kafka_status.h"
+#include "daemon/kafka/kafka_status.h"
 #include "daemon/kafka/offset_tracker.h"
 #include "daemon/stream/pipeline.h"
-#include "metrics/status.h"
 
 namespace rankwatch::kafka {
 
@@ -52,7 +52,7 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
   // security, ...); `stats` counts delivery reports.
   static StatusOr<std::unique_ptr<KafkaDeadLetterSink>> Create(
       const config::KafkaConfig& kafka, const std::string& topic,
-      exporter::KafkaStatus* stats);
+      KafkaStatus* stats);
   ~KafkaDeadLetterSink() override;
 
   // The key of the message being processed, copied into its dead letter.
@@ -69,7 +69,7 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
   KafkaDeadLetterSink() = default;
 
   std::string topic_;
-  exporter::KafkaStatus* stats_ = nullptr;
+  KafkaStatus* stats_ = nullptr;
   std::unique_ptr<DeliveryReport> report_;
   std::unique_ptr<RdKafka::Producer> producer_;
   std::string_view current_key_;
@@ -96,8 +96,8 @@ class KafkaIngest final : public stream::ReleaseListener {
   // caught up) and the loop is consuming.
   bool ready() const;
   // Read under the mutex.
-  const exporter::KafkaStatus& status() const { return status_; }
-  exporter::KafkaStatus* mutable_status() { return &status_; }
+  const KafkaStatus& status() const { return status_; }
+  KafkaStatus* mutable_status() { return &status_; }
 
   // stream::ReleaseListener: called by the pipeline on the consumer thread.
   void OnReleased(stream::EventOrigin origin) override;
@@ -141,7 +141,7 @@ class KafkaIngest final : public stream::ReleaseListener {
   // Slot -> (fetched from a reachable leader, when last reported).
   std::map<int32_t, std::pair<bool, int64_t>> fetch_healthy_;
   std::atomic<int64_t> last_loop_ms_{0};
-  exporter::KafkaStatus status_;
+  KafkaStatus status_;
   std::array<int32_t, 2> topic_partitions_{};  // Partition count per topic.
   bool table_loaded_ = false;                  // qrels mode.
   std::atomic<bool> ready_{false};

@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/clock.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/http/handlers.h"
-#include "daemon/stream/clock.h"
 
 namespace rankwatch::server {
 
@@ -41,8 +41,8 @@ Status Daemon::Init() {
     dead_letters_ = std::move(sink).value();
   }
   StatusOr<std::unique_ptr<stream::Pipeline>> pipeline =
-      stream::Pipeline::Create(config_, stream::SystemClock::Get(),
-                               ingest_.get(), dead_letters_.get());
+      stream::Pipeline::Create(config_, SystemClock::Get(), ingest_.get(),
+                               dead_letters_.get());
   if (!pipeline.ok()) return pipeline.status();
   pipeline_ = std::move(pipeline).value();
   ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());

@@ -13,12 +13,12 @@
 #include <memory>
 #include <mutex>
 
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/exporter/probe.h"
 #include "daemon/http/http_server.h"
 #include "daemon/kafka/consumer.h"
 #include "daemon/stream/pipeline.h"
-#include "metrics/status.h"
 
 namespace rankwatch::server {
 

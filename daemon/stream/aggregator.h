@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/string_index.h"
 #include "config/config.h"
 #include "metrics/measures.h"
 #include "metrics/running_stats.h"
-#include "metrics/string_index.h"
 
 namespace rankwatch::stream {
 

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include "config/config_loader.h"
 
 namespace rankwatch::stream {
 
@@ -173,103 +176,6 @@ DecodeStatus CheckAtEnd(ondemand::document& doc) {
   return DecodeStatus::Ok();
 }
 
-// ---- RFC 3339 -------------------------------------------------------------
-
-// Reads exactly `n` decimal digits at s[pos].
-bool ReadDigits(std::string_view s, size_t pos, size_t n, int* out) {
-  if (pos + n > s.size()) return false;
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (!IsDigit(s[i])) return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-bool CharAt(std::string_view s, size_t pos, char c) {
-  return pos < s.size() && s[pos] == c;
-}
-
-bool IsLeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int DaysInMonth(int year, int month) {
-  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30,
-                                    31, 31, 30, 31, 30, 31};
-  return month == 2 && IsLeapYear(year) ? 29 : kDays[month - 1];
-}
-
-// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant,
-// "chrono-Compatible Low-Level Date Algorithms", days_from_civil).
-int64_t DaysFromCivil(int64_t y, int m, int d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-// "YYYY-MM-DD" at s[0], validated (months, leap years).
-bool ParseFullDate(std::string_view s, int64_t* days) {
-  int year, month, day;
-  if (!ReadDigits(s, 0, 4, &year) || !CharAt(s, 4, '-') ||
-      !ReadDigits(s, 5, 2, &month) || !CharAt(s, 7, '-') ||
-      !ReadDigits(s, 8, 2, &day)) {
-    return false;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) {
-    return false;
-  }
-  *days = DaysFromCivil(year, month, day);
-  return true;
-}
-
-// "hh:mm:ss" at s[pos]. A leap second (:60) is accepted and, as in POSIX
-// time, lands on the next second.
-bool ParsePartialTime(std::string_view s, size_t pos, int* seconds) {
-  int hour, minute, second;
-  if (!ReadDigits(s, pos, 2, &hour) || !CharAt(s, pos + 2, ':') ||
-      !ReadDigits(s, pos + 3, 2, &minute) || !CharAt(s, pos + 5, ':') ||
-      !ReadDigits(s, pos + 6, 2, &second)) {
-    return false;
-  }
-  if (hour > 23 || minute > 59 || second > 60) return false;
-  *seconds = hour * 3600 + minute * 60 + second;
-  return true;
-}
-
-// Optional ".digits" at s[*pos]: milliseconds from the first three digits;
-// further digits are truncated.
-bool ParseFraction(std::string_view s, size_t* pos, int* millis) {
-  *millis = 0;
-  if (!CharAt(s, *pos, '.')) return true;
-  const size_t start = ++*pos;
-  int scale = 100;
-  while (*pos < s.size() && IsDigit(s[*pos])) {
-    *millis += (s[*pos] - '0') * scale;
-    scale /= 10;
-    ++*pos;
-  }
-  return *pos > start;
-}
-
-// The whole of `s` is "Z", "z", "+hh:mm" or "-hh:mm"; seconds east of UTC.
-bool ParseOffset(std::string_view s, int* seconds) {
-  if (s == "Z" || s == "z") {
-    *seconds = 0;
-    return true;
-  }
-  int hour, minute;
-  if (s.size() != 6 || (s[0] != '+' && s[0] != '-') ||
-      !ReadDigits(s, 1, 2, &hour) || s[3] != ':' ||
-      !ReadDigits(s, 4, 2, &minute) || hour > 23 || minute > 59) {
-    return false;
-  }
-  *seconds = (s[0] == '-' ? -1 : 1) * (hour * 3600 + minute * 60);
-  return true;
-}
-
 // ---- Reject details -------------------------------------------------------
 
 std::string Quoted(std::string_view s) {
@@ -280,21 +186,6 @@ std::string Quoted(std::string_view s) {
 }
 
 }  // namespace
-
-std::optional<int64_t> ParseRfc3339Millis(std::string_view s) {
-  int64_t days;
-  int seconds, millis, offset;
-  size_t pos = 19;  // After "YYYY-MM-DDThh:mm:ss".
-  // RFC 3339 §5.6 allows 't' and, in its note, a space for 'T'.
-  const bool separator =
-      CharAt(s, 10, 'T') || CharAt(s, 10, 't') || CharAt(s, 10, ' ');
-  if (!ParseFullDate(s, &days) || !separator ||
-      !ParsePartialTime(s, 11, &seconds) || !ParseFraction(s, &pos, &millis) ||
-      !ParseOffset(s.substr(std::min(pos, s.size())), &offset)) {
-    return std::nullopt;
-  }
-  return (days * 86400 + seconds - offset) * 1000 + millis;
-}
 
 // Formats a path the way details name fields (see FieldPath).
 std::string EventDecoder::Describe(const FieldPath& path) {
@@ -324,11 +215,13 @@ DecodeStatus EventDecoder::MissingField(const FieldPath& path) {
 EventDecoder::EventDecoder(const config::SchemaConfig& schema,
                            const config::EventLimitsConfig& limits,
                            config::JoinMode mode,
-                           std::vector<std::string> segment_labels)
+                           std::vector<std::string> segment_labels,
+                           const Clock* clock)
     : schema_(schema),
       limits_(limits),
       mode_(mode),
-      segment_labels_(std::move(segment_labels)) {}
+      segment_labels_(std::move(segment_labels)),
+      clock_(clock) {}
 
 // ---- Entry points ---------------------------------------------------------
 
@@ -559,7 +452,7 @@ DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value,
     if (simdjson::error_code e = GetString(value, &text)) {
       return Malformed(e);
     }
-    const std::optional<int64_t> parsed = ParseRfc3339Millis(text);
+    const std::optional<int64_t> parsed = config::ParseRfc3339Millis(text);
     if (!parsed || *parsed < 0) {
       return Reject(RejectReason::kBadTimestamp, bad());
     }
@@ -590,14 +483,45 @@ DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value,
 
 DecodeStatus EventDecoder::ResolveTimestamp(bool present,
                                             std::optional<int64_t> fallback,
-                                            int64_t* ms) const {
-  if (present) return DecodeStatus::Ok();
-  // Kafka reports -1 for a record without a timestamp.
-  if (!fallback || *fallback < 0) {
-    return MissingField(FieldPath{{}, -1, schema_.timestamp});
+                                            int64_t* ms) {
+  if (!present) {
+    // Kafka reports -1 for a record without a timestamp.
+    if (!fallback || *fallback < 0) {
+      return MissingField(FieldPath{{}, -1, schema_.timestamp});
+    }
+    *ms = *fallback;
   }
-  *ms = *fallback;
-  return DecodeStatus::Ok();
+  return CheckTimeBounds(present, *ms);
+}
+
+DecodeStatus EventDecoder::CheckTimeBounds(bool present, int64_t ms) {
+  const auto name = [&] {
+    return (present ? Quoted(schema_.timestamp) : "the Kafka timestamp") + " " +
+           config::FormatRfc3339Millis(ms);
+  };
+  if (ms < limits_.min_timestamp_ms) {
+    return Reject(RejectReason::kPastTimestamp,
+                  name() + " is before events.min_timestamp " +
+                      config::FormatRfc3339Millis(limits_.min_timestamp_ms));
+  }
+  if (ms <= clock_seen_ms_) return DecodeStatus::Ok();
+  clock_seen_ms_ = clock_->NowMillis();
+  // Saturating: now + skew must not overflow for any clock.
+  int64_t limit = 0;
+  if (__builtin_add_overflow(clock_seen_ms_, limits_.max_future_skew.count(),
+                             &limit)) {
+    limit = std::numeric_limits<int64_t>::max();
+  }
+  if (ms <= limit) return DecodeStatus::Ok();
+  // In double: the difference of two int64 may not fit one.
+  const double ahead_s =
+      (static_cast<double>(ms) - static_cast<double>(clock_seen_ms_)) / 1000;
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", ahead_s);
+  return Reject(RejectReason::kFutureTimestamp,
+                name() + " is " + seconds +
+                    " s ahead of the wall clock (events.max_future_skew " +
+                    config::FormatDuration(limits_.max_future_skew) + ")");
 }
 
 DecodeStatus EventDecoder::CheckRequiredIds(std::string_view request_id,

@@ -13,14 +13,17 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/string_index.h"
 #include "config/config.h"
+#include "config/rfc3339.h"
 #include "daemon/stream/events.h"
-#include "metrics/string_index.h"
 
 namespace rankwatch::stream {
 
@@ -43,9 +46,15 @@ class EventDecoder {
   // Required fields depend on `mode`: impression needs request_id on both
   // kinds of events; qrels needs query_id on both. `segment_labels` are the
   // segment keys to extract (aggregation.segments).
+  //
+  // `clock` (not owned; must outlive the decoder) is the wall clock that
+  // event times are checked against (events.max_future_skew). To keep it
+  // off the hot path it is read only for an event stamped later than the
+  // previous reading, which assumes that it never steps back by more than
+  // max_future_skew.
   EventDecoder(const config::SchemaConfig& schema,
                const config::EventLimitsConfig& limits, config::JoinMode mode,
-               std::vector<std::string> segment_labels);
+               std::vector<std::string> segment_labels, const Clock* clock);
 
   EventDecoder(const EventDecoder&) = delete;
   EventDecoder& operator=(const EventDecoder&) = delete;
@@ -55,6 +64,11 @@ class EventDecoder {
   // `fallback_timestamp_ms` is used when the event has no timestamp field
   // (the daemon passes the Kafka record's timestamp); without one a missing
   // timestamp is a rejection. A negative fallback counts as none.
+  //
+  // The event time, from the field or the fallback, must lie in
+  // [events.min_timestamp, now + events.max_future_skew]: an event stamped
+  // later is future_timestamp, earlier past_timestamp, so that one producer
+  // with a wrong clock cannot move event time.
   //
   // On success `*out` holds the event (views valid until the next Decode
   // call). On rejection `*out` is cleared: it holds no event and must not be
@@ -117,7 +131,8 @@ class EventDecoder {
   DecodeStatus ReadTimestamp(simdjson::ondemand::value& value,
                              int64_t* ms) const;
   DecodeStatus ResolveTimestamp(bool present, std::optional<int64_t> fallback,
-                                int64_t* ms) const;
+                                int64_t* ms);
+  DecodeStatus CheckTimeBounds(bool present, int64_t ms);
   DecodeStatus CheckRequiredIds(std::string_view request_id,
                                 std::string_view query_id) const;
 
@@ -149,6 +164,10 @@ class EventDecoder {
   const config::EventLimitsConfig limits_;
   const config::JoinMode mode_;
   const std::vector<std::string> segment_labels_;
+  const Clock* clock_;
+  // The latest reading of clock_: an event stamped no later is within the
+  // future bound without reading the clock again. Starts below any time.
+  int64_t clock_seen_ms_ = std::numeric_limits<int64_t>::min();
 
   simdjson::ondemand::parser parser_;
   // The payload copy simdjson reads: size >= payload + SIMDJSON_PADDING.
@@ -158,9 +177,9 @@ class EventDecoder {
   StringIndex seen_docs_;
 };
 
-// Parses an RFC 3339 date-time ("2025-11-22T10:00:00.123Z", offsets
-// allowed) into epoch milliseconds.
-std::optional<int64_t> ParseRfc3339Millis(std::string_view s);
+// The RFC 3339 parser moved to config/rfc3339.h (the configuration reads
+// date-times too); stream:: callers keep compiling.
+using config::ParseRfc3339Millis;
 
 }  // namespace rankwatch::stream
 

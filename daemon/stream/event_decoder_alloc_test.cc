@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "daemon/stream/event_decoder.h"
 #include "gtest/gtest.h"
 
@@ -105,8 +106,11 @@ std::string BatchPayload(int judgments) {
 }
 
 TEST(DecoderAllocationTest, WarmDecoderDoesNotAllocate) {
+  // 2026-01-01T00:00:00Z: every event below is in the past.
+  const FakeClock clock(1767225600000);
   EventDecoder decoder(config::SchemaConfig(), config::EventLimitsConfig(),
-                       config::JoinMode::kImpression, {"locale", "device"});
+                       config::JoinMode::kImpression, {"locale", "device"},
+                       &clock);
   const std::vector<std::string> results = {
       ResultsPayload(10, true), ResultsPayload(1, false),
       ResultsPayload(1000, true), ResultsPayload(50, false),

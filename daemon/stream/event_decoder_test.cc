@@ -1,6 +1,7 @@
 #include "daemon/stream/event_decoder.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -20,6 +21,10 @@ using config::SchemaConfig;
 
 constexpr std::optional<int64_t> kNoFallback = std::nullopt;
 
+// The wall clock of the tests: 2026-01-01T00:00:00Z
+// (date -u -d 2026-01-01T00:00:00Z +%s -> 1767225600).
+constexpr int64_t kNow = 1767225600000;
+
 // "ok", or "<reason>: <detail>", so that one EXPECT_EQ checks both.
 std::string Outcome(const DecodeStatus& status) {
   if (status.ok()) return "ok";
@@ -30,14 +35,15 @@ std::string SimdjsonMessage(simdjson::error_code e) {
   return std::string("malformed_json: ") + simdjson::error_message(e);
 }
 
-// Decodes with a fresh decoder per test; keeps the last events for checks.
+// Decodes with a fresh decoder per test, its wall clock at kNow; keeps the
+// last events for checks.
 class Decoder {
  public:
   explicit Decoder(JoinMode mode = JoinMode::kImpression,
                    std::vector<std::string> segment_labels = {},
                    const SchemaConfig& schema = {},
                    const EventLimitsConfig& limits = {})
-      : decoder_(schema, limits, mode, std::move(segment_labels)) {}
+      : decoder_(schema, limits, mode, std::move(segment_labels), &clock) {}
 
   std::string Results(std::string_view payload,
                       std::optional<int64_t> fallback = kNoFallback) {
@@ -48,6 +54,7 @@ class Decoder {
     return Outcome(decoder_.DecodeJudgments(payload, fallback, &judgments));
   }
 
+  FakeClock clock{kNow};  // Before decoder_, which points to it.
   ResultsEvent results;
   JudgmentEvent judgments;
 
@@ -65,11 +72,11 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
   EXPECT_EQ(TopicName(Topic::kResults), "results");
   EXPECT_EQ(TopicName(Topic::kJudgments), "judgments");
   const std::vector<std::string_view> expected = {
-      "malformed_json",    "too_large",        "missing_field",
-      "wrong_type",        "empty_id",         "id_too_long",
-      "bad_timestamp",     "empty_results",    "too_many_results",
-      "duplicate_doc",     "non_finite_score", "non_integer_relevance",
-      "too_many_judgments"};
+      "malformed_json",     "too_large",        "missing_field",
+      "wrong_type",         "empty_id",         "id_too_long",
+      "bad_timestamp",      "empty_results",    "too_many_results",
+      "duplicate_doc",      "non_finite_score", "non_integer_relevance",
+      "too_many_judgments", "future_timestamp", "past_timestamp"};
   ASSERT_EQ(static_cast<int>(expected.size()), kNumRejectReasons);
   for (int i = 0; i < kNumRejectReasons; ++i) {
     EXPECT_EQ(RejectReasonName(static_cast<RejectReason>(i)), expected[i]);
@@ -273,8 +280,9 @@ TEST(DecodeResultsTest, ViewsPointIntoTheDecoderNotThePayload) {
 }
 
 TEST(DecodeResultsTest, MovedDecoderKeepsViewsAndWorks) {
+  const FakeClock clock(kNow);
   EventDecoder first(SchemaConfig(), EventLimitsConfig(), JoinMode::kImpression,
-                     {});
+                     {}, &clock);
   ResultsEvent event;
   ASSERT_TRUE(first
                   .DecodeResults(R"({"request_id": "r\u00e9", "timestamp": 1,
@@ -363,82 +371,152 @@ TEST(DecodeTimestampTest, NumbersStringsAndFallback) {
   }
 }
 
-// Expected values: date -u -d '<the same date-time>' +%s, times 1000, plus
-// the milliseconds.
-TEST(Rfc3339Test, ValidDateTimes) {
-  struct Case {
-    std::string_view text;
-    int64_t ms;
-  };
-  const Case cases[] = {
-      // date -u -d '2025-11-22T10:00:00Z' +%s -> 1763805600
-      {"2025-11-22T10:00:00Z", 1763805600000},
-      {"2025-11-22t10:00:00z", 1763805600000},
-      {"2025-11-22 10:00:00Z", 1763805600000},
-      {"2025-11-22T10:00:00.1Z", 1763805600100},
-      {"2025-11-22T10:00:00.12Z", 1763805600120},
-      {"2025-11-22T10:00:00.123Z", 1763805600123},
-      {"2025-11-22T10:00:00.123999999999Z", 1763805600123},  // Truncated.
-      {"2025-11-22T10:00:00-00:00", 1763805600000},
-      // date -u -d '2025-11-22T10:00:00+01:00' +%s -> 1763802000
-      {"2025-11-22T10:00:00+01:00", 1763802000000},
-      // date -u -d '2025-11-22T10:00:00-05:30' +%s -> 1763825400
-      {"2025-11-22T10:00:00.5-05:30", 1763825400500},
-      // date -u -d '2025-11-22T00:30:00+01:00' +%s -> 1763767800 (the UTC
-      // date is the previous day).
-      {"2025-11-22T00:30:00+01:00", 1763767800000},
-      // date -u -d '2024-02-29T23:59:59Z' +%s -> 1709251199
-      {"2024-02-29T23:59:59.999Z", 1709251199999},
-      // date -u -d '2000-02-29T00:00:00Z' +%s -> 951782400
-      {"2000-02-29T00:00:00Z", 951782400000},
-      {"1970-01-01T00:00:00Z", 0},
-      // date -u -d '1969-12-31T23:59:59Z' +%s -> -1
-      {"1969-12-31T23:59:59Z", -1000},
-      // date -u -d '1600-03-01T00:00:00Z' +%s -> -11670912000
-      {"1600-03-01T00:00:00Z", -11670912000000},
-      // A leap second lands on the next second, as in POSIX time:
-      // date -u -d '2017-01-01T00:00:00Z' +%s -> 1483228800
-      {"2016-12-31T23:59:60Z", 1483228800000},
-      // date -u -d '9999-12-31T23:59:59Z' +%s -> 253402300799
-      {"9999-12-31T23:59:59Z", 253402300799000},
-  };
-  for (const Case& c : cases) {
-    EXPECT_EQ(ParseRfc3339Millis(c.text), std::optional<int64_t>(c.ms))
-        << c.text;
-  }
+// ---- Event-time bounds -----------------------------------------------------
+
+std::string ResultsAt(std::string_view ts) {
+  return R"({"request_id": "r", "query_id": "q", "variant": "B",
+             "results": ["a", "b"], "segments": {"locale": "de"},
+             "timestamp": )" +
+         std::string(ts) + "}";
 }
 
-TEST(Rfc3339Test, InvalidDateTimes) {
-  for (std::string_view text : {
-           "",
-           "2025-11-22",
-           "2025-11-22T10:00Z",
-           "2025-11-22T10:00:00",  // No offset.
-           "2025-11-22T10:00:00Zx",
-           "2025-11-22T10:00:00.Z",
-           "2025-11-22T10:00:00,5Z",
-           "2025-11-22X10:00:00Z",
-           "2025-11-22T10:00:00+0100",
-           "2025-11-22T10:00:00+01",
-           "2025-11-22T10:00:00+24:00",
-           "2025-11-22T10:00:00+01:60",
-           "2025-11-22T10:00:00 Z",
-           " 2025-11-22T10:00:00Z",
-           "2025-1-22T10:00:00Z",
-           "+2025-11-22T10:00:00Z",
-           "2025-13-01T00:00:00Z",
-           "2025-00-10T00:00:00Z",
-           "2025-04-31T00:00:00Z",
-           "2025-04-00T00:00:00Z",
-           "2023-02-29T00:00:00Z",  // Not a leap year.
-           "1900-02-29T00:00:00Z",  // Divisible by 100, not by 400.
-           "2025-11-22T24:00:00Z",
-           "2025-11-22T10:60:00Z",
-           "2025-11-22T10:00:61Z",
-           "2025-11-22T1a:00:00Z",
-       }) {
-    EXPECT_EQ(ParseRfc3339Millis(text), std::nullopt) << text;
-  }
+std::string JudgmentAt(std::string_view ts) {
+  return R"({"request_id": "r", "doc_id": "a", "relevance": 1,
+             "timestamp": )" +
+         std::string(ts) + "}";
+}
+
+// Seconds ahead below are (ts - kNow) / 1000 printed with %g:
+//  9999-12-31T23:59:59Z is 253402300799000 ms
+//    (date -u -d 9999-12-31T23:59:59Z +%s -> 253402300799);
+//    253402300799000 - 1767225600000 = 251635075199000 ms -> 2.51635e+11 s.
+//  9223372036854775807 - 1767225600000 = 9223371269629175807 ms
+//    -> 9.22337e+15 s.
+TEST(DecodeTimeBoundsTest, FarFutureIsRejected) {
+  Decoder d;
+  const std::string year_9999 =
+      "future_timestamp: 'timestamp' 9999-12-31T23:59:59Z is 2.51635e+11 s "
+      "ahead of the wall clock (events.max_future_skew 5m)";
+  const std::string int64_max =
+      "future_timestamp: 'timestamp' 9223372036854775807 is 9.22337e+15 s "
+      "ahead of the wall clock (events.max_future_skew 5m)";
+  EXPECT_EQ(d.Results(ResultsAt(R"("9999-12-31T23:59:59Z")")), year_9999);
+  EXPECT_EQ(d.Judgments(JudgmentAt(R"("9999-12-31T23:59:59Z")")), year_9999);
+  EXPECT_EQ(d.Results(ResultsAt("9223372036854775807")), int64_max);
+  EXPECT_EQ(d.Judgments(JudgmentAt("9223372036854775807")), int64_max);
+  // The same as a float: 9.2e18 truncates to 9200000000000000000 ms;
+  // 9200000000000000000 - 1767225600000 = 9199998232774400000 ms.
+  EXPECT_EQ(d.Results(ResultsAt("9.2e18")),
+            "future_timestamp: 'timestamp' 9200000000000000000 is 9.2e+15 s "
+            "ahead of the wall clock (events.max_future_skew 5m)");
+}
+
+// kNow + 5m = 1767225900000 = 2026-01-01T00:05:00Z.
+TEST(DecodeTimeBoundsTest, SkewBoundIsInclusive) {
+  Decoder d;
+  ASSERT_EQ(d.Results(ResultsAt("1767225900000")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1767225900000);
+  ASSERT_EQ(d.Results(ResultsAt(R"("2026-01-01T01:05:00+01:00")")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1767225900000);
+  const std::string one_ms_over =
+      "future_timestamp: 'timestamp' 2026-01-01T00:05:00.001Z is 300.001 s "
+      "ahead of the wall clock (events.max_future_skew 5m)";
+  EXPECT_EQ(d.Results(ResultsAt("1767225900001")), one_ms_over);
+  EXPECT_EQ(d.Judgments(JudgmentAt("1767225900001")), one_ms_over);
+  EXPECT_EQ(d.Results(ResultsAt(R"("2026-01-01T00:05:00.001Z")")), one_ms_over);
+  // Times at or before the clock are fine however old.
+  ASSERT_EQ(d.Results(ResultsAt("1767225600000")), "ok");
+  ASSERT_EQ(d.Results(ResultsAt("0")), "ok");
+  // The bound moves with the clock.
+  d.clock.Advance(1);
+  ASSERT_EQ(d.Results(ResultsAt("1767225900001")), "ok");
+  EXPECT_EQ(d.Results(ResultsAt("1767225900002")),
+            "future_timestamp: 'timestamp' 2026-01-01T00:05:00.002Z is "
+            "300.001 s ahead of the wall clock (events.max_future_skew 5m)");
+}
+
+TEST(DecodeTimeBoundsTest, ZeroSkewAcceptsUpToNow) {
+  EventLimitsConfig limits;
+  limits.max_future_skew = config::Duration(0);
+  Decoder d(JoinMode::kImpression, {}, {}, limits);
+  ASSERT_EQ(d.Judgments(JudgmentAt("1767225600000")), "ok");
+  EXPECT_EQ(d.Judgments(JudgmentAt("1767225600001")),
+            "future_timestamp: 'timestamp' 2026-01-01T00:00:00.001Z is 0.001 s "
+            "ahead of the wall clock (events.max_future_skew 0s)");
+}
+
+// now + skew saturates instead of overflowing (UBSan would trap).
+TEST(DecodeTimeBoundsTest, BoundSaturatesNearTheEndOfTime) {
+  Decoder d;
+  d.clock.Set(std::numeric_limits<int64_t>::max() - 10);
+  ASSERT_EQ(d.Results(ResultsAt("9223372036854775807")), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, std::numeric_limits<int64_t>::max());
+}
+
+TEST(DecodeTimeBoundsTest, KafkaTimestampIsCheckedToo) {
+  EventLimitsConfig limits;
+  // date -u -d 2020-01-01T00:00:00Z +%s -> 1577836800
+  limits.min_timestamp_ms = 1577836800000;
+  Decoder d(JoinMode::kImpression, {}, {}, limits);
+  const std::string no_ts = R"({"request_id": "r", "results": ["a"]})";
+  const std::string judgment_no_ts =
+      R"({"request_id": "r", "doc_id": "a", "relevance": 1})";
+  ASSERT_EQ(d.Results(no_ts, 1767225900000), "ok");
+  EXPECT_EQ(d.results.timestamp_ms, 1767225900000);
+  EXPECT_EQ(d.Results(no_ts, 1767225900001),
+            "future_timestamp: the Kafka timestamp 2026-01-01T00:05:00.001Z is "
+            "300.001 s ahead of the wall clock (events.max_future_skew 5m)");
+  EXPECT_EQ(d.Judgments(judgment_no_ts, std::numeric_limits<int64_t>::max()),
+            "future_timestamp: the Kafka timestamp 9223372036854775807 is "
+            "9.22337e+15 s ahead of the wall clock (events.max_future_skew "
+            "5m)");
+  ASSERT_EQ(d.Judgments(judgment_no_ts, 1577836800000), "ok");
+  EXPECT_EQ(d.Judgments(judgment_no_ts, 1577836799999),
+            "past_timestamp: the Kafka timestamp 2019-12-31T23:59:59.999Z is "
+            "before events.min_timestamp 2020-01-01T00:00:00Z");
+  // A present field wins over the fallback and is what is checked.
+  EXPECT_EQ(d.Results(ResultsAt("1577836799999"), 1767225600000),
+            "past_timestamp: 'timestamp' 2019-12-31T23:59:59.999Z is before "
+            "events.min_timestamp 2020-01-01T00:00:00Z");
+  ASSERT_EQ(d.Results(ResultsAt("1767225600000"), 1577836799999), "ok");
+}
+
+TEST(DecodeTimeBoundsTest, BeforeMinTimestampIsRejected) {
+  EventLimitsConfig limits;
+  limits.min_timestamp_ms = 1577836800000;  // 2020-01-01T00:00:00Z.
+  Decoder d(JoinMode::kImpression, {}, {}, limits);
+  ASSERT_EQ(d.Results(ResultsAt("1577836800000")), "ok");  // Inclusive.
+  ASSERT_EQ(d.Results(ResultsAt(R"("2020-01-01T00:00:00Z")")), "ok");
+  // date -u -d 2019-12-31T23:59:59Z +%s -> 1577836799
+  EXPECT_EQ(d.Results(ResultsAt(R"("2019-12-31T23:59:59Z")")),
+            "past_timestamp: 'timestamp' 2019-12-31T23:59:59Z is before "
+            "events.min_timestamp 2020-01-01T00:00:00Z");
+  EXPECT_EQ(d.Judgments(JudgmentAt("0")),
+            "past_timestamp: 'timestamp' 1970-01-01T00:00:00Z is before "
+            "events.min_timestamp 2020-01-01T00:00:00Z");
+  // A negative time stays malformed rather than early.
+  EXPECT_EQ(d.Judgments(JudgmentAt("-1")),
+            "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an "
+            "RFC 3339 date-time");
+}
+
+TEST(DecodeTimeBoundsTest, RejectionLeavesNoEvent) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  ASSERT_EQ(d.Results(ResultsAt("1")), "ok");
+  ASSERT_EQ(d.results.segment_values.size(), 1u);
+  EXPECT_NE(d.Results(ResultsAt(R"("9999-12-31T23:59:59Z")")), "ok");
+  EXPECT_TRUE(d.results.request_id.empty());
+  EXPECT_TRUE(d.results.query_id.empty());
+  EXPECT_TRUE(d.results.variant.empty());
+  EXPECT_EQ(d.results.timestamp_ms, 0);
+  EXPECT_TRUE(d.results.doc_ids.empty());
+  EXPECT_TRUE(d.results.segment_values.empty());
+
+  ASSERT_EQ(d.Judgments(JudgmentAt("1")), "ok");
+  EXPECT_NE(d.Judgments(JudgmentAt("9223372036854775807")), "ok");
+  EXPECT_TRUE(d.judgments.request_id.empty());
+  EXPECT_EQ(d.judgments.timestamp_ms, 0);
+  EXPECT_TRUE(d.judgments.judgments.empty());
 }
 
 // ---- Judgment events --------------------------------------------------------
@@ -628,7 +706,7 @@ struct RejectCase {
 
 // One or more minimal payloads per reason, decoded with small limits
 // (RejectTest below): max_event_bytes 200, max_results 3, max_judgments 2,
-// max_id_length 8.
+// max_id_length 8, min_timestamp 1 ms; the clock at kNow.
 std::vector<RejectCase> RejectCases() {
   constexpr Topic R = Topic::kResults;
   constexpr Topic J = Topic::kJudgments;
@@ -794,7 +872,18 @@ std::vector<RejectCase> RejectCases() {
                        "relevance": 1}, {"doc_id": "b", "relevance": 1},
                        {"doc_id": "c"}]})",
                  "too_many_judgments: 'judgments' has more than 2 "
-                 "entries"}};
+                 "entries"},
+      // future_timestamp (see DecodeTimeBoundsTest for the arithmetic)
+      RejectCase{J,
+                 R"({"request_id": "r", "doc_id": "a", "relevance": 1,
+                       "timestamp": "9999-12-31T23:59:59Z"})",
+                 "future_timestamp: 'timestamp' 9999-12-31T23:59:59Z is "
+                 "2.51635e+11 s ahead of the wall clock "
+                 "(events.max_future_skew 5m)"},
+      // past_timestamp (min_timestamp 1 ms here)
+      RejectCase{R, R"({"request_id": "r", "timestamp": 0, "results": ["a"]})",
+                 "past_timestamp: 'timestamp' 1970-01-01T00:00:00Z is before "
+                 "events.min_timestamp 1970-01-01T00:00:00.001Z"}};
 }
 
 void PrintTo(const RejectCase& c, std::ostream* os) {
@@ -809,6 +898,7 @@ TEST_P(RejectTest, ExactReasonAndDetail) {
   limits.max_results = 3;
   limits.max_judgments = 2;
   limits.max_id_length = 8;
+  limits.min_timestamp_ms = 1;
   Decoder d(JoinMode::kImpression, {}, {}, limits);
   const RejectCase& c = GetParam();
   EXPECT_EQ(c.topic == Topic::kResults ? d.Results(c.payload)

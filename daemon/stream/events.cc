@@ -40,6 +40,10 @@ std::string_view RejectReasonName(RejectReason r) {
       return "non_integer_relevance";
     case RejectReason::kTooManyJudgments:
       return "too_many_judgments";
+    case RejectReason::kFutureTimestamp:
+      return "future_timestamp";
+    case RejectReason::kPastTimestamp:
+      return "past_timestamp";
   }
   return "unknown";
 }

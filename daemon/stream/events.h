@@ -37,8 +37,10 @@ enum class RejectReason {
   kNonFiniteScore,       // A score that is NaN, Infinity or not a number.
   kNonIntegerRelevance,  // Relevance 1.5, "high", true...
   kTooManyJudgments,     // Batch over events.max_judgments entries.
+  kFutureTimestamp,      // Over events.max_future_skew ahead of the clock.
+  kPastTimestamp,        // Before events.min_timestamp.
 };
-inline constexpr int kNumRejectReasons = 13;
+inline constexpr int kNumRejectReasons = 15;
 std::string_view RejectReasonName(RejectReason r);
 
 // What a ranker served for one request. `doc_ids` is the ranking, rank 1

@@ -2,105 +2,147 @@
 
 #include <algorithm>
 
-#include "metrics/string_index.h"
+#include "base/saturating.h"
+#include "base/string_index.h"
 
 namespace rankwatch::stream {
 
+namespace {
+
+// Records of one request above which Combine() sorts them by doc.
+constexpr size_t kSortAbove = 16;
+
+// The doc list of a results event and of a pending request, compared as
+// sequences of ids: which of two results events for one request served
+// at the same millisecond is the request does not depend on arrival order.
+bool DocsLess(std::span<const std::string_view> docs, const PendingRequest& r) {
+  const size_t n = std::min(docs.size(), r.num_docs());
+  for (size_t i = 0; i < n; ++i) {
+    const int c = docs[i].compare(r.doc(i));
+    if (c != 0) return c < 0;
+  }
+  return docs.size() < r.num_docs();
+}
+
+}  // namespace
+
 ImpressionJoin::ImpressionJoin(const config::JoinConfig& config,
                                const Clock* clock, JoinListener* listener)
-    : config_(config),
+    : WatermarkedJoin(config, clock),
+      config_(config),
       window_ms_(config.window.count()),
-      watermark_(config.allowed_lateness.count(), config.idle_timeout.count(),
-                 clock),
+      early_ms_(config.early_tolerance.count()),
       listener_(listener) {}
 
 bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
                                EventOrigin origin) {
   watermark_.Observe(origin.partition, e.timestamp_ms);
-  bool retained = false;
-  if (e.timestamp_ms + window_ms_ <= watermark_.value()) {
-    // Its window has closed already: its judgments were dropped as late, so
-    // scoring it now would count clicks as missing.
-    ++(origin.replayed ? counters_.replayed : counters_.late_results);
-  } else {
-    const uint64_t hash = HashBytes(e.request_id);
-    PendingRequest* r = store_.Find(e.request_id, hash);
-    if (r != nullptr && r->has_results) {
-      ++counters_.duplicate_results;
-    } else {
-      if (r == nullptr) {
-        MakeRoom();
-        r = store_.Create(e.request_id, hash);
-      }
-      r->has_results = true;
-      r->group = group;
-      r->served_ms = e.timestamp_ms;
-      for (std::string_view doc : e.doc_ids) {
-        r->docs.append(doc);
-        r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
-      }
-      for (JudgedDoc& j : r->judged)
-        j.result_index = r->FindDoc(r->judged_doc(j));
-      r->origins.push_back(origin);
-      store_.Schedule(r, e.timestamp_ms + window_ms_);
-      retained = true;
-    }
-  }
+  const bool retained = AcceptResults(e, group, origin);
   ProcessDue(FinalizeCause::kWindowClosed);
   return retained;
 }
 
-bool ImpressionJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
-  watermark_.Observe(origin.partition, e.timestamp_ms);
-  const int64_t n = static_cast<int64_t>(e.judgments.size());
+bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
+                                   EventOrigin origin) {
+  const int64_t closes = SatAdd(e.timestamp_ms, window_ms_);
   const uint64_t hash = HashBytes(e.request_id);
   PendingRequest* r = store_.Find(e.request_id, hash);
-  bool late = false;
-  if (r != nullptr) {
-    late = r->has_results && e.timestamp_ms > r->served_ms + window_ms_;
-  } else if (e.timestamp_ms <= watermark_.value()) {
-    // Older than the watermark and nothing pending: its request was
-    // finalized already (or its window closed without results).
-    late = true;
-  } else {
+  if (origin.replayed && closes < watermark_.restored()) {
+    // Its window closed before the previous owner's last commit: that owner
+    // finalized it, with the judgments held for it here.
+    ++counters_.replayed;
+    if (r != nullptr && !r->has_results) DiscardReplayed(r);
+    return false;
+  }
+  if (closes < watermark_.value()) {
+    // Its window has closed already: its judgments may have been dropped as
+    // unclaimed, so scoring it now would count clicks as missing.
+    ++counters_.late_results;
+    return false;
+  }
+  if (r != nullptr && r->has_results) {
+    ++counters_.duplicate_results;
+    const bool earlier =
+        e.timestamp_ms < r->served_ms ||
+        (e.timestamp_ms == r->served_ms && DocsLess(e.doc_ids, *r));
+    if (!earlier) return false;
+    listener_->OnReleased(r->results_origin);  // Replaced: no longer needed.
+  } else if (r == nullptr) {
     MakeRoom();
     r = store_.Create(e.request_id, hash);
-    store_.Schedule(r, e.timestamp_ms + window_ms_);
   }
-  if (late && origin.replayed) {
-    ++counters_.replayed;
-  } else if (late) {
-    counters_.late_judgments += n;
-  } else {
-    ApplyJudgments(r, e);
-    r->origins.push_back(origin);
-  }
-  ProcessDue(FinalizeCause::kWindowClosed);
-  return !late;
+  SetResults(r, e, group, origin);
+  return true;
 }
 
-void ImpressionJoin::ApplyJudgments(PendingRequest* r, const JudgmentEvent& e) {
-  r->judgments_received += static_cast<int64_t>(e.judgments.size());
-  for (const Judgment& j : e.judgments) {
-    auto it = std::find_if(
-        r->judged.begin(), r->judged.end(),
-        [&](const JudgedDoc& d) { return r->judged_doc(d) == j.doc_id; });
-    if (!j.grade) {  // "relevance": null withdraws a judgment.
-      if (it != r->judged.end()) r->judged.erase(it);
-      continue;
+void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
+                                uint32_t group, EventOrigin origin) {
+  r->has_results = true;
+  r->group = group;
+  r->served_ms = e.timestamp_ms;
+  r->results_origin = origin;
+  r->docs.clear();
+  r->doc_ends.clear();
+  for (std::string_view doc : e.doc_ids) {
+    r->docs.append(doc);
+    r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
+  }
+  store_.Schedule(r, SatAdd(e.timestamp_ms, window_ms_));
+}
+
+bool ImpressionJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
+  watermark_.Observe(origin.partition, e.timestamp_ms);
+  const bool retained = AcceptJudgments(e, origin);
+  ProcessDue(FinalizeCause::kWindowClosed);
+  return retained;
+}
+
+bool ImpressionJoin::AcceptJudgments(const JudgmentEvent& e,
+                                     EventOrigin origin) {
+  const uint64_t hash = HashBytes(e.request_id);
+  PendingRequest* r = store_.Find(e.request_id, hash);
+  // The last moment a results event claiming it can be stamped.
+  const int64_t claimable_until = SatAdd(e.timestamp_ms, early_ms_);
+  if (r == nullptr) {
+    if (origin.replayed &&
+        SatAdd(claimable_until, window_ms_) < watermark_.restored()) {
+      // Any request it can belong to closed before the previous owner's
+      // last commit, which reflected it.
+      ++counters_.replayed;
+      return false;
     }
-    if (it != r->judged.end()) {
-      it->grade = config_.combine == config::CombineRule::kMax
-                      ? std::max(it->grade, *j.grade)
-                      : *j.grade;
+    if (claimable_until < watermark_.value()) {
+      // No results event on time can claim it any more, and none pending
+      // does (its request was finalized, or never served).
+      counters_.late_judgments += static_cast<int64_t>(e.judgments.size());
+      return false;
+    }
+    MakeRoom();
+    r = store_.Create(e.request_id, hash);
+  }
+  if (!r->has_results) {
+    store_.Schedule(r, std::max(r->deadline_ms, claimable_until));
+  }
+  AddRecords(r, e, origin);
+  return true;
+}
+
+void ImpressionJoin::AddRecords(PendingRequest* r, const JudgmentEvent& e,
+                                EventOrigin origin) {
+  const size_t limit = static_cast<size_t>(
+      std::max<int64_t>(0, config_.max_judgments_per_request));
+  for (const Judgment& j : e.judgments) {
+    if (r->records.size() >= limit) {
+      ++counters_.over_limit_judgments;
       continue;
     }
     const uint32_t begin = static_cast<uint32_t>(r->judged_docs.size());
     r->judged_docs.append(j.doc_id);
-    r->judged.push_back(
-        JudgedDoc{begin, static_cast<uint32_t>(r->judged_docs.size()), *j.grade,
-                  r->has_results ? r->FindDoc(j.doc_id) : -1});
+    r->records.push_back(JudgmentRecord{
+        begin, static_cast<uint32_t>(r->judged_docs.size()), e.timestamp_ms,
+        j.grade.value_or(0), !j.grade.has_value(), origin.replayed});
   }
+  r->origins.push_back(origin);
 }
 
 void ImpressionJoin::MakeRoom() {
@@ -113,39 +155,113 @@ void ImpressionJoin::MakeRoom() {
 }
 
 void ImpressionJoin::ProcessDue(FinalizeCause cause) {
-  while (PendingRequest* r = store_.PeekDue(watermark_.value())) {
-    Finalize(r, cause);
-  }
+  // A window [.., deadline] closes once the watermark is past it.
+  const int64_t limit = SatSub(watermark_.value(), 1);
+  while (PendingRequest* r = store_.PeekDue(limit)) Finalize(r, cause);
 }
 
 void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
   if (cause == FinalizeCause::kEvicted) ++counters_.evicted;
   if (!r->has_results) {
-    counters_.orphaned_judgments += r->judgments_received;
+    for (const JudgmentRecord& rec : r->records) CountUnclaimed(rec);
   } else {
-    ranked_.assign(r->num_docs(), metrics::kUnjudged);
-    judged_.clear();
-    for (const JudgedDoc& j : r->judged) {
-      judged_.push_back(j.grade);
-      if (j.result_index >= 0) ranked_[j.result_index] = j.grade;
-    }
+    Combine(*r);
     ++counters_.finalized;
+    if (r->results_origin.replayed) ++counters_.reprocessed;
     FinalizedRequest f;
     f.request_id = r->key;
     f.group = r->group;
     f.served_ms = r->served_ms;
-    f.closed_ms = r->served_ms + window_ms_;
+    f.closed_ms = SatAdd(r->served_ms, window_ms_);
     f.cause = cause;
     f.ranked = ranked_;
     f.judged = judged_;
     listener_->OnFinalized(f);
   }
-  for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
-  store_.Release(r);
+  Release(r);
 }
 
-void ImpressionJoin::AdvanceWallClock() {
-  if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
+void ImpressionJoin::CountUnclaimed(const JudgmentRecord& rec) {
+  ++(rec.replayed ? counters_.replayed : counters_.orphaned_judgments);
+}
+
+void ImpressionJoin::Combine(const PendingRequest& r) {
+  const int64_t from = SatSub(r.served_ms, early_ms_);
+  const int64_t to = SatAdd(r.served_ms, window_ms_);
+  in_window_.clear();
+  for (uint32_t i = 0; i < r.records.size(); ++i) {
+    const JudgmentRecord& rec = r.records[i];
+    if (rec.time_ms < from || rec.time_ms > to) {
+      CountUnclaimed(rec);
+    } else {
+      in_window_.push_back(i);
+    }
+  }
+  // Group the records by doc. A request has a few judgments: moving each
+  // doc's records to the front beats sorting by string (2% of the event
+  // rate in bench/stream_bench); many of them are sorted instead.
+  auto doc_of = [&](uint32_t i) { return r.judged_doc(r.records[i]); };
+  if (in_window_.size() > kSortAbove) {
+    std::sort(in_window_.begin(), in_window_.end(),
+              [&](uint32_t a, uint32_t b) { return doc_of(a) < doc_of(b); });
+  }
+  ranked_.assign(r.num_docs(), metrics::kUnjudged);
+  judged_.clear();
+  const bool take_max = config_.combine == config::CombineRule::kMax;
+  for (size_t begin = 0; begin < in_window_.size();) {
+    const std::string_view doc = doc_of(in_window_[begin]);
+    size_t end = begin + 1;
+    if (in_window_.size() > kSortAbove) {
+      while (end < in_window_.size() && doc_of(in_window_[end]) == doc) ++end;
+    } else {
+      end = std::partition(in_window_.begin() + begin + 1, in_window_.end(),
+                           [&](uint32_t i) { return doc_of(i) == doc; }) -
+            in_window_.begin();
+    }
+    // Which of a doc's records wins below does not depend on their order.
+    // A withdrawal removes every judgment stamped at or before it.
+    int64_t withdrawn_until = INT64_MIN;
+    for (size_t k = begin; k < end; ++k) {
+      const JudgmentRecord& rec = r.records[in_window_[k]];
+      if (rec.withdraws)
+        withdrawn_until = std::max(withdrawn_until, rec.time_ms);
+    }
+    bool judged = false;
+    metrics::Grade grade = 0;
+    int64_t grade_time = INT64_MIN;
+    for (size_t k = begin; k < end; ++k) {
+      const JudgmentRecord& rec = r.records[in_window_[k]];
+      if (rec.withdraws || rec.time_ms <= withdrawn_until) continue;
+      // kLast: the latest event time wins, the higher grade on ties.
+      const bool better =
+          !judged ||
+          (take_max ? rec.grade > grade
+                    : rec.time_ms > grade_time ||
+                          (rec.time_ms == grade_time && rec.grade > grade));
+      if (better) {
+        grade = rec.grade;
+        grade_time = rec.time_ms;
+        judged = true;
+      }
+    }
+    if (judged) {
+      judged_.push_back(grade);
+      const int32_t rank = r.FindDoc(doc);
+      if (rank >= 0) ranked_[rank] = grade;
+    }
+    begin = end;
+  }
+}
+
+void ImpressionJoin::DiscardReplayed(PendingRequest* r) {
+  counters_.replayed += static_cast<int64_t>(r->records.size());
+  Release(r);
+}
+
+void ImpressionJoin::Release(PendingRequest* r) {
+  if (r->has_results) listener_->OnReleased(r->results_origin);
+  for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
+  store_.Release(r);
 }
 
 void ImpressionJoin::FinishAll() {
@@ -155,14 +271,15 @@ void ImpressionJoin::FinishAll() {
 }
 
 void ImpressionJoin::DropPartitions(std::span<const int32_t> partitions) {
+  auto revoked = [&](const EventOrigin& o) {
+    return std::find(partitions.begin(), partitions.end(), o.partition) !=
+           partitions.end();
+  };
   std::vector<PendingRequest*> dropped;
   store_.ForEach([&](PendingRequest& r) {
-    for (const EventOrigin& o : r.origins) {
-      if (std::find(partitions.begin(), partitions.end(), o.partition) !=
-          partitions.end()) {
-        dropped.push_back(&r);
-        return;
-      }
+    if ((r.has_results && revoked(r.results_origin)) ||
+        std::any_of(r.origins.begin(), r.origins.end(), revoked)) {
+      dropped.push_back(&r);
     }
   });
   for (PendingRequest* r : dropped) store_.Release(r);

@@ -1,29 +1,39 @@
 // ImpressionJoin: results and judgments (clicks, purchases, ...) meet on
-// request_id within an event-time window after the results event.
+// request_id within an event-time window around the results event.
 //
-// A request is pending from its first event until the watermark passes its
-// deadline (results time + window); judgments that arrive before their
-// results wait for them as long. It is then finalized: scored once, handed
-// to the listener and freed. Judgments for a request that is no longer
-// pending, or outside its window, are late: counted and dropped. When the
-// number of pending requests reaches join.max_pending_requests, the one
-// with the earliest deadline is finalized early (evicted).
+// Which judgments count is a function of the events' own fields, never of
+// the order they arrive in (docs/configuration.md, "When an event counts"):
+// a judgment belongs to the request served at `served` when its event time
+// lies in [served - early_tolerance, served + window]; per doc, a withdrawal
+// ("relevance": null) removes every judgment stamped at or before it, and
+// the rest combine by `combine` (max grade, or the latest event time, the
+// higher grade on ties). Two results events for one request: the earlier
+// (then the smaller doc list) is the request, the other a duplicate.
+//
+// So judgments are held as received (JudgmentRecord) and only filtered and
+// combined when the request is finalized: once the watermark passes
+// served + window. A judgment read before its results waits for them on a
+// pending request until the watermark passes its time + early_tolerance
+// (no on-time results event can claim it after that). Only what arrives
+// behind the watermark (beyond allowed_lateness), evictions at
+// join.max_pending_requests and records beyond
+// join.max_judgments_per_request depend on arrival order; each is counted.
 //
 // Not thread-safe; owned and driven by the pipeline.
 #ifndef RANKWATCH_DAEMON_STREAM_IMPRESSION_JOIN_H_
 #define RANKWATCH_DAEMON_STREAM_IMPRESSION_JOIN_H_
 
+#include <cstdint>
 #include <vector>
 
+#include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/clock.h"
 #include "daemon/stream/join.h"
 #include "daemon/stream/pending_store.h"
-#include "daemon/stream/watermark.h"
 
 namespace rankwatch::stream {
 
-class ImpressionJoin final : public Join {
+class ImpressionJoin final : public WatermarkedJoin {
  public:
   // `clock` and `listener` must outlive the join.
   ImpressionJoin(const config::JoinConfig& config, const Clock* clock,
@@ -32,39 +42,39 @@ class ImpressionJoin final : public Join {
   bool OnResults(const ResultsEvent& event, uint32_t group,
                  EventOrigin origin) override;
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin) override;
-  void AdvanceWallClock() override;
   void FinishAll() override;
   void DropPartitions(std::span<const int32_t> partitions) override;
-  void RestoreWatermark(int64_t watermark_ms) override {
-    watermark_.Restore(watermark_ms);
-  }
-  void AddSource(int32_t source) override { watermark_.AddSource(source); }
-  void SetSourceIdle(int32_t source, bool idle) override {
-    watermark_.SetIdle(source, idle);
-    ProcessDue(FinalizeCause::kWindowClosed);
-  }
-
-  const JoinCounters& counters() const override { return counters_; }
   int64_t pending_requests() const override {
     return static_cast<int64_t>(store_.size());
   }
   int64_t table_entries() const override { return 0; }
-  int64_t watermark_ms() const override { return watermark_.value(); }
 
  private:
-  void ApplyJudgments(PendingRequest* request, const JudgmentEvent& event);
+  bool AcceptResults(const ResultsEvent& event, uint32_t group,
+                     EventOrigin origin);
+  bool AcceptJudgments(const JudgmentEvent& event, EventOrigin origin);
+  void SetResults(PendingRequest* request, const ResultsEvent& event,
+                  uint32_t group, EventOrigin origin);
+  void AddRecords(PendingRequest* request, const JudgmentEvent& event,
+                  EventOrigin origin);
+  // Drops a request without scoring it: its records count as replayed.
+  void DiscardReplayed(PendingRequest* request);
   void MakeRoom();
-  void ProcessDue(FinalizeCause cause);
+  void ProcessDue(FinalizeCause cause) override;
   void Finalize(PendingRequest* request, FinalizeCause cause);
+  // Fills ranked_ and judged_ from the request's records in its window.
+  void Combine(const PendingRequest& request);
+  void CountUnclaimed(const JudgmentRecord& record);
+  void Release(PendingRequest* request);
 
   config::JoinConfig config_;
   int64_t window_ms_;
-  Watermark watermark_;
+  int64_t early_ms_;
   JoinListener* listener_;
   PendingStore store_;
-  JoinCounters counters_;
   std::vector<metrics::Grade> ranked_;  // Scratch for Finalize().
   std::vector<metrics::Grade> judged_;
+  std::vector<uint32_t> in_window_;  // Record indices, sorted by doc.
 };
 
 }  // namespace rankwatch::stream

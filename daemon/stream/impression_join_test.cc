@@ -1,6 +1,7 @@
 #include "daemon/stream/impression_join.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "daemon/stream/join_test_util.h"
 #include "gtest/gtest.h"
@@ -13,12 +14,15 @@ using testing::RecordingListener;
 using testing::Results;
 constexpr metrics::Grade U = metrics::kUnjudged;
 
-// Window 10 s, lateness 1 s, idle timeout 5 s: a request served at t is
-// finalized once an event at t + 11 s or later has been seen.
+// Window 10 s, early tolerance 1 s, lateness 1 s, idle timeout 5 s: a
+// request served at t claims judgments stamped in [t - 1 s, t + 10 s] and
+// is finalized once the watermark passes t + 10 s, i.e. once an event
+// later than t + 11 s has been seen.
 class ImpressionJoinTest : public ::testing::Test {
  protected:
   ImpressionJoinTest() {
     config_.window = std::chrono::seconds(10);
+    config_.early_tolerance = std::chrono::seconds(1);
     config_.allowed_lateness = std::chrono::seconds(1);
     config_.idle_timeout = std::chrono::seconds(5);
     config_.max_pending_requests = 3;
@@ -49,9 +53,9 @@ class ImpressionJoinTest : public ::testing::Test {
 TEST_F(ImpressionJoinTest, JoinsWithinWindowAndFinalizesOnWatermark) {
   EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c"}, 1));
   EXPECT_TRUE(Jud("r1", 2000, {{"b", 1}, {"z", 2}}, 2));  // z: not served.
-  EXPECT_TRUE(Res("r2", 11'999, {"a"}, 3));               // Watermark 10.999 s.
-  EXPECT_TRUE(listener_.finalized.empty());
-  EXPECT_TRUE(Res("r3", 12'000, {"a"}, 4));  // Watermark 11 s: r1 closes.
+  EXPECT_TRUE(Res("r2", 12'000, {"a"}, 3));               // Watermark 11 s.
+  EXPECT_TRUE(listener_.finalized.empty());  // r1's window ends at 11 s.
+  EXPECT_TRUE(Res("r3", 12'001, {"a"}, 4));  // Watermark 11.001 s: closes.
   ASSERT_EQ(listener_.finalized.size(), 1u);
   const auto& f = listener_.finalized[0];
   EXPECT_EQ(f.request_id, "r1");
@@ -79,18 +83,97 @@ TEST_F(ImpressionJoinTest, LateJudgmentsAreCountedAndDropped) {
   EXPECT_TRUE(Res("r1", 1000, {"a"}, 1));
   EXPECT_TRUE(Res("r2", 20'000, {"a"}, 2));  // r1 finalized.
   ASSERT_EQ(listener_.finalized.size(), 1u);
-  // After finalization: older than the watermark (19 s) -> late.
+  // After finalization, behind the watermark (19 s) by more than the early
+  // tolerance: no on-time results event can claim it -> late.
   EXPECT_FALSE(Jud("r1", 5000, {{"a", 1}, {"b", 1}}, 3));
   EXPECT_EQ(join().counters().late_judgments, 2);
-  // While pending but outside r2's window (served 20 s, window 10 s).
-  EXPECT_FALSE(Jud("r2", 30'001, {{"a", 1}}, 4));
-  EXPECT_EQ(join().counters().late_judgments, 3);
-  // The watermark is now 29.001 s: r2 (deadline 30 s) is still pending, and
-  // finalizes without the late judgment.
+  // While pending but stamped after r2's window (served 20 s + 10 s): held,
+  // and unclaimed when r2 is finalized.
+  EXPECT_TRUE(Jud("r2", 30'001, {{"a", 1}}, 4));
   EXPECT_EQ(listener_.finalized.size(), 1u);
   join().FinishAll();
   ASSERT_EQ(listener_.finalized.size(), 2u);
   EXPECT_EQ(listener_.finalized[1].ranked, (std::vector<metrics::Grade>{U}));
+  EXPECT_EQ(join().counters().late_judgments, 2);
+  EXPECT_EQ(join().counters().orphaned_judgments, 1);
+}
+
+// The bug of issue 9: a judgment read before its results event was applied
+// whatever its event time. Now the window decides, in either order.
+TEST_F(ImpressionJoinTest, JudgmentsReadBeforeTheirResultsStillNeedTheWindow) {
+  for (bool results_first : {false, true}) {
+    join_.reset();
+    listener_.finalized.clear();
+    // Served at 1 s: claims [0 s, 11 s]. Clicks at 0 s (the early bound),
+    // 11 s (the late bound), -0.001 s and 11.001 s (outside), 31 s (three
+    // windows later).
+    if (results_first) {
+      EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c", "d", "e"}, 1));
+    }
+    EXPECT_TRUE(Jud("r1", 0, {{"a", 1}}, 2));
+    EXPECT_TRUE(Jud("r1", 11'000, {{"b", 2}}, 3));
+    EXPECT_TRUE(Jud("r1", 31'000, {{"c", 3}}, 4, /*partition=*/1));
+    if (!results_first) {
+      EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c", "d", "e"}, 1));
+    }
+    EXPECT_TRUE(Jud("r1", 11'001, {{"d", 1}}, 5));
+    join().FinishAll();
+    ASSERT_EQ(listener_.finalized.size(), 1u) << results_first;
+    EXPECT_EQ(listener_.finalized[0].ranked,
+              (std::vector<metrics::Grade>{1, 2, U, U, U}))
+        << results_first;
+    EXPECT_EQ(join().counters().orphaned_judgments, 2) << results_first;
+  }
+  join_.reset();
+  listener_.finalized.clear();
+  EXPECT_TRUE(Jud("r2", 1000, {{"a", 1}}, 1));  // 1 ms too early for r2.
+  EXPECT_TRUE(Res("r2", 2001, {"a"}, 2));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked, (std::vector<metrics::Grade>{U}));
+  EXPECT_EQ(join().counters().orphaned_judgments, 1);
+}
+
+TEST_F(ImpressionJoinTest, EarlierResultsEventIsTheRequestInEitherOrder) {
+  for (bool earlier_first : {false, true}) {
+    join_.reset();
+    listener_.finalized.clear();
+    listener_.released.clear();
+    // Two results events for r1: served at 1 s and at 2 s. The one at 1 s
+    // is the request (window until 11 s), so the click at 11.5 s is not.
+    if (earlier_first) {
+      EXPECT_TRUE(Res("r1", 1000, {"a", "b"}, 1));
+      EXPECT_FALSE(Res("r1", 2000, {"b", "a"}, 2));
+    } else {
+      EXPECT_TRUE(Res("r1", 2000, {"b", "a"}, 2));
+      EXPECT_TRUE(Res("r1", 1000, {"a", "b"}, 1));
+      EXPECT_EQ(listener_.released, std::vector<int64_t>{2});  // Replaced.
+    }
+    EXPECT_TRUE(Jud("r1", 11'500, {{"a", 1}}, 3));
+    EXPECT_TRUE(Jud("r1", 5000, {{"b", 2}}, 4));
+    join().FinishAll();
+    ASSERT_EQ(listener_.finalized.size(), 1u);
+    EXPECT_EQ(listener_.finalized[0].served_ms, 1000);
+    EXPECT_EQ(listener_.finalized[0].ranked,
+              (std::vector<metrics::Grade>{U, 2}));
+    EXPECT_EQ(join().counters().duplicate_results, 1);
+    // Every retained event is released once (2 only if it was retained).
+    std::vector<int64_t> released = listener_.released;
+    std::sort(released.begin(), released.end());
+    const std::vector<int64_t> expected =
+        earlier_first ? std::vector<int64_t>{1, 3, 4}
+                      : std::vector<int64_t>{1, 2, 3, 4};
+    EXPECT_EQ(released, expected);
+  }
+  // Equal times: the smaller doc list (by ids, in order) is the request.
+  join_.reset();
+  listener_.finalized.clear();
+  EXPECT_TRUE(Res("r2", 1000, {"b"}, 1));
+  EXPECT_TRUE(Res("r2", 1000, {"a", "z"}, 2));
+  EXPECT_FALSE(Res("r2", 1000, {"a", "z", "x"}, 3));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked.size(), 2u);
 }
 
 TEST_F(ImpressionJoinTest, LateResultsAndDuplicates) {
@@ -103,23 +186,24 @@ TEST_F(ImpressionJoinTest, LateResultsAndDuplicates) {
 }
 
 TEST_F(ImpressionJoinTest, EvictsEarliestDeadlineWhenFull) {
-  EXPECT_TRUE(Res("r1", 1300, {"a"}, 1));
-  EXPECT_TRUE(Res("r2", 1000, {"a"}, 2));
-  EXPECT_TRUE(Jud("r3", 1200, {{"a", 1}}, 3));  // An orphan also counts.
-  EXPECT_TRUE(Res("r4", 1400, {"a"}, 4));       // Full (3): r2 is evicted.
+  EXPECT_TRUE(Res("r1", 1300, {"a"}, 1));       // Closes at 11.3 s.
+  EXPECT_TRUE(Res("r2", 1000, {"a"}, 2));       // Closes at 11 s.
+  EXPECT_TRUE(Jud("r3", 1200, {{"a", 1}}, 3));  // Claimable until 2.2 s.
+  EXPECT_TRUE(Res("r4", 1400, {"a"}, 4));  // Full (3): orphan r3 is evicted.
+  EXPECT_EQ(join().counters().evicted, 1);
+  EXPECT_EQ(join().counters().orphaned_judgments, 1);
+  EXPECT_TRUE(listener_.finalized.empty());  // Orphans are not scored.
+  EXPECT_TRUE(Res("r5", 1500, {"a"}, 5));    // Next earliest: r2.
   ASSERT_EQ(listener_.finalized.size(), 1u);
   EXPECT_EQ(listener_.finalized[0].request_id, "r2");
   EXPECT_EQ(listener_.finalized[0].cause, FinalizeCause::kEvicted);
-  EXPECT_TRUE(Res("r5", 1500, {"a"}, 5));  // Next earliest: orphan r3.
   EXPECT_EQ(join().counters().evicted, 2);
-  EXPECT_EQ(join().counters().orphaned_judgments, 1);
-  EXPECT_EQ(listener_.finalized.size(), 1u);  // Orphans are not scored.
   EXPECT_EQ(join().pending_requests(), 3);
 }
 
 TEST_F(ImpressionJoinTest, OrphanedJudgmentsExpire) {
-  EXPECT_TRUE(Jud("r9", 1000, {{"a", 1}}, 1));
-  EXPECT_TRUE(Res("r1", 12'500, {"a"}, 2));  // Watermark 11.5 s > 11 s.
+  EXPECT_TRUE(Jud("r9", 1000, {{"a", 1}}, 1));  // Claimable until 2 s.
+  EXPECT_TRUE(Res("r1", 3001, {"a"}, 2));       // Watermark 2.001 s > 2 s.
   EXPECT_EQ(join().counters().orphaned_judgments, 1);
   EXPECT_TRUE(listener_.finalized.empty());
   EXPECT_EQ(listener_.released, (std::vector<int64_t>{1}));
@@ -130,13 +214,13 @@ TEST_F(ImpressionJoinTest, IdleStreamFinalizesOnWallClock) {
   clock_.Advance(4'000);  // Not idle long enough.
   join().AdvanceWallClock();
   EXPECT_TRUE(listener_.finalized.empty());
-  // Idle for 11 s: event time is taken to have advanced 11 s too, to
-  // 1 + 11 - 1 (lateness) = 11 s, which closes r1's window.
-  clock_.Advance(7'000);
+  // Idle for 11.001 s: event time is taken to have advanced as much, to
+  // 1 + 11.001 - 1 (lateness) = 11.001 s, past r1's window end (11 s).
+  clock_.Advance(7'001);
   join().AdvanceWallClock();
   ASSERT_EQ(listener_.finalized.size(), 1u);
   EXPECT_EQ(listener_.finalized[0].cause, FinalizeCause::kIdle);
-  EXPECT_EQ(join().watermark_ms(), 11'000);
+  EXPECT_EQ(join().watermark_ms(), 11'001);
 }
 
 TEST_F(ImpressionJoinTest, CombineMaxOrLastAndNullDeletes) {
@@ -156,6 +240,100 @@ TEST_F(ImpressionJoinTest, CombineMaxOrLastAndNullDeletes) {
               (std::vector<metrics::Grade>{a, U}));
     EXPECT_EQ(listener_.finalized[0].judged, (std::vector<metrics::Grade>{a}));
   }
+}
+
+// The same judgments in reverse arrival order give the same grades: "last"
+// is the latest event time (higher grade on ties), and a withdrawal removes
+// what is stamped at or before it.
+TEST_F(ImpressionJoinTest, CombineGoesByEventTimeNotArrival) {
+  for (config::CombineRule rule :
+       {config::CombineRule::kMax, config::CombineRule::kLast}) {
+    for (bool reversed : {false, true}) {
+      config_.combine = rule;
+      join_.reset();
+      listener_.finalized.clear();
+      EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c", "d"}, 1));
+      std::vector<std::function<void()>> events = {
+          [&] {
+            Jud("r1", 1100, {{"a", 3}, {"b", 2}, {"c", 1}}, 2);
+          },
+          [&] {
+            Jud("r1", 1200, {{"a", 1}, {"b", std::nullopt}}, 3);
+          },
+          // Same time: the withdrawal beats c's grade; d's higher grade
+          // beats its lower one.
+          [&] {
+            Jud("r1", 1300, {{"c", 2}, {"d", 1}}, 4);
+          },
+          [&] {
+            Jud("r1", 1300, {{"c", std::nullopt}, {"d", 2}}, 5);
+          },
+          [&] {
+            Jud("r1", 1250, {{"b", 1}}, 6);
+          },  // After b's withdrawal.
+      };
+      if (reversed) std::reverse(events.begin(), events.end());
+      for (auto& e : events) e();
+      join().FinishAll();
+      ASSERT_EQ(listener_.finalized.size(), 1u);
+      // max:  a = max(3, 1) = 3; b = 1 (2 was withdrawn at 1.2 s); c none;
+      //       d = max(1, 2) = 2.
+      // last: a = 1 (1.2 s); b = 1; c none; d = 2 (tie at 1.3 s).
+      const metrics::Grade a = rule == config::CombineRule::kMax ? 3 : 1;
+      EXPECT_EQ(listener_.finalized[0].ranked,
+                (std::vector<metrics::Grade>{a, 1, U, 2}))
+          << static_cast<int>(rule) << reversed;
+      std::vector<metrics::Grade> judged = listener_.finalized[0].judged;
+      std::sort(judged.begin(), judged.end());  // Order carries no meaning.
+      std::vector<metrics::Grade> expected = {a, 1, 2};
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(judged, expected);
+    }
+  }
+}
+
+// More records than Combine() groups by moving (16): it sorts them; the
+// grades are the same.
+TEST_F(ImpressionJoinTest, ManyJudgmentsOfOneRequestCombine) {
+  config_.combine = config::CombineRule::kLast;
+  std::vector<std::string> docs;
+  std::vector<std::pair<std::string, std::optional<int32_t>>> early, late;
+  for (int d = 0; d < 12; ++d) {
+    docs.push_back("d" + std::to_string(d));
+    early.emplace_back(docs.back(), 3);
+    late.emplace_back(docs.back(), d % 3);
+  }
+  EXPECT_TRUE(Res("r1", 1000, docs, 1));
+  EXPECT_TRUE(Jud("r1", 1200, late, 2));  // 24 records: last wins, by time.
+  EXPECT_TRUE(Jud("r1", 1100, early, 3));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  std::vector<metrics::Grade> expected;
+  for (int d = 0; d < 12; ++d) expected.push_back(d % 3);
+  EXPECT_EQ(listener_.finalized[0].ranked, expected);
+}
+
+TEST_F(ImpressionJoinTest, JudgmentsBeyondThePerRequestLimitAreCounted) {
+  config_.max_judgments_per_request = 2;
+  EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c"}, 1));
+  EXPECT_TRUE(Jud("r1", 1100, {{"a", 1}, {"b", 1}, {"c", 1}}, 2));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked,
+            (std::vector<metrics::Grade>{1, 1, U}));
+  EXPECT_EQ(join().counters().over_limit_judgments, 1);
+}
+
+TEST_F(ImpressionJoinTest, ExtremeTimestampsDoNotOverflow) {
+  // Served at INT64_MAX: served + window saturates (UBSan would flag an
+  // overflow); the request still finalizes at the end.
+  EXPECT_TRUE(Res("r1", INT64_MAX, {"a"}, 1));
+  EXPECT_TRUE(Jud("r1", INT64_MAX, {{"a", 2}}, 2));
+  EXPECT_TRUE(Jud("r2", INT64_MAX - 1, {{"a", 2}}, 3));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].closed_ms, INT64_MAX);
+  EXPECT_EQ(listener_.finalized[0].ranked, (std::vector<metrics::Grade>{2}));
 }
 
 TEST_F(ImpressionJoinTest, DropPartitionsForgetsWithoutReleasing) {
@@ -196,12 +374,23 @@ TEST(ImpressionJoinRestoreTest, ReplayedEventsAreSkipped) {
   EXPECT_EQ(join.counters().replayed, 2);
   EXPECT_EQ(join.counters().late_results, 0);
   EXPECT_EQ(join.counters().late_judgments, 0);
-  // A request still pending at the restart (served at 15 s) is joined.
+  // A request still pending at the restart (served at 15 s, closing at
+  // 25 s) is joined afresh, with its re-read click stamped at 12 s, which
+  // arrives first (another partition) and lies behind the restored
+  // watermark: it must wait, not count as replayed. The restored
+  // watermark closes no window: nothing is finalized before FinishAll.
+  auto j2 = testing::Judgments("r2", 12'000, {{"a", 3}});
+  EXPECT_TRUE(join.OnJudgments(j2.event, EventOrigin{1, 1, true}));
   auto r2 = testing::Results("r2", 15'000, {"a"});
   EXPECT_TRUE(join.OnResults(r2.event, 0, EventOrigin{0, 3, true}));
+  EXPECT_TRUE(listener.finalized.empty());
   join.FinishAll();
   ASSERT_EQ(listener.finalized.size(), 1u);
   EXPECT_EQ(listener.finalized[0].request_id, "r2");
+  EXPECT_EQ(listener.finalized[0].ranked, (std::vector<metrics::Grade>{3}));
+  // Its results were read by the previous owner too: it may count twice.
+  EXPECT_EQ(join.counters().reprocessed, 1);
+  EXPECT_EQ(join.commit_watermark_ms(), 20'000);
 }
 
 }  // namespace

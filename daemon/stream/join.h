@@ -7,27 +7,45 @@
 #ifndef RANKWATCH_DAEMON_STREAM_JOIN_H_
 #define RANKWATCH_DAEMON_STREAM_JOIN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
+#include "base/clock.h"
+#include "config/config.h"
 #include "daemon/stream/events.h"
+#include "daemon/stream/watermark.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
 
 // Counters of what happened to events in the join.
+// What each counts is stated in event time in docs/configuration.md ("When
+// an event counts"); only late_*, evicted, over_limit_judgments and
+// dropped_on_rebalance depend on arrival order.
 struct JoinCounters {
-  int64_t finalized = 0;             // Lists scored (incl. R = 0 ones).
-  int64_t late_judgments = 0;        // Judgments after their window closed.
-  int64_t late_results = 0;          // Results events after their window.
-  int64_t duplicate_results = 0;     // A second results event per request.
-  int64_t evicted = 0;               // Finalized early: state limit reached.
-  int64_t orphaned_judgments = 0;    // Judgments whose results never came.
+  int64_t finalized = 0;  // Lists scored (incl. R = 0 ones).
+  // Judgments that arrived behind the watermark with no request pending
+  // that they could still join (beyond allowed_lateness).
+  int64_t late_judgments = 0;
+  int64_t late_results = 0;       // Results events after their window closed.
+  int64_t duplicate_results = 0;  // Further results events per request.
+  int64_t evicted = 0;            // Finalized early: state limit reached.
+  // Judgments no results event claimed: stamped outside
+  // [served - early_tolerance, served + window] of their request, or their
+  // results never came.
+  int64_t orphaned_judgments = 0;
   int64_t unjudged = 0;              // qrels: query without judgments.
   int64_t dropped_on_rebalance = 0;  // Pending requests of revoked partitions.
   int64_t table_full = 0;            // qrels: judgments refused, table full.
   int64_t replayed = 0;  // Re-read events already reflected: skipped.
+  // Requests finalized from a results event a previous owner had already
+  // read (at-least-once: it may have finalized them too, after its last
+  // commit).
+  int64_t reprocessed = 0;
+  // Judgments beyond join.max_judgments_per_request of one request.
+  int64_t over_limit_judgments = 0;
 };
 
 // Why a request was finalized.
@@ -79,8 +97,9 @@ class Join {
   // Forgets the pending state fed from `partitions`, without scoring it and
   // without OnReleased (another consumer re-reads those events).
   virtual void DropPartitions(std::span<const int32_t> partitions) = 0;
-  // Raises the watermark to `watermark_ms` (restored from a previous owner's
-  // commit), so that what it finalized is recognized when re-read.
+  // Records a previous owner's committed watermark, so that the re-read
+  // events it had finalized are recognized (EventOrigin::replayed). It
+  // closes no window here.
   virtual void RestoreWatermark(int64_t watermark_ms) = 0;
   // Event sources (EventOrigin::partition, e.g. Kafka topic-partitions):
   // an added source holds event time back until it delivers events or is
@@ -91,8 +110,48 @@ class Join {
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;
   virtual int64_t table_entries() const = 0;
-  // Event time up to which windows are closed (INT64_MIN before any event).
+  // Event time before which windows are closed (INT64_MIN before any
+  // event): a window [.., end] closes once watermark_ms() > end.
   virtual int64_t watermark_ms() const = 0;
+  // What to commit for a successor: the later of watermark_ms() and a
+  // restored one (whatever either owner finalized, the next one skips).
+  virtual int64_t commit_watermark_ms() const = 0;
+};
+
+// What both joins share: event time from a Watermark over the event
+// sources, the counters, and finalizing whatever the watermark makes due
+// when wall time or an idle source moves it (ProcessDue, per join).
+class WatermarkedJoin : public Join {
+ public:
+  void AdvanceWallClock() override {
+    if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
+  }
+  void RestoreWatermark(int64_t watermark_ms) override {
+    watermark_.Restore(watermark_ms);
+  }
+  void AddSource(int32_t source) override { watermark_.AddSource(source); }
+  void SetSourceIdle(int32_t source, bool idle) override {
+    watermark_.SetIdle(source, idle);
+    ProcessDue(FinalizeCause::kWindowClosed);
+  }
+  const JoinCounters& counters() const override { return counters_; }
+  int64_t watermark_ms() const override { return watermark_.value(); }
+  int64_t commit_watermark_ms() const override {
+    return std::max(watermark_.value(), watermark_.restored());
+  }
+
+ protected:
+  // `clock` must outlive the join.
+  WatermarkedJoin(const config::JoinConfig& config, const Clock* clock)
+      : watermark_(config.allowed_lateness.count(), config.idle_timeout.count(),
+                   clock) {}
+
+  // Finalizes (or scores) everything the watermark has made due.
+  virtual void ProcessDue(FinalizeCause cause) = 0;
+
+  // The subclasses observe events into the watermark and count outcomes.
+  Watermark watermark_;
+  JoinCounters counters_;
 };
 
 }  // namespace rankwatch::stream

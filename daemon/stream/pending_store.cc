@@ -70,13 +70,13 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.docs.clear();
   r.doc_ends.clear();
   r.judged_docs.clear();
-  r.judged.clear();
+  r.records.clear();
   r.origins.clear();
+  r.results_origin = EventOrigin();
   r.group = 0;
   r.has_results = false;
   r.served_ms = 0;
   r.deadline_ms = INT64_MIN;
-  r.judgments_received = 0;
   r.slot = slot;
   hashes_[slot] = hash;
   live_[slot] = true;

@@ -23,12 +23,17 @@
 
 namespace rankwatch::stream {
 
-// A judged doc of a pending request; its id is judged_docs[begin, end).
-struct JudgedDoc {
+// One judgment held by a pending request, as received: which judgments
+// count, and how they combine, is decided from these when the request is
+// finalized (by event time, so not by arrival order). Its doc id is
+// judged_docs[begin, end).
+struct JudgmentRecord {
   uint32_t begin;
   uint32_t end;
-  metrics::Grade grade;
-  int32_t result_index;  // Its rank - 1 in the results, or -1.
+  int64_t time_ms;       // The judgment event's time.
+  metrics::Grade grade;  // Unused when `withdraws`.
+  bool withdraws;        // "relevance": null.
+  bool replayed;         // See EventOrigin::replayed.
 };
 
 struct PendingRequest {
@@ -37,13 +42,13 @@ struct PendingRequest {
   std::string docs;                // Result doc ids, concatenated.
   std::vector<uint32_t> doc_ends;  // End offset of each doc in `docs`.
   std::string judged_docs;
-  std::vector<JudgedDoc> judged;
-  std::vector<EventOrigin> origins;  // The events this request retains.
+  std::vector<JudgmentRecord> records;
+  std::vector<EventOrigin> origins;  // The judgment events it retains.
+  EventOrigin results_origin;        // Valid when has_results.
   uint32_t group = 0;
   bool has_results = false;
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;
-  int64_t judgments_received = 0;
   uint32_t slot = 0;  // Set and owned by PendingStore.
 
   size_t num_docs() const { return doc_ends.size(); }
@@ -51,7 +56,7 @@ struct PendingRequest {
     const uint32_t begin = i == 0 ? 0 : doc_ends[i - 1];
     return std::string_view(docs).substr(begin, doc_ends[i] - begin);
   }
-  std::string_view judged_doc(const JudgedDoc& j) const {
+  std::string_view judged_doc(const JudgmentRecord& j) const {
     return std::string_view(judged_docs).substr(j.begin, j.end - j.begin);
   }
   // Rank - 1 of `doc` in the results, or -1.

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/string_index.h"
 #include "gtest/gtest.h"
-#include "metrics/string_index.h"
 
 namespace rankwatch::stream {
 namespace {

@@ -2,9 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/saturating.h"
 #include "daemon/stream/impression_join.h"
 #include "daemon/stream/qrels_join.h"
-#include "metrics/trec/qrels.h"
+#include "trec/qrels.h"
 
 namespace rankwatch::stream {
 
@@ -64,7 +65,7 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
     : config_(config),
       clock_(clock),
       decoder_(config.schema, config.events, config.join.mode,
-               config.aggregation.segments),
+               config.aggregation.segments, clock),
       evaluator_(std::move(evaluator)),
       aggregator_(config.aggregation,
                   BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
@@ -160,6 +161,21 @@ void Pipeline::AdvanceWallClock() {
 void Pipeline::FinishAll() {
   join_->FinishAll();
   experiments_.Update(window_now_ms());
+}
+
+bool Pipeline::RestoreWatermark(int64_t watermark_ms) {
+  const int64_t limit =
+      SatAdd(clock_->NowMillis(), config_.events.max_future_skew.count());
+  if (watermark_ms > limit) {
+    spdlog::warn(
+        "ignoring the committed watermark {} ms: it lies beyond the clock "
+        "plus events.max_future_skew (a far-future event time moved it); "
+        "re-read events are joined afresh",
+        watermark_ms);
+    return false;
+  }
+  join_->RestoreWatermark(watermark_ms);
+  return true;
 }
 
 void Pipeline::DropPartitions(std::span<const int32_t> partitions) {

@@ -20,15 +20,15 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
-#include "daemon/stream/clock.h"
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/events.h"
 #include "daemon/stream/experiments.h"
 #include "daemon/stream/join.h"
 #include "metrics/measures.h"
-#include "metrics/status.h"
 
 namespace rankwatch::stream {
 
@@ -100,10 +100,11 @@ class Pipeline : private JoinListener {
   void FinishAll();
   // Drops pending state of revoked partitions (see Join::DropPartitions).
   void DropPartitions(std::span<const int32_t> partitions);
-  // See Join::RestoreWatermark, AddSource and SetSourceIdle.
-  void RestoreWatermark(int64_t watermark_ms) {
-    join_->RestoreWatermark(watermark_ms);
-  }
+  // See Join::RestoreWatermark. A watermark beyond the wall clock plus
+  // events.max_future_skew (poisoned by a far-future timestamp, which
+  // versions before 0.2 accepted) is ignored with a warning: returns false.
+  [[nodiscard]] bool RestoreWatermark(int64_t watermark_ms);
+  // See Join::AddSource and SetSourceIdle.
   void AddSource(int32_t source) { join_->AddSource(source); }
   void SetSourceIdle(int32_t source, bool idle) {
     join_->SetSourceIdle(source, idle);
@@ -120,6 +121,7 @@ class Pipeline : private JoinListener {
   int64_t pending_requests() const { return join_->pending_requests(); }
   int64_t table_entries() const { return join_->table_entries(); }
   int64_t watermark_ms() const { return join_->watermark_ms(); }
+  int64_t commit_watermark_ms() const { return join_->commit_watermark_ms(); }
   // Event time at which sliding windows end ("now"): the watermark.
   int64_t window_now_ms() const;
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "base/saturating.h"
+
 namespace rankwatch::stream {
 
 namespace {
@@ -11,8 +13,10 @@ namespace {
 // huge max_pending_requests does not preallocate gigabytes.
 constexpr size_t kMaxRecentIds = size_t{1} << 22;
 
-auto DocLess = [](const std::pair<std::string, metrics::Grade>& a,
-                  std::string_view b) { return std::string_view(a.first) < b; };
+template <typename Label>
+bool DocLess(const Label& a, std::string_view b) {
+  return std::string_view(a.doc_id) < b;
+}
 
 }  // namespace
 
@@ -64,10 +68,9 @@ bool RecentIds::Insert(uint64_t hash) {
 
 QrelsJoin::QrelsJoin(const config::JoinConfig& config, const Clock* clock,
                      JoinListener* listener)
-    : config_(config),
+    : WatermarkedJoin(config, clock),
+      config_(config),
       delay_ms_(config.qrels_delay.count()),
-      watermark_(config.allowed_lateness.count(), config.idle_timeout.count(),
-                 clock),
       listener_(listener),
       recent_(std::min<size_t>(static_cast<size_t>(std::max<int64_t>(
                                    1, config.max_pending_requests)),
@@ -78,7 +81,7 @@ Status QrelsJoin::Preload(const trec::Qrels& qrels) {
     const auto docnos = qrels.docnos(q);
     const auto grades = qrels.grades(q);
     for (size_t i = 0; i < docnos.size(); ++i) {
-      if (!Update(q.qid, docnos[i], grades[i])) {
+      if (!Update(q.qid, docnos[i], grades[i], INT64_MIN)) {
         return Status::ResourceExhausted(
             "qrels file '" + qrels.name() + "' has more than " +
             std::to_string(config_.max_table_entries) +
@@ -103,32 +106,46 @@ QrelsJoin::QueryTable* QrelsJoin::FindOrCreateTable(std::string_view qid) {
 }
 
 bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
-                       std::optional<metrics::Grade> grade) {
-  QueryTable* t = grade ? FindOrCreateTable(query_id) : FindTable(query_id);
-  if (t == nullptr) return true;  // Deleting from an unknown query.
-  auto it = std::lower_bound(t->docs.begin(), t->docs.end(), doc_id, DocLess);
-  const bool found = it != t->docs.end() && it->first == doc_id;
-  if (!grade) {
-    if (found) {
-      t->docs.erase(it);
-      --entries_;
-    }
-    return true;
-  }
+                       std::optional<metrics::Grade> grade, int64_t time_ms) {
+  // A withdrawal of an unknown label is kept too: an older label read
+  // after it must not come back.
+  QueryTable* t = FindOrCreateTable(query_id);
+  auto it =
+      std::lower_bound(t->docs.begin(), t->docs.end(), doc_id, DocLess<Label>);
+  const bool found = it != t->docs.end() && it->doc_id == doc_id;
   if (found) {
-    it->second = *grade;  // A later label replaces an earlier one.
+    Label& l = *it;
+    // Latest time wins; on ties a withdrawal, then the higher grade.
+    const bool newer =
+        time_ms > l.time_ms ||
+        (time_ms == l.time_ms &&
+         (!grade ? !l.withdrawn : !l.withdrawn && *grade > l.grade));
+    if (!newer) return true;
+    if (l.withdrawn != !grade) {
+      const int64_t d = grade ? 1 : -1;
+      entries_ += d;
+      tombstones_ -= d;
+      t->live += d;
+    }
+    l.time_ms = time_ms;
+    l.withdrawn = !grade;
+    l.grade = grade.value_or(0);
     return true;
   }
-  if (entries_ >= config_.max_table_entries) return false;
-  t->docs.insert(it, {std::string(doc_id), *grade});
-  ++entries_;
+  if (entries_ + tombstones_ >= config_.max_table_entries) return false;
+  t->docs.insert(
+      it, Label{std::string(doc_id), time_ms, grade.value_or(0), !grade});
+  ++(grade ? entries_ : tombstones_);
+  if (grade) ++t->live;
   return true;
 }
 
 bool QrelsJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
   watermark_.Observe(origin.partition, e.timestamp_ms);
   for (const Judgment& j : e.judgments) {
-    if (!Update(e.query_id, j.doc_id, j.grade)) ++counters_.table_full;
+    if (!Update(e.query_id, j.doc_id, j.grade, e.timestamp_ms)) {
+      ++counters_.table_full;
+    }
   }
   ProcessDue(FinalizeCause::kWindowClosed);
   // The table is rebuilt from the judgments topic on every start, so these
@@ -143,7 +160,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
   if (!e.request_id.empty() && !recent_.Insert(HashBytes(e.request_id))) {
     ++counters_.duplicate_results;
   } else if (delay_ms_ <= 0 ||
-             e.timestamp_ms + delay_ms_ <= watermark_.value()) {
+             SatAdd(e.timestamp_ms, delay_ms_) < watermark_.value()) {
     Score(e.request_id, e.query_id, group, e.timestamp_ms, e.doc_ids,
           FinalizeCause::kWindowClosed);
   } else {
@@ -173,7 +190,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
       r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
     }
     r->origins.push_back(origin);
-    delayed_.Schedule(r, e.timestamp_ms + delay_ms_);
+    delayed_.Schedule(r, SatAdd(e.timestamp_ms, delay_ms_));
     retained = true;
   }
   ProcessDue(FinalizeCause::kWindowClosed);
@@ -185,26 +202,28 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
                       std::span<const std::string_view> docs,
                       FinalizeCause cause) {
   const QueryTable* t = FindTable(query_id);
-  if (t == nullptr || t->docs.empty()) {
+  if (t == nullptr || t->live == 0) {
     ++counters_.unjudged;
     return;
   }
   ranked_.resize(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {
-    auto it =
-        std::lower_bound(t->docs.begin(), t->docs.end(), docs[i], DocLess);
-    ranked_[i] = it != t->docs.end() && it->first == docs[i]
-                     ? it->second
+    auto it = std::lower_bound(t->docs.begin(), t->docs.end(), docs[i],
+                               DocLess<Label>);
+    ranked_[i] = it != t->docs.end() && it->doc_id == docs[i] && !it->withdrawn
+                     ? it->grade
                      : metrics::kUnjudged;
   }
   judged_.clear();
-  for (const auto& [doc, grade] : t->docs) judged_.push_back(grade);
+  for (const Label& l : t->docs) {
+    if (!l.withdrawn) judged_.push_back(l.grade);
+  }
   ++counters_.finalized;
   FinalizedRequest f;
   f.request_id = request_id;
   f.group = group;
   f.served_ms = served_ms;
-  f.closed_ms = served_ms + delay_ms_;
+  f.closed_ms = SatAdd(served_ms, std::max<int64_t>(0, delay_ms_));
   f.cause = cause;
   f.ranked = ranked_;
   f.judged = judged_;
@@ -222,13 +241,10 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
 }
 
 void QrelsJoin::ProcessDue(FinalizeCause cause) {
-  while (PendingRequest* r = delayed_.PeekDue(watermark_.value())) {
+  // A delay [.., served + delay] ends once the watermark is past it.
+  while (PendingRequest* r = delayed_.PeekDue(SatSub(watermark_.value(), 1))) {
     ScoreDelayed(r, cause);
   }
-}
-
-void QrelsJoin::AdvanceWallClock() {
-  if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
 }
 
 void QrelsJoin::FinishAll() {

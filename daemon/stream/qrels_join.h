@@ -1,13 +1,20 @@
 // QrelsJoin: judgments (human or LLM labels) form a table keyed by
 // (query_id, doc_id) that every served list of the query is scored against.
 //
-// The judgments stream updates the table (a later grade replaces an earlier
-// one, a null relevance deletes), optionally after a preload from a TREC
-// qrels file. A results event is scored when it arrives, or once the
+// The judgments stream updates the table, optionally after a preload from
+// a TREC qrels file (older than any event). Per (query, doc) the label with
+// the latest event time wins, whatever the arrival order: a null relevance
+// withdraws (it is kept as a dated tombstone, so an older label read later
+// does not come back), and at equal times a withdrawal beats a grade and a
+// higher grade a lower one. So the table, once every label is read, is the
+// same in any order. A results event is scored when it arrives, or once the
 // watermark passes its time + join.qrels_delay so that labels produced with
-// it land first. A query with no judgments is counted as unjudged and not
-// scored. Duplicate results events (same request_id among the recent ones)
-// are counted and ignored.
+// it land first: against the table as read so far, which holds every label
+// stamped up to then that is on time, and may or may not hold later ones
+// (the documented exception to order independence). A query with no
+// judgments is counted as unjudged and not scored. Duplicate results events
+// (same request_id among the recent ones) are counted and ignored: the
+// first read wins.
 //
 // Not thread-safe; owned and driven by the pipeline.
 #ifndef RANKWATCH_DAEMON_STREAM_QRELS_JOIN_H_
@@ -18,14 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/status.h"
+#include "base/string_index.h"
 #include "config/config.h"
-#include "daemon/stream/clock.h"
 #include "daemon/stream/join.h"
 #include "daemon/stream/pending_store.h"
 #include "daemon/stream/watermark.h"
-#include "metrics/status.h"
-#include "metrics/string_index.h"
-#include "metrics/trec/qrels.h"
+#include "trec/qrels.h"
 
 namespace rankwatch::stream {
 
@@ -49,7 +56,7 @@ class RecentIds {
   size_t mask_;
 };
 
-class QrelsJoin final : public Join {
+class QrelsJoin final : public WatermarkedJoin {
  public:
   // `clock` and `listener` must outlive the join.
   QrelsJoin(const config::JoinConfig& config, const Clock* clock,
@@ -64,51 +71,45 @@ class QrelsJoin final : public Join {
   bool OnResults(const ResultsEvent& event, uint32_t group,
                  EventOrigin origin) override;
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin) override;
-  void AdvanceWallClock() override;
   void FinishAll() override;
   void DropPartitions(std::span<const int32_t> partitions) override;
-  void RestoreWatermark(int64_t watermark_ms) override {
-    watermark_.Restore(watermark_ms);
-  }
-  void AddSource(int32_t source) override { watermark_.AddSource(source); }
-  void SetSourceIdle(int32_t source, bool idle) override {
-    watermark_.SetIdle(source, idle);
-    ProcessDue(FinalizeCause::kWindowClosed);
-  }
-
-  const JoinCounters& counters() const override { return counters_; }
   int64_t pending_requests() const override {
     return static_cast<int64_t>(delayed_.size());
   }
   int64_t table_entries() const override { return entries_; }
-  int64_t watermark_ms() const override { return watermark_.value(); }
 
  private:
+  struct Label {
+    std::string doc_id;
+    int64_t time_ms;  // INT64_MIN for a preloaded label.
+    metrics::Grade grade;
+    bool withdrawn;  // A tombstone: counts in no score.
+  };
   struct QueryTable {
     std::string query_id;
-    std::vector<std::pair<std::string, metrics::Grade>> docs;  // Sorted.
+    std::vector<Label> docs;  // Sorted by doc_id.
+    int64_t live = 0;         // Labels not withdrawn.
   };
 
   QueryTable* FindTable(std::string_view query_id);
   QueryTable* FindOrCreateTable(std::string_view query_id);
-  // Sets (grade) or deletes (nullopt) one label. Returns false when the
-  // table is full.
+  // Sets (grade) or withdraws (nullopt) one label stamped `time_ms`, unless
+  // the table holds a later one. Returns false when the table is full.
   bool Update(std::string_view query_id, std::string_view doc_id,
-              std::optional<metrics::Grade> grade);
+              std::optional<metrics::Grade> grade, int64_t time_ms);
   void Score(std::string_view request_id, std::string_view query_id,
              uint32_t group, int64_t served_ms,
              std::span<const std::string_view> docs, FinalizeCause cause);
-  void ProcessDue(FinalizeCause cause);
+  void ProcessDue(FinalizeCause cause) override;
   void ScoreDelayed(PendingRequest* request, FinalizeCause cause);
 
   config::JoinConfig config_;
   int64_t delay_ms_;
-  Watermark watermark_;
   JoinListener* listener_;
-  JoinCounters counters_;
   std::deque<QueryTable> tables_;  // Stable addresses for the index keys.
   StringIndex table_index_;
-  int64_t entries_ = 0;
+  int64_t entries_ = 0;     // Live labels.
+  int64_t tombstones_ = 0;  // Withdrawn labels kept for their time.
   PendingStore delayed_;
   RecentIds recent_;
   uint64_t next_synthetic_key_ = 0;

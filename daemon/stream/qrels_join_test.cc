@@ -70,12 +70,40 @@ TEST_F(QrelsJoinTest, LaterLabelsReplaceAndNullDeletes) {
   EXPECT_EQ(join().counters().unjudged, 1);  // Table emptied.
 }
 
+// Per (query, doc) the latest event time wins, whatever the arrival order;
+// ties: a withdrawal, then the higher grade.
+TEST_F(QrelsJoinTest, LatestLabelWinsWhateverTheArrivalOrder) {
+  Label("q1", 2000, {{"a", 1}});
+  Label("q1", 1000, {{"a", 3}});  // Older, read later: ignored.
+  Label("q1", 3000, {{"b", std::nullopt}});
+  Label("q1", 2500, {{"b", 2}});  // Older than the withdrawal: stays out.
+  Label("q1", 3000, {{"c", 1}});
+  Label("q1", 3000, {{"c", 2}});  // Tie: the higher grade.
+  Label("q1", 3000, {{"c", 0}});
+  Label("q1", 4000, {{"d", 1}});
+  Label("q1", 4000, {{"d", std::nullopt}});  // Tie: the withdrawal.
+  Label("q1", 3500, {{"e", std::nullopt}});  // Withdraws before any label.
+  Label("q1", 3400, {{"e", 3}});
+  Label("q9", 100, {{"x", std::nullopt}});  // Unknown query: kept too.
+  Label("q9", 50, {{"x", 1}});
+  EXPECT_EQ(join().table_entries(), 2);  // a = 1, c = 2.
+  EXPECT_FALSE(Res("i1", "q1", 5000, {"a", "b", "c", "d", "e"}));
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  EXPECT_EQ(listener_.finalized[0].ranked,
+            (std::vector<metrics::Grade>{1, U, 2, U, U}));
+  EXPECT_EQ(listener_.finalized[0].judged, (std::vector<metrics::Grade>{1, 2}));
+  EXPECT_FALSE(Res("i2", "q9", 5001, {"x"}));
+  EXPECT_EQ(join().counters().unjudged, 1);
+}
+
 TEST_F(QrelsJoinTest, DelayLetsLabelsProducedWithResultsLandFirst) {
   config_.qrels_delay = std::chrono::seconds(5);
   EXPECT_TRUE(Res("i1", "q1", 1000, {"a"}, /*offset=*/7));
   Label("q1", 3000, {{"a", 3}});
   EXPECT_TRUE(listener_.finalized.empty());
-  Label("q1", 7000, {{"zz", 1}});  // Watermark 6 s >= 1 s + 5 s delay.
+  Label("q1", 7000, {{"zz", 1}});  // Watermark 6 s: the delay ends at 6 s.
+  EXPECT_TRUE(listener_.finalized.empty());
+  Label("q1", 7001, {{"zz", 1}});  // Watermark 6.001 s > 1 s + 5 s delay.
   ASSERT_EQ(listener_.finalized.size(), 1u);
   EXPECT_EQ(listener_.finalized[0].ranked, (std::vector<metrics::Grade>{3}));
   EXPECT_EQ(listener_.finalized[0].closed_ms, 6000);

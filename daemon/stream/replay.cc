@@ -7,98 +7,109 @@
 #include <map>
 
 #include "metrics/running_stats.h"
-#include "metrics/trec/mapped_file.h"
+#include "trec/mapped_file.h"
 
 namespace rankwatch::stream {
 
 namespace {
 
-// One input file: its next event, decoded ahead so the two files can be
-// merged by event time.
+// What replay feeds: one event of either file, located by its line.
+struct IndexedEvent {
+  int64_t time_ms;
+  uint64_t offset;  // Of its line in its file.
+  uint32_t length;
+  Topic topic;
+  int64_t line_no;
+};
+
+// One input file. Index() decodes every line once to learn its event time
+// (rejected lines go to the pipeline then, in file order); Feed() decodes
+// an indexed line again and hands it over.
 class Source {
  public:
-  Source(Topic topic, trec::MappedFile file, const config::Config& config)
+  Source(Topic topic, trec::MappedFile file, const config::Config& config,
+         const Clock* clock)
       : topic_(topic),
         file_(std::move(file)),
         decoder_(config.schema, config.events, config.join.mode,
-                 config.aggregation.segments) {
-    Advance();
-  }
+                 config.aggregation.segments, clock) {}
 
-  bool has_event() const { return has_event_; }
-  bool ok() const { return status_.ok(); }
-  int64_t timestamp_ms() const {
-    return topic_ == Topic::kResults ? results_.timestamp_ms
-                                     : judgments_.timestamp_ms;
-  }
-  uint64_t position() const { return std::min(pos_, file_.data().size()); }
   uint64_t size() const { return file_.data().size(); }
 
-  // Hands the current event to the pipeline and reads the next one.
-  void Feed(Pipeline* pipeline) {
-    const EventOrigin origin{0, line_no_};
-    if (!status_.ok()) {
-      pipeline->OnRejected(topic_, status_, line_, origin);
+  void Index(Pipeline* pipeline, std::vector<IndexedEvent>* out,
+             const std::function<void(uint64_t)>& progress) {
+    const std::string_view data = file_.data();
+    int64_t line_no = 0;
+    for (size_t pos = 0; pos < data.size();) {
+      size_t eol = data.find('\n', pos);
+      if (eol == std::string_view::npos) eol = data.size();
+      const std::string_view line = data.substr(pos, eol - pos);
+      const uint64_t offset = pos;
+      pos = eol + 1;
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      int64_t time_ms = 0;
+      const DecodeStatus status = Decode(line, &time_ms);
+      if (!status.ok()) {
+        pipeline->OnRejected(topic_, status, line, EventOrigin{0, line_no});
+      } else {
+        out->push_back({time_ms, offset, static_cast<uint32_t>(line.size()),
+                        topic_, line_no});
+      }
+      if ((line_no & 0x3FFF) == 0 && progress) progress(pos);
+    }
+  }
+
+  void Feed(const IndexedEvent& e, Pipeline* pipeline) {
+    const std::string_view line = file_.data().substr(e.offset, e.length);
+    int64_t time_ms = 0;
+    const DecodeStatus status = Decode(line, &time_ms);
+    const EventOrigin origin{0, e.line_no};
+    if (!status.ok()) {  // Decoding is deterministic: not expected.
+      pipeline->OnRejected(topic_, status, line, origin);
     } else if (topic_ == Topic::kResults) {
       (void)pipeline->OnResults(results_, origin);
     } else {
       (void)pipeline->OnJudgments(judgments_, origin);
     }
-    Advance();
   }
 
  private:
-  void Advance() {
-    const std::string_view data = file_.data();
-    has_event_ = false;
-    while (pos_ < data.size()) {
-      size_t eol = data.find('\n', pos_);
-      if (eol == std::string_view::npos) eol = data.size();
-      line_ = data.substr(pos_, eol - pos_);
-      pos_ = eol + 1;
-      ++line_no_;
-      if (line_.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      has_event_ = true;
-      status_ =
-          topic_ == Topic::kResults
-              ? decoder_.DecodeResults(line_, std::nullopt, &results_)
-              : decoder_.DecodeJudgments(line_, std::nullopt, &judgments_);
-      return;
+  DecodeStatus Decode(std::string_view line, int64_t* time_ms) {
+    if (topic_ == Topic::kResults) {
+      DecodeStatus s = decoder_.DecodeResults(line, std::nullopt, &results_);
+      *time_ms = results_.timestamp_ms;
+      return s;
     }
+    DecodeStatus s = decoder_.DecodeJudgments(line, std::nullopt, &judgments_);
+    *time_ms = judgments_.timestamp_ms;
+    return s;
   }
 
   Topic topic_;
   trec::MappedFile file_;
   EventDecoder decoder_;
-  size_t pos_ = 0;
-  int64_t line_no_ = 0;
-  std::string_view line_;
-  bool has_event_ = false;
-  DecodeStatus status_;
   ResultsEvent results_;
   JudgmentEvent judgments_;
 };
 
 StatusOr<std::unique_ptr<Source>> OpenSource(Topic topic,
                                              const std::string& path,
-                                             const config::Config& config) {
+                                             const config::Config& config,
+                                             const Clock* clock) {
   if (path.empty()) return std::unique_ptr<Source>();
   StatusOr<trec::MappedFile> file = trec::MappedFile::Open(path);
   if (!file.ok()) return file.status();
-  return std::make_unique<Source>(topic, std::move(file).value(), config);
+  return std::make_unique<Source>(topic, std::move(file).value(), config,
+                                  clock);
 }
 
-// Which source feeds next: a rejected line first (its time is unknown),
-// else the earlier event, results first on ties.
-Source* Next(Source* results, Source* judgments) {
-  const bool r = results != nullptr && results->has_event();
-  const bool j = judgments != nullptr && judgments->has_event();
-  if (!r) return j ? judgments : nullptr;
-  if (!j) return results;
-  if (!results->ok()) return results;
-  if (!judgments->ok()) return judgments;
-  return judgments->timestamp_ms() < results->timestamp_ms() ? judgments
-                                                             : results;
+// Event-time order, results first on ties, then file order: the order in
+// which nothing is late, so replay is the reference the daemon's arrival
+// orders are held to.
+bool FeedsBefore(const IndexedEvent& a, const IndexedEvent& b) {
+  if (a.time_ms != b.time_ms) return a.time_ms < b.time_ms;
+  return a.topic == Topic::kResults && b.topic == Topic::kJudgments;
 }
 
 void AppendNumber(std::string* out, double v) {
@@ -225,20 +236,36 @@ StatusOr<ReplayResult> RunReplay(const config::Config& base,
   if (!pipeline.ok()) return pipeline.status();
   result.pipeline = std::move(pipeline).value();
 
-  auto results = OpenSource(Topic::kResults, options.results_path, config);
+  auto results =
+      OpenSource(Topic::kResults, options.results_path, config, clock);
   if (!results.ok()) return results.status();
   auto judgments =
-      OpenSource(Topic::kJudgments, options.judgments_path, config);
+      OpenSource(Topic::kJudgments, options.judgments_path, config, clock);
   if (!judgments.ok()) return judgments.status();
-  Source* r = results->get();
-  Source* j = judgments->get();
-  const uint64_t total = (r ? r->size() : 0) + (j ? j->size() : 0);
-  uint64_t fed = 0;
-  while (Source* next = Next(r, j)) {
-    next->Feed(result.pipeline.get());
-    if (options.progress && (++fed & 0x3FFF) == 0) {
-      options.progress((r ? r->position() : 0) + (j ? j->position() : 0),
-                       total);
+  Pipeline* fed = result.pipeline.get();
+  Source* sources[] = {results->get(), judgments->get()};
+  uint64_t total = 0;
+  for (Source* s : sources) total += s != nullptr ? s->size() : 0;
+  // Indexing reads every byte once and feeding once more: half each.
+  uint64_t indexed = 0;
+  std::vector<IndexedEvent> events;
+  for (Source* s : sources) {
+    if (s == nullptr) continue;
+    s->Index(fed, &events, [&](uint64_t pos) {
+      if (options.progress) options.progress((indexed + pos) / 2, total);
+    });
+    indexed += s->size();
+  }
+  // Results come first in `events`, each file in its order: stable sorting
+  // keeps both tie rules.
+  if (!std::is_sorted(events.begin(), events.end(), FeedsBefore)) {
+    std::stable_sort(events.begin(), events.end(), FeedsBefore);
+  }
+  for (size_t i = 0; i < events.size(); ++i) {
+    const IndexedEvent& e = events[i];
+    sources[e.topic == Topic::kResults ? 0 : 1]->Feed(e, fed);
+    if (options.progress && (i & 0x3FFF) == 0) {
+      options.progress(total / 2 + total / 2 * i / events.size(), total);
     }
   }
   if (options.progress) options.progress(total, total);

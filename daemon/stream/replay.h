@@ -1,6 +1,9 @@
 // Replay: runs the streaming pipeline over a results file and a judgments
-// file (JSON lines), merged by event time, finalizes everything at the end,
-// and formats the final aggregates (`rankwatch replay`).
+// file (JSON lines) in event-time order, whatever order the files hold
+// (dumps of many partitions, concatenated, are fine), finalizes everything
+// at the end, and formats the final aggregates (`rankwatch replay`). In
+// that order no event is late, so replay gives the figures the daemon
+// reaches on the same events in any arrival order within allowed_lateness.
 #ifndef RANKWATCH_DAEMON_STREAM_REPLAY_H_
 #define RANKWATCH_DAEMON_STREAM_REPLAY_H_
 
@@ -9,9 +12,9 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/pipeline.h"
-#include "metrics/status.h"
 
 namespace rankwatch::stream {
 
@@ -34,8 +37,10 @@ struct ReplayResult {
   std::unique_ptr<Pipeline> pipeline;
 };
 
-// Replays the files through a Pipeline built from `config`. Events are fed
-// in event-time order (a merge of the two files; ties: results first).
+// Replays the files through a Pipeline built from `config`. Every line is
+// decoded once to index its event time (rejected lines go to the pipeline
+// then, in file order; 32 bytes per event), then events are fed sorted by
+// event time, results first on ties, then in file order.
 // Errors: unreadable files, a bad qrels file, an unwritable dead-letter file.
 StatusOr<ReplayResult> RunReplay(const config::Config& config,
                                  const ReplayOptions& options,

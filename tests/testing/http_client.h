@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrics/status.h"
+#include "base/status.h"
 
 namespace rankwatch::testing {
 

@@ -1,0 +1,488 @@
+#include "daemon/sim/synthetic.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <unordered_set>
+#include <utility>
+
+namespace rankwatch::sim {
+
+namespace {
+
+// Seeds of the generator's independent streams, mixed with the user's seed
+// so that, e.g., calibrating draws nothing from the traffic stream.
+constexpr uint64_t kCatalogStream = 0x6361'7461'6c6f'6721;      // "catalog!"
+constexpr uint64_t kCalibrationStream = 0x6361'6c69'6272'6174;  // "calibrat"
+
+// Requests simulated to calibrate the click model: enough for the expected
+// judgments per request to be within about 1% of the long-run mean.
+constexpr int kCalibrationRequests = 4000;
+
+// Docs are drawn from a catalog this large; ids are unique within a query.
+constexpr uint64_t kCatalogDocs = 1'000'000;
+
+// True grades: a query's share of relevant docs is uniform in
+// [kMinRelevantShare, kMaxRelevantShare]; a relevant doc has grade 1, 2 or
+// 3 with these probabilities.
+constexpr double kMinRelevantShare = 0.1;
+constexpr double kMaxRelevantShare = 0.45;
+constexpr std::array<double, 3> kRelevantGradeCdf = {0.5, 0.8, 1.0};
+
+// Spread (sigma of the log) of the log-normal delays.
+constexpr double kDelayLogSigma = 1.0;
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t RotateLeft(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// Index i with cdf[i-1] <= u * total < cdf[i].
+int32_t PickIndex(const std::vector<double>& cdf, Xoshiro256* rng) {
+  const double u = rng->Uniform() * cdf.back();
+  const auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+  return static_cast<int32_t>(
+      std::min<ptrdiff_t>(it - cdf.begin(), std::ssize(cdf) - 1));
+}
+
+std::vector<double> Cumulative(const std::vector<double>& weights) {
+  std::vector<double> cdf;
+  cdf.reserve(weights.size());
+  double sum = 0;
+  for (double w : weights) cdf.push_back(sum += w);
+  return cdf;
+}
+
+void AppendInt(int64_t value, std::string* out) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out->append(buf, end);
+}
+
+// Scores with 4 decimals: enough to order them, short on the wire.
+void AppendScore(double value, std::string* out) {
+  char buf[32];
+  const auto [end, ec] =
+      std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, 4);
+  out->append(buf, end);
+}
+
+// A JSON string literal. Ids we generate need no escaping, but variant
+// names and segment values come from the user.
+void AppendJsonString(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (u < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 0xf]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+bool IsProbability(double p) { return p >= 0 && p <= 1; }
+
+}  // namespace
+
+Xoshiro256::Xoshiro256(uint64_t seed) {
+  for (uint64_t& word : s_) word = SplitMix64(&seed);
+}
+
+uint64_t Xoshiro256::Next() {
+  const uint64_t result = RotateLeft(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = RotateLeft(s_[3], 45);
+  return result;
+}
+
+double Xoshiro256::Uniform() {
+  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
+}
+
+uint64_t Xoshiro256::Below(uint64_t n) { return Next() % n; }
+
+// Marsaglia's polar method: no trigonometry, about twice as fast as
+// Box-Muller's sincos; rejects about 21% of the pairs.
+double Xoshiro256::Gaussian() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  double u, v, s;
+  do {
+    u = 2.0 * Uniform() - 1.0;
+    v = 2.0 * Uniform() - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  const double m = std::sqrt(-2.0 * std::log(s) / s);
+  spare_ = v * m;
+  has_spare_ = true;
+  return u * m;
+}
+
+StatusOr<SyntheticTraffic> SyntheticTraffic::Create(SyntheticConfig config) {
+  RW_RETURN_IF_ERROR(Validate(config));
+  SyntheticTraffic traffic(std::move(config));
+  traffic.BuildCatalog();
+  RW_RETURN_IF_ERROR(traffic.Calibrate());
+  return traffic;
+}
+
+SyntheticTraffic::SyntheticTraffic(SyntheticConfig config)
+    : config_(std::move(config)), rng_(config_.seed) {}
+
+Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
+  auto invalid = [](const std::string& m) {
+    return Status::InvalidArgument("synthetic traffic: " + m);
+  };
+  if (c.num_queries < 1) return invalid("num_queries must be >= 1");
+  if (c.docs_per_query < 1) return invalid("docs_per_query must be >= 1");
+  if (c.results_per_request < 1 || c.results_per_request > c.docs_per_query) {
+    return invalid("results_per_request must be in 1..docs_per_query");
+  }
+  if (!(c.query_zipf_exponent >= 0)) {
+    return invalid("query_zipf_exponent must be >= 0");
+  }
+  if (c.variants.empty()) return invalid("at least one variant is needed");
+  std::unordered_set<std::string> names;
+  for (const VariantSpec& v : c.variants) {
+    if (v.name.empty()) return invalid("a variant has an empty name");
+    if (!names.insert(v.name).second) {
+      return invalid("variant '" + v.name + "' is listed twice");
+    }
+    if (!(v.noise_sigma >= 0) || !std::isfinite(v.noise_sigma)) {
+      return invalid("variant '" + v.name + "' needs a noise_sigma >= 0");
+    }
+    if (!(v.weight > 0) || !std::isfinite(v.weight)) {
+      return invalid("variant '" + v.name + "' needs a weight > 0");
+    }
+  }
+  if (c.segment_values.size() != c.segment_weights.size()) {
+    return invalid("segment_values and segment_weights differ in length");
+  }
+  if (!c.segment_values.empty() && c.segment_label.empty()) {
+    return invalid("segment_label is empty");
+  }
+  for (double w : c.segment_weights) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return invalid("segment weights must be > 0");
+    }
+  }
+  if (c.examination.empty()) return invalid("examination is empty");
+  for (double p : c.examination) {
+    if (!(p > 0 && p <= 1)) {
+      return invalid("examination probabilities must be in (0, 1]");
+    }
+  }
+  for (size_t g = 0; g < c.click_probability.size(); ++g) {
+    if (!IsProbability(c.click_probability[g]) ||
+        !IsProbability(c.purchase_probability[g])) {
+      return invalid("click and purchase probabilities must be in [0, 1]");
+    }
+  }
+  if (!(c.judgments_per_request >= 0)) {
+    return invalid("judgments_per_request must be >= 0");
+  }
+  if (c.click_delay_mean_ms < 1 || c.purchase_delay_mean_ms < 1 ||
+      c.max_delay_ms < 1) {
+    return invalid("delays must be >= 1 ms");
+  }
+  if (!c.regress_variant.empty()) {
+    if (names.count(c.regress_variant) == 0) {
+      return invalid("regress_variant '" + c.regress_variant +
+                     "' is not a variant");
+    }
+    if (c.regress_after_ms < 0) return invalid("regress_after_ms is negative");
+    if (!(c.regress_factor >= 0) || !std::isfinite(c.regress_factor)) {
+      return invalid("regress_factor must be >= 0");
+    }
+  }
+  return Status::Ok();
+}
+
+void SyntheticTraffic::BuildCatalog() {
+  Xoshiro256 rng(config_.catalog_seed ^ kCatalogStream);
+  const int width = std::max<int>(
+      4, static_cast<int>(std::to_string(config_.num_queries - 1).size()));
+  queries_.resize(config_.num_queries);
+  std::vector<double> popularity;
+  for (int32_t q = 0; q < config_.num_queries; ++q) {
+    Query& query = queries_[q];
+    std::string number = std::to_string(q);
+    query.id = "q-" + std::string(width - number.size(), '0') + number;
+    const double relevant_share =
+        kMinRelevantShare +
+        (kMaxRelevantShare - kMinRelevantShare) * rng.Uniform();
+    std::unordered_set<uint64_t> used;
+    bool any_relevant = false;
+    for (int32_t d = 0; d < config_.docs_per_query; ++d) {
+      uint64_t doc = rng.Below(kCatalogDocs);
+      while (!used.insert(doc).second) doc = rng.Below(kCatalogDocs);
+      query.doc_ids.push_back("doc-" + std::to_string(doc));
+      metrics::Grade grade = 0;
+      if (rng.Uniform() < relevant_share) {
+        const double u = rng.Uniform();
+        grade = 1;
+        while (grade < 3 && u >= kRelevantGradeCdf[grade - 1]) ++grade;
+        any_relevant = true;
+      }
+      query.grades.push_back(grade);
+    }
+    // Every query has a relevant doc, so that nDCG is defined for all.
+    if (!any_relevant) query.grades[rng.Below(query.grades.size())] = 1;
+    popularity.push_back(1.0 / std::pow(static_cast<double>(q + 1),
+                                        config_.query_zipf_exponent));
+  }
+  query_cdf_ = Cumulative(popularity);
+  std::vector<double> weights;
+  for (const VariantSpec& v : config_.variants) weights.push_back(v.weight);
+  variant_cdf_ = Cumulative(weights);
+  segment_cdf_ = Cumulative(config_.segment_weights);
+  for (size_t v = 0; v < config_.variants.size(); ++v) {
+    if (config_.variants[v].name == config_.regress_variant) {
+      regress_index_ = static_cast<int32_t>(v);
+    }
+  }
+}
+
+// Scales the examination probabilities so that the mean judgments per
+// request over a sample of rankings meets the target. The mean grows with
+// the scale (until every probability is capped at 1), so bisection finds it.
+Status SyntheticTraffic::Calibrate() {
+  const int32_t k = config_.results_per_request;
+  examination_.resize(k);
+  for (int32_t r = 0; r < k; ++r) {
+    examination_[r] =
+        config_
+            .examination[std::min<size_t>(r, config_.examination.size() - 1)];
+  }
+  Xoshiro256 rng(config_.seed ^ kCalibrationStream);
+  std::vector<std::vector<metrics::Grade>> rankings(kCalibrationRequests);
+  for (std::vector<metrics::Grade>& ranking : rankings) {
+    const Query& query = queries_[PickIndex(query_cdf_, &rng)];
+    const int32_t variant = PickIndex(variant_cdf_, &rng);
+    Rank(query, config_.variants[variant].noise_sigma, &rng);
+    for (int32_t doc : served_) ranking.push_back(query.grades[doc]);
+  }
+  if (config_.judgments_per_request == 0) {
+    expected_judgments_ = ExpectedJudgments(1.0, rankings);
+    return Status::Ok();
+  }
+  const double max_scale =
+      1.0 / *std::min_element(examination_.begin(), examination_.end());
+  const double reachable = ExpectedJudgments(max_scale, rankings);
+  if (config_.judgments_per_request > reachable) {
+    return Status::InvalidArgument(
+        "synthetic traffic: judgments_per_request " +
+        std::to_string(config_.judgments_per_request) +
+        " is out of reach of the click model (at most " +
+        std::to_string(reachable) + ")");
+  }
+  double lo = 0;
+  double hi = max_scale;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (ExpectedJudgments(mid, rankings) < config_.judgments_per_request ? lo
+                                                                      : hi) =
+        mid;
+  }
+  examination_scale_ = hi;
+  for (double& p : examination_) p = std::min(1.0, p * examination_scale_);
+  expected_judgments_ = ExpectedJudgments(1.0, rankings);
+  return Status::Ok();
+}
+
+double SyntheticTraffic::ExpectedJudgments(
+    double scale, std::span<const std::vector<metrics::Grade>> rankings) const {
+  double total = 0;
+  for (const std::vector<metrics::Grade>& ranking : rankings) {
+    for (size_t r = 0; r < ranking.size(); ++r) {
+      const metrics::Grade g = ranking[r];
+      const double click =
+          std::min(1.0, examination_[r] * scale) * config_.click_probability[g];
+      total += click * (1.0 + config_.purchase_probability[g]);
+    }
+  }
+  return total / static_cast<double>(rankings.size());
+}
+
+void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
+                                   std::vector<TimedJudgment>* judgments,
+                                   RequestTruth* truth) {
+  if (requests_ == 0) first_served_ms_ = served_ms;
+  std::string& request_id = request_id_;
+  request_id.assign("req-");
+  AppendInt(static_cast<int64_t>(config_.seed), &request_id);
+  request_id.push_back('-');
+  AppendInt(requests_++, &request_id);
+
+  const int32_t query_index = PickIndex(query_cdf_, &rng_);
+  const Query& query = queries_[query_index];
+  const int32_t variant = PickIndex(variant_cdf_, &rng_);
+  const int32_t segment =
+      segment_cdf_.empty() ? -1 : PickIndex(segment_cdf_, &rng_);
+  bool regressed = false;
+  Rank(query, Sigma(variant, served_ms, &regressed), &rng_);
+
+  results_json->clear();
+  AppendResultsJson(served_ms, request_id, query, variant, segment,
+                    results_json);
+
+  judgments->clear();
+  if (truth != nullptr) {
+    truth->request_id = request_id;
+    truth->query_index = query_index;
+    truth->variant_index = variant;
+    truth->regressed = regressed;
+    truth->ranked_grades.clear();
+    truth->judged.clear();
+  }
+  for (size_t r = 0; r < served_.size(); ++r) {
+    const int32_t doc = served_[r];
+    const metrics::Grade grade = query.grades[doc];
+    if (truth != nullptr) truth->ranked_grades.push_back(grade);
+    if (rng_.Uniform() >= examination_[r] * config_.click_probability[grade]) {
+      continue;
+    }
+    const int64_t click_ms = served_ms + Delay(config_.click_delay_mean_ms);
+    AppendJudgment(click_ms, request_id, query, doc, 1, judgments);
+    if (truth != nullptr)
+      truth->judged.emplace_back(static_cast<int32_t>(r), 1);
+    if (rng_.Uniform() < config_.purchase_probability[grade]) {
+      const int64_t purchase_ms =
+          std::min(served_ms + config_.max_delay_ms,
+                   click_ms + Delay(config_.purchase_delay_mean_ms));
+      AppendJudgment(purchase_ms, request_id, query, doc, 2, judgments);
+      if (truth != nullptr)
+        truth->judged.emplace_back(static_cast<int32_t>(r), 2);
+    }
+  }
+}
+
+double SyntheticTraffic::Sigma(int32_t variant, int64_t served_ms,
+                               bool* regressed) const {
+  const double sigma = config_.variants[variant].noise_sigma;
+  *regressed = variant == regress_index_ &&
+               served_ms - first_served_ms_ >= config_.regress_after_ms;
+  return *regressed ? sigma * config_.regress_factor : sigma;
+}
+
+// Leaves in scored_ the top results_per_request (score, doc index) pairs,
+// best first, and in served_ their doc indices. Insertion into the short
+// sorted top list beats sorting all candidates; a tie (improbable) keeps
+// the lower doc index first, for determinism.
+void SyntheticTraffic::Rank(const Query& query, double sigma, Xoshiro256* rng) {
+  const size_t k = static_cast<size_t>(config_.results_per_request);
+  scored_.clear();
+  for (size_t d = 0; d < query.grades.size(); ++d) {
+    const double score = query.grades[d] + sigma * rng->Gaussian();
+    if (scored_.size() == k && !(score > scored_.back().first)) continue;
+    if (scored_.size() < k) scored_.emplace_back();
+    size_t pos = scored_.size() - 1;
+    while (pos > 0 && score > scored_[pos - 1].first) {
+      scored_[pos] = scored_[pos - 1];
+      --pos;
+    }
+    scored_[pos] = {score, static_cast<int32_t>(d)};
+  }
+  served_.clear();
+  for (const auto& [score, doc] : scored_) served_.push_back(doc);
+}
+
+// Log-normal with mean `mean_ms`, capped at max_delay_ms.
+int64_t SyntheticTraffic::Delay(int64_t mean_ms) {
+  const double mu = std::log(static_cast<double>(mean_ms)) -
+                    kDelayLogSigma * kDelayLogSigma / 2;
+  const double delay = std::exp(mu + kDelayLogSigma * rng_.Gaussian());
+  return std::min<int64_t>(config_.max_delay_ms,
+                           static_cast<int64_t>(std::llround(delay)));
+}
+
+void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
+                                         const std::string& request_id,
+                                         const Query& query, int32_t variant,
+                                         int32_t segment,
+                                         std::string* out) const {
+  out->append("{\"request_id\":\"");
+  out->append(request_id);
+  out->append("\",\"query_id\":\"");
+  out->append(query.id);
+  out->append("\",\"variant\":");
+  AppendJsonString(config_.variants[variant].name, out);
+  out->append(",\"timestamp\":");
+  AppendInt(served_ms, out);
+  out->append(",\"results\":[");
+  // The score served is the ranker's noisy one, recomputed from scored_.
+  for (int32_t r = 0; r < config_.results_per_request; ++r) {
+    if (r > 0) out->push_back(',');
+    out->append("{\"doc_id\":\"");
+    out->append(query.doc_ids[scored_[r].second]);
+    out->append("\",\"score\":");
+    AppendScore(scored_[r].first, out);
+    out->push_back('}');
+  }
+  out->push_back(']');
+  if (segment >= 0) {
+    out->append(",\"segments\":{");
+    AppendJsonString(config_.segment_label, out);
+    out->push_back(':');
+    AppendJsonString(config_.segment_values[segment], out);
+    out->push_back('}');
+  }
+  out->push_back('}');
+}
+
+void SyntheticTraffic::AppendJudgment(
+    int64_t time_ms, const std::string& request_id, const Query& query,
+    int32_t doc, metrics::Grade relevance,
+    std::vector<TimedJudgment>* judgments) const {
+  TimedJudgment& j = judgments->emplace_back();
+  j.time_ms = time_ms;
+  j.request_id = request_id;
+  j.json.reserve(128);
+  j.json.append("{\"request_id\":\"");
+  j.json.append(request_id);
+  j.json.append("\",\"query_id\":\"");
+  j.json.append(query.id);
+  j.json.append("\",\"doc_id\":\"");
+  j.json.append(query.doc_ids[doc]);
+  j.json.append("\",\"relevance\":");
+  AppendInt(relevance, &j.json);
+  j.json.append(",\"timestamp\":");
+  AppendInt(time_ms, &j.json);
+  j.json.push_back('}');
+}
+
+std::string SyntheticTraffic::TrecQrels() const {
+  std::string out;
+  for (const Query& query : queries_) {
+    for (size_t d = 0; d < query.doc_ids.size(); ++d) {
+      out.append(query.id);
+      out.append(" 0 ");
+      out.append(query.doc_ids[d]);
+      out.push_back(' ');
+      AppendInt(query.grades[d], &out);
+      out.push_back('\n');
+    }
+  }
+  return out;
+}
+
+}  // namespace rankwatch::sim

@@ -1,0 +1,219 @@
+// SyntheticTraffic: deterministic, realistic search traffic for demos, load
+// tests, benchmarks and replay files: results events of A/B ranker variants
+// and the click and purchase judgments users give them, as JSON in
+// rankwatch's default schema (daemon/stream/events.h). Independent of
+// Kafka (SyntheticProducer sends it to a cluster).
+//
+// The model:
+//  * A fixed query set (num_queries), drawn from catalog_seed: each query
+//    has a pool of docs_per_query candidate docs with a true grade 0..3,
+//    mostly 0. Query popularity follows a Zipf law.
+//  * Each request picks a query and a variant (by weight). The variant's
+//    ranker scores every candidate as its true grade plus Gaussian noise of
+//    the variant's sigma and serves the top results_per_request: a lower
+//    sigma ranks better and so has a higher nDCG.
+//  * Users click by a position-based model: rank r is examined with
+//    probability examination[r] (scaled so that the mean number of
+//    judgments per request is judgments_per_request) and an examined doc of
+//    grade g is clicked with probability click_probability[g]. A click is a
+//    judgment of relevance 1 after a log-normal delay; a click on a doc of
+//    grade g may also become a purchase (purchase_probability[g]), a second
+//    judgment of relevance 2 after a longer delay. Delays are capped at
+//    max_delay_ms, which must stay below the daemon's join window.
+//  * Regression injection: from regress_after_ms of event time after the
+//    first request on, regress_variant's sigma is multiplied by
+//    regress_factor.
+//
+// Everything is drawn from rankwatch's own PRNG (xoshiro256**), never from
+// std:: distributions, so the same configuration yields the same events on
+// every platform and standard library.
+#ifndef RANKWATCH_DAEMON_SIM_SYNTHETIC_H_
+#define RANKWATCH_DAEMON_SIM_SYNTHETIC_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::sim {
+
+// xoshiro256** 1.0 (Blackman and Vigna), seeded through splitmix64. Small,
+// fast and identical everywhere. Not thread-safe; copyable.
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed);
+
+  uint64_t Next();
+  // Uniform in [0, 1), 53 bits.
+  double Uniform();
+  // Uniform in [0, n); n > 0. Lemire's method would be faster; the modulo
+  // bias is below 2^-40 for the small n used here.
+  uint64_t Below(uint64_t n);
+  // Standard normal (Marsaglia's polar method).
+  double Gaussian();
+
+ private:
+  std::array<uint64_t, 4> s_;
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+// One ranker variant of the experiment.
+struct VariantSpec {
+  std::string name;
+  double noise_sigma = 1.0;  // Score noise; lower ranks better.
+  double weight = 1.0;       // Share of the traffic, relative to the others.
+};
+
+struct SyntheticConfig {
+  uint64_t seed = 1;          // Traffic: assignments, rankings, clicks.
+  uint64_t catalog_seed = 1;  // The query set and its true grades.
+  int32_t num_queries = 200;
+  int32_t docs_per_query = 40;
+  int32_t results_per_request = 10;
+  double query_zipf_exponent = 0.8;  // Query popularity; 0 is uniform.
+
+  std::vector<VariantSpec> variants = {{"A", 1.0, 1.0}, {"B", 0.85, 1.0}};
+
+  // `segments: {segment_label: value}` on results events, the value drawn
+  // by segment_weights; no segments when segment_values is empty.
+  std::string segment_label = "locale";
+  std::vector<std::string> segment_values = {"en-US", "de-DE", "fr-FR"};
+  std::vector<double> segment_weights = {0.6, 0.25, 0.15};
+
+  // Click model. examination[r] is for rank r + 1; ranks beyond it reuse the
+  // last value.
+  std::vector<double> examination = {1.0,  0.85, 0.7, 0.6,  0.5,
+                                     0.42, 0.36, 0.3, 0.26, 0.22};
+  std::array<double, 4> click_probability = {0.05, 0.3, 0.6, 0.9};
+  std::array<double, 4> purchase_probability = {0.0, 0.0, 0.2, 0.35};
+  // Target mean of judgments (clicks + purchases) per request: the
+  // examination probabilities are scaled to reach it. 0 keeps them as is.
+  double judgments_per_request = 3.0;
+
+  // Delays after the results event, log-normal with these means, capped.
+  int64_t click_delay_mean_ms = 3000;
+  int64_t purchase_delay_mean_ms = 60000;  // After the click.
+  int64_t max_delay_ms = 10 * 60 * 1000;
+
+  // Regression injection; none when regress_variant is empty.
+  std::string regress_variant;
+  int64_t regress_after_ms = 0;  // Event time after the first request.
+  double regress_factor = 3.0;   // Multiplies the variant's noise_sigma.
+};
+
+// A judgment event and when it happens (event time, epoch ms).
+struct TimedJudgment {
+  int64_t time_ms = 0;
+  std::string json;
+  std::string request_id;  // The Kafka key.
+};
+
+// What the generator knows about a request and the events do not say.
+struct RequestTruth {
+  std::string request_id;
+  int32_t query_index = 0;
+  int32_t variant_index = 0;
+  bool regressed = false;  // Served with the regressed sigma.
+  // The true grade of the served doc at each rank, rank 1 first.
+  std::vector<metrics::Grade> ranked_grades;
+  // The judgments emitted, as (rank index, relevance): 1 click, 2 purchase.
+  std::vector<std::pair<int32_t, metrics::Grade>> judged;
+};
+
+// Not thread-safe: one per thread. Movable.
+class SyntheticTraffic {
+ public:
+  // Validates `config`, builds the query set and calibrates the click
+  // model. InvalidArgument names the offending field.
+  static StatusOr<SyntheticTraffic> Create(SyntheticConfig config);
+
+  // Generates the next request, served at `served_ms` (epoch ms; pass
+  // non-decreasing times): its results event in `*results_json` and its
+  // judgments, in no particular order, in `*judgments` (both replaced).
+  // Every judgment's time_ms lies in [served_ms, served_ms + max_delay_ms]
+  // (SyntheticProducer relies on it to keep events behind the clock).
+  // `truth` (optional) receives what only the generator knows.
+  void NextRequest(int64_t served_ms, std::string* results_json,
+                   std::vector<TimedJudgment>* judgments,
+                   RequestTruth* truth = nullptr);
+
+  const SyntheticConfig& config() const { return config_; }
+  int64_t requests() const { return requests_; }
+  // The request id of the latest NextRequest(), the key of its events.
+  const std::string& last_request_id() const { return request_id_; }
+  int32_t num_queries() const { return static_cast<int32_t>(queries_.size()); }
+  const std::string& query_id(int32_t query_index) const {
+    return queries_[query_index].id;
+  }
+  // The true grades of every candidate of a query (0s included), i.e. the
+  // `judgments` argument of metrics::Evaluator::Evaluate.
+  std::span<const metrics::Grade> query_grades(int32_t query_index) const {
+    return queries_[query_index].grades;
+  }
+  // The true grades as TREC qrels ("qid 0 docno grade" lines), for qrels
+  // mode and for `rankwatch eval`.
+  std::string TrecQrels() const;
+
+  // The calibrated click model: the factor applied to `examination`, and
+  // the expected judgments per request it gives (before any regression).
+  double examination_scale() const { return examination_scale_; }
+  double expected_judgments_per_request() const { return expected_judgments_; }
+
+ private:
+  struct Query {
+    std::string id;
+    std::vector<std::string> doc_ids;
+    std::vector<metrics::Grade> grades;  // Parallel to doc_ids.
+  };
+
+  explicit SyntheticTraffic(SyntheticConfig config);
+
+  static Status Validate(const SyntheticConfig& config);
+  void BuildCatalog();
+  Status Calibrate();
+  double ExpectedJudgments(
+      double scale,
+      std::span<const std::vector<metrics::Grade>> rankings) const;
+
+  int32_t PickQuery();
+  int32_t PickVariant();
+  int32_t PickSegment();
+  double Sigma(int32_t variant, int64_t served_ms, bool* regressed) const;
+  void Rank(const Query& query, double sigma, Xoshiro256* rng);
+  int64_t Delay(int64_t mean_ms);
+  void AppendResultsJson(int64_t served_ms, const std::string& request_id,
+                         const Query& query, int32_t variant, int32_t segment,
+                         std::string* out) const;
+  void AppendJudgment(int64_t time_ms, const std::string& request_id,
+                      const Query& query, int32_t doc, metrics::Grade relevance,
+                      std::vector<TimedJudgment>* judgments) const;
+
+  SyntheticConfig config_;
+  int32_t regress_index_ = -1;
+  std::vector<Query> queries_;
+  std::vector<double> query_cdf_;    // Cumulative popularity.
+  std::vector<double> variant_cdf_;  // Cumulative weights.
+  std::vector<double> segment_cdf_;
+  std::vector<double> examination_;  // Scaled, one per served rank.
+  double examination_scale_ = 1.0;
+  double expected_judgments_ = 0;
+
+  Xoshiro256 rng_;
+  int64_t requests_ = 0;
+  int64_t first_served_ms_ = 0;
+  std::string request_id_;  // The latest request's.
+  // Scratch for Rank(): the top (score, doc index) pairs, best first, and
+  // the served doc indices.
+  std::vector<std::pair<double, int32_t>> scored_;
+  std::vector<int32_t> served_;
+};
+
+}  // namespace rankwatch::sim
+
+#endif  // RANKWATCH_DAEMON_SIM_SYNTHETIC_H_

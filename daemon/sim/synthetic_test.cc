@@ -1,0 +1,341 @@
+#include "daemon/sim/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "config/config.h"
+#include "daemon/stream/event_decoder.h"
+#include "gtest/gtest.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::sim {
+namespace {
+
+constexpr int64_t kStartMs = 1'700'000'000'000;
+constexpr int64_t kStepMs = 10;  // 100 requests per second of event time.
+
+SyntheticTraffic MakeTraffic(SyntheticConfig config = {}) {
+  StatusOr<SyntheticTraffic> traffic = SyntheticTraffic::Create(config);
+  EXPECT_TRUE(traffic.ok()) << traffic.status().ToString();
+  return std::move(traffic).value();
+}
+
+// Mean nDCG@10 per variant, from the true grades (what the ranker really
+// achieved) and from the emitted judgments (what the daemon measures in
+// impression mode: clicks 1, purchases 2, unjudged docs not relevant).
+struct VariantMeans {
+  std::vector<double> true_ndcg_sum;
+  std::vector<double> click_ndcg_sum;
+  std::vector<int64_t> count;
+
+  double TrueNdcg(int v) const { return true_ndcg_sum[v] / count[v]; }
+  double ClickNdcg(int v) const { return click_ndcg_sum[v] / count[v]; }
+};
+
+class NdcgMeter {
+ public:
+  explicit NdcgMeter(int variants)
+      : evaluator_(*metrics::Evaluator::Create({10}, metrics::Definitions{})) {
+    means_.true_ndcg_sum.assign(variants, 0);
+    means_.click_ndcg_sum.assign(variants, 0);
+    means_.count.assign(variants, 0);
+  }
+
+  void Add(const SyntheticTraffic& traffic, const RequestTruth& truth) {
+    evaluator_.Evaluate(truth.ranked_grades,
+                        traffic.query_grades(truth.query_index), &scores_);
+    means_.true_ndcg_sum[truth.variant_index] += scores_.at[0].ndcg;
+
+    std::vector<metrics::Grade> ranked(truth.ranked_grades.size(),
+                                       metrics::kUnjudged);
+    for (const auto& [rank, relevance] : truth.judged) {
+      ranked[rank] = std::max(ranked[rank], relevance);
+    }
+    std::vector<metrics::Grade> judged;
+    for (metrics::Grade g : ranked) {
+      if (g >= 0) judged.push_back(g);
+    }
+    evaluator_.Evaluate(ranked, judged, &scores_);
+    means_.click_ndcg_sum[truth.variant_index] += scores_.at[0].ndcg;
+    ++means_.count[truth.variant_index];
+  }
+
+  const VariantMeans& means() const { return means_; }
+
+ private:
+  metrics::Evaluator evaluator_;
+  metrics::ListScores scores_;
+  VariantMeans means_;
+};
+
+TEST(Xoshiro256Test, SameSeedSameStreamAndSaneGaussians) {
+  Xoshiro256 a(42);
+  Xoshiro256 b(42);
+  Xoshiro256 c(43);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t x = a.Next();
+    EXPECT_EQ(x, b.Next());
+    differs |= x != c.Next();
+  }
+  EXPECT_TRUE(differs);
+
+  constexpr int kSamples = 200000;
+  double sum = 0;
+  double sum_sq = 0;
+  double uniform_sum = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    const double g = a.Gaussian();
+    sum += g;
+    sum_sq += g * g;
+    const double u = a.Uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    uniform_sum += u;
+  }
+  EXPECT_NEAR(sum / kSamples, 0.0, 0.01);
+  EXPECT_NEAR(sum_sq / kSamples, 1.0, 0.01);
+  EXPECT_NEAR(uniform_sum / kSamples, 0.5, 0.005);
+}
+
+TEST(SyntheticTrafficTest, SameSeedSameEvents) {
+  SyntheticTraffic a = MakeTraffic();
+  SyntheticTraffic b = MakeTraffic();
+  SyntheticConfig other;
+  other.seed = 2;
+  SyntheticTraffic c = MakeTraffic(other);
+  std::string ra, rb, rc;
+  std::vector<TimedJudgment> ja, jb, jc;
+  int differing = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t t = kStartMs + i * kStepMs;
+    a.NextRequest(t, &ra, &ja);
+    b.NextRequest(t, &rb, &jb);
+    c.NextRequest(t, &rc, &jc);
+    ASSERT_EQ(ra, rb);
+    ASSERT_EQ(ja.size(), jb.size());
+    for (size_t k = 0; k < ja.size(); ++k) {
+      EXPECT_EQ(ja[k].json, jb[k].json);
+      EXPECT_EQ(ja[k].time_ms, jb[k].time_ms);
+      EXPECT_EQ(ja[k].request_id, jb[k].request_id);
+    }
+    differing +=
+        ra.substr(ra.find("query_id")) != rc.substr(rc.find("query_id"));
+  }
+  EXPECT_GT(differing, 1900);               // Another seed, other traffic.
+  EXPECT_EQ(a.TrecQrels(), c.TrecQrels());  // Same catalog_seed.
+}
+
+TEST(SyntheticTrafficTest, AboutThreeJudgmentsPerRequest) {
+  SyntheticTraffic traffic = MakeTraffic();
+  EXPECT_NEAR(traffic.expected_judgments_per_request(), 3.0, 0.01);
+  constexpr int kRequests = 20000;
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  int64_t total = 0;
+  int64_t purchases = 0;
+  int64_t with_none = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments);
+    total += static_cast<int64_t>(judgments.size());
+    with_none += judgments.empty();
+    for (const TimedJudgment& j : judgments) {
+      purchases += j.json.find("\"relevance\":2") != std::string::npos;
+    }
+  }
+  const double mean = static_cast<double>(total) / kRequests;
+  std::printf(
+      "judgments/request %.3f (purchases %.3f), no judgment %.1f%%, "
+      "examination scale %.3f\n",
+      mean, static_cast<double>(purchases) / kRequests,
+      100.0 * with_none / kRequests, traffic.examination_scale());
+  EXPECT_NEAR(mean, 3.0, 0.1);
+  EXPECT_GT(purchases, 0);
+  EXPECT_GT(with_none, 0);  // Some users click nothing.
+
+  SyntheticConfig more;
+  more.judgments_per_request = 4.5;
+  EXPECT_NEAR(MakeTraffic(more).expected_judgments_per_request(), 4.5, 0.01);
+}
+
+TEST(SyntheticTrafficTest, VariantBRanksBetterThanA) {
+  SyntheticTraffic traffic = MakeTraffic();
+  NdcgMeter meter(2);
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  for (int i = 0; i < 40000; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+    ASSERT_EQ(truth.ranked_grades.size(), 10u);
+    meter.Add(traffic, truth);
+  }
+  const VariantMeans& m = meter.means();
+  std::printf(
+      "A: %lld requests, nDCG@10 %.4f (from clicks %.4f)\n"
+      "B: %lld requests, nDCG@10 %.4f (from clicks %.4f)\n",
+      static_cast<long long>(m.count[0]), m.TrueNdcg(0), m.ClickNdcg(0),
+      static_cast<long long>(m.count[1]), m.TrueNdcg(1), m.ClickNdcg(1));
+  // 50/50 assignment.
+  EXPECT_NEAR(static_cast<double>(m.count[0]) / 40000, 0.5, 0.02);
+  // B is slightly better: a few points of nDCG, far beyond the standard
+  // error (about 0.001 here).
+  EXPECT_GT(m.TrueNdcg(1) - m.TrueNdcg(0), 0.01);
+  EXPECT_LT(m.TrueNdcg(1) - m.TrueNdcg(0), 0.08);
+  EXPECT_GT(m.TrueNdcg(0), 0.6);
+  EXPECT_LT(m.TrueNdcg(1), 0.95);
+  // The daemon sees it in the clicks too.
+  EXPECT_GT(m.ClickNdcg(1), m.ClickNdcg(0));
+}
+
+TEST(SyntheticTrafficTest, RegressionLowersTheVariantsNdcg) {
+  SyntheticConfig config;
+  config.regress_variant = "B";
+  config.regress_after_ms = 100'000;  // Half way through.
+  config.regress_factor = 3;
+  SyntheticTraffic traffic = MakeTraffic(config);
+  NdcgMeter before(2);
+  NdcgMeter after(2);
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t t = kStartMs + i * kStepMs;
+    traffic.NextRequest(t, &results, &judgments, &truth);
+    const bool late = t - kStartMs >= config.regress_after_ms;
+    EXPECT_EQ(truth.regressed, late && truth.variant_index == 1);
+    (late ? after : before).Add(traffic, truth);
+  }
+  std::printf(
+      "B nDCG@10 %.4f -> %.4f (clicks %.4f -> %.4f); "
+      "A %.4f -> %.4f\n",
+      before.means().TrueNdcg(1), after.means().TrueNdcg(1),
+      before.means().ClickNdcg(1), after.means().ClickNdcg(1),
+      before.means().TrueNdcg(0), after.means().TrueNdcg(0));
+  EXPECT_LT(after.means().TrueNdcg(1), before.means().TrueNdcg(1) - 0.1);
+  EXPECT_LT(after.means().ClickNdcg(1), before.means().ClickNdcg(1) - 0.02);
+  EXPECT_NEAR(after.means().TrueNdcg(0), before.means().TrueNdcg(0), 0.01);
+}
+
+TEST(SyntheticTrafficTest, EveryEventDecodesWithTheDefaultSchema) {
+  SyntheticConfig config;
+  config.variants = {{"control \"x\"", 1.0, 2.0}, {"B", 0.8, 1.0}};
+  SyntheticTraffic traffic = MakeTraffic(config);
+  // Later than every event (the last judgment is at most 30 s + 10 min
+  // after kStartMs), so that none is ahead of the clock.
+  const FakeClock clock(kStartMs + 3'600'000);
+  stream::EventDecoder decoder(
+      config::SchemaConfig{}, config::EventLimitsConfig{},
+      config::JoinMode::kImpression, {"locale"}, &clock);
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  stream::ResultsEvent r;
+  stream::JudgmentEvent j;
+  std::set<std::string> request_ids;
+  std::set<std::string> locales;
+  std::map<std::string, int> variants;
+  for (int i = 0; i < 3000; ++i) {
+    const int64_t t = kStartMs + i * kStepMs;
+    traffic.NextRequest(t, &results, &judgments, &truth);
+    const stream::DecodeStatus rs =
+        decoder.DecodeResults(results, std::nullopt, &r);
+    ASSERT_TRUE(rs.ok()) << rs.detail << ": " << results;
+    EXPECT_EQ(r.request_id, truth.request_id);
+    EXPECT_EQ(r.request_id, traffic.last_request_id());
+    EXPECT_EQ(r.query_id, traffic.query_id(truth.query_index));
+    EXPECT_EQ(r.timestamp_ms, t);
+    EXPECT_EQ(r.doc_ids.size(), 10u);
+    ASSERT_EQ(r.segment_values.size(), 1u);
+    locales.insert(std::string(r.segment_values[0]));
+    ++variants[std::string(r.variant)];
+    EXPECT_TRUE(request_ids.insert(std::string(r.request_id)).second);
+    // Copies: the decoded views die with the next Decode call.
+    const std::set<std::string> served(r.doc_ids.begin(), r.doc_ids.end());
+    const std::string request_id(r.request_id);
+    for (const TimedJudgment& tj : judgments) {
+      const stream::DecodeStatus js =
+          decoder.DecodeJudgments(tj.json, std::nullopt, &j);
+      ASSERT_TRUE(js.ok()) << js.detail << ": " << tj.json;
+      EXPECT_EQ(j.request_id, request_id);
+      EXPECT_EQ(tj.request_id, request_id);
+      EXPECT_EQ(j.timestamp_ms, tj.time_ms);
+      EXPECT_GE(tj.time_ms, t);
+      EXPECT_LE(tj.time_ms, t + config.max_delay_ms);
+      ASSERT_EQ(j.judgments.size(), 1u);
+      EXPECT_TRUE(served.count(std::string(j.judgments[0].doc_id)) > 0)
+          << tj.json << " not in " << results;
+      ASSERT_TRUE(j.judgments[0].grade.has_value());
+      EXPECT_TRUE(*j.judgments[0].grade == 1 || *j.judgments[0].grade == 2);
+    }
+  }
+  EXPECT_EQ(locales.size(), 3u);
+  ASSERT_EQ(variants.size(), 2u);
+  // Weights 2:1.
+  EXPECT_NEAR(variants["control \"x\""] / 3000.0, 2.0 / 3, 0.03);
+}
+
+TEST(SyntheticTrafficTest, NoSegmentsWhenNoValues) {
+  SyntheticConfig config;
+  config.segment_values.clear();
+  config.segment_weights.clear();
+  SyntheticTraffic traffic = MakeTraffic(config);
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  traffic.NextRequest(kStartMs, &results, &judgments);
+  EXPECT_EQ(results.find("segments"), std::string::npos);
+}
+
+TEST(SyntheticTrafficTest, QrelsListEveryCandidate) {
+  SyntheticConfig config;
+  config.num_queries = 7;
+  config.docs_per_query = 12;
+  config.results_per_request = 5;
+  config.judgments_per_request = 0;  // Keep the click model as is.
+  SyntheticTraffic traffic = MakeTraffic(config);
+  const std::string qrels = traffic.TrecQrels();
+  EXPECT_EQ(std::count(qrels.begin(), qrels.end(), '\n'), 7 * 12);
+  EXPECT_EQ(qrels.rfind("q-0000 0 doc-", 0), 0u);
+  for (int q = 0; q < traffic.num_queries(); ++q) {
+    const auto grades = traffic.query_grades(q);
+    EXPECT_EQ(grades.size(), 12u);
+    EXPECT_TRUE(std::any_of(grades.begin(), grades.end(),
+                            [](metrics::Grade g) { return g > 0; }));
+  }
+}
+
+TEST(SyntheticTrafficTest, RejectsBadConfigurations) {
+  auto rejected = [](SyntheticConfig c) {
+    return SyntheticTraffic::Create(std::move(c)).status().code() ==
+           StatusCode::kInvalidArgument;
+  };
+  SyntheticConfig c;
+  c.variants.clear();
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.variants = {{"A", 1, 1}, {"A", 1, 1}};
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.regress_variant = "C";
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.results_per_request = 41;
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.judgments_per_request = 50;  // More than the click model can give.
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.segment_weights = {1.0};
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.click_probability[2] = 1.5;
+  EXPECT_TRUE(rejected(c));
+}
+
+}  // namespace
+}  // namespace rankwatch::sim

@@ -1,0 +1,279 @@
+#include "trec/batch_eval.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::trec {
+namespace {
+
+MeasureSelection Select(std::vector<std::string> specs) {
+  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+TEST(MeasureSelectionTest, ParsesCutoffsAndKeepsTrecOrder) {
+  MeasureSelection s = Select({"ndcg_cut.10", "P.10,5", "map", "P.20"});
+  ASSERT_EQ(s.items().size(), 3u);
+  EXPECT_EQ(s.items()[0].measure, TrecMeasure::kMap);
+  EXPECT_EQ(s.items()[1].measure, TrecMeasure::kP);
+  EXPECT_EQ(s.items()[1].cutoffs, (std::vector<int32_t>{5, 10, 20}));
+  EXPECT_EQ(s.items()[2].measure, TrecMeasure::kNdcgCut);
+  EXPECT_EQ(s.AllCutoffs(), (std::vector<int32_t>{5, 10, 20}));
+}
+
+TEST(MeasureSelectionTest, DefaultsMatchTrecEval) {
+  MeasureSelection s = Select({"P", "success"});
+  EXPECT_EQ(s.items()[0].cutoffs,
+            (std::vector<int32_t>{5, 10, 15, 20, 30, 100, 200, 500, 1000}));
+  EXPECT_EQ(s.items()[1].cutoffs, (std::vector<int32_t>{1, 5, 10}));
+  MeasureSelection d = Select({});
+  ASSERT_EQ(d.items().size(), 8u);
+  EXPECT_EQ(d.items()[0].measure, TrecMeasure::kNumQ);
+}
+
+TEST(MeasureSelectionTest, RecipRankWithAndWithoutCutoff) {
+  MeasureSelection s = Select({"recip_rank.10", "recip_rank"});
+  ASSERT_EQ(s.items().size(), 1u);
+  EXPECT_TRUE(s.items()[0].uncut);
+  EXPECT_EQ(s.items()[0].cutoffs, (std::vector<int32_t>{10}));
+}
+
+TEST(MeasureSelectionTest, RejectsBadSpecs) {
+  auto error = [](std::string spec) {
+    std::vector<std::string> specs = {spec};
+    StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
+    return s.ok() ? std::string() : s.status().message();
+  };
+  EXPECT_NE(error("bpref").find("unknown measure 'bpref'"), std::string::npos);
+  EXPECT_EQ(error("P.5,5"), "measure 'P.5,5': duplicate cutoffs");
+  EXPECT_EQ(error("P.0"),
+            "measure 'P.0': cutoff '0' is not a positive integer");
+  EXPECT_EQ(error("P."), "measure 'P.': cutoff '' is not a positive integer");
+  EXPECT_EQ(error("map.5"), "measure 'map' takes no parameters (got 'map.5')");
+}
+
+class EvaluateFilesTest : public ::testing::Test {
+ protected:
+  // Two queries. q1: ranked a(rel 1), b(0), c(unjudged), R = 2 (d not
+  // retrieved). q2: ranked x (rel 2), R = 1. q3 only in qrels, q9 only in
+  // the run.
+  void SetUp() override {
+    qrels_ = dir_.Write("qrels.txt",
+                        "q1 0 a 1\nq1 0 b 0\nq1 0 d 1\nq2 0 x 2\nq3 0 y 1\n");
+    run_ = dir_.Write("run.txt",
+                      "q1 Q0 c 3 1.0 r\nq1 Q0 a 1 3.0 r\nq1 Q0 b 2 2.0 r\n"
+                      "q2 Q0 x 1 5 r\nq9 Q0 z 1 1 r\n");
+  }
+
+  std::string Text(EvalOptions options) {
+    StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, options);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::string out;
+    if (r.ok()) WriteTrecText(*r, &out);
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::string qrels_;
+  std::string run_;
+};
+
+TEST_F(EvaluateFilesTest, TrecTextPerQueryAndSummary) {
+  EvalOptions o;
+  o.measures = Select({"P.2", "map", "num_q", "num_rel"});
+  o.per_query = true;
+  // q1: P_2 = 1/2, map = (1/1) / 2 = 0.5. q2: P_2 = 1/2, map = 1.
+  // Without -c, q3 (qrels only) is skipped and q9 (run only) ignored.
+  EXPECT_EQ(Text(o),
+            "num_rel               \tq1\t2\n"
+            "map                   \tq1\t0.5000\n"
+            "P_2                   \tq1\t0.5000\n"
+            "num_rel               \tq2\t1\n"
+            "map                   \tq2\t1.0000\n"
+            "P_2                   \tq2\t0.5000\n"
+            "num_q                 \tall\t2\n"
+            "num_rel               \tall\t3\n"
+            "map                   \tall\t0.7500\n"
+            "P_2                   \tall\t0.5000\n");
+}
+
+TEST_F(EvaluateFilesTest, CompleteCountsMissingQueriesAsZero) {
+  EvalOptions o;
+  o.measures = Select({"map", "num_q"});
+  o.complete = true;
+  // -c: q3 counts with 0, so map = (0.5 + 1 + 0) / 3.
+  EXPECT_EQ(Text(o),
+            "num_q                 \tall\t3\n"
+            "map                   \tall\t0.5000\n");
+}
+
+TEST_F(EvaluateFilesTest, MaxDocsPerQuery) {
+  EvalOptions o;
+  o.measures = Select({"num_ret", "recip_rank"});
+  o.max_docs_per_query = 1;
+  // Top-1 only: q1 keeps a (relevant), q2 keeps x.
+  EXPECT_EQ(Text(o),
+            "num_ret               \tall\t2\n"
+            "recip_rank            \tall\t1.0000\n");
+}
+
+TEST_F(EvaluateFilesTest, SkipZeroRelevantQueries) {
+  dir_.Write("qrels.txt", "q1 0 a 1\nq2 0 x 0\n");
+  EvalOptions o;
+  o.measures = Select({"num_q", "map"});
+  o.definitions.zero_relevant = metrics::ZeroRelevantPolicy::kSkip;
+  EXPECT_EQ(Text(o),
+            "num_q                 \tall\t1\n"
+            "map                   \tall\t1.0000\n");
+}
+
+TEST_F(EvaluateFilesTest, JsonHasFullPrecision) {
+  EvalOptions o;
+  o.measures = Select({"num_q", "P.3"});
+  o.per_query = true;
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_TRUE(r.ok());
+  std::string out;
+  WriteJson(*r, &out);
+  // q1: 1 hit in 3 -> 1/3; q2: 1/3; at %.17g.
+  EXPECT_NE(out.find("\"queries\":{\"q1\":{\"P_3\":0.33333333333333331}"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"all\":{\"num_q\":2,\"P_3\":0.33333333333333331}"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"gain\":\"linear\""), std::string::npos);
+}
+
+TEST_F(EvaluateFilesTest, NoCommonQueryIsAnError) {
+  dir_.Write("run.txt", "q8 Q0 a 1 1 r\n");
+  EvalOptions o;
+  o.measures = Select({"map"});
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no query appears in both"),
+            std::string::npos);
+}
+
+TEST_F(EvaluateFilesTest, DuplicateDocnoInRunIsAnError) {
+  dir_.Write("run.txt", "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\nq1 Q0 a 3 1 r\n");
+  EvalOptions o;
+  o.measures = Select({"map"});
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            run_ +
+                ":3: duplicate docno 'a' for query q1 (first listed on "
+                "line 1)");
+}
+
+TEST_F(EvaluateFilesTest, MalformedRunOnlyQueryIsStillAnError) {
+  dir_.Write("run.txt", "q1 Q0 a 1 3 r\nq9 Q0 z 1 r\n");
+  EvalOptions o;
+  o.measures = Select({"map"});
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(":2: expected 6 fields"),
+            std::string::npos)
+      << r.status().message();
+}
+
+// Evaluates `run` read from standard input, which takes the mapped path
+// (a pipe cannot be streamed), for comparison with the streaming path.
+std::string TextFromStdin(const std::string& qrels, const std::string& run,
+                          const EvalOptions& options) {
+  const int saved = ::dup(STDIN_FILENO);
+  const int fd = ::open(run.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  ::dup2(fd, STDIN_FILENO);
+  ::close(fd);
+  StatusOr<EvalReport> r = EvaluateFiles(qrels, "-", options);
+  ::dup2(saved, STDIN_FILENO);
+  ::close(saved);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::string out;
+  if (r.ok()) WriteTrecText(*r, &out);
+  return out;
+}
+
+// The streaming path, at any chunk size, scores as the mapped path does:
+// queries interleaved or split in groups, comments, ties, unsorted lines, a
+// missing final newline.
+TEST_F(EvaluateFilesTest, StreamingMatchesMappedPath) {
+  std::string qrels;
+  std::string run;
+  uint64_t state = 7;
+  auto next = [&state](uint64_t n) {  // splitmix64, reduced to [0, n).
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % n;
+  };
+  for (int q = 0; q < 12; ++q) {
+    for (int d = 0; d < 30; ++d) {
+      if (next(3) == 0) {
+        qrels += std::to_string(q) + " 0 d" + std::to_string(d) + " " +
+                 std::to_string(static_cast<int>(next(4)) - 1) + "\n";
+      }
+    }
+  }
+  int doc[12] = {};
+  for (int line = 0; line < 200; ++line) {
+    // Mostly runs of one qid; now and then a qid seen before comes back.
+    const int q = next(5) == 0 ? static_cast<int>(next(12)) : line / 17;
+    if (doc[q] >= 30) continue;
+    run += std::to_string(q) + " Q0 d" + std::to_string(doc[q]++) + " 0 " +
+           std::to_string(next(6)) + ".5 r\n";
+    if (next(20) == 0) run += "# comment\n\n";
+  }
+  run.pop_back();  // No final newline.
+  dir_.Write("qrels.txt", qrels);
+  dir_.Write("run.txt", run);
+  EvalOptions o;
+  o.measures = Select({"num_q", "num_ret", "num_rel_ret", "map", "P.5",
+                       "ndcg_cut.10", "recip_rank", "Rprec"});
+  o.per_query = true;
+  o.complete = true;
+  const std::string expected = TextFromStdin(qrels_, run_, o);
+  ASSERT_NE(expected.find("num_q                 \tall\t12"), std::string::npos)
+      << expected;
+  for (size_t chunk : {1, 16, 100, 1000, 1 << 20}) {
+    o.run_chunk_bytes = chunk;
+    EXPECT_EQ(Text(o), expected) << "chunk " << chunk;
+  }
+  o.max_docs_per_query = 3;
+  o.run_chunk_bytes = 64;
+  EXPECT_EQ(Text(o), TextFromStdin(qrels_, run_, o));
+}
+
+TEST_F(EvaluateFilesTest, DuplicateAcrossGroupsIsAnError) {
+  dir_.Write("run.txt", "q1 Q0 a 1 3 r\nq2 Q0 x 1 2 r\nq1 Q0 a 3 1 r\n");
+  EvalOptions o;
+  o.measures = Select({"map"});
+  o.run_chunk_bytes = 1;
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            run_ +
+                ":3: duplicate docno 'a' for query q1 (first listed on "
+                "line 1)");
+}
+
+TEST_F(EvaluateFilesTest, MissingFileIsAnIoError) {
+  EvalOptions o;
+  o.measures = Select({"map"});
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, dir_.path() + "/nope", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  EXPECT_NE(r.status().message().find("nope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rankwatch::trec

@@ -1,0 +1,122 @@
+#include "trec/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rankwatch::trec {
+
+namespace {
+
+Status ErrnoStatus(const std::string& path, const char* what) {
+  return Status::IoError("cannot " + std::string(what) + " '" + path +
+                         "': " + std::strerror(errno));
+}
+
+Status ReadAll(int fd, const std::string& path, std::string* out) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n == 0) return Status::Ok();
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(path, "read");
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
+  MappedFile f;
+  f.path_ = path;
+  if (path == "-") {
+    RW_RETURN_IF_ERROR(ReadAll(STDIN_FILENO, "<stdin>", &f.owned_));
+    f.data_ = f.owned_.data();
+    f.size_ = f.owned_.size();
+    return f;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, "open");
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = ErrnoStatus(path, "stat");
+    ::close(fd);
+    return s;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError("cannot read '" + path + "': is a directory");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                     MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      Status s = ErrnoStatus(path, "map");
+      ::close(fd);
+      return s;
+    }
+    ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+    f.data_ = static_cast<const char*>(p);
+    f.size_ = static_cast<size_t>(st.st_size);
+    f.mapped_ = true;
+    ::close(fd);
+    return f;
+  }
+  Status s = ReadAll(fd, path, &f.owned_);
+  ::close(fd);
+  RW_RETURN_IF_ERROR(s);
+  f.data_ = f.owned_.data();
+  f.size_ = f.owned_.size();
+  return f;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept {
+  *this = std::move(other);
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this == &other) return *this;
+  Reset();
+  path_ = std::move(other.path_);
+  mapped_ = other.mapped_;
+  size_ = other.size_;
+  if (mapped_) {
+    data_ = other.data_;
+  } else {
+    owned_ = std::move(other.owned_);
+    data_ = owned_.data();
+  }
+  other.data_ = nullptr;
+  other.size_ = 0;
+  other.mapped_ = false;
+  return *this;
+}
+
+MappedFile::~MappedFile() { Reset(); }
+
+void MappedFile::Reset() {
+  if (mapped_ && data_ != nullptr) {
+    ::munmap(const_cast<char*>(data_), size_);
+  }
+  data_ = nullptr;
+  size_ = 0;
+  mapped_ = false;
+  owned_.clear();
+}
+
+void MappedFile::ReleaseRange(size_t begin, size_t end) const {
+  if (!mapped_ || end > size_) return;
+  static const size_t kPage = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t first = (begin + kPage - 1) / kPage * kPage;
+  const size_t last = end / kPage * kPage;
+  if (last <= first) return;
+  ::madvise(const_cast<char*>(data_) + first, last - first, MADV_DONTNEED);
+}
+
+}  // namespace rankwatch::trec

@@ -1,0 +1,297 @@
+#include "trec/run_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "trec/text_scan.h"
+
+namespace rankwatch::trec {
+
+namespace {
+
+// Scanned bytes are handed back to the kernel in steps of this size, which
+// bounds the scan's resident set.
+constexpr size_t kReleaseStep = 16u << 20;
+
+struct ChunkBlock {
+  std::string_view qid;
+  RunBlock block;  // first_line relative to the chunk.
+};
+
+struct ChunkResult {
+  std::vector<ChunkBlock> blocks;
+  uint64_t lines = 0;
+};
+
+const char* FindEol(const char* p, const char* end) {
+  const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+  return nl == nullptr ? end : static_cast<const char*>(nl);
+}
+
+void ScanChunk(const MappedFile& file, size_t begin, size_t end,
+               ChunkResult* out) {
+  const char* data = file.data().data();
+  const char* p = data + begin;
+  const char* const chunk_end = data + end;
+  size_t released = begin;
+  uint64_t line = 0;
+  while (p < chunk_end) {
+    const char* eol = FindEol(p, chunk_end);
+    ++line;
+    const char* t = p;
+    while (t < eol && IsSpace(*t)) ++t;
+    if (t < eol && *t != '#') {
+      const char* q = t;
+      while (q < eol && !IsSpace(*q)) ++q;
+      std::string_view qid(t, static_cast<size_t>(q - t));
+      const uint64_t offset = static_cast<uint64_t>(p - data);
+      const uint64_t eol_offset = static_cast<uint64_t>(eol - data);
+      if (!out->blocks.empty() && out->blocks.back().qid == qid) {
+        out->blocks.back().block.end = eol_offset;
+      } else {
+        out->blocks.push_back({qid, RunBlock{offset, eol_offset, line}});
+      }
+    }
+    p = eol + 1;
+    const size_t pos = static_cast<size_t>(std::min(p, chunk_end) - data);
+    if (pos - released >= kReleaseStep) {
+      file.ReleaseRange(released, pos);
+      released = pos;
+    }
+  }
+  out->lines = line;
+}
+
+// Chunk boundaries fall just after a newline so no line is split.
+std::vector<size_t> ChunkBoundaries(std::string_view data, int chunks) {
+  std::vector<size_t> bounds = {0};
+  for (int i = 1; i < chunks; ++i) {
+    size_t b =
+        data.size() / static_cast<size_t>(chunks) * static_cast<size_t>(i);
+    b = std::max(b, bounds.back());
+    const size_t nl = data.find('\n', b);
+    b = nl == std::string_view::npos ? data.size() : nl + 1;
+    bounds.push_back(b);
+  }
+  bounds.push_back(data.size());
+  return bounds;
+}
+
+// Start of the line that ends just before text[line_end] (its '\n', or the
+// end of the text).
+size_t LineStart(std::string_view text, size_t line_end) {
+  const void* nl =
+      line_end == 0 ? nullptr : ::memrchr(text.data(), '\n', line_end);
+  return nl == nullptr ? 0 : static_cast<const char*>(nl) - text.data() + 1;
+}
+
+// The qid of the line at `begin`: its first field, or "" for a blank or
+// comment line.
+std::string_view LineQid(std::string_view text, size_t begin) {
+  size_t i = begin;
+  while (i < text.size() && text[i] != '\n' && IsSpace(text[i])) ++i;
+  size_t j = i;
+  while (j < text.size() && !IsSpace(text[j])) ++j;
+  const std::string_view qid = text.substr(i, j - i);
+  return qid.empty() || qid.front() == '#' ? std::string_view() : qid;
+}
+
+// Where to cut `text` (read from the file, more to come) so that the part
+// before the cut holds whole lines and whole groups: the start of the last
+// group of complete lines, which may go on in the bytes not read yet. 0 when
+// the complete lines are all one group (or there are none).
+size_t GroupBoundary(std::string_view text) {
+  const void* nl = ::memrchr(text.data(), '\n', text.size());
+  if (nl == nullptr) return 0;
+  const size_t complete = static_cast<const char*>(nl) - text.data() + 1;
+  std::string_view last_qid;
+  size_t cut = complete;
+  for (size_t line_end = complete - 1; line_end > 0;) {
+    const size_t begin = LineStart(text, line_end);
+    const std::string_view qid = LineQid(text, begin);
+    if (!qid.empty()) {
+      if (last_qid.empty()) {
+        last_qid = qid;
+      } else if (qid != last_qid) {
+        return cut;
+      }
+      cut = begin;
+    }
+    if (begin == 0) break;
+    line_end = begin - 1;
+  }
+  // Only comments: any cut will do. Otherwise one group: read on.
+  return last_qid.empty() ? complete : 0;
+}
+
+Status ReadError(const std::string& path) {
+  return Status::IoError("cannot read '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
+                                                     size_t chunk_bytes) {
+  if (path == "-") return nullptr;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::unique_ptr<RunChunkReader>(
+      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1)));
+}
+
+RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes)
+    : fd_(fd), path_(std::move(path)), chunk_bytes_(chunk_bytes) {}
+
+RunChunkReader::~RunChunkReader() { ::close(fd_); }
+
+Status RunChunkReader::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+// Reads into (*buffer)[*size, buffer->size()) until it is full or the file
+// ends.
+bool RunChunkReader::Fill(std::vector<char>* buffer, size_t* size) {
+  while (*size < buffer->size() && !eof_) {
+    const ssize_t n =
+        ::read(fd_, buffer->data() + *size, buffer->size() - *size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status_ = ReadError(path_);
+      return false;
+    }
+    if (n == 0) eof_ = true;
+    *size += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok() || (eof_ && carry_.empty())) return false;
+  size_t size = carry_.size();
+  if (buffer->size() < std::max(chunk_bytes_, 2 * size)) {
+    buffer->resize(std::max(chunk_bytes_, 2 * size));
+  }
+  if (size > 0) std::memcpy(buffer->data(), carry_.data(), size);
+  size_t cut;
+  for (;;) {
+    if (!Fill(buffer, &size)) return false;
+    cut = eof_ ? size : GroupBoundary(std::string_view(buffer->data(), size));
+    if (cut > 0 || eof_) break;
+    buffer->resize(buffer->size() * 2);  // One group fills the buffer.
+  }
+  chunk->text = std::string_view(buffer->data(), cut);
+  chunk->offset = carry_offset_;
+  carry_.assign(buffer->data() + cut, buffer->data() + size);
+  carry_offset_ += cut;
+  return cut > 0;
+}
+
+Status RunChunkReader::ReadRange(uint64_t begin, uint64_t end,
+                                 std::string* out) const {
+  out->resize(end - begin);
+  size_t done = 0;
+  while (done < out->size()) {
+    const ssize_t n = ::pread(fd_, out->data() + done, out->size() - done,
+                              static_cast<off_t>(begin + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadError(path_);
+    if (n == 0) return Status::IoError("'" + path_ + "' shrank while read");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+RunIndex RunIndex::Build(const MappedFile& file, int threads) {
+  const std::string_view data = file.data();
+  // Small files are not worth a thread.
+  const int chunks =
+      data.size() < (4u << 20) ? 1 : std::max(1, std::min(threads, 64));
+  const std::vector<size_t> bounds = ChunkBoundaries(data, chunks);
+  std::vector<ChunkResult> results(static_cast<size_t>(chunks));
+  {
+    std::vector<std::thread> workers;
+    for (int i = 1; i < chunks; ++i) {
+      workers.emplace_back(ScanChunk, std::cref(file), bounds[i], bounds[i + 1],
+                           &results[i]);
+    }
+    ScanChunk(file, bounds[0], bounds[1], &results[0]);
+    for (std::thread& t : workers) t.join();
+  }
+
+  RunIndex index;
+  index.index_.Clear(1024);
+  uint64_t line_base = 0;
+  for (const ChunkResult& r : results) {
+    for (const ChunkBlock& cb : r.blocks) {
+      RunBlock block = cb.block;
+      block.first_line += line_base;
+      const uint32_t next = static_cast<uint32_t>(index.queries_.size());
+      const uint32_t* existing = index.index_.Insert(cb.qid, next);
+      if (existing == nullptr) {
+        index.queries_.push_back(RunQuery{cb.qid, {block}});
+      } else {
+        index.queries_[*existing].blocks.push_back(block);
+      }
+    }
+    line_base += r.lines;
+  }
+  return index;
+}
+
+const RunQuery* RunIndex::FindQuery(std::string_view qid) const {
+  const uint32_t* i = index_.Find(qid);
+  return i == nullptr ? nullptr : &queries_[*i];
+}
+
+Status ParseRunQuery(std::string_view data, const RunQuery& query,
+                     const std::string& file_name, std::vector<RunEntry>* out) {
+  out->clear();
+  for (const RunBlock& block : query.blocks) {
+    const char* p = data.data() + block.begin;
+    const char* const end = data.data() + block.end;
+    uint64_t line = block.first_line;
+    for (;; ++line) {
+      const char* eol = FindEol(p, end);
+      std::string_view tok[6];
+      const int n =
+          Tokenize(std::string_view(p, static_cast<size_t>(eol - p)), tok, 6);
+      if (n > 0 && tok[0].front() != '#') {
+        if (n < 6) {
+          return Status::InvalidArgument(
+              file_name + ":" + std::to_string(line) +
+              ": expected 6 fields (qid iter docno rank score run_id), "
+              "found " +
+              std::to_string(n));
+        }
+        double score;
+        if (!ParseScore(tok[4], &score)) {
+          return Status::InvalidArgument(
+              file_name + ":" + std::to_string(line) + ": score '" +
+              std::string(tok[4]) + "' is not a finite number");
+        }
+        out->push_back(RunEntry{score, tok[2].data(),
+                                static_cast<uint32_t>(tok[2].size()),
+                                metrics::kUnjudged, line});
+      }
+      if (eol >= end) break;
+      p = eol + 1;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace rankwatch::trec

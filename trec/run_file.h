@@ -1,0 +1,178 @@
+// Reading TREC run files ("qid iter docno rank score run_id" per line) fast
+// enough for runs of tens of millions of lines.
+//
+// Two passes. RunIndex::Build scans the file once (in parallel chunks) and
+// records, for every qid, the byte ranges ("blocks") of its lines; a run
+// grouped by query has one block per qid, but any interleaving works.
+// ParseRunQuery then parses one query's blocks into entries on demand, so
+// queries can be scored in parallel and only one query per thread is ever
+// materialized. Nothing is copied: entries point into the file's bytes.
+//
+// RunIndex is immutable after Build and safe to share between threads.
+//
+// RunChunkReader is the single-pass alternative for regular files, used by
+// `rankwatch eval`: it streams the file in chunks of whole query groups, so
+// each group can be parsed and scored straight from a small, reused buffer
+// (no mapping of the whole file, no second pass).
+#ifndef RANKWATCH_TREC_RUN_FILE_H_
+#define RANKWATCH_TREC_RUN_FILE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/string_index.h"
+#include "metrics/measures.h"
+#include "trec/mapped_file.h"
+#include "trec/text_scan.h"
+
+namespace rankwatch::trec {
+
+struct RunBlock {
+  uint64_t begin = 0;       // Offset of the block's first line.
+  uint64_t end = 0;         // One past the block's last byte.
+  uint64_t first_line = 0;  // 1-based line number of `begin`.
+};
+
+struct RunQuery {
+  std::string_view qid;
+  std::vector<RunBlock> blocks;  // In file order.
+};
+
+class RunIndex {
+ public:
+  // Scans `file` with up to `threads` threads.
+  static RunIndex Build(const MappedFile& file, int threads);
+
+  // Queries in order of first appearance.
+  std::span<const RunQuery> queries() const { return queries_; }
+  const RunQuery* FindQuery(std::string_view qid) const;
+
+ private:
+  std::vector<RunQuery> queries_;
+  StringIndex index_;  // qid -> position in queries_.
+};
+
+// One run line of a query.
+struct RunEntry {
+  double score;
+  const char* docno;
+  uint32_t docno_length;
+  metrics::Grade grade;  // Filled in by the caller.
+  uint64_t line;
+
+  std::string_view doc() const { return {docno, docno_length}; }
+};
+
+// Parses the lines of `query` from `data` (the whole file) into `out`, in
+// file order, reusing its storage. Errors name `file_name` and the line: fewer
+// than 6 fields, a score that is not a finite number.
+Status ParseRunQuery(std::string_view data, const RunQuery& query,
+                     const std::string& file_name, std::vector<RunEntry>* out);
+
+// What ScanRunLine found on a line.
+enum class RunLineKind {
+  kData,     // At least 6 fields.
+  kSkip,     // Blank, or a comment (first field starts with '#').
+  kTooShort  // 1 to 5 fields: malformed.
+};
+
+// The fields of a run line that evaluation needs: views into the line.
+struct RunLineFields {
+  std::string_view qid;
+  std::string_view docno;
+  std::string_view score;
+};
+
+// Splits the line that starts at `p` and ends at the next '\n' (or `end`)
+// into fields, as Tokenize does, and returns where the next line starts.
+// Fills `fields` for kData lines only.
+inline const char* ScanRunLine(const char* p, const char* end,
+                               RunLineKind* kind, RunLineFields* fields) {
+  std::string_view tok[5];
+  int n = 0;
+  for (; n < 6; ++n) {
+    while (p < end && *p != '\n' && IsSpace(*p)) ++p;
+    if (p == end || *p == '\n') break;
+    const char* start = p;
+    p = FindSpace(p, end);
+    if (n < 5) tok[n] = std::string_view(start, static_cast<size_t>(p - start));
+  }
+  if (p < end && *p != '\n') {  // Fields after the 6th are ignored.
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    p = nl == nullptr ? end : static_cast<const char*>(nl);
+  }
+  if (n == 0 || tok[0].front() == '#') {
+    *kind = RunLineKind::kSkip;
+  } else if (n < 6) {
+    *kind = RunLineKind::kTooShort;
+  } else {
+    *kind = RunLineKind::kData;
+    *fields = RunLineFields{tok[0], tok[2], tok[4]};
+  }
+  return p < end ? p + 1 : end;
+}
+
+// A chunk of a run file: whole lines, and every group of consecutive lines
+// with one qid that it holds is whole too.
+struct RunChunk {
+  std::string_view text;
+  uint64_t offset = 0;  // File offset of text[0].
+};
+
+// Reads a regular run file front to back in chunks (RunChunk) of about
+// `chunk_bytes`, cut between two groups; a group larger than that makes its
+// chunk larger. Workers call Next() concurrently, each with its own buffer:
+// reads are serialized, processing is not. ReadRange() reads back any part
+// of the file, for the rare qid whose lines are not all in one group.
+//
+// Thread-safe. Owns its file descriptor.
+class RunChunkReader {
+ public:
+  // nullptr if `path` cannot be opened or is not a regular file (a pipe
+  // cannot be read twice); callers then fall back to MappedFile.
+  static std::unique_ptr<RunChunkReader> Open(const std::string& path,
+                                              size_t chunk_bytes);
+  ~RunChunkReader();
+  RunChunkReader(const RunChunkReader&) = delete;
+  RunChunkReader& operator=(const RunChunkReader&) = delete;
+
+  // Reads the next chunk into `buffer`, which it grows as needed and which
+  // the caller reuses, and points `chunk` into it. Returns false at the end
+  // of the file or on a read error (see status()).
+  bool Next(std::vector<char>* buffer, RunChunk* chunk);
+  Status status() const;
+
+  // Replaces `out` with bytes [begin, end) of the file.
+  Status ReadRange(uint64_t begin, uint64_t end, std::string* out) const;
+
+ private:
+  RunChunkReader(int fd, std::string path, size_t chunk_bytes);
+  bool Fill(std::vector<char>* buffer, size_t* size);
+
+  const int fd_;
+  const std::string path_;
+  const size_t chunk_bytes_;
+  mutable std::mutex mu_;
+  std::vector<char> carry_;  // Read but not yet handed out: the last group.
+  uint64_t carry_offset_ = 0;
+  bool eof_ = false;
+  Status status_;
+};
+
+// trec_eval's ranking order: score descending, then docno descending by
+// bytes (strcmp).
+inline bool RanksBefore(const RunEntry& a, const RunEntry& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.doc() > b.doc();
+}
+
+}  // namespace rankwatch::trec
+
+#endif  // RANKWATCH_TREC_RUN_FILE_H_

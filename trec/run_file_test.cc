@@ -1,0 +1,266 @@
+#include "trec/run_file.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::trec {
+namespace {
+
+MappedFile OpenOk(const std::string& path) {
+  StatusOr<MappedFile> f = MappedFile::Open(path);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return std::move(f).value();
+}
+
+std::vector<RunEntry> Entries(const MappedFile& f, const RunIndex& index,
+                              std::string_view qid) {
+  std::vector<RunEntry> out;
+  const RunQuery* q = index.FindQuery(qid);
+  EXPECT_NE(q, nullptr) << qid;
+  if (q == nullptr) return out;
+  Status s = ParseRunQuery(f.data(), *q, f.path(), &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+TEST(RunFileTest, IndexesInterleavedQueries) {
+  testing::TempDir dir;
+  MappedFile f = OpenOk(dir.Write("run.txt",
+                                  "q1 Q0 a 1 3.0 r\n"
+                                  "q1 Q0 b 2 +1 r extra fields ignored\n"
+                                  "\n"
+                                  "# comment\n"
+                                  "q2 Q0 c 1 -2.5e-1 r\n"
+                                  "q1 Q0 d 3 1e0 r"));  // No final newline.
+  RunIndex index = RunIndex::Build(f, 1);
+  ASSERT_EQ(index.queries().size(), 2u);
+  EXPECT_EQ(index.queries()[0].qid, "q1");
+  EXPECT_EQ(index.queries()[0].blocks.size(), 2u);
+  std::vector<RunEntry> q1 = Entries(f, index, "q1");
+  ASSERT_EQ(q1.size(), 3u);
+  EXPECT_EQ(q1[0].doc(), "a");
+  EXPECT_EQ(q1[1].score, 1.0);
+  EXPECT_EQ(q1[2].doc(), "d");
+  EXPECT_EQ(q1[2].score, 1.0);
+  EXPECT_EQ(q1[2].line, 6u);
+  std::vector<RunEntry> q2 = Entries(f, index, "q2");
+  ASSERT_EQ(q2.size(), 1u);
+  EXPECT_EQ(q2[0].score, -0.25);
+  EXPECT_EQ(q2[0].line, 5u);
+}
+
+TEST(RunFileTest, ErrorsNameFileAndLine) {
+  testing::TempDir dir;
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"q1 Q0 a 1 3.0 r\nq1 Q0 b 2 2.0\n",
+       ":2: expected 6 fields (qid iter docno rank score run_id), found 5"},
+      {"q1 Q0 a 1 high r\n", ":1: score 'high' is not a finite number"},
+      {"q1 Q0 a 1 nan r\n", ":1: score 'nan' is not a finite number"},
+      {"q1 Q0 a 1 1.0x r\n", ":1: score '1.0x' is not a finite number"},
+      {"q1 Q0 a 1 +-1 r\n", ":1: score '+-1' is not a finite number"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.Write("bad.txt", c.text);
+    MappedFile f = OpenOk(path);
+    RunIndex index = RunIndex::Build(f, 1);
+    std::vector<RunEntry> out;
+    Status s = ParseRunQuery(f.data(), index.queries()[0], f.path(), &out);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.message(), path + c.message);
+  }
+}
+
+// A file big enough to be scanned in parallel chunks gives the same queries
+// and entries as a sequential scan.
+TEST(RunFileTest, ParallelScanMatchesSequential) {
+  testing::TempDir dir;
+  std::string text;
+  for (int line = 0; text.size() < (6u << 20); ++line) {
+    const int q = (line / 7) % 13;  // Runs of 7 lines, qids recurring.
+    // Appended piecewise: GCC 12 warns falsely (-Wrestrict) on "q" + ....
+    text += 'q';
+    text += std::to_string(q);
+    text += " Q0 doc" + std::to_string(line) + ' ' + std::to_string(line) +
+            ' ' + std::to_string(line * 0.5) + " r\n";
+  }
+  MappedFile f = OpenOk(dir.Write("big.txt", text));
+  RunIndex one = RunIndex::Build(f, 1);
+  RunIndex four = RunIndex::Build(f, 4);
+  ASSERT_EQ(one.queries().size(), 13u);
+  ASSERT_EQ(four.queries().size(), 13u);
+  for (const RunQuery& q : one.queries()) {
+    std::vector<RunEntry> a = Entries(f, one, q.qid);
+    std::vector<RunEntry> b = Entries(f, four, q.qid);
+    ASSERT_EQ(a.size(), b.size()) << q.qid;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].doc(), b[i].doc());
+      EXPECT_EQ(a[i].line, b[i].line);
+      EXPECT_EQ(a[i].score, b[i].score);
+    }
+  }
+}
+
+TEST(RunFileTest, RanksByScoreThenDocnoDescending) {
+  const char* docs[] = {"a", "b", "B", "c"};
+  RunEntry a{1.0, docs[0], 1, 0, 1}, b{1.0, docs[1], 1, 0, 2},
+      big_b{1.0, docs[2], 1, 0, 3}, c{2.0, docs[3], 1, 0, 4};
+  EXPECT_TRUE(RanksBefore(c, a));      // Higher score first.
+  EXPECT_TRUE(RanksBefore(b, a));      // Tie: "b" > "a" by bytes.
+  EXPECT_TRUE(RanksBefore(b, big_b));  // 'b' (0x62) > 'B' (0x42).
+  EXPECT_FALSE(RanksBefore(a, a));
+}
+
+// Random run-like lines with every kind of whitespace, high bytes and
+// missing fields: ScanRunLine splits them as Tokenize does.
+TEST(RunFileTest, ScanRunLineMatchesTokenize) {
+  const char kAlphabet[] = " \t\v\f\r\n!#+-.019AZaz\x80\xff";
+  uint64_t state = 12345;
+  auto next = [&state] {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    std::string text(next() % 48, ' ');
+    for (char& c : text) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    while (p < end) {
+      const char* eol = std::find(p, end, '\n');
+      std::string_view tok[8];
+      const int n = Tokenize(std::string_view(p, eol - p), tok, 8);
+      RunLineKind kind;
+      RunLineFields f;
+      const char* next_line = ScanRunLine(p, end, &kind, &f);
+      ASSERT_EQ(next_line, eol == end ? end : eol + 1) << text;
+      if (n == 0 || tok[0].front() == '#') {
+        EXPECT_EQ(kind, RunLineKind::kSkip) << text;
+      } else if (n < 6) {
+        EXPECT_EQ(kind, RunLineKind::kTooShort) << text;
+      } else {
+        ASSERT_EQ(kind, RunLineKind::kData) << text;
+        EXPECT_EQ(f.qid, tok[0]);
+        EXPECT_EQ(f.docno, tok[2]);
+        EXPECT_EQ(f.score, tok[4]);
+      }
+      p = next_line;
+    }
+  }
+}
+
+// The fast path for plain decimals gives the very double from_chars gives.
+TEST(RunFileTest, ScoresParseExactlyAsFromChars) {
+  const char kDigits[] = "0123456789";
+  uint64_t state = 99;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int iteration = 0; iteration < 200000; ++iteration) {
+    std::string s = next() % 4 == 0 ? "-" : "";
+    const int integer_digits = 1 + static_cast<int>(next() % 9);
+    const int fraction_digits = static_cast<int>(next() % 10);
+    for (int i = 0; i < integer_digits; ++i) s += kDigits[next() % 10];
+    if (fraction_digits > 0 || next() % 8 == 0) s += '.';
+    for (int i = 0; i < fraction_digits; ++i) s += kDigits[next() % 10];
+    double expected = 0;
+    const auto [ptr, ec] =
+        std::from_chars(s.data(), s.data() + s.size(), expected);
+    const bool valid = ec == std::errc() && ptr == s.data() + s.size();
+    double got = 0;
+    ASSERT_EQ(ParseScore(s, &got), valid) << s;
+    if (valid) {
+      EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(expected))
+          << s;
+    }
+  }
+  double v;
+  EXPECT_TRUE(ParseScore("+0.1", &v));
+  EXPECT_EQ(v, 0.1);
+  EXPECT_TRUE(ParseScore("1e-3", &v));
+  EXPECT_EQ(v, 0.001);
+  EXPECT_TRUE(ParseScore("123456789.1234567", &v));  // 16 digits.
+  EXPECT_EQ(v, 123456789.1234567);
+}
+
+std::vector<RunChunk> AllChunks(RunChunkReader* reader,
+                                std::vector<std::vector<char>>* buffers) {
+  std::vector<RunChunk> chunks;
+  for (;;) {
+    buffers->emplace_back();
+    RunChunk chunk;
+    if (!reader->Next(&buffers->back(), &chunk)) break;
+    chunks.push_back(chunk);
+  }
+  return chunks;
+}
+
+// Whatever the chunk size, chunks cover the file in order and never split
+// a group of consecutive lines with one qid.
+TEST(RunFileTest, ChunksHoldWholeGroups) {
+  testing::TempDir dir;
+  const std::string text =
+      "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\n# note\n\nq2 Q0 c 1 1 r\n"
+      "q2 Q0 d 2 0 r\nq2 Q0 e 3 0 r\n  q3 Q0 f 1 1 r\nq1 Q0 g 1 1 r";
+  const std::string path = dir.Write("run.txt", text);
+  for (size_t size : {1, 2, 5, 13, 30, 64, 1000}) {
+    std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(path, size);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::vector<char>> buffers;
+    std::string joined;
+    for (const RunChunk& chunk : AllChunks(reader.get(), &buffers)) {
+      EXPECT_EQ(chunk.offset, joined.size()) << size;
+      joined += chunk.text;
+      // A cut falls before the first line of a new qid (or a blank or
+      // comment line).
+      const size_t end = joined.size();
+      if (end < text.size()) {
+        ASSERT_EQ(text[end - 1], '\n') << size;
+        const std::string before = text.substr(0, end - 1);
+        const std::string last_line = before.substr(before.rfind('\n') + 1);
+        std::string_view tok_a[1], tok_b[1];
+        const size_t next_eol = text.find('\n', end);
+        Tokenize(last_line, tok_a, 1);
+        Tokenize(std::string_view(text).substr(end, next_eol - end), tok_b, 1);
+        EXPECT_NE(tok_a[0], tok_b[0]) << size << " at " << end;
+      }
+    }
+    EXPECT_TRUE(reader->status().ok());
+    EXPECT_EQ(joined, text) << size;
+    std::string range;
+    ASSERT_TRUE(reader->ReadRange(14, 27, &range).ok());
+    EXPECT_EQ(range, "q1 Q0 b 2 2 r");
+  }
+}
+
+TEST(RunFileTest, ChunkReaderTakesRegularFilesOnly) {
+  testing::TempDir dir;
+  EXPECT_EQ(RunChunkReader::Open(dir.path(), 64), nullptr);
+  EXPECT_EQ(RunChunkReader::Open(dir.path() + "/missing", 64), nullptr);
+  EXPECT_EQ(RunChunkReader::Open("-", 64), nullptr);
+  const std::string empty = dir.Write("empty.txt", "");
+  std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(empty, 64);
+  ASSERT_NE(reader, nullptr);
+  std::vector<char> buffer;
+  RunChunk chunk;
+  EXPECT_FALSE(reader->Next(&buffer, &chunk));
+  EXPECT_TRUE(reader->status().ok());
+}
+
+}  // namespace
+}  // namespace rankwatch::trec

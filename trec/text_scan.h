@@ -1,0 +1,132 @@
+// Helpers to scan whitespace-separated TREC text (qrels and run files)
+// without allocating: tokens are views into the input.
+#ifndef RANKWATCH_TREC_TEXT_SCAN_H_
+#define RANKWATCH_TREC_TEXT_SCAN_H_
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace rankwatch::trec {
+
+// The C locale's isspace(), as trec_eval uses it, without the locale lookup.
+inline bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+namespace internal {
+
+// Bit 7 of byte i of the result is set if byte i of `w` is whitespace (' ' or
+// '\t'..'\r'), eight bytes at once. Exact for the lowest flagged byte, which
+// is all FindSpace needs: a byte just above a ' ' may be flagged too.
+inline uint64_t SpaceBytes(uint64_t w) {
+  constexpr uint64_t kOnes = ~uint64_t{0} / 255;
+  constexpr uint64_t kHigh = kOnes * 128;
+  const uint64_t x = w ^ (kOnes * ' ');
+  const uint64_t blank = (x - kOnes) & ~x & kHigh;  // Zero bytes of x.
+  // 8 < byte < 14, bytes >= 128 excluded ("hasbetween", Bit Twiddling Hacks).
+  const uint64_t low = w & (kOnes * 127);
+  const uint64_t control =
+      (kOnes * (127 + 14) - low) & ~w & (low + kOnes * (127 - 8)) & kHigh;
+  return blank | control;
+}
+
+}  // namespace internal
+
+// The first whitespace byte in [p, end), or `end`. Tokens are scanned a word
+// at a time: this is the inner loop of reading run and qrels files.
+inline const char* FindSpace(const char* p, const char* end) {
+  if constexpr (std::endian::native == std::endian::little) {
+    while (end - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      const uint64_t spaces = internal::SpaceBytes(w);
+      if (spaces != 0) return p + std::countr_zero(spaces) / 8;
+      p += 8;
+    }
+  }
+  while (p < end && !IsSpace(*p)) ++p;
+  return p;
+}
+
+// Splits `line` (without its '\n') into whitespace-separated tokens. Fills at
+// most `max` entries of `tokens` and returns the total number of tokens.
+inline int Tokenize(std::string_view line, std::string_view* tokens, int max) {
+  int n = 0;
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  while (true) {
+    while (p < end && IsSpace(*p)) ++p;
+    if (p == end) return n;
+    const char* const start = p;
+    p = FindSpace(p, end);
+    if (n < max) tokens[n] = std::string_view(start, p - start);
+    ++n;
+  }
+}
+
+// Parses the common score forms "-12.345678" and "12" quickly: with at most
+// 15 digits the digits form an exact double m and the value is m / 10^f,
+// whose IEEE division is correctly rounded, so the result is exactly what
+// from_chars (and strtod) give (Clinger's fast path). False for any other
+// form, which is left to from_chars.
+inline bool ParseSimpleDecimal(std::string_view token, double* out) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3, 1e4,  1e5,
+                                      1e6,  1e7,  1e8,  1e9, 1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15};
+  const char* p = token.data();
+  const char* const end = p + token.size();
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  uint64_t m = 0;
+  int integer_digits = 0;
+  int fraction_digits = 0;
+  for (; p < end && *p >= '0' && *p <= '9'; ++p, ++integer_digits) {
+    m = m * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  if (integer_digits == 0) return false;
+  if (p < end && *p == '.') {
+    for (++p; p < end && *p >= '0' && *p <= '9'; ++p, ++fraction_digits) {
+      m = m * 10 + static_cast<uint64_t>(*p - '0');
+    }
+    if (fraction_digits == 0) return false;
+  }
+  // Overflowed digits (more than 19) are rejected here too.
+  if (p != end || integer_digits + fraction_digits > 15) return false;
+  const double value = static_cast<double>(m) / kPow10[fraction_digits];
+  *out = negative ? -value : value;
+  return true;
+}
+
+// Parses a finite decimal number (leading '+' or '-', exponent allowed), the
+// whole token. "nan", "inf" and trailing junk are rejected.
+inline bool ParseScore(std::string_view token, double* out) {
+  if (!token.empty() && token.front() == '+') {
+    token.remove_prefix(1);
+    if (!token.empty() && token.front() == '-') return false;  // "+-1"
+  }
+  if (ParseSimpleDecimal(token, out)) return true;
+  if (token.empty()) return false;
+  const char* end = token.data() + token.size();
+  auto [ptr, ec] =
+      std::from_chars(token.data(), end, *out, std::chars_format::general);
+  return ec == std::errc() && ptr == end && std::isfinite(*out);
+}
+
+// Parses a whole token as a base-10 integer that fits T.
+template <typename T>
+inline bool ParseInteger(std::string_view token, T* out) {
+  if (!token.empty() && token.front() == '+') {
+    token.remove_prefix(1);
+    if (!token.empty() && token.front() == '-') return false;  // "+-1"
+  }
+  if (token.empty()) return false;
+  const char* end = token.data() + token.size();
+  auto [ptr, ec] = std::from_chars(token.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+}  // namespace rankwatch::trec
+
+#endif  // RANKWATCH_TREC_TEXT_SCAN_H_
