@@ -641,7 +641,7 @@ struct Backlog {
 // quarter of them, 50 ms .. window - 50 ms after the results event. Far
 // clicks are grade 3 on a top-3 doc, so that counting them moves the means.
 Backlog MakeBacklog(const BacklogSpec& spec) {
-  sim::Xoshiro256 rng(spec.seed);
+  Xoshiro256 rng(spec.seed);
   Backlog b;
   b.requests = spec.requests;
   for (int i = 0; i < spec.requests; ++i) {

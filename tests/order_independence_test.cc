@@ -26,11 +26,11 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/random.h"
 #include "config/config.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/replay.h"
@@ -46,22 +46,11 @@ using stream::Topic;
 
 constexpr int64_t kStart = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 
-// Deterministic draws from the raw 64-bit output only (std::
-// distributions differ across standard libraries).
-class Rng {
+// The project's seeded generator: the same stream everywhere.
+class Rng : public Xoshiro256 {
  public:
-  explicit Rng(uint64_t seed) : engine_(seed) {}
-  uint64_t Next() { return engine_(); }
-  // Uniform integer in [lo, hi].
-  int64_t Between(int64_t lo, int64_t hi) {
-    return lo +
-           static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  using Xoshiro256::Xoshiro256;
   bool Chance(double p) { return Uniform() < p; }
-
- private:
-  std::mt19937_64 engine_;
 };
 
 struct Event {

@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/json_writer.h"
+
 namespace rankwatch::sim {
 
 namespace {
@@ -31,15 +33,6 @@ constexpr std::array<double, 3> kRelevantGradeCdf = {0.5, 0.8, 1.0};
 
 // Spread (sigma of the log) of the log-normal delays.
 constexpr double kDelayLogSigma = 1.0;
-
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t RotateLeft(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 // Index i with cdf[i-1] <= u * total < cdf[i].
 int32_t PickIndex(const std::vector<double>& cdf, Xoshiro256* rng) {
@@ -71,71 +64,9 @@ void AppendScore(double value, std::string* out) {
   out->append(buf, end);
 }
 
-// A JSON string literal. Ids we generate need no escaping, but variant
-// names and segment values come from the user.
-void AppendJsonString(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      out->append("\\u00");
-      out->push_back(kHex[u >> 4]);
-      out->push_back(kHex[u & 0xf]);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
 bool IsProbability(double p) { return p >= 0 && p <= 1; }
 
 }  // namespace
-
-Xoshiro256::Xoshiro256(uint64_t seed) {
-  for (uint64_t& word : s_) word = SplitMix64(&seed);
-}
-
-uint64_t Xoshiro256::Next() {
-  const uint64_t result = RotateLeft(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = RotateLeft(s_[3], 45);
-  return result;
-}
-
-double Xoshiro256::Uniform() {
-  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
-}
-
-uint64_t Xoshiro256::Below(uint64_t n) { return Next() % n; }
-
-// Marsaglia's polar method: no trigonometry, about twice as fast as
-// Box-Muller's sincos; rejects about 21% of the pairs.
-double Xoshiro256::Gaussian() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
-  }
-  double u, v, s;
-  do {
-    u = 2.0 * Uniform() - 1.0;
-    v = 2.0 * Uniform() - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  const double m = std::sqrt(-2.0 * std::log(s) / s);
-  spare_ = v * m;
-  has_spare_ = true;
-  return u * m;
-}
 
 StatusOr<SyntheticTraffic> SyntheticTraffic::Create(SyntheticConfig config) {
   RW_RETURN_IF_ERROR(Validate(config));
@@ -425,7 +356,7 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   out->append("\",\"query_id\":\"");
   out->append(query.id);
   out->append("\",\"variant\":");
-  AppendJsonString(config_.variants[variant].name, out);
+  AppendJsonString(out, config_.variants[variant].name);
   out->append(",\"timestamp\":");
   AppendInt(served_ms, out);
   out->append(",\"results\":[");
@@ -441,9 +372,9 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   out->push_back(']');
   if (segment >= 0) {
     out->append(",\"segments\":{");
-    AppendJsonString(config_.segment_label, out);
+    AppendJsonString(out, config_.segment_label);
     out->push_back(':');
-    AppendJsonString(config_.segment_values[segment], out);
+    AppendJsonString(out, config_.segment_values[segment]);
     out->push_back('}');
   }
   out->push_back('}');

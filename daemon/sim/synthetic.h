@@ -37,31 +37,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/random.h"
 #include "base/status.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::sim {
-
-// xoshiro256** 1.0 (Blackman and Vigna), seeded through splitmix64. Small,
-// fast and identical everywhere. Not thread-safe; copyable.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(uint64_t seed);
-
-  uint64_t Next();
-  // Uniform in [0, 1), 53 bits.
-  double Uniform();
-  // Uniform in [0, n); n > 0. Lemire's method would be faster; the modulo
-  // bias is below 2^-40 for the small n used here.
-  uint64_t Below(uint64_t n);
-  // Standard normal (Marsaglia's polar method).
-  double Gaussian();
-
- private:
-  std::array<uint64_t, 4> s_;
-  bool has_spare_ = false;
-  double spare_ = 0;
-};
 
 // One ranker variant of the experiment.
 struct VariantSpec {

@@ -74,36 +74,6 @@ class NdcgMeter {
   VariantMeans means_;
 };
 
-TEST(Xoshiro256Test, SameSeedSameStreamAndSaneGaussians) {
-  Xoshiro256 a(42);
-  Xoshiro256 b(42);
-  Xoshiro256 c(43);
-  bool differs = false;
-  for (int i = 0; i < 100; ++i) {
-    const uint64_t x = a.Next();
-    EXPECT_EQ(x, b.Next());
-    differs |= x != c.Next();
-  }
-  EXPECT_TRUE(differs);
-
-  constexpr int kSamples = 200000;
-  double sum = 0;
-  double sum_sq = 0;
-  double uniform_sum = 0;
-  for (int i = 0; i < kSamples; ++i) {
-    const double g = a.Gaussian();
-    sum += g;
-    sum_sq += g * g;
-    const double u = a.Uniform();
-    ASSERT_GE(u, 0.0);
-    ASSERT_LT(u, 1.0);
-    uniform_sum += u;
-  }
-  EXPECT_NEAR(sum / kSamples, 0.0, 0.01);
-  EXPECT_NEAR(sum_sq / kSamples, 1.0, 0.01);
-  EXPECT_NEAR(uniform_sum / kSamples, 0.5, 0.005);
-}
-
 TEST(SyntheticTrafficTest, SameSeedSameEvents) {
   SyntheticTraffic a = MakeTraffic();
   SyntheticTraffic b = MakeTraffic();

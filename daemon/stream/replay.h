@@ -73,9 +73,6 @@ class FileDeadLetterSink : public DeadLetterSink {
   std::string line_;
 };
 
-// Appends `s` as a JSON string literal.
-void AppendJsonString(std::string* out, std::string_view s);
-
 }  // namespace rankwatch::stream
 
 #endif  // RANKWATCH_DAEMON_STREAM_REPLAY_H_
