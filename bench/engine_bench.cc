@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "base/string_index.h"
-#include "bench/splitmix.h"
 #include "benchmark/benchmark.h"
 #include "metrics/measures.h"
 #include "trec/batch_eval.h"
@@ -41,8 +41,8 @@ constexpr double kValuesPerList =
     9 +
     kCutoffs.size() * (sizeof(rankwatch::metrics::AtCutoff) / sizeof(double));
 
-// splitmix64: the same deterministic stream on every platform.
-using Rng = rankwatch::bench::SplitMix64;
+// The project's seeded generator: the same stream on every platform.
+using Rng = rankwatch::Xoshiro256;
 
 Grade DrawGrade(Rng* rng) {
   const uint64_t p = rng->Below(100);
@@ -83,7 +83,7 @@ Case MakeCase() {
   }
   c.ranked.assign(kDocs, rankwatch::metrics::kUnjudged);
   for (int n = 0; n < kJudgedRetrieved;) {
-    const double u = static_cast<double>(rng.Next() >> 11) * 0x1.0p-53;
+    const double u = rng.Uniform();
     const int r = static_cast<int>(u * u * u * kDocs);
     if (c.ranked[r] != rankwatch::metrics::kUnjudged) continue;
     c.ranked[r] = DrawGrade(&rng);

@@ -14,11 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "config/duration.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::config {
-
-using Duration = std::chrono::milliseconds;
 
 // `schema:` the field names of the JSON events, so that users map their own
 // events without code. Nested paths are not supported: names are top-level

@@ -5,10 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/exit_code.h"
 #include "daemon/cli/check_config_command.h"
 #include "daemon/cli/demo_command.h"
 #include "daemon/cli/eval_command.h"
-#include "daemon/cli/exit_codes.h"
 #include "daemon/cli/kafka_mock_command.h"
 #include "daemon/cli/produce_synthetic_command.h"
 #include "daemon/cli/replay_command.h"
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       "nDCG) from search-result and judgment streams"};
   app.set_version_flag("--version", RANKWATCH_VERSION);
   app.require_subcommand(1);
-  int exit_code = rankwatch::cli::kExitOk;
+  int exit_code = rankwatch::ToInt(rankwatch::ExitCode::kOk);
   rankwatch::cli::AddEvalCommand(app, &exit_code);
   rankwatch::cli::AddCheckConfigCommand(app, &exit_code);
   rankwatch::cli::AddReplayCommand(app, &exit_code);
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : rankwatch::cli::kExitUsage;
+    return code == 0 ? 0 : rankwatch::ToInt(rankwatch::ExitCode::kUsage);
   }
   return exit_code;
 }

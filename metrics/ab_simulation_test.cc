@@ -12,8 +12,9 @@
 //
 //   RANKWATCH_SIM_SCALE=20 metrics_test --gtest_filter='AbSimulationTest.*'
 //
-// Deterministic: a fixed seed and a PRNG of our own (splitmix64), so the
-// figures do not depend on the standard library's distributions.
+// Deterministic: a fixed seed per scenario, printed with its figures, and
+// the project's generator (base/random.h), so the figures do not depend on
+// the standard library's distributions.
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <functional>
 #include <string>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 #include "metrics/ab_stats.h"
 #include "metrics/running_stats.h"
@@ -32,40 +34,21 @@ namespace {
 constexpr double kLevel = 0.95;
 constexpr double kAlpha = 1 - kLevel;
 
-// splitmix64 (Steele, Lea and Flood, OOPSLA 2014; Vigna's reference code).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform on [0, 1) with 53 random bits.
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
-
 // A distribution on [0, 1], as a sampler and its mean.
 struct Distribution {
-  std::function<double(SplitMix64&)> sample;
+  std::function<double(Xoshiro256&)> sample;
   double mean;
 };
 
 // A click: 1 with probability p.
 Distribution Bernoulli(double p) {
-  return {[p](SplitMix64& rng) { return rng.Uniform() < p ? 1.0 : 0.0; }, p};
+  return {[p](Xoshiro256& rng) { return rng.Uniform() < p ? 1.0 : 0.0; }, p};
 }
 
 // Shaped like per-query nDCG: 0 with probability 0.4 (nothing relevant
 // retrieved), otherwise U^2, skewed towards low values. Mean 0.6 / 3.
 Distribution Graded() {
-  return {[](SplitMix64& rng) {
+  return {[](Xoshiro256& rng) {
             if (rng.Uniform() < 0.4) return 0.0;
             const double u = rng.Uniform();
             return u * u;
@@ -111,7 +94,7 @@ int ExperimentScale() {
 
 Outcome Simulate(const Scenario& s) {
   const double truth = s.treatment.mean - s.baseline.mean;
-  SplitMix64 rng(s.seed);
+  Xoshiro256 rng(s.seed);
   Outcome outcome;
   outcome.experiments = s.experiments * ExperimentScale();
   for (int e = 0; e < outcome.experiments; ++e) {
@@ -155,18 +138,19 @@ Outcome Simulate(const Scenario& s) {
 double StandardError(double p, int n) { return std::sqrt(p * (1 - p) / n); }
 
 void Report(const Scenario& s, const Outcome& o) {
-  std::printf(
-      "[%s] %d experiments, %d looks, %d+%d new values per look "
-      "(%d / %d per arm at the end), alpha %.2f, tau %.3f:\n"
-      "  sequential ever excluded the truth: %.4f\n"
-      "  naive Welch ever excluded it:       %.4f\n"
-      "  naive Welch at the last look only:  %.4f\n"
-      "  sequential excluded 0 by the end:   %.4f\n",
-      s.name.c_str(), o.experiments, s.looks, s.baseline_per_look,
-      s.treatment_per_look, s.baseline_per_look * s.looks,
-      s.treatment_per_look * s.looks, kAlpha, kDefaultMixingStddev,
-      o.Rate(o.sequential_misses), o.Rate(o.naive_misses),
-      o.Rate(o.naive_final_misses), o.Rate(o.sequential_rejections));
+  std::printf("[%s] seed %" PRIu64
+              ", %d experiments, %d looks, %d+%d new values per look "
+              "(%d / %d per arm at the end), alpha %.2f, tau %.3f:\n"
+              "  sequential ever excluded the truth: %.4f\n"
+              "  naive Welch ever excluded it:       %.4f\n"
+              "  naive Welch at the last look only:  %.4f\n"
+              "  sequential excluded 0 by the end:   %.4f\n",
+              s.name.c_str(), s.seed, o.experiments, s.looks,
+              s.baseline_per_look, s.treatment_per_look,
+              s.baseline_per_look * s.looks, s.treatment_per_look * s.looks,
+              kAlpha, kDefaultMixingStddev, o.Rate(o.sequential_misses),
+              o.Rate(o.naive_misses), o.Rate(o.naive_final_misses),
+              o.Rate(o.sequential_rejections));
   testing::Test::RecordProperty(s.name + "_sequential_miss_rate",
                                 std::to_string(o.Rate(o.sequential_misses)));
   testing::Test::RecordProperty(s.name + "_naive_miss_rate",

@@ -23,23 +23,21 @@
 namespace rankwatch::metrics {
 
 // ---------------------------------------------------------------------------
-// Distribution functions. Relative error below about 3e-13 wherever the
-// result is a normal double, tails included (checked against 50-digit
-// mpmath for df from 0.5 to 1e12; see ab_stats_test.cc). Arguments outside
-// the domain (p outside [0, 1], df <= 0, NaN) give NaN.
+// Distribution functions, computed by Boost.Math (normal, students_t, ibeta)
+// under a policy that never throws (see ab_stats.cc). Relative error below
+// about 3e-13 wherever the result is a normal double, tails included
+// (checked against 50-digit mpmath for df from 0.5 to 1e12; see
+// ab_stats_test.cc). Arguments outside the domain (p outside [0, 1],
+// df <= 0, NaN) give NaN.
 
 // Standard normal CDF, Phi(x).
 [[nodiscard]] double NormalCdf(double x);
 
-// Inverse of NormalCdf (Wichura, Algorithm AS 241, 1988). Returns -inf at
-// p = 0 and +inf at p = 1.
+// Inverse of NormalCdf. Returns -inf at p = 0 and +inf at p = 1.
 [[nodiscard]] double NormalQuantile(double p);
 
-// Regularized incomplete beta function I_x(a, b) for a, b > 0 and x in
-// [0, 1], by Lentz's continued fraction (Numerical Recipes, 3rd ed., 6.4).
-// Near x = a / (a + b) the fraction loses digits as max(a, b) grows (about
-// 1e-16 * max(a, b) relative), which is why the t functions leave it for
-// df >= 1e4.
+// Regularized incomplete beta function I_x(a, b) for finite a, b > 0 and x
+// in [0, 1].
 [[nodiscard]] double RegularizedIncompleteBeta(double a, double b, double x);
 
 // CDF of Student's t with `df` > 0 degrees of freedom (df need not be an

@@ -9,6 +9,7 @@ packages=(
   # Libraries.
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
   libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev libcivetweb-dev
+  libboost-math-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # The demo's suggested commands (curl), and real peers for the

@@ -7,6 +7,7 @@
 // tests drive event time themselves with "sentinel" results events far in
 // the future (one per partition), so what is finalized when is
 // deterministic.
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 #include <signal.h>
 #include <simdjson.h>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -793,18 +795,6 @@ class DaemonBacklogE2eTest : public DaemonE2eTest {
     }
     seed_ = BacklogSeed();
     RecordProperty("seed", std::to_string(seed_));
-    // `join.early_tolerance` (issue 9) bounds how long before its results
-    // event a judgment may be stamped. Used when the loader knows it.
-    const std::string probe =
-        dir_.Write("probe.yaml", "join:\n  early_tolerance: 1s\n");
-    early_tolerance_ =
-        testing::RunCommand({RANKWATCH_BINARY, "check-config", probe})
-            .exit_code == 0;
-    if (!early_tolerance_) {
-      std::printf(
-          "note: join.early_tolerance is not a configuration key yet; "
-          "running without it\n");
-    }
   }
 
   std::string SeedTrace() const {
@@ -836,8 +826,8 @@ kafka:
   allowed_lateness: )" + allowed_lateness +
                                            R"(
   idle_timeout: 2s
-)" + (early_tolerance_ ? "  early_tolerance: 1s\n" : "") +
-                                           kAbMetrics + R"(aggregation:
+  early_tolerance: 1s
+)" + kAbMetrics + R"(aggregation:
   windows: []
 http:
   listen: 127.0.0.1:0
@@ -860,7 +850,6 @@ http:
   void LaggingTopic(bool results_lag);
 
   uint64_t seed_ = 0;
-  bool early_tolerance_ = false;
 };
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -872,7 +861,21 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 TEST_F(DaemonBacklogE2eTest, BacklogCatchUpMeansEqualReplay) {
   SCOPED_TRACE(SeedTrace());
   const auto start = std::chrono::steady_clock::now();
-  const Backlog backlog = PastBacklog();
+  Backlog backlog = PastBacklog();
+  // Two events stamped far in the future, read midway: rejected
+  // (future_timestamp) by the daemon and replay alike, they must not move
+  // event time (before issue 9 one such event made every later one late).
+  const size_t middle = backlog.events.size() / 2;
+  backlog.events.insert(
+      backlog.events.begin() + middle,
+      {{true, "poison",
+        "{\"request_id\":\"poison\",\"variant\":\"A\",\"timestamp\":"
+        "\"9999-12-31T23:59:59Z\",\"results\":[\"x\"]}",
+        backlog.events[middle].timestamp_ms},
+       {false, "r1",
+        "{\"request_id\":\"r1\",\"doc_id\":\"r1-d0\",\"relevance\":3,"
+        "\"timestamp\":9223372036854775807}",
+        backlog.events[middle].timestamp_ms}});
   const std::string config = BacklogConfig("g-backlog", "5s", "1s");
   {
     Producer producer(cluster_->bootstrap_servers(), kBacklogResults,
@@ -905,8 +908,88 @@ TEST_F(DaemonBacklogE2eTest, BacklogCatchUpMeansEqualReplay) {
       static_cast<long long>(ReplayCount(replay, "orphaned_judgments")));
   ASSERT_TRUE(done) << daemon.Summary() << "\n" << daemon.log();
   EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), events);
-  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 2);
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total",
+                  {{"reason", "future_timestamp"}}),
+            2);
+  EXPECT_EQ(s.Sum("rankwatch_late_results_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_late_judgments_total"), 0);
   EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), backlog.requests);
+  ExpectSameAsReplay({s}, replay, BacklogVariants(), 1e-9, /*relative=*/true);
+}
+
+// Commits offset 0 of every backlog partition for `group` with the commit
+// metadata an older rankwatch wrote after a far-future event had moved its
+// watermark to year 9999. Returns false on any librdkafka error.
+bool CommitPoisonedWatermark(const std::string& bootstrap,
+                             const std::string& group) {
+  std::unique_ptr<RdKafka::Conf> conf(
+      RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  std::string err;
+  if (conf->set("bootstrap.servers", bootstrap, err) !=
+          RdKafka::Conf::CONF_OK ||
+      conf->set("group.id", group, err) != RdKafka::Conf::CONF_OK) {
+    return false;
+  }
+  std::unique_ptr<RdKafka::KafkaConsumer> c(
+      RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (c == nullptr) return false;
+  // end: the old owner had read everything, so every event re-read counts
+  // as replayed: under that watermark each would be skipped as finalized.
+  const std::string metadata = "wm=253402300799000;end=1000000";
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(2 * kBacklogPartitions);
+  for (const char* topic : {kBacklogResults, kBacklogJudgments}) {
+    for (int p = 0; p < kBacklogPartitions; ++p) {
+      rd_kafka_topic_partition_t* tp =
+          rd_kafka_topic_partition_list_add(list, topic, p);
+      tp->offset = 0;
+      tp->metadata = std::malloc(metadata.size());  // Freed with the list.
+      std::memcpy(tp->metadata, metadata.data(), metadata.size());
+      tp->metadata_size = metadata.size();
+    }
+  }
+  const rd_kafka_resp_err_t e = rd_kafka_commit(c->c_ptr(), list, 0);
+  rd_kafka_topic_partition_list_destroy(list);
+  c->close();
+  return e == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+// A watermark restored from commit metadata is checked like event times:
+// one poisoned by an older version (year 9999) is ignored with a warning,
+// so the re-read events are joined, not skipped as replayed or late.
+TEST_F(DaemonBacklogE2eTest, PoisonedCommittedWatermarkIsIgnored) {
+  SCOPED_TRACE(SeedTrace());
+  BacklogSpec spec;
+  spec.seed = seed_;
+  spec.requests = 2'000;
+  spec.first_ms = Producer::NowMs() - 5 * 60'000;
+  const Backlog backlog = MakeBacklog(spec);
+  const std::string group = "g-poisoned";
+  const std::string config = BacklogConfig(group, "5s", "1s");
+  {
+    Producer producer(cluster_->bootstrap_servers(), kBacklogResults,
+                      kBacklogJudgments);
+    producer.SendAll(backlog.events);
+  }
+  ASSERT_TRUE(CommitPoisonedWatermark(cluster_->bootstrap_servers(), group));
+  const std::string replay = ReplayJson(config, backlog.events);
+  Daemon daemon(dir_, config, "d");
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+  Scrape s;
+  const bool done = PollMetrics(
+      daemon,
+      [&](const Scrape& m) {
+        return m.Sum("rankwatch_requests_finalized_total") >= backlog.requests;
+      },
+      45s, &s);
+  ASSERT_TRUE(done) << JoinCounters(s) << "\n" << daemon.log();
+  EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), backlog.requests);
+  EXPECT_EQ(s.Sum("rankwatch_late_results_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_late_judgments_total"), 0);
+  EXPECT_NE(daemon.log().find("ignoring the committed watermark"),
+            std::string::npos)
+      << daemon.log();
   ExpectSameAsReplay({s}, replay, BacklogVariants(), 1e-9, /*relative=*/true);
 }
 

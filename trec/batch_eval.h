@@ -3,9 +3,11 @@
 //
 // EvaluateFiles() loads both files, scores every query on all cores and
 // returns an EvalReport. A regular run file is streamed in one pass, each
-// query scored as soon as its lines have been read; standard input, and any
-// input with an error (for the exact message), go through a mapped,
-// indexed reading. The report owns the qrels and the per-query scores;
+// query scored as soon as its lines have been read (streaming_eval.h);
+// standard input, and any input with an error (for the exact message), go
+// through a mapped, indexed reading (mapped_eval.h). Both score through
+// QueryScorer (query_scorer.h) on the threads of RunParallel (parallel.h).
+// The report owns the qrels and the per-query scores;
 // WriteTrecText() prints it byte-for-byte as trec_eval 10.0 does
 // (`%-22s\t%s\t%6.4f` rows, qid strcmp order, trec_eval's measure order),
 // WriteJson() as one JSON object at full precision.

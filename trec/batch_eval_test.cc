@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -210,12 +211,7 @@ TEST_F(EvaluateFilesTest, StreamingMatchesMappedPath) {
   std::string qrels;
   std::string run;
   uint64_t state = 7;
-  auto next = [&state](uint64_t n) {  // splitmix64, reduced to [0, n).
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (z ^ (z >> 31)) % n;
-  };
+  auto next = [&state](uint64_t n) { return SplitMix64(&state) % n; };
   for (int q = 0; q < 12; ++q) {
     for (int d = 0; d < 30; ++d) {
       if (next(3) == 0) {

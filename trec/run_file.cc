@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
+#include "trec/parallel.h"
 #include "trec/text_scan.h"
 
 namespace rankwatch::trec {
@@ -222,15 +222,10 @@ RunIndex RunIndex::Build(const MappedFile& file, int threads) {
       data.size() < (4u << 20) ? 1 : std::max(1, std::min(threads, 64));
   const std::vector<size_t> bounds = ChunkBoundaries(data, chunks);
   std::vector<ChunkResult> results(static_cast<size_t>(chunks));
-  {
-    std::vector<std::thread> workers;
-    for (int i = 1; i < chunks; ++i) {
-      workers.emplace_back(ScanChunk, std::cref(file), bounds[i], bounds[i + 1],
-                           &results[i]);
-    }
-    ScanChunk(file, bounds[0], bounds[1], &results[0]);
-    for (std::thread& t : workers) t.join();
-  }
+  RunParallel(results.size(), chunks, [&](size_t i, size_t) {
+    ScanChunk(file, bounds[i], bounds[i + 1], &results[i]);
+    return true;
+  });
 
   RunIndex index;
   index.index_.Clear(1024);

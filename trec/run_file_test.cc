@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -127,12 +128,7 @@ TEST(RunFileTest, RanksByScoreThenDocnoDescending) {
 TEST(RunFileTest, ScanRunLineMatchesTokenize) {
   const char kAlphabet[] = " \t\v\f\r\n!#+-.019AZaz\x80\xff";
   uint64_t state = 12345;
-  auto next = [&state] {  // splitmix64
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto next = [&state] { return SplitMix64(&state); };
   for (int iteration = 0; iteration < 20000; ++iteration) {
     std::string text(next() % 48, ' ');
     for (char& c : text) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
@@ -165,12 +161,7 @@ TEST(RunFileTest, ScanRunLineMatchesTokenize) {
 TEST(RunFileTest, ScoresParseExactlyAsFromChars) {
   const char kDigits[] = "0123456789";
   uint64_t state = 99;
-  auto next = [&state] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto next = [&state] { return SplitMix64(&state); };
   for (int iteration = 0; iteration < 200000; ++iteration) {
     std::string s = next() % 4 == 0 ? "-" : "";
     const int integer_digits = 1 + static_cast<int>(next() % 9);

@@ -1,30 +1,28 @@
 #include "daemon/cli/check_config_command.h"
 
-#include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "base/exit_code.h"
 #include "config/config_loader.h"
-#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/command_util.h"
 
 namespace rankwatch::cli {
 
 namespace {
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "rankwatch check-config: %s\n", message.c_str());
-  return kExitUsage;
-}
+constexpr std::string_view kCommand = "check-config";
 
+// The configuration is this command's input and the user's to fix: every
+// failure, the output's included, is a usage error (exit 2), as
+// docs/configuration.md promises.
 int RunCheckConfig(const std::string& path) {
   StatusOr<config::Config> config = config::LoadConfigFile(path);
-  if (!config.ok()) return Fail(config.status().message());
-  const std::string out = config::FormatEffectiveConfig(*config);
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() ||
-      std::fflush(stdout) != 0) {
-    return Fail("cannot write the output");
-  }
-  return kExitOk;
+  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  const Status written = WriteStdout(config::FormatEffectiveConfig(*config));
+  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

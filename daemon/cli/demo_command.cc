@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "base/exit_code.h"
 #include "config/config_loader.h"
-#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/cli/run_command.h"
 #include "daemon/cli/signals.h"
 #include "daemon/server/daemon.h"
@@ -21,6 +23,7 @@ namespace rankwatch::cli {
 
 namespace {
 
+constexpr std::string_view kCommand = "demo";
 constexpr int kPartitions = 4;
 
 struct DemoArgs {
@@ -105,39 +108,26 @@ int RunDemo(const DemoArgs& args) {
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
 
+  // The cluster and its topics are the demo's input, not the user's flags.
   auto cluster = sim::MockCluster::Start(3);
   if (!cluster.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n",
-                 cluster.status().message().c_str());
-    return kExitBadInput;
+    return Fail(kCommand, cluster.status(), ErrorSource::kInput);
   }
   for (const char* topic : {"results", "judgments"}) {
     Status s = (*cluster)->CreateTopic(topic, kPartitions);
-    if (!s.ok()) {
-      std::fprintf(stderr, "rankwatch demo: %s\n", s.message().c_str());
-      return kExitBadInput;
-    }
+    if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
   }
   StatusOr<config::Config> config = config::ParseConfig(
       DemoConfig((*cluster)->bootstrap_servers(), args.listen), "<demo>");
-  if (!config.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n",
-                 config.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   SetLogLevel("warn");
+  // A busy --listen port is Unavailable: exit 1, not the usage code.
   auto daemon = server::Daemon::Create(*config);
-  if (!daemon.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n",
-                 daemon.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
 
   auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
   if (!traffic.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n",
-                 traffic.status().message().c_str());
-    return kExitUsage;
+    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
   }
   sim::ProduceOptions produce;
   produce.bootstrap_servers = (*cluster)->bootstrap_servers();
@@ -148,9 +138,7 @@ int RunDemo(const DemoArgs& args) {
   auto producer =
       sim::SyntheticProducer::Create(produce, std::move(traffic).value());
   if (!producer.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n",
-                 producer.status().message().c_str());
-    return kExitUsage;
+    return Fail(kCommand, producer.status(), ErrorSource::kUsage);
   }
   std::thread generator([&] {
     auto stats = (*producer)->Run(&stop);
@@ -166,11 +154,8 @@ int RunDemo(const DemoArgs& args) {
   const Status s = (*daemon)->Run(stop);
   stop.store(true);
   generator.join();
-  if (!s.ok()) {
-    std::fprintf(stderr, "rankwatch demo: %s\n", s.message().c_str());
-    return kExitBadInput;
-  }
-  return kExitOk;
+  if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

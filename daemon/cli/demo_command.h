@@ -9,6 +9,9 @@
 
 namespace rankwatch::cli {
 
+// Registers the subcommand; its exit code goes to `*exit_code` (0 after
+// Ctrl-C or --duration; 1 when the cluster or the daemon cannot start, a
+// busy --listen port included; 2 bad flags; 3 internal error).
 void AddDemoCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankwatch::cli

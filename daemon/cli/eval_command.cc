@@ -1,11 +1,12 @@
 #include "daemon/cli/eval_command.h"
 
-#include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "daemon/cli/exit_codes.h"
+#include "base/exit_code.h"
+#include "daemon/cli/command_util.h"
 #include "trec/batch_eval.h"
 
 namespace rankwatch::cli {
@@ -28,16 +29,15 @@ struct EvalArgs {
   int threads = 0;
 };
 
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "rankwatch eval: %s\n", message.c_str());
-  return code;
-}
+constexpr std::string_view kCommand = "eval";
 
 int RunEval(const EvalArgs& args) {
   trec::EvalOptions options;
   StatusOr<trec::MeasureSelection> measures =
       trec::MeasureSelection::Parse(args.measures);
-  if (!measures.ok()) return Fail(kExitUsage, measures.status().message());
+  if (!measures.ok()) {
+    return Fail(kCommand, measures.status(), ErrorSource::kUsage);
+  }
   options.measures = *measures;
   options.per_query = args.per_query;
   options.complete = args.complete;
@@ -55,24 +55,16 @@ int RunEval(const EvalArgs& args) {
 
   StatusOr<trec::EvalReport> report =
       trec::EvaluateFiles(args.qrels, args.run, options);
-  if (!report.ok()) {
-    const int code = report.status().code() == StatusCode::kInvalidArgument ||
-                             report.status().code() == StatusCode::kIoError
-                         ? kExitBadInput
-                         : kExitInternal;
-    return Fail(code, report.status().message());
-  }
+  if (!report.ok()) return Fail(kCommand, report.status(), ErrorSource::kInput);
   std::string out;
   if (args.json) {
     trec::WriteJson(*report, &out);
   } else {
     trec::WriteTrecText(*report, &out);
   }
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() ||
-      std::fflush(stdout) != 0) {
-    return Fail(kExitBadInput, "cannot write the output");
-  }
-  return kExitOk;
+  const Status written = WriteStdout(out);
+  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

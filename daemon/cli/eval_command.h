@@ -8,7 +8,7 @@
 namespace rankwatch::cli {
 
 // Registers the subcommand on `app`. When it runs, its process exit code is
-// stored in `*exit_code` (0 ok, 1 bad input, 2 bad usage).
+// stored in `*exit_code` (0 ok, 1 bad input, 2 bad usage, 3 internal).
 void AddEvalCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankwatch::cli

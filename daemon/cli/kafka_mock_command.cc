@@ -2,19 +2,23 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "daemon/cli/exit_codes.h"
+#include "base/exit_code.h"
+#include "base/file_util.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/sim/mock_cluster.h"
 
 namespace rankwatch::cli {
 
 namespace {
+
+constexpr std::string_view kCommand = "kafka-mock";
 
 struct KafkaMockArgs {
   int brokers = 3;
@@ -65,36 +69,11 @@ StatusOr<TopicSpec> ParseTopicSpec(const std::string& spec) {
   return topic;
 }
 
-// Writes `contents` to `path` through a temporary file and a rename, so
-// that a reader polling for the file never sees it half written.
-Status WriteFileAtomically(const std::string& path,
-                           const std::string& contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return Status::IoError("cannot create " + tmp);
-  const bool written =
-      std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(tmp.c_str());
-    return Status::IoError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IoError("cannot rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
-}
-
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "rankwatch kafka-mock: %s\n", message.c_str());
-  return code;
-}
-
 int RunKafkaMock(const KafkaMockArgs& args) {
   std::vector<TopicSpec> topics;
   for (const std::string& spec : args.topics) {
     StatusOr<TopicSpec> topic = ParseTopicSpec(spec);
-    if (!topic.ok()) return Fail(kExitUsage, topic.status().message());
+    if (!topic.ok()) return Fail(kCommand, topic.status(), ErrorSource::kUsage);
     topics.push_back(*topic);
   }
   // SIGTERM and SIGINT are blocked before the mock starts its threads, which
@@ -107,15 +86,14 @@ int RunKafkaMock(const KafkaMockArgs& args) {
 
   StatusOr<std::unique_ptr<sim::MockCluster>> cluster =
       sim::MockCluster::Start(args.brokers);
-  if (!cluster.ok()) return Fail(kExitInternal, cluster.status().message());
+  if (!cluster.ok()) {
+    return Fail(kCommand, cluster.status(), ErrorSource::kUsage);
+  }
+  // A topic named twice is AlreadyExists: a usage error.
   for (const TopicSpec& topic : topics) {
     const Status created =
         (*cluster)->CreateTopic(topic.name, topic.partitions);
-    if (!created.ok()) {
-      return Fail(created.code() == StatusCode::kAlreadyExists ? kExitUsage
-                                                               : kExitInternal,
-                  created.message());
-    }
+    if (!created.ok()) return Fail(kCommand, created, ErrorSource::kUsage);
   }
   const std::string& bootstrap = (*cluster)->bootstrap_servers();
   std::printf("%s\n", bootstrap.c_str());
@@ -123,7 +101,7 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   if (!args.bootstrap_file.empty()) {
     const Status written =
         WriteFileAtomically(args.bootstrap_file, bootstrap + "\n");
-    if (!written.ok()) return Fail(kExitUsage, written.message());
+    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
   }
   spdlog::info(
       "kafka mock cluster: {} broker(s) at {}, {} topic(s); "
@@ -135,7 +113,7 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   spdlog::info("kafka mock cluster: stopping on signal {}", received);
   if (!args.bootstrap_file.empty()) std::remove(args.bootstrap_file.c_str());
   cluster->reset();
-  return kExitOk;
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

@@ -9,8 +9,9 @@
 namespace rankwatch::cli {
 
 // Registers the subcommand on `app`. When it runs, its process exit code is
-// stored in `*exit_code` (0 after SIGTERM/SIGINT, 2 bad usage, 3 when the
-// cluster cannot start).
+// stored in `*exit_code` (0 after SIGTERM/SIGINT; 1 when the brokers cannot
+// listen on loopback; 2 bad usage, a topic named twice or a bootstrap file
+// that cannot be written; 3 when the cluster fails otherwise).
 void AddKafkaMockCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankwatch::cli

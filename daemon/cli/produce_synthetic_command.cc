@@ -8,10 +8,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/exit_code.h"
 #include "config/config_loader.h"
-#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/cli/signals.h"
 #include "daemon/sim/synthetic.h"
 #include "daemon/sim/synthetic_producer.h"
@@ -19,6 +21,8 @@
 namespace rankwatch::cli {
 
 namespace {
+
+constexpr std::string_view kCommand = "produce-synthetic";
 
 // Noise of a variant listed without one: the first is the baseline, the
 // others slightly better.
@@ -45,11 +49,6 @@ struct ProduceArgs {
   std::string status_interval = "5s";
   std::string qrels_file;
 };
-
-int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "rankwatch produce-synthetic: %s\n", message.c_str());
-  return code;
-}
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
@@ -188,6 +187,8 @@ void PrintSummary(const sim::ProduceStats& s) {
   std::fflush(stdout);
 }
 
+// A plain write, not WriteFileAtomically: FILE may be a pipe or
+// /dev/stdout, which a temporary file and a rename would replace.
 Status WriteQrels(const std::string& path,
                   const sim::SyntheticTraffic& traffic) {
   const std::string qrels = traffic.TrecQrels();
@@ -203,37 +204,46 @@ Status WriteQrels(const std::string& path,
 
 int RunProduce(const ProduceArgs& args) {
   StatusOr<sim::SyntheticConfig> config = MakeTrafficConfig(args);
-  if (!config.ok()) return Fail(kExitUsage, config.status().message());
+  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   StatusOr<sim::ProduceOptions> options = MakeProduceOptions(args);
-  if (!options.ok()) return Fail(kExitUsage, options.status().message());
+  if (!options.ok()) {
+    return Fail(kCommand, options.status(), ErrorSource::kUsage);
+  }
   StatusOr<sim::SyntheticTraffic> traffic =
       sim::SyntheticTraffic::Create(*config);
-  if (!traffic.ok()) return Fail(kExitUsage, traffic.status().message());
+  if (!traffic.ok()) {
+    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
+  }
   if (!args.qrels_file.empty()) {
     const Status written = WriteQrels(args.qrels_file, *traffic);
-    if (!written.ok()) return Fail(kExitUsage, written.message());
+    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
   }
   StatusOr<std::unique_ptr<sim::SyntheticProducer>> producer =
       sim::SyntheticProducer::Create(std::move(options).value(),
                                      std::move(traffic).value());
-  if (!producer.ok()) return Fail(kExitUsage, producer.status().message());
+  if (!producer.ok()) {
+    return Fail(kCommand, producer.status(), ErrorSource::kUsage);
+  }
 
   // A first SIGTERM/SIGINT stops the run (queued judgments are sent and the
   // producer flushed); a second one exits at once.
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
   StatusOr<sim::ProduceStats> stats = (*producer)->Run(&stop);
-  if (!stats.ok()) return Fail(kExitInternal, stats.status().message());
+  if (!stats.ok()) return Fail(kCommand, stats.status(), ErrorSource::kInput);
 
   PrintSummary(*stats);
+  // Exit 3, as docs/kafka-mock.md promises: the summary above already
+  // counts what was lost.
   if (!stats->ok()) {
-    return Fail(kExitInternal,
-                std::to_string(stats->delivery_errors + stats->undelivered) +
-                    " event(s) not delivered; last error: " +
-                    (stats->last_error.empty() ? "flush timed out"
-                                               : stats->last_error));
+    return Fail(
+        kCommand,
+        std::to_string(stats->delivery_errors + stats->undelivered) +
+            " event(s) not delivered; last error: " +
+            (stats->last_error.empty() ? "flush timed out" : stats->last_error),
+        ExitCode::kInternal);
   }
-  return kExitOk;
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

@@ -5,14 +5,18 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "base/exit_code.h"
 #include "config/config_loader.h"
-#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/stream/replay.h"
 
 namespace rankwatch::cli {
 
 namespace {
+
+constexpr std::string_view kCommand = "replay";
 
 struct ReplayArgs {
   std::string config;
@@ -40,11 +44,7 @@ void DrawProgress(uint64_t done, uint64_t total) {
 
 int RunReplayCommand(const ReplayArgs& args) {
   StatusOr<config::Config> config = config::LoadConfigFile(args.config);
-  if (!config.ok()) {
-    std::fprintf(stderr, "rankwatch replay: %s\n",
-                 config.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   stream::ReplayOptions options;
   options.results_path = args.results;
   options.judgments_path = args.judgments;
@@ -53,16 +53,13 @@ int RunReplayCommand(const ReplayArgs& args) {
   if (::isatty(STDERR_FILENO)) options.progress = DrawProgress;
   StatusOr<stream::ReplayResult> result =
       stream::RunReplay(*config, options, SystemClock::Get());
-  if (!result.ok()) {
-    std::fprintf(stderr, "rankwatch replay: %s\n",
-                 result.status().message().c_str());
-    return kExitBadInput;
-  }
+  if (!result.ok()) return Fail(kCommand, result.status(), ErrorSource::kInput);
   const std::string out = args.format == "json"
                               ? stream::FormatReplayJson(*result->pipeline)
                               : stream::FormatReplayTable(*result->pipeline);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? kExitOk : kExitBadInput;
+  const Status written = WriteStdout(out);
+  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace

@@ -3,14 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "base/exit_code.h"
+#include "base/file_util.h"
 #include "config/config_loader.h"
-#include "daemon/cli/exit_codes.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/cli/signals.h"
 #include "daemon/server/daemon.h"
 
@@ -21,6 +21,8 @@ namespace {
 // Shutdown must finish within 10 s of SIGTERM; leave a margin.
 constexpr std::chrono::milliseconds kShutdownGrace(9000);
 
+constexpr std::string_view kCommand = "run";
+
 struct RunArgs {
   std::string config;
   std::string listen;
@@ -29,11 +31,7 @@ struct RunArgs {
 
 int RunDaemon(const RunArgs& args) {
   StatusOr<config::Config> config = config::LoadConfigFile(args.config);
-  if (!config.ok()) {
-    std::fprintf(stderr, "rankwatch run: %s\n",
-                 config.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   if (!args.listen.empty()) config->http.listen = args.listen;
   SetLogLevel(config->logging.level);
 
@@ -41,43 +39,28 @@ int RunDaemon(const RunArgs& args) {
   InstallStopHandlers(&stop);
   StatusOr<std::unique_ptr<server::Daemon>> daemon =
       server::Daemon::Create(*config);
-  if (!daemon.ok()) {
-    std::fprintf(stderr, "rankwatch run: %s\n",
-                 daemon.status().message().c_str());
-    return kExitUsage;
-  }
-  if (!args.port_file.empty() &&
-      !WritePortFile(args.port_file, (*daemon)->http_port())) {
-    std::fprintf(stderr, "rankwatch run: cannot write %s\n",
-                 args.port_file.c_str());
-    return kExitBadInput;
+  // Built from the configuration, but a busy http.listen port (Unavailable)
+  // maps to 1, not to the usage code: it may be free on the next try.
+  if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
+  if (!args.port_file.empty()) {
+    const Status written = WriteFileAtomically(
+        args.port_file, std::to_string((*daemon)->http_port()) + "\n");
+    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
   }
   StartShutdownWatchdog(&stop, kShutdownGrace);
   Status s = (*daemon)->Run(stop);
   if (!s.ok()) {
     spdlog::error("{}", s.message());
-    return kExitBadInput;
+    return ToInt(ExitCodeFor(s.code(), ErrorSource::kInput));
   }
   spdlog::info("stopped");
-  return kExitOk;
+  return ToInt(ExitCode::kOk);
 }
 
 }  // namespace
 
 void SetLogLevel(const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level));
-}
-
-bool WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << port << "\n";
-    if (!out) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
 }
 
 void AddRunCommand(CLI::App& app, int* exit_code) {

@@ -8,15 +8,13 @@
 namespace rankwatch::cli {
 
 // Registers the subcommand; its exit code goes to `*exit_code` (0 after a
-// clean shutdown, 1 when consuming cannot start, 2 bad configuration).
+// clean shutdown; 1 when consuming or serving cannot start, a busy
+// http.listen port included, or the port file cannot be written; 2 bad
+// configuration; 3 internal error).
 void AddRunCommand(CLI::App& app, int* exit_code);
 
 // Sets spdlog's level from a config name (trace, debug, info, ...).
 void SetLogLevel(const std::string& level);
-
-// Writes `port` to `path` atomically (temp file + rename), for tests and
-// scripts that start the daemon on port 0.
-bool WritePortFile(const std::string& path, int port);
 
 }  // namespace rankwatch::cli
 

@@ -106,16 +106,24 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   }
   MetricFamily ready = MakeFamily(
       "rankwatch_consumer_ready",
-      "1 when partitions are assigned and being consumed (what /readyz "
-      "reports), else 0",
+      "1 when partitions are assigned and being consumed by a loop that "
+      "polled within the last 10 s (what /readyz reports), else 0",
       MetricType::Gauge);
-  AddGauge(&ready, {}, s.ready() ? 1 : 0);
+  AddGauge(&ready, {}, s.ready(clock_->MonotonicMillis()) ? 1 : 0);
   out->push_back(std::move(errors));
   out->push_back(std::move(commits));
   out->push_back(std::move(rebalances));
   out->push_back(std::move(dead_letters));
   out->push_back(std::move(replayed));
   out->push_back(std::move(ready));
+}
+
+std::function<bool()> LockedReadiness(const kafka::KafkaStatus* status,
+                                      std::mutex* mu, const Clock* clock) {
+  return [status, mu, clock] {
+    std::lock_guard<std::mutex> lock(*mu);
+    return status->ready(clock->MonotonicMillis());
+  };
 }
 
 }  // namespace rankwatch::exporter

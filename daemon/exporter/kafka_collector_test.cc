@@ -3,8 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
+#include "daemon/http/handlers.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::exporter {
@@ -94,6 +96,45 @@ TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
   EXPECT_TRUE(HasLine(text, "rankwatch_consumer_ready 1"));
   status.consuming = false;
   EXPECT_TRUE(HasLine(Scrape(status), "rankwatch_consumer_ready 0"));
+}
+
+// /readyz (as the daemon wires it) and the gauge answer alike in every
+// state, stalls included.
+TEST(KafkaCollectorTest, GaugeAndReadyzAgree) {
+  kafka::KafkaStatus status;
+  status.topics = {"results", "judgments"};
+  FakeClock clock(1'700'000'000'000);
+  std::mutex mu;
+  const KafkaCollector collector(&status, &clock);
+  const http::Handler readyz =
+      http::ReadinessHandler(LockedReadiness(&status, &mu, &clock));
+  auto check = [&](bool expected, const char* state) {
+    std::vector<prometheus::MetricFamily> families;
+    collector.Collect(&families);
+    const std::string line =
+        std::string("rankwatch_consumer_ready ") + (expected ? "1" : "0");
+    EXPECT_TRUE(HasLine(SerializeText(families), line)) << state;
+    EXPECT_EQ(readyz(http::HttpRequest{}).status, expected ? 200 : 503)
+        << state;
+  };
+  check(false, "fresh");
+  status.assigned = true;
+  check(false, "assigned, not consuming");
+  status.consuming = true;
+  status.last_poll_mono_ms = clock.MonotonicMillis();
+  check(true, "consuming");
+  clock.Advance(kafka::KafkaStatus::kStallMs - 1);
+  check(true, "polled 9.999 s ago");
+  clock.Advance(1);
+  check(false, "stalled 10 s");
+  clock.Set(0);  // A wall-clock step does not matter.
+  status.last_poll_mono_ms = clock.MonotonicMillis();
+  check(true, "polled again");
+  status.assigned = false;
+  check(false, "revoked");
+  status.assigned = true;
+  status.consuming = false;
+  check(false, "shut down");
 }
 
 }  // namespace

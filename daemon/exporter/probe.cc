@@ -35,12 +35,13 @@ void BuildInfoCollector::Collect(
 
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
                                        const kafka::KafkaStatus* kafka,
-                                       BuildInfo build) {
+                                       BuildInfo build, const Clock* clock) {
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
   probe->Add(std::make_unique<ExperimentCollector>(pipeline));
-  if (kafka != nullptr) probe->Add(std::make_unique<KafkaCollector>(kafka));
+  if (kafka != nullptr)
+    probe->Add(std::make_unique<KafkaCollector>(kafka, clock));
   return probe;
 }
 

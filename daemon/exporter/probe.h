@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "daemon/kafka/kafka_status.h"
 #include "daemon/stream/pipeline.h"
 
@@ -68,10 +69,12 @@ class BuildInfoCollector : public Collector {
 };
 
 // The daemon's probe: build info, the pipeline's state and, when `kafka` is
-// not null, the consumer's. `pipeline` and `kafka` must outlive the probe.
+// not null, the consumer's (its readiness at `clock`'s monotonic now).
+// `pipeline`, `kafka` and `clock` must outlive the probe.
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
                                        const kafka::KafkaStatus* kafka,
-                                       BuildInfo build);
+                                       BuildInfo build,
+                                       const Clock* clock = SystemClock::Get());
 
 }  // namespace rankwatch::exporter
 

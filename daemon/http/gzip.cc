@@ -2,10 +2,11 @@
 
 #include <zlib.h>
 
-#include <cctype>
 #include <charconv>
 #include <limits>
 #include <optional>
+
+#include "base/strings.h"
 
 namespace rankwatch::http {
 
@@ -15,29 +16,19 @@ namespace {
 constexpr int kGzipWindowBits = 15 + 16;
 constexpr int kMemLevel = 8;  // zlib's default.
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 // The q-value among a coding's parameters ("q=0.5"), 1 when absent, and
 // nullopt when malformed (the element is then ignored).
 std::optional<double> QValue(std::string_view params) {
   while (!params.empty()) {
     const size_t semi = params.find(';');
-    const std::string_view param = Trim(params.substr(0, semi));
+    const std::string_view param = TrimBlanks(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view()
                                             : params.substr(semi + 1);
     if (param.size() < 2 || (param[0] != 'q' && param[0] != 'Q') ||
         param[1] != '=') {
       continue;
     }
-    const std::string_view number = Trim(param.substr(2));
+    const std::string_view number = TrimBlanks(param.substr(2));
     double q = 0;
     const auto [end, ec] =
         std::from_chars(number.data(), number.data() + number.size(), q);
@@ -62,7 +53,7 @@ bool AcceptsGzip(std::string_view accept_encoding) {
                           ? std::string_view()
                           : accept_encoding.substr(comma + 1);
     const size_t semi = element.find(';');
-    const std::string_view coding = Trim(element.substr(0, semi));
+    const std::string_view coding = TrimBlanks(element.substr(0, semi));
     const std::optional<double> q =
         QValue(semi == std::string_view::npos ? std::string_view()
                                               : element.substr(semi + 1));
@@ -103,17 +94,6 @@ StatusOr<std::string> GzipCompress(std::string_view data) {
                             ")");
   }
   return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace rankwatch::http

@@ -1,7 +1,6 @@
 // Gzip content coding for HTTP responses: whether a request's
 // Accept-Encoding allows gzip, and compression of a body into one gzip
-// member (RFC 1952) with zlib; plus the ASCII case-insensitive comparison
-// that header names and content codings need.
+// member (RFC 1952) with zlib.
 //
 // Stateless functions; thread-safe.
 #ifndef RANKWATCH_DAEMON_HTTP_GZIP_H_
@@ -23,9 +22,6 @@ bool AcceptsGzip(std::string_view accept_encoding);
 // tenfold even so, and a scrape should cost the daemon little CPU (the
 // Prometheus Go client makes the same choice).
 [[nodiscard]] StatusOr<std::string> GzipCompress(std::string_view data);
-
-// ASCII case-insensitive equality (HTTP header names, coding names).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 }  // namespace rankwatch::http
 

@@ -14,9 +14,11 @@ namespace rankwatch::http {
 // /healthz: 200 "ok" whenever the process answers at all.
 Handler HealthHandler();
 
-// /readyz: 200 "ready" when `ready()` is true, else 503 "not ready" (the
-// daemon: partitions assigned and consuming). `ready` runs on the server's
-// worker threads and must synchronize itself.
+// /readyz: 200 "ready" when `ready()` is true, else 503 "not ready". The
+// daemon passes exporter::LockedReadiness, KafkaStatus::ready() (partitions
+// assigned, consuming, polled recently): the same predicate as the gauge
+// rankwatch_consumer_ready. `ready` runs on the server's worker threads
+// and must synchronize itself.
 Handler ReadinessHandler(std::function<bool()> ready);
 
 }  // namespace rankwatch::http

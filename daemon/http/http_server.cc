@@ -13,6 +13,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/strings.h"
 #include "daemon/http/gzip.h"
 
 namespace rankwatch::http {

@@ -1,5 +1,9 @@
 // KafkaIngest: reads the results and judgments topics into a Pipeline, with
-// at-least-once delivery.
+// at-least-once delivery. This is the consume loop; its pieces live beside
+// it: kafka_conf (client properties), rebalance (the group's rebalance
+// callback), partition_book (per-partition offsets across rebalances),
+// commit_metadata (what a commit carries), fetch_health (librdkafka's
+// statistics), dead_letter_sink and error_reporter.
 //
 // * One consumer group. In impression mode both topics are subscribed (they
 //   must be keyed by request_id and have equal partition counts, so a
@@ -15,10 +19,18 @@
 //   replayed, what its predecessor had already reflected.
 // * On revocation, pending state fed from the revoked partitions is dropped
 //   (the new owner re-reads it from the committed offsets).
+// * Intervals and timeouts (tick, statistics, commits, staleness, stall)
+//   run on the injected clock's monotonic time.
 //
-// Threading: Run() is the consumer thread. The pipeline and the Stats are
-// shared with the metrics endpoint under the mutex given to Attach(); Run()
-// takes it for short batches of messages. ready() is lock-free.
+// Threading: Run() is the consumer thread. The pipeline and the status are
+// shared with the HTTP threads under the mutex given to Attach(). The
+// consumer thread holds it only while it handles one message or does its
+// periodic work, and never while it calls a librdkafka function that
+// serves callbacks (consume(), close()): the callbacks served there
+// (rebalance, statistics and errors, commit results), which run on the
+// consumer thread inside those calls, take the mutex themselves. State no
+// other thread sees (the PartitionBook, fetch health, the table's
+// positions) is touched by the consumer thread only and needs no lock.
 #ifndef RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 #define RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 
@@ -34,57 +46,32 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "daemon/kafka/dead_letter_sink.h"
+#include "daemon/kafka/error_reporter.h"
+#include "daemon/kafka/fetch_health.h"
 #include "daemon/kafka/kafka_status.h"
-#include "daemon/kafka/offset_tracker.h"
+#include "daemon/kafka/partition_book.h"
+#include "daemon/kafka/rebalance.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::kafka {
 
-// Sends rejected events to a Kafka topic: the original payload and key,
-// with the reason in headers (rankwatch-reason, rankwatch-detail,
-// rankwatch-source-topic, rankwatch-source-partition,
-// rankwatch-source-offset).
-class KafkaDeadLetterSink : public stream::DeadLetterSink {
- public:
-  // `properties` are the consumer's librdkafka properties (bootstrap,
-  // security, ...); `stats` counts delivery reports.
-  static StatusOr<std::unique_ptr<KafkaDeadLetterSink>> Create(
-      const config::KafkaConfig& kafka, const std::string& topic,
-      KafkaStatus* stats);
-  ~KafkaDeadLetterSink() override;
-
-  // The key of the message being processed, copied into its dead letter.
-  void set_current_key(std::string_view key) { current_key_ = key; }
-  void Write(stream::Topic topic, stream::RejectReason reason,
-             std::string_view detail, std::string_view payload,
-             stream::EventOrigin origin) override;
-  // Serves delivery reports.
-  void Poll();
-  void Flush(int timeout_ms);
-
- private:
-  class DeliveryReport;
-  KafkaDeadLetterSink() = default;
-
-  std::string topic_;
-  KafkaStatus* stats_ = nullptr;
-  std::unique_ptr<DeliveryReport> report_;
-  std::unique_ptr<RdKafka::Producer> producer_;
-  std::string_view current_key_;
-};
-
-class KafkaIngest final : public stream::ReleaseListener {
+class KafkaIngest final : public stream::ReleaseListener,
+                          private RebalanceListener {
  public:
   // Validates and applies the Kafka configuration. Connection problems show
-  // later, as errors counted while Run() retries.
+  // later, as errors counted while Run() retries. `clock` must outlive the
+  // object.
   static StatusOr<std::unique_ptr<KafkaIngest>> Create(
-      const config::Config& config);
+      const config::Config& config, const Clock* clock = SystemClock::Get());
   ~KafkaIngest() override;
 
   // The pipeline to feed (created with this object as ReleaseListener),
   // the mutex that guards it and status(), and an optional dead-letter sink.
+  // Called once, before Run().
   void Attach(stream::Pipeline* pipeline, std::mutex* mu,
               KafkaDeadLetterSink* dead_letters);
 
@@ -92,10 +79,7 @@ class KafkaIngest final : public stream::ReleaseListener {
   // the group. Returns an error only when consuming cannot start.
   Status Run(const std::atomic<bool>& stop);
 
-  // True once partitions are assigned (and, in qrels mode, the table has
-  // caught up) and the loop is consuming.
-  bool ready() const;
-  // Read under the mutex.
+  // Read under the mutex. Readiness is status().ready(now).
   const KafkaStatus& status() const { return status_; }
   KafkaStatus* mutable_status() { return &status_; }
 
@@ -103,52 +87,58 @@ class KafkaIngest final : public stream::ReleaseListener {
   void OnReleased(stream::EventOrigin origin) override;
 
  private:
-  class RebalanceHandler;
   class EventHandler;
   class CommitHandler;
-  class MaybeLock;
 
-  explicit KafkaIngest(const config::Config& config);
+  KafkaIngest(const config::Config& config, const Clock* clock);
   Status Init();
   Status LoadTable(const std::atomic<bool>& stop);
   void CheckPartitionCounts();
+  void HandleBatch(RdKafka::KafkaConsumer* consumer, bool from_table);
+  void Shutdown();
+  // The methods below run with *mu_ held.
   void Handle(RdKafka::Message* message, bool from_table);
-  void Periodic(int64_t now_ms, bool force_commit);
+  void Periodic();
   void MarkCaughtUpSources();
-  void OnStatistics(const std::string& json);
   void Commit(const std::vector<int32_t>& slots, bool sync);
   void UpdatePartitionStats();
-  void OnAssign(const std::vector<RdKafka::TopicPartition*>& partitions);
-  void OnRevoke(const std::vector<RdKafka::TopicPartition*>& partitions,
-                bool lost);
+
+  // Statistics callback (consumer thread, no lock needed).
+  void OnStatistics(const std::string& json);
+
+  // RebalanceListener (consumer thread, inside consume() or close()).
+  void OnAssigned(const std::vector<AssignedPartition>& partitions) override;
+  void OnRevoked(const std::vector<RevokedPartition>& partitions,
+                 bool lost) override;
+  void OnAssignmentChanged(bool assigned) override;
+  void OnRebalanceError(RdKafka::ErrorCode err,
+                        std::string_view context) override;
+
   int TopicIndex(std::string_view topic) const;
   const std::string& TopicName(int32_t topic_index) const;
 
   config::Config config_;
+  const Clock* clock_;
   stream::Pipeline* pipeline_ = nullptr;
   std::mutex* mu_ = nullptr;
-  bool lock_held_ = false;  // Consumer thread only: does it hold *mu_?
   KafkaDeadLetterSink* dead_letters_ = nullptr;
+  // Guarded by *mu_.
+  KafkaStatus status_;
+  ErrorReporter errors_;
+  // Consumer thread only.
   std::unique_ptr<RebalanceHandler> rebalance_handler_;
   std::unique_ptr<EventHandler> event_handler_;
   std::unique_ptr<CommitHandler> commit_handler_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
   std::unique_ptr<RdKafka::KafkaConsumer> table_consumer_;  // qrels mode.
-  OffsetTracker tracker_;
-  std::map<int32_t, int64_t> replay_end_;  // Slot -> predecessor position.
-  std::map<int32_t, int64_t> committed_;   // Slot -> last committed offset.
+  PartitionBook book_;
   std::map<int32_t, int64_t> table_positions_;  // qrels table partitions.
-  // Slot -> (fetched from a reachable leader, when last reported).
-  std::map<int32_t, std::pair<bool, int64_t>> fetch_healthy_;
-  std::atomic<int64_t> last_loop_ms_{0};
-  KafkaStatus status_;
+  FetchHealthTable fetch_health_;
   std::array<int32_t, 2> topic_partitions_{};  // Partition count per topic.
-  bool table_loaded_ = false;                  // qrels mode.
-  std::atomic<bool> ready_{false};
-  bool assigned_ = false;
-  int64_t last_commit_ms_ = 0;
-  int64_t last_tick_ms_ = 0;
-  int64_t last_stats_ms_ = 0;
+  // Monotonic times of the periodic work.
+  int64_t last_commit_mono_ms_ = 0;
+  int64_t last_tick_mono_ms_ = 0;
+  int64_t last_stats_mono_ms_ = 0;
 };
 
 }  // namespace rankwatch::kafka

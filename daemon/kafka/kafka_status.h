@@ -1,7 +1,7 @@
 // KafkaStatus: what the Kafka consumer (`rankwatch run`) reports about
 // itself for /metrics and /readyz, as plain data. The consumer thread
-// updates it and the scrape reads it, both under the daemon's mutex; the
-// struct itself is not synchronized.
+// updates it and the scrape and /readyz read it, all under the daemon's
+// mutex; the struct itself is not synchronized.
 //
 // Topics are Kafka topic names. Counters only grow; a value the consumer
 // does not know yet is left at its default and not exported.
@@ -29,9 +29,25 @@ struct KafkaStatus {
   // exported for each, at 0 until something happens.
   std::vector<std::string> topics;
 
-  bool assigned = false;   // The group gave this consumer partitions.
-  bool consuming = false;  // Polling without a fatal error.
-  bool ready() const { return assigned && consuming; }
+  bool assigned = false;  // The group gave this consumer partitions.
+  // The consume loop runs without a fatal error (in qrels mode, once the
+  // judgments table has loaded).
+  bool consuming = false;
+  // Monotonic time (Clock::MonotonicMillis) of the loop's latest poll;
+  // kUnwatched in a status that no loop drives.
+  static constexpr int64_t kUnwatched = INT64_MIN;
+  int64_t last_poll_mono_ms = kUnwatched;
+  // A loop that has not polled for this long is stalled: not ready.
+  static constexpr int64_t kStallMs = 10'000;
+
+  // The one readiness predicate: what /readyz answers and what the gauge
+  // rankwatch_consumer_ready exports. Assigned, consuming, and polled less
+  // than kStallMs before `now_mono_ms`.
+  bool ready(int64_t now_mono_ms) const {
+    return assigned && consuming &&
+           (last_poll_mono_ms == kUnwatched ||
+            now_mono_ms - last_poll_mono_ms < kStallMs);
+  }
 
   // Assigned partitions with their offsets; replaced on every rebalance.
   std::vector<PartitionStatus> partitions;

@@ -18,6 +18,8 @@
 #include <optional>
 #include <vector>
 
+#include "daemon/stream/events.h"
+
 namespace rankwatch::kafka {
 
 class OffsetTracker {
@@ -58,14 +60,18 @@ class OffsetTracker {
   std::map<int32_t, Slot> slots_;
 };
 
-// Slots number topic-partitions for the join's EventOrigin::partition: the
+// Slots number topic-partitions for the join's EventOrigin::source: the
 // two topics of rankwatch interleave, so both of a partition number's
-// topic-partitions stay distinct.
+// topic-partitions stay distinct. The encoding is EventOrigin's.
 inline int32_t SlotOf(int32_t topic_index, int32_t partition) {
-  return partition * 2 + topic_index;
+  return stream::EventOrigin::SourceOf(topic_index, partition);
 }
-inline int32_t SlotTopic(int32_t slot) { return slot % 2; }
-inline int32_t SlotPartition(int32_t slot) { return slot / 2; }
+inline int32_t SlotTopic(int32_t slot) {
+  return stream::EventOrigin::TopicIndexOf(slot);
+}
+inline int32_t SlotPartition(int32_t slot) {
+  return stream::EventOrigin::PartitionOf(slot);
+}
 
 }  // namespace rankwatch::kafka
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/clock.h"
+#include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/http/handlers.h"
 
@@ -31,23 +32,24 @@ Daemon::~Daemon() {
 
 Status Daemon::Init() {
   StatusOr<std::unique_ptr<kafka::KafkaIngest>> ingest =
-      kafka::KafkaIngest::Create(config_);
+      kafka::KafkaIngest::Create(config_, clock_);
   if (!ingest.ok()) return ingest.status();
   ingest_ = std::move(ingest).value();
   if (!config_.dead_letter.topic.empty()) {
     auto sink = kafka::KafkaDeadLetterSink::Create(
-        config_.kafka, config_.dead_letter.topic, ingest_->mutable_status());
+        config_.kafka, config_.dead_letter.topic, ingest_->mutable_status(),
+        clock_);
     if (!sink.ok()) return sink.status();
     dead_letters_ = std::move(sink).value();
   }
   StatusOr<std::unique_ptr<stream::Pipeline>> pipeline =
-      stream::Pipeline::Create(config_, SystemClock::Get(), ingest_.get(),
+      stream::Pipeline::Create(config_, clock_, ingest_.get(),
                                dead_letters_.get());
   if (!pipeline.ok()) return pipeline.status();
   pipeline_ = std::move(pipeline).value();
   ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());
   probe_ = exporter::MakeDaemonProbe(pipeline_.get(), &ingest_->status(),
-                                     MakeBuildInfo(config_));
+                                     MakeBuildInfo(config_), clock_);
 
   StatusOr<std::unique_ptr<http::HttpServer>> http =
       http::HttpServer::Start(config_.http.listen, kHttpThreads);
@@ -58,8 +60,9 @@ Status Daemon::Init() {
                   return probe_->Collect();
                 }));
   http_->Handle("/healthz", http::HealthHandler());
-  http_->Handle("/readyz",
-                http::ReadinessHandler([this] { return ingest_->ready(); }));
+  // The same predicate as the gauge rankwatch_consumer_ready.
+  http_->Handle("/readyz", http::ReadinessHandler(exporter::LockedReadiness(
+                               &ingest_->status(), &mu_, clock_)));
   spdlog::info("serving /metrics, /healthz and /readyz on port {}",
                http_->port());
   return Status::Ok();

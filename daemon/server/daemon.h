@@ -4,8 +4,12 @@
 // scrape time), /healthz and /readyz.
 //
 // Threading: Run() consumes on the calling thread; HTTP handlers run on the
-// server's worker threads and read the pipeline under mu_, which the ingest
-// takes for short batches. Create() and Run() are called from one thread.
+// server's worker threads and read the pipeline and the Kafka status under
+// mu_ (/metrics and /readyz alike), which the ingest takes per message
+// (see consumer.h). Create() and Run() are called from one thread.
+//
+// Time: the wall clock for event time, the monotonic clock for intervals,
+// timeouts and readiness, both from SystemClock.
 #ifndef RANKWATCH_DAEMON_SERVER_DAEMON_H_
 #define RANKWATCH_DAEMON_SERVER_DAEMON_H_
 
@@ -13,6 +17,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/exporter/probe.h"
@@ -42,6 +47,7 @@ class Daemon {
   Status Init();
 
   config::Config config_;
+  const Clock* clock_ = SystemClock::Get();
   std::mutex mu_;  // Guards the pipeline and the ingest's status.
   std::unique_ptr<kafka::KafkaIngest> ingest_;
   std::unique_ptr<kafka::KafkaDeadLetterSink> dead_letters_;

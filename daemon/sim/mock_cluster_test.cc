@@ -1,18 +1,13 @@
 #include "daemon/sim/mock_cluster.h"
 
-#include <signal.h>
-
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "daemon/sim/kafka_test_util.h"
 #include "gtest/gtest.h"
-#include "tests/testing/subprocess.h"
-#include "tests/testing/temp_dir.h"
 
 namespace rankwatch::sim {
 namespace {
@@ -223,55 +218,6 @@ TEST(MockClusterTest, RejectsBadArguments) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(cluster->SetCoordinator("team", "g", 1).code(),
             StatusCode::kInvalidArgument);
-}
-
-TEST(KafkaMockCommandTest, ServesUntilSigtermThenRemovesItsFile) {
-  rankwatch::testing::TempDir dir;
-  const std::string bootstrap_file = dir.path() + "/bootstrap";
-  const std::string out = dir.path() + "/out";
-  rankwatch::testing::ChildProcess mock(
-      {RANKWATCH_BINARY, "kafka-mock", "--brokers", "2", "--topic", "a:3",
-       "--topic", "b:1", "--bootstrap-file", bootstrap_file},
-      out, dir.path() + "/err");
-  ASSERT_TRUE(mock.started());
-  ASSERT_TRUE(rankwatch::testing::WaitFor(
-      [&] { return std::filesystem::exists(bootstrap_file); }, seconds(10)))
-      << rankwatch::testing::ReadFile(dir.path() + "/err");
-  std::string bootstrap = rankwatch::testing::ReadFile(bootstrap_file);
-  ASSERT_FALSE(bootstrap.empty());
-  ASSERT_EQ(bootstrap.back(), '\n');
-  bootstrap.pop_back();
-  EXPECT_EQ(rankwatch::testing::ReadFile(out), bootstrap + "\n");
-
-  testutil::CountingDeliveryReport report;
-  std::unique_ptr<RdKafka::Producer> producer =
-      testutil::MakeProducer(bootstrap, &report);
-  ASSERT_NE(producer, nullptr);
-  for (int i = 0; i < 300; ++i) {
-    testutil::ProduceOne(producer.get(), "a", std::to_string(i), Value(i));
-  }
-  ASSERT_EQ(producer->flush(10000), RdKafka::ERR_NO_ERROR);
-  EXPECT_EQ(report.delivered, 300);
-  const std::vector<testutil::ConsumedMessage> read =
-      testutil::ConsumeAll(bootstrap, "a", 3, 300, seconds(10));
-  EXPECT_EQ(read.size(), 300u);
-  std::set<int32_t> partitions;
-  for (const auto& m : read) partitions.insert(m.partition);
-  EXPECT_EQ(partitions.size(), 3u);  // The topic was created with 3.
-  producer.reset();
-
-  mock.Signal(SIGTERM);
-  EXPECT_EQ(mock.Wait(seconds(5)), std::optional<int>(0));
-  EXPECT_FALSE(std::filesystem::exists(bootstrap_file));
-}
-
-TEST(KafkaMockCommandTest, RejectsABadTopicSpec) {
-  const rankwatch::testing::CommandResult result =
-      rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "kafka-mock", "--topic", "results"}, seconds(10));
-  EXPECT_EQ(result.exit_code, 2);
-  EXPECT_NE(result.err.find("NAME:PARTITIONS"), std::string::npos)
-      << result.err;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "daemon/sim/synthetic_producer.h"
 
-#include <signal.h>
 #include <simdjson.h>
 
 #include <chrono>
@@ -13,8 +12,6 @@
 #include "daemon/sim/kafka_test_util.h"
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
-#include "tests/testing/subprocess.h"
-#include "tests/testing/temp_dir.h"
 
 namespace rankwatch::sim {
 namespace {
@@ -352,68 +349,6 @@ TEST(SyntheticProducerTest, RejectsBadOptions) {
   const Status bad_property = create(options);
   EXPECT_EQ(bad_property.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_property.message().find("no.such.property"), std::string::npos);
-}
-
-TEST(ProduceSyntheticCommandTest, ProducesAndPrintsASummary) {
-  Fixture f;
-  ASSERT_NE(f.cluster, nullptr);
-  const rankwatch::testing::CommandResult result =
-      rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
-           f.cluster->bootstrap_servers(), "--fast", "--requests", "500",
-           "--seed", "7", "--variants", "A,B:0.5", "--regress-variant", "B",
-           "--regress-after", "1s", "-X", "linger.ms=1"},
-          seconds(30));
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.out.rfind("requests=500 results=500 judgments=", 0), 0u)
-      << result.out;
-  EXPECT_NE(result.out.find("delivery_errors=0 undelivered=0"),
-            std::string::npos);
-  const std::vector<testutil::ConsumedMessage> results = testutil::ConsumeAll(
-      f.cluster->bootstrap_servers(), "results", kPartitions, 500, seconds(10));
-  ASSERT_EQ(results.size(), 500u);
-  std::set<std::string> variants;
-  for (const auto& m : results) {
-    EXPECT_EQ(m.key.rfind("req-7-", 0), 0u);
-    variants.insert(m.value.substr(m.value.find("\"variant\":") + 10, 3));
-  }
-  EXPECT_EQ(variants, (std::set<std::string>{"\"A\"", "\"B\""}));
-}
-
-TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
-  Fixture f;
-  ASSERT_NE(f.cluster, nullptr);
-  rankwatch::testing::TempDir dir;
-  const std::string out = dir.path() + "/out";
-  rankwatch::testing::ChildProcess producer(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
-       f.cluster->bootstrap_servers(), "--rate", "200", "--status-interval",
-       "0s"},
-      out, dir.path() + "/err");
-  ASSERT_TRUE(producer.started());
-  rankwatch::testing::SleepFor(std::chrono::milliseconds(700));
-  producer.Signal(SIGTERM);
-  EXPECT_EQ(producer.Wait(seconds(10)), std::optional<int>(0))
-      << rankwatch::testing::ReadFile(dir.path() + "/err");
-  const std::string summary = rankwatch::testing::ReadFile(out);
-  EXPECT_EQ(summary.rfind("requests=", 0), 0u) << summary;
-  EXPECT_NE(summary.find("delivery_errors=0 undelivered=0"), std::string::npos);
-}
-
-TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--rate", "0"},
-        {"--duration", "soon"},
-        {"--regress-variant", "C"},
-        {"-X", "novalue"},
-        {"--duration", "1s", "--requests", "5"}}) {
-    std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
-                                     "--bootstrap", "127.0.0.1:1"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const rankwatch::testing::CommandResult result =
-        rankwatch::testing::RunCommand(argv, seconds(10));
-    EXPECT_EQ(result.exit_code, 2) << args[0] << ": " << result.err;
-  }
 }
 
 }  // namespace

@@ -110,6 +110,48 @@ class EventDecoder {
     std::string_view name;    // Empty for a bare array entry.
   };
 
+  // A top-level field of an event.
+  enum class TopField : uint8_t {
+    kRequestId,
+    kQueryId,
+    kVariant,
+    kTimestamp,
+    kResults,
+    kSegments,
+    kJudgments,
+    kDocId,
+    kRelevance,
+  };
+
+  // A key table entry: the schema member that names `field`. Each kind of
+  // event has a table of its fields; a key reads the first entry it names.
+  struct TopKey {
+    std::string config::SchemaConfig::*name;
+    TopField field;
+  };
+
+  // Where the top-level loop puts what it reads (views into the output
+  // event, not owned) and which fields it saw. The other kind's members
+  // stay null: its key table never names them.
+  struct EventFields {
+    static constexpr uint32_t Bit(TopField f) {
+      return uint32_t{1} << static_cast<int>(f);
+    }
+    bool Saw(TopField f) const { return (seen & Bit(f)) != 0; }
+
+    std::string_view* request_id = nullptr;
+    std::string_view* query_id = nullptr;
+    int64_t* timestamp_ms = nullptr;
+    // Results events.
+    std::string_view* variant = nullptr;
+    std::vector<std::string_view>* doc_ids = nullptr;
+    std::vector<std::string_view>* segment_values = nullptr;
+    // Judgment events; `single` is the top-level doc_id and relevance.
+    std::vector<Judgment>* judgments = nullptr;
+    Judgment* single = nullptr;
+    uint32_t seen = 0;  // Bit(f) is set once field f was read.
+  };
+
   static std::string Describe(const FieldPath& path);
   static DecodeStatus MissingField(const FieldPath& path);
 
@@ -119,6 +161,14 @@ class EventDecoder {
   DecodeStatus ParseJudgments(std::string_view payload,
                               std::optional<int64_t> fallback_timestamp_ms,
                               JudgmentEvent* out);
+
+  // `kKeys` is the kind's key table (an array of TopKey): a template
+  // argument, so that matching a key compiles to the comparisons a
+  // hand-written chain of ifs would make.
+  template <const auto& kKeys>
+  DecodeStatus ReadTopLevel(std::string_view payload, EventFields* fields);
+  DecodeStatus ReadTopField(TopField field, simdjson::ondemand::value& value,
+                            EventFields* fields);
 
   // Copies `payload` into the padded buffer and starts simdjson on it.
   DecodeStatus Start(std::string_view payload,

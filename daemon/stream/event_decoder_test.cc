@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -928,22 +929,6 @@ TEST(RejectCoverageTest, IdLengthLimitDefaultsTo512) {
 
 // ---- Robustness (also run under ASan/UBSan in CI) ---------------------------
 
-// splitmix64: the same stream on every platform.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-
- private:
-  uint64_t state_;
-};
-
 const std::vector<std::string>& ValidEvents() {
   static const std::vector<std::string> events = {
       R"({"request_id": "r-81f2", "query_id": "q-123", "variant": "B",
@@ -1029,7 +1014,7 @@ TEST(RobustnessTest, EveryPrefix) {
 
 TEST(RobustnessTest, RandomByteFlips) {
   RobustnessChecker checker;
-  Rng rng(20251122);
+  Xoshiro256 rng(20251122);
   for (int round = 0; round < 20000; ++round) {
     std::string payload = ValidEvents()[rng.Below(ValidEvents().size())];
     const size_t flips = 1 + rng.Below(4);
@@ -1046,7 +1031,7 @@ TEST(RobustnessTest, RandomByteFlips) {
 
 TEST(RobustnessTest, RandomGarbage) {
   RobustnessChecker checker;
-  Rng rng(7);
+  Xoshiro256 rng(7);
   for (int round = 0; round < 2000; ++round) {
     std::string payload(rng.Below(300), '\0');
     for (char& c : payload) c = static_cast<char>(rng.Next());

@@ -72,15 +72,29 @@ struct JudgmentEvent {
 };
 
 // Where an event came from, so the join can tell its source when the state
-// it feeds is finalized (offset tracking) or dropped (rebalance). Replay
-// uses partition 0 and the line number as offset.
+// it feeds is finalized (offset tracking) or dropped (rebalance).
 struct EventOrigin {
-  int32_t partition = 0;
+  // The source's number, not a Kafka partition: the daemon numbers each
+  // topic-partition it reads as a slot, 2 x partition + topic index (0 the
+  // results topic, 1 the judgments topic), so that the two topics' equal
+  // partition numbers stay distinct. Replay uses 0 (and the line number
+  // as offset). partition() and topic_index() decode a slot.
+  int32_t source = 0;
   int64_t offset = 0;
   // Re-read after a restart or rebalance although a previous owner had
   // already reflected it (it lies below that owner's consumed position).
   // Such an event found late is skipped as replayed, not counted as late.
   bool replayed = false;
+
+  // The slot encoding, defined here once.
+  static constexpr int32_t SourceOf(int32_t topic_index, int32_t partition) {
+    return partition * 2 + topic_index;
+  }
+  static constexpr int32_t TopicIndexOf(int32_t source) { return source % 2; }
+  static constexpr int32_t PartitionOf(int32_t source) { return source / 2; }
+  // The Kafka topic (0 results, 1 judgments) and partition of a slot.
+  constexpr int32_t topic_index() const { return TopicIndexOf(source); }
+  constexpr int32_t partition() const { return PartitionOf(source); }
 };
 
 }  // namespace rankwatch::stream

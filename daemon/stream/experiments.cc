@@ -94,13 +94,13 @@ void ExperimentMonitor::Update(int64_t now_ms) {
   }
 }
 
-void ExperimentMonitor::MaybeUpdate(int64_t wall_ms, int64_t interval_ms,
+void ExperimentMonitor::MaybeUpdate(int64_t monotonic_ms, int64_t interval_ms,
                                     int64_t now_ms) {
-  if (last_look_wall_ms_ != INT64_MIN &&
-      wall_ms - last_look_wall_ms_ < interval_ms) {
+  if (last_look_ms_ != INT64_MIN &&
+      monotonic_ms - last_look_ms_ < interval_ms) {
     return;
   }
-  last_look_wall_ms_ = wall_ms;
+  last_look_ms_ = monotonic_ms;
   Update(now_ms);
 }
 

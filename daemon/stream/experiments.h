@@ -59,9 +59,9 @@ class ExperimentMonitor {
   // (event time, as the `_mean` gauges).
   void Update(int64_t now_ms);
 
-  // Takes a look when `wall_ms` is at least `interval_ms` after the last
+  // Takes a look when `monotonic_ms` is at least `interval_ms` after the last
   // one (or there was none).
-  void MaybeUpdate(int64_t wall_ms, int64_t interval_ms, int64_t now_ms);
+  void MaybeUpdate(int64_t monotonic_ms, int64_t interval_ms, int64_t now_ms);
 
   // Experiment-major, then treatment, series, window ("all" first).
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
@@ -81,7 +81,7 @@ class ExperimentMonitor {
   std::vector<metrics::ArmSummary> baseline_scratch_;
   std::vector<metrics::ArmSummary> treatment_scratch_;
   int64_t looks_ = 0;
-  int64_t last_look_wall_ms_ = INT64_MIN;
+  int64_t last_look_ms_ = INT64_MIN;
 };
 
 }  // namespace rankwatch::stream

@@ -36,7 +36,7 @@ ImpressionJoin::ImpressionJoin(const config::JoinConfig& config,
 
 bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
                                EventOrigin origin) {
-  watermark_.Observe(origin.partition, e.timestamp_ms);
+  watermark_.Observe(origin.source, e.timestamp_ms);
   const bool retained = AcceptResults(e, group, origin);
   ProcessDue(FinalizeCause::kWindowClosed);
   return retained;
@@ -91,7 +91,7 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
 }
 
 bool ImpressionJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
-  watermark_.Observe(origin.partition, e.timestamp_ms);
+  watermark_.Observe(origin.source, e.timestamp_ms);
   const bool retained = AcceptJudgments(e, origin);
   ProcessDue(FinalizeCause::kWindowClosed);
   return retained;
@@ -272,7 +272,7 @@ void ImpressionJoin::FinishAll() {
 
 void ImpressionJoin::DropPartitions(std::span<const int32_t> partitions) {
   auto revoked = [&](const EventOrigin& o) {
-    return std::find(partitions.begin(), partitions.end(), o.partition) !=
+    return std::find(partitions.begin(), partitions.end(), o.source) !=
            partitions.end();
   };
   std::vector<PendingRequest*> dropped;

@@ -33,15 +33,15 @@ class ImpressionJoinTest : public ::testing::Test {
     return *join_;
   }
   bool Res(const std::string& id, int64_t t, std::vector<std::string> docs,
-           int64_t offset, int32_t partition = 0) {
+           int64_t offset, int32_t source = 0) {
     auto r = Results(id, t, docs);
-    return join().OnResults(r.event, 0, EventOrigin{partition, offset});
+    return join().OnResults(r.event, 0, EventOrigin{source, offset});
   }
   bool Jud(const std::string& id, int64_t t,
            std::vector<std::pair<std::string, std::optional<int32_t>>> g,
-           int64_t offset, int32_t partition = 0) {
+           int64_t offset, int32_t source = 0) {
     auto j = Judgments(id, t, g);
-    return join().OnJudgments(j.event, EventOrigin{partition, offset});
+    return join().OnJudgments(j.event, EventOrigin{source, offset});
   }
 
   config::JoinConfig config_;
@@ -112,7 +112,7 @@ TEST_F(ImpressionJoinTest, JudgmentsReadBeforeTheirResultsStillNeedTheWindow) {
     }
     EXPECT_TRUE(Jud("r1", 0, {{"a", 1}}, 2));
     EXPECT_TRUE(Jud("r1", 11'000, {{"b", 2}}, 3));
-    EXPECT_TRUE(Jud("r1", 31'000, {{"c", 3}}, 4, /*partition=*/1));
+    EXPECT_TRUE(Jud("r1", 31'000, {{"c", 3}}, 4, /*source=*/1));
     if (!results_first) {
       EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c", "d", "e"}, 1));
     }
@@ -337,9 +337,9 @@ TEST_F(ImpressionJoinTest, ExtremeTimestampsDoNotOverflow) {
 }
 
 TEST_F(ImpressionJoinTest, DropPartitionsForgetsWithoutReleasing) {
-  EXPECT_TRUE(Res("r1", 1000, {"a"}, 1, /*partition=*/0));
-  EXPECT_TRUE(Res("r2", 1000, {"a"}, 1, /*partition=*/1));
-  EXPECT_TRUE(Jud("r3", 1000, {{"a", 1}}, 2, /*partition=*/1));
+  EXPECT_TRUE(Res("r1", 1000, {"a"}, 1, /*source=*/0));
+  EXPECT_TRUE(Res("r2", 1000, {"a"}, 1, /*source=*/1));
+  EXPECT_TRUE(Jud("r3", 1000, {{"a", 1}}, 2, /*source=*/1));
   const int32_t revoked[] = {1};
   join().DropPartitions(revoked);
   EXPECT_EQ(join().counters().dropped_on_rebalance, 2);

@@ -22,7 +22,8 @@ int64_t PipelineCounters::rejected_total(Topic t) const {
 }
 
 bool RateLimiter::Allow() {
-  const int64_t now = clock_->NowMillis();
+  // An interval: monotonic, so a wall-clock step neither floods nor mutes.
+  const int64_t now = clock_->MonotonicMillis();
   if (window_start_ms_ == INT64_MIN || now < window_start_ms_ ||
       now - window_start_ms_ >= 1000) {
     window_start_ms_ = now;
@@ -121,8 +122,9 @@ void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
   const RejectReason reason = *status.reason;
   ++counters_.rejected[TopicIndex(topic)][static_cast<size_t>(reason)];
   if (reject_log_limit_.Allow()) {
+    // The topic and its Kafka partition, not the slot (origin.source).
     spdlog::warn("rejected {} event (partition {}, offset {}): {}: {}",
-                 TopicName(topic), origin.partition, origin.offset,
+                 TopicName(topic), origin.partition(), origin.offset,
                  RejectReasonName(reason), status.detail);
   }
   if (dead_letters_ != nullptr) {
@@ -154,7 +156,7 @@ void Pipeline::OnReleased(EventOrigin origin) {
 
 void Pipeline::AdvanceWallClock() {
   join_->AdvanceWallClock();
-  experiments_.MaybeUpdate(clock_->NowMillis(), kExperimentLookIntervalMs,
+  experiments_.MaybeUpdate(clock_->MonotonicMillis(), kExperimentLookIntervalMs,
                            window_now_ms());
 }
 

@@ -141,7 +141,7 @@ bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
 }
 
 bool QrelsJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
-  watermark_.Observe(origin.partition, e.timestamp_ms);
+  watermark_.Observe(origin.source, e.timestamp_ms);
   for (const Judgment& j : e.judgments) {
     if (!Update(e.query_id, j.doc_id, j.grade, e.timestamp_ms)) {
       ++counters_.table_full;
@@ -155,7 +155,7 @@ bool QrelsJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
 
 bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
                           EventOrigin origin) {
-  watermark_.Observe(origin.partition, e.timestamp_ms);
+  watermark_.Observe(origin.source, e.timestamp_ms);
   bool retained = false;
   if (!e.request_id.empty() && !recent_.Insert(HashBytes(e.request_id))) {
     ++counters_.duplicate_results;
@@ -257,7 +257,7 @@ void QrelsJoin::DropPartitions(std::span<const int32_t> partitions) {
   std::vector<PendingRequest*> dropped;
   delayed_.ForEach([&](PendingRequest& r) {
     for (const EventOrigin& o : r.origins) {
-      if (std::find(partitions.begin(), partitions.end(), o.partition) !=
+      if (std::find(partitions.begin(), partitions.end(), o.source) !=
           partitions.end()) {
         dropped.push_back(&r);
         return;

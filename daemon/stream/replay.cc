@@ -367,7 +367,7 @@ void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
   line_.append(",\"detail\":");
   AppendJsonString(&line_, detail);
   line_.append(",\"partition\":");
-  AppendInt(&line_, origin.partition);
+  AppendInt(&line_, origin.partition());
   line_.append(",\"offset\":");
   AppendInt(&line_, origin.offset);
   line_.append(",\"payload\":");

@@ -10,6 +10,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace rankwatch::testing {
 
 namespace {
@@ -33,27 +35,6 @@ class Socket {
  private:
   int fd_;
 };
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // Milliseconds left until `deadline`, at least 0.
 int RemainingMs(SteadyClock::time_point deadline) {
@@ -198,8 +179,8 @@ StatusOr<std::optional<Head>> ParseHead(std::string_view data,
     if (colon == std::string_view::npos) {
       return Status::InvalidArgument("bad header line: " + std::string(line));
     }
-    head.headers.emplace_back(std::string(Trim(line.substr(0, colon))),
-                              std::string(Trim(line.substr(colon + 1))));
+    head.headers.emplace_back(std::string(TrimBlanks(line.substr(0, colon))),
+                              std::string(TrimBlanks(line.substr(colon + 1))));
   }
   const bool no_body = head_request || head.status / 100 == 1 ||
                        head.status == 204 || head.status == 304;
@@ -233,7 +214,7 @@ StatusOr<bool> DecodeChunked(std::string_view data, std::string* body) {
     size_text = size_text.substr(0, size_text.find(';'));  // Extensions.
     size_t size = 0;
     if (size_text.empty()) return Status::InvalidArgument("bad chunk size");
-    for (char c : Trim(size_text)) {
+    for (char c : TrimBlanks(size_text)) {
       if (!std::isxdigit(static_cast<unsigned char>(c))) {
         return Status::InvalidArgument("bad chunk size");
       }

@@ -1,0 +1,46 @@
+#include "base/strings.h"
+
+#include <string_view>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch {
+namespace {
+
+TEST(EqualsIgnoreCaseTest, FoldsAsciiLettersOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-length"));
+  EXPECT_TRUE(EqualsIgnoreCase("GZIP", "gzip"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("gzip", "gzi"));
+  EXPECT_FALSE(EqualsIgnoreCase("gzip", "x-gzip"));
+  // '@' (0x40) and '`' (0x60) sit next to the letters but are not folded;
+  // neither are '[' (0x5b) and '{' (0x7b).
+  EXPECT_FALSE(EqualsIgnoreCase("@", "`"));
+  EXPECT_FALSE(EqualsIgnoreCase("[", "{"));
+  // Non-ASCII bytes compare exactly: "É" (C3 89) is not "é" (C3 A9).
+  EXPECT_FALSE(EqualsIgnoreCase("\xc3\x89", "\xc3\xa9"));
+  EXPECT_TRUE(EqualsIgnoreCase("\xc3\xa9", "\xc3\xa9"));
+}
+
+TEST(EqualsIgnoreCaseTest, ComparesEmbeddedNulBytes) {
+  EXPECT_TRUE(EqualsIgnoreCase(std::string_view("A\0b", 3),
+                               std::string_view("a\0B", 3)));
+  EXPECT_FALSE(EqualsIgnoreCase(std::string_view("a\0b", 3),
+                                std::string_view("a\0c", 3)));
+}
+
+TEST(TrimBlanksTest, RemovesSpacesAndTabsAtBothEnds) {
+  EXPECT_EQ(TrimBlanks("  gzip\t"), "gzip");
+  EXPECT_EQ(TrimBlanks("\t q=0.5 ; x \t"), "q=0.5 ; x");
+  EXPECT_EQ(TrimBlanks("gzip"), "gzip");
+  EXPECT_EQ(TrimBlanks(" \t "), "");
+  EXPECT_EQ(TrimBlanks(""), "");
+}
+
+TEST(TrimBlanksTest, KeepsLineBreaks) {
+  EXPECT_EQ(TrimBlanks(" a\r\n"), "a\r\n");
+  EXPECT_EQ(TrimBlanks("\na "), "\na");
+}
+
+}  // namespace
+}  // namespace rankwatch

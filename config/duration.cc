@@ -1,0 +1,96 @@
+#include "config/duration.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <system_error>
+
+namespace rankwatch::config {
+
+namespace {
+
+// Duration units, longest first: compound durations list them in this
+// order.
+struct DurationUnit {
+  std::string_view suffix;
+  int64_t ms;
+};
+constexpr std::array<DurationUnit, 5> kDurationUnits = {{
+    {"d", 86'400'000},
+    {"h", 3'600'000},
+    {"m", 60'000},
+    {"s", 1'000},
+    {"ms", 1},
+}};
+
+// The index in kDurationUnits of the unit that `rest` starts with, or
+// kDurationUnits.size().
+size_t UnitAt(std::string_view rest) {
+  // "ms" before "m", so that 5ms is not read as 5m followed by "s".
+  if (rest.starts_with("ms")) return kDurationUnits.size() - 1;
+  size_t unit = kDurationUnits.size();
+  for (size_t u = 0; u + 1 < kDurationUnits.size(); ++u) {
+    if (rest.starts_with(kDurationUnits[u].suffix)) unit = u;
+  }
+  return unit;
+}
+
+}  // namespace
+
+DurationError ParseDurationMs(std::string_view text, int64_t* out) {
+  if (text.empty()) return DurationError::kMalformed;
+  const int64_t max_ms = kMaxDuration.count();
+  int64_t total = 0;
+  size_t next_unit = 0;  // Units must come in decreasing order.
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+      ++i;
+    if (i == start) return DurationError::kMalformed;
+    int64_t value = 0;
+    const auto [end, ec] =
+        std::from_chars(text.data() + start, text.data() + i, value);
+    if (ec == std::errc::result_out_of_range) return DurationError::kTooLarge;
+    if (ec != std::errc() || end != text.data() + i) {
+      return DurationError::kMalformed;
+    }
+    const size_t unit = UnitAt(text.substr(i));
+    if (unit == kDurationUnits.size() || unit < next_unit) {
+      return DurationError::kMalformed;
+    }
+    next_unit = unit + 1;
+    i += kDurationUnits[unit].suffix.size();
+    if (value > (max_ms - total) / kDurationUnits[unit].ms) {
+      return DurationError::kTooLarge;
+    }
+    total += value * kDurationUnits[unit].ms;
+  }
+  *out = total;
+  return DurationError::kNone;
+}
+
+std::optional<Duration> ParseDuration(std::string_view text) {
+  int64_t ms = 0;
+  if (ParseDurationMs(text, &ms) != DurationError::kNone) return std::nullopt;
+  return Duration(ms);
+}
+
+std::string FormatDuration(Duration d) {
+  if (d.count() == 0) return "0s";
+  std::string out = d.count() < 0 ? "-" : "";
+  // Unsigned, so that the magnitude of the most negative value fits.
+  uint64_t rest = d.count() < 0 ? 0 - static_cast<uint64_t>(d.count())
+                                : static_cast<uint64_t>(d.count());
+  for (const DurationUnit& unit : kDurationUnits) {
+    const uint64_t size = static_cast<uint64_t>(unit.ms);
+    if (rest >= size) {
+      out += std::to_string(rest / size);
+      out += unit.suffix;
+      rest %= size;
+    }
+  }
+  return out;
+}
+
+}  // namespace rankwatch::config

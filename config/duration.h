@@ -1,0 +1,42 @@
+// Durations as written in the configuration and on command lines: one or
+// more `<integer><unit>` with units d, h, m, s, ms in decreasing order, e.g.
+// 250ms, 30s, 5m, 1h30m, 2d. A bare number is not a duration (the unit
+// would be a guess). Stateless and thread-safe.
+#ifndef RANKWATCH_CONFIG_DURATION_H_
+#define RANKWATCH_CONFIG_DURATION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rankwatch::config {
+
+using Duration = std::chrono::milliseconds;
+
+// The longest duration accepted, so that event times plus durations never
+// overflow.
+inline constexpr Duration kMaxDuration = std::chrono::hours(24 * 3650);
+
+// Why ParseDurationMs() refused a text: callers word the two differently.
+enum class DurationError {
+  kNone,
+  kMalformed,  // Not `<integer><unit>`..., or units out of order.
+  kTooLarge,   // Well-formed but longer than kMaxDuration.
+};
+
+// Parses `text` into milliseconds in `*out` (left alone on error).
+DurationError ParseDurationMs(std::string_view text, int64_t* out);
+
+// ParseDurationMs() for callers that need no reason: nullopt when malformed
+// or longer than kMaxDuration.
+std::optional<Duration> ParseDuration(std::string_view text);
+
+// The inverse of ParseDuration: the shortest compound form (90000 ms is
+// "1m30s", 0 is "0s"); a negative duration gets a leading '-'.
+std::string FormatDuration(Duration d);
+
+}  // namespace rankwatch::config
+
+#endif  // RANKWATCH_CONFIG_DURATION_H_

@@ -1,0 +1,107 @@
+// `rankwatch produce-synthetic` as a process against an in-process mock
+// cluster (moved from daemon/sim's producer test: the subcommand's tests
+// sit beside it).
+#include "daemon/cli/produce_synthetic_command.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/sim/kafka_test_util.h"
+#include "daemon/sim/mock_cluster.h"
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::cli {
+namespace {
+
+namespace testutil = sim::testutil;
+using std::chrono::seconds;
+
+constexpr int kPartitions = 4;
+
+// A one-broker mock cluster with the results and judgments topics.
+struct Fixture {
+  std::unique_ptr<sim::MockCluster> cluster;
+
+  Fixture() {
+    StatusOr<std::unique_ptr<sim::MockCluster>> started =
+        sim::MockCluster::Start(1);
+    EXPECT_TRUE(started.ok()) << started.status().ToString();
+    if (!started.ok()) return;
+    cluster = std::move(started).value();
+    EXPECT_TRUE(cluster->CreateTopic("results", kPartitions).ok());
+    EXPECT_TRUE(cluster->CreateTopic("judgments", kPartitions).ok());
+  }
+};
+
+TEST(ProduceSyntheticCommandTest, ProducesAndPrintsASummary) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand(
+          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+           f.cluster->bootstrap_servers(), "--fast", "--requests", "500",
+           "--seed", "7", "--variants", "A,B:0.5", "--regress-variant", "B",
+           "--regress-after", "1s", "-X", "linger.ms=1"},
+          seconds(30));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("requests=500 results=500 judgments=", 0), 0u)
+      << result.out;
+  EXPECT_NE(result.out.find("delivery_errors=0 undelivered=0"),
+            std::string::npos);
+  const std::vector<testutil::ConsumedMessage> results = testutil::ConsumeAll(
+      f.cluster->bootstrap_servers(), "results", kPartitions, 500, seconds(10));
+  ASSERT_EQ(results.size(), 500u);
+  std::set<std::string> variants;
+  for (const auto& m : results) {
+    EXPECT_EQ(m.key.rfind("req-7-", 0), 0u);
+    variants.insert(m.value.substr(m.value.find("\"variant\":") + 10, 3));
+  }
+  EXPECT_EQ(variants, (std::set<std::string>{"\"A\"", "\"B\""}));
+}
+
+TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  rankwatch::testing::TempDir dir;
+  const std::string out = dir.path() + "/out";
+  rankwatch::testing::ChildProcess producer(
+      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+       f.cluster->bootstrap_servers(), "--rate", "200", "--status-interval",
+       "0s"},
+      out, dir.path() + "/err");
+  ASSERT_TRUE(producer.started());
+  rankwatch::testing::SleepFor(std::chrono::milliseconds(700));
+  producer.Signal(SIGTERM);
+  EXPECT_EQ(producer.Wait(seconds(10)), std::optional<int>(0))
+      << rankwatch::testing::ReadFile(dir.path() + "/err");
+  const std::string summary = rankwatch::testing::ReadFile(out);
+  EXPECT_EQ(summary.rfind("requests=", 0), 0u) << summary;
+  EXPECT_NE(summary.find("delivery_errors=0 undelivered=0"), std::string::npos);
+}
+
+TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--rate", "0"},
+        {"--duration", "soon"},
+        {"--regress-variant", "C"},
+        {"-X", "novalue"},
+        {"--duration", "1s", "--requests", "5"}}) {
+    std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
+                                     "--bootstrap", "127.0.0.1:1"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const rankwatch::testing::CommandResult result =
+        rankwatch::testing::RunCommand(argv, seconds(10));
+    EXPECT_EQ(result.exit_code, 2) << args[0] << ": " << result.err;
+  }
+}
+
+}  // namespace
+}  // namespace rankwatch::cli

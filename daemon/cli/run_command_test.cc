@@ -1,0 +1,122 @@
+// `rankwatch run` as a process: the exit codes of its start-up failures
+// (README.md, "Exit codes").
+#include "daemon/cli/run_command.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "daemon/sim/mock_cluster.h"
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::cli {
+namespace {
+
+using std::chrono::seconds;
+
+// A TCP socket listening on a loopback port the kernel chose; closed on
+// destruction.
+class BusyPort {
+ public:
+  BusyPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(addr);
+    if (fd_ < 0 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  BusyPort(const BusyPort&) = delete;
+  BusyPort& operator=(const BusyPort&) = delete;
+  ~BusyPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  int port() const { return port_; }  // 0 when the socket failed.
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+class RunCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<sim::MockCluster>> cluster =
+        sim::MockCluster::Start(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(cluster).value();
+  }
+
+  // A valid configuration serving HTTP on `listen`.
+  std::string WriteConfig(const std::string& listen) {
+    return dir_.Write("rankwatch.yaml", R"(
+kafka:
+  bootstrap_servers: ")" + cluster_->bootstrap_servers() +
+                                            R"("
+  group_id: run-command-test
+http:
+  listen: ")" + listen + R"("
+)");
+  }
+
+  rankwatch::testing::CommandResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), {RANKWATCH_BINARY, "run"});
+    return rankwatch::testing::RunCommand(args, seconds(30));
+  }
+
+  rankwatch::testing::TempDir dir_;
+  std::unique_ptr<sim::MockCluster> cluster_;
+};
+
+// A busy port is not a usage error: it may be free on the next try, and
+// systemd's unit restarts on 1 but not on 2.
+TEST_F(RunCommandTest, BusyListenPortExitsOne) {
+  BusyPort busy;
+  ASSERT_NE(busy.port(), 0);
+  const std::string listen = "127.0.0.1:" + std::to_string(busy.port());
+  const rankwatch::testing::CommandResult res =
+      Run({"--config", WriteConfig(listen)});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(res.err.find("rankwatch run: cannot serve HTTP on " + listen),
+            std::string::npos)
+      << res.err;
+}
+
+TEST_F(RunCommandTest, BadConfigurationExitsTwo) {
+  const std::string config = dir_.Write("bad.yaml", "join:\n  window: 5\n");
+  const rankwatch::testing::CommandResult res = Run({"--config", config});
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_NE(res.err.find("rankwatch run: " + config + ":2:11: join.window"),
+            std::string::npos)
+      << res.err;
+  const rankwatch::testing::CommandResult missing =
+      Run({"--config", dir_.path() + "/missing.yaml"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+}
+
+TEST_F(RunCommandTest, UnwritablePortFileExitsOne) {
+  const std::string port_file = dir_.path() + "/no/such/dir/port";
+  const rankwatch::testing::CommandResult res =
+      Run({"--config", WriteConfig("127.0.0.1:0"), "--port-file", port_file});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(
+      res.err.find("rankwatch run: cannot create '" + port_file + ".tmp."),
+      std::string::npos)
+      << res.err;
+}
+
+}  // namespace
+}  // namespace rankwatch::cli

@@ -1,0 +1,32 @@
+// The metadata rankwatch stores with each committed offset:
+// "wm=<watermark ms>;end=<next offset consumed>". A new owner of the
+// partition restores the watermark from it and skips, as replayed, the
+// events below `end` that its predecessor had already reflected.
+//
+// Pure functions; thread-safe.
+#ifndef RANKWATCH_DAEMON_KAFKA_COMMIT_METADATA_H_
+#define RANKWATCH_DAEMON_KAFKA_COMMIT_METADATA_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rankwatch::kafka {
+
+struct CommitMetadata {
+  int64_t watermark_ms = INT64_MIN;  // INT64_MIN: none.
+  int64_t end = -1;                  // Next offset consumed; -1: none.
+};
+
+// "wm=..;end=..", leaving out what is unset ("" when both are).
+std::string EncodeCommitMetadata(const CommitMetadata& metadata);
+
+// Reads the items of `s` into *metadata. Unknown keys, items without '='
+// and values that are not a decimal int64 (garbage, overflow) are skipped,
+// leaving that field as it was: metadata written by another client, or
+// damaged, must not stop a rebalance.
+void DecodeCommitMetadata(std::string_view s, CommitMetadata* metadata);
+
+}  // namespace rankwatch::kafka
+
+#endif  // RANKWATCH_DAEMON_KAFKA_COMMIT_METADATA_H_

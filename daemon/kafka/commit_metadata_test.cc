@@ -1,0 +1,79 @@
+#include "daemon/kafka/commit_metadata.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch::kafka {
+namespace {
+
+CommitMetadata Decode(std::string_view s) {
+  CommitMetadata m;
+  DecodeCommitMetadata(s, &m);
+  return m;
+}
+
+TEST(CommitMetadataTest, EncodesWhatIsSet) {
+  EXPECT_EQ(EncodeCommitMetadata({1'700'000'000'000, 42}),
+            "wm=1700000000000;end=42");
+  EXPECT_EQ(EncodeCommitMetadata({-5, 0}), "wm=-5;end=0");
+  EXPECT_EQ(EncodeCommitMetadata({INT64_MIN, 7}), "end=7");
+  EXPECT_EQ(EncodeCommitMetadata({123, -1}), "wm=123");
+  EXPECT_EQ(EncodeCommitMetadata({}), "");
+}
+
+TEST(CommitMetadataTest, DecodesBothItemsInAnyOrder) {
+  CommitMetadata m = Decode("wm=1700000000000;end=42");
+  EXPECT_EQ(m.watermark_ms, 1'700'000'000'000);
+  EXPECT_EQ(m.end, 42);
+  m = Decode("end=9;wm=-3");
+  EXPECT_EQ(m.watermark_ms, -3);
+  EXPECT_EQ(m.end, 9);
+}
+
+TEST(CommitMetadataTest, EmptyLeavesDefaults) {
+  const CommitMetadata m = Decode("");
+  EXPECT_EQ(m.watermark_ms, INT64_MIN);
+  EXPECT_EQ(m.end, -1);
+}
+
+TEST(CommitMetadataTest, SkipsMalformedItems) {
+  // Item without '=', unknown key, trailing garbage, empty value, spaces,
+  // a '+' sign (from_chars takes none), empty items.
+  CommitMetadata m = Decode("garbage;x=1;wm=12ab;end=;;end= 5;wm=+4");
+  EXPECT_EQ(m.watermark_ms, INT64_MIN);
+  EXPECT_EQ(m.end, -1);
+  // A good item among bad ones is still read.
+  m = Decode("wm==3;end=77;zzz");
+  EXPECT_EQ(m.watermark_ms, INT64_MIN);
+  EXPECT_EQ(m.end, 77);
+}
+
+TEST(CommitMetadataTest, SkipsNumbersOutsideInt64) {
+  // INT64_MAX is 9223372036854775807; one more overflows.
+  CommitMetadata m = Decode("wm=9223372036854775808;end=99999999999999999999");
+  EXPECT_EQ(m.watermark_ms, INT64_MIN);
+  EXPECT_EQ(m.end, -1);
+  m = Decode("wm=9223372036854775807;end=-9223372036854775808");
+  EXPECT_EQ(m.watermark_ms, INT64_MAX);
+  EXPECT_EQ(m.end, INT64_MIN);
+}
+
+TEST(CommitMetadataTest, BinaryBytesAreSkipped) {
+  const std::string bytes("wm=1\0;end=2", 11);
+  const CommitMetadata m = Decode(bytes);
+  EXPECT_EQ(m.watermark_ms, INT64_MIN);  // "1\0" is not a number.
+  EXPECT_EQ(m.end, 2);
+}
+
+TEST(CommitMetadataTest, RoundTrips) {
+  for (const CommitMetadata in : {CommitMetadata{0, 0}, CommitMetadata{-1, 1},
+                                  CommitMetadata{INT64_MAX, INT64_MAX}}) {
+    const CommitMetadata out = Decode(EncodeCommitMetadata(in));
+    EXPECT_EQ(out.watermark_ms, in.watermark_ms);
+    EXPECT_EQ(out.end, in.end);
+  }
+}
+
+}  // namespace
+}  // namespace rankwatch::kafka

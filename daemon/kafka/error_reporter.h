@@ -1,0 +1,51 @@
+// ErrorReporter: how the Kafka layer surfaces a librdkafka error it does
+// not act on otherwise: counted in KafkaStatus::errors under librdkafka's
+// error name (rankwatch_kafka_errors_total{error}) and logged, at most
+// kLogsPerSecond lines a second so that a broker outage cannot flood the
+// log.
+//
+// Writes the status: the caller holds the mutex that guards it (see
+// KafkaIngest). Not thread-safe otherwise. The status and the clock must
+// outlive the reporter.
+#ifndef RANKWATCH_DAEMON_KAFKA_ERROR_REPORTER_H_
+#define RANKWATCH_DAEMON_KAFKA_ERROR_REPORTER_H_
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "base/clock.h"
+#include "daemon/kafka/kafka_status.h"
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::kafka {
+
+class ErrorReporter {
+ public:
+  static constexpr int32_t kLogsPerSecond = 10;
+
+  ErrorReporter(KafkaStatus* status, const Clock* clock)
+      : status_(status), log_limit_(kLogsPerSecond, clock) {}
+
+  // Counts `err` and logs "<context>: <librdkafka's description>[: detail]".
+  void Report(RdKafka::ErrorCode err, std::string_view context,
+              std::string_view detail = {});
+  // Logs without counting, for errors counted elsewhere (commits, dead
+  // letters), under the same rate limit.
+  void Log(std::string_view context, std::string_view detail);
+
+  // Lines dropped by the rate limit.
+  int64_t suppressed() const { return log_limit_.suppressed(); }
+
+ private:
+  KafkaStatus* status_;
+  stream::RateLimiter log_limit_;
+};
+
+// librdkafka's name of `err`, e.g. "_TRANSPORT" or "UNKNOWN_TOPIC_OR_PART".
+std::string_view ErrorName(RdKafka::ErrorCode err);
+
+}  // namespace rankwatch::kafka
+
+#endif  // RANKWATCH_DAEMON_KAFKA_ERROR_REPORTER_H_

@@ -1,0 +1,60 @@
+#include "daemon/kafka/partition_book.h"
+
+#include "daemon/kafka/commit_metadata.h"
+
+namespace rankwatch::kafka {
+
+void PartitionBook::Assign(int32_t slot) { tracker_.Assign(slot); }
+
+int64_t PartitionBook::RestoreCommitted(int32_t slot, int64_t offset,
+                                        std::string_view metadata) {
+  committed_[slot] = offset;
+  CommitMetadata md;
+  DecodeCommitMetadata(metadata, &md);
+  if (md.end > offset) replay_end_[slot] = md.end;
+  return md.watermark_ms;
+}
+
+void PartitionBook::Revoke(int32_t slot) {
+  tracker_.Revoke(slot);
+  replay_end_.erase(slot);
+  committed_.erase(slot);
+}
+
+bool PartitionBook::IsReplay(int32_t slot, int64_t offset) const {
+  auto it = replay_end_.find(slot);
+  return it != replay_end_.end() && offset < it->second;
+}
+
+std::vector<PartitionBook::Commit> PartitionBook::CommitsDue(
+    const std::vector<int32_t>& slots, int64_t watermark_ms) const {
+  std::vector<Commit> due;
+  for (int32_t slot : slots) {
+    const std::optional<int64_t> safe = tracker_.SafeOffset(slot);
+    if (!safe) continue;
+    auto it = committed_.find(slot);
+    if (it != committed_.end() && it->second == *safe) continue;
+    due.push_back(
+        {slot, *safe,
+         EncodeCommitMetadata({watermark_ms, tracker_.NextOffset(slot)})});
+  }
+  return due;
+}
+
+void PartitionBook::MarkCommitted(int32_t slot, int64_t offset) {
+  committed_[slot] = offset;
+}
+
+int64_t PartitionBook::committed(int32_t slot) const {
+  auto it = committed_.find(slot);
+  return it == committed_.end() ? -1 : it->second;
+}
+
+int64_t PartitionBook::Position(int32_t slot) const {
+  const int64_t next = tracker_.NextOffset(slot);
+  if (next >= 0) return next;
+  auto it = committed_.find(slot);
+  return it == committed_.end() ? 0 : it->second;
+}
+
+}  // namespace rankwatch::kafka

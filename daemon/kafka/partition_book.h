@@ -1,0 +1,69 @@
+// PartitionBook: what the consumer keeps per assigned topic-partition
+// (slot, see SlotOf) across rebalances: which consumed offsets pending join
+// state still needs (OffsetTracker), the offset last committed, and the
+// position the previous owner had consumed to (events below it are
+// replays: that owner's metrics already reflect them).
+//
+// Pure bookkeeping, no librdkafka: the rebalance callbacks and the consume
+// loop drive it. Not thread-safe: the consumer thread owns it.
+#ifndef RANKWATCH_DAEMON_KAFKA_PARTITION_BOOK_H_
+#define RANKWATCH_DAEMON_KAFKA_PARTITION_BOOK_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/kafka/offset_tracker.h"
+
+namespace rankwatch::kafka {
+
+class PartitionBook {
+ public:
+  // An offset to commit, with its metadata (commit_metadata.h).
+  struct Commit {
+    int32_t slot = 0;
+    int64_t offset = 0;
+    std::string metadata;
+  };
+
+  // Starts tracking `slot`. Idempotent.
+  void Assign(int32_t slot);
+  // Records what the previous owner committed for an assigned `slot`
+  // (`offset` >= 0) with its `metadata`. Returns the watermark that owner
+  // had reached, INT64_MIN when the metadata holds none.
+  int64_t RestoreCommitted(int32_t slot, int64_t offset,
+                           std::string_view metadata);
+  // Forgets `slot` entirely.
+  void Revoke(int32_t slot);
+
+  // Whether the event at `offset` of `slot` was already reflected by the
+  // previous owner.
+  bool IsReplay(int32_t slot, int64_t offset) const;
+
+  // The commits due for `slots`: each slot's safe offset when it differs
+  // from the one last committed, with `watermark_ms` and the consumed
+  // position as metadata.
+  std::vector<Commit> CommitsDue(const std::vector<int32_t>& slots,
+                                 int64_t watermark_ms) const;
+  void MarkCommitted(int32_t slot, int64_t offset);
+  // The offset last committed for `slot`, or -1.
+  int64_t committed(int32_t slot) const;
+  // Where the consumer stands in `slot`: one past the last consumed
+  // offset, else the committed offset, else 0.
+  int64_t Position(int32_t slot) const;
+
+  std::vector<int32_t> slots() const { return tracker_.slots(); }
+  OffsetTracker& tracker() { return tracker_; }
+  const OffsetTracker& tracker() const { return tracker_; }
+
+ private:
+  OffsetTracker tracker_;
+  std::map<int32_t, int64_t> replay_end_;  // Slot -> predecessor position.
+  std::map<int32_t, int64_t> committed_;   // Slot -> last committed offset.
+};
+
+}  // namespace rankwatch::kafka
+
+#endif  // RANKWATCH_DAEMON_KAFKA_PARTITION_BOOK_H_

@@ -1,0 +1,133 @@
+#include "trec/query_scorer.h"
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch::trec {
+namespace {
+
+class QueryScorerTest : public ::testing::Test {
+ protected:
+  // q1: a (grade 1), b (0), d (2); R = 2 at the default threshold 1.
+  void SetUp() override {
+    StatusOr<Qrels> q = Qrels::Parse("q1 0 a 1\nq1 0 b 0\nq1 0 d 2\n", "qrels");
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    qrels_ = std::make_unique<Qrels>(std::move(q).value());
+    evaluator_ = std::make_unique<metrics::Evaluator>(
+        *metrics::Evaluator::Create({2}, {}));
+  }
+
+  const QueryQrels* Q1() const { return qrels_->FindQuery("q1"); }
+
+  // Adds run lines given as (docno, score) pairs.
+  void Add(QueryScorer* s,
+           std::vector<std::pair<std::string, std::string>> lines) {
+    for (const auto& [doc, score] : lines) {
+      kept_.push_back(doc);
+      kept_.push_back(score);
+      const std::string& d = kept_[kept_.size() - 2];
+      const std::string& sc = kept_.back();
+      ASSERT_TRUE(s->AddEntry(RunLineFields{"q1", d, sc}));
+    }
+  }
+
+  std::unique_ptr<Qrels> qrels_;
+  std::unique_ptr<metrics::Evaluator> evaluator_;
+  std::deque<std::string> kept_;  // Stable addresses for the views.
+};
+
+TEST_F(QueryScorerTest, JoinsSortsAndScores) {
+  QueryScorer s(*qrels_, *evaluator_, 1000);
+  Add(&s, {{"c", "1.0"}, {"a", "3.0"}, {"b", "2.0"}});
+  ASSERT_FALSE(s.JoinGrades(Q1()).has_value());
+  const std::vector<RunEntry>& e = *s.entries();
+  EXPECT_EQ(e[0].grade, metrics::kUnjudged);  // c: not judged.
+  EXPECT_EQ(e[1].grade, 1);                   // a
+  EXPECT_EQ(e[2].grade, 0);                   // b
+  metrics::ListScores out;
+  s.Score(*Q1(), &out);
+  // Ranked a (1), b (0), c (-): 3 retrieved, R = 2, one relevant retrieved.
+  EXPECT_EQ(out.num_ret, 3);
+  EXPECT_EQ(out.num_rel, 2);
+  EXPECT_EQ(out.num_rel_ret, 1);
+  EXPECT_DOUBLE_EQ(out.reciprocal_rank, 1.0);    // a at rank 1.
+  EXPECT_DOUBLE_EQ(out.average_precision, 0.5);  // (1/1) / R.
+  EXPECT_DOUBLE_EQ(out.at[0].precision, 0.5);    // P_2: a of a, b.
+}
+
+TEST_F(QueryScorerTest, TiesGoByDocnoDescendingAndMaxDocsCuts) {
+  QueryScorer s(*qrels_, *evaluator_, 1);
+  // Equal scores: trec_eval ranks "b" before "a", so with one doc kept only
+  // the non-relevant b counts.
+  Add(&s, {{"a", "1"}, {"b", "1"}});
+  ASSERT_FALSE(s.JoinGrades(Q1()).has_value());
+  metrics::ListScores out;
+  s.Score(*Q1(), &out);
+  EXPECT_EQ(out.num_ret, 1);
+  EXPECT_EQ(out.num_rel_ret, 0);
+  EXPECT_DOUBLE_EQ(out.reciprocal_rank, 0.0);
+}
+
+TEST_F(QueryScorerTest, FindsTheFirstDocnoListedTwice) {
+  QueryScorer s(*qrels_, *evaluator_, 1000);
+  Add(&s, {{"a", "5"}, {"b", "4"}, {"c", "3"}, {"b", "2"}, {"a", "1"}});
+  const std::optional<QueryScorer::Duplicate> d = s.JoinGrades(Q1());
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->first, 1u);  // b, listed again at entry 3 before a at 4.
+  EXPECT_EQ(d->again, 3u);
+  // Reused after Clear(): the set of seen docnos starts empty again.
+  s.Clear();
+  Add(&s, {{"b", "2"}, {"a", "1"}});
+  EXPECT_FALSE(s.JoinGrades(Q1()).has_value());
+}
+
+TEST_F(QueryScorerTest, RunOnlyQueryIsCheckedButNotJoined) {
+  QueryScorer s(*qrels_, *evaluator_, 1000);
+  Add(&s, {{"a", "2"}, {"z", "1"}});
+  EXPECT_FALSE(s.JoinGrades(nullptr).has_value());
+  EXPECT_EQ((*s.entries())[0].grade, metrics::kUnjudged);
+  s.Clear();
+  Add(&s, {{"z", "2"}, {"z", "1"}});
+  EXPECT_TRUE(s.JoinGrades(nullptr).has_value());
+}
+
+TEST_F(QueryScorerTest, RejectsScoresThatAreNotNumbers) {
+  QueryScorer s(*qrels_, *evaluator_, 1000);
+  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "high"}));
+  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "nan"}));
+  EXPECT_TRUE(s.entries()->empty());
+}
+
+TEST_F(QueryScorerTest, EmptyListScoresZero) {
+  QueryScorer s(*qrels_, *evaluator_, 1000);
+  EXPECT_FALSE(s.JoinGrades(Q1()).has_value());
+  metrics::ListScores out;
+  s.Score(*Q1(), &out);
+  EXPECT_EQ(out.num_ret, 0);
+  EXPECT_EQ(out.num_rel, 2);
+  EXPECT_DOUBLE_EQ(out.average_precision, 0.0);
+}
+
+TEST(DocnoSetTest, RemembersHashesUntilCleared) {
+  DocnoSet set;
+  set.Clear(3);
+  EXPECT_TRUE(set.Insert(0x1234));
+  EXPECT_TRUE(set.Insert(0x1234 + 16));  // Same slot: probes on.
+  EXPECT_FALSE(set.Insert(0x1234));
+  EXPECT_FALSE(set.Insert(0x1234 + 16));
+  set.Clear(3);
+  EXPECT_TRUE(set.Insert(0x1234));
+  // Sized for n: 1,000 distinct hashes all fit.
+  set.Clear(1000);
+  for (uint64_t h = 1; h <= 1000; ++h) ASSERT_TRUE(set.Insert(h << 20));
+  for (uint64_t h = 1; h <= 1000; ++h) ASSERT_FALSE(set.Insert(h << 20));
+}
+
+}  // namespace
+}  // namespace rankwatch::trec

@@ -1,0 +1,206 @@
+#include "trec/streaming_eval.h"
+
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "trec/parallel.h"
+#include "trec/query_scorer.h"
+
+namespace rankwatch::trec {
+
+namespace {
+
+// One group of run lines: consecutive lines with one qid.
+struct GroupRecord {
+  int64_t query;    // Index in Qrels::queries(), or -1 for a run-only qid.
+  std::string qid;  // Run-only qids only: the chunk's bytes do not last.
+  uint64_t begin;   // Byte range of the group in the run file.
+  uint64_t end;
+};
+
+// The scores of one qrels query and the number of groups of the run with
+// its qid. The first group to arrive scores the query; when a qid has more
+// than one group, the query is scored again from all of them.
+struct QuerySlot {
+  std::atomic<uint32_t> groups{0};
+  metrics::ListScores scores;
+};
+
+// Per-thread state of the streaming path: cuts chunks of run lines into
+// groups and hands each to a QueryScorer. Any malformed line or duplicate
+// docno makes it return false. Not thread-safe; the slots it writes are
+// shared, one writer per slot (the first group of its qid).
+class GroupScorer {
+ public:
+  GroupScorer(const Qrels& qrels, const metrics::Evaluator& evaluator,
+              int64_t max_docs, std::span<QuerySlot> slots)
+      : qrels_(qrels), scorer_(qrels, evaluator, max_docs), slots_(slots) {}
+
+  // Scores every group of `chunk` and appends a record of each to `groups`.
+  bool ScoreChunk(const RunChunk& chunk, std::vector<GroupRecord>* groups) {
+    const char* const data = chunk.text.data();
+    const char* const end = data + chunk.text.size();
+    std::string_view qid;
+    size_t begin = 0;
+    size_t last = 0;
+    scorer_.Clear();
+    for (const char* p = data; p < end;) {
+      const char* const line = p;
+      RunLineKind kind;
+      RunLineFields fields;
+      p = ScanRunLine(p, end, &kind, &fields);
+      if (kind == RunLineKind::kSkip) continue;
+      if (kind == RunLineKind::kTooShort) return false;
+      if (fields.qid != qid) {
+        if (!scorer_.entries()->empty() &&
+            !FinishGroup(qid, chunk.offset + begin, chunk.offset + last,
+                         groups)) {
+          return false;
+        }
+        scorer_.Clear();
+        qid = fields.qid;
+        begin = static_cast<size_t>(line - data);
+      }
+      if (!scorer_.AddEntry(fields)) return false;
+      last = static_cast<size_t>(p - data);
+    }
+    return scorer_.entries()->empty() ||
+           FinishGroup(qid, chunk.offset + begin, chunk.offset + last, groups);
+  }
+
+  // Scores `text`, every line of one query (`query` indexes the qrels, or
+  // is -1 for a run-only query, which is only checked).
+  bool ScoreWhole(std::string_view text, int64_t query) {
+    scorer_.Clear();
+    const char* const end = text.data() + text.size();
+    for (const char* p = text.data(); p < end;) {
+      RunLineKind kind;
+      RunLineFields fields;
+      p = ScanRunLine(p, end, &kind, &fields);
+      if (kind == RunLineKind::kTooShort) return false;
+      if (kind == RunLineKind::kData && !scorer_.AddEntry(fields)) {
+        return false;
+      }
+    }
+    const QueryQrels* q = query < 0 ? nullptr : &qrels_.queries()[query];
+    if (scorer_.JoinGrades(q)) return false;
+    if (q != nullptr) scorer_.Score(*q, &slots_[query].scores);
+    return true;
+  }
+
+ private:
+  bool FinishGroup(std::string_view qid, uint64_t begin, uint64_t end,
+                   std::vector<GroupRecord>* groups) {
+    const QueryQrels* q = qrels_.FindQuery(qid);
+    const int64_t index = q == nullptr ? -1 : q - qrels_.queries().data();
+    groups->push_back(GroupRecord{
+        index, q == nullptr ? std::string(qid) : std::string(), begin, end});
+    if (scorer_.JoinGrades(q)) return false;
+    if (q != nullptr &&
+        slots_[index].groups.fetch_add(1, std::memory_order_relaxed) == 0) {
+      scorer_.Score(*q, &slots_[index].scores);
+    }
+    return true;
+  }
+
+  const Qrels& qrels_;
+  QueryScorer scorer_;
+  const std::span<QuerySlot> slots_;
+};
+
+// Reads `reader` on `threads` threads, each scoring the chunks it takes.
+// Fills `groups` with a record of every group. False if any thread failed.
+bool ScoreChunks(RunChunkReader* reader, int threads, const Qrels& qrels,
+                 const metrics::Evaluator& evaluator, int64_t max_docs,
+                 std::span<QuerySlot> slots, std::vector<GroupRecord>* groups) {
+  // One task per thread, each reading chunks until the end of the file; a
+  // failure stops the others at their next chunk.
+  const size_t tasks = ParallelWorkers(static_cast<size_t>(threads), threads);
+  std::atomic<bool> failed{false};
+  std::vector<std::vector<GroupRecord>> found(tasks);
+  RunParallel(tasks, threads, [&](size_t t, size_t) {
+    GroupScorer scorer(qrels, evaluator, max_docs, slots);
+    std::vector<char> buffer;
+    RunChunk chunk;
+    while (!failed.load(std::memory_order_relaxed) &&
+           reader->Next(&buffer, &chunk)) {
+      if (!scorer.ScoreChunk(chunk, &found[t])) failed.store(true);
+    }
+    return true;
+  });
+  if (failed.load() || !reader->status().ok()) return false;
+  for (std::vector<GroupRecord>& f : found) {
+    std::move(f.begin(), f.end(), std::back_inserter(*groups));
+  }
+  return true;
+}
+
+// Scores again, from all its lines, each qid found in more than one group
+// (a run not grouped by query): the per-group scores were partial.
+bool RescoreSplitQueries(const RunChunkReader& reader,
+                         std::vector<GroupRecord>* groups,
+                         GroupScorer* scorer) {
+  std::sort(groups->begin(), groups->end(),
+            [](const GroupRecord& a, const GroupRecord& b) {
+              if (a.query != b.query) return a.query < b.query;
+              if (a.qid != b.qid) return a.qid < b.qid;
+              return a.begin < b.begin;
+            });
+  std::string text;
+  std::string part;
+  for (size_t i = 0; i < groups->size();) {
+    size_t j = i + 1;
+    const GroupRecord& g = (*groups)[i];
+    while (j < groups->size() && (*groups)[j].query == g.query &&
+           (*groups)[j].qid == g.qid) {
+      ++j;
+    }
+    if (j - i > 1) {
+      text.clear();
+      for (size_t k = i; k < j; ++k) {
+        if (!reader.ReadRange((*groups)[k].begin, (*groups)[k].end, &part)
+                 .ok()) {
+          return false;
+        }
+        text += part;
+        text += '\n';  // The last line of the file may have none.
+      }
+      if (!scorer->ScoreWhole(text, g.query)) return false;
+    }
+    i = j;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool EvaluateStreaming(RunChunkReader* reader, const Qrels& qrels,
+                       const metrics::Evaluator& evaluator,
+                       const EvalOptions& options, int threads,
+                       std::vector<QueryResult>* results) {
+  std::vector<QuerySlot> slots(qrels.queries().size());
+  std::vector<GroupRecord> groups;
+  if (!ScoreChunks(reader, threads, qrels, evaluator,
+                   options.max_docs_per_query, slots, &groups)) {
+    return false;
+  }
+  GroupScorer scorer(qrels, evaluator, options.max_docs_per_query, slots);
+  if (!RescoreSplitQueries(*reader, &groups, &scorer)) return false;
+  // In qid order: the order of the output and of the sums.
+  results->clear();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const QueryQrels& qq = qrels.queries()[i];
+    if (slots[i].groups.load() == 0) {
+      if (!options.complete) continue;
+      (void)scorer.ScoreWhole("", static_cast<int64_t>(i));  // Not retrieved.
+    }
+    results->push_back(QueryResult{qq.qid, std::move(slots[i].scores)});
+  }
+  return true;
+}
+
+}  // namespace rankwatch::trec
