@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "config/config_loader.h"
+#include "config/duration.h"
 
 namespace rankwatch::exporter {
 

@@ -9,7 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "config/config_loader.h"
+#include "base/saturating.h"
+#include "config/duration.h"
 #include "daemon/stream/json_scalar.h"
 
 namespace rankwatch::stream {
@@ -394,11 +395,7 @@ DecodeStatus EventDecoder::CheckTimeBounds(bool present, int64_t ms) {
   if (ms <= clock_seen_ms_) return DecodeStatus::Ok();
   clock_seen_ms_ = clock_->NowMillis();
   // Saturating: now + skew must not overflow for any clock.
-  int64_t limit = 0;
-  if (__builtin_add_overflow(clock_seen_ms_, limits_.max_future_skew.count(),
-                             &limit)) {
-    limit = std::numeric_limits<int64_t>::max();
-  }
+  const int64_t limit = SatAdd(clock_seen_ms_, limits_.max_future_skew.count());
   if (ms <= limit) return DecodeStatus::Ok();
   // In double: the difference of two int64 may not fit one.
   const double ahead_s =
