@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/env_test_util.h"
+
 namespace rankwatch::config {
 namespace {
 
@@ -19,16 +21,6 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
-
-// An environment for tests: only these variables are set.
-EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](
-             const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 StatusOr<Config> Parse(std::string_view yaml,
                        std::map<std::string, std::string> env = {}) {

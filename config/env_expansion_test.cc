@@ -8,18 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "config/env_test_util.h"
+
 namespace rankwatch::config {
 namespace {
-
-// An environment for tests: only these variables are set.
-EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](
-             const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 // The expansion of `text`, or "error: <message>".
 std::string Expand(std::string_view text,

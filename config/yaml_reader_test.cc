@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/env_test_util.h"
+
 namespace rankwatch::config {
 namespace {
 
@@ -18,15 +20,6 @@ namespace {
 // column of the node's first character, as in "f.yaml:<line>:<col>".
 
 // Only these variables are set.
-EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](
-             const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
-
 std::string MessageOf(const Status& s) { return s.ok() ? "OK" : s.message(); }
 
 // A reader over "f.yaml" with `env`, and helpers that read the value of
