@@ -199,7 +199,14 @@ bool IsSecretProperty(std::string_view name) {
   for (std::string_view word : {"password", "secret", "token", "key"}) {
     if (ContainsIgnoreCase(name, word)) return true;
   }
-  return EqualsIgnoreCase(name, "sasl.jaas.config");
+  // librdkafka's sensitive properties whose names carry none of the words
+  // (CONFIGURATION.md marks them "sensitive"): matched by name.
+  for (std::string_view sensitive :
+       {"sasl.jaas.config", "sasl.oauthbearer.config", "ssl_key", "ssl.key.pem",
+        "ssl.keystore.password"}) {
+    if (EqualsIgnoreCase(name, sensitive)) return true;
+  }
+  return false;
 }
 
 }  // namespace rankwatch::config

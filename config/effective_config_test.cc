@@ -102,6 +102,19 @@ TEST(EffectiveConfigTest, DefaultsPrintEveryKey) {
 }
 
 // The words match anywhere, in any case; sasl.jaas.config only whole.
+// Issue 15: sasl.oauthbearer.config (it can hold a client secret) was
+// printed in clear: masking went by words in the name, and it has none.
+TEST(EffectiveConfigTest, SensitiveLibrdkafkaPropertiesWithoutTheWords) {
+  for (std::string_view name :
+       {"sasl.oauthbearer.config", "SASL.OAUTHBEARER.CONFIG", "ssl_key"}) {
+    EXPECT_TRUE(IsSecretProperty(name)) << name;
+  }
+  Config c;
+  c.kafka.properties["sasl.oauthbearer.config"] = "clientSecret=hunter2";
+  const std::string out = FormatEffectiveConfig(c);
+  EXPECT_EQ(out.find("hunter2"), std::string::npos) << out;
+}
+
 TEST(EffectiveConfigTest, SecretNamesIgnoreCase) {
   for (std::string_view name : {"SASL.JAAS.CONFIG", "Sasl.Jaas.Config",
                                 "my.Token", "monkey", "xSECRETx", "PassWord"}) {

@@ -338,6 +338,30 @@ metrics:
   EXPECT_EQ(dead_letters, 2);
 }
 
+// Issue 15: rejected events written to a full disk were lost silently
+// (exit 0). Now the failure is one line on stderr and a non-zero exit.
+TEST(ReplayTest, DeadLettersThatCannotBeWrittenFailTheReplay) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", "join:\n  window: 1m\n");
+  const std::string results =
+      dir.Write("results.jsonl",
+                "not json\n"
+                R"({"request_id":"r1","timestamp":1000,"results":["a"]})"
+                "\n");
+  const CommandResult res = Replay(
+      {"--config", config, "--results", results, "--dead-letter", "/dev/full"});
+  EXPECT_EQ(res.exit_code, 1) << res.out;
+  EXPECT_NE(res.err.find("cannot write the dead-letter file '/dev/full': No "
+                         "space left on device"),
+            std::string::npos)
+      << res.err;
+  // One line: the error is the last line of stderr (after the reject log).
+  EXPECT_EQ(res.err.substr(res.err.rfind('\n', res.err.size() - 2) + 1,
+                           std::string("rankwatch replay: ").size()),
+            "rankwatch replay: ")
+      << res.err;
+}
+
 TEST(ReplayTest, TableFormatAndErrors) {
   testing::TempDir dir;
   const std::string config =

@@ -183,6 +183,16 @@ TEST(RunFileTest, ScoresParseExactlyAsFromChars) {
   double v;
   EXPECT_TRUE(ParseScore("+0.1", &v));
   EXPECT_EQ(v, 0.1);
+  // Issue 15: a score that underflows is 0 (or subnormal), as atof gives
+  // trec_eval; one that overflows is still not a finite number.
+  EXPECT_TRUE(ParseScore("1e-400", &v));
+  EXPECT_EQ(v, 0.0);
+  EXPECT_TRUE(ParseScore("-1e-400", &v));
+  EXPECT_EQ(v, 0.0);
+  EXPECT_TRUE(ParseScore("4e-320", &v));  // Subnormal: kept.
+  EXPECT_GT(v, 0.0);
+  EXPECT_LT(v, 1e-300);
+  EXPECT_FALSE(ParseScore("1e400", &v));
   EXPECT_TRUE(ParseScore("1e-3", &v));
   EXPECT_EQ(v, 0.001);
   EXPECT_TRUE(ParseScore("123456789.1234567", &v));  // 16 digits.

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -111,6 +112,17 @@ inline bool ParseScore(std::string_view token, double* out) {
   const char* end = token.data() + token.size();
   auto [ptr, ec] =
       std::from_chars(token.data(), end, *out, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    // Too small or too large for a double. trec_eval reads scores with
+    // atof, which gives 0 (or a subnormal) for 1e-400: so does rankwatch.
+    // Too large stays an error (not a finite number).
+    char buf[64];
+    if (token.size() >= sizeof(buf)) return false;
+    std::memcpy(buf, token.data(), token.size());
+    buf[token.size()] = '\0';
+    *out = std::strtod(buf, nullptr);
+    return std::isfinite(*out);
+  }
   return ec == std::errc() && ptr == end && std::isfinite(*out);
 }
 

@@ -228,6 +228,9 @@ StatusOr<ReplayResult> RunReplay(const config::Config& base,
   }
   if (options.progress) options.progress(total, total);
   result.pipeline->FinishAll();
+  if (result.dead_letters != nullptr) {
+    RW_RETURN_IF_ERROR(result.dead_letters->Close());
+  }
   return result;
 }
 
@@ -352,10 +355,23 @@ StatusOr<std::unique_ptr<FileDeadLetterSink>> FileDeadLetterSink::Open(
     return Status::IoError("cannot open dead-letter file '" + path +
                            "': " + std::strerror(errno));
   }
-  return std::unique_ptr<FileDeadLetterSink>(new FileDeadLetterSink(f));
+  return std::unique_ptr<FileDeadLetterSink>(new FileDeadLetterSink(f, path));
 }
 
-FileDeadLetterSink::~FileDeadLetterSink() { std::fclose(file_); }
+FileDeadLetterSink::~FileDeadLetterSink() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+Status FileDeadLetterSink::Close() {
+  if (file_ == nullptr) return Status::Ok();
+  if (std::fflush(file_) != 0 && first_errno_ == 0) first_errno_ = errno;
+  if (std::fclose(file_) != 0 && first_errno_ == 0) first_errno_ = errno;
+  file_ = nullptr;
+  if (first_errno_ == 0) return Status::Ok();
+  return Status::IoError("cannot write the dead-letter file '" + path_ +
+                         "': " + std::strerror(first_errno_) +
+                         " (rejected events were lost)");
+}
 
 void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
                                std::string_view detail,
@@ -373,7 +389,11 @@ void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
   line_.append(",\"payload\":");
   AppendJsonString(&line_, payload);
   line_.append("}\n");
-  std::fwrite(line_.data(), 1, line_.size(), file_);
+  if (file_ != nullptr &&
+      std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size() &&
+      first_errno_ == 0) {
+    first_errno_ = errno != 0 ? errno : EIO;
+  }
 }
 
 }  // namespace rankwatch::stream

@@ -58,7 +58,8 @@ std::string FormatReplayTable(const Pipeline& pipeline);
 
 // A dead-letter sink writing one JSON object per rejected event:
 // {"topic": ..., "reason": ..., "detail": ..., "partition": P, "offset": O,
-// "payload": "<original payload>"}.
+// "payload": "<original payload>"}. A write that fails (a full disk) is
+// remembered: Close() reports it, so no dead letter is lost silently.
 class FileDeadLetterSink : public DeadLetterSink {
  public:
   static StatusOr<std::unique_ptr<FileDeadLetterSink>> Open(
@@ -66,10 +67,15 @@ class FileDeadLetterSink : public DeadLetterSink {
   ~FileDeadLetterSink() override;
   void Write(Topic topic, RejectReason reason, std::string_view detail,
              std::string_view payload, EventOrigin origin) override;
+  // Flushes and closes the file: the first write, flush or close error.
+  [[nodiscard]] Status Close();
 
  private:
-  explicit FileDeadLetterSink(std::FILE* file) : file_(file) {}
+  FileDeadLetterSink(std::FILE* file, std::string path)
+      : file_(file), path_(std::move(path)) {}
   std::FILE* file_;
+  std::string path_;
+  int first_errno_ = 0;  // Of the first failed write; 0 if none.
   std::string line_;
 };
 
