@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <algorithm>
+
 namespace rankwatch::config {
 
 std::string_view JoinModeName(JoinMode m) {
@@ -20,6 +22,41 @@ std::string_view CombineRuleName(CombineRule r) {
       return "last";
   }
   return "?";
+}
+
+// Whether `ref` is one of the series that metrics: computes.
+bool IsConfiguredSeries(const MetricsConfig& metrics, const SeriesRef& ref) {
+  if (std::find(metrics.measures.begin(), metrics.measures.end(),
+                ref.measure) == metrics.measures.end()) {
+    return false;
+  }
+  if (ref.cutoff == 0) return metrics::HasUncutVariant(ref.measure);
+  return metrics::HasCutoffVariant(ref.measure) &&
+         std::find(metrics.cutoffs.begin(), metrics.cutoffs.end(),
+                   ref.cutoff) != metrics.cutoffs.end();
+}
+
+// ndcg@10 when computed, else the first quality series in the order of
+// metrics.measures, at its smallest cutoff.
+std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics) {
+  const SeriesRef ndcg10{metrics::Measure::kNdcg, 10};
+  if (IsConfiguredSeries(metrics, ndcg10)) return {ndcg10};
+  std::vector<int32_t> cutoffs = metrics.cutoffs;
+  std::sort(cutoffs.begin(), cutoffs.end());
+  for (metrics::Measure m : metrics.measures) {
+    if (!metrics::IsQualityMeasure(m)) continue;
+    if (metrics::HasCutoffVariant(m) && !cutoffs.empty()) {
+      return {SeriesRef{m, cutoffs.front()}};
+    }
+    if (metrics::HasUncutVariant(m)) return {SeriesRef{m, 0}};
+  }
+  return {};
+}
+
+std::string FormatSeriesRef(const SeriesRef& r) {
+  std::string out(metrics::MeasureName(r.measure));
+  if (r.cutoff > 0) out += "@" + std::to_string(r.cutoff);
+  return out;
 }
 
 }  // namespace rankwatch::config

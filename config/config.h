@@ -34,6 +34,9 @@ struct SchemaConfig {
   std::string relevance = "relevance";  // Integer grade; null deletes.
   std::string judgments = "judgments";  // Batch form: array of judgments.
   std::string default_variant = "default";  // When `variant` is absent.
+  // Randomization unit of A/B experiments (e.g. "user_id"), a field of
+  // results events; empty: none, requests are the unit.
+  std::string unit;
   // Grade of a judgment without a relevance field (e.g. a click event);
   // nullopt means the field is required.
   std::optional<int32_t> default_relevance;
@@ -140,16 +143,38 @@ struct HttpConfig {
 
 // `experiments:` (a list) A/B comparisons of a baseline variant with one or
 // more treatments.
+// A series of the comparisons: a measure at a cutoff, or uncut (cutoff 0).
+struct SeriesRef {
+  metrics::Measure measure = metrics::Measure::kNdcg;
+  int32_t cutoff = 0;
+  bool operator==(const SeriesRef&) const = default;
+};
+
 struct ExperimentConfig {
   std::string name;
   std::string baseline;
   std::vector<std::string> treatments;
+  // Expected traffic weights, parallel to baseline then treatments, all > 0
+  // (equal when not configured); shares are weight / sum of weights.
+  std::vector<double> split = {};
+  // The series that decide the experiment (alerts, summaries): quality
+  // measures only. Defaults to ndcg@10 when configured, else the first
+  // quality series.
+  std::vector<SeriesRef> primary = {};
 };
 
 // `statistics:` how A/B differences are tested.
 struct StatisticsConfig {
   double level = 0.95;       // Confidence level of the intervals.
   double mixture_sd = 0.05;  // mSPRT mixing standard deviation (tau).
+  // Hash buckets of randomization units (with schema.unit): the clusters
+  // of the cluster-robust variance.
+  int32_t unit_buckets = 64;
+  // Significance level of the sample-ratio-mismatch check.
+  double srm_level = 0.001;
+  // Distinct units remembered for the SRM counts, over all experiments;
+  // later new units are not counted (the counts stay a valid sample).
+  int64_t max_tracked_units = 4'000'000;
 };
 
 // `logging:`
@@ -174,6 +199,14 @@ struct Config {
 
 std::string_view JoinModeName(JoinMode m);
 std::string_view CombineRuleName(CombineRule r);
+// The default primary series of an experiment: ndcg@10 when `metrics`
+// computes it, else the first quality series in the order of
+// metrics.measures, at its smallest cutoff (none without quality measures).
+std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics);
+// Whether `ref` is one of the series that `metrics` computes.
+bool IsConfiguredSeries(const MetricsConfig& metrics, const SeriesRef& ref);
+// "ndcg@10", or the bare measure name for an uncut series.
+std::string FormatSeriesRef(const SeriesRef& r);
 
 }  // namespace rankwatch::config
 

@@ -27,6 +27,12 @@ namespace rankwatch::config {
 
 namespace {
 
+// Unit buckets: two are the fewest that give a variance; more than 4096
+// cost memory and exported series (per variant and primary series) for a
+// variance estimate that is already good to a few percent at 64.
+constexpr int32_t kMinUnitBuckets = 2;
+constexpr int32_t kMaxUnitBuckets = 4096;
+
 // Anything larger is not a configuration file (and reading /dev/zero must
 // end).
 constexpr size_t kMaxConfigBytes = size_t{16} << 20;
@@ -65,6 +71,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 3>
         {"metadata.broker.list", "kafka.bootstrap_servers"},
         {"group.id", "kafka.group_id"},
     }};
+
+// The parts of one experiment entry read as written and resolved once the
+// whole file is read.
+struct ExperimentFields {
+  std::optional<Field> split;                          // Map variant -> weight.
+  std::vector<std::pair<Field, std::string>> primary;  // "ndcg@10"...
+};
 
 // Reads one document into a Config, section by section, with the typed
 // readers of YamlReader. Stops at the first error. Holds references to its
@@ -105,11 +118,20 @@ class Parser {
   Status ReadStatistics(const Field& f, StatisticsConfig* c);
   Status ReadLogging(const Field& f, LoggingConfig* c);
   Status CheckExperimentVariants(const Config& config) const;
+  Status ResolveExperiments(Config* config) const;
+  Status ResolveSplit(const ExperimentFields& fields,
+                      ExperimentConfig* e) const;
+  Status ResolvePrimary(const ExperimentFields& fields,
+                        const MetricsConfig& metrics,
+                        ExperimentConfig* e) const;
 
   YamlReader yaml_;
   // Every experiment's baseline and treatment fields with their values,
   // checked against aggregation.variants once the whole file is read.
   std::vector<std::pair<Field, std::string>> experiment_variants_;
+  // Per experiment, the fields resolved once the whole file is read (they
+  // refer to metrics: and to the experiment's own variants).
+  std::vector<ExperimentFields> experiment_fields_;
 };
 
 // ---------------------------------------------------------------------------
@@ -155,7 +177,8 @@ Status Parser::Parse(const YAML::Node& root, Config* config) {
           {"logging",
            section([&](const Field& v) { return ReadLogging(v, &c.logging); })},
       }));
-  return CheckExperimentVariants(c);
+  RW_RETURN_IF_ERROR(CheckExperimentVariants(c));
+  return ResolveExperiments(&c);
 }
 
 Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
@@ -172,6 +195,7 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
              {"relevance", yaml_.NameInto(&c->relevance)},
              {"judgments", yaml_.NameInto(&c->judgments)},
              {"default_variant", yaml_.NameInto(&c->default_variant)},
+             {"unit", yaml_.StringInto(&c->unit)},
              {"default_relevance",
               [&](const Field& v) {
                 // null is a value here: "no default, the field is
@@ -517,6 +541,7 @@ Status Parser::ReadListen(const Field& f, std::string* out) {
 Status Parser::ReadExperiments(const Field& f,
                                std::vector<ExperimentConfig>* out) {
   out->clear();
+  experiment_fields_.clear();
   std::map<std::string, YAML::Mark> names;
   return yaml_.ForEachItem(f, [&](const Field& item) {
     ExperimentConfig e;
@@ -537,31 +562,48 @@ Status Parser::ReadExperiment(const Field& f, ExperimentConfig* out) {
   std::optional<Field> baseline;
   std::vector<Field> treatments;
   bool has_name = false;
-  RW_RETURN_IF_ERROR(
-      yaml_.ReadMap(f, {
-                           {"name",
-                            [&](const Field& v) {
-                              has_name = true;
-                              return yaml_.ReadName(v, &out->name);
-                            }},
-                           {"baseline",
-                            [&](const Field& v) {
-                              baseline = v;
-                              return yaml_.ReadName(v, &out->baseline);
-                            }},
-                           {"treatments",
-                            [&](const Field& v) {
-                              RW_RETURN_IF_ERROR(yaml_.ReadNameList(
-                                  v, "treatment", &out->treatments));
-                              for (size_t i = 0; i < v.node.size(); ++i) {
-                                treatments.push_back(ListItem(v, v.node[i], i));
-                              }
-                              if (out->treatments.empty()) {
-                                return yaml_.Error(v, "must not be empty");
-                              }
-                              return Status::Ok();
-                            }},
-                       }));
+  ExperimentFields& later = experiment_fields_.emplace_back();
+  RW_RETURN_IF_ERROR(yaml_.ReadMap(
+      f, {
+             {"name",
+              [&](const Field& v) {
+                has_name = true;
+                return yaml_.ReadName(v, &out->name);
+              }},
+             {"baseline",
+              [&](const Field& v) {
+                baseline = v;
+                return yaml_.ReadName(v, &out->baseline);
+              }},
+             {"treatments",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(
+                    yaml_.ReadNameList(v, "treatment", &out->treatments));
+                for (size_t i = 0; i < v.node.size(); ++i) {
+                  treatments.push_back(ListItem(v, v.node[i], i));
+                }
+                if (out->treatments.empty()) {
+                  return yaml_.Error(v, "must not be empty");
+                }
+                return Status::Ok();
+              }},
+             {"split",
+              [&](const Field& v) {
+                later.split = v;
+                return Status::Ok();
+              }},
+             {"primary",
+              [&](const Field& v) {
+                later.primary.clear();
+                return yaml_.ForEachItem(v, [&](const Field& item) {
+                  StatusOr<std::string> text =
+                      yaml_.Text(item, "a series such as ndcg@10");
+                  if (!text.ok()) return text.status();
+                  later.primary.emplace_back(item, std::move(*text));
+                  return Status::Ok();
+                });
+              }},
+         }));
   if (!has_name) return yaml_.Error(f, "missing key 'name'");
   if (!baseline) return yaml_.Error(f, "missing key 'baseline'");
   if (treatments.empty()) return yaml_.Error(f, "missing key 'treatments'");
@@ -593,6 +635,101 @@ Status Parser::CheckExperimentVariants(const Config& config) const {
   return Status::Ok();
 }
 
+Status Parser::ResolveExperiments(Config* config) const {
+  for (size_t i = 0; i < config->experiments.size(); ++i) {
+    ExperimentConfig& e = config->experiments[i];
+    RW_RETURN_IF_ERROR(ResolveSplit(experiment_fields_[i], &e));
+    RW_RETURN_IF_ERROR(
+        ResolvePrimary(experiment_fields_[i], config->metrics, &e));
+  }
+  return Status::Ok();
+}
+
+// `split: {A: 50, B: 50}`: one positive weight per variant of the
+// experiment, every variant named (or none: equal weights).
+Status Parser::ResolveSplit(const ExperimentFields& fields,
+                            ExperimentConfig* e) const {
+  std::vector<std::string> variants = {e->baseline};
+  variants.insert(variants.end(), e->treatments.begin(), e->treatments.end());
+  e->split.assign(variants.size(), 1.0);
+  if (!fields.split) return Status::Ok();
+  std::vector<bool> seen(variants.size(), false);
+  RW_RETURN_IF_ERROR(yaml_.ForEachPair(
+      *fields.split, [&](const Field& key, const Field& value) {
+        const std::string& name = key.node.Scalar();
+        const auto it = std::find(variants.begin(), variants.end(), name);
+        if (it == variants.end()) {
+          return yaml_.Error(key, "'" + Printable(name) +
+                                      "' is not a variant of experiment '" +
+                                      Printable(e->name) + "'");
+        }
+        const size_t i = static_cast<size_t>(it - variants.begin());
+        RW_RETURN_IF_ERROR(yaml_.ReadNumber(value, &e->split[i]));
+        if (!(e->split[i] > 0)) {
+          return yaml_.Error(value,
+                             "must be > 0, got " + FormatNumber(e->split[i]));
+        }
+        seen[i] = true;
+        return Status::Ok();
+      }));
+  // An empty map keeps the equal split.
+  const bool any = std::find(seen.begin(), seen.end(), true) != seen.end();
+  for (size_t i = 0; any && i < variants.size(); ++i) {
+    if (!seen[i]) {
+      return yaml_.Error(*fields.split, "missing a weight for variant '" +
+                                            Printable(variants[i]) + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+// `primary: [ndcg@10, average_precision]`: measure@k, or a bare measure
+// (or measure@all) for the uncut series.
+Status Parser::ResolvePrimary(const ExperimentFields& fields,
+                              const MetricsConfig& metrics,
+                              ExperimentConfig* e) const {
+  e->primary.clear();
+  if (fields.primary.empty()) {
+    e->primary = DefaultPrimary(metrics);
+    return Status::Ok();
+  }
+  for (const auto& [field, text] : fields.primary) {
+    const size_t at = text.find('@');
+    const std::string name = text.substr(0, at);
+    const std::optional<metrics::Measure> measure = metrics::ParseMeasure(name);
+    if (!measure) {
+      return yaml_.Error(field, "unknown measure '" + Printable(name) + "'");
+    }
+    SeriesRef ref{*measure, 0};
+    if (at != std::string::npos && text.substr(at + 1) != "all") {
+      const std::string k = text.substr(at + 1);
+      const auto [end, ec] =
+          std::from_chars(k.data(), k.data() + k.size(), ref.cutoff);
+      if (ec != std::errc() || end != k.data() + k.size() || ref.cutoff < 1) {
+        return yaml_.Error(field, "bad cutoff in '" + Printable(text) +
+                                      "' (want measure@k, k >= 1, or a "
+                                      "bare measure for the uncut series)");
+      }
+    }
+    if (!metrics::IsQualityMeasure(ref.measure)) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' measures judgment coverage, not "
+                                    "ranking quality: it cannot be primary");
+    }
+    if (!IsConfiguredSeries(metrics, ref)) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' is not computed (see metrics.measures "
+                                    "and metrics.cutoffs)");
+    }
+    if (std::find(e->primary.begin(), e->primary.end(), ref) !=
+        e->primary.end()) {
+      return yaml_.Error(field, "duplicate '" + Printable(text) + "'");
+    }
+    e->primary.push_back(ref);
+  }
+  return Status::Ok();
+}
+
 Status Parser::ReadStatistics(const Field& f, StatisticsConfig* c) {
   return yaml_.ReadMap(
       f, {
@@ -615,6 +752,25 @@ Status Parser::ReadStatistics(const Field& f, StatisticsConfig* c) {
                 }
                 return Status::Ok();
               }},
+             {"unit_buckets",
+              [&](const Field& v) {
+                int64_t buckets = 0;
+                RW_RETURN_IF_ERROR(yaml_.ReadInt(v, kMinUnitBuckets,
+                                                 kMaxUnitBuckets, &buckets));
+                c->unit_buckets = static_cast<int32_t>(buckets);
+                return Status::Ok();
+              }},
+             {"srm_level",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->srm_level));
+                if (c->srm_level <= 0 || c->srm_level >= 1) {
+                  return yaml_.Error(
+                      v, "must be between 0 and 1 (exclusive), got " +
+                             FormatNumber(c->srm_level));
+                }
+                return Status::Ok();
+              }},
+             {"max_tracked_units", yaml_.IntInto(0, &c->max_tracked_units)},
          });
 }
 

@@ -98,6 +98,7 @@ constexpr std::string_view kFullYaml = R"(schema:
   judgments: labels
   default_variant: control
   default_relevance: 1
+  unit: user
 join:
   mode: qrels
   window: 10m
@@ -155,12 +156,17 @@ experiments:
   - name: ranker_v2
     baseline: A
     treatments: [B, C]
+    split: {C: 1, A: 2, B: 1}
+    primary: [precision@5, ndcg@all, ndcg@20]
   - name: ranker_v3
     baseline: B
     treatments: [C]
 statistics:
   level: 0.9
   mixture_sd: 0.1
+  unit_buckets: 128
+  srm_level: 0.01
+  max_tracked_units: 1000
 logging:
   level: debug
   max_rejects_logged_per_second: 0
@@ -253,9 +259,25 @@ TEST(ConfigLoaderTest, EveryKeyIsParsed) {
   EXPECT_EQ(c.experiments[1].name, "ranker_v3");
   EXPECT_EQ(c.experiments[1].baseline, "B");
   EXPECT_EQ(c.experiments[1].treatments, (std::vector<std::string>{"C"}));
+  // Weights in variant order (baseline first), whatever the map's order.
+  EXPECT_EQ(c.experiments[0].split, (std::vector<double>{2, 1, 1}));
+  using metrics::Measure;
+  EXPECT_EQ(c.experiments[0].primary,
+            (std::vector<SeriesRef>{{Measure::kPrecision, 5},
+                                    {Measure::kNdcg, 0},
+                                    {Measure::kNdcg, 20}}));
+  // Defaults: equal weights; no ndcg@10 here (cutoffs 1, 5, 20), so the
+  // first quality measure at the smallest cutoff.
+  EXPECT_EQ(c.experiments[1].split, (std::vector<double>{1, 1}));
+  EXPECT_EQ(c.experiments[1].primary,
+            (std::vector<SeriesRef>{{Measure::kNdcg, 1}}));
+  EXPECT_EQ(c.schema.unit, "user");
 
   EXPECT_DOUBLE_EQ(c.statistics.level, 0.9);
   EXPECT_DOUBLE_EQ(c.statistics.mixture_sd, 0.1);
+  EXPECT_EQ(c.statistics.unit_buckets, 128);
+  EXPECT_DOUBLE_EQ(c.statistics.srm_level, 0.01);
+  EXPECT_EQ(c.statistics.max_tracked_units, 1000);
 
   EXPECT_EQ(c.logging.level, "debug");
   EXPECT_EQ(c.logging.max_rejects_logged_per_second, 0);
@@ -584,6 +606,60 @@ TEST(ConfigLoaderErrorTest, Http) {
             "127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464, got 'bad host:80'");
 }
 
+TEST(ConfigLoaderTest, DefaultPrimaryIsNdcgAt10) {
+  const Config c = MustParse(
+      "metrics:\n  cutoffs: [5, 10]\n"
+      "experiments:\n  - {name: x, baseline: A, treatments: [B]}\n");
+  EXPECT_EQ(c.experiments[0].primary,
+            (std::vector<SeriesRef>{{metrics::Measure::kNdcg, 10}}));
+  EXPECT_EQ(c.schema.unit, "");
+  EXPECT_EQ(c.statistics.unit_buckets, 64);
+  EXPECT_DOUBLE_EQ(c.statistics.srm_level, 0.001);
+  EXPECT_EQ(c.statistics.max_tracked_units, 4'000'000);
+}
+
+TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
+  const std::string head =
+      "metrics:\n  cutoffs: [10]\n  measures: [ndcg, judged, recall]\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n";
+  EXPECT_EQ(ErrorOf(head + "    split: {A: 1, C: 1}\n"),
+            "config.yaml:8:19: experiments[0].split.C: 'C' is not a variant of "
+            "experiment 'x'");
+  EXPECT_EQ(ErrorOf(head + "    split: {A: 1}\n"),
+            "config.yaml:8:12: experiments[0].split: missing a weight for "
+            "variant 'B'");
+  EXPECT_EQ(ErrorOf(head + "    split: {A: 1, B: 0}\n"),
+            "config.yaml:8:22: experiments[0].split.B: must be > 0, got 0");
+  EXPECT_EQ(ErrorOf(head + "    primary: [judged@10]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: 'judged@10' "
+            "measures judgment coverage, not ranking quality: it cannot be "
+            "primary");
+  EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@5]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: 'ndcg@5' is not "
+            "computed (see metrics.measures and metrics.cutoffs)");
+  EXPECT_EQ(ErrorOf(head + "    primary: [recall]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: 'recall' is not "
+            "computed (see metrics.measures and metrics.cutoffs)");
+  EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@x]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: bad cutoff in "
+            "'ndcg@x' (want measure@k, k >= 1, or a bare measure for the "
+            "uncut series)");
+  EXPECT_EQ(ErrorOf(head + "    primary: [map@10]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: unknown measure "
+            "'map'");
+  EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@10, ndcg@10]\n"),
+            "config.yaml:8:24: experiments[0].primary[1]: duplicate "
+            "'ndcg@10'");
+  EXPECT_EQ(ErrorOf("statistics:\n  unit_buckets: 1\n"),
+            "config.yaml:2:17: statistics.unit_buckets: must be >= 2, got 1");
+  EXPECT_EQ(ErrorOf("statistics:\n  unit_buckets: 4097\n"),
+            "config.yaml:2:17: statistics.unit_buckets: must be <= 4096, got "
+            "4097");
+  EXPECT_EQ(ErrorOf("statistics:\n  srm_level: 1\n"),
+            "config.yaml:2:14: statistics.srm_level: must be between 0 and 1 "
+            "(exclusive), got 1");
+}
+
 TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B, A]\n"),
@@ -613,7 +689,7 @@ TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B]\n    owner: me\n"),
             "config.yaml:5:5: experiments[0].owner: unknown key (expected one "
-            "of: name, baseline, treatments)");
+            "of: name, baseline, treatments, split, primary)");
   // With an allow-list of variants, experiments may only name those, in
   // whichever order the sections come.
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
@@ -667,7 +743,8 @@ TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
             "experiments, statistics, logging)");
   EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
             "config.yaml:2:3: statistics.confidence: unknown key (expected "
-            "one of: level, mixture_sd)");
+            "one of: level, mixture_sd, unit_buckets, srm_level, "
+            "max_tracked_units)");
 }
 
 TEST(ConfigLoaderErrorTest, DuplicateKeys) {
@@ -890,6 +967,8 @@ TEST(ConfigFileTest, ExampleLoadsAndEqualsTheDefaultsExceptItsExamples) {
   Config expected;
   expected.aggregation.segments = {"locale"};
   expected.experiments = {{"ranker_v2", "A", {"B"}}};
+  expected.experiments[0].split = {1, 1};
+  expected.experiments[0].primary = {{metrics::Measure::kNdcg, 10}};
   EXPECT_EQ(FormatEffectiveConfig(*c), FormatEffectiveConfig(expected));
 }
 

@@ -82,6 +82,7 @@ void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 2, "relevance", QuoteValue(c.relevance));
   Line(out, 2, "judgments", QuoteValue(c.judgments));
   Line(out, 2, "default_variant", QuoteValue(c.default_variant));
+  Line(out, 2, "unit", QuoteValue(c.unit));
   Line(out, 2, "default_relevance",
        c.default_relevance ? std::to_string(*c.default_relevance) : "null");
 }
@@ -165,6 +166,18 @@ void WriteExperiments(const std::vector<ExperimentConfig>& experiments,
     Line(out, 2, "- name", QuoteValue(e.name));
     Line(out, 4, "baseline", QuoteValue(e.baseline));
     Line(out, 4, "treatments", QuotedList(e.treatments));
+    std::string split = "{";
+    for (size_t i = 0; i < e.split.size(); ++i) {
+      if (i > 0) split += ", ";
+      // A key: not substituted on reload, so '$' is not doubled.
+      split += Quote(i == 0 ? e.baseline : e.treatments[i - 1], false);
+      split += ": ";
+      split += FormatNumber(e.split[i]);
+    }
+    Line(out, 4, "split", split + "}");
+    Line(out, 4, "primary", FlowList(e.primary, [](const SeriesRef& r) {
+           return QuoteValue(FormatSeriesRef(r));
+         }));
   }
 }
 
@@ -188,6 +201,10 @@ std::string FormatEffectiveConfig(const Config& c) {
   Line(&out, 0, "statistics", "");
   Line(&out, 2, "level", FormatNumber(c.statistics.level));
   Line(&out, 2, "mixture_sd", FormatNumber(c.statistics.mixture_sd));
+  Line(&out, 2, "unit_buckets", std::to_string(c.statistics.unit_buckets));
+  Line(&out, 2, "srm_level", FormatNumber(c.statistics.srm_level));
+  Line(&out, 2, "max_tracked_units",
+       std::to_string(c.statistics.max_tracked_units));
   Line(&out, 0, "logging", "");
   Line(&out, 2, "level", c.logging.level);
   Line(&out, 2, "max_rejects_logged_per_second",

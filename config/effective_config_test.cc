@@ -144,6 +144,7 @@ schema:
   relevance: "relevance"
   judgments: "judgments"
   default_variant: "default"
+  unit: ""
   default_relevance: null
 join:
   mode: impression
@@ -196,6 +197,9 @@ experiments: []
 statistics:
   level: 0.95
   mixture_sd: 0.05
+  unit_buckets: 64
+  srm_level: 0.001
+  max_tracked_units: 4000000
 logging:
   level: info
   max_rejects_logged_per_second: 5
@@ -225,7 +229,9 @@ TEST(EffectiveConfigTest, NestedEntriesAndEscapes) {
   EXPECT_NE(out.find("experiments:\n"
                      "  - name: \"e1\"\n"
                      "    baseline: \"A\"\n"
-                     "    treatments: [\"B\", \"C\"]\n"),
+                     "    treatments: [\"B\", \"C\"]\n"
+                     "    split: {}\n"
+                     "    primary: []\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("  file: \"tab\\x09here\\x01\"\n"), std::string::npos)
@@ -342,6 +348,7 @@ void RandomSchema(Xoshiro256& rng, SchemaConfig* c) {
         &c->default_variant}) {
     *field = RandomString(rng, 1, 10);
   }
+  c->unit = RandomString(rng, 0, 10);
   if (rng.Below(2) == 0) {
     c->default_relevance = RandomInt<int32_t>(rng, INT32_MIN);
   }
@@ -480,8 +487,27 @@ std::string RandomListen(Xoshiro256& rng) {
 }
 
 // Experiments compare variants of the allow-list when there is one.
+// Primary series among those `metrics` computes (the loader checks that);
+// none when it computes no quality series.
+std::vector<SeriesRef> RandomPrimary(Xoshiro256& rng,
+                                     const MetricsConfig& metrics) {
+  std::vector<SeriesRef> all;
+  for (metrics::Measure m : metrics.measures) {
+    if (!metrics::IsQualityMeasure(m)) continue;
+    if (metrics::HasUncutVariant(m)) all.push_back({m, 0});
+    if (!metrics::HasCutoffVariant(m)) continue;
+    for (int32_t k : metrics.cutoffs) all.push_back({m, k});
+  }
+  for (size_t i = all.size(); i > 1; --i) {
+    std::swap(all[i - 1], all[rng.Below(i)]);
+  }
+  all.resize(std::min<size_t>(all.size(), rng.Between(1, 3)));
+  return all;
+}
+
 std::vector<ExperimentConfig> RandomExperiments(
-    Xoshiro256& rng, const std::vector<std::string>& allowed) {
+    Xoshiro256& rng, const std::vector<std::string>& allowed,
+    const MetricsConfig& metrics) {
   std::vector<ExperimentConfig> out;
   for (int64_t n = rng.Between(0, 3); n > 0; --n) {
     std::vector<std::string> variants =
@@ -495,6 +521,10 @@ std::vector<ExperimentConfig> RandomExperiments(
     e.baseline = variants[0];
     e.treatments.assign(variants.begin() + 1,
                         variants.begin() + rng.Between(2, variants.size()));
+    for (size_t i = 0; i <= e.treatments.size(); ++i) {
+      e.split.push_back(RandomPositive(rng));
+    }
+    e.primary = RandomPrimary(rng, metrics);
     const bool taken = std::any_of(out.begin(), out.end(), [&](const auto& x) {
       return x.name == e.name;
     });
@@ -515,12 +545,17 @@ Config RandomConfig(uint64_t seed) {
   c.dead_letter.topic = RandomString(rng, 0, 10);
   RandomKafka(rng, &c.kafka);
   c.http.listen = RandomListen(rng);
-  c.experiments = RandomExperiments(rng, c.aggregation.variants);
-  // Level strictly between 0 and 1; mixture_sd any positive double.
+  c.experiments = RandomExperiments(rng, c.aggregation.variants, c.metrics);
+  // Levels strictly between 0 and 1; mixture_sd any positive double.
   do {
     c.statistics.level = rng.Uniform();
   } while (c.statistics.level == 0);
   c.statistics.mixture_sd = RandomPositive(rng);
+  c.statistics.unit_buckets = static_cast<int32_t>(rng.Between(2, 4096));
+  do {
+    c.statistics.srm_level = rng.Uniform();
+  } while (c.statistics.srm_level == 0);
+  c.statistics.max_tracked_units = RandomInt<int64_t>(rng, 0);
   c.logging.level = RandomOf<std::string>(
       rng, {"trace", "debug", "info", "warn", "error", "off"});
   c.logging.max_rejects_logged_per_second = RandomInt<int32_t>(rng, 0);
@@ -541,6 +576,7 @@ void ExpectSameConfig(const Config& want, const Config& got) {
   EXPECT_EQ(ws.relevance, gs.relevance);
   EXPECT_EQ(ws.judgments, gs.judgments);
   EXPECT_EQ(ws.default_variant, gs.default_variant);
+  EXPECT_EQ(ws.unit, gs.unit);
   EXPECT_EQ(ws.default_relevance, gs.default_relevance);
 
   const JoinConfig &wj = want.join, &gj = got.join;
@@ -602,10 +638,16 @@ void ExpectSameConfig(const Config& want, const Config& got) {
     EXPECT_EQ(want.experiments[i].name, got.experiments[i].name);
     EXPECT_EQ(want.experiments[i].baseline, got.experiments[i].baseline);
     EXPECT_EQ(want.experiments[i].treatments, got.experiments[i].treatments);
+    EXPECT_EQ(want.experiments[i].split, got.experiments[i].split);
+    EXPECT_EQ(want.experiments[i].primary, got.experiments[i].primary);
   }
 
   EXPECT_EQ(want.statistics.level, got.statistics.level);
   EXPECT_EQ(want.statistics.mixture_sd, got.statistics.mixture_sd);
+  EXPECT_EQ(want.statistics.unit_buckets, got.statistics.unit_buckets);
+  EXPECT_EQ(want.statistics.srm_level, got.statistics.srm_level);
+  EXPECT_EQ(want.statistics.max_tracked_units,
+            got.statistics.max_tracked_units);
 
   EXPECT_EQ(want.logging.level, got.logging.level);
   EXPECT_EQ(want.logging.max_rejects_logged_per_second,

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
-#include <boost/math/policies/policy.hpp>
 #include <boost/math/special_functions/beta.hpp>
 #include <cmath>
 #include <limits>
+
+#include "metrics/boost_policy.h"
 
 namespace rankwatch::metrics {
 namespace {
@@ -14,36 +15,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// ---------------------------------------------------------------------------
-// Boost.Math policies. Boost's default policy throws on a domain error, a
-// pole, an overflow, a rounding error and an evaluation error (a series that
-// fails to converge); the data path has no exceptions, so every error is
-// ignore_error here: Boost then returns NaN for a domain error, +-inf for an
-// overflow and its best estimate for an evaluation error. ignore_error
-// rather than errno_on_error because nothing reads errno. The functions
-// below also check their arguments before calling Boost, so the NaN and
-// infinite results documented in ab_stats.h do not rest on the policy.
-//
-// Boost also promotes double to long double internally by default. That
-// costs about ten times the time (7.7 us against 0.7 us for one Welch
-// comparison at -O2) for digits the tests do not need, so DoublePolicy turns
-// it off; LongDoublePolicy keeps it, only for the t quantile's rare
-// intermediate overflow (see StudentTQuantile).
-template <bool kPromote>
-using NoThrowPolicy = boost::math::policies::policy<
-    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
-    boost::math::policies::pole_error<boost::math::policies::ignore_error>,
-    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
-    boost::math::policies::underflow_error<boost::math::policies::ignore_error>,
-    boost::math::policies::denorm_error<boost::math::policies::ignore_error>,
-    boost::math::policies::rounding_error<boost::math::policies::ignore_error>,
-    boost::math::policies::evaluation_error<
-        boost::math::policies::ignore_error>,
-    boost::math::policies::indeterminate_result_error<
-        boost::math::policies::ignore_error>,
-    boost::math::policies::promote_double<kPromote>>;
-using DoublePolicy = NoThrowPolicy<false>;
-using LongDoublePolicy = NoThrowPolicy<true>;
+// Boost.Math's no-throw, double-precision policy: see metrics/boost_policy.h.
+using internal::DoublePolicy;
+using internal::LongDoublePolicy;
 
 using Normal = boost::math::normal_distribution<double, DoublePolicy>;
 using StudentT = boost::math::students_t_distribution<double, DoublePolicy>;
@@ -75,8 +49,26 @@ double StudentTLowerTail(double t, double df) {
 // Input checks shared by the comparisons.
 
 bool ValidArm(const ArmSummary& arm) {
+  // Every non-empty cluster holds at least one value.
   return arm.count >= 0 && std::isfinite(arm.mean) &&
-         std::isfinite(arm.variance) && arm.variance >= 0;
+         std::isfinite(arm.variance) && arm.variance >= 0 &&
+         arm.clusters >= 0 && arm.clusters <= arm.count;
+}
+
+// The number of independent pieces of information behind an arm's
+// variance: its values, or its clusters when the values are correlated
+// within clusters: the cluster-robust variance is estimated from the
+// cluster totals, so its degrees of freedom are clusters - 1 (the usual
+// small-sample reference distribution for cluster-robust errors, t with
+// G - 1 degrees of freedom: Cameron and Miller, "A Practitioner's Guide to
+// Cluster-Robust Inference", J. Human Resources 50(2), 2015).
+int64_t Independent(const ArmSummary& arm) {
+  return arm.clusters > 0 ? arm.clusters : arm.count;
+}
+
+// Fewer than two values or clusters in an arm: its variance is unknown.
+bool TooFewForVariance(const ArmSummary& arm) {
+  return arm.count < 2 || Independent(arm) < 2;
 }
 
 bool ValidLevel(double level) { return level > 0 && level < 1; }
@@ -109,7 +101,8 @@ double DifferenceVariance(const ArmSummary& baseline,
 
 // Welch-Satterthwaite degrees of freedom, written with the arms' shares of
 // the variance so that tiny or huge variances neither underflow nor
-// overflow when squared.
+// overflow when squared. A clustered arm contributes clusters - 1 in place
+// of count - 1 (see Independent).
 double WelchDegreesOfFreedom(const ArmSummary& baseline,
                              const ArmSummary& treatment) {
   const double total = DifferenceVariance(baseline, treatment);
@@ -117,8 +110,9 @@ double WelchDegreesOfFreedom(const ArmSummary& baseline,
       baseline.variance / static_cast<double>(baseline.count) / total;
   const double share_t =
       treatment.variance / static_cast<double>(treatment.count) / total;
-  return 1 / (share_b * share_b / static_cast<double>(baseline.count - 1) +
-              share_t * share_t / static_cast<double>(treatment.count - 1));
+  return 1 /
+         (share_b * share_b / static_cast<double>(Independent(baseline) - 1) +
+          share_t * share_t / static_cast<double>(Independent(treatment) - 1));
 }
 
 }  // namespace
@@ -175,7 +169,10 @@ double StudentTQuantile(double p, double df) {
 // Welch.
 
 ArmSummary Summarize(const RunningStats& stats) {
-  return {stats.count(), stats.mean(), stats.variance()};
+  return {.count = stats.count(),
+          .mean = stats.mean(),
+          .variance = stats.variance(),
+          .clusters = 0};
 }
 
 std::string_view ComparisonStatusName(ComparisonStatus status) {
@@ -208,7 +205,7 @@ WelchComparison CompareWelch(const ArmSummary& baseline,
                      &result.has_relative_difference)) {
     return result;  // kInvalidInput.
   }
-  if (baseline.count < 2 || treatment.count < 2) {
+  if (TooFewForVariance(baseline) || TooFewForVariance(treatment)) {
     result.status = ComparisonStatus::kTooFewSamples;
     return result;
   }
@@ -228,6 +225,24 @@ WelchComparison CompareWelch(const ArmSummary& baseline,
   result.interval = {result.difference - critical * result.standard_error,
                      result.difference + critical * result.standard_error};
   return result;
+}
+
+// ---------------------------------------------------------------------------
+// Verdicts.
+
+int Verdict(const ConfidenceInterval& interval, Direction direction) {
+  // A NaN bound fails every comparison below, and an inverted interval
+  // (lower > upper) is no evidence either way.
+  if (!(interval.lower <= interval.upper)) return 0;
+  const bool above = interval.lower > 0 && std::isfinite(interval.lower);
+  const bool below = interval.upper < 0 && std::isfinite(interval.upper);
+  switch (direction) {
+    case Direction::kHigherIsBetter:
+      return above ? 1 : below ? -1 : 0;
+    case Direction::kLowerIsBetter:
+      return below ? 1 : above ? -1 : 0;
+  }
+  return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -277,7 +292,7 @@ SequentialLook CompareSequential(const ArmSummary& baseline,
                      &unused_has_relative)) {
     return look;  // kInvalidInput.
   }
-  if (baseline.count < 2 || treatment.count < 2) {
+  if (TooFewForVariance(baseline) || TooFewForVariance(treatment)) {
     look.status = ComparisonStatus::kTooFewSamples;
     return look;
   }

@@ -5,8 +5,10 @@
 // distribution, plus the Student t and standard normal distribution functions
 // they need.
 //
-// Every function takes summaries (count, mean, unbiased variance), never
-// individual values, because the daemon keeps only a RunningStats per arm.
+// Every function takes summaries (ArmSummary: count, mean, variance of the
+// mean times count, clusters), never individual values, because the daemon
+// keeps only running sums per arm: a RunningStats, or per-unit-bucket sums
+// (metrics/clustered.h) when values are correlated within units.
 // docs/statistics.md gives the formulas, assumptions and references.
 //
 // The free functions are pure and thread-safe. SequentialTest is a value
@@ -59,7 +61,15 @@ namespace rankwatch::metrics {
 struct ArmSummary {
   int64_t count = 0;
   double mean = 0;
-  double variance = 0;  // Unbiased sample variance (n - 1 denominator).
+  // variance / count is the variance of the mean. For independent values
+  // (clusters == 0) the unbiased sample variance (n - 1 denominator); for
+  // a clustered arm (SummarizeBuckets in metrics/clustered.h) the sample
+  // variance inflated by the design effect.
+  double variance = 0;
+  // 0: the values are independent, and Welch's degrees of freedom use
+  // count - 1. Otherwise the number of non-empty unit buckets, and they use
+  // clusters - 1 (a comparison needs two or more in each arm).
+  int64_t clusters = 0;
 };
 
 [[nodiscard]] ArmSummary Summarize(const RunningStats& stats);
@@ -68,12 +78,14 @@ struct ArmSummary {
 // "no information" values documented on each result type.
 enum class ComparisonStatus {
   kOk = 0,
-  // A negative count or variance, a non-finite mean or variance, means
-  // whose difference overflows, a level outside (0, 1) or a mixing standard
-  // deviation that is not positive and finite.
+  // A negative count or variance, a non-finite mean or variance, clusters
+  // negative or above count, means whose difference overflows, a level
+  // outside (0, 1) or a mixing standard deviation that is not positive and
+  // finite.
   kInvalidInput,
-  // An arm has fewer than two values (or fewer than the configured minimum),
-  // so its variance is unknown.
+  // An arm has fewer than two values, or is clustered with fewer than two
+  // non-empty clusters (or, for the sequential test, has fewer values than
+  // the configured minimum), so its variance is unknown.
   kTooFewSamples,
   // Both arms have zero variance: the standard error is 0 and no test is
   // defined (SciPy returns NaN, R's t.test stops with "data are essentially
@@ -114,13 +126,15 @@ struct WelchComparison {
   // when the baseline mean is 0 or the difference is not reported.
   double relative_difference = std::numeric_limits<double>::quiet_NaN();
   bool has_relative_difference = false;
-  // sqrt(vb / nb + vt / nt) when both arms have two or more values (so 0 for
-  // kZeroVariance); +inf otherwise.
+  // sqrt(vb / nb + vt / nt) when both arms have two or more values (and
+  // clusters, if clustered), so 0 for kZeroVariance; +inf otherwise.
   double standard_error = std::numeric_limits<double>::infinity();
   // The fields below hold "no evidence" values unless status is kOk:
   // degrees_of_freedom = 0, t_statistic = 0, p_value = 1 and
   // interval = (-inf, +inf).
-  double degrees_of_freedom = 0;  // Welch-Satterthwaite.
+  // Welch-Satterthwaite, with clusters - 1 in place of count - 1 for a
+  // clustered arm.
+  double degrees_of_freedom = 0;
   double t_statistic = 0;
   double p_value = 1;  // Two-sided.
   ConfidenceInterval interval;
@@ -134,6 +148,21 @@ struct WelchComparison {
 [[nodiscard]] WelchComparison CompareWelch(const ArmSummary& baseline,
                                            const ArmSummary& treatment,
                                            double level);
+
+// ---------------------------------------------------------------------------
+// Verdicts.
+
+// Which direction of a measure is an improvement. Every ranking measure
+// rankwatch computes is higher-is-better today; latency or cost measures
+// would be lower-is-better.
+enum class Direction { kHigherIsBetter, kLowerIsBetter };
+
+// +1 when the interval of treatment - baseline shows the treatment better
+// (entirely above 0 for kHigherIsBetter, below 0 for kLowerIsBetter), -1
+// when worse, 0 when it contains 0 (inconclusive) or is not finite on the
+// deciding side.
+[[nodiscard]] int Verdict(const ConfidenceInterval& interval,
+                          Direction direction);
 
 // ---------------------------------------------------------------------------
 // Always-valid inference: the mixture sequential probability ratio test with
@@ -188,7 +217,8 @@ struct SequentialOptions {
 struct SequentialLook {
   ComparisonStatus status = ComparisonStatus::kInvalidInput;
   double difference = 0;  // As in WelchComparison.
-  // V = vb / nb + vt / nt; +inf unless both arms have two or more values.
+  // V = vb / nb + vt / nt; +inf unless both arms have two or more values
+  // (and clusters, if clustered).
   double variance = std::numeric_limits<double>::infinity();
   // Unless status is kOk: p_value = 1 and interval = (-inf, +inf).
   double p_value = 1;           // This look only: min(1, 1 / Lambda).

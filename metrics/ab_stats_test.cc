@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "gtest/gtest.h"
+#include "metrics/metrics_test_util.h"
 #include "metrics/running_stats.h"
 
 // Where the expected figures come from. Unless a test says otherwise they
@@ -24,19 +25,6 @@ namespace rankwatch::metrics {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// |actual - expected| <= relative * |expected|.
-testing::AssertionResult RelativelyNear(double actual, double expected,
-                                        double relative) {
-  if (std::fabs(actual - expected) <= relative * std::fabs(expected)) {
-    return testing::AssertionSuccess();
-  }
-  return testing::AssertionFailure()
-         << "actual " << actual << " vs expected " << expected
-         << " (relative error "
-         << std::fabs(actual - expected) / std::fabs(expected) << " > "
-         << relative << ")";
-}
 
 ArmSummary SummaryOf(std::initializer_list<double> values) {
   RunningStats stats;
@@ -630,6 +618,53 @@ TEST(SequentialTestTest, DisjointLooksMarkTheSequenceContradicted) {
   EXPECT_EQ(test.interval().lower, flipped.interval.lower);
   EXPECT_EQ(test.interval().upper, flipped.interval.upper);
   EXPECT_TRUE(test.rejected());
+}
+
+// ---------------------------------------------------------------------------
+// Verdicts (hand-made intervals; the rule is the sign of the interval).
+
+TEST(VerdictTest, SignOfTheIntervalByDirection) {
+  struct Case {
+    ConfidenceInterval interval;
+    int higher_is_better;
+    int lower_is_better;
+  };
+  for (const Case& c : {
+           Case{{0.01, 0.05}, 1, -1},    // Entirely above 0.
+           Case{{-0.05, -0.01}, -1, 1},  // Entirely below 0.
+           Case{{-0.01, 0.05}, 0, 0},    // Contains 0.
+           Case{{0, 0.05}, 0, 0},        // Touches 0: closed interval.
+           Case{{-0.05, 0}, 0, 0}, Case{{0, 0}, 0, 0},
+           Case{{1e-300, 1e-300}, 1, -1},  // A point interval off 0.
+           Case{{0.01, kInf}, 1, -1},      // Finite on the deciding side.
+           Case{{-kInf, -0.01}, -1, 1},
+           Case{{-kInf, kInf}, 0, 0},  // No information.
+           Case{{kInf, kInf}, 0, 0},   // Not finite on the deciding side.
+           Case{{-kInf, -kInf}, 0, 0}, Case{{std::nan(""), 0.05}, 0, 0},
+           Case{{0.01, std::nan("")}, 0, 0},
+           Case{{0.05, 0.01}, 0, 0},  // Inverted: no evidence.
+       }) {
+    EXPECT_EQ(Verdict(c.interval, Direction::kHigherIsBetter),
+              c.higher_is_better)
+        << c.interval.lower << " " << c.interval.upper;
+    EXPECT_EQ(Verdict(c.interval, Direction::kLowerIsBetter), c.lower_is_better)
+        << c.interval.lower << " " << c.interval.upper;
+  }
+}
+
+TEST(VerdictTest, ReadsTheSequentialInterval) {
+  // The looks of DisjointLooksMarkTheSequenceContradicted: the first says
+  // better (0.40 against 0.30 with tiny variance), and once contradicted
+  // the interval is the latest look's alone, which says worse.
+  SequentialTest test;
+  ASSERT_TRUE(test.Update({20000, 0.30, 0.01}, {20000, 0.40, 0.01}).ok());
+  EXPECT_EQ(Verdict(test.interval(), Direction::kHigherIsBetter), 1);
+  ASSERT_TRUE(test.Update({80000, 0.30, 0.01}, {80000, 0.20, 0.01}).ok());
+  ASSERT_TRUE(test.contradicted());
+  EXPECT_EQ(Verdict(test.interval(), Direction::kHigherIsBetter), -1);
+  // Before any look: (-inf, +inf), inconclusive.
+  EXPECT_EQ(Verdict(SequentialTest().interval(), Direction::kHigherIsBetter),
+            0);
 }
 
 }  // namespace

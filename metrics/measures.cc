@@ -293,6 +293,37 @@ bool HasUncutVariant(Measure m) {
   return false;
 }
 
+bool HigherIsBetter(Measure m) {
+  switch (m) {
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kRPrecision:
+    case Measure::kJudged:
+      return true;
+  }
+  return true;
+}
+
+bool IsQualityMeasure(Measure m) {
+  switch (m) {
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kRPrecision:
+      return true;
+    case Measure::kJudged:
+      return false;
+  }
+  return false;
+}
+
 std::string TrecName(Measure m, std::optional<int32_t> k) {
   auto with = [&](std::string_view base) {
     std::string s(base);

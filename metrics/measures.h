@@ -165,6 +165,12 @@ std::optional<Measure> ParseMeasure(std::string_view name);
 // Whether the measure is defined at a cutoff k, and without one ("all").
 bool HasCutoffVariant(Measure m);
 bool HasUncutVariant(Measure m);
+// Whether a higher value is better (true for every measure today).
+bool HigherIsBetter(Measure m);
+// Whether the measure rates ranking quality. `judged` rates judgment
+// coverage instead: A/B verdicts, multiple-testing families and regression
+// alerts leave it out.
+bool IsQualityMeasure(Measure m);
 // trec_eval's name for the measure at cutoff k, or without one when k is
 // nullopt: P_5, recall_10, map, map_cut_10, ndcg_cut_10, recip_rank,
 // recip_rank_10 (rankwatch extension), Rprec, success_5, judged_10.

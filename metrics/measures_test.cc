@@ -224,5 +224,18 @@ TEST(MeasureNamesTest, ParseRoundTrips) {
   EXPECT_FALSE(ParseMeasure("P").has_value());
 }
 
+TEST(MeasureTraitsTest, DirectionAndQuality) {
+  // Every measure rankwatch computes is higher-is-better; judged rates
+  // judgment coverage, not ranking quality, so it is the one measure left
+  // out of verdicts, multiple-testing families and regression alerts.
+  for (Measure m : kAllMeasures) {
+    EXPECT_TRUE(HigherIsBetter(m)) << MeasureName(m);
+    EXPECT_EQ(IsQualityMeasure(m), m != Measure::kJudged) << MeasureName(m);
+  }
+  EXPECT_TRUE(IsQualityMeasure(Measure::kNdcg));
+  EXPECT_TRUE(IsQualityMeasure(Measure::kPrecision));
+  EXPECT_FALSE(IsQualityMeasure(Measure::kJudged));
+}
+
 }  // namespace
 }  // namespace rankwatch::metrics

@@ -75,9 +75,13 @@ std::vector<Event> Requests(int first, int count, bool variant_per_request) {
     for (int d = 0; d < 5; ++d) {
       docs += (d ? ",\"" : "\"") + id + "-d" + std::to_string(d) + "\"";
     }
+    // Users of one variant each (13 per variant), for schema.unit.
+    const std::string user =
+        "u-" + variant + "-" + std::to_string((i / 2) % 13);
     events.push_back({true, id,
                       "{\"request_id\":\"" + id + "\",\"variant\":\"" +
-                          variant + "\",\"timestamp\":" + std::to_string(t) +
+                          variant + "\",\"user_id\":\"" + user +
+                          "\",\"timestamp\":" + std::to_string(t) +
                           ",\"results\":[" + docs + "]}",
                       t});
     if (i % 7 == 0) continue;
@@ -342,6 +346,99 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                   relative ? tolerance * std::abs(mean) : tolerance);
     }
   }
+}
+
+// The A/B figures of the daemon (one replica, all partitions) equal
+// replay's over the same events, with requests clustered by user: the
+// comparison of every series, the verdict, the BH-adjusted p-values and the
+// sample-ratio check. The daemon keeps looking while events arrive, so its
+// running sequential figures can only be tighter than replay's single
+// look; its latest look alone (rankwatch_ab_sequential_look_*) is replay's.
+TEST_F(DaemonE2eTest, AbComparisonsMatchReplay) {
+  const std::string config = WriteConfig(
+      "g-ab", std::string(kAbMetrics) +
+                  "schema:\n  unit: user_id\n"
+                  "experiments:\n  - name: ranker\n    baseline: A\n"
+                  "    treatments: [B]\n    primary: [ndcg@3]\n"
+                  "statistics:\n  unit_buckets: 16\n");
+  Daemon daemon(dir_, config, "d");
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+  const std::vector<Event> events = Requests(0, 200, false);
+  Producer producer(cluster_->bootstrap_servers());
+  producer.SendPaced(events);
+  ASSERT_TRUE(WaitConsumed({&daemon}, static_cast<double>(events.size())));
+  producer.Sentinels(kT0 + 3'600'000);
+  ASSERT_TRUE(WaitFor([&] { return daemon.Finalized() >= 200; }, 30s))
+      << daemon.Summary() << "\n"
+      << daemon.log();
+  // Looks are once a second: the next one sees every list.
+  testing::SleepFor(1500ms);
+  const Scrape s = daemon.Metrics();
+  const std::string replay = ReplayJson(config, events);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS)
+      << replay;
+  simdjson::dom::element experiment = doc["experiments"]["ranker"];
+  ASSERT_TRUE(experiment.is_object()) << replay;
+  EXPECT_EQ(s.Sum("rankwatch_ab_unit_info", {{"unit", "user_id"}}), 1);
+  for (const char* v : {"A", "B"}) {
+    EXPECT_EQ(s.Sum("rankwatch_ab_units_total",
+                    {{"experiment", "ranker"}, {"variant", v}}),
+              double(int64_t(experiment["srm"]["counts"][v])))
+        << v;
+  }
+  EXPECT_EQ(int64_t(experiment["srm"]["counts"]["A"]), 13);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_srm_p_value", {{"experiment", "ranker"}}),
+              double(experiment["srm"]["p_value"]), 1e-12);
+  EXPECT_NEAR(
+      s.Sum("rankwatch_ab_srm_sequential_p_value", {{"experiment", "ranker"}}),
+      double(experiment["srm"]["sequential_p_value"]), 1e-12);
+  const std::vector<std::tuple<std::string, std::string, std::string>> series =
+      {{"P_1", "precision", "1"},
+       {"recip_rank", "reciprocal_rank", "all"},
+       {"ndcg_cut_3", "ndcg", "3"}};
+  // Daemon gauge -> replay key. Sums in another order: 1e-9.
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"difference", "difference"},
+      {"ci_lower", "ci_lower"},
+      {"ci_upper", "ci_upper"},
+      {"p_value", "p_value"},
+      {"p_value_bh", "p_value_bh"},
+      {"sequential_look_ci_lower", "sequential_ci_lower"},
+      {"sequential_look_ci_upper", "sequential_ci_upper"},
+      {"verdict", "verdict"},
+      {"baseline_requests", "baseline_count"},
+      {"treatment_requests", "treatment_count"}};
+  for (const auto& [trec, measure, k] : series) {
+    simdjson::dom::element row = experiment["treatments"]["B"][trec];
+    ASSERT_TRUE(row.is_object()) << trec << "\n" << replay;
+    for (const auto& [gauge, key] : fields) {
+      SCOPED_TRACE(trec + " " + gauge);
+      const double want = double(row[key]);
+      const double got =
+          s.Sum("rankwatch_ab_" + gauge, {{"experiment", "ranker"},
+                                          {"variant", "B"},
+                                          {"measure", measure},
+                                          {"k", k},
+                                          {"window", "all"}});
+      EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, std::abs(want)));
+    }
+    // The running interval lies within the last look's.
+    const double running_upper =
+        s.Sum("rankwatch_ab_sequential_ci_upper", {{"experiment", "ranker"},
+                                                   {"variant", "B"},
+                                                   {"measure", measure},
+                                                   {"k", k},
+                                                   {"window", "all"}});
+    EXPECT_LE(running_upper, double(row["sequential_ci_upper"]) + 1e-12);
+  }
+  // Clustered: the per-bucket counters add up to the lists.
+  EXPECT_EQ(
+      s.Sum("rankwatch_ab_bucket_lists_total", {{"variant", "A"}}),
+      double(int64_t(
+          experiment["treatments"]["B"]["ndcg_cut_3"]["baseline_count"])));
 }
 
 TEST_F(DaemonE2eTest, EventsReachMetricsWithReplaysMeans) {

@@ -196,6 +196,8 @@ kafka:
   properties:
     session.timeout.ms: "6000"
     fetch.wait.max.ms: "100"
+schema:
+  unit: user_id
 join:
   window: 4s
   allowed_lateness: 1s
@@ -264,6 +266,8 @@ scrape_configs:
                                      std::to_string(kRate),
                                      "--seed",
                                      "7",
+                                     "--users",
+                                     "20000",
                                      "--status-interval",
                                      "0s"};
     if (regress) {
@@ -297,11 +301,15 @@ scrape_configs:
     simdjson::dom::array alerts;
     if (data["alerts"].get(alerts)) return firing;
     for (simdjson::dom::element a : alerts) {
-      std::string_view state, name, variant;
+      std::string_view state, name, variant, description;
       if (a["state"].get(state) || state != "firing") continue;
       if (a["labels"]["alertname"].get(name)) continue;
       if (a["labels"]["variant"].get(variant)) variant = "";
       firing.insert(std::string(name) + "/" + std::string(variant));
+      if (!a["annotations"]["description"].get(description)) {
+        descriptions_[std::string(name) + "/" + std::string(variant)] =
+            std::string(description);
+      }
     }
     return firing;
   }
@@ -352,6 +360,8 @@ scrape_configs:
   std::chrono::steady_clock::time_point traffic_start_;
   simdjson::dom::parser parser_;
   std::string body_;
+  // Of the latest firing alerts, by "name/variant".
+  std::map<std::string, std::string> descriptions_;
 };
 
 TEST_F(PrometheusE2eTest, InjectedRegressionFiresBothAlerts) {
@@ -369,8 +379,14 @@ TEST_F(PrometheusE2eTest, InjectedRegressionFiresBothAlerts) {
   std::string list;
   for (const std::string& f : firing) list += f + " ";
   ASSERT_TRUE(fired) << "firing: " << list << "\n" << Logs();
-  // Only the regressed variant is flagged.
+  // Only the regressed variant is flagged, by one alert per (experiment,
+  // variant) that names the primary measures that fell, with the variance
+  // clustered by user.
   EXPECT_TRUE(firing.contains(std::string(kWorseAlert) + "/B")) << list;
+  const std::string& worse = descriptions_[std::string(kWorseAlert) + "/B"];
+  EXPECT_NE(worse.find("ndcg@10"), std::string::npos) << worse;
+  EXPECT_NE(worse.find("cluster"), std::string::npos) << worse;
+  EXPECT_FALSE(HasAlert(firing, "RankwatchSampleRatioMismatch")) << list;
   EXPECT_FALSE(firing.contains(std::string(kRegressionAlert) + "/A")) << list;
   std::printf(
       "[ figure   ] both alerts firing %.1f s after the regression started "

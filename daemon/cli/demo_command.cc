@@ -47,6 +47,8 @@ kafka:
   commit_interval: 2s
   properties:
     session.timeout.ms: "6000"
+schema:
+  unit: user_id
 join:
   mode: impression
   window: 30s
@@ -62,6 +64,7 @@ experiments:
   - name: ranker-v2
     baseline: A
     treatments: [B]
+    primary: [ndcg@10, precision@5]
 http:
   listen: ")" +
          listen + R"("
@@ -71,6 +74,9 @@ http:
 sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
   sim::SyntheticConfig c;
   c.seed = static_cast<uint64_t>(SystemClock::Get()->NowMillis());
+  // Users randomized to A or B, some of them far more active than others:
+  // the A/B figures are clustered by user_id.
+  c.num_users = 20'000;
   // Clicks within seconds, purchases within the 30 s join window.
   c.click_delay_mean_ms = 2000;
   c.purchase_delay_mean_ms = 8000;
@@ -91,7 +97,7 @@ void PrintGuide(int port, const DemoArgs& args) {
       "the 30 s join window must close)\n"
       "Try:\n"
       "  curl -s localhost:%d/metrics | grep 'rankwatch_ndcg_mean{.*k=\"10\"'\n"
-      "  curl -s localhost:%d/metrics | grep rankwatch_ab_\n"
+      "  curl -s localhost:%d/metrics | grep -E 'rankwatch_ab_(verdict|srm)'\n"
       "  curl -s localhost:%d/metrics | grep -E 'events_(consumed|rejected)'\n"
       "  curl -s localhost:%d/readyz\n\n"
       "Ctrl-C stops.\n\n",

@@ -41,6 +41,7 @@ struct ProduceArgs {
   uint64_t seed = 1;
   std::string variants = "A,B";
   int32_t queries = 200;
+  int32_t users = 0;
   double judgments_per_request = 3.0;
   std::string regress_variant;
   std::string regress_after = "0s";
@@ -113,6 +114,7 @@ StatusOr<sim::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
   sim::SyntheticConfig config;
   config.seed = args.seed;
   config.num_queries = args.queries;
+  config.num_users = args.users;
   config.judgments_per_request = args.judgments_per_request;
   StatusOr<std::vector<sim::VariantSpec>> variants =
       ParseVariants(args.variants);
@@ -286,6 +288,10 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
                   "the first, 0.85 for the others: lower ranks better)");
   cmd->add_option("--queries", args->queries, "Size of the query set")
       ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--users", args->users,
+                  "Users: each request carries a user_id, each user one "
+                  "variant (0: requests are independent)")
+      ->check(CLI::Range(0, 10000000));
   cmd->add_option("--judgments-per-request", args->judgments_per_request,
                   "Mean clicks + purchases per request")
       ->check(CLI::Range(0.0, 100.0));

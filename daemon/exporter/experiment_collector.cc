@@ -1,5 +1,6 @@
 #include "daemon/exporter/experiment_collector.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -29,6 +30,13 @@ enum Gauge {
   kSequentialPValue,
   kSequentialCiLower,
   kSequentialCiUpper,
+  kPValueBh,
+  kVerdict,
+  kSequentialLooks,
+  kSequentialContradicted,
+  kSequentialLookPValue,
+  kSequentialLookCiLower,
+  kSequentialLookCiUpper,
   kNumGauges,
 };
 
@@ -68,6 +76,24 @@ constexpr GaugeSpec kGauges[kNumGauges] = {
     {"sequential_ci_upper",
      "Upper end of the always-valid mSPRT confidence sequence of the "
      "difference since start"},
+    {"p_value_bh",
+     "Welch p-value adjusted by Benjamini-Hochberg over the experiment's "
+     "family (treatments x quality measures x cutoffs, window all)"},
+    {"verdict",
+     "+1 treatment better, -1 worse, 0 inconclusive or undecidable, from the "
+     "always-valid interval (quality measures only; 0 while the experiment "
+     "fails its sample-ratio check)"},
+    {"sequential_looks", "Looks with data the mSPRT has taken since start"},
+    {"sequential_contradicted",
+     "1 once a look's always-valid interval missed the running intersection "
+     "(the effect drifted); the sequence then restarted from that look"},
+    {"sequential_look_p_value",
+     "mSPRT p-value of the latest look alone (what the recording rules "
+     "compute across replicas)"},
+    {"sequential_look_ci_lower",
+     "Lower end of the latest look's mSPRT interval alone"},
+    {"sequential_look_ci_upper",
+     "Upper end of the latest look's mSPRT interval alone"},
 };
 
 std::vector<MetricFamily> MakeGauges() {
@@ -104,12 +130,23 @@ Labels ExperimentCollector::ComparisonLabels(
 }
 
 void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
   if (pipeline_->config().experiments.empty()) return;
+  CollectInfo(out);
+  CollectComparisons(out);
+  CollectSrm(out);
+  if (pipeline_->experiments().units()) CollectBuckets(out);
+}
 
+void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
   MetricFamily info = MakeFamily(
       "rankwatch_experiment_info",
       "A configured A/B comparison: treatment `variant` against `baseline`",
+      MetricType::Gauge);
+  MetricFamily primary = MakeFamily(
+      "rankwatch_ab_primary_info",
+      "A primary series of an experiment (experiments[].primary): the "
+      "measures its alerts and summaries decide on",
       MetricType::Gauge);
   for (const config::ExperimentConfig& e : pipeline_->config().experiments) {
     for (const std::string& t : e.treatments) {
@@ -118,16 +155,42 @@ void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
           {{"experiment", e.name}, {"baseline", e.baseline}, {"variant", t}},
           1);
     }
+    for (const config::SeriesRef& r : e.primary) {
+      AddGauge(&primary,
+               {{"experiment", e.name},
+                {"measure", std::string(metrics::MeasureName(r.measure))},
+                {"k", r.cutoff > 0 ? std::to_string(r.cutoff) : "all"}},
+               1);
+    }
   }
   out->push_back(std::move(info));
+  out->push_back(std::move(primary));
   MetricFamily level =
       MakeFamily("rankwatch_ab_confidence_level",
                  "Confidence level of the A/B intervals (statistics.level)",
                  MetricType::Gauge);
   AddGauge(&level, {}, monitor.level());
   out->push_back(std::move(level));
+  if (monitor.units()) {
+    MetricFamily unit = MakeFamily(
+        "rankwatch_ab_unit_info",
+        "The randomization unit (schema.unit): A/B variances are clustered "
+        "by it",
+        MetricType::Gauge);
+    AddGauge(&unit, {{"unit", pipeline_->config().schema.unit}}, 1);
+    out->push_back(std::move(unit));
+  }
+}
 
+void ExperimentCollector::CollectComparisons(
+    std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
   std::vector<MetricFamily> f = MakeGauges();
+  MetricFamily state = MakeFamily(
+      "rankwatch_ab_verdict_state",
+      "The verdict's state, one series per state, 1 for the current one: "
+      "no_data, inconclusive, better, worse, sample_ratio_mismatch",
+      MetricType::Gauge);
   for (const stream::Comparison& c : monitor.comparisons()) {
     const Labels labels = ComparisonLabels(c);
     const metrics::WelchComparison& w = c.welch;
@@ -145,13 +208,153 @@ void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
     AddGauge(&f[kCiLower], labels, w.interval.lower);
     AddGauge(&f[kCiUpper], labels, w.interval.upper);
     AddGauge(&f[kPValue], labels, w.p_value);
-    if (c.has_sequential) {
-      AddGauge(&f[kSequentialPValue], labels, c.sequential.p_value());
-      AddGauge(&f[kSequentialCiLower], labels, c.sequential.interval().lower);
-      AddGauge(&f[kSequentialCiUpper], labels, c.sequential.interval().upper);
+    if (!c.has_sequential) continue;
+    AddGauge(&f[kSequentialPValue], labels, c.sequential.p_value());
+    AddGauge(&f[kSequentialCiLower], labels, c.sequential.interval().lower);
+    AddGauge(&f[kSequentialCiUpper], labels, c.sequential.interval().upper);
+    AddGauge(&f[kSequentialLooks], labels,
+             static_cast<double>(c.sequential.looks()));
+    AddGauge(&f[kSequentialContradicted], labels,
+             c.sequential.contradicted() ? 1 : 0);
+    AddGauge(&f[kSequentialLookPValue], labels, c.look.p_value);
+    AddGauge(&f[kSequentialLookCiLower], labels, c.look.interval.lower);
+    AddGauge(&f[kSequentialLookCiUpper], labels, c.look.interval.upper);
+    if (!c.quality) continue;
+    AddGauge(&f[kPValueBh], labels, c.p_value_bh);
+    AddGauge(&f[kVerdict], labels, c.verdict);
+    for (int s = 0; s < stream::kNumVerdictStates; ++s) {
+      const auto v = static_cast<stream::VerdictState>(s);
+      Labels with_state = labels;
+      with_state.push_back({"state", std::string(stream::VerdictStateName(v))});
+      AddGauge(&state, std::move(with_state), c.state == v ? 1 : 0);
     }
   }
   for (MetricFamily& family : f) out->push_back(std::move(family));
+  out->push_back(std::move(state));
+}
+
+void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+  const bool units = monitor.units();
+  MetricFamily counts = MakeFamily(
+      "rankwatch_ab_units_total",
+      units ? "Randomization units first seen in the variant (schema.unit)"
+            : "Lists of the variant (requests are the randomization unit: no "
+              "schema.unit)",
+      MetricType::Counter);
+  MetricFamily shares =
+      MakeFamily("rankwatch_ab_expected_share",
+                 "Share of the experiment's units the variant should get "
+                 "(experiments[].split, normalized)",
+                 MetricType::Gauge);
+  MetricFamily statistic = MakeFamily(
+      "rankwatch_ab_srm_statistic",
+      "Pearson chi-square statistic of the units per variant against the "
+      "split",
+      MetricType::Gauge);
+  MetricFamily p_value =
+      MakeFamily("rankwatch_ab_srm_p_value",
+                 "Chi-square p-value of the sample ratio (fixed-sample)",
+                 MetricType::Gauge);
+  MetricFamily sequential = MakeFamily(
+      "rankwatch_ab_srm_sequential_p_value",
+      "Always-valid p-value of the sample ratio (Dirichlet-multinomial test, "
+      "Lindon et al. 2022)",
+      MetricType::Gauge);
+  MetricFamily detected = MakeFamily(
+      "rankwatch_ab_srm_detected",
+      "1 while the sequential sample-ratio p-value is below "
+      "statistics.srm_level: the experiment's comparisons are not to be "
+      "trusted",
+      MetricType::Gauge);
+  MetricFamily capped = MakeFamily(
+      "rankwatch_ab_srm_units_capped",
+      "1 once statistics.max_tracked_units was reached: later new units are "
+      "not counted",
+      MetricType::Gauge);
+  MetricFamily conflicts = MakeFamily(
+      "rankwatch_ab_unit_conflicts_total",
+      "Lists whose unit was first seen in another variant of the experiment",
+      MetricType::Counter);
+  const std::vector<config::ExperimentConfig>& experiments =
+      pipeline_->config().experiments;
+  for (size_t x = 0; x < experiments.size(); ++x) {
+    const stream::SrmState& srm = monitor.srm()[x];
+    const Labels experiment = {{"experiment", experiments[x].name}};
+    for (size_t i = 0; i < srm.variants.size(); ++i) {
+      Labels labels = experiment;
+      labels.push_back({"variant", srm.variants[i]});
+      AddCounter(&counts, labels, static_cast<double>(srm.counts[i]));
+      AddGauge(&shares, std::move(labels), srm.shares[i]);
+    }
+    AddGauge(&statistic, experiment, srm.chi_square.statistic);
+    AddGauge(&p_value, experiment, srm.chi_square.p_value);
+    AddGauge(&sequential, experiment, srm.sequential.p_value());
+    AddGauge(&detected, experiment, srm.detected ? 1 : 0);
+    if (units) {
+      AddGauge(&capped, experiment, srm.capped ? 1 : 0);
+      AddCounter(&conflicts, experiment,
+                 static_cast<double>(srm.unit_conflicts));
+    }
+  }
+  out->push_back(std::move(counts));
+  out->push_back(std::move(shares));
+  out->push_back(std::move(statistic));
+  out->push_back(std::move(p_value));
+  out->push_back(std::move(sequential));
+  out->push_back(std::move(detected));
+  if (units) {
+    out->push_back(std::move(capped));
+    out->push_back(std::move(conflicts));
+  }
+}
+
+// Per variant and unit bucket, the lists and the primary series' sums: what
+// the recording rules need to compute the clustered variance of the whole
+// fleet (bucket totals add across replicas; their squares do not).
+void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+  const std::vector<stream::SeriesSpec>& series =
+      pipeline_->aggregator().series();
+  std::vector<size_t> primary;
+  for (size_t s = 0; s < series.size(); ++s) {
+    for (const config::ExperimentConfig& e : pipeline_->config().experiments) {
+      const config::SeriesRef ref{series[s].measure, series[s].cutoff};
+      if (std::find(e.primary.begin(), e.primary.end(), ref) !=
+          e.primary.end()) {
+        primary.push_back(s);
+        break;
+      }
+    }
+  }
+  MetricFamily lists =
+      MakeFamily("rankwatch_ab_bucket_lists_total",
+                 "Scored lists of the variant whose unit hashes to the bucket",
+                 MetricType::Counter);
+  MetricFamily sums = MakeFamily(
+      "rankwatch_ab_bucket_sum_total",
+      "Sum of a primary series over the variant's lists in the unit bucket",
+      MetricType::Counter);
+  const size_t buckets = static_cast<size_t>(monitor.num_buckets());
+  for (const stream::ExperimentMonitor::ArmBuckets& arm :
+       monitor.arm_buckets()) {
+    for (size_t b = 0; b < buckets; ++b) {
+      const std::string bucket = std::to_string(b);
+      AddCounter(&lists, {{"variant", arm.variant}, {"bucket", bucket}},
+                 static_cast<double>(arm.counts[b]));
+      for (size_t s : primary) {
+        AddCounter(
+            &sums,
+            {{"variant", arm.variant},
+             {"measure", std::string(metrics::MeasureName(series[s].measure))},
+             {"k", series[s].k_label},
+             {"bucket", bucket}},
+            arm.sums[s * buckets + b]);
+      }
+    }
+  }
+  out->push_back(std::move(lists));
+  out->push_back(std::move(sums));
 }
 
 }  // namespace rankwatch::exporter

@@ -15,8 +15,21 @@
 //   rankwatch_ab_p_value               Welch two-sided p-value (1 without)
 // and for window="all" only, the always-valid mSPRT:
 //   rankwatch_ab_sequential_p_value, rankwatch_ab_sequential_ci_lower,
-//   rankwatch_ab_sequential_ci_upper
-// plus rankwatch_experiment_info{experiment, baseline, variant} 1 per
+//   rankwatch_ab_sequential_ci_upper   running minimum and intersection
+//   rankwatch_ab_sequential_look_*     the latest look alone
+//   rankwatch_ab_sequential_looks, rankwatch_ab_sequential_contradicted
+// and, for quality measures (not judged), rankwatch_ab_p_value_bh,
+// rankwatch_ab_verdict (+1/-1/0) and rankwatch_ab_verdict_state{state}.
+// Per experiment: rankwatch_ab_units_total{variant},
+// rankwatch_ab_expected_share{variant}, rankwatch_ab_srm_statistic,
+// _srm_p_value, _srm_sequential_p_value, _srm_detected (and with a unit
+// _srm_units_capped, rankwatch_ab_unit_conflicts_total);
+// rankwatch_ab_primary_info{experiment, measure, k}. With schema.unit:
+// rankwatch_ab_unit_info{unit} and the per-bucket counters
+// rankwatch_ab_bucket_lists_total{variant, bucket} and
+// rankwatch_ab_bucket_sum_total{variant, measure, k, bucket} of the
+// primary series.
+// Plus rankwatch_experiment_info{experiment, baseline, variant} 1 per
 // configured treatment (what PromQL joins on across replicas) and
 // rankwatch_ab_confidence_level.
 //
@@ -45,6 +58,10 @@ class ExperimentCollector : public Collector {
 
  private:
   Labels ComparisonLabels(const stream::Comparison& c) const;
+  void CollectInfo(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectComparisons(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectSrm(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectBuckets(std::vector<prometheus::MetricFamily>* out) const;
 
   const stream::Pipeline* pipeline_;
   std::vector<std::string> window_labels_;  // Parallel to windows_ms().

@@ -107,6 +107,85 @@ TEST_F(ExperimentCollectorTest, ExportsWelchAndSequentialFigures) {
             {{"experiment", "ranker-v2"}, {"baseline", "A"}, {"variant", "B"}}),
       1);
   EXPECT_EQ(s.Sum("rankwatch_ab_confidence_level"), 0.95);
+  // One look: the look's own figures are the running ones.
+  EXPECT_NEAR(s.Sum("rankwatch_ab_sequential_look_ci_upper", all),
+              5.0 / 12 + 8.570303187261315, 1e-9);
+  EXPECT_EQ(s.Sum("rankwatch_ab_sequential_looks", all), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_sequential_contradicted", all), 0);
+  // The family is this one comparison (precision@1 is the only quality
+  // series): BH leaves its p-value as it is. The interval holds 0.
+  EXPECT_NEAR(s.Sum("rankwatch_ab_p_value_bh", all), 0.3734797469866542, 1e-7);
+  EXPECT_EQ(s.Sum("rankwatch_ab_verdict", all), 0);
+  EXPECT_EQ(s.Sum("rankwatch_ab_verdict_state", {{"state", "inconclusive"}}),
+            1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_verdict_state"), 1);
+  // Without ndcg@10 the primary series is the first quality one.
+  EXPECT_EQ(s.Sum("rankwatch_ab_primary_info", {{"experiment", "ranker-v2"},
+                                                {"measure", "precision"},
+                                                {"k", "1"}}),
+            1);
+  // Sample ratio of lists (no unit): 3 and 4 against 50/50,
+  // scipy.stats.chisquare([3, 4]) = (0.14285714285714285,
+  // 0.7054569861112734).
+  const std::map<std::string, std::string> x = {{"experiment", "ranker-v2"}};
+  EXPECT_EQ(s.Sum("rankwatch_ab_units_total",
+                  {{"experiment", "ranker-v2"}, {"variant", "A"}}),
+            3);
+  EXPECT_EQ(s.Sum("rankwatch_ab_units_total",
+                  {{"experiment", "ranker-v2"}, {"variant", "B"}}),
+            4);
+  EXPECT_EQ(s.Sum("rankwatch_ab_expected_share",
+                  {{"experiment", "ranker-v2"}, {"variant", "B"}}),
+            0.5);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_srm_statistic", x), 0.14285714285714285,
+              1e-12);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_srm_p_value", x), 0.7054569861112734, 1e-12);
+  EXPECT_EQ(s.Sum("rankwatch_ab_srm_detected", x), 0);
+  EXPECT_FALSE(s.Has("rankwatch_ab_unit_info"));
+  EXPECT_FALSE(s.Has("rankwatch_ab_bucket_lists_total"));
+}
+
+// With schema.unit: the unit is named, windowed rows are gone, and the
+// per-bucket counters of the primary series add up to each arm's lists and
+// sums. Units u1 (2 lists) and u2 in A, u3 in B.
+TEST_F(ExperimentCollectorTest, UnitBucketsForTheRules) {
+  config::Config c = ExperimentConfig();
+  c.schema.unit = "user_id";
+  c.statistics.unit_buckets = 8;
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  const auto request = [&](const std::string& id, const std::string& variant,
+                           const std::string& user, bool relevant) {
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         R"({"request_id":")" + id + R"(","variant":")" +
+                             variant + R"(","user_id":")" + user +
+                             R"(","timestamp":1000,"results":["a"]})",
+                         {0, offset_++});
+    if (relevant) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson(id, "a", 1, 2000), {0, offset_++});
+    }
+  };
+  request("a1", "A", "u1", true);
+  request("a2", "A", "u1", false);
+  request("a3", "A", "u2", true);
+  request("b1", "B", "u3", true);
+  pipeline_->FinishAll();
+  const Scrape s = Scrape::Parse(Text());
+  EXPECT_EQ(s.Sum("rankwatch_ab_unit_info", {{"unit", "user_id"}}), 1);
+  EXPECT_FALSE(s.Has("rankwatch_ab_p_value", {{"window", "5m"}}));
+  EXPECT_EQ(s.LabelValues("rankwatch_ab_bucket_lists_total", "bucket").size(),
+            8u);
+  EXPECT_EQ(s.Sum("rankwatch_ab_bucket_lists_total", {{"variant", "A"}}), 3);
+  EXPECT_EQ(s.Sum("rankwatch_ab_bucket_lists_total", {{"variant", "B"}}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_bucket_sum_total",
+                  {{"variant", "A"}, {"measure", "precision"}, {"k", "1"}}),
+            2);
+  EXPECT_EQ(s.Sum("rankwatch_ab_units_total", {{"variant", "A"}}), 2);
+  EXPECT_EQ(s.Sum("rankwatch_ab_units_total", {{"variant", "B"}}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_unit_conflicts_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_ab_srm_units_capped"), 0);
 }
 
 TEST_F(ExperimentCollectorTest, NoInferenceBeforeData) {

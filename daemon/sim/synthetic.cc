@@ -16,6 +16,7 @@ namespace {
 // so that, e.g., calibrating draws nothing from the traffic stream.
 constexpr uint64_t kCatalogStream = 0x6361'7461'6c6f'6721;      // "catalog!"
 constexpr uint64_t kCalibrationStream = 0x6361'6c69'6272'6174;  // "calibrat"
+constexpr uint64_t kUserStream = 0x7573'6572'7321'2121;         // "users!!!"
 
 // Requests simulated to calibrate the click model: enough for the expected
 // judgments per request to be within about 1% of the long-run mean.
@@ -135,6 +136,11 @@ Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
       c.max_delay_ms < 1) {
     return invalid("delays must be >= 1 ms");
   }
+  if (c.num_users < 0) return invalid("num_users must be >= 0");
+  if (!(c.user_zipf_exponent >= 0) || !(c.user_click_sd >= 0) ||
+      !std::isfinite(c.user_click_sd)) {
+    return invalid("user_zipf_exponent and user_click_sd must be >= 0");
+  }
   if (!c.regress_variant.empty()) {
     if (names.count(c.regress_variant) == 0) {
       return invalid("regress_variant '" + c.regress_variant +
@@ -191,6 +197,34 @@ void SyntheticTraffic::BuildCatalog() {
       regress_index_ = static_cast<int32_t>(v);
     }
   }
+  BuildUsers();
+}
+
+// A separate stream, so that users do not shift the catalog's or the
+// traffic's draws.
+void SyntheticTraffic::BuildUsers() {
+  if (config_.num_users == 0) return;
+  Xoshiro256 rng(config_.seed ^ kUserStream);
+  std::vector<double> activity;
+  const double sd = config_.user_click_sd;
+  for (int32_t u = 0; u < config_.num_users; ++u) {
+    activity.push_back(
+        1.0 / std::pow(static_cast<double>(u + 1), config_.user_zipf_exponent));
+    // Mean 1: exp(sd z - sd^2 / 2).
+    user_click_.push_back(std::exp(sd * rng.Gaussian() - sd * sd / 2));
+  }
+  user_cdf_ = Cumulative(activity);
+}
+
+int32_t SyntheticTraffic::VariantOfUser(int32_t user) const {
+  uint64_t state = config_.seed ^ (static_cast<uint64_t>(user) << 20);
+  const double u =
+      static_cast<double>(SplitMix64(&state) >> 11) * 0x1.0p-53;  // [0, 1)
+  const auto it = std::upper_bound(variant_cdf_.begin(), variant_cdf_.end(),
+                                   u * variant_cdf_.back());
+  return static_cast<int32_t>(
+      std::min<ptrdiff_t>(it - variant_cdf_.begin(),
+                          static_cast<ptrdiff_t>(variant_cdf_.size()) - 1));
 }
 
 // Scales the examination probabilities so that the mean judgments per
@@ -266,14 +300,17 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
 
   const int32_t query_index = PickIndex(query_cdf_, &rng_);
   const Query& query = queries_[query_index];
-  const int32_t variant = PickIndex(variant_cdf_, &rng_);
+  const int32_t user = user_cdf_.empty() ? -1 : PickIndex(user_cdf_, &rng_);
+  const int32_t variant =
+      user >= 0 ? VariantOfUser(user) : PickIndex(variant_cdf_, &rng_);
+  const double click_factor = user >= 0 ? user_click_[user] : 1.0;
   const int32_t segment =
       segment_cdf_.empty() ? -1 : PickIndex(segment_cdf_, &rng_);
   bool regressed = false;
   Rank(query, Sigma(variant, served_ms, &regressed), &rng_);
 
   results_json->clear();
-  AppendResultsJson(served_ms, request_id, query, variant, segment,
+  AppendResultsJson(served_ms, request_id, query, variant, segment, user,
                     results_json);
 
   judgments->clear();
@@ -282,6 +319,7 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
     truth->query_index = query_index;
     truth->variant_index = variant;
     truth->regressed = regressed;
+    truth->user_index = user;
     truth->ranked_grades.clear();
     truth->judged.clear();
   }
@@ -289,7 +327,8 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
     const int32_t doc = served_[r];
     const metrics::Grade grade = query.grades[doc];
     if (truth != nullptr) truth->ranked_grades.push_back(grade);
-    if (rng_.Uniform() >= examination_[r] * config_.click_probability[grade]) {
+    if (rng_.Uniform() >= std::min(1.0, examination_[r] * click_factor) *
+                              config_.click_probability[grade]) {
       continue;
     }
     const int64_t click_ms = served_ms + Delay(config_.click_delay_mean_ms);
@@ -349,7 +388,7 @@ int64_t SyntheticTraffic::Delay(int64_t mean_ms) {
 void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
                                          const std::string& request_id,
                                          const Query& query, int32_t variant,
-                                         int32_t segment,
+                                         int32_t segment, int32_t user,
                                          std::string* out) const {
   out->append("{\"request_id\":\"");
   out->append(request_id);
@@ -357,6 +396,11 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   out->append(query.id);
   out->append("\",\"variant\":");
   AppendJsonString(out, config_.variants[variant].name);
+  if (user >= 0) {
+    out->append(",\"user_id\":\"u-");
+    AppendInt(user, out);
+    out->push_back('"');
+  }
   out->append(",\"timestamp\":");
   AppendInt(served_ms, out);
   out->append(",\"results\":[");

@@ -20,6 +20,12 @@
 //    grade g may also become a purchase (purchase_probability[g]), a second
 //    judgment of relevance 2 after a longer delay. Delays are capped at
 //    max_delay_ms, which must stay below the daemon's join window.
+//  * Users (num_users > 0): each request comes from a user drawn by a Zipf
+//    law of activity (user_zipf_exponent), carries "user_id", and the user's
+//    variant is fixed by a hash of the user (by weight): the experiment is
+//    randomized by user, as production experiments are. Each user clicks
+//    more or less than the average (a log-normal factor on the examination
+//    probabilities, user_click_sd), so one user's lists are correlated.
 //  * Regression injection: from regress_after_ms of event time after the
 //    first request on, regress_variant's sigma is multiplied by
 //    regress_factor.
@@ -81,6 +87,11 @@ struct SyntheticConfig {
   int64_t purchase_delay_mean_ms = 60000;  // After the click.
   int64_t max_delay_ms = 10 * 60 * 1000;
 
+  // Users; none (every request independent, variant drawn per request)
+  // when num_users is 0.
+  int32_t num_users = 0;
+  double user_zipf_exponent = 0.6;
+  double user_click_sd = 0.5;  // Log-normal sigma of a user's click factor.
   // Regression injection; none when regress_variant is empty.
   std::string regress_variant;
   int64_t regress_after_ms = 0;  // Event time after the first request.
@@ -99,7 +110,8 @@ struct RequestTruth {
   std::string request_id;
   int32_t query_index = 0;
   int32_t variant_index = 0;
-  bool regressed = false;  // Served with the regressed sigma.
+  bool regressed = false;   // Served with the regressed sigma.
+  int32_t user_index = -1;  // -1 without users.
   // The true grade of the served doc at each rank, rank 1 first.
   std::vector<metrics::Grade> ranked_grades;
   // The judgments emitted, as (rank index, relevance): 1 click, 2 purchase.
@@ -169,7 +181,10 @@ class SyntheticTraffic {
   int64_t Delay(int64_t mean_ms);
   void AppendResultsJson(int64_t served_ms, const std::string& request_id,
                          const Query& query, int32_t variant, int32_t segment,
-                         std::string* out) const;
+                         int32_t user, std::string* out) const;
+  void BuildUsers();
+  // The variant of `user`: a hash of the user by the variant weights.
+  int32_t VariantOfUser(int32_t user) const;
   void AppendJudgment(int64_t time_ms, const std::string& request_id,
                       const Query& query, int32_t doc, metrics::Grade relevance,
                       std::vector<TimedJudgment>* judgments) const;
@@ -181,6 +196,8 @@ class SyntheticTraffic {
   std::vector<double> variant_cdf_;  // Cumulative weights.
   std::vector<double> segment_cdf_;
   std::vector<double> examination_;  // Scaled, one per served rank.
+  std::vector<double> user_cdf_;     // Cumulative activity of users.
+  std::vector<double> user_click_;   // Per user: examination factor.
   double examination_scale_ = 1.0;
   double expected_judgments_ = 0;
 

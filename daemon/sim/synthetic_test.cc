@@ -261,6 +261,49 @@ TEST(SyntheticTrafficTest, NoSegmentsWhenNoValues) {
   EXPECT_EQ(results.find("segments"), std::string::npos);
 }
 
+// With users: every results event names its user, a user keeps one
+// variant, variants split the users by weight, and the most active user
+// gets her Zipf share 1 / sum_{u=1..500} u^-0.6 of the requests.
+TEST(SyntheticTrafficTest, UsersKeepTheirVariant) {
+  SyntheticConfig config;
+  config.num_users = 500;
+  SyntheticTraffic traffic = MakeTraffic(config);
+  std::map<std::string, std::string> variant_of;
+  std::map<std::string, int> requests_of;
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  const int kRequests = 20000;
+  for (int i = 0; i < kRequests; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+    const size_t at = results.find("\"user_id\":\"u-");
+    ASSERT_NE(at, std::string::npos) << results;
+    const size_t begin = at + 11;
+    const std::string user =
+        results.substr(begin, results.find('"', begin) - begin);
+    EXPECT_EQ(user, "u-" + std::to_string(truth.user_index));
+    const std::string variant = config.variants[truth.variant_index].name;
+    auto [it, inserted] = variant_of.emplace(user, variant);
+    ASSERT_EQ(it->second, variant) << user << " changed variant";
+    ++requests_of[user];
+  }
+  int in_a = 0;
+  for (const auto& [user, variant] : variant_of) in_a += variant == "A";
+  // Users seen (nearly all 500): a binomial(n, 0.5) share, +-4 s.e.
+  const double n = static_cast<double>(variant_of.size());
+  EXPECT_NEAR(in_a / n, 0.5, 4 * std::sqrt(0.25 / n));
+  double harmonic = 0;
+  for (int u = 1; u <= 500; ++u) harmonic += std::pow(u, -0.6);
+  const double top = 1 / harmonic;
+  EXPECT_NEAR(requests_of["u-0"] / double(kRequests), top,
+              5 * std::sqrt(top * (1 - top) / kRequests));
+  // Without users, no user_id.
+  SyntheticTraffic plain = MakeTraffic();
+  plain.NextRequest(kStartMs, &results, &judgments, &truth);
+  EXPECT_EQ(results.find("user_id"), std::string::npos);
+  EXPECT_EQ(truth.user_index, -1);
+}
+
 TEST(SyntheticTrafficTest, QrelsListEveryCandidate) {
   SyntheticConfig config;
   config.num_queries = 7;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/saturating.h"
+#include "base/string_index.h"
 #include "config/duration.h"
 #include "daemon/stream/json_scalar.h"
 
@@ -134,7 +135,8 @@ DecodeStatus EventDecoder::DecodeResults(
   DecodeStatus status = ParseResults(payload, fallback_timestamp_ms, out);
   if (!status.ok()) {
     // Leave nothing a caller could mistake for an event.
-    out->request_id = out->query_id = out->variant = {};
+    out->request_id = out->query_id = out->variant = out->unit = {};
+    out->unit_hash = 0;
     out->timestamp_ms = 0;
     out->doc_ids.clear();
     out->segment_values.clear();
@@ -165,8 +167,9 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
       {&config::SchemaConfig::timestamp, TopField::kTimestamp},
       {&config::SchemaConfig::results, TopField::kResults},
       {&config::SchemaConfig::segments, TopField::kSegments},
+      {&config::SchemaConfig::unit, TopField::kUnit},
   };
-  out->request_id = out->query_id = out->variant = {};
+  out->request_id = out->query_id = out->variant = out->unit = {};
   out->doc_ids.clear();
   out->segment_values.assign(segment_labels_.size(), std::string_view());
 
@@ -177,6 +180,7 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   fields.variant = &out->variant;
   fields.doc_ids = &out->doc_ids;
   fields.segment_values = &out->segment_values;
+  fields.unit = &out->unit;
   RW_RETURN_IF_REJECTED(ReadTopLevel<kKeys>(payload, &fields));
   if (!fields.Saw(TopField::kResults)) {
     return MissingField(FieldPath{{}, -1, schema_.results});
@@ -184,7 +188,16 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   RW_RETURN_IF_REJECTED(ResolveTimestamp(fields.Saw(TopField::kTimestamp),
                                          fallback, &out->timestamp_ms));
   if (out->variant.empty()) out->variant = schema_.default_variant;
+  out->unit_hash = schema_.unit.empty() ? 0 : UnitHash(*out);
   return DecodeStatus::Ok();
+}
+
+uint64_t EventDecoder::UnitHash(const ResultsEvent& e) {
+  if (!e.unit.empty()) return HashBytes(e.unit);
+  if (!e.request_id.empty()) return HashBytes(e.request_id);
+  // qrels mode allows events without a request id.
+  return HashBytes(e.query_id) ^
+         (static_cast<uint64_t>(e.timestamp_ms) * 0x9E3779B97F4A7C15ULL);
 }
 
 DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
@@ -248,9 +261,11 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
     if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
       return Malformed(e);
     }
+    // An empty name is an unconfigured optional field (schema.unit).
     const auto named =
-        std::find_if(std::begin(kKeys), std::end(kKeys),
-                     [&](const TopKey& k) { return key == schema_.*k.name; });
+        std::find_if(std::begin(kKeys), std::end(kKeys), [&](const TopKey& k) {
+          return key == schema_.*k.name && !key.empty();
+        });
     if (named == std::end(kKeys)) continue;
     RW_RETURN_IF_REJECTED(ReadTopField(named->field, field.value(), fields));
     fields->seen |= EventFields::Bit(named->field);
@@ -285,6 +300,8 @@ inline DecodeStatus EventDecoder::ReadTopField(TopField field,
     case TopField::kRelevance:
       return ReadRelevance(value, {{}, -1, schema_.relevance},
                            &fields->single->grade);
+    case TopField::kUnit:
+      return ReadUnit(value, fields->unit);
   }
   return DecodeStatus::Ok();  // Not reached: the switch is exhaustive.
 }
@@ -341,6 +358,19 @@ DecodeStatus EventDecoder::ReadId(ondemand::value& value, const FieldPath& path,
     });
   }
   return CheckIdLength(*id, path);
+}
+
+// Like an id, but null means "no unit" (e.g. a signed-out user): the
+// request is then its own unit.
+DecodeStatus EventDecoder::ReadUnit(ondemand::value& value,
+                                    std::string_view* unit) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type == json_type::null) {
+    *unit = {};
+    return DecodeStatus::Ok();
+  }
+  return ReadId(value, {{}, -1, schema_.unit}, unit);
 }
 
 DecodeStatus EventDecoder::CheckIdLength(std::string_view id,

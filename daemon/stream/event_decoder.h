@@ -121,6 +121,7 @@ class EventDecoder {
     kJudgments,
     kDocId,
     kRelevance,
+    kUnit,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -146,6 +147,7 @@ class EventDecoder {
     std::string_view* variant = nullptr;
     std::vector<std::string_view>* doc_ids = nullptr;
     std::vector<std::string_view>* segment_values = nullptr;
+    std::string_view* unit = nullptr;
     // Judgment events; `single` is the top-level doc_id and relevance.
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
@@ -175,6 +177,9 @@ class EventDecoder {
                      simdjson::ondemand::document* doc);
   DecodeStatus Reserve(size_t payload_bytes);
 
+  static uint64_t UnitHash(const ResultsEvent& e);
+  DecodeStatus ReadUnit(simdjson::ondemand::value& value,
+                        std::string_view* unit) const;
   DecodeStatus ReadId(simdjson::ondemand::value& value, const FieldPath& path,
                       std::string_view* id) const;
   DecodeStatus CheckIdLength(std::string_view id, const FieldPath& path) const;

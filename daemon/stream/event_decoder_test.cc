@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/random.h"
+#include "base/string_index.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -167,6 +168,43 @@ TEST(DecodeResultsTest, VariantDefaults) {
       custom.Results(R"({"request_id":"r","timestamp":1,"results":["a"]})"),
       "ok");
   EXPECT_EQ(custom.results.variant, "control");
+}
+
+// schema.unit: a string or integer id, hashed; null or absent falls back
+// to the request id (the request is its own unit); any other type is
+// rejected like a bad variant. Without schema.unit nothing is read, not
+// even a key "".
+TEST(DecodeResultsTest, Unit) {
+  SchemaConfig schema;
+  schema.unit = "user_id";
+  Decoder d(JoinMode::kImpression, {}, schema);
+  ASSERT_EQ(d.Results(R"({"request_id":"r","user_id":"u7","timestamp":1,)"
+                      R"("results":["a"]})"),
+            "ok");
+  EXPECT_EQ(d.results.unit, "u7");
+  EXPECT_EQ(d.results.unit_hash, HashBytes("u7"));
+  ASSERT_EQ(d.Results(R"({"request_id":"r","user_id":42,"timestamp":1,)"
+                      R"("results":["a"]})"),
+            "ok");
+  EXPECT_EQ(d.results.unit, "42");
+  EXPECT_EQ(d.results.unit_hash, HashBytes("42"));
+  for (const char* payload :
+       {R"({"request_id":"r2","user_id":null,"timestamp":1,"results":["a"]})",
+        R"({"request_id":"r2","timestamp":1,"results":["a"]})"}) {
+    ASSERT_EQ(d.Results(payload), "ok") << payload;
+    EXPECT_EQ(d.results.unit, "");
+    EXPECT_EQ(d.results.unit_hash, HashBytes("r2"));
+  }
+  EXPECT_EQ(d.Results(R"({"request_id":"r","user_id":{},"timestamp":1,)"
+                      R"("results":["a"]})"),
+            "wrong_type: 'user_id' is not a string or an integer");
+  EXPECT_EQ(d.results.unit_hash, 0u);
+  Decoder none;
+  ASSERT_EQ(none.Results(R"({"request_id":"r","":{},"user_id":"u",)"
+                         R"("timestamp":1,"results":["a"]})"),
+            "ok");
+  EXPECT_EQ(none.results.unit, "");
+  EXPECT_EQ(none.results.unit_hash, 0u);
 }
 
 TEST(DecodeResultsTest, SegmentsExtractOnlyConfiguredLabels) {

@@ -54,6 +54,13 @@ struct ResultsEvent {
   // One value per configured segment label (aggregation.segments), in that
   // order; empty when the event does not carry it.
   std::vector<std::string_view> segment_values;
+  // The randomization unit (schema.unit; e.g. a user id); empty when none
+  // is configured, or the event has none (absent or null).
+  std::string_view unit;
+  // With schema.unit configured: HashBytes of the unit, or when the event
+  // has none, of its request id (of its query id and time without one):
+  // such a request is its own unit. 0 without schema.unit.
+  uint64_t unit_hash = 0;
 };
 
 struct Judgment {

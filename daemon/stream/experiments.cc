@@ -1,34 +1,179 @@
 #include "daemon/stream/experiments.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
+#include "base/random.h"
+#include "metrics/clustered.h"
+#include "metrics/measures.h"
+#include "metrics/multiple_testing.h"
 #include "metrics/running_stats.h"
 
 namespace rankwatch::stream {
 
+namespace {
+
+constexpr int32_t kUnknownArm = -2;
+constexpr int32_t kNoArm = -1;
+
+std::vector<std::string> VariantsOf(const config::ExperimentConfig& e) {
+  std::vector<std::string> v = {e.baseline};
+  v.insert(v.end(), e.treatments.begin(), e.treatments.end());
+  return v;
+}
+
+// Normalized shares of the configured weights (equal when none are set).
+std::vector<double> SharesOf(const config::ExperimentConfig& e) {
+  const size_t n = e.treatments.size() + 1;
+  std::vector<double> shares(n, 1.0 / static_cast<double>(n));
+  if (e.split.size() != n) return shares;
+  double total = 0;
+  for (double w : e.split) total += w;
+  for (size_t i = 0; i < n; ++i) shares[i] = e.split[i] / total;
+  return shares;
+}
+
+bool IsPrimary(const config::ExperimentConfig& e, const SeriesSpec& s) {
+  const config::SeriesRef ref{s.measure, s.cutoff};
+  return std::find(e.primary.begin(), e.primary.end(), ref) != e.primary.end();
+}
+
+// The key of a unit in one experiment's count: units are counted once per
+// experiment, and one table serves every experiment.
+uint64_t ExperimentUnitKey(uint64_t unit_hash, size_t experiment) {
+  uint64_t state = unit_hash + 0xD1B54A32D192ED03ULL * (experiment + 1);
+  return SplitMix64(&state);
+}
+
+}  // namespace
+
+std::string_view VerdictStateName(VerdictState s) {
+  switch (s) {
+    case VerdictState::kNoData:
+      return "no_data";
+    case VerdictState::kInconclusive:
+      return "inconclusive";
+    case VerdictState::kBetter:
+      return "better";
+    case VerdictState::kWorse:
+      return "worse";
+    case VerdictState::kSampleRatioMismatch:
+      return "sample_ratio_mismatch";
+  }
+  return "?";
+}
+
 ExperimentMonitor::ExperimentMonitor(
     const std::vector<config::ExperimentConfig>* experiments,
-    const config::StatisticsConfig& statistics, const Aggregator* aggregator)
-    : aggregator_(aggregator), level_(statistics.level) {
+    const config::StatisticsConfig& statistics, const Aggregator* aggregator,
+    bool units)
+    : experiments_(experiments),
+      aggregator_(aggregator),
+      level_(statistics.level),
+      srm_level_(statistics.srm_level),
+      units_(units),
+      num_buckets_(statistics.unit_buckets),
+      units_seen_(units ? statistics.max_tracked_units : 0) {
   metrics::SequentialOptions options;
   options.level = statistics.level;
   options.mixing_stddev = statistics.mixture_sd;
-  const size_t num_series = aggregator_->series().size();
-  const int num_windows = static_cast<int>(aggregator_->windows_ms().size());
-  for (const config::ExperimentConfig& experiment : *experiments) {
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  // A window cuts units' histories: with units, window "all" only.
+  const int num_windows =
+      units_ ? 0 : static_cast<int>(aggregator_->windows_ms().size());
+  for (size_t x = 0; x < experiments->size(); ++x) {
+    const config::ExperimentConfig& experiment = (*experiments)[x];
     for (const std::string& treatment : experiment.treatments) {
-      for (size_t s = 0; s < num_series; ++s) {
+      for (size_t s = 0; s < series.size(); ++s) {
         for (int w = -1; w < num_windows; ++w) {
           Comparison c;
           c.experiment = &experiment;
+          c.experiment_index = x;
           c.treatment = treatment;
           c.series = s;
           c.window = w;
+          c.quality = metrics::IsQualityMeasure(series[s].measure);
+          c.primary = IsPrimary(experiment, series[s]);
           c.has_sequential = w == -1;
           c.sequential = metrics::SequentialTest(options);
           comparisons_.push_back(std::move(c));
         }
       }
+    }
+    SrmState srm;
+    srm.variants = VariantsOf(experiment);
+    srm.shares = SharesOf(experiment);
+    srm.counts.assign(srm.variants.size(), 0);
+    srm.sequential = metrics::SequentialSrmTest(srm.shares);
+    srm_.push_back(std::move(srm));
+    if (!units_) continue;
+    for (size_t i = 0; i < srm_.back().variants.size(); ++i) {
+      const std::string& variant = srm_.back().variants[i];
+      auto it = std::find_if(
+          arms_.begin(), arms_.end(),
+          [&](const ArmBuckets& a) { return a.variant == variant; });
+      if (it == arms_.end()) {
+        ArmBuckets arm;
+        arm.variant = variant;
+        arm.counts.assign(static_cast<size_t>(num_buckets_), 0);
+        arm.sums.assign(series.size() * static_cast<size_t>(num_buckets_), 0);
+        arms_.push_back(std::move(arm));
+        memberships_.emplace_back();
+        it = arms_.end() - 1;
+      }
+      memberships_[static_cast<size_t>(it - arms_.begin())].push_back(
+          {x, static_cast<uint8_t>(i)});
+    }
+  }
+}
+
+int32_t ExperimentMonitor::ArmOf(uint32_t group) {
+  if (group >= group_arm_.size()) group_arm_.resize(group + 1, kUnknownArm);
+  int32_t& arm = group_arm_[group];
+  if (arm == kUnknownArm) {
+    arm = kNoArm;
+    const std::string& variant = aggregator_->group(group).variant;
+    for (size_t a = 0; a < arms_.size(); ++a) {
+      if (arms_[a].variant == variant) arm = static_cast<int32_t>(a);
+    }
+  }
+  return arm;
+}
+
+void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
+                            std::span<const double> values) {
+  if (!units_) return;
+  const int32_t a = ArmOf(group);
+  if (a < 0) return;
+  const size_t arm_index = static_cast<size_t>(a);
+  CountUnit(arm_index, unit_hash);
+  if (values.empty()) return;
+  ArmBuckets& arm = arms_[arm_index];
+  const size_t buckets = static_cast<size_t>(num_buckets_);
+  const size_t b =
+      metrics::UnitBucket(unit_hash, static_cast<uint32_t>(num_buckets_));
+  ++arm.counts[b];
+  for (size_t s = 0; s < values.size() && s * buckets < arm.sums.size(); ++s) {
+    arm.sums[s * buckets + b] += values[s];
+  }
+}
+
+void ExperimentMonitor::CountUnit(size_t arm, uint64_t unit_hash) {
+  for (const Membership& m : memberships_[arm]) {
+    SrmState& srm = srm_[m.experiment];
+    uint8_t first = m.position;
+    switch (units_seen_.Insert(ExperimentUnitKey(unit_hash, m.experiment),
+                               &first)) {
+      case UnitTable::Outcome::kInserted:
+        ++srm.counts[m.position];
+        break;
+      case UnitTable::Outcome::kPresent:
+        if (first != m.position) ++srm.unit_conflicts;
+        break;
+      case UnitTable::Outcome::kFull:
+        srm.capped = true;
+        break;
     }
   }
 }
@@ -66,31 +211,124 @@ void ExperimentMonitor::SummarizeVariant(
   }
 }
 
+void ExperimentMonitor::SummarizeBuckets(
+    const std::string& variant, std::vector<metrics::ArmSummary>* out) const {
+  const size_t num_series = aggregator_->series().size();
+  out->assign(num_series, metrics::ArmSummary{});
+  const auto it =
+      std::find_if(arms_.begin(), arms_.end(),
+                   [&](const ArmBuckets& a) { return a.variant == variant; });
+  if (it == arms_.end()) return;
+  const size_t buckets = static_cast<size_t>(num_buckets_);
+  for (size_t s = 0; s < num_series; ++s) {
+    (*out)[s] = metrics::SummarizeBuckets(
+        std::span<const double>(it->sums).subspan(s * buckets, buckets),
+        it->counts);
+  }
+}
+
+void ExperimentMonitor::Summarize(const std::string& variant, int64_t now_ms,
+                                  std::vector<metrics::ArmSummary>* out) const {
+  if (units_) {
+    SummarizeBuckets(variant, out);
+  } else {
+    SummarizeVariant(variant, now_ms, out);
+  }
+}
+
 void ExperimentMonitor::Update(int64_t now_ms) {
   ++looks_;
-  const size_t per_series = aggregator_->windows_ms().size() + 1;
+  UpdateSrm();
+  const size_t per_series = units_ ? 1 : aggregator_->windows_ms().size() + 1;
   const config::ExperimentConfig* summarized_experiment = nullptr;
   std::string summarized_treatment;
   for (Comparison& c : comparisons_) {
     // Rows come grouped by experiment and treatment: summarize each arm
     // once per group of rows.
     if (c.experiment != summarized_experiment) {
-      SummarizeVariant(c.experiment->baseline, now_ms, &baseline_scratch_);
+      Summarize(c.experiment->baseline, now_ms, &baseline_scratch_);
       summarized_experiment = c.experiment;
       summarized_treatment.clear();
     }
     if (c.treatment != summarized_treatment) {
-      SummarizeVariant(c.treatment, now_ms, &treatment_scratch_);
+      Summarize(c.treatment, now_ms, &treatment_scratch_);
       summarized_treatment = c.treatment;
     }
     const size_t i = c.series * per_series + static_cast<size_t>(c.window + 1);
     c.baseline_arm = baseline_scratch_[i];
     c.treatment_arm = treatment_scratch_[i];
     c.welch = metrics::CompareWelch(c.baseline_arm, c.treatment_arm, level_);
-    if (c.has_sequential) {
-      // A look without enough data leaves the test as it was.
-      (void)c.sequential.Update(c.baseline_arm, c.treatment_arm);
+    if (!c.has_sequential) continue;
+    // A look without enough data leaves the test as it was.
+    c.look = c.sequential.Update(c.baseline_arm, c.treatment_arm);
+    if (!c.quality) continue;
+    const metrics::Direction direction =
+        metrics::HigherIsBetter(aggregator_->series()[c.series].measure)
+            ? metrics::Direction::kHigherIsBetter
+            : metrics::Direction::kLowerIsBetter;
+    const int verdict = metrics::Verdict(c.sequential.interval(), direction);
+    if (srm_[c.experiment_index].detected) {
+      c.verdict = 0;
+      c.state = VerdictState::kSampleRatioMismatch;
+    } else if (c.sequential.looks() == 0) {
+      c.verdict = 0;
+      c.state = VerdictState::kNoData;
+    } else {
+      c.verdict = verdict;
+      c.state = verdict > 0   ? VerdictState::kBetter
+                : verdict < 0 ? VerdictState::kWorse
+                              : VerdictState::kInconclusive;
     }
+  }
+  UpdateFamilies();
+}
+
+void ExperimentMonitor::UpdateSrm() {
+  for (size_t x = 0; x < srm_.size(); ++x) {
+    SrmState& srm = srm_[x];
+    if (!units_) {
+      // Without units the counts are the lists, as the aggregator has them.
+      std::fill(srm.counts.begin(), srm.counts.end(), 0);
+      for (size_t g = 0; g < aggregator_->num_groups(); ++g) {
+        const GroupStats& group = aggregator_->group(g);
+        for (size_t i = 0; i < srm.variants.size(); ++i) {
+          if (group.variant == srm.variants[i]) {
+            srm.counts[i] += group.requests;
+          }
+        }
+      }
+    }
+    srm.chi_square = metrics::TestSampleRatio(srm.counts, srm.shares);
+    // Counts that cannot go down: an error here is a bug, and leaves the
+    // test where it was.
+    (void)srm.sequential.Update(srm.counts);
+    srm.detected = srm.sequential.p_value() < srm_level_;
+  }
+}
+
+// Benjamini-Hochberg over each experiment's family: its window-"all" Welch
+// p-values of every treatment and quality series.
+void ExperimentMonitor::UpdateFamilies() {
+  size_t begin = 0;
+  while (begin < comparisons_.size()) {
+    const size_t experiment = comparisons_[begin].experiment_index;
+    size_t end = begin;
+    family_rows_.clear();
+    family_p_.clear();
+    for (; end < comparisons_.size() &&
+           comparisons_[end].experiment_index == experiment;
+         ++end) {
+      const Comparison& c = comparisons_[end];
+      if (!c.has_sequential || !c.quality) continue;
+      family_rows_.push_back(end);
+      family_p_.push_back(c.welch.p_value);
+    }
+    family_adjusted_.resize(family_p_.size());
+    metrics::BenjaminiHochberg(family_p_, family_adjusted_);
+    for (size_t i = 0; i < family_rows_.size(); ++i) {
+      comparisons_[family_rows_[i]].p_value_bh = family_adjusted_[i];
+    }
+    begin = end;
   }
 }
 

@@ -1,62 +1,116 @@
 // ExperimentMonitor: live A/B comparisons of the configured experiments
-// (`experiments:` in the YAML), computed from the aggregator's running
-// state: for each experiment, treatment, series (a measure at a cutoff) and
-// window ("all" and each configured sliding window), Welch's test of the
-// treatment's mean against the baseline's; and for the whole run
-// (window "all"), the mSPRT's always-valid p-value and confidence sequence,
-// which stay honest however often they are read.
+// (`experiments:` in the YAML). For each experiment, treatment, series (a
+// measure at a cutoff) and window ("all" and each configured sliding
+// window) it computes Welch's test of the treatment's mean against the
+// baseline's; for the whole run (window "all") also the mSPRT's
+// always-valid p-value and confidence sequence, which stay honest however
+// often they are read, a verdict (better, worse, inconclusive) from that
+// sequence, and Benjamini-Hochberg adjusted p-values over the experiment's
+// family of comparisons. Per experiment it checks the sample ratio (SRM):
+// the variants' traffic against the configured split, by Pearson's
+// chi-square and a sequential multinomial test.
 //
-// An arm is a variant summed over its segment groups (every locale...):
-// the experiment compares variants, not segments.
+// The unit of analysis: without schema.unit every list is an independent
+// value and an arm is a variant's lists summed over its segment groups,
+// read from the aggregator. With schema.unit, lists are clustered by unit:
+// the monitor keeps, per variant, sums per unit-hash bucket (Add), and every
+// comparison uses the cluster-robust variance of metrics/clustered.h; the
+// SRM counts are units, each counted the first time it is seen (UnitTable,
+// bounded by statistics.max_tracked_units). A sliding window would cut
+// units' histories, so with a unit only window "all" is compared.
 //
 // Update() takes a "look": it recomputes every comparison and feeds the
-// sequential tests. Looks are cheap but not free (they walk every group
-// and window), so the pipeline takes one per second of wall time and one
-// when it finishes, not one per request; the sequential guarantee holds for
-// any schedule of looks.
+// sequential tests. Looks walk every group and bucket, so the pipeline
+// takes one per second of wall time and one when it finishes, not one per
+// request; the sequential guarantees hold for any schedule of looks.
 //
-// Ownership: keeps a pointer to the aggregator, which must outlive it.
-// Thread-safety: none; the pipeline's owner serializes access (the daemon
-// holds its mutex both while feeding the pipeline and while scraping).
+// Ownership: keeps pointers to the experiments and the aggregator, which
+// must outlive it. Thread-safety: none; the pipeline's owner serializes
+// access (the daemon holds its mutex both while feeding the pipeline and
+// while scraping).
 #ifndef RANKWATCH_DAEMON_STREAM_EXPERIMENTS_H_
 #define RANKWATCH_DAEMON_STREAM_EXPERIMENTS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/unit_table.h"
 #include "metrics/ab_stats.h"
+#include "metrics/srm.h"
 
 namespace rankwatch::stream {
+
+// What the latest look concluded for one comparison of window "all".
+enum class VerdictState {
+  kNoData,        // The sequential test has not had a look with data yet.
+  kInconclusive,  // The always-valid interval contains 0.
+  kBetter,        // It excludes 0 on the better side.
+  kWorse,         // It excludes 0 on the worse side.
+  kSampleRatioMismatch,  // The experiment fails its SRM check: no verdict.
+};
+inline constexpr int kNumVerdictStates = 5;
+std::string_view VerdictStateName(VerdictState s);
 
 // One row: treatment vs baseline of one experiment, for one series and
 // window.
 struct Comparison {
   const config::ExperimentConfig* experiment = nullptr;
+  size_t experiment_index = 0;
   std::string treatment;
   size_t series = 0;  // Into Aggregator::series().
   int window = -1;    // Into Aggregator::windows_ms(); -1 for "all".
+  // A quality measure (not `judged`): has a verdict and is in the BH family.
+  bool quality = false;
+  bool primary = false;  // One of the experiment's primary series.
   metrics::ArmSummary baseline_arm;
   metrics::ArmSummary treatment_arm;
   metrics::WelchComparison welch;
-  // Window "all" only (has_sequential): the running mSPRT.
+  // Window "all" only (has_sequential): the running mSPRT, its latest look
+  // alone, the BH-adjusted Welch p-value and the verdict.
   bool has_sequential = false;
   metrics::SequentialTest sequential;
+  metrics::SequentialLook look;
+  double p_value_bh = 1;
+  int verdict = 0;  // +1 better, -1 worse, 0 otherwise.
+  VerdictState state = VerdictState::kNoData;
+};
+
+// The sample-ratio check of one experiment.
+struct SrmState {
+  std::vector<std::string> variants;  // Baseline, then treatments.
+  std::vector<double> shares;         // Expected, summing to 1.
+  std::vector<int64_t> counts;        // Units (or lists) per variant.
+  metrics::SrmChiSquare chi_square;
+  metrics::SequentialSrmTest sequential{std::vector<double>{}};
+  bool detected = false;  // sequential p-value < statistics.srm_level.
+  // Units not counted because statistics.max_tracked_units was reached.
+  bool capped = false;
+  // Lists whose unit was first seen in another variant of the experiment
+  // (a broken assignment, or a unit id shared across variants).
+  int64_t unit_conflicts = 0;
 };
 
 class ExperimentMonitor {
  public:
-  // `experiments` and `aggregator` must outlive the monitor.
+  // `experiments` and `aggregator` must outlive the monitor. With `units`
+  // (schema.unit set), comparisons are clustered by unit, fed by Add().
   ExperimentMonitor(const std::vector<config::ExperimentConfig>* experiments,
                     const config::StatisticsConfig& statistics,
-                    const Aggregator* aggregator);
+                    const Aggregator* aggregator, bool units = false);
   ExperimentMonitor(const ExperimentMonitor&) = delete;
   ExperimentMonitor& operator=(const ExperimentMonitor&) = delete;
 
-  // Takes a look at the aggregator's state, windows ending at `now_ms`
-  // (event time, as the `_mean` gauges).
+  // Records one finalized list of aggregator group `group` served to the
+  // unit with `unit_hash`; `values` (one per series) when it was scored,
+  // empty when left out. Only needed with units; a no-op otherwise.
+  void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values);
+
+  // Takes a look at the state, windows ending at `now_ms` (event time, as
+  // the `_mean` gauges).
   void Update(int64_t now_ms);
 
   // Takes a look when `monotonic_ms` is at least `interval_ms` after the last
@@ -65,21 +119,62 @@ class ExperimentMonitor {
 
   // Experiment-major, then treatment, series, window ("all" first).
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
+  // Parallel to the configured experiments.
+  const std::vector<SrmState>& srm() const { return srm_; }
   // Looks taken so far.
   int64_t looks() const { return looks_; }
   double level() const { return level_; }
+  bool units() const { return units_; }
+
+  // With units: the variants of all experiments and their per-bucket sums.
+  struct ArmBuckets {
+    std::string variant;
+    std::vector<int64_t> counts;  // [bucket]: scored lists.
+    std::vector<double> sums;     // [series * buckets + bucket].
+  };
+  const std::vector<ArmBuckets>& arm_buckets() const { return arms_; }
+  int32_t num_buckets() const { return num_buckets_; }
 
  private:
+  // Where an arm takes part: experiment and position among its variants.
+  struct Membership {
+    size_t experiment;
+    uint8_t position;
+  };
+
   // Per series and window (index 0 = "all"), the summary of `variant`
   // summed over its groups.
   void SummarizeVariant(const std::string& variant, int64_t now_ms,
                         std::vector<metrics::ArmSummary>* out) const;
+  // Per series, the clustered summary of `variant` (window "all" only).
+  void SummarizeBuckets(const std::string& variant,
+                        std::vector<metrics::ArmSummary>* out) const;
+  void Summarize(const std::string& variant, int64_t now_ms,
+                 std::vector<metrics::ArmSummary>* out) const;
+  // The arm of aggregator group `group`, or -1 if its variant is in no
+  // experiment.
+  int32_t ArmOf(uint32_t group);
+  void CountUnit(size_t arm, uint64_t unit_hash);
+  void UpdateSrm();
+  void UpdateFamilies();
 
+  const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
   double level_;
+  double srm_level_;
+  bool units_;
+  int32_t num_buckets_;
   std::vector<Comparison> comparisons_;
+  std::vector<SrmState> srm_;
+  std::vector<ArmBuckets> arms_;
+  std::vector<std::vector<Membership>> memberships_;  // Parallel to arms_.
+  std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
+  UnitTable units_seen_;
   std::vector<metrics::ArmSummary> baseline_scratch_;
   std::vector<metrics::ArmSummary> treatment_scratch_;
+  std::vector<double> family_p_;
+  std::vector<double> family_adjusted_;
+  std::vector<size_t> family_rows_;
   int64_t looks_ = 0;
   int64_t last_look_ms_ = INT64_MIN;
 };

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -133,6 +134,185 @@ TEST_F(ExperimentMonitorTest, MaybeUpdateLooksOncePerInterval) {
   monitor.MaybeUpdate(6'000, 1'000, 100'000);
   EXPECT_EQ(monitor.looks(), 2);
   EXPECT_EQ(monitor.comparisons()[0].sequential.looks(), 2);
+}
+
+// Benjamini-Hochberg over the family of one experiment: 2 treatments x 2
+// quality series (ndcg_cut_10 and the uncut ndcg, which has no values here:
+// p = 1). Welch p-values by scipy.stats.ttest_ind(X, A, equal_var=False):
+// B 0.8236578021069855, C 0.12145290619612814; adjusted by
+// statsmodels.stats.multitest.multipletests([pB, 1, pC, 1],
+// method='fdr_bh') = [1.0, 1.0, 0.48581162478451256, 1.0].
+TEST_F(ExperimentMonitorTest, BenjaminiHochbergOverTheFamily) {
+  for (double v : {0.9, 1.0, 0.8, 0.95}) {
+    AddValue(&agg_, "C", "de", 95'000, v);
+  }
+  experiments_[0].treatments = {"B", "C"};
+  ExperimentMonitor monitor(&experiments_, {}, &agg_);
+  monitor.Update(100'000);
+  // Rows: treatment-major, series, window ("all" first).
+  ASSERT_EQ(monitor.comparisons().size(), 8u);
+  const Comparison& b = monitor.comparisons()[0];
+  const Comparison& c = monitor.comparisons()[4];
+  EXPECT_NEAR(b.welch.p_value, 0.8236578021069855, 1e-7);
+  EXPECT_NEAR(c.welch.p_value, 0.12145290619612814, 1e-7);
+  EXPECT_NEAR(b.p_value_bh, 1.0, 1e-12);
+  EXPECT_NEAR(c.p_value_bh, 0.48581162478451256, 1e-6);
+  EXPECT_NEAR(monitor.comparisons()[2].p_value_bh, 1.0, 1e-12);
+}
+
+// The request-level SRM counts are the variants' finalized lists: A 4,
+// B 4 with an equal split: chi-square 0, p 1.
+TEST_F(ExperimentMonitorTest, SampleRatioOfLists) {
+  ExperimentMonitor monitor(&experiments_, {}, &agg_);
+  monitor.Update(100'000);
+  ASSERT_EQ(monitor.srm().size(), 1u);
+  const SrmState& srm = monitor.srm()[0];
+  EXPECT_EQ(srm.counts, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(srm.chi_square.statistic, 0.0);
+  EXPECT_EQ(srm.chi_square.p_value, 1.0);
+  EXPECT_FALSE(srm.detected);
+}
+
+// Verdicts from the always-valid interval. A: 50 x 0.2 and 50 x 0.4
+// (variance 0.01 * 100 / 99), B: 50 x 0.8 and 50 x 0.6: d = 0.4,
+// V = 2 * 0.010101 / 100 = 0.00020202020202020205, mSPRT half-width
+// sqrt(V (V + tau^2) / tau^2 (ln((V + tau^2) / V) + 2 ln 20)) =
+// 0.04329503491978861 (Python, math module), so [0.3567, 0.4433]: better.
+TEST(ExperimentVerdictTest, BetterWorseAndCoverage) {
+  Aggregator agg(TestAggregation(),
+                 BuildSeries({Measure::kNdcg, Measure::kJudged}, {10}));
+  for (int i = 0; i < 100; ++i) {
+    const std::string_view segments[] = {"de"};
+    const double a = i % 2 == 0 ? 0.2 : 0.4;
+    const double b = i % 2 == 0 ? 0.8 : 0.6;
+    agg.Add(agg.ResolveGroup("A", segments), 95'000, {{a, a, a}}, false);
+    agg.Add(agg.ResolveGroup("B", segments), 95'000, {{b, b, b}}, false);
+  }
+  std::vector<config::ExperimentConfig> experiments = {{"better", "A", {"B"}},
+                                                       {"worse", "B", {"A"}}};
+  ExperimentMonitor monitor(&experiments, {}, &agg);
+  EXPECT_EQ(monitor.comparisons()[0].state, VerdictState::kNoData);
+  monitor.Update(100'000);
+  // Series: ndcg_cut_10, ndcg, judged_10; windows all and 30s.
+  ASSERT_EQ(monitor.comparisons().size(), 12u);
+  const Comparison& better = monitor.comparisons()[0];
+  EXPECT_TRUE(better.quality);
+  EXPECT_NEAR(better.sequential.interval().lower, 0.4 - 0.04329503491978861,
+              1e-9);
+  EXPECT_EQ(better.verdict, 1);
+  EXPECT_EQ(better.state, VerdictState::kBetter);
+  const Comparison& worse = monitor.comparisons()[6];
+  EXPECT_EQ(worse.experiment->name, "worse");
+  EXPECT_EQ(worse.verdict, -1);
+  EXPECT_EQ(worse.state, VerdictState::kWorse);
+  // judged_10 measures coverage: no verdict, not in the BH family.
+  const Comparison& judged = monitor.comparisons()[4];
+  EXPECT_EQ(agg.series()[judged.series].trec_name, "judged_10");
+  EXPECT_FALSE(judged.quality);
+  EXPECT_EQ(judged.verdict, 0);
+  EXPECT_EQ(judged.state, VerdictState::kNoData);
+}
+
+// With schema.unit: clustered summaries from per-bucket sums. B = 4
+// buckets; UnitBucket takes the high 32 bits h of the hash to (h * 4) >>
+// 32, so the hash (b << 62) | u is a unit u of bucket b.
+//   A: unit a1 (bucket 0) 0.2, 0.4; a2 (bucket 1) 0.6; a3 (bucket 2) 1.0:
+//      Y = [0.6, 0.6, 1.0, 0], N = [2, 1, 1, 0], m = 2.2 / 4 = 0.55,
+//      Y - m N = [-0.5, 0.05, 0.45, 0], sum of squares 0.455,
+//      Var(m) = 4/3 * 0.455 / 16, variance = 4 Var(m) = 0.15166666666666667.
+//   B: unit b1 (bucket 0) 0.5, 0.7; b2 (bucket 3) 0.9, 0.5:
+//      Y = [1.2, 0, 0, 1.4], N = [2, 0, 0, 2], m = 0.65, residuals -0.1,
+//      0.1: Var(m) = 4/3 * 0.02 / 16, variance = 0.006666666666666666.
+// Welch on these (df from 3 - 1 and 2 - 1 clusters), by scipy 1.10:
+// V = 0.03958333333333333, df = 2.1712979670395764,
+// p = 2 * t.sf(0.1 / sqrt(V), df) = 0.661612383933203, 95% interval
+// [-0.6944673858461027, 0.8944673858461026]. SRM: units 3 and 2,
+// scipy.stats.chisquare([3, 2]) = (0.2, 0.6547208460185768).
+TEST(ExperimentUnitTest, ClusteredComparisonAndUnitCounts) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  const uint32_t a = agg.ResolveGroup("A", de);
+  const uint32_t b = agg.ResolveGroup("B", de);
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  statistics.unit_buckets = 4;
+  ExperimentMonitor monitor(&experiments, statistics, &agg, /*units=*/true);
+  const auto unit = [](uint64_t bucket, uint64_t u) {
+    return (bucket << 62) | u;
+  };
+  const auto add = [&](uint32_t group, uint64_t unit_hash, double v) {
+    monitor.Add(group, unit_hash, std::vector<double>{v, v});
+  };
+  add(a, unit(0, 1), 0.2);
+  add(a, unit(0, 1), 0.4);
+  add(a, unit(1, 2), 0.6);
+  add(a, unit(2, 3), 1.0);
+  add(b, unit(0, 4), 0.5);
+  add(b, unit(0, 4), 0.7);
+  add(b, unit(3, 5), 0.9);
+  add(b, unit(3, 5), 0.5);
+  // Unscored lists count their unit for the sample ratio, nothing else.
+  monitor.Add(b, unit(3, 5), {});
+  monitor.Update(100'000);
+  // With units, window "all" only: 2 series x 1 window.
+  ASSERT_EQ(monitor.comparisons().size(), 2u);
+  const Comparison& c = monitor.comparisons()[0];
+  EXPECT_EQ(c.baseline_arm.count, 4);
+  EXPECT_NEAR(c.baseline_arm.mean, 0.55, 1e-12);
+  EXPECT_NEAR(c.baseline_arm.variance, 0.15166666666666667, 1e-12);
+  EXPECT_EQ(c.baseline_arm.clusters, 3);
+  EXPECT_EQ(c.treatment_arm.count, 4);
+  EXPECT_NEAR(c.treatment_arm.variance, 0.006666666666666666, 1e-12);
+  EXPECT_EQ(c.treatment_arm.clusters, 2);
+  ASSERT_TRUE(c.welch.ok());
+  EXPECT_NEAR(c.welch.degrees_of_freedom, 2.1712979670395764, 1e-9);
+  EXPECT_NEAR(c.welch.p_value, 0.661612383933203, 1e-9);
+  EXPECT_NEAR(c.welch.interval.lower, -0.6944673858461027, 1e-9);
+  EXPECT_NEAR(c.welch.interval.upper, 0.8944673858461026, 1e-9);
+  const SrmState& srm = monitor.srm()[0];
+  EXPECT_EQ(srm.counts, (std::vector<int64_t>{3, 2}));
+  EXPECT_NEAR(srm.chi_square.statistic, 0.2, 1e-12);
+  EXPECT_NEAR(srm.chi_square.p_value, 0.6547208460185768, 1e-12);
+  EXPECT_EQ(srm.unit_conflicts, 0);
+  // The unit of a1 showing up in B: a conflict, not a new unit.
+  add(b, unit(0, 1), 0.3);
+  monitor.Update(100'000);
+  EXPECT_EQ(srm.counts, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(srm.unit_conflicts, 1);
+}
+
+// 3000 units in A, 2000 in B against 50/50: log BF (Dirichlet-multinomial,
+// alpha = 5000 each) = 33.15755507891299 by scipy.special.gammaln, p =
+// exp(-33.16) = 3.98e-15 < 0.001: the mismatch blocks every verdict.
+// Beyond max_tracked_units new units are not counted.
+TEST(ExperimentUnitTest, SampleRatioMismatchBlocksVerdicts) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  const uint32_t a = agg.ResolveGroup("A", de);
+  const uint32_t b = agg.ResolveGroup("B", de);
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  statistics.max_tracked_units = 5000;
+  ExperimentMonitor monitor(&experiments, statistics, &agg, true);
+  for (uint64_t u = 0; u < 3000; ++u) {
+    monitor.Add(a, u * 0x9E3779B97F4A7C15ULL, std::vector<double>{0.2, 0.2});
+  }
+  for (uint64_t u = 3000; u < 5000; ++u) {
+    monitor.Add(b, u * 0x9E3779B97F4A7C15ULL, std::vector<double>{0.9, 0.9});
+  }
+  monitor.Update(100'000);
+  const SrmState& srm = monitor.srm()[0];
+  EXPECT_EQ(srm.counts, (std::vector<int64_t>{3000, 2000}));
+  EXPECT_NEAR(srm.sequential.p_value(), 3.979759204155905e-15, 1e-20);
+  EXPECT_TRUE(srm.detected);
+  EXPECT_FALSE(srm.capped);
+  const Comparison& c = monitor.comparisons()[0];
+  EXPECT_EQ(c.verdict, 0);
+  EXPECT_EQ(c.state, VerdictState::kSampleRatioMismatch);
+  monitor.Add(b, 5001 * 0x9E3779B97F4A7C15ULL, std::vector<double>{0.9, 0.9});
+  monitor.Update(100'000);
+  EXPECT_TRUE(srm.capped);
+  EXPECT_EQ(srm.counts, (std::vector<int64_t>{3000, 2000}));
 }
 
 }  // namespace

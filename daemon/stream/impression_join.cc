@@ -79,6 +79,7 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
                                 uint32_t group, EventOrigin origin) {
   r->has_results = true;
   r->group = group;
+  r->unit_hash = e.unit_hash;
   r->served_ms = e.timestamp_ms;
   r->results_origin = origin;
   r->docs.clear();
@@ -171,6 +172,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     FinalizedRequest f;
     f.request_id = r->key;
     f.group = r->group;
+    f.unit_hash = r->unit_hash;
     f.served_ms = r->served_ms;
     f.closed_ms = SatAdd(r->served_ms, window_ms_);
     f.cause = cause;

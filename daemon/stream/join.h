@@ -60,6 +60,7 @@ enum class FinalizeCause {
 struct FinalizedRequest {
   std::string_view request_id;
   uint32_t group = 0;
+  uint64_t unit_hash = 0;  // ResultsEvent::unit_hash of the served list.
   int64_t served_ms = 0;
   // Event time the aggregates file it under: when its window closed
   // (served + window; served + delay in qrels mode). It depends only on the

@@ -74,6 +74,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.origins.clear();
   r.results_origin = EventOrigin();
   r.group = 0;
+  r.unit_hash = 0;
   r.has_results = false;
   r.served_ms = 0;
   r.deadline_ms = INT64_MIN;

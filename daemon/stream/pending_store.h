@@ -46,6 +46,7 @@ struct PendingRequest {
   std::vector<EventOrigin> origins;  // The judgment events it retains.
   EventOrigin results_origin;        // Valid when has_results.
   uint32_t group = 0;
+  uint64_t unit_hash = 0;  // ResultsEvent::unit_hash.
   bool has_results = false;
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;

@@ -13,6 +13,15 @@ namespace {
 
 size_t TopicIndex(Topic t) { return static_cast<size_t>(t); }
 
+// A configuration built in code (not loaded) may leave an experiment's
+// primary series empty: the loader's default applies.
+config::Config WithDefaultPrimary(config::Config config) {
+  for (config::ExperimentConfig& e : config.experiments) {
+    if (e.primary.empty()) e.primary = config::DefaultPrimary(config.metrics);
+  }
+  return config;
+}
+
 }  // namespace
 
 int64_t PipelineCounters::rejected_total(Topic t) const {
@@ -63,14 +72,15 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
 Pipeline::Pipeline(const config::Config& config, const Clock* clock,
                    metrics::Evaluator evaluator, ReleaseListener* releases,
                    DeadLetterSink* dead_letters)
-    : config_(config),
+    : config_(WithDefaultPrimary(config)),
       clock_(clock),
       decoder_(config.schema, config.events, config.join.mode,
                config.aggregation.segments, clock),
       evaluator_(std::move(evaluator)),
       aggregator_(config.aggregation,
                   BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
-      experiments_(&config_.experiments, config.statistics, &aggregator_),
+      experiments_(&config_.experiments, config.statistics, &aggregator_,
+                   !config.schema.unit.empty()),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -139,6 +149,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   if (without_relevant && config_.metrics.definitions.zero_relevant ==
                               metrics::ZeroRelevantPolicy::kSkip) {
     aggregator_.Add(request.group, request.closed_ms, {}, true);
+    experiments_.Add(request.group, request.unit_hash, {});
     return;
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
@@ -148,6 +159,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   }
   ++counters_.scored;
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant);
+  experiments_.Add(request.group, request.unit_hash, values_);
 }
 
 void Pipeline::OnReleased(EventOrigin origin) {

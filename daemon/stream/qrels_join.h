@@ -98,7 +98,7 @@ class QrelsJoin final : public WatermarkedJoin {
   bool Update(std::string_view query_id, std::string_view doc_id,
               std::optional<metrics::Grade> grade, int64_t time_ms);
   void Score(std::string_view request_id, std::string_view query_id,
-             uint32_t group, int64_t served_ms,
+             uint32_t group, uint64_t unit_hash, int64_t served_ms,
              std::span<const std::string_view> docs, FinalizeCause cause);
   void ProcessDue(FinalizeCause cause) override;
   void ScoreDelayed(PendingRequest* request, FinalizeCause cause);

@@ -173,6 +173,150 @@ std::vector<std::string> Variants(const Aggregator& agg) {
   return variants;
 }
 
+// The window-"all" comparisons of experiment `x`, in row order.
+std::vector<const Comparison*> WholeRunRows(const ExperimentMonitor& m,
+                                            size_t x) {
+  std::vector<const Comparison*> rows;
+  for (const Comparison& c : m.comparisons()) {
+    if (c.experiment_index == x && c.has_sequential) rows.push_back(&c);
+  }
+  return rows;
+}
+
+void AppendComparison(std::string* out, const Comparison& c) {
+  const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
+  out->append("{\"difference\":");
+  AppendNumber(out, both ? c.welch.difference : NAN);
+  out->append(",\"ci_lower\":");
+  AppendNumber(out, c.welch.interval.lower);
+  out->append(",\"ci_upper\":");
+  AppendNumber(out, c.welch.interval.upper);
+  out->append(",\"p_value\":");
+  AppendNumber(out, c.welch.p_value);
+  out->append(",\"p_value_bh\":");
+  AppendNumber(out, c.quality ? c.p_value_bh : NAN);
+  out->append(",\"sequential_ci_lower\":");
+  AppendNumber(out, c.sequential.interval().lower);
+  out->append(",\"sequential_ci_upper\":");
+  AppendNumber(out, c.sequential.interval().upper);
+  out->append(",\"sequential_p_value\":");
+  AppendNumber(out, c.sequential.p_value());
+  out->append(",\"verdict\":");
+  if (c.quality) {
+    AppendInt(out, c.verdict);
+  } else {
+    out->append("null");  // Coverage (judged), not quality: no verdict.
+  }
+  out->append(",\"state\":");
+  AppendJsonString(out, c.quality ? VerdictStateName(c.state) : "coverage");
+  out->append(",\"baseline_count\":");
+  AppendInt(out, c.baseline_arm.count);
+  out->append(",\"treatment_count\":");
+  AppendInt(out, c.treatment_arm.count);
+  out->push_back('}');
+}
+
+void AppendExperimentsJson(std::string* out, const Pipeline& p) {
+  const ExperimentMonitor& m = p.experiments();
+  const std::vector<config::ExperimentConfig>& experiments =
+      p.config().experiments;
+  out->append(",\"experiments\":{");
+  for (size_t x = 0; x < experiments.size(); ++x) {
+    if (x > 0) out->push_back(',');
+    const SrmState& srm = m.srm()[x];
+    AppendJsonString(out, experiments[x].name);
+    out->append(":{\"baseline\":");
+    AppendJsonString(out, experiments[x].baseline);
+    out->append(",\"srm\":{\"statistic\":");
+    AppendNumber(out, srm.chi_square.statistic);
+    out->append(",\"p_value\":");
+    AppendNumber(out, srm.chi_square.p_value);
+    out->append(",\"sequential_p_value\":");
+    AppendNumber(out, srm.sequential.p_value());
+    out->append(",\"detected\":");
+    out->append(srm.detected ? "true" : "false");
+    out->append(",\"counts\":{");
+    for (size_t i = 0; i < srm.variants.size(); ++i) {
+      if (i > 0) out->push_back(',');
+      AppendJsonString(out, srm.variants[i]);
+      out->push_back(':');
+      AppendInt(out, srm.counts[i]);
+    }
+    out->append("}},\"treatments\":{");
+    const std::vector<const Comparison*> rows = WholeRunRows(m, x);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const bool first_of_treatment =
+          i == 0 || rows[i]->treatment != rows[i - 1]->treatment;
+      if (first_of_treatment) {
+        if (i > 0) out->append("},");
+        AppendJsonString(out, rows[i]->treatment);
+        out->append(":{");
+      } else {
+        out->push_back(',');
+      }
+      AppendJsonString(out, p.aggregator().series()[rows[i]->series].trec_name);
+      out->push_back(':');
+      AppendComparison(out, *rows[i]);
+    }
+    if (!rows.empty()) out->push_back('}');
+    out->append("}}");
+  }
+  out->push_back('}');
+}
+
+// "[-0.0123, +0.0456]" with signs, or "(no data)".
+std::string FormatInterval(const metrics::ConfidenceInterval& ci) {
+  if (!std::isfinite(ci.lower) || !std::isfinite(ci.upper)) {
+    return "(no data)";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "[%+.4f, %+.4f]", ci.lower, ci.upper);
+  return buf;
+}
+
+void AppendExperimentsTable(std::string* out, const Pipeline& p) {
+  const ExperimentMonitor& m = p.experiments();
+  const std::vector<config::ExperimentConfig>& experiments =
+      p.config().experiments;
+  char buf[320];
+  for (size_t x = 0; x < experiments.size(); ++x) {
+    const SrmState& srm = m.srm()[x];
+    std::string counts;
+    for (size_t i = 0; i < srm.variants.size(); ++i) {
+      counts += (i > 0 ? " " : "") + srm.variants[i] + "=" +
+                std::to_string(srm.counts[i]);
+    }
+    std::snprintf(buf, sizeof(buf),
+                  "\nexperiment %s (baseline %s; %s: %s)\n"
+                  "  sample ratio: chi-square p=%.4g, sequential p=%.4g%s\n",
+                  experiments[x].name.c_str(), experiments[x].baseline.c_str(),
+                  m.units() ? "units" : "lists", counts.c_str(),
+                  srm.chi_square.p_value, srm.sequential.p_value(),
+                  srm.detected ? "  MISMATCH: do not trust the verdicts" : "");
+    *out += buf;
+    std::snprintf(buf, sizeof(buf), "  %-8s %-17s %9s %-20s %8s %8s %-20s %s\n",
+                  "variant", "measure", "diff", "CI (fixed)", "p", "p(BH)",
+                  "CI (always valid)", "verdict");
+    *out += buf;
+    for (const Comparison* c : WholeRunRows(m, x)) {
+      if (!c->quality) continue;  // judged is coverage, not quality.
+      const std::string name = p.aggregator().series()[c->series].trec_name +
+                               (c->primary ? "*" : "");
+      std::snprintf(
+          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8.2g %-20s %s\n",
+          c->treatment.c_str(), name.c_str(), c->welch.difference,
+          FormatInterval(c->welch.interval).c_str(), c->welch.p_value,
+          c->p_value_bh, FormatInterval(c->sequential.interval()).c_str(),
+          std::string(VerdictStateName(c->state)).c_str());
+      *out += buf;
+    }
+  }
+  if (!experiments.empty()) {
+    *out += "  (* primary series; CI at statistics.level";
+    *out += m.units() ? ", clustered by " + p.config().schema.unit : "";
+    *out += ")\n";
+  }
+}
 }  // namespace
 
 StatusOr<ReplayResult> RunReplay(const config::Config& base,
@@ -273,6 +417,7 @@ std::string FormatReplayJson(const Pipeline& p) {
     }
     out.push_back(']');
   }
+  if (!p.config().experiments.empty()) AppendExperimentsJson(&out, p);
   const PipelineCounters& c = p.counters();
   const JoinCounters& j = p.join_counters();
   out.append(",\"events\":{\"results\":");
@@ -345,6 +490,7 @@ std::string FormatReplayTable(const Pipeline& p) {
                 static_cast<long long>(j.unjudged),
                 static_cast<long long>(c.without_relevant));
   out += buf;
+  AppendExperimentsTable(&out, p);
   return out;
 }
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Validates the shipped Prometheus and Alertmanager files: the configuration,
-# the rule and alert files, their unit tests (deploy/prometheus/tests/) and
-# the Alertmanager configuration. Runs from any directory; needs promtool
-# and amtool (Debian packages prometheus and prometheus-alertmanager).
-# Exits non-zero when any check fails.
+# the rule and alert files, their unit tests (deploy/prometheus/tests/), the
+# runbook links and set-runbook-base.sh, the Alertmanager configuration and
+# its inhibit rules against a running Alertmanager
+# (deploy/alertmanager/test-inhibition.sh). Runs from any directory; needs
+# promtool, amtool and prometheus-alertmanager (Debian packages prometheus
+# and prometheus-alertmanager). Exits non-zero when any check fails.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,6 +38,66 @@ else
   run promtool test rules "${tests[@]}"
 fi
 run amtool check-config "$deploy/alertmanager/alertmanager.yml"
+run "$deploy/alertmanager/test-inhibition.sh"
+
+# Runbook links: every alert has exactly one runbook_url, BASE#<its name in
+# lower case>, with one absolute BASE for all; docs/operations.md has a
+# section titled with each alert's name (the anchor).
+echo "+ runbook links of alerts.yml"
+runbooks=$(awk '
+  /^[[:space:]]*- alert:/ { name = $3; next }
+  /^[[:space:]]*runbook_url:/ { print name, $2 }' "$here/alerts.yml")
+alerts=$(grep -cE '^[[:space:]]*- alert:' "$here/alerts.yml")
+bases=$(sed -E 's/^[^ ]+ ([^#]*)#.*/\1/' <<<"$runbooks" | sort -u)
+docs="$(dirname "$deploy")/docs/operations.md"
+if [[ $(grep -c . <<<"$runbooks") -ne $alerts || $(grep -c . <<<"$bases") -ne 1 ||
+      ! "$bases" =~ ^[a-z]+://[^/]+ ]]; then
+  echo "check.sh: FAILED: every alert needs one runbook_url with the same absolute base:" >&2
+  echo "$runbooks" >&2
+  failed=1
+fi
+while read -r name url; do
+  anchor=$(tr '[:upper:]' '[:lower:]' <<<"$name")
+  if [[ "$url" != "$bases#$anchor" ]]; then
+    echo "check.sh: FAILED: runbook_url of $name is $url, not $bases#$anchor" >&2
+    failed=1
+  fi
+  if [[ -f "$docs" ]] && ! grep -qx "### $name" "$docs"; then
+    echo "check.sh: FAILED: no section '### $name' in $docs" >&2
+    failed=1
+  fi
+done <<<"$runbooks"
+
+# set-runbook-base.sh on a copy: the new base in every alert's link and every
+# test's expected one, the tests still passing, and the shipped base restoring
+# the files byte for byte.
+echo "+ set-runbook-base.sh"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cp -r "$here/rules.yml" "$here/alerts.yml" "$here/tests" \
+  "$here/set-runbook-base.sh" "$scratch/"
+new_base='https://wiki.example.org/search/rankwatch?page=ops&v=2'
+if ! "$scratch/set-runbook-base.sh" "$new_base" >/dev/null ||
+   [[ $(grep -cF "runbook_url: $new_base#rankwatch" "$scratch/alerts.yml") -ne $alerts ]] ||
+   grep -rhE '^[[:space:]]*runbook_url:' "$scratch/alerts.yml" "$scratch/tests" |
+     grep -vqF "runbook_url: $new_base#"; then
+  echo "check.sh: FAILED: set-runbook-base.sh did not set $new_base everywhere" >&2
+  failed=1
+fi
+if ! promtool test rules "$scratch"/tests/*.yml >/dev/null; then
+  echo "check.sh: FAILED: unit tests after set-runbook-base.sh" >&2
+  failed=1
+fi
+if "$scratch/set-runbook-base.sh" 'not/absolute' >/dev/null 2>&1; then
+  echo "check.sh: FAILED: set-runbook-base.sh accepted a relative URL" >&2
+  failed=1
+fi
+"$scratch/set-runbook-base.sh" "$bases" >/dev/null
+if ! cmp -s "$scratch/alerts.yml" "$here/alerts.yml" ||
+   ! diff -rq "$scratch/tests" "$here/tests" >/dev/null; then
+  echo "check.sh: FAILED: set-runbook-base.sh $bases did not restore the files" >&2
+  failed=1
+fi
 
 # The end-to-end test shortens these durations; any other one would fail it
 # (see the header of rules.yml).

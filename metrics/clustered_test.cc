@@ -1,0 +1,323 @@
+#include "metrics/clustered.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "base/string_index.h"
+#include "gtest/gtest.h"
+#include "metrics/ab_stats.h"
+#include "metrics/metrics_test_util.h"
+#include "metrics/running_stats.h"
+
+// Where the expected figures come from: a hand calculation written beside
+// the test, or an independent computation named with its exact call, run
+// once offline with SciPy 1.10.1, NumPy 1.26.4 and mpmath 1.4.1 (50
+// digits) and pasted here. Nothing runs Python at test time.
+
+namespace rankwatch::metrics {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool IsInvalid(const ArmSummary& s) { return s.count < 0; }
+
+// ---------------------------------------------------------------------------
+// UnitBucket.
+
+TEST(UnitBucketTest, UsesTheHighBits) {
+  // (hash >> 32) * B >> 32, by hand:
+  EXPECT_EQ(UnitBucket(0, 64), 0u);
+  EXPECT_EQ(UnitBucket(0x00000000FFFFFFFFull, 64), 0u);   // Low bits only.
+  EXPECT_EQ(UnitBucket(0xFFFFFFFFFFFFFFFFull, 64), 63u);  // (2^32-1)*64>>32.
+  EXPECT_EQ(UnitBucket(0x8000000000000000ull, 64), 32u);  // 2^31*64>>32.
+  EXPECT_EQ(UnitBucket(0x4000000000000000ull, 3), 0u);    // 2^30*3>>32 = 0.
+  EXPECT_EQ(UnitBucket(0x6000000000000000ull, 3), 1u);    // 3*2^29*3>>32.
+  EXPECT_EQ(UnitBucket(0xFFFFFFFFFFFFFFFFull, 1), 0u);
+}
+
+TEST(UnitBucketTest, SpreadsHashedIdsEvenly) {
+  // 64,000 ids "user-0".."user-63999" hashed by HashBytes into 64 buckets:
+  // Pearson's statistic of the bucket counts against 1000 each must stay
+  // below the 0.001 critical value of chi-square with 63 degrees of
+  // freedom, scipy.stats.chi2.isf(0.001, 63) = 103.44237731987324.
+  constexpr uint32_t kBuckets = 64;
+  constexpr int kIds = 64000;
+  std::vector<int> counts(kBuckets, 0);
+  for (int i = 0; i < kIds; ++i) {
+    const uint32_t b =
+        UnitBucket(HashBytes("user-" + std::to_string(i)), kBuckets);
+    ASSERT_LT(b, kBuckets);
+    ++counts[b];
+  }
+  double statistic = 0;
+  for (int c : counts) statistic += (c - 1000.0) * (c - 1000.0) / 1000.0;
+  EXPECT_LT(statistic, 103.44237731987324);
+}
+
+// ---------------------------------------------------------------------------
+// SummarizeBuckets.
+
+TEST(SummarizeBucketsTest, HandCalculation) {
+  // B = 4 buckets: sums {1.5, 0, 2.0, 0.5}, counts {2, 0, 3, 1}.
+  //   N = 6, Y = 4, m = 2/3.
+  //   Y_b - m N_b = 1.5 - 4/3 = 1/6, 0, 2 - 2 = 0, 0.5 - 2/3 = -1/6.
+  //   Var(m) = 4/3 * (1/36 + 1/36) / 6^2 = 4/3 * 1/18 / 36 = 1/486.
+  //   variance = N Var(m) = 6/486 = 1/81; clusters = 3 non-empty buckets.
+  const std::vector<double> sums = {1.5, 0, 2.0, 0.5};
+  const std::vector<int64_t> counts = {2, 0, 3, 1};
+  const ArmSummary s = SummarizeBuckets(sums, counts);
+  EXPECT_EQ(s.count, 6);
+  EXPECT_DOUBLE_EQ(s.mean, 2.0 / 3);
+  EXPECT_TRUE(RelativelyNear(s.variance, 1.0 / 81, 1e-14));
+  EXPECT_EQ(s.clusters, 3);
+}
+
+TEST(SummarizeBucketsTest, OneValuePerBucketIsTheSampleVariance) {
+  // With n values y_i, each alone in its own bucket (N_b = 1) among B
+  // buckets (the other B - n empty):
+  //   Var(m) = B/(B-1) * sum_i (y_i - m)^2 / n^2
+  //          = B/(B-1) * (n-1) s^2 / n^2         (s^2 the unbiased variance)
+  //   variance = n Var(m) = B/(B-1) * (n-1)/n * s^2,
+  // which is exactly s^2 when every bucket holds one value (n = B): the
+  // per-list analysis is the special case of one list per unit.
+  // Values {0.2, 0.5, 0.9, 0.4, 0.0}: m = 0.4, squared deviations .04, .01,
+  // .25, 0, .16, s^2 = 0.46 / 4 = 0.115 (numpy.var(y, ddof=1) = 0.115).
+  // In B = 8 buckets: 8/7 * 4/5 * 0.115 = 0.10514285714285715
+  // (= 3.68 / 35).
+  const std::vector<double> values = {0.2, 0.5, 0.9, 0.4, 0.0};
+  RunningStats stats;
+  for (double v : values) stats.Add(v);
+  ASSERT_TRUE(RelativelyNear(stats.variance(), 0.115, 1e-14));
+
+  std::vector<double> sums(8, 0);
+  std::vector<int64_t> counts(8, 0);
+  const int bucket_of[] = {0, 2, 3, 5, 7};
+  for (int i = 0; i < 5; ++i) {
+    sums[bucket_of[i]] = values[i];
+    counts[bucket_of[i]] = 1;
+  }
+  const ArmSummary sparse = SummarizeBuckets(sums, counts);
+  EXPECT_EQ(sparse.count, 5);
+  EXPECT_TRUE(RelativelyNear(sparse.mean, 0.4, 1e-15));
+  EXPECT_TRUE(RelativelyNear(sparse.variance, 0.10514285714285715, 1e-14));
+  EXPECT_TRUE(RelativelyNear(sparse.variance,
+                             8.0 / 7 * 4.0 / 5 * stats.variance(), 1e-14));
+  EXPECT_EQ(sparse.clusters, 5);
+
+  // n = B = 5: the sample variance itself.
+  const ArmSummary full = SummarizeBuckets(values, std::vector<int64_t>(5, 1));
+  EXPECT_TRUE(RelativelyNear(full.variance, stats.variance(), 1e-14));
+  EXPECT_TRUE(RelativelyNear(full.variance, 0.115, 1e-14));
+  EXPECT_EQ(full.clusters, 5);
+}
+
+// A random example: 200 users, each with 1 to 50 lists, per-user quality
+// mu_u ~ Beta(2, 5) and list values clip(mu_u + 0.1 N(0, 1), 0, 1), users
+// hashed uniformly into 16 buckets, generated by
+//   rng = numpy.random.default_rng(20240611)
+//   for u in range(200): b = rng.integers(16); k = rng.integers(1, 51);
+//     mu = rng.beta(2, 5);
+//     v = np.clip(mu + 0.1 * rng.standard_normal(k), 0, 1)
+//     S[b] += v.sum(); C[b] += k
+// and printed with repr.
+const std::vector<double> kExampleSums = {
+    112.6049803681202,  62.12145920185368, 93.26887926261446,
+    100.01990061517591, 73.81288646984459, 120.39709864952265,
+    39.28483859602297,  95.89483171241872, 86.49155223788085,
+    104.41935870579805, 77.28036767772109, 74.64192645590325,
+    87.59407615439477,  75.83373939262717, 87.69948393333513,
+    133.35508742998434};
+const std::vector<int64_t> kExampleCounts = {449, 292, 230, 288, 271, 388,
+                                             210, 359, 426, 327, 275, 319,
+                                             357, 255, 308, 441};
+
+TEST(SummarizeBucketsTest, MatchesTheDeltaMethodOnARandomExample) {
+  // Expected figures: the delta method in Deng, Knoblich and Lu's form
+  // (KDD 2018), computed directly from the buckets' sample moments with
+  //   C = numpy.cov(numpy.vstack([S, C]), ddof=1); muY = S.mean();
+  //   muN = C.mean()
+  //   var_m = (C[0,0]/muN**2 - 2*muY*C[0,1]/muN**3
+  //            + muY**2*C[1,1]/muN**4) / 16
+  // giving N = 5195, m = 0.2742484055559611, N var_m =
+  // 0.8083545586647197; the same to 20 digits from the literals above in
+  // mpmath at 50 digits with this file's formula (mean
+  // 0.27424840555596108373, variance 0.80835455866471991698).
+  const ArmSummary s = SummarizeBuckets(kExampleSums, kExampleCounts);
+  EXPECT_EQ(s.count, 5195);
+  EXPECT_TRUE(RelativelyNear(s.mean, 0.2742484055559611, 1e-14));
+  EXPECT_TRUE(RelativelyNear(s.variance, 0.8083545586647197, 1e-12));
+  EXPECT_EQ(s.clusters, 16);
+}
+
+TEST(SummarizeBucketsTest, EmptyInputs) {
+  const ArmSummary none = SummarizeBuckets({}, {});
+  EXPECT_EQ(none.count, 0);
+  EXPECT_EQ(none.mean, 0);
+  EXPECT_EQ(none.variance, 0);
+  EXPECT_EQ(none.clusters, 0);
+
+  const std::vector<double> zero_sums(64, 0);
+  const std::vector<int64_t> zero_counts(64, 0);
+  const ArmSummary empty = SummarizeBuckets(zero_sums, zero_counts);
+  EXPECT_EQ(empty.count, 0);
+  EXPECT_EQ(empty.variance, 0);
+  EXPECT_EQ(empty.clusters, 0);
+}
+
+TEST(SummarizeBucketsTest, OneNonEmptyBucketIsTooFewToCompare) {
+  // One cluster: Y_b - m N_b = 0, so the variance is 0 and unknown; the
+  // comparisons must say kTooFewSamples rather than kZeroVariance or a
+  // test with the other arm's variance alone.
+  std::vector<double> sums(64, 0);
+  std::vector<int64_t> counts(64, 0);
+  sums[17] = 30;
+  counts[17] = 100;
+  const ArmSummary one = SummarizeBuckets(sums, counts);
+  EXPECT_EQ(one.count, 100);
+  EXPECT_DOUBLE_EQ(one.mean, 0.3);
+  EXPECT_EQ(one.variance, 0);
+  EXPECT_EQ(one.clusters, 1);
+
+  const ArmSummary other = SummarizeBuckets(kExampleSums, kExampleCounts);
+  EXPECT_EQ(CompareWelch(one, other, 0.95).status,
+            ComparisonStatus::kTooFewSamples);
+  EXPECT_EQ(CompareWelch(other, one, 0.95).status,
+            ComparisonStatus::kTooFewSamples);
+  EXPECT_EQ(CompareSequential(one, other, {}).status,
+            ComparisonStatus::kTooFewSamples);
+}
+
+TEST(SummarizeBucketsTest, InvalidInputs) {
+  const std::vector<double> sums = {1, 2, 3};
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(sums, std::vector<int64_t>{2, 2})));
+  EXPECT_TRUE(
+      IsInvalid(SummarizeBuckets(sums, std::vector<int64_t>{2, -1, 4})));
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(std::vector<double>{1, kNaN, 3},
+                                         std::vector<int64_t>{2, 2, 4})));
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(std::vector<double>{1, kInf, 3},
+                                         std::vector<int64_t>{2, 2, 4})));
+  // A sum without values.
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(sums, std::vector<int64_t>{2, 0, 4})));
+  // One bucket: B / (B - 1) is undefined.
+  EXPECT_TRUE(IsInvalid(
+      SummarizeBuckets(std::vector<double>{1}, std::vector<int64_t>{2})));
+  // Counts whose total overflows int64.
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(std::vector<double>{1, 1},
+                                         std::vector<int64_t>{big, big})));
+  // Finite sums whose total overflows.
+  EXPECT_TRUE(IsInvalid(SummarizeBuckets(std::vector<double>{1e308, 1e308},
+                                         std::vector<int64_t>{1, 1})));
+
+  // And the comparisons reject them.
+  const ArmSummary bad = SummarizeBuckets(sums, std::vector<int64_t>{2, -1, 4});
+  const ArmSummary good = SummarizeBuckets(kExampleSums, kExampleCounts);
+  EXPECT_EQ(CompareWelch(bad, good, 0.95).status,
+            ComparisonStatus::kInvalidInput);
+  EXPECT_EQ(CompareSequential(good, bad, {}).status,
+            ComparisonStatus::kInvalidInput);
+}
+
+// ---------------------------------------------------------------------------
+// Comparisons of clustered arms.
+
+// The random example as baseline; a treatment with 12 non-empty clusters.
+const ArmSummary kClusteredTreatment = {
+    .count = 4800, .mean = 0.29, .variance = 1.1, .clusters = 12};
+
+TEST(ClusteredComparisonTest, WelchUsesClustersForDegreesOfFreedom) {
+  // mpmath at 50 digits on the summaries {5195, 0.2742484055559611,
+  // 0.8083545586647197, 16} and {4800, 0.29, 1.1, 12}:
+  //   a_b = vb/nb, a_t = vt/nt, V = a_b + a_t,
+  //   df = V^2 / (a_b^2 / 15 + a_t^2 / 11) = 23.174217855841546
+  //   (9487.197282206964 with count - 1 instead),
+  //   d = 0.0157515944440389, se = sqrt(V) = 0.019615531706251828,
+  //   t = 0.8030164402333575,
+  //   p = I_{df/(df+t^2)}(df/2, 1/2) = 0.43012469409386819
+  //   (scipy.stats.t.sf(t, df) * 2 = 0.4301246940938681),
+  //   t_{0.975, df} = 2.067797417229862 (mp.findroot on the t CDF),
+  //   interval d -+ t se = [-0.024809351355739099, 0.056312540243816899].
+  const ArmSummary baseline = SummarizeBuckets(kExampleSums, kExampleCounts);
+  const WelchComparison w = CompareWelch(baseline, kClusteredTreatment, 0.95);
+  ASSERT_TRUE(w.ok()) << ComparisonStatusName(w.status);
+  EXPECT_TRUE(RelativelyNear(w.degrees_of_freedom, 23.174217855841546, 1e-12));
+  EXPECT_TRUE(RelativelyNear(w.difference, 0.0157515944440389, 1e-12));
+  EXPECT_TRUE(RelativelyNear(w.standard_error, 0.019615531706251828, 1e-12));
+  EXPECT_TRUE(RelativelyNear(w.t_statistic, 0.8030164402333575, 1e-12));
+  EXPECT_TRUE(RelativelyNear(w.p_value, 0.43012469409386819, 1e-11));
+  EXPECT_TRUE(RelativelyNear(w.interval.lower, -0.024809351355739099, 1e-11));
+  EXPECT_TRUE(RelativelyNear(w.interval.upper, 0.056312540243816899, 1e-11));
+
+  ArmSummary independent_baseline = baseline;
+  independent_baseline.clusters = 0;
+  ArmSummary independent_treatment = kClusteredTreatment;
+  independent_treatment.clusters = 0;
+  EXPECT_TRUE(RelativelyNear(
+      CompareWelch(independent_baseline, independent_treatment, 0.95)
+          .degrees_of_freedom,
+      9487.1972822069644, 1e-12));
+}
+
+TEST(ClusteredComparisonTest, ClusterCountsAreChecked) {
+  const ArmSummary baseline = SummarizeBuckets(kExampleSums, kExampleCounts);
+  ArmSummary t = kClusteredTreatment;
+  t.clusters = 1;
+  EXPECT_EQ(CompareWelch(baseline, t, 0.95).status,
+            ComparisonStatus::kTooFewSamples);
+  EXPECT_EQ(CompareSequential(baseline, t, {}).status,
+            ComparisonStatus::kTooFewSamples);
+  t.clusters = 2;
+  EXPECT_TRUE(CompareWelch(baseline, t, 0.95).ok());
+  EXPECT_TRUE(CompareSequential(baseline, t, {}).ok());
+  t.clusters = -1;
+  EXPECT_EQ(CompareWelch(baseline, t, 0.95).status,
+            ComparisonStatus::kInvalidInput);
+  t.clusters = t.count + 1;  // More non-empty clusters than values.
+  EXPECT_EQ(CompareWelch(baseline, t, 0.95).status,
+            ComparisonStatus::kInvalidInput);
+  EXPECT_EQ(CompareSequential(baseline, t, {}).status,
+            ComparisonStatus::kInvalidInput);
+}
+
+TEST(ClusteredComparisonTest, SequentialTestTakesClusteredArms) {
+  // V = vb/nb + vt/nt from the clustered variances; treatment mean 0.36:
+  // mpmath at 50 digits, tau = 0.05, level 0.95:
+  //   d = 0.0857515944440389, V = 0.00038476908411897075,
+  //   r = tau^2 / V, log Lambda = (d^2/V * r/(1+r) - log1p(r)) / 2,
+  //   p = exp(-log Lambda) = 0.00069352070197929374,
+  //   h = sqrt(V (V + tau^2) / tau^2 (log((V + tau^2)/V) + 2 log 20))
+  //     = 0.059620275545034432,
+  //   interval [0.026131318899004468, 0.14537186998907333].
+  const ArmSummary baseline = SummarizeBuckets(kExampleSums, kExampleCounts);
+  ArmSummary treatment = kClusteredTreatment;
+  treatment.mean = 0.36;
+  SequentialTest test;
+  const SequentialLook look = test.Update(baseline, treatment);
+  ASSERT_TRUE(look.ok()) << ComparisonStatusName(look.status);
+  EXPECT_TRUE(RelativelyNear(look.variance, 0.00038476908411897075, 1e-13));
+  EXPECT_TRUE(RelativelyNear(look.p_value, 0.00069352070197929374, 1e-11));
+  EXPECT_TRUE(RelativelyNear(look.interval.lower, 0.026131318899004468, 1e-11));
+  EXPECT_TRUE(RelativelyNear(look.interval.upper, 0.14537186998907333, 1e-12));
+  EXPECT_EQ(test.looks(), 1);
+  EXPECT_EQ(test.p_value(), look.p_value);
+
+  // The counts (not the clusters) must not go down between looks.
+  ArmSummary fewer = baseline;
+  fewer.count -= 1;
+  EXPECT_EQ(test.Update(fewer, treatment).status,
+            ComparisonStatus::kCountDecreased);
+  // A look with a single cluster is skipped, not an error.
+  ArmSummary one_cluster = treatment;
+  one_cluster.clusters = 1;
+  EXPECT_EQ(test.Update(baseline, one_cluster).status,
+            ComparisonStatus::kTooFewSamples);
+  EXPECT_EQ(test.looks(), 1);
+  EXPECT_EQ(test.p_value(), look.p_value);
+}
+
+}  // namespace
+}  // namespace rankwatch::metrics
