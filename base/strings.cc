@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <cstddef>
+#include <cstdio>
 
 namespace rankwatch {
 
@@ -24,6 +25,26 @@ std::string_view TrimBlanks(std::string_view s) {
   while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
   return s;
+}
+
+std::string Printable(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
 }
 
 }  // namespace rankwatch

@@ -2,11 +2,14 @@
 // names and content codings compare case-insensitively, and HTTP's optional
 // whitespace is spaces and tabs. Byte-wise and locale-independent (not
 // std::tolower's locale), so that a header matches the same way everywhere.
+// Printable() makes input text fit for a one-line error message.
 //
 // Stateless functions; thread-safe.
 #ifndef RANKWATCH_BASE_STRINGS_H_
 #define RANKWATCH_BASE_STRINGS_H_
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace rankwatch {
@@ -18,6 +21,17 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // `s` without leading and trailing blanks: spaces and horizontal tabs
 // (POSIX's [:blank:] class, HTTP's optional whitespace), not line breaks.
 std::string_view TrimBlanks(std::string_view s);
+
+// `text` made fit for a one-line message, whatever bytes it holds: '\n' and
+// '\t' written as such, other control characters (below 0x20, and 0x7f) as
+// \xNN, so that no echoed value (a config value, a file name, a token of a
+// data file) can break a message into two lines, hide part of it (NUL) or
+// drive the terminal (ESC). Anything beyond `max_bytes` bytes of `text` is
+// cut and marked "...". UTF-8 and other bytes from 0x80 pass unchanged.
+// Every error message that echoes input uses this one function.
+inline constexpr size_t kPrintableMaxBytes = 60;
+std::string Printable(std::string_view text,
+                      size_t max_bytes = kPrintableMaxBytes);
 
 }  // namespace rankwatch
 

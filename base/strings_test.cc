@@ -42,5 +42,19 @@ TEST(TrimBlanksTest, KeepsLineBreaks) {
   EXPECT_EQ(TrimBlanks("\na "), "\na");
 }
 
+TEST(PrintableTest, EscapesControlCharactersAndCuts) {
+  EXPECT_EQ(Printable("plain text"), "plain text");
+  EXPECT_EQ(Printable(std::string_view("a\0b\nc\td\x1b[31m\x7f", 13)),
+            "a\\x00b\\nc\\td\\x1b[31m\\x7f");
+  // UTF-8 passes unchanged.
+  EXPECT_EQ(Printable("d\xc3\xa9j\xc3\xa0"), "d\xc3\xa9j\xc3\xa0");
+  // Cut after max_bytes (60 by default) input bytes.
+  EXPECT_EQ(Printable("abcdef", 4), "abcd...");
+  EXPECT_EQ(Printable(std::string(61, 'x')), std::string(60, 'x') + "...");
+  // npos: never cut (file names, whole messages).
+  EXPECT_EQ(Printable(std::string(100, 'x'), std::string_view::npos),
+            std::string(100, 'x'));
+}
+
 }  // namespace
 }  // namespace rankwatch

@@ -132,6 +132,9 @@ struct KafkaConfig {
   std::string results_topic = "results";
   std::string judgments_topic = "judgments";
   Duration commit_interval = std::chrono::seconds(5);
+  // Not ready (/readyz 503) once an assigned partition has had no fetch
+  // progress for longer than this.
+  Duration not_ready_after = std::chrono::seconds(30);
   // Any librdkafka property (TLS, SASL, timeouts...), passed through.
   std::map<std::string, std::string> properties;
 };

@@ -467,6 +467,7 @@ Status Parser::ReadKafka(const Field& f, KafkaConfig* c) {
           {"results_topic", yaml_.NameInto(&c->results_topic)},
           {"judgments_topic", yaml_.NameInto(&c->judgments_topic)},
           {"commit_interval", yaml_.DurationInto(true, &c->commit_interval)},
+          {"not_ready_after", yaml_.DurationInto(true, &c->not_ready_after)},
           {"properties",
            [&](const Field& v) { return ReadProperties(v, &c->properties); }},
       });
@@ -805,9 +806,14 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
     RW_RETURN_IF_ERROR(parser.Parse(YAML::Load(text), &config));
     return config;
   } catch (const YAML::Exception& e) {
-    return parser.yaml().ErrorAt(e.mark, "", "YAML syntax error: " + e.msg);
+    // yaml-cpp's message may quote the offending byte, a NUL or a line
+    // break included.
+    return parser.yaml().ErrorAt(
+        e.mark, "",
+        "YAML syntax error: " + Printable(e.msg, std::string_view::npos));
   } catch (const std::exception& e) {
-    return Status::Internal(file_name + ": " + e.what());
+    return Status::Internal(Printable(file_name, std::string_view::npos) +
+                            ": " + Printable(e.what(), std::string_view::npos));
   }
 }
 
@@ -815,7 +821,9 @@ StatusOr<Config> LoadConfigFile(const std::string& path, EnvLookup env) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
       std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) {
-    return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
+    return Status::IoError("cannot open " +
+                           Printable(path, std::string_view::npos) + ": " +
+                           std::strerror(errno));
   }
   std::string text;
   char buf[1 << 16];
@@ -823,13 +831,15 @@ StatusOr<Config> LoadConfigFile(const std::string& path, EnvLookup env) {
   while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) {
     text.append(buf, n);
     if (text.size() > kMaxConfigBytes) {
-      return Status::InvalidArgument(path +
+      return Status::InvalidArgument(Printable(path, std::string_view::npos) +
                                      ": larger than 16 MiB; not a "
                                      "configuration file?");
     }
   }
   if (std::ferror(file.get())) {
-    return Status::IoError("cannot read " + path + ": " + std::strerror(errno));
+    return Status::IoError("cannot read " +
+                           Printable(path, std::string_view::npos) + ": " +
+                           std::strerror(errno));
   }
   return ParseConfig(text, path, std::move(env));
 }

@@ -145,6 +145,7 @@ kafka:
   results_topic: served
   judgments_topic: clicks
   commit_interval: 250ms
+  not_ready_after: 45s
   properties:
     security.protocol: SASL_SSL
     enable.auto.commit: false
@@ -244,6 +245,7 @@ TEST(ConfigLoaderTest, EveryKeyIsParsed) {
   EXPECT_EQ(c.kafka.results_topic, "served");
   EXPECT_EQ(c.kafka.judgments_topic, "clicks");
   EXPECT_EQ(c.kafka.commit_interval, milliseconds(250));
+  EXPECT_EQ(c.kafka.not_ready_after, seconds(45));
   EXPECT_EQ(c.kafka.properties, (std::map<std::string, std::string>{
                                     {"security.protocol", "SASL_SSL"},
                                     {"enable.auto.commit", "false"},
@@ -380,6 +382,8 @@ TEST(ConfigLoaderErrorTest, Durations) {
             "config.yaml:2:17: join.idle_timeout: must be > 0");
   EXPECT_EQ(ErrorOf("kafka:\n  commit_interval: 0s\n"),
             "config.yaml:2:20: kafka.commit_interval: must be > 0");
+  EXPECT_EQ(ErrorOf("kafka:\n  not_ready_after: 0s\n"),
+            "config.yaml:2:20: kafka.not_ready_after: must be > 0");
   EXPECT_EQ(ErrorOf("aggregation:\n  bucket: 0ms\n"),
             "config.yaml:2:11: aggregation.bucket: must be > 0");
   // An empty value points at its key (yaml-cpp marks it on the next line).
@@ -944,6 +948,7 @@ TEST(EffectiveConfigTest, RoundTripsEveryKey) {
             std::string::npos);
   EXPECT_EQ(reloaded.events.min_timestamp_ms, 1709206200250);
   EXPECT_EQ(reloaded.kafka.commit_interval, milliseconds(250));
+  EXPECT_EQ(reloaded.kafka.not_ready_after, seconds(45));
   EXPECT_EQ(reloaded.kafka.properties.at("enable.auto.commit"), "false");
   EXPECT_EQ(reloaded.schema.default_relevance, std::optional<int32_t>(1));
   EXPECT_EQ(reloaded.aggregation.segment_values.at("locale"),

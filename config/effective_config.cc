@@ -69,6 +69,25 @@ void Line(std::string* out, int indent, std::string_view key,
   out->append("\n");
 }
 
+// Appends one entry of a block map, its key quoted (keys are not
+// substituted on reload, so '$' stays single). YAML limits implicit keys to
+// 1024 characters (YAML 1.2, 7.4.2; yaml-cpp refuses longer ones), so a
+// longer key is written as an explicit one: "? key" then ": value".
+void MapEntry(std::string* out, int indent, std::string_view key,
+              std::string_view value) {
+  const std::string quoted = Quote(key, false);
+  if (quoted.size() < 1000) {
+    Line(out, indent, quoted, value);
+    return;
+  }
+  out->append(static_cast<size_t>(indent), ' ');
+  out->append("? " + quoted + "\n");
+  out->append(static_cast<size_t>(indent), ' ');
+  out->append(": ");
+  out->append(value);
+  out->append("\n");
+}
+
 void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 0, "schema", "");
   Line(out, 2, "request_id", QuoteValue(c.request_id));
@@ -140,7 +159,7 @@ void WriteAggregation(const AggregationConfig& c, std::string* out) {
   Line(out, 2, "max_variants", std::to_string(c.max_variants));
   Line(out, 2, "segment_values", c.segment_values.empty() ? "{}" : "");
   for (const auto& [label, values] : c.segment_values) {
-    Line(out, 4, Quote(label, false), QuotedList(values));
+    MapEntry(out, 4, label, QuotedList(values));
   }
   Line(out, 2, "max_segment_values", std::to_string(c.max_segment_values));
 }
@@ -152,10 +171,11 @@ void WriteKafka(const KafkaConfig& c, std::string* out) {
   Line(out, 2, "results_topic", QuoteValue(c.results_topic));
   Line(out, 2, "judgments_topic", QuoteValue(c.judgments_topic));
   Line(out, 2, "commit_interval", FormatDuration(c.commit_interval));
+  Line(out, 2, "not_ready_after", FormatDuration(c.not_ready_after));
   Line(out, 2, "properties", c.properties.empty() ? "{}" : "");
   for (const auto& [name, value] : c.properties) {
-    Line(out, 4, Quote(name, false),
-         QuoteValue(IsSecretProperty(name) ? kMaskedSecret : value));
+    MapEntry(out, 4, name,
+             QuoteValue(IsSecretProperty(name) ? kMaskedSecret : value));
   }
 }
 
@@ -166,15 +186,12 @@ void WriteExperiments(const std::vector<ExperimentConfig>& experiments,
     Line(out, 2, "- name", QuoteValue(e.name));
     Line(out, 4, "baseline", QuoteValue(e.baseline));
     Line(out, 4, "treatments", QuotedList(e.treatments));
-    std::string split = "{";
+    // A block map, whose long keys MapEntry can write.
+    Line(out, 4, "split", e.split.empty() ? "{}" : "");
     for (size_t i = 0; i < e.split.size(); ++i) {
-      if (i > 0) split += ", ";
-      // A key: not substituted on reload, so '$' is not doubled.
-      split += Quote(i == 0 ? e.baseline : e.treatments[i - 1], false);
-      split += ": ";
-      split += FormatNumber(e.split[i]);
+      MapEntry(out, 6, i == 0 ? e.baseline : e.treatments[i - 1],
+               FormatNumber(e.split[i]));
     }
-    Line(out, 4, "split", split + "}");
     Line(out, 4, "primary", FlowList(e.primary, [](const SeriesRef& r) {
            return QuoteValue(FormatSeriesRef(r));
          }));

@@ -90,6 +90,7 @@ TEST(EffectiveConfigTest, DefaultsPrintEveryKey) {
                                "segment_values: {}",
                                "topic: \"\"",
                                "commit_interval: 5s",
+                               "not_ready_after: 30s",
                                "properties: {}",
                                "listen: \"127.0.0.1:9464\"",
                                "experiments: []",
@@ -190,6 +191,7 @@ kafka:
   results_topic: "results"
   judgments_topic: "judgments"
   commit_interval: 5s
+  not_ready_after: 30s
   properties: {}
 http:
   listen: "127.0.0.1:9464"
@@ -455,6 +457,7 @@ void RandomKafka(Xoshiro256& rng, KafkaConfig* c) {
   c->results_topic = RandomString(rng, 1, 10);
   c->judgments_topic = RandomString(rng, 1, 10);
   c->commit_interval = RandomDuration(rng, true);
+  c->not_ready_after = RandomDuration(rng, true);
   c->properties.clear();
   for (int64_t n = rng.Between(0, 4); n > 0; --n) {
     const std::string name = RandomString(rng, 1, 8);
@@ -629,6 +632,7 @@ void ExpectSameConfig(const Config& want, const Config& got) {
   EXPECT_EQ(wk.results_topic, gk.results_topic);
   EXPECT_EQ(wk.judgments_topic, gk.judgments_topic);
   EXPECT_EQ(wk.commit_interval, gk.commit_interval);
+  EXPECT_EQ(wk.not_ready_after, gk.not_ready_after);
   EXPECT_EQ(wk.properties, gk.properties);
 
   EXPECT_EQ(want.http.listen, got.http.listen);
@@ -652,6 +656,27 @@ void ExpectSameConfig(const Config& want, const Config& got) {
   EXPECT_EQ(want.logging.level, got.logging.level);
   EXPECT_EQ(want.logging.max_rejects_logged_per_second,
             got.logging.max_rejects_logged_per_second);
+}
+
+// YAML limits implicit keys to 1024 characters (the config fuzzer found a
+// long variant name printing a configuration that does not load): such keys
+// are written as explicit keys, and the configuration loads again.
+TEST(EffectiveConfigTest, LongMapKeysRoundTrip) {
+  Config c;
+  const std::string long_name(1100, 'v');
+  c.experiments = {{"e", "A", {long_name}}};
+  c.experiments[0].split = {1, 2};
+  c.experiments[0].primary = {{metrics::Measure::kNdcg, 10}};
+  c.kafka.properties = {{long_name, "x"}};
+  c.aggregation.segments = {"locale"};
+  c.aggregation.segment_values = {{"locale", {"en"}}};
+  const std::string out = FormatEffectiveConfig(c);
+  EXPECT_NE(out.find("      ? \"" + long_name + "\"\n      : 2\n"),
+            std::string::npos);
+  StatusOr<Config> reloaded = ParseConfig(out, "effective.yaml", EnvLookup());
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().message();
+  EXPECT_EQ(FormatEffectiveConfig(*reloaded), out);
+  EXPECT_EQ(reloaded->experiments[0].split, (std::vector<double>{1, 2}));
 }
 
 TEST(EffectiveConfigTest, RandomConfigsRoundTrip) {

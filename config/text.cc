@@ -3,32 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <system_error>
 #include <vector>
 
 namespace rankwatch::config {
-
-std::string Printable(std::string_view text) {
-  constexpr size_t kMaxShown = 60;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  return out;
-}
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<std::vector<size_t>> d(a.size() + 1,

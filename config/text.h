@@ -11,12 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "base/strings.h"
+
 namespace rankwatch::config {
 
 // `text` made fit for a one-line message: '\n' and '\t' written as such,
 // other control characters as \xNN, anything beyond 60 bytes cut and
-// marked "...".
-std::string Printable(std::string_view text);
+// marked "...". The one helper of base/strings.h, for every layer.
+using ::rankwatch::Printable;
 
 // The names of `items`, as given by `name(item)`, separated by ", ".
 template <typename Range, typename NameFn>

@@ -111,7 +111,7 @@ std::string Describe(const YAML::Node& node) {
 
 Status YamlReader::ErrorAt(const YAML::Mark& mark, std::string_view path,
                            std::string_view what) const {
-  std::string message = file_name_;
+  std::string message = Printable(file_name_, std::string_view::npos);
   if (!mark.is_null()) {
     message += ":" + std::to_string(mark.line + 1) + ":" +
                std::to_string(mark.column + 1);

@@ -8,14 +8,21 @@ packages=(
   g++ cmake make pkg-config git
   # Libraries.
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
-  libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev libcivetweb-dev
+  libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libboost-math-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer
+  # runtimes (a recommendation of clang that --no-install-recommends skips).
+  clang libclang-rt-14-dev
   # The demo's suggested commands (curl), and real peers for the
   # end-to-end tests: Prometheus server, promtool, amtool.
   curl
   prometheus prometheus-alertmanager
+  # A real Kafka broker for the `realkafka` tests (scripts/kafka-server.sh):
+  # a Java runtime, Maven to fetch Kafka's jars from Maven Central, and
+  # kcat, a Kafka client nobody here wrote.
+  openjdk-17-jre-headless maven kcat
 )
 
 missing=()

@@ -36,6 +36,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
+#include "tests/testing/kafka_events.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -49,59 +50,16 @@ using testing::Scrape;
 using testing::WaitFor;
 
 constexpr int kPartitions = 4;
-constexpr int64_t kT0 = 1'763'805'600'000;  // Event time of request 0.
-constexpr int64_t kSpacingMs = 50;          // Between requests.
-
-struct Event {
-  bool results;
-  std::string key;
-  std::string json;
-  int64_t timestamp_ms;
-};
-
-// Request i: 5 docs, served at kT0 + 50 ms * i. Clicks: doc i % 5 (grade 1)
-// 100 ms later; for i % 3 == 0 also doc (i + 2) % 5 (grade 2) at 200 ms;
-// none at all for i % 7 == 0 (a request without a relevant doc).
-// `variant`: "A"/"B" alternately, or "v-<i>" so the metrics tell which
-// requests were finalized.
-std::vector<Event> Requests(int first, int count, bool variant_per_request) {
-  std::vector<Event> events;
-  for (int i = first; i < first + count; ++i) {
-    const std::string id = "req-" + std::to_string(i);
-    const int64_t t = kT0 + kSpacingMs * i;
-    const std::string variant =
-        variant_per_request ? "v-" + std::to_string(i) : (i % 2 ? "B" : "A");
-    std::string docs;
-    for (int d = 0; d < 5; ++d) {
-      docs += (d ? ",\"" : "\"") + id + "-d" + std::to_string(d) + "\"";
-    }
-    // Users of one variant each (13 per variant), for schema.unit.
-    const std::string user =
-        "u-" + variant + "-" + std::to_string((i / 2) % 13);
-    events.push_back({true, id,
-                      "{\"request_id\":\"" + id + "\",\"variant\":\"" +
-                          variant + "\",\"user_id\":\"" + user +
-                          "\",\"timestamp\":" + std::to_string(t) +
-                          ",\"results\":[" + docs + "]}",
-                      t});
-    if (i % 7 == 0) continue;
-    auto click = [&](int doc, int grade, int64_t delay) {
-      events.push_back({false, id,
-                        "{\"request_id\":\"" + id + "\",\"doc_id\":\"" + id +
-                            "-d" + std::to_string(doc) +
-                            "\",\"relevance\":" + std::to_string(grade) +
-                            ",\"timestamp\":" + std::to_string(t + delay) + "}",
-                        t + delay});
-    };
-    click(i % 5, 1, 100);
-    if (i % 3 == 0) click((i + 2) % 5, 2, 200);
-  }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) {
-                     return a.timestamp_ms < b.timestamp_ms;
-                   });
-  return events;
-}
+using testing::Event;
+using testing::ExpectSameAsReplay;
+using testing::FinalizedPerRequest;
+using testing::kAbMetrics;
+using testing::kSpacingMs;
+using testing::kT0;
+using testing::kTracingMetrics;
+using testing::Producer;
+using testing::Requests;
+using testing::WaitConsumed;
 
 // Bad events, one per reason below, keyed like real ones.
 std::vector<Event> BadEvents() {
@@ -115,107 +73,6 @@ std::vector<Event> BadEvents() {
        kT0},
   };
 }
-
-class Producer {
- public:
-  // `properties`: librdkafka properties over the defaults below.
-  explicit Producer(const std::string& bootstrap,
-                    std::string results_topic = "results",
-                    std::string judgments_topic = "judgments",
-                    const std::map<std::string, std::string>& properties = {})
-      : results_topic_(std::move(results_topic)),
-        judgments_topic_(std::move(judgments_topic)) {
-    std::unique_ptr<RdKafka::Conf> conf(
-        RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
-    std::string err;
-    conf->set("bootstrap.servers", bootstrap, err);
-    conf->set("linger.ms", "5", err);
-    conf->set("compression.type", "lz4", err);
-    for (const auto& [name, value] : properties) conf->set(name, value, err);
-    producer_.reset(RdKafka::Producer::create(conf.get(), err));
-  }
-  ~Producer() { Flush(); }
-
-  void Send(const Event& e, int32_t partition = RdKafka::Topic::PARTITION_UA) {
-    const std::string& topic = e.results ? results_topic_ : judgments_topic_;
-    while (producer_->produce(topic, partition, RdKafka::Producer::RK_MSG_COPY,
-                              const_cast<char*>(e.json.data()), e.json.size(),
-                              e.key.data(), e.key.size(), e.timestamp_ms,
-                              nullptr) == RdKafka::ERR__QUEUE_FULL) {
-      producer_->poll(10);
-    }
-  }
-  void SendAll(const std::vector<Event>& events) {
-    for (const Event& e : events) Send(e);
-    Flush();
-  }
-  // Sends events at the pace of their timestamps (`speedup` times faster
-  // than real time), as a live stream arrives: event time and wall time
-  // advance together, and partitions stay within the allowed lateness.
-  void SendPaced(const std::vector<Event>& events, double speedup = 2.0) {
-    if (events.empty()) return;
-    const auto start = std::chrono::steady_clock::now();
-    const int64_t t0 = events.front().timestamp_ms;
-    for (const Event& e : events) {
-      const auto due = start + std::chrono::microseconds(static_cast<int64_t>(
-                                   (e.timestamp_ms - t0) * 1000 / speedup));
-      while (std::chrono::steady_clock::now() < due) {
-        producer_->poll(1);
-      }
-      Send(e);
-      producer_->poll(0);
-    }
-    Flush();
-  }
-  // An event far in the future on every partition of both topics: it
-  // moves every consumer's watermark past all windows, whichever sources
-  // hold event time back (and itself stays pending). Results sentinels
-  // are one variant of their own; judgment sentinels are orphans.
-  void Sentinels(int64_t time_ms) {
-    for (int p = 0; p < kPartitions; ++p) {
-      const std::string id =
-          "sentinel-" + std::to_string(p) + "-" + std::to_string(time_ms);
-      const std::string t = std::to_string(time_ms);
-      Send({true, id,
-            "{\"request_id\":\"" + id +
-                "\",\"variant\":\"sentinel\",\"timestamp\":" + t +
-                ",\"results\":[\"s\"]}",
-            time_ms},
-           p);
-      Send(
-          {false, id + "-j",
-           "{\"request_id\":\"" + id +
-               "-j\",\"doc_id\":\"s\",\"relevance\":0,\"timestamp\":" + t + "}",
-           time_ms},
-          p);
-    }
-    Flush();
-  }
-  // Sends each event once the wall clock (epoch ms) reaches `due(event)`,
-  // in the order given.
-  template <typename Due>
-  void SendWhenDue(const std::vector<Event>& events, Due due) {
-    for (const Event& e : events) {
-      const int64_t at = due(e);
-      while (NowMs() < at) producer_->poll(1);
-      Send(e);
-      producer_->poll(0);
-    }
-    Flush();
-  }
-  void Flush() { producer_->flush(10'000); }
-
-  static int64_t NowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  }
-
- private:
-  std::string results_topic_;
-  std::string judgments_topic_;
-  std::unique_ptr<RdKafka::Producer> producer_;
-};
 
 // One `rankwatch run` process.
 class Daemon : public testing::DaemonProcess {
@@ -274,79 +131,6 @@ http:
   testing::TempDir dir_;
   std::unique_ptr<sim::MockCluster> cluster_;
 };
-
-constexpr char kAbMetrics[] = R"(
-metrics:
-  cutoffs: [1, 3]
-  measures: [precision, reciprocal_rank, ndcg]
-)";
-
-// Per-request variants, one series each: the metrics say which requests a
-// daemon finalized, and how often.
-constexpr char kTracingMetrics[] = R"(
-metrics:
-  cutoffs: [1]
-  measures: [precision]
-aggregation:
-  windows: []
-  max_variants: 100000
-)";
-
-// Waits until `daemons` together have read at least `events` events and
-// have no lag, so that nothing is in flight when a sentinel follows: a
-// sentinel jumps event time by an hour, which no live stream does, and would
-// make an in-flight judgment late.
-bool WaitConsumed(std::vector<Daemon*> daemons, double events) {
-  return WaitFor(
-      [&] {
-        double consumed = 0, lag = 0;
-        for (Daemon* d : daemons) {
-          const Scrape s = d->Metrics();
-          consumed += s.Sum("rankwatch_events_consumed_total");
-          lag += s.Sum("rankwatch_consumer_lag_messages");
-        }
-        return consumed >= events && lag == 0;
-      },
-      30s);
-}
-
-// Expects the summed counts and means of `scrapes` to equal replay's, per
-// variant and series: counts exactly, means to `tolerance` (absolute, or
-// relative to replay's mean when `relative`).
-void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
-                        const std::string& replay_json,
-                        const std::vector<std::string>& variants,
-                        double tolerance = 1e-9, bool relative = false) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(simdjson::padded_string(replay_json)).get(doc),
-            simdjson::SUCCESS)
-      << replay_json;
-  const std::vector<std::tuple<std::string, std::string, std::string>> series =
-      {{"P_1", "rankwatch_precision", "1"},
-       {"P_3", "rankwatch_precision", "3"},
-       {"recip_rank_3", "rankwatch_reciprocal_rank", "3"},
-       {"recip_rank", "rankwatch_reciprocal_rank", "all"},
-       {"ndcg_cut_3", "rankwatch_ndcg", "3"},
-       {"ndcg", "rankwatch_ndcg", "all"}};
-  for (const std::string& v : variants) {
-    for (const auto& [trec, metric, k] : series) {
-      SCOPED_TRACE(v + " " + trec);
-      double count = 0, sum = 0;
-      for (const Scrape& s : scrapes) {
-        count += s.Sum(metric + "_count", {{"variant", v}, {"k", k}});
-        sum += s.Sum(metric + "_sum", {{"variant", v}, {"k", k}});
-      }
-      simdjson::dom::element m = doc["variants"][v]["measures"][trec];
-      ASSERT_TRUE(m.is_object());
-      EXPECT_EQ(count, double(int64_t(m["count"])));
-      ASSERT_GT(count, 0);
-      const double mean = double(m["mean"]);
-      EXPECT_NEAR(sum / count, mean,
-                  relative ? tolerance * std::abs(mean) : tolerance);
-    }
-  }
-}
 
 // The A/B figures of the daemon (one replica, all partitions) equal
 // replay's over the same events, with requests clustered by user: the
@@ -518,19 +302,6 @@ TEST_F(DaemonE2eTest, EventsReachMetricsWithReplaysMeans) {
   EXPECT_EQ(reasons, (std::multiset<std::string>{
                          "empty_results", "malformed_json", "missing_field",
                          "non_integer_relevance"}));
-}
-
-// Per-request finalization counts over several scrapes.
-std::map<int, double> FinalizedPerRequest(const std::vector<Scrape>& scrapes,
-                                          int requests) {
-  std::map<int, double> n;
-  for (int i = 0; i < requests; ++i) {
-    for (const Scrape& s : scrapes) {
-      n[i] += s.Sum("rankwatch_precision_count",
-                    {{"variant", "v-" + std::to_string(i)}, {"k", "1"}});
-    }
-  }
-  return n;
 }
 
 // Phase one, then a stop (`signal`), then phase two in a new process.

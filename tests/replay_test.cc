@@ -389,5 +389,81 @@ TEST(ReplayTest, TableFormatAndErrors) {
       << res.err;
 }
 
+// Issue 15: `replay --results /dev/zero` grew to 13.6 GB in 60 s. Every
+// line of every input is now bounded (64 MiB, or events.max_event_bytes if
+// larger): a device stops on line 1 with one line on stderr. A line over
+// events.max_event_bytes alone is one rejected event, as in the daemon.
+TEST(ReplayTest, LinesAreBounded) {
+  testing::TempDir dir;
+  const std::string config =
+      dir.Write("config.yaml", "events:\n  max_event_bytes: 100\n");
+  // /dev/zero is one endless line: the replay stops at 64 MiB into it
+  // (not at 13.6 GB, as it did), on the results side and the judgments side.
+  for (const char* side : {"--results", "--judgments"}) {
+    CommandResult res = Replay({"--config", config, side, "/dev/zero"});
+    EXPECT_EQ(res.exit_code, 1) << res.err;
+    EXPECT_EQ(res.err,
+              "rankwatch replay: /dev/zero:1: line longer than 67108864 bytes "
+              "(replay's line limit; events.max_event_bytes rejects single "
+              "events)\n");
+  }
+  // A regular file whose line 2 has 101 bytes (a JSON string of 99 'x'):
+  // over events.max_event_bytes, that event is rejected as too_large, as
+  // the daemon rejects it, and the good event before it still counts.
+  const std::string results = dir.Write(
+      "r.jsonl", R"({"request_id":"r1","timestamp":0,"results":["a"]})"
+                 "\n\"" +
+                     std::string(99, 'x') + "\"\n");
+  CommandResult res =
+      Replay({"--config", config, "--results", results, "--format", "json"});
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_NE(res.out.find("\"events\":{\"results\":2,"), std::string::npos)
+      << res.out;
+  EXPECT_NE(res.out.find("\"rejected\":{\"too_large\":1}"), std::string::npos)
+      << res.out;
+}
+
+// Issue 15: a config value with a NUL byte or a line break (here the qrels
+// file and the dead-letter file) made an error span two lines or stop at
+// the NUL. Now control characters are escaped, and a file name holding a
+// NUL is refused (open() would have read a different file).
+TEST(ReplayTest, ErrorsEchoingConfigValuesAreOneLine) {
+  testing::TempDir dir;
+  const std::string results = dir.Write(
+      "r.jsonl", R"({"request_id":"r1","timestamp":0,"results":["a"]})");
+  CommandResult res =
+      Replay({"--config",
+              dir.Write("q.yaml",
+                        "join:\n  mode: qrels\n  qrels_file: \"q\\0x\\ny\"\n"),
+              "--results", results});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_EQ(res.err,
+            "rankwatch replay: cannot open 'q\\x00x\\ny': the name holds a "
+            "NUL byte\n");
+  res = Replay({"--config",
+                dir.Write("q2.yaml",
+                          "join:\n  mode: qrels\n  qrels_file: "
+                          "\"" +
+                              dir.path() + "/no\\nsuch\\e[0m\"\n"),
+                "--results", results});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_EQ(res.err, "rankwatch replay: cannot open '" + dir.path() +
+                         "/no\\nsuch\\x1b[0m': No such file or directory\n");
+  res = Replay({"--config",
+                dir.Write("d.yaml", "dead_letter:\n  file: \"" + dir.path() +
+                                        "/x\\0\\n\"\n"),
+                "--results", results});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_EQ(res.err, "rankwatch replay: cannot open dead-letter file '" +
+                         dir.path() +
+                         "/x\\x00\\n': the name holds a NUL "
+                         "byte\n");
+  // The configuration file's own name.
+  res = Replay({"--config", dir.path() + "/c\nd", "--results", results});
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_EQ(res.err.find('\n'), res.err.size() - 1) << res.err;
+  EXPECT_NE(res.err.find("/c\\nd"), std::string::npos) << res.err;
+}
+
 }  // namespace
 }  // namespace rankwatch

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "trec/mapped_eval.h"
 #include "trec/run_file.h"
 #include "trec/streaming_eval.h"
@@ -69,8 +70,8 @@ StatusOr<std::vector<int32_t>> ParseCutoffs(const std::string& spec,
         start, comma == std::string_view::npos ? comma : comma - start);
     int32_t k;
     if (!ParseInteger(tok, &k) || k < 1) {
-      return Status::InvalidArgument("measure '" + spec + "': cutoff '" +
-                                     std::string(tok) +
+      return Status::InvalidArgument("measure '" + Printable(spec) +
+                                     "': cutoff '" + Printable(tok) +
                                      "' is not a positive integer");
     }
     cutoffs.push_back(k);
@@ -79,7 +80,8 @@ StatusOr<std::vector<int32_t>> ParseCutoffs(const std::string& spec,
   }
   std::sort(cutoffs.begin(), cutoffs.end());
   if (std::adjacent_find(cutoffs.begin(), cutoffs.end()) != cutoffs.end()) {
-    return Status::InvalidArgument("measure '" + spec + "': duplicate cutoffs");
+    return Status::InvalidArgument("measure '" + Printable(spec) +
+                                   "': duplicate cutoffs");
   }
   return cutoffs;
 }
@@ -259,7 +261,7 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
         std::find_if(table.begin(), table.end(),
                      [&](const MeasureInfo& m) { return m.name == name; });
     if (it == table.end()) {
-      return Status::InvalidArgument("unknown measure '" + std::string(name) +
+      return Status::InvalidArgument("unknown measure '" + Printable(name) +
                                      "' (supported: " + SupportedMeasures() +
                                      ")");
     }
@@ -267,9 +269,9 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
     if (!chosen[index]) chosen[index] = Item{it->measure, false, {}};
     Item& item = *chosen[index];
     if (has_params && it->params == Params::kNone) {
-      return Status::InvalidArgument("measure '" + std::string(name) +
-                                     "' takes no parameters (got '" + spec +
-                                     "')");
+      return Status::InvalidArgument("measure '" + Printable(name) +
+                                     "' takes no parameters (got '" +
+                                     Printable(spec) + "')");
     }
     if (!has_params) {
       if (it->params == Params::kOptionalCutoffs) {

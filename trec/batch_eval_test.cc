@@ -9,6 +9,7 @@
 #include "base/random.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "trec/text_scan.h"
 
 namespace rankwatch::trec {
 namespace {
@@ -269,6 +270,90 @@ TEST_F(EvaluateFilesTest, MissingFileIsAnIoError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
   EXPECT_NE(r.status().message().find("nope"), std::string::npos);
+}
+
+// `eval QRELS /dev/zero` (and /dev/zero as qrels) used to read the device
+// until memory ran out (8.4 GB in 60 s): now the first line stops at the
+// bound of a TREC line, 1 MiB.
+TEST_F(EvaluateFilesTest, DevZeroStopsAtTheLineBound) {
+  EvalOptions o;
+  o.measures = Select({"map"});
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, "/dev/zero", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "/dev/zero:1: line longer than 1048576 bytes (the limit for a "
+            "TREC line)");
+  r = EvaluateFiles("/dev/zero", run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "/dev/zero:1: line longer than 1048576 bytes (the limit for a "
+            "TREC line)");
+}
+
+// A regular file: the same bound, named with its line, on the streamed
+// path (a line that grows past the chunk reader's bound, or a whole long
+// line inside a chunk) and the mapped one alike.
+TEST_F(EvaluateFilesTest, LongLineInARegularFileIsAnError) {
+  const std::string long_doc(kMaxLineBytes, 'd');  // Line: 1 MiB + 13 bytes.
+  for (size_t chunk : {size_t{64}, size_t{4} << 20}) {
+    SCOPED_TRACE(chunk);
+    EvalOptions o;
+    o.measures = Select({"map"});
+    o.run_chunk_bytes = chunk;
+    dir_.Write("long.txt", "q1 Q0 a 1 3 r\nq1 Q0 " + long_doc + " 2 2 r\n");
+    StatusOr<EvalReport> r =
+        EvaluateFiles(qrels_, dir_.path() + "/long.txt", o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              dir_.path() +
+                  "/long.txt:2: line longer than 1048576 bytes (the limit "
+                  "for a TREC line)");
+  }
+  // A line of exactly the bound is fine: "q1 Q0 " + docno + " 2 2 r" with
+  // a docno of kMaxLineBytes - 13 bytes.
+  EvalOptions o;
+  o.measures = Select({"num_ret"});
+  dir_.Write("edge.txt",
+             "q1 Q0 " + std::string(kMaxLineBytes - 13, 'd') + " 2 2 r\n");
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, dir_.path() + "/edge.txt", o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  dir_.Write("qlong.txt", "q1 0 " + long_doc + " 1\n");
+  r = EvaluateFiles(dir_.path() + "/qlong.txt", run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            dir_.path() +
+                "/qlong.txt:1: line longer than 1048576 bytes (the limit for "
+                "a TREC line)");
+}
+
+// Every error is one line: control characters that a file name or a token
+// holds are escaped (base/strings.h Printable), NUL included.
+TEST_F(EvaluateFilesTest, ErrorsEscapeControlCharacters) {
+  EvalOptions o;
+  o.measures = Select({"map"});
+  dir_.Write("bad.txt", std::string("q1 Q0 a 1 x\x1b[2J\0y r\n", 20));
+  StatusOr<EvalReport> r = EvaluateFiles(qrels_, dir_.path() + "/bad.txt", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            dir_.path() +
+                "/bad.txt:1: score 'x\\x1b[2J\\x00y' is not a finite number");
+  dir_.Write("badq.txt", "q1 0 a \x01\n");
+  r = EvaluateFiles(dir_.path() + "/badq.txt", run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            dir_.path() + "/badq.txt:1: grade '\\x01' is not an integer");
+  const std::string odd = dir_.path() + "/no\nsuch\x1b";
+  r = EvaluateFiles(odd, run_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "cannot open '" + dir_.path() +
+                                      "/no\\nsuch\\x1b': No such file or "
+                                      "directory");
+  // A NUL in a name would make open() read another file: refused.
+  r = EvaluateFiles(qrels_, run_ + std::string("\0x", 2), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cannot open '" + run_ + "\\x00x': the name holds a NUL byte");
 }
 
 }  // namespace

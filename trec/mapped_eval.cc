@@ -34,9 +34,9 @@ Status ScoreItem(const WorkItem& item, const MappedFile& run,
             scorer->JoinGrades(item.qrels)) {
       const std::vector<RunEntry>& e = *scorer->entries();
       return Status::InvalidArgument(
-          run.path() + ":" + std::to_string(e[d->again].line) +
-          ": duplicate docno '" + std::string(e[d->again].doc()) +
-          "' for query " + std::string(item.run->qid) +
+          ShownPath(run.path()) + ":" + std::to_string(e[d->again].line) +
+          ": duplicate docno '" + Printable(e[d->again].doc()) +
+          "' for query " + Printable(item.run->qid) +
           " (first listed on line " + std::to_string(e[d->first].line) + ")");
     }
   }
@@ -81,7 +81,8 @@ std::vector<WorkItem> PlanWork(const Qrels& q, const RunIndex& index,
 Status NoCommonQuery(const std::string& qrels_path, const std::string& run_path,
                      bool complete) {
   return Status::InvalidArgument(
-      "no query appears in both '" + qrels_path + "' and '" + run_path + "'" +
+      "no query appears in both '" + ShownPath(qrels_path) + "' and '" +
+      ShownPath(run_path) + "'" +
       (complete ? "" : " (with -c, every qrels query counts)"));
 }
 
@@ -90,9 +91,12 @@ Status EvaluateMapped(const std::string& qrels_path,
                       const metrics::Evaluator& evaluator,
                       const EvalOptions& options, int threads,
                       std::vector<QueryResult>* results) {
-  StatusOr<MappedFile> run = MappedFile::Open(run_path);
+  StatusOr<MappedFile> run = MappedFile::Open(run_path, LineBounds());
   if (!run.ok()) return run.status();
   const RunIndex index = RunIndex::Build(*run, threads);
+  if (index.long_line() != 0) {
+    return LineTooLong(run_path, index.long_line(), LineBounds());
+  }
   const std::vector<WorkItem> items =
       PlanWork(qrels, index, options.complete, results);
   if (results->empty()) {

@@ -8,35 +8,36 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace rankwatch::trec {
 
 namespace {
 
-Status ErrnoStatus(const std::string& path, const char* what) {
-  return Status::IoError("cannot " + std::string(what) + " '" + path +
-                         "': " + std::strerror(errno));
+// A path as error messages show it: whole, control characters escaped.
+std::string Shown(const std::string& path) {
+  return Printable(path, std::string_view::npos);
 }
 
-Status ReadAll(int fd, const std::string& path, std::string* out) {
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n == 0) return Status::Ok();
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(path, "read");
-    }
-    out->append(buf, static_cast<size_t>(n));
-  }
+Status ErrnoStatus(const std::string& path, const char* what) {
+  return Status::IoError("cannot " + std::string(what) + " '" + Shown(path) +
+                         "': " + std::strerror(errno));
 }
 
 }  // namespace
 
-StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
+StatusOr<MappedFile> MappedFile::Open(const std::string& path,
+                                      const ReadBounds& bounds) {
   MappedFile f;
   f.path_ = path;
+  if (path.find('\0') != std::string::npos) {
+    // open() would stop at the NUL and read another file.
+    return Status::IoError("cannot open '" + Shown(path) +
+                           "': the name holds a NUL byte");
+  }
   if (path == "-") {
-    RW_RETURN_IF_ERROR(ReadAll(STDIN_FILENO, "<stdin>", &f.owned_));
+    RW_RETURN_IF_ERROR(
+        ReadAllBounded(STDIN_FILENO, "<stdin>", bounds, &f.owned_));
     f.data_ = f.owned_.data();
     f.size_ = f.owned_.size();
     return f;
@@ -51,7 +52,7 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
   }
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return Status::IoError("cannot read '" + path + "': is a directory");
+    return Status::IoError("cannot read '" + Shown(path) + "': is a directory");
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
@@ -68,7 +69,7 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
     ::close(fd);
     return f;
   }
-  Status s = ReadAll(fd, path, &f.owned_);
+  Status s = ReadAllBounded(fd, path, bounds, &f.owned_);
   ::close(fd);
   RW_RETURN_IF_ERROR(s);
   f.data_ = f.owned_.data();

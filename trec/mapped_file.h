@@ -5,6 +5,11 @@
 // resident set stays small however large the file is (the page cache keeps
 // the data, so touching a released page again is cheap and correct).
 //
+// Input that is read rather than mapped is read with a bound on its lines
+// (base/bounded_read.h): a pipe or device without line breaks (/dev/zero)
+// stops with an error instead of growing memory. Mapped files take no
+// memory of their own; their readers check the same bound as they scan.
+//
 // Move-only; the view is valid for the object's lifetime. Thread-safe for
 // concurrent reads and ReleaseRange() calls.
 #ifndef RANKWATCH_TREC_MAPPED_FILE_H_
@@ -14,14 +19,17 @@
 #include <string>
 #include <string_view>
 
+#include "base/bounded_read.h"
 #include "base/status.h"
 
 namespace rankwatch::trec {
 
 class MappedFile {
  public:
-  // `path` "-" reads standard input.
-  static StatusOr<MappedFile> Open(const std::string& path);
+  // `path` "-" reads standard input. `bounds` apply to input that is read
+  // (not a regular file); errors name `path`, escaped (base/strings.h).
+  static StatusOr<MappedFile> Open(const std::string& path,
+                                   const ReadBounds& bounds);
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

@@ -14,7 +14,7 @@ namespace rankwatch::trec {
 namespace {
 
 std::string At(const std::string& name, uint64_t line) {
-  return name + ":" + std::to_string(line) + ": ";
+  return ShownPath(name) + ":" + std::to_string(line) + ": ";
 }
 
 // 1-based number of the line holding text[offset].
@@ -70,7 +70,7 @@ void ResizeResident(std::vector<T>* v, size_t n, const T& fill) {
 }  // namespace
 
 StatusOr<Qrels> Qrels::Load(const std::string& path) {
-  StatusOr<MappedFile> file = MappedFile::Open(path);
+  StatusOr<MappedFile> file = MappedFile::Open(path, LineBounds());
   if (!file.ok()) return file.status();
   Qrels q;
   q.name_ = path == "-" ? "<stdin>" : path;
@@ -91,18 +91,22 @@ StatusOr<Qrels> Qrels::Parse(std::string text, std::string name) {
 // their place in qid order: ScanGroups finds the runs of lines of one qid,
 // BuildQueries orders them and parses each into place.
 Status Qrels::Build(std::string_view text) {
-  std::vector<Group> groups = ScanGroups(text);
+  std::vector<Group> groups;
+  RW_RETURN_IF_ERROR(ScanGroups(text, &groups));
   RW_RETURN_IF_ERROR(BuildQueries(text, &groups));
   return BuildTables(text);
 }
 
-std::vector<Qrels::Group> Qrels::ScanGroups(std::string_view text) const {
-  std::vector<Group> groups;
+Status Qrels::ScanGroups(std::string_view text, std::vector<Group>* out) const {
+  std::vector<Group>& groups = *out;
   uint64_t line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
     const std::string_view line = LineAt(text, pos);
     ++line_no;
+    if (line.size() > kMaxLineBytes) {
+      return LineTooLong(name_, line_no, LineBounds());
+    }
     const std::string_view qid = FirstToken(line);
     if (IsDataLine(qid)) {
       if (groups.empty() || groups.back().qid != qid) {
@@ -113,7 +117,7 @@ std::vector<Qrels::Group> Qrels::ScanGroups(std::string_view text) const {
     }
     pos += line.size() + 1;
   }
-  return groups;
+  return Status::Ok();
 }
 
 // A stable sort of the groups by qid orders the judgments exactly as a
@@ -166,8 +170,7 @@ Status Qrels::ParseGroup(std::string_view text, const Group& g) {
     metrics::Grade grade;
     if (!ParseInteger(tok[3], &grade)) {
       return Status::InvalidArgument(At(name_, line_no) + "grade '" +
-                                     std::string(tok[3]) +
-                                     "' is not an integer");
+                                     Printable(tok[3]) + "' is not an integer");
     }
     docnos_[e] = tok[2];
     grades_[e] = grade;
@@ -223,7 +226,7 @@ Status Qrels::BuildTables(std::string_view text) {
   };
   return Status::InvalidArgument(
       At(name_, LineOf(text, offset(dup))) + "duplicate docno '" +
-      std::string(*dup) + "' for query " + std::string(dup_query->qid) +
+      Printable(*dup) + "' for query " + Printable(dup_query->qid) +
       " (first judged on line " + std::to_string(LineOf(text, offset(first))) +
       ")");
 }

@@ -35,7 +35,8 @@ class Qrels {
  public:
   // Reads and indexes `path` ("-" for stdin). Errors name the file and line:
   // too few or too many fields, a grade that is not an integer, a docno
-  // judged twice for one query.
+  // judged twice for one query, a line longer than kMaxLineBytes
+  // (text_scan.h). Echoed text is escaped (Printable, base/strings.h).
   static StatusOr<Qrels> Load(const std::string& path);
   // The same for text already in memory; `name` is used in messages.
   static StatusOr<Qrels> Parse(std::string text, std::string name);
@@ -91,7 +92,7 @@ class Qrels {
 
   Qrels() = default;
   Status Build(std::string_view text);
-  std::vector<Group> ScanGroups(std::string_view text) const;
+  Status ScanGroups(std::string_view text, std::vector<Group>* out) const;
   Status ParseGroup(std::string_view text, const Group& group);
   Status BuildQueries(std::string_view text, std::vector<Group>* groups);
   Status BuildTables(std::string_view text);

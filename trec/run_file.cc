@@ -27,6 +27,7 @@ struct ChunkBlock {
 struct ChunkResult {
   std::vector<ChunkBlock> blocks;
   uint64_t lines = 0;
+  uint64_t long_line = 0;  // First line over kMaxLineBytes; 0 if none.
 };
 
 const char* FindEol(const char* p, const char* end) {
@@ -44,6 +45,9 @@ void ScanChunk(const MappedFile& file, size_t begin, size_t end,
   while (p < chunk_end) {
     const char* eol = FindEol(p, chunk_end);
     ++line;
+    if (static_cast<size_t>(eol - p) > kMaxLineBytes && out->long_line == 0) {
+      out->long_line = line;
+    }
     const char* t = p;
     while (t < eol && IsSpace(*t)) ++t;
     if (t < eol && *t != '#') {
@@ -130,15 +134,23 @@ size_t GroupBoundary(std::string_view text) {
   return last_qid.empty() ? complete : 0;
 }
 
+// Bytes after the last '\n' of `text` (all of it when there is none).
+size_t TailLineBytes(std::string_view text) {
+  const size_t nl = text.rfind('\n');
+  return nl == std::string_view::npos ? text.size() : text.size() - nl - 1;
+}
+
 Status ReadError(const std::string& path) {
-  return Status::IoError("cannot read '" + path + "': " + std::strerror(errno));
+  return Status::IoError("cannot read '" + ShownPath(path) +
+                         "': " + std::strerror(errno));
 }
 
 }  // namespace
 
 std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
                                                      size_t chunk_bytes) {
-  if (path == "-") return nullptr;
+  // A NUL would make open() read another file; MappedFile reports it.
+  if (path == "-" || path.find('\0') != std::string::npos) return nullptr;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st;
@@ -189,7 +201,16 @@ bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
   size_t cut;
   for (;;) {
     if (!Fill(buffer, &size)) return false;
-    cut = eof_ ? size : GroupBoundary(std::string_view(buffer->data(), size));
+    const std::string_view text(buffer->data(), size);
+    if (const size_t tail = TailLineBytes(text); tail > kMaxLineBytes) {
+      // The last line is still growing; EvaluateStreaming's caller falls
+      // back to the mapped path, which names the line.
+      status_ = Status::InvalidArgument(
+          ShownPath(path_) + ": a line is longer than " +
+          std::to_string(kMaxLineBytes) + " bytes");
+      return false;
+    }
+    cut = eof_ ? size : GroupBoundary(text);
     if (cut > 0 || eof_) break;
     buffer->resize(buffer->size() * 2);  // One group fills the buffer.
   }
@@ -209,7 +230,9 @@ Status RunChunkReader::ReadRange(uint64_t begin, uint64_t end,
                               static_cast<off_t>(begin + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ReadError(path_);
-    if (n == 0) return Status::IoError("'" + path_ + "' shrank while read");
+    if (n == 0) {
+      return Status::IoError("'" + ShownPath(path_) + "' shrank while read");
+    }
     done += static_cast<size_t>(n);
   }
   return Status::Ok();
@@ -231,6 +254,9 @@ RunIndex RunIndex::Build(const MappedFile& file, int threads) {
   index.index_.Clear(1024);
   uint64_t line_base = 0;
   for (const ChunkResult& r : results) {
+    if (r.long_line != 0 && index.long_line_ == 0) {
+      index.long_line_ = line_base + r.long_line;
+    }
     for (const ChunkBlock& cb : r.blocks) {
       RunBlock block = cb.block;
       block.first_line += line_base;
@@ -267,7 +293,7 @@ Status ParseRunQuery(std::string_view data, const RunQuery& query,
       if (n > 0 && tok[0].front() != '#') {
         if (n < 6) {
           return Status::InvalidArgument(
-              file_name + ":" + std::to_string(line) +
+              ShownPath(file_name) + ":" + std::to_string(line) +
               ": expected 6 fields (qid iter docno rank score run_id), "
               "found " +
               std::to_string(n));
@@ -275,8 +301,8 @@ Status ParseRunQuery(std::string_view data, const RunQuery& query,
         double score;
         if (!ParseScore(tok[4], &score)) {
           return Status::InvalidArgument(
-              file_name + ":" + std::to_string(line) + ": score '" +
-              std::string(tok[4]) + "' is not a finite number");
+              ShownPath(file_name) + ":" + std::to_string(line) + ": score '" +
+              Printable(tok[4]) + "' is not a finite number");
         }
         out->push_back(RunEntry{score, tok[2].data(),
                                 static_cast<uint32_t>(tok[2].size()),

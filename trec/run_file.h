@@ -54,8 +54,13 @@ class RunIndex {
   std::span<const RunQuery> queries() const { return queries_; }
   const RunQuery* FindQuery(std::string_view qid) const;
 
+  // The 1-based number of the first line longer than kMaxLineBytes
+  // (text_scan.h), or 0 when there is none: such a file is an error.
+  uint64_t long_line() const { return long_line_; }
+
  private:
   std::vector<RunQuery> queries_;
+  uint64_t long_line_ = 0;
   StringIndex index_;  // qid -> position in queries_.
 };
 
@@ -72,7 +77,7 @@ struct RunEntry {
 
 // Parses the lines of `query` from `data` (the whole file) into `out`, in
 // file order, reusing its storage. Errors name `file_name` and the line: fewer
-// than 6 fields, a score that is not a finite number.
+// than 6 fields, a score that is not a finite number (echoed escaped).
 Status ParseRunQuery(std::string_view data, const RunQuery& query,
                      const std::string& file_name, std::vector<RunEntry>* out);
 
@@ -128,7 +133,10 @@ struct RunChunk {
 
 // Reads a regular run file front to back in chunks (RunChunk) of about
 // `chunk_bytes`, cut between two groups; a group larger than that makes its
-// chunk larger. Workers call Next() concurrently, each with its own buffer:
+// chunk larger, up to a line longer than kMaxLineBytes (text_scan.h), which
+// stops the reading with an error (a file without line breaks would
+// otherwise be read whole). Workers call Next() concurrently, each with its
+// own buffer:
 // reads are serialized, processing is not. ReadRange() reads back any part
 // of the file, for the rare qid whose lines are not all in one group.
 //

@@ -16,7 +16,7 @@ namespace rankwatch::trec {
 namespace {
 
 MappedFile OpenOk(const std::string& path) {
-  StatusOr<MappedFile> f = MappedFile::Open(path);
+  StatusOr<MappedFile> f = MappedFile::Open(path, LineBounds());
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   return std::move(f).value();
 }

@@ -14,6 +14,14 @@ namespace rankwatch::trec {
 
 namespace {
 
+// Whether the line [line, next) (`next` just past its '\n', or the end of
+// the text) is longer than kMaxLineBytes: the mapped path then reports it.
+bool TooLong(const char* line, const char* next) {
+  const size_t bytes = static_cast<size_t>(next - line);
+  return bytes > kMaxLineBytes &&
+         (next[-1] != '\n' || bytes - 1 > kMaxLineBytes);
+}
+
 // One group of run lines: consecutive lines with one qid.
 struct GroupRecord {
   int64_t query;    // Index in Qrels::queries(), or -1 for a run-only qid.
@@ -53,6 +61,7 @@ class GroupScorer {
       RunLineKind kind;
       RunLineFields fields;
       p = ScanRunLine(p, end, &kind, &fields);
+      if (TooLong(line, p)) return false;
       if (kind == RunLineKind::kSkip) continue;
       if (kind == RunLineKind::kTooShort) return false;
       if (fields.qid != qid) {
@@ -78,10 +87,11 @@ class GroupScorer {
     scorer_.Clear();
     const char* const end = text.data() + text.size();
     for (const char* p = text.data(); p < end;) {
+      const char* const line = p;
       RunLineKind kind;
       RunLineFields fields;
       p = ScanRunLine(p, end, &kind, &fields);
-      if (kind == RunLineKind::kTooShort) return false;
+      if (TooLong(line, p) || kind == RunLineKind::kTooShort) return false;
       if (kind == RunLineKind::kData && !scorer_.AddEntry(fields)) {
         return false;
       }

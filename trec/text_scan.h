@@ -9,9 +9,33 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
+#include "base/bounded_read.h"
+#include "base/strings.h"
+
 namespace rankwatch::trec {
+
+// The longest line of a qrels or run file that is read, without its '\n'.
+// Real lines are about 100 bytes (trec_eval itself reads docnos of at most
+// a few hundred); the bound makes a file without line breaks (/dev/zero, a
+// binary file given by mistake) an error on its first line instead of a
+// reader that grows its memory until the machine runs out.
+inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
+
+// A file name as messages show it: whole, control characters escaped
+// (Printable, base/strings.h), so that an error stays one line.
+inline std::string ShownPath(std::string_view path) {
+  return Printable(path, std::string_view::npos);
+}
+
+inline ReadBounds LineBounds() {
+  ReadBounds bounds;
+  bounds.max_line_bytes = kMaxLineBytes;
+  bounds.line_bound_name = "the limit for a TREC line";
+  return bounds;
+}
 
 // The C locale's isspace(), as trec_eval uses it, without the locale lookup.
 inline bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }

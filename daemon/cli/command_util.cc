@@ -1,13 +1,19 @@
 #include "daemon/cli/command_util.h"
 
 #include <cstdio>
+#include <string>
+
+#include "base/strings.h"
 
 namespace rankwatch::cli {
 
 int Fail(std::string_view command, std::string_view message, ExitCode code) {
-  std::fprintf(stderr, "rankwatch %.*s: %.*s\n",
-               static_cast<int>(command.size()), command.data(),
-               static_cast<int>(message.size()), message.data());
+  // Every error is one line, whatever input it echoes: control characters
+  // (a NUL, a line break from a library's message) are escaped here, the
+  // one place every command's error goes through.
+  const std::string line = Printable(message, std::string_view::npos);
+  std::fprintf(stderr, "rankwatch %.*s: %s\n", static_cast<int>(command.size()),
+               command.data(), line.c_str());
   return ToInt(code);
 }
 

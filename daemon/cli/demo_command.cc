@@ -1,5 +1,6 @@
 #include "daemon/cli/demo_command.h"
 
+#include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "base/exit_code.h"
 #include "config/config_loader.h"
@@ -33,7 +35,10 @@ struct DemoArgs {
   std::string regress_after = "2m";
   double regress_factor = 3.0;
   std::string duration;
+  std::string bootstrap;  // An existing cluster instead of the mock.
 };
+
+constexpr char kTopics[2][10] = {"results", "judgments"};
 
 // The daemon's configuration for the demo: short windows so that numbers
 // show up within a minute, an A/B experiment, and a locale segment.
@@ -89,9 +94,10 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
   return c;
 }
 
-void PrintGuide(int port, const DemoArgs& args) {
+void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
+                bool mock) {
   std::printf(
-      "\nrankwatch demo: a Kafka mock cluster, synthetic A/B traffic (%g "
+      "\nrankwatch demo: %s, synthetic A/B traffic (%g "
       "requests/s, B slightly better%s) and the daemon on them.\n\n"
       "Metrics:   http://127.0.0.1:%d/metrics   (first numbers after ~35 s: "
       "the 30 s join window must close)\n"
@@ -101,6 +107,10 @@ void PrintGuide(int port, const DemoArgs& args) {
       "  curl -s localhost:%d/metrics | grep -E 'events_(consumed|rejected)'\n"
       "  curl -s localhost:%d/readyz\n\n"
       "Ctrl-C stops.\n\n",
+      mock ? "a Kafka mock cluster"
+           : ("the Kafka cluster at " + bootstrap +
+              " (topics results, judgments; group rankwatch-demo)")
+                 .c_str(),
       args.rate,
       args.regress_variant.empty() ? ""
                                    : (", " + args.regress_variant +
@@ -110,21 +120,87 @@ void PrintGuide(int port, const DemoArgs& args) {
   std::fflush(stdout);
 }
 
+// Creates the demo's topics on an existing cluster (kPartitions each,
+// replication 1 unless the broker's default.replication.factor says
+// otherwise) through the Admin API; topics that already exist are used as
+// they are. Before the daemon starts: a consumer that subscribed to a
+// missing topic sees it only at its next metadata refresh (5 minutes).
+Status CreateDemoTopics(const std::string& bootstrap) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                        sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+    rd_kafka_conf_destroy(conf);
+    return Status::InvalidArgument(std::string("--bootstrap: ") + errstr);
+  }
+  rd_kafka_t* rk =
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) return Status::InvalidArgument(errstr);
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  for (const char* name : kTopics) {
+    // -1: the broker's default.replication.factor.
+    topics.push_back(
+        rd_kafka_NewTopic_new(name, kPartitions, -1, errstr, sizeof(errstr)));
+  }
+  rd_kafka_AdminOptions_t* options =
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_request_timeout(options, 15'000, errstr,
+                                            sizeof(errstr));
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, topics.data(), topics.size(), options, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 20'000);
+  Status status;
+  if (event == nullptr) {
+    status = Status::Unavailable("creating the demo's topics on " + bootstrap +
+                                 ": no answer within 20 s");
+  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = Status::Unavailable("creating the demo's topics on " + bootstrap +
+                                 ": " + rd_kafka_event_error_string(event));
+  } else {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(
+            rd_kafka_event_CreateTopics_result(event), &n);
+    for (size_t i = 0; i < n && status.ok(); ++i) {
+      const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+          err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        status = Status::Unavailable(std::string("creating topic ") +
+                                     rd_kafka_topic_result_name(results[i]) +
+                                     " on " + bootstrap + ": " +
+                                     rd_kafka_err2str(err));
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_NewTopic_destroy_array(topics.data(), topics.size());
+  rd_kafka_destroy(rk);
+  return status;
+}
+
 int RunDemo(const DemoArgs& args) {
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
 
   // The cluster and its topics are the demo's input, not the user's flags.
-  auto cluster = sim::MockCluster::Start(3);
-  if (!cluster.ok()) {
-    return Fail(kCommand, cluster.status(), ErrorSource::kInput);
+  std::unique_ptr<sim::MockCluster> cluster;
+  std::string bootstrap = args.bootstrap;
+  if (bootstrap.empty()) {
+    auto mock = sim::MockCluster::Start(3);
+    if (!mock.ok()) return Fail(kCommand, mock.status(), ErrorSource::kInput);
+    cluster = std::move(mock).value();
+    for (const char* topic : kTopics) {
+      Status s = cluster->CreateTopic(topic, kPartitions);
+      if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
+    }
+    bootstrap = cluster->bootstrap_servers();
+  } else if (Status s = CreateDemoTopics(bootstrap); !s.ok()) {
+    return Fail(kCommand, s, ErrorSource::kInput);
   }
-  for (const char* topic : {"results", "judgments"}) {
-    Status s = (*cluster)->CreateTopic(topic, kPartitions);
-    if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
-  }
-  StatusOr<config::Config> config = config::ParseConfig(
-      DemoConfig((*cluster)->bootstrap_servers(), args.listen), "<demo>");
+  StatusOr<config::Config> config =
+      config::ParseConfig(DemoConfig(bootstrap, args.listen), "<demo>");
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   SetLogLevel("warn");
   // A busy --listen port is Unavailable: exit 1, not the usage code.
@@ -136,7 +212,7 @@ int RunDemo(const DemoArgs& args) {
     return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
   }
   sim::ProduceOptions produce;
-  produce.bootstrap_servers = (*cluster)->bootstrap_servers();
+  produce.bootstrap_servers = bootstrap;
   produce.rate = args.rate;
   if (auto d = config::ParseDuration(args.duration); d && d->count() > 0) {
     produce.duration_ms = d->count();
@@ -155,7 +231,7 @@ int RunDemo(const DemoArgs& args) {
       stop.store(true);
     }
   });
-  PrintGuide((*daemon)->http_port(), args);
+  PrintGuide((*daemon)->http_port(), args, bootstrap, cluster != nullptr);
   StartShutdownWatchdog(&stop, std::chrono::milliseconds(9000));
   const Status s = (*daemon)->Run(stop);
   stop.store(true);
@@ -170,8 +246,12 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DemoArgs>();
   CLI::App* cmd = app.add_subcommand(
       "demo",
-      "Run a Kafka mock cluster, synthetic A/B traffic and the daemon, and "
-      "serve the metrics");
+      "Run a Kafka mock cluster (or use --bootstrap's), synthetic A/B "
+      "traffic and the daemon, and serve the metrics");
+  cmd->add_option("--bootstrap", args->bootstrap,
+                  "host:port of an existing Kafka cluster to use instead of "
+                  "the embedded mock; its topics results and judgments are "
+                  "created (4 partitions) when missing");
   cmd->add_option("--listen", args->listen, "HTTP address host:port")
       ->capture_default_str();
   cmd->add_option("--rate", args->rate, "Requests per second")

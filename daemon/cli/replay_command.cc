@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/exit_code.h"
+#include "base/strings.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
 #include "daemon/stream/replay.h"
@@ -44,7 +45,13 @@ void DrawProgress(uint64_t done, uint64_t total) {
 
 int RunReplayCommand(const ReplayArgs& args) {
   StatusOr<config::Config> config = config::LoadConfigFile(args.config);
-  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  if (!config.ok()) {
+    // The loader escapes what it echoes from the file but not the file's
+    // name ("cannot open NAME"): escaped here, so the error stays one line.
+    return Fail(kCommand,
+                Printable(config.status().message(), std::string_view::npos),
+                ExitCodeFor(config.status().code(), ErrorSource::kUsage));
+  }
   stream::ReplayOptions options;
   options.results_path = args.results;
   options.judgments_path = args.judgments;

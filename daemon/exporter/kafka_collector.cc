@@ -104,25 +104,47 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   for (const auto& [topic, n] : WithTopics(s.replayed_events, s.topics)) {
     AddCounter(&replayed, {{"topic", topic}}, Value(n));
   }
+  // One evaluation for both gauges: they cannot disagree.
+  const kafka::ReadyReason reason = s.ready_reason(clock_->MonotonicMillis());
   MetricFamily ready = MakeFamily(
       "rankwatch_consumer_ready",
-      "1 when partitions are assigned and being consumed by a loop that "
-      "polled within the last 10 s (what /readyz reports), else 0",
+      "1 when partitions are assigned and consumed: the loop polled within "
+      "10 s and every assigned partition fetched within "
+      "kafka.not_ready_after (what /readyz reports), else 0",
       MetricType::Gauge);
-  AddGauge(&ready, {}, s.ready(clock_->MonotonicMillis()) ? 1 : 0);
+  AddGauge(&ready, {}, reason == kafka::ReadyReason::kReady ? 1 : 0);
+  MetricFamily ready_reason = MakeFamily(
+      "rankwatch_consumer_ready_reason",
+      "1 for the current readiness reason (ready, not_consuming, "
+      "not_assigned, loop_stalled, broker_unreachable, fetch_stalled), 0 for "
+      "the others",
+      MetricType::Gauge);
+  for (kafka::ReadyReason r : kafka::kAllReadyReasons) {
+    AddGauge(&ready_reason,
+             {{"reason", std::string(kafka::ReadyReasonName(r))}},
+             r == reason ? 1 : 0);
+  }
   out->push_back(std::move(errors));
   out->push_back(std::move(commits));
   out->push_back(std::move(rebalances));
   out->push_back(std::move(dead_letters));
   out->push_back(std::move(replayed));
   out->push_back(std::move(ready));
+  out->push_back(std::move(ready_reason));
 }
 
-std::function<bool()> LockedReadiness(const kafka::KafkaStatus* status,
-                                      std::mutex* mu, const Clock* clock) {
-  return [status, mu, clock] {
-    std::lock_guard<std::mutex> lock(*mu);
-    return status->ready(clock->MonotonicMillis());
+http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
+                               const Clock* clock) {
+  return [status, mu, clock](const http::HttpRequest&) {
+    std::string message;
+    bool ready = false;
+    {
+      std::lock_guard<std::mutex> lock(*mu);
+      const int64_t now = clock->MonotonicMillis();
+      ready = status->ready(now);
+      message = status->ReadinessMessage(now);
+    }
+    return http::HttpResponse::Text(ready ? 200 : 503, message + "\n");
   };
 }
 

@@ -1,12 +1,13 @@
 // KafkaCollector: the Kafka consumer's KafkaStatus as metric families:
 // lag and offsets per topic-partition, assigned partitions per topic,
 // errors by name, commits, rebalances, dead letters, replayed events and
-// readiness. Per-topic series of the configured topics and the fixed
-// `result` label values are exported from the start, at 0.
+// readiness. Per-topic series of the configured topics, the fixed `result`
+// label values and every readiness reason are exported from the start.
 //
-// Readiness has one definition, KafkaStatus::ready(): the gauge
-// rankwatch_consumer_ready exports it and /readyz answers it (through
-// LockedReadiness below), both at the clock's monotonic now.
+// Readiness has one definition, KafkaStatus::ready_reason(): the gauges
+// rankwatch_consumer_ready and rankwatch_consumer_ready_reason export it
+// and /readyz answers it (ReadinessHandler below), all at the clock's
+// monotonic now.
 //
 // Reads the status without synchronization: Collect() runs with the
 // daemon's mutex held (see probe.h). The status and the clock must outlive
@@ -20,6 +21,7 @@
 
 #include "base/clock.h"
 #include "daemon/exporter/probe.h"
+#include "daemon/http/http_server.h"
 #include "daemon/kafka/kafka_status.h"
 
 namespace rankwatch::exporter {
@@ -39,11 +41,12 @@ class KafkaCollector : public Collector {
   const Clock* clock_;
 };
 
-// What /readyz asks: status->ready() at the clock's monotonic now, read
-// under `mu` (the mutex that guards the status). Thread-safe; the
-// arguments must outlive the function.
-std::function<bool()> LockedReadiness(const kafka::KafkaStatus* status,
-                                      std::mutex* mu, const Clock* clock);
+// /readyz: 200 "ready" when status->ready() at the clock's monotonic now,
+// else 503 with status->ReadinessMessage() ("not ready (<reason>): ..."),
+// one line. Reads the status under `mu` (the mutex that guards it).
+// Thread-safe; the arguments must outlive the handler.
+http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
+                               const Clock* clock);
 
 }  // namespace rankwatch::exporter
 

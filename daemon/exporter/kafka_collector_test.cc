@@ -1,12 +1,12 @@
 #include "daemon/exporter/kafka_collector.h"
 
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
-#include "daemon/http/handlers.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::exporter {
@@ -39,6 +39,13 @@ TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
       HasLine(text, "rankwatch_dead_letters_total{result=\"failed\"} 0"));
   EXPECT_TRUE(HasLine(text, "rankwatch_rebalances_total 0"));
   EXPECT_TRUE(HasLine(text, "rankwatch_consumer_ready 0"));
+  // Every reason, from the start.
+  EXPECT_EQ(LinesWithPrefix(text, "rankwatch_consumer_ready_reason{").size(),
+            6u);
+  EXPECT_TRUE(HasLine(
+      text, "rankwatch_consumer_ready_reason{reason=\"not_consuming\"} 1"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_consumer_ready_reason{reason=\"ready\"} 0"));
   // No partition, no error: declared families without series.
   EXPECT_TRUE(HasLine(text, "# TYPE rankwatch_consumer_lag_messages gauge"));
   EXPECT_TRUE(
@@ -98,43 +105,84 @@ TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
   EXPECT_TRUE(HasLine(Scrape(status), "rankwatch_consumer_ready 0"));
 }
 
-// /readyz (as the daemon wires it) and the gauge answer alike in every
-// state, stalls included.
-TEST(KafkaCollectorTest, GaugeAndReadyzAgree) {
+// /readyz (as the daemon wires it) and the gauges answer alike in every
+// state, stalls included, with the reason in the body and in the reason
+// series.
+TEST(KafkaCollectorTest, GaugesAndReadyzAgree) {
   kafka::KafkaStatus status;
   status.topics = {"results", "judgments"};
+  status.not_ready_after_ms = 3000;
   FakeClock clock(1'700'000'000'000);
   std::mutex mu;
   const KafkaCollector collector(&status, &clock);
-  const http::Handler readyz =
-      http::ReadinessHandler(LockedReadiness(&status, &mu, &clock));
-  auto check = [&](bool expected, const char* state) {
+  const http::Handler readyz = ReadinessHandler(&status, &mu, &clock);
+  auto check = [&](const std::string& reason, const std::string& body) {
     std::vector<prometheus::MetricFamily> families;
     collector.Collect(&families);
-    const std::string line =
-        std::string("rankwatch_consumer_ready ") + (expected ? "1" : "0");
-    EXPECT_TRUE(HasLine(SerializeText(families), line)) << state;
-    EXPECT_EQ(readyz(http::HttpRequest{}).status, expected ? 200 : 503)
-        << state;
+    const std::string text = SerializeText(families);
+    const bool ready = reason == "ready";
+    EXPECT_TRUE(HasLine(
+        text, std::string("rankwatch_consumer_ready ") + (ready ? "1" : "0")))
+        << reason;
+    EXPECT_TRUE(HasLine(
+        text, "rankwatch_consumer_ready_reason{reason=\"" + reason + "\"} 1"))
+        << reason;
+    int ones = 0;
+    for (const std::string& line :
+         LinesWithPrefix(text, "rankwatch_consumer_ready_reason{")) {
+      ones += line.ends_with(" 1") ? 1 : 0;
+    }
+    EXPECT_EQ(ones, 1) << reason;
+    const http::HttpResponse r = readyz(http::HttpRequest{});
+    EXPECT_EQ(r.status, ready ? 200 : 503) << reason;
+    EXPECT_EQ(r.body, body + "\n") << reason;
   };
-  check(false, "fresh");
-  status.assigned = true;
-  check(false, "assigned, not consuming");
+  check("not_consuming",
+        "not ready (not_consuming): not consuming (starting, loading the "
+        "judgments table, or shut down)");
   status.consuming = true;
+  check("not_assigned",
+        "not ready (not_assigned): no partitions assigned (joining the "
+        "consumer group or rebalancing)");
+  status.assigned = true;
   status.last_poll_mono_ms = clock.MonotonicMillis();
-  check(true, "consuming");
-  clock.Advance(kafka::KafkaStatus::kStallMs - 1);
-  check(true, "polled 9.999 s ago");
+  status.stalest_fetch =
+      kafka::FetchLag{"results", 1, clock.MonotonicMillis(), true};
+  check("ready", "ready");
+  clock.Advance(3000);
+  status.last_poll_mono_ms = clock.MonotonicMillis();
+  check("ready", "ready");  // No fetch for exactly the bound: still ready.
   clock.Advance(1);
-  check(false, "stalled 10 s");
+  status.last_poll_mono_ms = clock.MonotonicMillis();
+  check("fetch_stalled",
+        "not ready (fetch_stalled): no fetch for results/1 for 3s1ms "
+        "(kafka.not_ready_after 3s): its leader broker does not answer");
+  status.stalest_fetch->leader_up = false;
+  check("broker_unreachable",
+        "not ready (broker_unreachable): no fetch for results/1 for 3s1ms "
+        "(kafka.not_ready_after 3s): its leader broker is unreachable");
+  status.stalest_fetch->progress_mono_ms = clock.MonotonicMillis();
+  status.stalest_fetch->leader_up = true;
+  check("ready", "ready");  // Fetches resumed.
+  clock.Advance(kafka::KafkaStatus::kStallMs - 1);
+  status.stalest_fetch->progress_mono_ms = clock.MonotonicMillis();
+  check("ready", "ready");  // Polled 9.999 s ago.
+  clock.Advance(1);
+  status.stalest_fetch->progress_mono_ms = clock.MonotonicMillis();
+  check("loop_stalled",
+        "not ready (loop_stalled): the consume loop has not polled for 10s");
   clock.Set(0);  // A wall-clock step does not matter.
   status.last_poll_mono_ms = clock.MonotonicMillis();
-  check(true, "polled again");
+  check("ready", "ready");
   status.assigned = false;
-  check(false, "revoked");
+  check("not_assigned",
+        "not ready (not_assigned): no partitions assigned (joining the "
+        "consumer group or rebalancing)");
   status.assigned = true;
   status.consuming = false;
-  check(false, "shut down");
+  check("not_consuming",
+        "not ready (not_consuming): not consuming (starting, loading the "
+        "judgments table, or shut down)");
 }
 
 }  // namespace

@@ -1,75 +1,87 @@
 // HttpServer: the daemon's small HTTP/1.1 server for its operational
-// endpoints (/metrics, /healthz, /readyz), on civetweb's C API. It listens on
+// endpoints (/metrics, /healthz, /readyz), on Linux epoll. It listens on
 // one address, dispatches on the exact request path to registered handlers,
 // serves only GET and HEAD (405 otherwise, 404 for unknown paths), and
 // gzip-compresses bodies of 256 bytes or more when the request's
 // Accept-Encoding allows it. No files, no TLS, no keep-alive: one request
 // per connection keeps Stop() prompt and a scraper cannot hold a worker.
 //
+// Built to stay up under hostile or broken clients (issue 15: with civetweb,
+// 8 connections trickling header bytes or 10,000 idle ones silenced
+// /metrics). One I/O thread accepts, reads and writes every connection
+// without blocking; only complete requests reach the `threads` workers, so
+// a slow client never holds a worker. Connections are capped in total and
+// per client address (HttpLimits); at a cap the server sheds the oldest
+// idle connection, then the oldest slow one (ConnectionTable), so that a
+// new scrape always gets in. Deadlines count from the first byte of the
+// request, so trickling cannot extend them, and a connection that sends
+// nothing is dropped after an idle timeout. Responses are written by the
+// I/O thread, not the workers: a client that does not read its response
+// costs a buffer until the write deadline, never a worker.
+//
 // Ownership: Start() returns the server; destroying it stops it. Handlers
 // are owned by the server and destroyed with it.
 //
-// Thread-safety: handlers run on civetweb's worker threads, several at once,
-// so a handler synchronizes its own access to shared state (the metrics
-// handler locks the daemon's mutex). Handle() may be called at any time,
-// also while serving. Stop() and the destructor wait until in-flight
-// handlers return; never call them from a handler.
+// Thread-safety: handlers run on the worker threads, several at once, so a
+// handler synchronizes its own access to shared state (the metrics handler
+// locks the daemon's mutex). Handle() may be called at any time, also while
+// serving. Stop() and the destructor wait until in-flight handlers return;
+// never call them from a handler.
 #ifndef RANKWATCH_DAEMON_HTTP_HTTP_SERVER_H_
 #define RANKWATCH_DAEMON_HTTP_HTTP_SERVER_H_
 
-#include <sys/socket.h>
-
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <shared_mutex>
 #include <string>
-#include <string_view>
-#include <utility>
+#include <thread>
 #include <vector>
 
 #include "base/status.h"
-
-struct mg_connection;
-struct mg_context;
+#include "daemon/http/http_message.h"
 
 namespace rankwatch::http {
 
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
-
-struct HttpRequest {
-  std::string method;  // "GET", "HEAD", ...
-  std::string path;    // URL-decoded, without the query string.
-  HeaderList headers;  // As received.
-
-  // The value of the first header named `name` (ASCII case-insensitive).
-  std::optional<std::string_view> Header(std::string_view name) const;
+// The server's bounds. The defaults are what the daemon runs with
+// (documented in docs/operations.md, "HTTP endpoint under load"); tests
+// shrink them.
+struct HttpLimits {
+  // Open connections in all; lowered at Start() to fit the open-file limit
+  // (less 256 descriptors for the rest of the daemon).
+  size_t max_connections = 4096;
+  // Open connections from one client IP address. A scraper needs one or
+  // two; kubelet probes a few.
+  size_t max_connections_per_client = 64;
+  // A connection that sends no byte in this long is closed.
+  std::chrono::milliseconds idle_timeout{5000};
+  // The request head must be complete this long after its first byte...
+  std::chrono::milliseconds header_timeout{5000};
+  // ... and the body (discarded: no endpoint takes one) this long after it.
+  std::chrono::milliseconds request_timeout{10000};
+  // The response must be taken by the client this long after it is ready.
+  std::chrono::milliseconds write_timeout{10000};
+  // A longer request head is 431 (400 if its request line is unfinished).
+  // Prometheus sends about 300 bytes.
+  size_t max_head_bytes = 8192;
+  // A longer request body is 413.
+  size_t max_body_bytes = 65536;
 };
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  // Extra headers. Content-Type, Content-Length, Content-Encoding, Date and
-  // Connection are set by the server.
-  HeaderList headers;
-
-  // A plain-text response.
-  static HttpResponse Text(int status, std::string body);
-};
-
-using Handler = std::function<HttpResponse(const HttpRequest&)>;
 
 class HttpServer {
  public:
   // Listens on `listen` ("host:port"; host an IPv4 address, a bracketed
-  // IPv6 address or a name; port 0 picks any free port, see port()) with
-  // `threads` worker threads. A malformed address is InvalidArgument; an
-  // address that cannot be bound (busy port, foreign address) Unavailable.
+  // IPv6 address or a name, which binds its first IPv4 address, else its
+  // first IPv6 one; port 0 picks any free port, see port()) with `threads`
+  // worker threads. A malformed address is InvalidArgument; an address that
+  // cannot be bound (busy port, foreign address) Unavailable. Raises the
+  // process's soft open-file limit to its hard limit (logged).
   [[nodiscard]] static StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, int threads);
+  [[nodiscard]] static StatusOr<std::unique_ptr<HttpServer>> Start(
+      const std::string& listen, int threads, const HttpLimits& limits);
 
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -82,45 +94,32 @@ class HttpServer {
   // The port actually bound (the one chosen when started with port 0).
   int port() const { return port_; }
 
-  // Stops listening and waits for in-flight requests to finish (a response
-  // still being written may be cut short). Usually milliseconds; up to 2 s
-  // while a client holds a connection open without sending its request.
-  // Idempotent.
+  // Stops listening, closes every connection and waits for in-flight
+  // handlers to return; their responses get one non-blocking write. Takes
+  // milliseconds beyond the handlers. Idempotent.
   void Stop();
 
  private:
-  HttpServer() = default;
+  class IoLoop;
+  class WorkerPool;
 
-  // civetweb callbacks; `conn` carries the server as context user data.
-  static int OnBeginRequest(mg_connection* conn);
-  static int OnLogMessage(const mg_connection* conn, const char* message);
+  HttpServer();
 
+  // The complete response bytes for `request`: dispatched, compressed when
+  // allowed, formatted. Runs on a worker thread.
+  std::string Respond(const HttpRequest& request) const;
   // The handler's response, or 404 / 405 / 500.
   HttpResponse Dispatch(const HttpRequest& request) const;
   // Compresses the body when the request allows gzip and it pays off.
   static void MaybeCompress(const HttpRequest& request, HttpResponse* response);
-  // Writes the response; returns the status code for civetweb's log.
-  static int Send(mg_connection* conn, const HttpRequest& request,
-                  const HttpResponse& response);
-  void RecordLogMessage(const char* message);
-  // Connects to the server and hangs up: wakes civetweb's accept loop,
-  // which otherwise sees the stop flag only between 2-second polls.
-  void PokeAcceptLoop() const;
 
-  mg_context* context_ = nullptr;
   int port_ = 0;
-  // Where PokeAcceptLoop() connects; length 0 when unknown.
-  sockaddr_storage poke_address_{};
-  socklen_t poke_address_length_ = 0;
-
   mutable std::shared_mutex handlers_mu_;
   std::map<std::string, Handler, std::less<>> handlers_;
 
-  // civetweb reports why it could not start only through its log callback:
-  // messages are kept until Start() returns, then logged.
-  std::mutex log_mu_;
-  bool started_ = false;
-  std::string startup_log_;
+  std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<IoLoop> io_;
+  std::thread io_thread_;
 };
 
 }  // namespace rankwatch::http

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -89,8 +91,11 @@ class HttpServerTest : public ::testing::Test {
       return r;
     });
     server_->Handle("/healthz", HealthHandler());
-    server_->Handle("/readyz",
-                    ReadinessHandler([this] { return ready_.load(); }));
+    // A readiness-like handler whose answer the test flips.
+    server_->Handle("/readyz", [this](const HttpRequest&) {
+      return ready_.load() ? HttpResponse::Text(200, "ready\n")
+                           : HttpResponse::Text(503, "not ready\n");
+    });
   }
 
   StatusOr<HttpResult> Get(
@@ -278,8 +283,8 @@ TEST_F(HttpServerTest, StopWaitsForRequestInFlight) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5));
   client.join();
   ASSERT_TRUE(result.has_value());
-  // civetweb stops writing once stopping, so the client may see the
-  // response or a closed connection, but is never left waiting.
+  // The response gets one write while stopping, so the client may see it
+  // or a closed connection, but is never left waiting.
   if (result->ok()) {
     EXPECT_EQ((*result)->status, 200);
   }
@@ -293,7 +298,6 @@ TEST(HttpServerStartTest, StopIsPrompt) {
   ASSERT_NE(server, nullptr);
   server->Handle("/healthz", HealthHandler());
   ASSERT_TRUE(HttpGet(kLocalhost, server->port(), "/healthz").ok());
-  // civetweb alone notices a stop only between 2-second polls.
   const auto start = std::chrono::steady_clock::now();
   server->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1500));
@@ -361,6 +365,252 @@ TEST(HttpServerStartTest, HostNamesResolve) {
   StatusOr<HttpResult> r = HttpGet(kLocalhost, (*server)->port(), "/healthz");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 200);
+}
+
+// A blocking client socket connected to 127.0.0.1:`port` from `source`
+// (any 127.0.0.0/8 address reaches it on Linux); closed on destruction.
+class RawClient {
+ public:
+  RawClient(int port, const char* source = kLocalhost) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &from.sin_addr);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    connected_ =
+        fd_ >= 0 &&
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof(from)) == 0 &&
+        ::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
+    // Lets the server's I/O thread accept it before the next one comes.
+    rankwatch::testing::SleepFor(milliseconds(30));
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+
+  bool Send(std::string_view data) {
+    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(data.size());
+  }
+
+  // What the server sends until it closes, or nullopt if it is still open
+  // after `timeout`.
+  std::optional<std::string> ReadUntilClosed(milliseconds timeout) {
+    std::string data;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      const auto left = std::chrono::duration_cast<milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() < 0) return std::nullopt;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) != 1) continue;
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return data;  // Closed (or reset).
+      data.append(buffer, static_cast<size_t>(n));
+    }
+  }
+
+  // Whether the server has closed the connection, without waiting.
+  bool ClosedByServer() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 0) != 1) return false;
+    char c;
+    return ::recv(fd_, &c, 1, MSG_PEEK) <= 0;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+std::unique_ptr<HttpServer> StartWithLimits(const HttpLimits& limits) {
+  StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::Start("127.0.0.1:0", 2, limits);
+  EXPECT_TRUE(server.ok()) << server.status().ToString();
+  if (!server.ok()) return nullptr;
+  (*server)->Handle("/healthz", HealthHandler());
+  return std::move(server).value();
+}
+
+double MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+TEST(HttpServerLimitsTest, IdleConnectionIsClosed) {
+  HttpLimits limits;
+  limits.idle_timeout = milliseconds(300);
+  std::unique_ptr<HttpServer> server = StartWithLimits(limits);
+  ASSERT_NE(server, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  RawClient client(server->port());
+  ASSERT_TRUE(client.connected());
+  EXPECT_EQ(client.ReadUntilClosed(seconds(3)), std::string());
+  // 300 ms, checked every 50 ms.
+  EXPECT_GE(MillisSince(start), 290);
+  EXPECT_LT(MillisSince(start), 1000);
+}
+
+TEST(HttpServerLimitsTest, TricklingCannotExtendTheHeaderDeadline) {
+  HttpLimits limits;
+  limits.header_timeout = milliseconds(400);
+  std::unique_ptr<HttpServer> server = StartWithLimits(limits);
+  ASSERT_NE(server, nullptr);
+  RawClient client(server->port());
+  ASSERT_TRUE(client.connected());
+  const std::string head = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-Slow: ";
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> reply;
+  // One byte every 100 ms, well inside any per-read timeout.
+  for (size_t i = 0; !reply.has_value() && MillisSince(start) < 3000; ++i) {
+    client.Send(std::string(1, i < head.size() ? head[i] : 'a'));
+    reply = client.ReadUntilClosed(milliseconds(100));
+  }
+  ASSERT_TRUE(reply.has_value()) << "still open after 3 s";
+  EXPECT_GE(MillisSince(start), 390);
+  EXPECT_LT(MillisSince(start), 1000);
+  EXPECT_TRUE(reply->starts_with("HTTP/1.1 408 ") || reply->empty()) << *reply;
+}
+
+TEST(HttpServerLimitsTest, SlowBodyIsCutAtTheRequestDeadline) {
+  HttpLimits limits;
+  limits.request_timeout = milliseconds(500);
+  std::unique_ptr<HttpServer> server = StartWithLimits(limits);
+  ASSERT_NE(server, nullptr);
+  RawClient client(server->port());
+  ASSERT_TRUE(client.connected());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client.Send(
+      "POST /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n"));
+  std::optional<std::string> reply;
+  while (!reply.has_value() && MillisSince(start) < 3000) {
+    client.Send("x");
+    reply = client.ReadUntilClosed(milliseconds(100));
+  }
+  ASSERT_TRUE(reply.has_value()) << "still open after 3 s";
+  EXPECT_GE(MillisSince(start), 490);
+  EXPECT_LT(MillisSince(start), 1100);
+}
+
+TEST_F(HttpServerTest, BodyIsReadThenAnswered) {
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.Send(
+      "POST /metrics HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"));
+  const std::optional<std::string> reply = client.ReadUntilClosed(seconds(5));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->starts_with("HTTP/1.1 405 Method Not Allowed\r\n"))
+      << *reply;
+}
+
+TEST_F(HttpServerTest, LargeBodyIs413) {
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.Send(
+      "POST /metrics HTTP/1.1\r\nHost: h\r\nContent-Length: 65537\r\n\r\n"));
+  const std::optional<std::string> reply = client.ReadUntilClosed(seconds(5));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->starts_with("HTTP/1.1 413 ")) << *reply;
+  EXPECT_TRUE(reply->ends_with("\r\n\r\nbad request: body over 65536 bytes\n"))
+      << *reply;
+}
+
+TEST_F(HttpServerTest, OversizedHeadIs431) {
+  StatusOr<HttpResult> r = Get("/healthz", {{"X-Big", std::string(9000, 'a')}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 431);
+  EXPECT_EQ(r->body, "bad request: head over 8192 bytes\n");
+  r = Get("/" + std::string(9000, 'a'));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->body, "bad request: request line too long\n");
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400WithAReason) {
+  RawClient client(server_->port());
+  ASSERT_TRUE(client.connected());
+  ASSERT_TRUE(client.Send("GET /healthz HTTP/1.1\r\n\r\n"));
+  const std::optional<std::string> reply = client.ReadUntilClosed(seconds(5));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_TRUE(reply->starts_with("HTTP/1.1 400 Bad Request\r\n")) << *reply;
+  EXPECT_TRUE(reply->ends_with("\r\n\r\nbad request: HTTP/1.1 without Host\n"))
+      << *reply;
+}
+
+TEST(HttpServerLimitsTest, AtTheCapTheOldestIdleConnectionIsShed) {
+  HttpLimits limits;
+  limits.max_connections = 4;
+  std::unique_ptr<HttpServer> server = StartWithLimits(limits);
+  ASSERT_NE(server, nullptr);
+  RawClient slow(server->port());
+  ASSERT_TRUE(slow.Send("G"));  // Slow: shed only after the idle ones.
+  RawClient idle1(server->port());
+  RawClient idle2(server->port());
+  RawClient idle3(server->port());
+  // A fifth connection, the scrape, gets in: idle1 makes room.
+  StatusOr<HttpResult> r = HttpGet(kLocalhost, server->port(), "/healthz");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(idle1.ReadUntilClosed(seconds(2)).has_value());
+  EXPECT_FALSE(idle2.ClosedByServer());
+  EXPECT_FALSE(idle3.ClosedByServer());
+  EXPECT_FALSE(slow.ClosedByServer());
+  // The scrape has gone: two more fit by shedding idle2 alone.
+  RawClient idle4(server->port());
+  RawClient idle5(server->port());
+  EXPECT_TRUE(idle2.ReadUntilClosed(seconds(2)).has_value());
+  EXPECT_FALSE(idle3.ClosedByServer());
+  EXPECT_FALSE(slow.ClosedByServer());
+  ASSERT_TRUE(idle3.Send("G"));
+  ASSERT_TRUE(idle4.Send("G"));
+  ASSERT_TRUE(idle5.Send("G"));
+  rankwatch::testing::SleepFor(milliseconds(50));
+  // Now all four are slow: the oldest (`slow`) makes room.
+  r = HttpGet(kLocalhost, server->port(), "/healthz");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(slow.ReadUntilClosed(seconds(2)).has_value());
+  EXPECT_FALSE(idle3.ClosedByServer());
+  EXPECT_FALSE(idle4.ClosedByServer());
+}
+
+TEST(HttpServerLimitsTest, AClientAtItsCapShedsItsOwnConnections) {
+  HttpLimits limits;
+  limits.max_connections_per_client = 2;
+  std::unique_ptr<HttpServer> server = StartWithLimits(limits);
+  ASSERT_NE(server, nullptr);
+  RawClient scraper_idle(server->port(), kLocalhost);
+  RawClient flood1(server->port(), "127.0.0.2");
+  RawClient flood2(server->port(), "127.0.0.2");
+  ASSERT_TRUE(flood1.connected());
+  RawClient flood3(server->port(), "127.0.0.2");
+  EXPECT_TRUE(flood1.ReadUntilClosed(seconds(2)).has_value());
+  EXPECT_FALSE(flood2.ClosedByServer());
+  EXPECT_FALSE(flood3.ClosedByServer());
+  EXPECT_FALSE(scraper_idle.ClosedByServer());
+  // The scraper's address has room for one more.
+  StatusOr<HttpResult> r = HttpGet(kLocalhost, server->port(), "/healthz");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(scraper_idle.ClosedByServer());
+}
+
+TEST(HttpServerStartTest, RaisesTheOpenFileLimit) {
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  std::unique_ptr<HttpServer> server = StartLocal();
+  ASSERT_NE(server, nullptr);
+  rlimit after{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &after), 0);
+  EXPECT_EQ(after.rlim_cur, limit.rlim_max);
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ constexpr int64_t kTickMs = 200;    // Idle-window checks.
 constexpr int64_t kStatsMs = 1000;  // Lag and position refresh.
 constexpr int kMetadataTimeoutMs = 10'000;
 constexpr int kFlushTimeoutMs = 2000;  // Dead letters at shutdown.
+// At most one log line per this interval about readiness changes; the
+// latest state is logged once the interval has passed.
+constexpr int64_t kReadinessLogMs = 1000;
 
 }  // namespace
 
@@ -83,6 +86,7 @@ StatusOr<std::unique_ptr<KafkaIngest>> KafkaIngest::Create(
 
 Status KafkaIngest::Init() {
   status_.topics = {config_.kafka.results_topic, config_.kafka.judgments_topic};
+  status_.not_ready_after_ms = config_.kafka.not_ready_after.count();
   RebalanceListener* listener = this;  // A private base: converted here.
   rebalance_handler_ =
       std::make_unique<RebalanceHandler>(listener, kMetadataTimeoutMs);
@@ -183,6 +187,7 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
   std::map<int32_t, int64_t> targets;
   for (int p = 0; p < n; ++p) {
     parts.Add(topic, p, RdKafka::Topic::OFFSET_BEGINNING);
+    fetch_progress_.Track(SlotOf(1, p), clock_->MonotonicMillis());
     int64_t low = 0, high = 0;
     const RdKafka::ErrorCode err = table_consumer_->query_watermark_offsets(
         topic, p, &low, &high, kMetadataTimeoutMs);
@@ -307,6 +312,7 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
   if (t < 0) return;
   const int32_t slot = SlotOf(t, msg->partition());
   const int64_t offset = msg->offset();
+  fetch_progress_.Progress(slot, clock_->MonotonicMillis());
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
     origin.replayed = true;
@@ -357,15 +363,60 @@ void KafkaIngest::Periodic() {
     last_commit_mono_ms_ = now;
     Commit(book_.slots(), /*sync=*/false);
   }
+  PublishFetchProgress();
+  LogReadiness(now);
 }
 
-// Records which partitions are fetched from a reachable leader. Runs on the
-// consumer thread and touches only its own state: no lock.
+void KafkaIngest::PublishFetchProgress() {
+  const std::optional<FetchProgressTable::Stalest> s =
+      fetch_progress_.stalest();
+  if (!s.has_value()) {
+    status_.stalest_fetch.reset();
+    return;
+  }
+  status_.stalest_fetch =
+      FetchLag{TopicName(SlotTopic(s->slot)), SlotPartition(s->slot),
+               s->progress_mono_ms, s->leader_up};
+}
+
+// Logs readiness changes with the reason, at most one line per
+// kReadinessLogMs: a flapping broker does not flood the log, and the state
+// in force is logged once the interval has passed.
+void KafkaIngest::LogReadiness(int64_t now) {
+  const ReadyReason reason = status_.ready_reason(now);
+  if (reason == logged_reason_) return;
+  if (last_readiness_log_mono_ms_.has_value() &&
+      now - *last_readiness_log_mono_ms_ < kReadinessLogMs) {
+    return;
+  }
+  logged_reason_ = reason;
+  last_readiness_log_mono_ms_ = now;
+  if (reason == ReadyReason::kReady) {
+    spdlog::info("kafka consumer: ready");
+  } else {
+    spdlog::warn("kafka consumer: {}", status_.ReadinessMessage(now));
+  }
+}
+
+// Records which partitions are fetched from a reachable leader, and when
+// their fetcher last heard from it: an active fetch from an UP leader that
+// answered rx_idle_ms ago is fetch progress at now - rx_idle_ms (fetches
+// are long polls, answered even without data). Runs on the consumer thread
+// and touches only its own state: no lock.
 void KafkaIngest::OnStatistics(const std::string& json) {
   const int64_t now = clock_->MonotonicMillis();
   for (const PartitionFetchHealth& p : ParseFetchHealth(json)) {
     const int t = TopicIndex(p.topic);
     if (t >= 0) fetch_health_.Record(SlotOf(t, p.partition), p.healthy, now);
+  }
+  for (const BrokerFetch& f : ParseBrokerFetches(json)) {
+    const int t = TopicIndex(f.topic);
+    if (t < 0) continue;
+    const int32_t slot = SlotOf(t, f.partition);
+    fetch_progress_.SetLeaderUp(slot, f.broker_up);
+    if (f.broker_up && f.rx_idle_ms >= 0 && fetch_health_.Healthy(slot, now)) {
+      fetch_progress_.Progress(slot, now - f.rx_idle_ms);
+    }
   }
 }
 
@@ -468,12 +519,14 @@ void KafkaIngest::UpdatePartitionStats() {
 void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
+  const int64_t now = clock_->MonotonicMillis();
   int64_t watermark = INT64_MIN;
   for (const AssignedPartition& p : partitions) {
     const int t = TopicIndex(p.topic);
     if (t < 0) continue;
     const int32_t slot = SlotOf(t, p.partition);
     book_.Assign(slot);
+    fetch_progress_.Track(slot, now);
     // It holds event time back until it delivers or has caught up.
     pipeline_->AddSource(slot);
     if (p.committed_offset < 0) continue;
@@ -481,6 +534,7 @@ void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
                                         slot, p.committed_offset, p.metadata));
   }
   if (watermark != INT64_MIN) (void)pipeline_->RestoreWatermark(watermark);
+  PublishFetchProgress();
 }
 
 void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
@@ -495,7 +549,11 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
   if (!lost) Commit(slots, /*sync=*/true);
   // The new owner re-reads these events from the committed offsets.
   pipeline_->DropPartitions(slots);
-  for (int32_t slot : slots) book_.Revoke(slot);
+  for (int32_t slot : slots) {
+    book_.Revoke(slot);
+    fetch_progress_.Untrack(slot);
+  }
+  PublishFetchProgress();
 }
 
 void KafkaIngest::OnAssignmentChanged(bool assigned) {

@@ -21,6 +21,10 @@
 //   (the new owner re-reads it from the committed offsets).
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
+// * Readiness (KafkaStatus::ready_reason): the loop tracks fetch progress
+//   per assigned partition (a message, or statistics showing an active
+//   fetch from an UP leader that answered recently), publishes the stalest
+//   partition into the status, and logs readiness changes with the reason.
 //
 // Threading: Run() is the consumer thread. The pipeline and the status are
 // shared with the HTTP threads under the mutex given to Attach(). The
@@ -29,8 +33,8 @@
 // serves callbacks (consume(), close()): the callbacks served there
 // (rebalance, statistics and errors, commit results), which run on the
 // consumer thread inside those calls, take the mutex themselves. State no
-// other thread sees (the PartitionBook, fetch health, the table's
-// positions) is touched by the consumer thread only and needs no lock.
+// other thread sees (the PartitionBook, fetch health and progress, the
+// table's positions) is touched by the consumer thread only and needs no lock.
 #ifndef RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 #define RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 
@@ -42,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +107,8 @@ class KafkaIngest final : public stream::ReleaseListener,
   void MarkCaughtUpSources();
   void Commit(const std::vector<int32_t>& slots, bool sync);
   void UpdatePartitionStats();
+  void PublishFetchProgress();
+  void LogReadiness(int64_t now);
 
   // Statistics callback (consumer thread, no lock needed).
   void OnStatistics(const std::string& json);
@@ -134,11 +141,16 @@ class KafkaIngest final : public stream::ReleaseListener,
   PartitionBook book_;
   std::map<int32_t, int64_t> table_positions_;  // qrels table partitions.
   FetchHealthTable fetch_health_;
+  // Written by the consumer thread, published into status_ under *mu_.
+  FetchProgressTable fetch_progress_;
   std::array<int32_t, 2> topic_partitions_{};  // Partition count per topic.
   // Monotonic times of the periodic work.
   int64_t last_commit_mono_ms_ = 0;
   int64_t last_tick_mono_ms_ = 0;
   int64_t last_stats_mono_ms_ = 0;
+  // The readiness last logged, and when (guarded by *mu_).
+  ReadyReason logged_reason_ = ReadyReason::kNotConsuming;
+  std::optional<int64_t> last_readiness_log_mono_ms_;
 };
 
 }  // namespace rankwatch::kafka

@@ -163,6 +163,7 @@ TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {
   // A clock that never moves: no periodic commit, no statistics refresh;
   // only the shutdown commits.
   FakeClock clock(0);
+  config_.kafka.not_ready_after = std::chrono::seconds(2);
   Produce("results", "r0", ResultsJson("r0", SystemClock::Get()->NowMillis()));
   RunningIngest ingest(config_, &clock);
   ASSERT_TRUE(ingest.WaitFor(
@@ -176,6 +177,16 @@ TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {
     // polled for 10 s once that much time passes without a poll.
     EXPECT_FALSE(
         ingest.status().ready(clock.MonotonicMillis() + KafkaStatus::kStallMs));
+    // Fetch progress runs on the same clock: every partition was assigned
+    // (and results/0 delivered) at 0, so they are stale just after
+    // kafka.not_ready_after (2 s here), their leader UP.
+    const KafkaStatus& s = ingest.status();
+    EXPECT_EQ(s.not_ready_after_ms, 2000);
+    ASSERT_TRUE(s.stalest_fetch.has_value());
+    EXPECT_EQ(s.stalest_fetch->progress_mono_ms, 0);
+    EXPECT_TRUE(s.stalest_fetch->leader_up);
+    EXPECT_EQ(s.ready_reason(2000), ReadyReason::kReady);
+    EXPECT_EQ(s.ready_reason(2001), ReadyReason::kFetchStalled);
   }
   ingest.Stop();
   std::lock_guard<std::mutex> lock(ingest.mu());

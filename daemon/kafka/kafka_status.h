@@ -5,12 +5,22 @@
 //
 // Topics are Kafka topic names. Counters only grow; a value the consumer
 // does not know yet is left at its default and not exported.
+//
+// Readiness (readiness(), ready()) is the one predicate behind /readyz and
+// the gauges rankwatch_consumer_ready and rankwatch_consumer_ready_reason,
+// a pure function of the status and a monotonic `now` that the caller
+// injects. Fetch progress, one of its inputs, is tracked per partition by
+// FetchProgressTable from messages and librdkafka's statistics
+// (ParseBrokerFetches); see docs/operations.md, "Readiness".
 #ifndef RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
 #define RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rankwatch::kafka {
@@ -20,8 +30,37 @@ struct PartitionStatus {
   std::string topic;
   int32_t partition = 0;
   int64_t lag = -1;               // Messages behind the high watermark.
-  int64_t committed_offset = -1;  // Last offset committed.
+  int64_t committed_offset = -1;  // Last committed offset.
   int64_t high_watermark = -1;    // Broker's end offset.
+};
+
+// Why the consumer is (not) ready: a fixed set, each exported as a series
+// of rankwatch_consumer_ready_reason. In the order the predicate checks
+// them.
+enum class ReadyReason {
+  kReady,
+  kNotConsuming,       // Starting, loading the qrels table, or shut down.
+  kNotAssigned,        // No partitions: joining the group or rebalancing.
+  kLoopStalled,        // The consume loop has not polled for kStallMs.
+  kBrokerUnreachable,  // No fetch for the bound; the leader is not UP.
+  kFetchStalled,       // No fetch for the bound; the leader is UP (frozen?).
+};
+inline constexpr std::array<ReadyReason, 6> kAllReadyReasons = {
+    ReadyReason::kReady,
+    ReadyReason::kNotConsuming,
+    ReadyReason::kNotAssigned,
+    ReadyReason::kLoopStalled,
+    ReadyReason::kBrokerUnreachable,
+    ReadyReason::kFetchStalled};
+// "ready", "not_consuming", ...: the label value of the reason series.
+std::string_view ReadyReasonName(ReadyReason reason);
+
+// The assigned partition that has gone longest without fetch progress.
+struct FetchLag {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t progress_mono_ms = 0;  // Its latest fetch progress.
+  bool leader_up = true;         // Its leader was UP at the last statistics.
 };
 
 struct KafkaStatus {
@@ -39,15 +78,22 @@ struct KafkaStatus {
   int64_t last_poll_mono_ms = kUnwatched;
   // A loop that has not polled for this long is stalled: not ready.
   static constexpr int64_t kStallMs = 10'000;
+  // kafka.not_ready_after: a partition without fetch progress for longer
+  // than this makes the consumer not ready.
+  int64_t not_ready_after_ms = 30'000;
+  // The stalest assigned partition; none while nothing is assigned (or in
+  // a status that no loop drives).
+  std::optional<FetchLag> stalest_fetch;
 
-  // The one readiness predicate: what /readyz answers and what the gauge
-  // rankwatch_consumer_ready exports. Assigned, consuming, and polled less
-  // than kStallMs before `now_mono_ms`.
+  // The one readiness predicate, at monotonic time `now_mono_ms`: the first
+  // reason that holds, in the order of ReadyReason.
+  ReadyReason ready_reason(int64_t now_mono_ms) const;
   bool ready(int64_t now_mono_ms) const {
-    return assigned && consuming &&
-           (last_poll_mono_ms == kUnwatched ||
-            now_mono_ms - last_poll_mono_ms < kStallMs);
+    return ready_reason(now_mono_ms) == ReadyReason::kReady;
   }
+  // One line for /readyz and the log: "ready", or "not ready (<reason>):
+  // <why, with figures>".
+  std::string ReadinessMessage(int64_t now_mono_ms) const;
 
   // Assigned partitions with their offsets; replaced on every rebalance.
   std::vector<PartitionStatus> partitions;
@@ -60,6 +106,59 @@ struct KafkaStatus {
   // Events re-read after a restart or rebalance and skipped because the
   // metrics already reflect them, per topic.
   std::map<std::string, int64_t> replayed_events;
+};
+
+// What librdkafka's statistics JSON says of one topic-partition's fetcher:
+// brokers.<b>.toppars lists the partitions each broker serves to this
+// client (it fetches them from there), with the broker's `state` and
+// `rxidle` (microseconds since the last response on its connection, -1
+// when none yet). Fetch requests are long polls answered at least every
+// fetch.wait.max.ms (500 ms by default), so a fetching broker that stays
+// silent is frozen or cut off even while its state is still "UP" (as it
+// stays until socket.timeout.ms, 60 s, expires).
+struct BrokerFetch {
+  std::string topic;
+  int32_t partition = 0;
+  bool broker_up = false;   // state "UP".
+  int64_t rx_idle_ms = -1;  // -1: nothing received on this connection yet.
+};
+
+// The toppars of the real brokers in `json` (not the "logical" ones such
+// as GroupCoordinator, which have a connection of their own). Entries
+// lacking a field or numbered outside [0, int32 max] are left out; JSON
+// that does not parse gives an empty list. Pure.
+std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json);
+
+// Per assigned partition (by slot), when fetches last made progress: a
+// message received, or statistics showing an active fetch from an UP
+// leader that answered recently. A newly tracked partition counts as
+// progressing from then (its fetcher starts). Plain state, not
+// thread-safe: the consumer thread owns it.
+class FetchProgressTable {
+ public:
+  // Starts tracking `slot` at `now_mono_ms` unless tracked already.
+  void Track(int32_t slot, int64_t now_mono_ms);
+  void Untrack(int32_t slot);
+  // Fetch progress of `slot` at `at_mono_ms` (ignored if untracked or
+  // older than what is known).
+  void Progress(int32_t slot, int64_t at_mono_ms);
+  // What the latest statistics said of `slot`'s leader.
+  void SetLeaderUp(int32_t slot, bool up);
+
+  struct Stalest {
+    int32_t slot = 0;
+    int64_t progress_mono_ms = 0;
+    bool leader_up = true;
+  };
+  // The tracked slot with the oldest progress; none if nothing is tracked.
+  std::optional<Stalest> stalest() const;
+
+ private:
+  struct Entry {
+    int64_t progress_mono_ms = 0;
+    bool leader_up = true;
+  };
+  std::map<int32_t, Entry> slots_;
 };
 
 }  // namespace rankwatch::kafka

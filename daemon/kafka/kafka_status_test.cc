@@ -1,23 +1,169 @@
 #include "daemon/kafka/kafka_status.h"
 
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/clock.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::kafka {
 namespace {
 
-TEST(KafkaStatusTest, ReadyWhenAssignedConsumingAndPolledRecently) {
+// A consumer status as the loop leaves it when all is well at `now`.
+KafkaStatus Consuming(int64_t now) {
   KafkaStatus s;
-  EXPECT_FALSE(s.ready(0));
-  s.assigned = true;
-  EXPECT_FALSE(s.ready(0));  // Not consuming yet.
   s.consuming = true;
-  EXPECT_TRUE(s.ready(0));  // No loop watched: no stall check.
-  s.last_poll_mono_ms = 50'000;
-  EXPECT_TRUE(s.ready(50'000));
-  EXPECT_TRUE(s.ready(50'000 + KafkaStatus::kStallMs - 1));
-  EXPECT_FALSE(s.ready(50'000 + KafkaStatus::kStallMs));  // Stalled.
+  s.assigned = true;
+  s.last_poll_mono_ms = now;
+  s.not_ready_after_ms = 3000;
+  s.stalest_fetch = FetchLag{"results", 2, now, true};
+  return s;
+}
+
+TEST(KafkaStatusTest, ReasonsInTheOrderTheyAreChecked) {
+  KafkaStatus s;
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kNotConsuming);
+  s.assigned = true;
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kNotConsuming);
   s.assigned = false;
-  EXPECT_FALSE(s.ready(50'000));
+  s.consuming = true;
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kNotAssigned);
+  s.assigned = true;
+  // No loop watched, no partition tracked: no stall check.
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kReady);
+  EXPECT_TRUE(s.ready(0));
+}
+
+TEST(KafkaStatusTest, LoopStallAtTenSeconds) {
+  FakeClock clock(1'700'000'000'000);
+  clock.Advance(50'000);
+  KafkaStatus s = Consuming(clock.MonotonicMillis());
+  s.not_ready_after_ms = 60'000;  // Longer: the loop check decides.
+  clock.Advance(KafkaStatus::kStallMs - 1);
+  EXPECT_TRUE(s.ready(clock.MonotonicMillis()));
+  clock.Advance(1);
+  EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()), ReadyReason::kLoopStalled);
+  // 50 s + 10 s - 50 s = 10 s without a poll.
+  EXPECT_EQ(s.ReadinessMessage(clock.MonotonicMillis()),
+            "not ready (loop_stalled): the consume loop has not polled for "
+            "10s");
+  s.last_poll_mono_ms = clock.MonotonicMillis();
+  EXPECT_TRUE(s.ready(clock.MonotonicMillis()));
+}
+
+// The bound is inclusive: ready at exactly not_ready_after without a
+// fetch, not ready 1 ms later; ready again as soon as a fetch progresses.
+TEST(KafkaStatusTest, FetchBoundInclusiveThenRecovery) {
+  FakeClock clock;
+  clock.Advance(10'000);
+  KafkaStatus s = Consuming(clock.MonotonicMillis());
+  clock.Advance(3000);
+  s.last_poll_mono_ms = clock.MonotonicMillis();  // The loop keeps polling.
+  EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()), ReadyReason::kReady);
+  EXPECT_EQ(s.ReadinessMessage(clock.MonotonicMillis()), "ready");
+  clock.Advance(1);
+  EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()),
+            ReadyReason::kFetchStalled);
+  // 13.001 s - 10 s = 3001 ms.
+  EXPECT_EQ(s.ReadinessMessage(clock.MonotonicMillis()),
+            "not ready (fetch_stalled): no fetch for results/2 for 3s1ms "
+            "(kafka.not_ready_after 3s): its leader broker does not answer");
+  s.stalest_fetch->leader_up = false;
+  EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()),
+            ReadyReason::kBrokerUnreachable);
+  EXPECT_EQ(s.ReadinessMessage(clock.MonotonicMillis()),
+            "not ready (broker_unreachable): no fetch for results/2 for 3s1ms "
+            "(kafka.not_ready_after 3s): its leader broker is unreachable");
+  // Statistics report a fetch answered 200 ms ago.
+  s.stalest_fetch = FetchLag{"results", 2, clock.MonotonicMillis() - 200, true};
+  EXPECT_TRUE(s.ready(clock.MonotonicMillis()));
+}
+
+TEST(KafkaStatusTest, LoopStallTakesPrecedenceOverFetchStall) {
+  KafkaStatus s = Consuming(0);
+  EXPECT_EQ(s.ready_reason(KafkaStatus::kStallMs), ReadyReason::kLoopStalled);
+  s.consuming = false;
+  EXPECT_EQ(s.ready_reason(KafkaStatus::kStallMs), ReadyReason::kNotConsuming);
+  EXPECT_EQ(s.ReadinessMessage(0),
+            "not ready (not_consuming): not consuming (starting, loading the "
+            "judgments table, or shut down)");
+  s.consuming = true;
+  s.assigned = false;
+  EXPECT_EQ(s.ReadinessMessage(0),
+            "not ready (not_assigned): no partitions assigned (joining the "
+            "consumer group or rebalancing)");
+}
+
+TEST(KafkaStatusTest, ReasonNamesAreDistinct) {
+  std::set<std::string_view> names;
+  for (ReadyReason r : kAllReadyReasons) names.insert(ReadyReasonName(r));
+  EXPECT_EQ(names, (std::set<std::string_view>{
+                       "ready", "not_consuming", "not_assigned", "loop_stalled",
+                       "broker_unreachable", "fetch_stalled"}));
+}
+
+TEST(FetchProgressTableTest, StalestTrackedSlot) {
+  FetchProgressTable t;
+  EXPECT_FALSE(t.stalest().has_value());
+  t.Track(0, 100);
+  t.Track(2, 300);
+  t.Track(0, 900);  // Tracked already: keeps 100.
+  ASSERT_TRUE(t.stalest().has_value());
+  EXPECT_EQ(t.stalest()->slot, 0);
+  EXPECT_EQ(t.stalest()->progress_mono_ms, 100);
+  t.Progress(0, 500);
+  t.Progress(0, 400);  // Older than known: ignored.
+  t.Progress(5, 50);   // Untracked: ignored.
+  EXPECT_EQ(t.stalest()->slot, 2);
+  EXPECT_EQ(t.stalest()->progress_mono_ms, 300);
+  EXPECT_TRUE(t.stalest()->leader_up);
+  t.SetLeaderUp(2, false);
+  EXPECT_FALSE(t.stalest()->leader_up);
+  t.Untrack(2);
+  EXPECT_EQ(t.stalest()->slot, 0);
+  EXPECT_EQ(t.stalest()->progress_mono_ms, 500);
+  t.Untrack(0);
+  EXPECT_FALSE(t.stalest().has_value());
+}
+
+// Trimmed from librdkafka 2.0.2's statistics of a consumer of the mock
+// cluster: the real broker serves results-0 and results-1; the logical
+// GroupCoordinator (same node) serves none and is skipped; a second broker,
+// down, serves judgments-0.
+TEST(ParseBrokerFetchesTest, TopparsOfRealBrokers) {
+  const std::string json = R"({
+    "brokers": {
+      "127.0.0.1:33573/1": {"name": "127.0.0.1:33573/1", "nodeid": 1,
+        "source": "learned", "state": "UP", "rxidle": 397489,
+        "toppars": {
+          "results-0": {"topic": "results", "partition": 0},
+          "results-1": {"topic": "results", "partition": 1}}},
+      "GroupCoordinator": {"name": "GroupCoordinator", "nodeid": 1,
+        "source": "logical", "state": "UP", "rxidle": 5,
+        "toppars": {"x-0": {"topic": "x", "partition": 0}}},
+      "127.0.0.1:33574/2": {"nodeid": 2, "source": "learned",
+        "state": "TRY_CONNECT", "rxidle": -1,
+        "toppars": {
+          "judgments-0": {"topic": "judgments", "partition": 0},
+          "bad": {"topic": "judgments", "partition": -1},
+          "no-topic": {"partition": 3}}}
+    },
+    "topics": {}
+  })";
+  const std::vector<BrokerFetch> got = ParseBrokerFetches(json);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].topic, "results");
+  EXPECT_EQ(got[0].partition, 0);
+  EXPECT_TRUE(got[0].broker_up);
+  EXPECT_EQ(got[0].rx_idle_ms, 397);  // 397489 us.
+  EXPECT_EQ(got[1].partition, 1);
+  EXPECT_EQ(got[2].topic, "judgments");
+  EXPECT_FALSE(got[2].broker_up);
+  EXPECT_EQ(got[2].rx_idle_ms, -1);
+  EXPECT_TRUE(ParseBrokerFetches("{not json").empty());
+  EXPECT_TRUE(ParseBrokerFetches("{\"brokers\": []}").empty());
 }
 
 }  // namespace

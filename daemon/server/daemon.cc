@@ -60,9 +60,10 @@ Status Daemon::Init() {
                   return probe_->Collect();
                 }));
   http_->Handle("/healthz", http::HealthHandler());
-  // The same predicate as the gauge rankwatch_consumer_ready.
-  http_->Handle("/readyz", http::ReadinessHandler(exporter::LockedReadiness(
-                               &ingest_->status(), &mu_, clock_)));
+  // The same predicate as the gauges rankwatch_consumer_ready and
+  // rankwatch_consumer_ready_reason, with the reason in the body.
+  http_->Handle("/readyz",
+                exporter::ReadinessHandler(&ingest_->status(), &mu_, clock_));
   spdlog::info("serving /metrics, /healthz and /readyz on port {}",
                http_->port());
   return Status::Ok();

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -63,6 +65,108 @@ TEST(DaemonTest, HealthyAtOnceReadyWhenConsumingStopsCleanly) {
   stop = true;
   runner.join();
   EXPECT_TRUE(run_status.ok()) << run_status.ToString();
+}
+
+// Polls /readyz every 100 ms until its status is `want` or `timeout` passes;
+// returns the time it took, or nullopt on timeout.
+std::optional<std::chrono::milliseconds> WaitForReadyz(
+    int port, int want, std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < timeout) {
+    if (Status(port, "/readyz") == want) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return std::nullopt;
+}
+
+// /readyz's body and the readiness gauges agree on `reason`.
+void ExpectReadiness(int port, const std::string& reason) {
+  auto readyz = testing::HttpGet("127.0.0.1", port, "/readyz");
+  ASSERT_TRUE(readyz.ok());
+  if (reason == "ready") {
+    EXPECT_EQ(readyz->body, "ready\n");
+  } else {
+    EXPECT_EQ(readyz->body.rfind("not ready (" + reason + "): ", 0), 0u)
+        << readyz->body;
+  }
+  auto metrics = testing::HttpGet("127.0.0.1", port, "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  const std::string gauge = std::string("\nrankwatch_consumer_ready ") +
+                            (reason == "ready" ? "1" : "0") + "\n";
+  EXPECT_NE(metrics->body.find(gauge), std::string::npos) << reason;
+  EXPECT_NE(metrics->body.find("\nrankwatch_consumer_ready_reason{reason=\"" +
+                               reason + "\"} 1\n"),
+            std::string::npos)
+      << reason;
+}
+
+// Readiness means consuming: with the only broker down, or up but not
+// answering (responses delayed by 100 s, as a frozen process), /readyz and
+// the gauges turn not ready once no fetch has progressed for
+// kafka.not_ready_after (3 s here), with the reason; ready again as soon as
+// the broker answers. A session timeout of 30 s keeps the assignment
+// through the outages, so that the fetch check is what decides.
+TEST(DaemonTest, NotReadyWhileTheBrokerIsDownOrFrozen) {
+  auto cluster = sim::MockCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  ASSERT_TRUE((*cluster)->CreateTopic("results", 1).ok());
+  ASSERT_TRUE((*cluster)->CreateTopic("judgments", 1).ok());
+  config::Config config = ConfigFor((*cluster)->bootstrap_servers());
+  config.kafka.not_ready_after = 3s;
+  config.kafka.properties["session.timeout.ms"] = "30000";
+  config.kafka.properties["reconnect.backoff.max.ms"] = "500";
+  auto daemon = Daemon::Create(config);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  // Stops and joins the consumer thread however the test ends.
+  struct Runner {
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    ~Runner() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } runner;
+  runner.thread = std::thread([&] { (void)(*daemon)->Run(runner.stop); });
+  ASSERT_TRUE(WaitForReadyz(port, 200, 30s).has_value());
+  ExpectReadiness(port, "ready");
+
+  // Progress is at most ~1.5 s old when the broker goes (statistics every
+  // 1 s, each reporting a fetch answered < 0.5 s before), and statistics
+  // report the stall within 1 s more: not ready after 1.5 s to 4 s; 1 s and
+  // 6 s leave room for a loaded machine.
+  ASSERT_TRUE((*cluster)->SetBrokerDown(1).ok());
+  std::optional<std::chrono::milliseconds> took = WaitForReadyz(port, 503, 15s);
+  ASSERT_TRUE(took.has_value());
+  std::printf("broker down: not ready after %lld ms\n",
+              static_cast<long long>(took->count()));
+  EXPECT_GE(*took, 1s);
+  EXPECT_LE(*took, 6s);
+  ExpectReadiness(port, "broker_unreachable");
+  ASSERT_TRUE((*cluster)->SetBrokerUp(1).ok());
+  took = WaitForReadyz(port, 200, 15s);
+  ASSERT_TRUE(took.has_value());
+  std::printf("broker up: ready after %lld ms\n",
+              static_cast<long long>(took->count()));
+  ExpectReadiness(port, "ready");
+
+  ASSERT_TRUE((*cluster)->SetBrokerRtt(1, 100'000).ok());
+  took = WaitForReadyz(port, 503, 15s);
+  ASSERT_TRUE(took.has_value());
+  std::printf("broker frozen: not ready after %lld ms\n",
+              static_cast<long long>(took->count()));
+  EXPECT_GE(*took, 1s);
+  EXPECT_LE(*took, 6s);
+  ExpectReadiness(port, "fetch_stalled");
+  ASSERT_TRUE((*cluster)->SetBrokerRtt(1, 0).ok());
+  took = WaitForReadyz(port, 200, 15s);
+  ASSERT_TRUE(took.has_value());
+  std::printf("broker answering again: ready after %lld ms\n",
+              static_cast<long long>(took->count()));
+  ExpectReadiness(port, "ready");
 }
 
 // A port already taken is an error of Create(), not of the configuration

@@ -68,8 +68,7 @@ ExperimentMonitor::ExperimentMonitor(
     const std::vector<config::ExperimentConfig>* experiments,
     const config::StatisticsConfig& statistics, const Aggregator* aggregator,
     bool units)
-    : experiments_(experiments),
-      aggregator_(aggregator),
+    : aggregator_(aggregator),
       level_(statistics.level),
       srm_level_(statistics.srm_level),
       units_(units),

@@ -158,7 +158,6 @@ class ExperimentMonitor {
   void UpdateSrm();
   void UpdateFamilies();
 
-  const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
   double level_;
   double srm_level_;

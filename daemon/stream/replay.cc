@@ -6,7 +6,9 @@
 #include <cstring>
 #include <map>
 
+#include "base/bounded_read.h"
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "metrics/running_stats.h"
 #include "trec/mapped_file.h"
 
@@ -37,8 +39,10 @@ class Source {
 
   uint64_t size() const { return file_.data().size(); }
 
-  void Index(Pipeline* pipeline, std::vector<IndexedEvent>* out,
-             const std::function<void(uint64_t)>& progress) {
+  // Fails on a line longer than `bounds` allow.
+  Status Index(Pipeline* pipeline, std::vector<IndexedEvent>* out,
+               const ReadBounds& bounds,
+               const std::function<void(uint64_t)>& progress) {
     const std::string_view data = file_.data();
     int64_t line_no = 0;
     for (size_t pos = 0; pos < data.size();) {
@@ -48,6 +52,10 @@ class Source {
       const uint64_t offset = pos;
       pos = eol + 1;
       ++line_no;
+      if (line.size() > bounds.max_line_bytes) {
+        return LineTooLong(file_.path(), static_cast<uint64_t>(line_no),
+                           bounds);
+      }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       int64_t time_ms = 0;
       const DecodeStatus status = Decode(line, &time_ms);
@@ -59,6 +67,7 @@ class Source {
       }
       if ((line_no & 0x3FFF) == 0 && progress) progress(pos);
     }
+    return Status::Ok();
   }
 
   void Feed(const IndexedEvent& e, Pipeline* pipeline) {
@@ -94,12 +103,33 @@ class Source {
   JudgmentEvent judgments_;
 };
 
+// A line over events.max_event_bytes is one rejected event (too_large), as
+// the daemon rejects such a record, and the replay goes on. A line beyond
+// this hard bound is not an event stream at all (`replay --results
+// /dev/zero`): the replay stops there with an error, so that no input makes
+// it grow its memory without end.
+constexpr size_t kMaxReplayLineBytes = size_t{64} << 20;
+
+// One bound for every line of a replayed file, regular or not. A pipe or
+// device is read no further than that into a line; a mapped file's lines
+// are checked as they are indexed, so the same file fails the same way
+// however it is given.
+ReadBounds EventLineBounds(const config::Config& config) {
+  ReadBounds bounds;
+  bounds.max_line_bytes = std::max(
+      kMaxReplayLineBytes, static_cast<size_t>(config.events.max_event_bytes));
+  bounds.line_bound_name =
+      "replay's line limit; events.max_event_bytes rejects single events";
+  return bounds;
+}
+
 StatusOr<std::unique_ptr<Source>> OpenSource(Topic topic,
                                              const std::string& path,
                                              const config::Config& config,
                                              const Clock* clock) {
   if (path.empty()) return std::unique_ptr<Source>();
-  StatusOr<trec::MappedFile> file = trec::MappedFile::Open(path);
+  StatusOr<trec::MappedFile> file =
+      trec::MappedFile::Open(path, EventLineBounds(config));
   if (!file.ok()) return file.status();
   return std::make_unique<Source>(topic, std::move(file).value(), config,
                                   clock);
@@ -353,9 +383,10 @@ StatusOr<ReplayResult> RunReplay(const config::Config& base,
   std::vector<IndexedEvent> events;
   for (Source* s : sources) {
     if (s == nullptr) continue;
-    s->Index(fed, &events, [&](uint64_t pos) {
-      if (options.progress) options.progress((indexed + pos) / 2, total);
-    });
+    RW_RETURN_IF_ERROR(
+        s->Index(fed, &events, EventLineBounds(config), [&](uint64_t pos) {
+          if (options.progress) options.progress((indexed + pos) / 2, total);
+        }));
     indexed += s->size();
   }
   // Results come first in `events`, each file in its order: stable sorting
@@ -496,9 +527,15 @@ std::string FormatReplayTable(const Pipeline& p) {
 
 StatusOr<std::unique_ptr<FileDeadLetterSink>> FileDeadLetterSink::Open(
     const std::string& path) {
+  if (path.find('\0') != std::string::npos) {  // fopen would stop at it.
+    return Status::IoError("cannot open dead-letter file '" +
+                           Printable(path, std::string_view::npos) +
+                           "': the name holds a NUL byte");
+  }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
-    return Status::IoError("cannot open dead-letter file '" + path +
+    return Status::IoError("cannot open dead-letter file '" +
+                           Printable(path, std::string_view::npos) +
                            "': " + std::strerror(errno));
   }
   return std::unique_ptr<FileDeadLetterSink>(new FileDeadLetterSink(f, path));
@@ -514,7 +551,8 @@ Status FileDeadLetterSink::Close() {
   if (std::fclose(file_) != 0 && first_errno_ == 0) first_errno_ = errno;
   file_ = nullptr;
   if (first_errno_ == 0) return Status::Ok();
-  return Status::IoError("cannot write the dead-letter file '" + path_ +
+  return Status::IoError("cannot write the dead-letter file '" +
+                         Printable(path_, std::string_view::npos) +
                          "': " + std::strerror(first_errno_) +
                          " (rejected events were lost)");
 }

@@ -41,7 +41,12 @@ struct ReplayResult {
 // decoded once to index its event time (rejected lines go to the pipeline
 // then, in file order; 32 bytes per event), then events are fed sorted by
 // event time, results first on ties, then in file order.
-// Errors: unreadable files, a bad qrels file, an unwritable dead-letter file.
+// Errors: unreadable files, a line longer than events.max_event_bytes (the
+// daemon rejects such an event as too_large; replay stops at it rather
+// than read an unbounded line, so that a pipe or device without line
+// breaks cannot grow memory), a bad
+// qrels file, an unwritable dead-letter file. File names in messages are
+// escaped (Printable, base/strings.h): every error is one line.
 StatusOr<ReplayResult> RunReplay(const config::Config& config,
                                  const ReplayOptions& options,
                                  const Clock* clock);

@@ -1,0 +1,157 @@
+#include "daemon/kafka/kafka_status.h"
+
+#include <simdjson.h>
+
+#include <chrono>
+#include <limits>
+
+#include "config/duration.h"
+
+namespace rankwatch::kafka {
+
+namespace {
+
+std::string Ms(int64_t ms) {
+  return config::FormatDuration(std::chrono::milliseconds(ms));
+}
+
+// The toppars of one real broker.
+void AppendToppars(simdjson::dom::element broker,
+                   std::vector<BrokerFetch>* out) {
+  std::string_view state, source;
+  int64_t rx_idle_us;
+  simdjson::dom::object toppars;
+  if (broker["source"].get(source) == simdjson::SUCCESS &&
+      source == "logical") {
+    return;
+  }
+  if (broker["state"].get(state) != simdjson::SUCCESS ||
+      broker["rxidle"].get(rx_idle_us) != simdjson::SUCCESS ||
+      broker["toppars"].get(toppars) != simdjson::SUCCESS) {
+    return;
+  }
+  for (auto [key, tp] : toppars) {
+    std::string_view topic;
+    int64_t partition;
+    if (tp["topic"].get(topic) != simdjson::SUCCESS ||
+        tp["partition"].get(partition) != simdjson::SUCCESS || partition < 0 ||
+        partition > std::numeric_limits<int32_t>::max()) {
+      continue;
+    }
+    out->push_back({std::string(topic), static_cast<int32_t>(partition),
+                    state == "UP", rx_idle_us < 0 ? -1 : rx_idle_us / 1000});
+  }
+}
+
+}  // namespace
+
+std::string_view ReadyReasonName(ReadyReason reason) {
+  switch (reason) {
+    case ReadyReason::kReady:
+      return "ready";
+    case ReadyReason::kNotConsuming:
+      return "not_consuming";
+    case ReadyReason::kNotAssigned:
+      return "not_assigned";
+    case ReadyReason::kLoopStalled:
+      return "loop_stalled";
+    case ReadyReason::kBrokerUnreachable:
+      return "broker_unreachable";
+    case ReadyReason::kFetchStalled:
+      return "fetch_stalled";
+  }
+  return "unknown";
+}
+
+ReadyReason KafkaStatus::ready_reason(int64_t now_mono_ms) const {
+  if (!consuming) return ReadyReason::kNotConsuming;
+  if (!assigned) return ReadyReason::kNotAssigned;
+  if (last_poll_mono_ms != kUnwatched &&
+      now_mono_ms - last_poll_mono_ms >= kStallMs) {
+    return ReadyReason::kLoopStalled;
+  }
+  // The bound itself is still ready: "no fetch for longer than".
+  if (stalest_fetch.has_value() &&
+      now_mono_ms - stalest_fetch->progress_mono_ms > not_ready_after_ms) {
+    return stalest_fetch->leader_up ? ReadyReason::kFetchStalled
+                                    : ReadyReason::kBrokerUnreachable;
+  }
+  return ReadyReason::kReady;
+}
+
+std::string KafkaStatus::ReadinessMessage(int64_t now_mono_ms) const {
+  const ReadyReason reason = ready_reason(now_mono_ms);
+  if (reason == ReadyReason::kReady) return "ready";
+  std::string out =
+      "not ready (" + std::string(ReadyReasonName(reason)) + "): ";
+  auto fetch_detail = [&] {
+    const FetchLag& f = *stalest_fetch;
+    return "no fetch for " + f.topic + "/" + std::to_string(f.partition) +
+           " for " + Ms(now_mono_ms - f.progress_mono_ms) +
+           " (kafka.not_ready_after " + Ms(not_ready_after_ms) + "): ";
+  };
+  switch (reason) {
+    case ReadyReason::kReady:
+      break;
+    case ReadyReason::kNotConsuming:
+      return out +
+             "not consuming (starting, loading the judgments table, or "
+             "shut down)";
+    case ReadyReason::kNotAssigned:
+      return out +
+             "no partitions assigned (joining the consumer group or "
+             "rebalancing)";
+    case ReadyReason::kLoopStalled:
+      return out + "the consume loop has not polled for " +
+             Ms(now_mono_ms - last_poll_mono_ms);
+    case ReadyReason::kBrokerUnreachable:
+      return out + fetch_detail() + "its leader broker is unreachable";
+    case ReadyReason::kFetchStalled:
+      return out + fetch_detail() + "its leader broker does not answer";
+  }
+  return out;
+}
+
+std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json) {
+  std::vector<BrokerFetch> out;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::dom::object brokers;
+  // Copies into a padded buffer (the view has no padding guarantee).
+  if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS ||
+      doc["brokers"].get(brokers) != simdjson::SUCCESS) {
+    return out;
+  }
+  for (auto [name, broker] : brokers) AppendToppars(broker, &out);
+  return out;
+}
+
+void FetchProgressTable::Track(int32_t slot, int64_t now_mono_ms) {
+  slots_.try_emplace(slot, Entry{now_mono_ms, true});
+}
+
+void FetchProgressTable::Untrack(int32_t slot) { slots_.erase(slot); }
+
+void FetchProgressTable::Progress(int32_t slot, int64_t at_mono_ms) {
+  auto it = slots_.find(slot);
+  if (it != slots_.end() && at_mono_ms > it->second.progress_mono_ms) {
+    it->second.progress_mono_ms = at_mono_ms;
+  }
+}
+
+void FetchProgressTable::SetLeaderUp(int32_t slot, bool up) {
+  auto it = slots_.find(slot);
+  if (it != slots_.end()) it->second.leader_up = up;
+}
+
+std::optional<FetchProgressTable::Stalest> FetchProgressTable::stalest() const {
+  std::optional<Stalest> out;
+  for (const auto& [slot, e] : slots_) {
+    if (!out.has_value() || e.progress_mono_ms < out->progress_mono_ms) {
+      out = Stalest{slot, e.progress_mono_ms, e.leader_up};
+    }
+  }
+  return out;
+}
+
+}  // namespace rankwatch::kafka

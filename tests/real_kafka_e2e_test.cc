@@ -1,0 +1,955 @@
+// `rankwatch run` end to end against a real Apache Kafka broker (KRaft,
+// scripts/kafka-server.sh), not librdkafka's mock cluster: events written by
+// clients nobody here wrote (Kafka's own console producer, kcat) reach
+// /metrics with exactly replay's means; a daemon killed with SIGKILL and
+// restarted loses nothing; two cooperative-sticky replicas, one stopped and
+// started, lose nothing; qrels mode on a compacted judgments topic uses the
+// latest labels; a broker stopped and started turns /readyz 503 then 200
+// and loses nothing; SASL/SCRAM with the right password consumes and with a
+// wrong one stays unready without leaking it; `rankwatch demo --bootstrap`
+// runs on the broker.
+//
+// The broker: ctest starts one for the whole suite (fixture `realkafka`,
+// its directory in RANKWATCH_KAFKA_DIR); run alone, the binary starts its
+// own in a temporary directory and stops it at the end. Each test uses
+// topics and a consumer group of its own, so tests share the broker.
+//
+// As in daemon_e2e_test.cc, the daemon runs with a 2 s join window and a
+// one-hour idle timeout, and sentinel events far in the future (one per
+// partition) finalize everything, so what is finalized is deterministic.
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafkacpp.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/kafka_events.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Event;
+using testing::kAbMetrics;
+using testing::kT0;
+using testing::kTracingMetrics;
+using testing::Producer;
+using testing::Scrape;
+using testing::WaitFor;
+
+constexpr int kPartitions = 4;
+constexpr char kScript[] = RANKWATCH_SOURCE_DIR "/scripts/kafka-server.sh";
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The broker every test of this binary uses.
+class RealKafka : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    const char* dir = getenv("RANKWATCH_KAFKA_DIR");
+    if (dir != nullptr && *dir != '\0') {
+      dir_ = dir;
+    } else {
+      own_ = std::make_unique<testing::TempDir>();
+      dir_ = own_->path() + "/kafka";
+      const auto start = testing::RunCommand(
+          {"/bin/bash", kScript, "start", dir_, "--partitions",
+           std::to_string(kPartitions), "--sasl"},
+          300s);
+      ASSERT_EQ(start.exit_code, 0) << start.err;
+    }
+    bootstrap_ = Trim(testing::ReadFile(dir_ + "/bootstrap"));
+    ASSERT_FALSE(bootstrap_.empty())
+        << "no broker: " << dir_ << "/bootstrap is empty or missing";
+    const auto cp = testing::RunCommand({"/bin/bash", kScript, "classpath"});
+    ASSERT_EQ(cp.exit_code, 0) << cp.err;
+    classpath_ = Trim(cp.out);
+  }
+  void TearDown() override {
+    if (own_ != nullptr) {
+      testing::RunCommand({"/bin/bash", kScript, "stop", dir_}, 60s);
+    }
+  }
+
+  static const std::string& bootstrap() { return bootstrap_; }
+  // The SASL_PLAINTEXT (SCRAM-SHA-512) listener; empty when the broker was
+  // started without --sasl.
+  static std::string bootstrap_sasl() {
+    return Trim(testing::ReadFile(dir_ + "/bootstrap-sasl"));
+  }
+  static const std::string& classpath() { return classpath_; }
+  static const std::string& dir() { return dir_; }
+
+ private:
+  std::unique_ptr<testing::TempDir> own_;
+  static inline std::string dir_;
+  static inline std::string bootstrap_;
+  static inline std::string classpath_;
+};
+
+// Creates `names` on the broker at `bootstrap` with `partitions` partitions
+// each (replication 1) and topic `configs` (cleanup.policy...) through the
+// Admin API; true when they exist.
+bool CreateTopics(const std::string& bootstrap,
+                  const std::vector<std::string>& names, int partitions,
+                  const std::map<std::string, std::string>& configs,
+                  std::string* error) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                    sizeof(errstr));
+  rd_kafka_t* rk =
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) {
+    *error = errstr;
+    return false;
+  }
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  for (const std::string& name : names) {
+    topics.push_back(rd_kafka_NewTopic_new(name.c_str(), partitions, 1, errstr,
+                                           sizeof(errstr)));
+    for (const auto& [key, value] : configs) {
+      rd_kafka_NewTopic_set_config(topics.back(), key.c_str(), value.c_str());
+    }
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, topics.data(), topics.size(), nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  bool ok = event != nullptr && rd_kafka_event_error(event) == 0;
+  if (event == nullptr) *error = "CreateTopics timed out";
+  if (event != nullptr && !ok) *error = rd_kafka_event_error_string(event);
+  if (ok) {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_CreateTopics_result_topics(
+            rd_kafka_event_CreateTopics_result(event), &n);
+    for (size_t i = 0; i < n; ++i) {
+      const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+          err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+        ok = false;
+        *error = std::string(rd_kafka_topic_result_name(results[i])) + ": " +
+                 rd_kafka_err2str(err);
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_NewTopic_destroy_array(topics.data(), topics.size());
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_destroy(rk);
+  return ok;
+}
+
+bool CreateTopics(const std::vector<std::string>& names, std::string* error) {
+  return CreateTopics(RealKafka::bootstrap(), names, kPartitions, {}, error);
+}
+
+// Every record of `topic` (partitions 0..partitions-1), from the beginning
+// to the end offsets of the moment, as (key, value) pairs; a null value
+// (a tombstone) reads as "<null>". Empty on any error.
+std::vector<std::pair<std::string, std::string>> ReadTopic(
+    const std::string& bootstrap, const std::string& topic, int partitions) {
+  std::vector<std::pair<std::string, std::string>> records;
+  std::string err;
+  std::unique_ptr<RdKafka::Conf> conf(
+      RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  conf->set("bootstrap.servers", bootstrap, err);
+  conf->set("group.id", "reader-" + topic, err);
+  conf->set("enable.partition.eof", "true", err);
+  conf->set("enable.auto.commit", "false", err);
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer(
+      RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (consumer == nullptr) return records;
+  std::vector<RdKafka::TopicPartition*> assignment;
+  for (int p = 0; p < partitions; ++p) {
+    assignment.push_back(RdKafka::TopicPartition::create(
+        topic, p, RdKafka::Topic::OFFSET_BEGINNING));
+  }
+  consumer->assign(assignment);
+  RdKafka::TopicPartition::destroy(assignment);
+  int at_end = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (at_end < partitions && std::chrono::steady_clock::now() < deadline) {
+    std::unique_ptr<RdKafka::Message> msg(consumer->consume(200));
+    if (msg->err() == RdKafka::ERR__PARTITION_EOF) {
+      ++at_end;
+    } else if (msg->err() == RdKafka::ERR_NO_ERROR) {
+      records.emplace_back(
+          msg->key() == nullptr ? "" : *msg->key(),
+          msg->payload() == nullptr
+              ? "<null>"
+              : std::string(static_cast<const char*>(msg->payload()),
+                            msg->len()));
+    }
+  }
+  consumer->close();
+  return records;
+}
+
+// /readyz: its status code and body (0 and "" when the daemon does not
+// answer).
+std::pair<int, std::string> Readyz(testing::DaemonProcess& d) {
+  auto r = testing::HttpGet("127.0.0.1", d.port(), "/readyz");
+  if (!r.ok()) return {0, ""};
+  return {r->status, r->body};
+}
+
+constexpr char kImpressionJoin[] = R"(join:
+  window: 2s
+  allowed_lateness: 2s
+  idle_timeout: 1h
+)";
+
+// qrels mode: labels are read (the whole table) before the results they
+// judge, so scoring on arrival (qrels_delay 0s) sees all of them.
+constexpr char kQrelsJoin[] = R"(join:
+  mode: qrels
+  qrels_delay: 0s
+  allowed_lateness: 2s
+  idle_timeout: 1h
+)";
+
+// Keys of the configuration a test changes.
+struct KafkaKeys {
+  std::string bootstrap = RealKafka::bootstrap();
+  std::string keys;        // More `kafka:` keys, indented by 2.
+  std::string properties;  // More `kafka.properties`, indented by 4.
+};
+
+class RealKafkaE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string name =
+        ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    results_ = "results-" + name;
+    judgments_ = "judgments-" + name;
+    group_ = "g-" + name;
+    std::string error;
+    ASSERT_TRUE(CreateTopics({results_, judgments_}, &error)) << error;
+  }
+
+  std::string WriteConfig(const std::string& extra,
+                          const KafkaKeys& kafka = KafkaKeys(),
+                          const std::string& join = kImpressionJoin) {
+    return dir_.Write(
+        "rankwatch.yaml", "kafka:\n  bootstrap_servers: \"" + kafka.bootstrap +
+                              "\"\n  group_id: " + group_ +
+                              "\n  results_topic: " + results_ +
+                              "\n  judgments_topic: " + judgments_ + "\n" +
+                              kafka.keys +
+                              R"(  commit_interval: 500ms
+  properties:
+    session.timeout.ms: "6000"
+    heartbeat.interval.ms: "500"
+    fetch.wait.max.ms: "100"
+)" + kafka.properties + join + R"(http:
+  listen: 127.0.0.1:0
+)" + extra);
+  }
+
+  // The events as JSON-lines files, through `rankwatch replay`.
+  std::string ReplayJson(const std::string& config,
+                         const std::vector<Event>& events) {
+    std::string results, judgments;
+    for (const Event& e : events) {
+      (e.results ? results : judgments) += e.json + "\n";
+    }
+    auto res = testing::RunCommand(
+        {RANKWATCH_BINARY, "replay", "--config", config, "--results",
+         dir_.Write("r.jsonl", results), "--judgments",
+         dir_.Write("j.jsonl", judgments), "--format", "json"});
+    EXPECT_EQ(res.exit_code, 0) << res.err;
+    return res.out;
+  }
+
+  // "key|json" lines of one topic's events, for the console tools.
+  static std::string KeyedLines(const std::vector<Event>& events,
+                                bool results) {
+    std::string lines;
+    for (const Event& e : events) {
+      if (e.results == results) lines += e.key + "|" + e.json + "\n";
+    }
+    return lines;
+  }
+
+  testing::TempDir dir_;
+  std::string results_, judgments_, group_;
+};
+
+// Events from a producer, then a daemon reading them from the beginning (a
+// catch-up: the daemon's figures do not depend on the order it fetches the
+// partitions in), then the sentinels: its means equal replay's.
+void ConsumeAndExpectReplay(const std::string& config,
+                            const std::vector<Event>& events,
+                            const std::string& results,
+                            const std::string& judgments,
+                            const testing::TempDir& dir,
+                            const std::string& replay) {
+  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir, config, "d");
+  ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
+  ASSERT_TRUE(
+      testing::WaitConsumed({&daemon}, static_cast<double>(events.size())))
+      << daemon.Summary() << "\n"
+      << daemon.log();
+  Producer producer(RealKafka::bootstrap(), results, judgments, {},
+                    kPartitions);
+  producer.Sentinels(kT0 + 3'600'000);
+  ASSERT_TRUE(WaitFor([&] { return daemon.Finalized() >= 200; }, 30s))
+      << daemon.Summary() << "\n"
+      << daemon.log();
+  const Scrape s = daemon.Metrics();
+  EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), 200);
+  EXPECT_EQ(s.Sum("rankwatch_requests_without_relevant_total"), 29);  // i%7==0
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_late_judgments_total"), 0);
+  testing::ExpectSameAsReplay({s}, replay, {"A", "B"});
+}
+
+// Kafka's own console producer (kafka.tools.ConsoleProducer, Java client,
+// murmur2 partitioner), from the broker's jars.
+TEST_F(RealKafkaE2eTest, ConsoleProducerEventsReachMetricsWithReplaysMeans) {
+  const std::string config = WriteConfig(kAbMetrics);
+  const std::vector<Event> events = testing::Requests(0, 200, false);
+  for (const auto& [topic, results] :
+       {std::pair{results_, true}, std::pair{judgments_, false}}) {
+    const auto produced = testing::RunCommand(
+        {"/usr/bin/java", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+         "-XX:+UseSerialGC", "-cp", RealKafka::classpath(),
+         "kafka.tools.ConsoleProducer", "--bootstrap-server",
+         RealKafka::bootstrap(), "--topic", topic, "--property",
+         "parse.key=true", "--property", "key.separator=|"},
+        120s, KeyedLines(events, results));
+    ASSERT_EQ(produced.exit_code, 0) << produced.out << produced.err;
+  }
+  ConsumeAndExpectReplay(config, events, results_, judgments_, dir_,
+                         ReplayJson(config, events));
+}
+
+// kcat (librdkafka's command-line client; consistent_random partitioner).
+TEST_F(RealKafkaE2eTest, KcatEventsReachMetricsWithReplaysMeans) {
+  const std::string kcat = "/usr/bin/kcat";
+  if (testing::RunCommand({kcat, "-V"}).exit_code != 0) {
+    GTEST_SKIP() << kcat << " is missing: scripts/install-deps.sh installs it";
+  }
+  const std::string config = WriteConfig(kAbMetrics);
+  const std::vector<Event> events = testing::Requests(0, 200, false);
+  for (const auto& [topic, results] :
+       {std::pair{results_, true}, std::pair{judgments_, false}}) {
+    const auto produced = testing::RunCommand(
+        {kcat, "-P", "-b", RealKafka::bootstrap(), "-t", topic, "-K", "|"}, 60s,
+        KeyedLines(events, results));
+    ASSERT_EQ(produced.exit_code, 0) << produced.out << produced.err;
+  }
+  ConsumeAndExpectReplay(config, events, results_, judgments_, dir_,
+                         ReplayJson(config, events));
+}
+
+// A daemon killed with SIGKILL mid-stream and a new one in its place: every
+// request is finalized (at least once: what the first finalized after its
+// last commit is finalized again), each with replay's value.
+TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
+  const std::string config = WriteConfig(kTracingMetrics);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  Scrape first;
+  {
+    testing::DaemonProcess d1(RANKWATCH_BINARY, dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    // 150 requests over 7.5 s of event time: with a 2 s window and 2 s of
+    // allowed lateness about the first 70 close, the rest stay pending.
+    const std::vector<Event> phase1 = testing::Requests(0, 150, true);
+    producer.SendPaced(phase1);
+    ASSERT_TRUE(testing::WaitConsumed({&d1}, double(phase1.size())))
+        << d1.Summary() << "\n"
+        << d1.log();
+    testing::SleepFor(1500ms);  // A periodic commit.
+    first = d1.Metrics();
+    EXPECT_GT(first.Sum("rankwatch_requests_finalized_total"), 0);
+    EXPECT_GT(first.Sum("rankwatch_pending_requests"), 0);
+    d1.process().Signal(SIGKILL);
+    EXPECT_EQ(d1.process().Wait(10s), 128 + SIGKILL);
+  }
+  // The broker gives the dead member's partitions to the new one after
+  // session.timeout.ms (6 s).
+  testing::DaemonProcess d2(RANKWATCH_BINARY, dir_, config, "second");
+  ASSERT_TRUE(d2.WaitReady(60s)) << d2.log();
+  const std::vector<Event> phase2 = testing::Requests(150, 100, true);
+  producer.SendPaced(phase2);
+  ASSERT_TRUE(testing::WaitConsumed({&d2}, double(phase2.size())))
+      << d2.Summary() << "\n"
+      << d2.log();
+  producer.Sentinels(kT0 + 3'600'000);
+  Scrape second;
+  std::map<int, double> n;
+  WaitFor(
+      [&] {
+        second = d2.Metrics();
+        n = testing::FinalizedPerRequest({first, second}, 250);
+        return std::all_of(n.begin(), n.end(),
+                           [](const auto& kv) { return kv.second >= 1; });
+      },
+      40s);
+  // Every request's value, wherever it was finalized, is replay's.
+  std::vector<Event> all = testing::Requests(0, 250, true);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string replay = ReplayJson(config, all);
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS)
+      << replay;
+  for (const auto& [request, count] : n) {
+    ASSERT_GE(count, 1) << "request " << request << " was lost\n"
+                        << d2.Summary();
+    const std::string v = "v-" + std::to_string(request);
+    double sum = 0;
+    for (const Scrape* s : {&first, &second}) {
+      sum += s->Sum("rankwatch_precision_sum", {{"variant", v}, {"k", "1"}});
+    }
+    EXPECT_EQ(sum / count,
+              double(doc["variants"][v]["measures"]["P_1"]["mean"]))
+        << v;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// qrels mode: a table of (query, doc) labels, keyed "query|doc" (the key a
+// compacted topic keeps one record per), and results events that it scores.
+
+constexpr int kQueries = 10;
+constexpr int kDocs = 5;
+
+// Label of doc d of query q: a grade, or nullopt for `"relevance": null` (a
+// deletion).
+testing::Event Label(int q, int d, std::optional<int> grade, int64_t t) {
+  const std::string qid = "q-" + std::to_string(q);
+  const std::string doc = qid + "-d" + std::to_string(d);
+  return {false, qid + "|" + doc,
+          "{\"query_id\":\"" + qid + "\",\"doc_id\":\"" + doc +
+              "\",\"relevance\":" +
+              (grade ? std::to_string(*grade) : std::string("null")) +
+              ",\"timestamp\":" + std::to_string(t) + "}",
+          t};
+}
+
+// Results `first`..`first+count-1`: request i asks query i % kQueries, gets
+// its kDocs docs rotated by i / kQueries, variant A or B alternately, at
+// kT0 + 50 ms * i (after every label).
+std::vector<Event> QrelsResults(int first, int count,
+                                bool variant_per_request = false) {
+  std::vector<Event> events;
+  for (int i = first; i < first + count; ++i) {
+    const std::string qid = "q-" + std::to_string(i % kQueries);
+    std::string docs;
+    for (int k = 0; k < kDocs; ++k) {
+      const int d = (k + i / kQueries) % kDocs;
+      docs +=
+          std::string(k ? ",\"" : "\"") + qid + "-d" + std::to_string(d) + "\"";
+    }
+    const int64_t t = kT0 + testing::kSpacingMs * i;
+    const std::string id = "qr-" + std::to_string(i);
+    events.push_back(
+        {true, id,
+         "{\"request_id\":\"" + id + "\",\"query_id\":\"" + qid +
+             "\",\"variant\":\"" +
+             (variant_per_request ? "v-" + std::to_string(i)
+                                  : std::string(i % 2 ? "B" : "A")) +
+             "\",\"timestamp\":" + std::to_string(t) + ",\"results\":[" + docs +
+             "]}",
+         t});
+  }
+  return events;
+}
+
+// The first labels of every (query, doc): grade (q + d) % 3, a minute before
+// kT0.
+std::vector<Event> FirstLabels() {
+  std::vector<Event> labels;
+  for (int q = 0; q < kQueries; ++q) {
+    for (int d = 0; d < kDocs; ++d) {
+      labels.push_back(Label(q, d, (q + d) % 3, kT0 - 60'000 + q));
+    }
+  }
+  return labels;
+}
+
+double Finalized(const std::vector<Scrape>& scrapes) {
+  double n = 0;
+  for (const Scrape& s : scrapes)
+    n += s.Sum("rankwatch_requests_finalized_total");
+  return n;
+}
+
+// Two replicas in one group with the cooperative-sticky assignor, in qrels
+// mode: every replica reads the whole judgments table, the results
+// partitions are the group's. (Impression mode keeps the range assignor: it
+// puts partition n of both topics on one replica, which a request's join
+// needs; cooperative-sticky balances topic-partitions without that
+// guarantee.) One replica stopped (SIGTERM: it commits) and started again:
+// its partitions move to the other and back, and the replicas together
+// finalize every request once, with replay's means.
+TEST_F(RealKafkaE2eTest, CooperativeStickyReplicasStopStartLoseNothing) {
+  KafkaKeys keys;
+  keys.properties = "    partition.assignment.strategy: cooperative-sticky\n";
+  const std::string config = WriteConfig(kTracingMetrics, keys, kQrelsJoin);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> labels = FirstLabels();
+  producer.SendAll(labels);
+  auto assigned = [&](testing::DaemonProcess& d) {
+    return d.Metrics().Sum("rankwatch_assigned_partitions",
+                           {{"topic", results_}});
+  };
+  auto split = [&](testing::DaemonProcess& x, testing::DaemonProcess& y) {
+    return WaitFor(
+        [&] {
+          const double ax = assigned(x), ay = assigned(y);
+          return ax > 0 && ay > 0 && ax + ay == kPartitions;
+        },
+        30s);
+  };
+  testing::DaemonProcess a(RANKWATCH_BINARY, dir_, config, "a");
+  ASSERT_TRUE(a.WaitReady()) << a.log();
+  Scrape b_last;
+  {
+    testing::DaemonProcess b(RANKWATCH_BINARY, dir_, config, "b");
+    ASSERT_TRUE(b.WaitReady()) << b.log();
+    ASSERT_TRUE(split(a, b)) << a.log() << b.log();
+    producer.SendAll(QrelsResults(0, 100, true));
+    ASSERT_TRUE(
+        WaitFor([&] { return a.Finalized() + b.Finalized() >= 100; }, 30s))
+        << a.Summary() << " | " << b.Summary();
+    testing::SleepFor(1000ms);  // Its periodic commit.
+    b_last = b.Metrics();
+    EXPECT_GT(b_last.Sum("rankwatch_requests_finalized_total"), 0);
+    b.process().Signal(SIGTERM);
+    EXPECT_EQ(b.process().Wait(20s), 0) << b.log();
+  }
+  // b's partitions move to a without a's being revoked.
+  ASSERT_TRUE(WaitFor([&] { return assigned(a) == kPartitions; }, 30s))
+      << a.log();
+  producer.SendAll(QrelsResults(100, 100, true));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Finalized({a.Metrics(), b_last}) >= 200;
+      },
+      30s))
+      << a.Summary();
+  testing::DaemonProcess b2(RANKWATCH_BINARY, dir_, config, "b2");
+  ASSERT_TRUE(b2.WaitReady()) << b2.log();
+  ASSERT_TRUE(split(a, b2)) << a.log() << b2.log();
+  producer.SendAll(QrelsResults(200, 100, true));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Finalized({a.Metrics(), b_last, b2.Metrics()}) >= 300;
+      },
+      30s))
+      << a.Summary() << " | " << b2.Summary();
+  testing::SleepFor(1000ms);  // Nothing finalized twice arrives late.
+  const Scrape sa = a.Metrics(), sb2 = b2.Metrics();
+  EXPECT_GT(sb2.Sum("rankwatch_requests_finalized_total"), 0);
+  for (const Scrape* s : std::vector<const Scrape*>{&sa, &b_last, &sb2}) {
+    EXPECT_EQ(s->Sum("rankwatch_events_rejected_total"), 0);
+  }
+  // Every request finalized, with replay's value.
+  std::vector<Event> all = labels;
+  for (const Event& e : QrelsResults(0, 300, true)) all.push_back(e);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string replay = ReplayJson(config, all);
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS);
+  const std::map<int, double> n =
+      testing::FinalizedPerRequest({sa, b_last, sb2}, 300);
+  double twice = 0;
+  for (const auto& [request, count] : n) {
+    ASSERT_GE(count, 1) << "request " << request << " was lost";
+    twice += count - 1;
+    const std::string v = "v-" + std::to_string(request);
+    double sum = 0;
+    for (const Scrape* s : std::vector<const Scrape*>{&sa, &b_last, &sb2}) {
+      sum += s->Sum("rankwatch_precision_sum", {{"variant", v}, {"k", "1"}});
+    }
+    EXPECT_EQ(sum / count,
+              double(doc["variants"][v]["measures"]["P_1"]["mean"]))
+        << v;
+  }
+  // Exactly once: SIGTERM and revocations commit first. Only a replica
+  // whose assignment was lost (its session expired: a machine too loaded
+  // to heartbeat) or whose commit failed (the broker refused it mid
+  // rebalance) leaves offsets behind, and its successor re-reads: the
+  // at-least-once case, which the daemon logs and counts.
+  const std::string logs =
+      a.log() + testing::ReadFile(dir_.path() + "/b.log") + b2.log();
+  double failed_commits = 0;
+  for (const Scrape* s : std::vector<const Scrape*>{&sa, &b_last, &sb2}) {
+    failed_commits += s->Sum("rankwatch_commits_total", {{"result", "failed"}});
+  }
+  if (logs.find("(lost)") == std::string::npos && failed_commits == 0) {
+    EXPECT_EQ(twice, 0) << a.log() << "\n" << b2.log();
+  } else {
+    std::printf(
+        "an assignment was lost or %g commits failed: %g requests finalized "
+        "twice\n",
+        failed_commits, twice);
+  }
+}
+
+// qrels mode on a compacted judgments topic: labels, then new grades for
+// some of them and `"relevance": null` deletions of others, compacted by the
+// broker (its cleaner keeps the latest record per key "query|doc") before a
+// daemon reads the topic. The daemon's table is the latest labels: its means
+// equal replay's over the latest labels alone.
+TEST_F(RealKafkaE2eTest, QrelsOnACompactedTopicUseTheLatestLabels) {
+  judgments_ += "-compacted";
+  std::string error;
+  // One partition; segments roll when a record's timestamp is segment.ms
+  // past the segment's first (the labels' times are seconds apart), and the
+  // broker's cleaner (log.cleaner.backoff.ms 1 s) cleans every rolled one.
+  ASSERT_TRUE(CreateTopics(RealKafka::bootstrap(), {judgments_}, 1,
+                           {{"cleanup.policy", "compact"},
+                            {"segment.ms", "100"},
+                            {"min.cleanable.dirty.ratio", "0.01"},
+                            {"min.compaction.lag.ms", "0"}},
+                           &error))
+      << error;
+  const std::string config = WriteConfig(kAbMetrics, {}, kQrelsJoin);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> first = FirstLabels();
+  producer.SendAll(first);
+  // Ten seconds later: doc 0 of every query deleted; docs with q + d even
+  // (d > 0) regraded to (q + 2d) % 4; the rest keep their first grade.
+  std::vector<Event> second;
+  std::vector<Event> latest;  // What the table must hold.
+  for (int q = 0; q < kQueries; ++q) {
+    for (int d = 0; d < kDocs; ++d) {
+      const int64_t t = kT0 - 50'000 + q;
+      if (d == 0) {
+        second.push_back(Label(q, d, std::nullopt, t));
+      } else if ((q + d) % 2 == 0) {
+        second.push_back(Label(q, d, (q + 2 * d) % 4, t));
+        latest.push_back(second.back());
+      } else {
+        latest.push_back(Label(q, d, (q + d) % 3, kT0 - 60'000 + q));
+      }
+    }
+  }
+  producer.SendAll(second);
+  // A label of another query, ten seconds later still: it rolls the segment
+  // of the second labels, so that the cleaner may compact them too.
+  const Event roll = Label(kQueries, 0, 1, kT0 - 40'000);
+  producer.SendAll({roll});
+  latest.push_back(roll);
+  const size_t produced = first.size() + second.size() + 1;
+  // Compacted: one record per key (50 labels and the roll's), down from 81.
+  std::vector<std::pair<std::string, std::string>> records;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        records = ReadTopic(RealKafka::bootstrap(), judgments_, 1);
+        return records.size() == size_t{kQueries * kDocs + 1};
+      },
+      45s))
+      << "compaction did not run: " << records.size() << " records of "
+      << produced;
+  std::map<std::string, int> per_key;
+  for (const auto& [key, value] : records) ++per_key[key];
+  for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << key;
+
+  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "d");
+  ASSERT_TRUE(d.WaitReady()) << d.log();
+  const std::vector<Event> results = QrelsResults(0, 100);
+  producer.SendAll(results);
+  ASSERT_TRUE(WaitFor([&] { return d.Finalized() >= 100; }, 30s))
+      << d.Summary() << "\n"
+      << d.log();
+  const Scrape s = d.Metrics();
+  EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), 100);
+  EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
+  std::vector<Event> replay_events = latest;
+  replay_events.insert(replay_events.end(), results.begin(), results.end());
+  testing::ExpectSameAsReplay({s}, ReplayJson(config, replay_events),
+                              {"A", "B"});
+  // And not the first labels' means (the check can fail): P@1 of request i
+  // is whether its first doc (i / 10) % 5 is relevant.
+  std::vector<Event> stale = first;
+  stale.insert(stale.end(), results.begin(), results.end());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string stale_json = ReplayJson(config, stale);
+  ASSERT_EQ(parser.parse(simdjson::padded_string(stale_json)).get(doc),
+            simdjson::SUCCESS);
+  EXPECT_NE(
+      s.Sum("rankwatch_precision_sum", {{"variant", "A"}, {"k", "1"}}) /
+          s.Sum("rankwatch_precision_count", {{"variant", "A"}, {"k", "1"}}),
+      double(doc["variants"]["A"]["measures"]["P_1"]["mean"]));
+}
+
+// A broker of its own (the suite's stays up), stopped and started while a
+// daemon runs with kafka.not_ready_after 3s: /readyz goes 503 naming the
+// reason, then 200 once the broker is back, and every request, including
+// those produced during the outage, is finalized with replay's value.
+TEST_F(RealKafkaE2eTest, BrokerStoppedAndStartedReadinessDropsNothingLost) {
+  testing::TempDir broker_tmp;
+  const std::string broker = broker_tmp.path() + "/kafka";
+  const auto started =
+      testing::RunCommand({"/bin/bash", kScript, "start", broker,
+                           "--partitions", std::to_string(kPartitions)},
+                          300s);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  struct StopAtEnd {
+    std::string dir;
+    // Its data is not needed again: no graceful shutdown to wait for.
+    ~StopAtEnd() { testing::RunCommand({"/bin/bash", kScript, "kill", dir}); }
+  } stop_at_end{broker};
+  const std::string bootstrap = Trim(testing::ReadFile(broker + "/bootstrap"));
+  std::string error;
+  ASSERT_TRUE(
+      CreateTopics(bootstrap, {results_, judgments_}, kPartitions, {}, &error))
+      << error;
+  // A reconnect backoff of at most 1 s (librdkafka's default grows to 10 s):
+  // the daemon notices the broker's return within a second.
+  KafkaKeys keys;
+  keys.bootstrap = bootstrap;
+  keys.keys = "  not_ready_after: 3s\n";
+  keys.properties = "    reconnect.backoff.max.ms: \"1000\"\n";
+  const std::string config = WriteConfig(kTracingMetrics, keys);
+  Producer producer(bootstrap, results_, judgments_, {}, kPartitions);
+  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "d");
+  ASSERT_TRUE(d.WaitReady()) << d.log();
+  const std::vector<Event> before = testing::Requests(0, 60, true);
+  producer.SendPaced(before, 4.0);
+  ASSERT_TRUE(testing::WaitConsumed({&d}, double(before.size())))
+      << d.Summary();
+
+  auto t = std::chrono::steady_clock::now();
+  auto since = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+        .count();
+  };
+  const auto stopped =
+      testing::RunCommand({"/bin/bash", kScript, "stop", broker}, 60s);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  std::pair<int, std::string> ready;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        ready = Readyz(d);
+        return ready.first == 503;
+      },
+      20s))
+      << ready.first << " " << ready.second;
+  std::printf("broker stopped: /readyz 503 after %.1f s: %s\n", since(),
+              ready.second.c_str());
+  EXPECT_NE(ready.second.find("not ready ("), std::string::npos)
+      << ready.second;
+  // Produced while the broker is down: queued by the producer.
+  const std::vector<Event> during = testing::Requests(60, 60, true);
+  for (const Event& e : during) producer.Send(e);
+
+  t = std::chrono::steady_clock::now();
+  const auto restarted =
+      testing::RunCommand({"/bin/bash", kScript, "start", broker,
+                           "--partitions", std::to_string(kPartitions)},
+                          300s);
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+  ASSERT_TRUE(WaitFor([&] { return Readyz(d).first == 200; }, 60s))
+      << Readyz(d).second << "\n"
+      << d.log();
+  std::printf("broker started: /readyz 200 after %.1f s\n", since());
+  producer.Flush();
+  const std::vector<Event> after = testing::Requests(120, 60, true);
+  producer.SendPaced(after, 4.0);
+  ASSERT_TRUE(testing::WaitConsumed(
+      {&d}, double(before.size() + during.size() + after.size())))
+      << d.Summary();
+  producer.Sentinels(kT0 + 3'600'000);
+  std::map<int, double> n;
+  Scrape s;
+  WaitFor(
+      [&] {
+        s = d.Metrics();
+        n = testing::FinalizedPerRequest({s}, 180);
+        return std::all_of(n.begin(), n.end(),
+                           [](const auto& kv) { return kv.second >= 1; });
+      },
+      30s);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string replay =
+      ReplayJson(config, testing::Requests(0, 180, true));
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS);
+  for (const auto& [request, count] : n) {
+    ASSERT_GE(count, 1) << "request " << request << " was lost\n"
+                        << d.Summary();
+    const std::string v = "v-" + std::to_string(request);
+    EXPECT_EQ(
+        s.Sum("rankwatch_precision_sum", {{"variant", v}, {"k", "1"}}) / count,
+        double(doc["variants"][v]["measures"]["P_1"]["mean"]))
+        << v;
+  }
+  EXPECT_TRUE(d.process().Running());
+}
+
+// SASL/SCRAM-SHA-512 on the suite's broker (its SASL_PLAINTEXT listener),
+// the password in the configuration as ${RANKWATCH_TEST_KAFKA_PASSWORD}:
+// with the right one the daemon consumes; with a wrong one it stays not
+// ready and says why, and neither password appears in a log line,
+// `check-config`'s output, /readyz or /metrics.
+TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
+  const std::string sasl = RealKafka::bootstrap_sasl();
+  if (sasl.empty()) GTEST_SKIP() << "the broker was started without --sasl";
+  std::string password;
+  {
+    const std::string creds =
+        testing::ReadFile(RealKafka::dir() + "/credentials");
+    const std::string key = "sasl.password=";
+    const size_t at = creds.find(key);
+    ASSERT_NE(at, std::string::npos) << creds;
+    password = creds.substr(at + key.size());
+    password = password.substr(0, password.find('\n'));
+  }
+  ASSERT_GE(password.size(), 8u);
+  KafkaKeys keys;
+  keys.bootstrap = sasl;
+  keys.properties = R"(    security.protocol: SASL_PLAINTEXT
+    sasl.mechanisms: SCRAM-SHA-512
+    sasl.username: rankwatch
+    sasl.password: ${RANKWATCH_TEST_KAFKA_PASSWORD}
+)";
+  const std::string config = WriteConfig(kAbMetrics, keys);
+  const std::string wrong = "Wr0ng-" + password.substr(0, 8);
+  auto leaks = [&](const std::string& text) {
+    return text.find(password) != std::string::npos ||
+           text.find(wrong) != std::string::npos;
+  };
+  auto check_config = [&] {
+    const auto r =
+        testing::RunCommand({RANKWATCH_BINARY, "check-config", config});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("sasl.password"), std::string::npos) << r.out;
+    EXPECT_FALSE(leaks(r.out + r.err)) << r.out << r.err;
+  };
+
+  // The wrong password first: the daemon logs the authentication failure
+  // only after its start-up metadata requests time out (10 s per topic), so
+  // it runs while the right one consumes.
+  setenv("RANKWATCH_TEST_KAFKA_PASSWORD", wrong.c_str(), 1);
+  check_config();
+  testing::DaemonProcess w(RANKWATCH_BINARY, dir_, config, "wrong");
+
+  setenv("RANKWATCH_TEST_KAFKA_PASSWORD", password.c_str(), 1);
+  check_config();
+  const std::vector<Event> events = testing::Requests(0, 60, false);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  producer.SendAll(events);
+  {
+    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "right");
+    ASSERT_TRUE(d.WaitReady()) << d.log();
+    ASSERT_TRUE(testing::WaitConsumed({&d}, double(events.size())))
+        << d.Summary();
+    producer.Sentinels(kT0 + 3'600'000);
+    ASSERT_TRUE(WaitFor([&] { return d.Finalized() >= 60; }, 30s))
+        << d.Summary();
+    const Scrape s = d.Metrics();
+    EXPECT_EQ(s.Sum("rankwatch_requests_finalized_total"), 60);
+    testing::ExpectSameAsReplay({s}, ReplayJson(config, events), {"A", "B"});
+    auto metrics = testing::HttpGet("127.0.0.1", d.port(), "/metrics");
+    ASSERT_TRUE(metrics.ok());
+    EXPECT_FALSE(leaks(metrics->body));
+    EXPECT_FALSE(leaks(d.log()));
+  }
+
+  // The log line, e.g. "kafka: client: Local: Authentication failure:
+  // sasl_plaintext://127.0.0.1:P/bootstrap: SASL authentication error:
+  // Authentication failed during authentication due to invalid credentials
+  // with SASL mechanism SCRAM-SHA-512".
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return w.log().find(
+                   "invalid credentials with SASL mechanism "
+                   "SCRAM-SHA-512") != std::string::npos;
+      },
+      30s))
+      << w.log();
+  const std::string log = w.log();
+  EXPECT_NE(log.find("kafka: client: Local: Authentication failure"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(leaks(log));
+  EXPECT_FALSE(w.WaitReady(100ms));
+  const auto [status, body] = Readyz(w);
+  EXPECT_EQ(status, 503) << body;
+  EXPECT_FALSE(leaks(body)) << body;
+  auto metrics = testing::HttpGet("127.0.0.1", w.port(), "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_FALSE(leaks(metrics->body));
+  const Scrape ws = testing::Scrape::Parse(metrics->body);
+  EXPECT_EQ(ws.Sum("rankwatch_events_consumed_total"), 0);
+  EXPECT_GT(
+      ws.Sum("rankwatch_kafka_errors_total", {{"error", "_AUTHENTICATION"}}),
+      0);
+  unsetenv("RANKWATCH_TEST_KAFKA_PASSWORD");
+}
+
+// `rankwatch demo --bootstrap`: the demo on an existing cluster (it creates
+// its topics "results" and "judgments" when they are missing) consumes its
+// own synthetic traffic, and stops cleanly on SIGTERM.
+TEST_F(RealKafkaE2eTest, DemoRunsOnAnExistingCluster) {
+  const std::string out = dir_.path() + "/demo.out";
+  testing::ChildProcess demo(
+      {RANKWATCH_BINARY, "demo", "--bootstrap", RealKafka::bootstrap(),
+       "--listen", "127.0.0.1:0", "--rate", "200"},
+      out, dir_.path() + "/demo.err");
+  int port = 0;
+  const std::string prefix = "http://127.0.0.1:";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string text = testing::ReadFile(out);
+        const size_t at = text.find(prefix);
+        if (at == std::string::npos) return false;
+        port = std::atoi(text.c_str() + at + prefix.size());
+        return port > 0;
+      },
+      30s))
+      << testing::ReadFile(out) << testing::ReadFile(dir_.path() + "/demo.err");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = testing::HttpGet("127.0.0.1", port, "/metrics");
+        return r.ok() && r->status == 200 &&
+               testing::Scrape::Parse(r->body).Sum(
+                   "rankwatch_events_consumed_total") > 0;
+      },
+      30s))
+      << testing::ReadFile(dir_.path() + "/demo.err");
+  demo.Signal(SIGTERM);
+  EXPECT_EQ(demo.Wait(20s), 0) << testing::ReadFile(dir_.path() + "/demo.err");
+}
+
+}  // namespace
+}  // namespace rankwatch
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new rankwatch::RealKafka);
+  return RUN_ALL_TESTS();
+}
