@@ -15,6 +15,11 @@
 # finalized or counted under a named reason (late results, duplicate
 # results, rejected results events by reason); the script exits 1 if not.
 #
+# BROKER=real runs the same against a real Apache Kafka broker
+# (scripts/kafka-server.sh: one KRaft node on loopback, its jars from
+# Maven) instead of librdkafka's mock cluster; the topics are created first
+# with Kafka's own TopicCommand.
+#
 # Phase 2 (memory): a fresh daemon with a one-hour join window is fed
 # PENDING results events (default 100000) without judgments, all within one
 # second of event time, so all stay pending; reports the RSS they add.
@@ -29,8 +34,13 @@ requests=${2:-200000}
 pending=${3:-100000}
 dir=$(mktemp -d)
 pids=()
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+broker=${BROKER:-mock}
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if [[ $broker == real ]]; then
+    "$here/scripts/kafka-server.sh" kill "$dir/kafka" >/dev/null 2>&1 || true
+  fi
   wait 2>/dev/null || true
   rm -rf "$dir"
 }
@@ -70,13 +80,26 @@ echo "== machine"
 echo "nproc: $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 uptime
 
-"$rw" kafka-mock --brokers 1 --topic results:16 --topic judgments:16 \
-  --topic results2:16 --topic judgments2:16 --bootstrap-file "$dir/bootstrap" \
-  >/dev/null 2>"$dir/mock.log" &
-mock_pid=$!
-pids+=("$mock_pid")
-for _ in $(seq 100); do [[ -s "$dir/bootstrap" ]] && break; sleep 0.1; done
-bootstrap=$(cat "$dir/bootstrap")
+echo "== broker: $broker"
+if [[ $broker == real ]]; then
+  "$here/scripts/kafka-server.sh" start "$dir/kafka" --partitions 16 >&2
+  bootstrap=$(cat "$dir/kafka/bootstrap")
+  classpath=$("$here/scripts/kafka-server.sh" classpath)
+  for topic in results judgments results2 judgments2; do
+    java -Xmx256m -cp "$classpath" org.apache.kafka.tools.TopicCommand \
+      --bootstrap-server "$bootstrap" --create --topic "$topic" \
+      --partitions 16 --replication-factor 1 >/dev/null
+  done
+else
+  "$rw" kafka-mock --brokers 1 --topic results:16 --topic judgments:16 \
+    --topic results2:16 --topic judgments2:16 \
+    --bootstrap-file "$dir/bootstrap" >/dev/null 2>"$dir/mock.log" &
+  broker_pid=$!
+  pids+=("$broker_pid")
+  for _ in $(seq 100); do [[ -s "$dir/bootstrap" ]] && break; sleep 0.1; done
+  bootstrap=$(cat "$dir/bootstrap")
+fi
+[[ $broker == real ]] && broker_pid=$(cat "$dir/kafka/pid")
 
 start_daemon() {  # start_daemon NAME WINDOW TOPIC_SUFFIX IDLE_TIMEOUT
   cat >"$dir/$1.yaml" <<EOF
@@ -207,7 +230,7 @@ echo "== phase 1: $requests requests, produced with --fast"
 # producer does not pause that long while it runs).
 start_daemon load 30s "" 2s
 cpu0=$(cpu_ticks "$daemon_pid")
-mock0=$(cpu_ticks "$mock_pid")
+broker0=$(cpu_ticks "$broker_pid")
 t0=$(date +%s.%N)
 "$rw" produce-synthetic --bootstrap "$bootstrap" --fast --rate 5000 \
   --requests "$requests" --judgments-per-request 3 --status-interval 0s \
@@ -218,18 +241,18 @@ produced=$(sed -n 's/^requests=\([0-9]*\) .*/\1/p' "$dir/produce.txt")
 wait_consumed "$port" "$events"
 t1=$(date +%s.%N)
 cpu1=$(cpu_ticks "$daemon_pid")
-mock1=$(cpu_ticks "$mock_pid")
+broker1=$(cpu_ticks "$broker_pid")
 hz=$(getconf CLK_TCK)
 cat "$dir/produce.txt"
 awk -v e="$events" -v t0="$t0" -v tp="$t_produced" -v t1="$t1" \
-  -v c0="$cpu0" -v c1="$cpu1" -v m0="$mock0" -v m1="$mock1" -v hz="$hz" 'BEGIN {
+  -v c0="$cpu0" -v c1="$cpu1" -v m0="$broker0" -v m1="$broker1" -v b="$broker" -v hz="$hz" 'BEGIN {
     printf "producer alone: %.0f events/s (%.2f s)\n", e / (tp - t0), tp - t0
     printf "daemon end to end: %d events in %.2f s = %.0f events/s\n",
            e, t1 - t0, e / (t1 - t0)
     printf "daemon CPU: %.2f s = %.2f us per event\n",
            (c1 - c0) / hz, (c1 - c0) / hz / e * 1e6
-    printf "mock broker CPU: %.2f s = %.2f us per event\n",
-           (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
+    printf "%s broker CPU: %.2f s = %.2f us per event\n",
+           b, (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
   }'
 echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
 echo "when all events were consumed:" \

@@ -119,6 +119,7 @@ class Parser {
   Status ReadLogging(const Field& f, LoggingConfig* c);
   Status CheckExperimentVariants(const Config& config) const;
   Status ResolveExperiments(Config* config) const;
+  Status CheckAssignmentStrategy(const Config& config) const;
   Status ResolveSplit(const ExperimentFields& fields,
                       ExperimentConfig* e) const;
   Status ResolvePrimary(const ExperimentFields& fields,
@@ -132,6 +133,9 @@ class Parser {
   // Per experiment, the fields resolved once the whole file is read (they
   // refer to metrics: and to the experiment's own variants).
   std::vector<ExperimentFields> experiment_fields_;
+  // kafka.properties' partition.assignment.strategy, checked against the
+  // join mode once the whole file is read.
+  std::optional<Field> assignment_strategy_;
 };
 
 // ---------------------------------------------------------------------------
@@ -178,6 +182,7 @@ Status Parser::Parse(const YAML::Node& root, Config* config) {
            section([&](const Field& v) { return ReadLogging(v, &c.logging); })},
       }));
   RW_RETURN_IF_ERROR(CheckExperimentVariants(c));
+  RW_RETURN_IF_ERROR(CheckAssignmentStrategy(c));
   return ResolveExperiments(&c);
 }
 
@@ -487,6 +492,7 @@ Status Parser::ReadProperties(const Field& f,
     // Booleans and numbers are kept as written: librdkafka takes text.
     StatusOr<std::string> text = yaml_.Text(value, "a scalar value");
     if (!text.ok()) return text.status();
+    if (name == "partition.assignment.strategy") assignment_strategy_ = value;
     (*out)[name] = std::move(*text);
     return Status::Ok();
   });
@@ -634,6 +640,26 @@ Status Parser::CheckExperimentVariants(const Config& config) const {
     }
   }
   return Status::Ok();
+}
+
+// The impression join needs a request's results and judgments on one
+// replica: both topics keyed by request id with equal partition counts, and
+// partition n of both assigned together, which only the range assignor
+// (librdkafka's default) does. roundrobin and cooperative-sticky spread
+// them, and the join would silently lose most judgments.
+Status Parser::CheckAssignmentStrategy(const Config& config) const {
+  if (!assignment_strategy_ || config.join.mode != JoinMode::kImpression) {
+    return Status::Ok();
+  }
+  const std::string& strategy =
+      config.kafka.properties.at("partition.assignment.strategy");
+  if (TrimBlanks(strategy) == "range") return Status::Ok();
+  return yaml_.Error(
+      *assignment_strategy_,
+      "'" + Printable(strategy) +
+          "' can assign partition n of the results and judgments topics to "
+          "different replicas, and join.mode impression needs them together "
+          "(use range, the default, or join.mode qrels)");
 }
 
 Status Parser::ResolveExperiments(Config* config) const {

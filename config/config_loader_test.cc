@@ -664,6 +664,26 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "(exclusive), got 1");
 }
 
+// The impression join needs partition n of both topics on one replica;
+// only the range assignor keeps them together.
+TEST(ConfigLoaderErrorTest, AssignmentStrategyOfTheImpressionJoin) {
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n"
+                    "    partition.assignment.strategy: cooperative-sticky\n"),
+            "config.yaml:3:36: kafka.properties.partition.assignment.strategy: "
+            "'cooperative-sticky' can assign partition n of the results and "
+            "judgments topics to different replicas, and join.mode "
+            "impression needs them together (use range, the default, or "
+            "join.mode qrels)");
+  const Config range = MustParse(
+      "kafka:\n  properties:\n    partition.assignment.strategy: range\n");
+  EXPECT_EQ(range.kafka.properties.at("partition.assignment.strategy"),
+            "range");
+  const Config qrels = MustParse(
+      "join:\n  mode: qrels\n  qrels_file: q.txt\nkafka:\n  properties:\n"
+      "    partition.assignment.strategy: cooperative-sticky\n");
+  EXPECT_EQ(qrels.join.mode, JoinMode::kQrels);
+}
+
 TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B, A]\n"),
