@@ -44,7 +44,10 @@ std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics) {
   std::vector<int32_t> cutoffs = metrics.cutoffs;
   std::sort(cutoffs.begin(), cutoffs.end());
   for (metrics::Measure m : metrics.measures) {
-    if (!metrics::IsQualityMeasure(m)) continue;
+    // A primary series must have a value for every list.
+    if (!metrics::IsQualityMeasure(m) || !metrics::DefinedForEveryList(m)) {
+      continue;
+    }
     if (metrics::HasCutoffVariant(m) && !cutoffs.empty()) {
       return {SeriesRef{m, cutoffs.front()}};
     }

@@ -99,8 +99,8 @@ struct EventLimitsConfig {
 // `metrics:` what to compute for every served list.
 struct MetricsConfig {
   std::vector<int32_t> cutoffs = {1, 3, 5, 10};
-  std::vector<metrics::Measure> measures = {metrics::kAllMeasures.begin(),
-                                            metrics::kAllMeasures.end()};
+  std::vector<metrics::Measure> measures = {metrics::kDefaultMeasures.begin(),
+                                            metrics::kDefaultMeasures.end()};
   metrics::Definitions definitions;  // relevance_threshold, gain, ...
 };
 

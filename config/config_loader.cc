@@ -743,6 +743,12 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
                                     "' measures judgment coverage, not "
                                     "ranking quality: it cannot be primary");
     }
+    if (!metrics::DefinedForEveryList(ref.measure)) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' has no value for lists without a "
+                                    "click: it cannot be primary (use "
+                                    "recip_rank_first_click)");
+    }
     if (!IsConfiguredSeries(metrics, ref)) {
       return yaml_.Error(field, "'" + Printable(text) +
                                     "' is not computed (see metrics.measures "

@@ -302,6 +302,29 @@ TEST(ConfigLoaderTest, CutoffsMayBeEmptyWithOnlyRPrecision) {
   EXPECT_TRUE(c.metrics.cutoffs.empty());
 }
 
+// The click measures are opt-in (absent from the defaults) and parse by
+// name; abandonment, first_click_rank and its reciprocal need no cutoff.
+TEST(ConfigLoaderTest, ClickMeasureNames) {
+  EXPECT_EQ(MustParse("").metrics.measures,
+            (std::vector<metrics::Measure>(metrics::kDefaultMeasures.begin(),
+                                           metrics::kDefaultMeasures.end())));
+  const Config c = MustParse(
+      "metrics:\n  measures: [ctr, clicks, abandonment, first_click_rank, "
+      "recip_rank_first_click]\n");
+  EXPECT_EQ(
+      c.metrics.measures,
+      (std::vector<metrics::Measure>{
+          metrics::Measure::kCtr, metrics::Measure::kClicks,
+          metrics::Measure::kAbandonment, metrics::Measure::kFirstClickRank,
+          metrics::Measure::kRecipRankFirstClick}));
+  EXPECT_TRUE(MustParse("metrics:\n  cutoffs: []\n"
+                        "  measures: [abandonment, first_click_rank]\n")
+                  .metrics.cutoffs.empty());
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ctr]\n  cutoffs: []\n"),
+            "config.yaml:3:12: metrics.cutoffs: must not be empty: ctr is "
+            "computed at cutoffs");
+}
+
 TEST(ConfigLoaderTest, ValidListenAddresses) {
   for (std::string_view listen :
        {"0.0.0.0:9464", "localhost:80", "metrics.internal:0", "[::]:65535",
@@ -496,7 +519,8 @@ TEST(ConfigLoaderErrorTest, Metrics) {
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [precision, recall, ndgc]\n"),
             "config.yaml:2:33: metrics.measures[2]: unknown measure 'ndgc' "
             "(expected one of: precision, recall, reciprocal_rank, "
-            "average_precision, ndcg, success, r_precision, judged)");
+            "average_precision, ndcg, success, r_precision, judged, ctr, "
+            "clicks, abandonment, first_click_rank, recip_rank_first_click)");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, ndcg]\n"),
             "config.yaml:2:20: metrics.measures[1]: duplicate measure 'ndcg'");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: []\n"),
@@ -648,6 +672,12 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "config.yaml:8:15: experiments[0].primary[0]: bad cutoff in "
             "'ndcg@x' (want measure@k, k >= 1, or a bare measure for the "
             "uncut series)");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, first_click_rank]\n"
+                    "experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n    primary: [first_click_rank]\n"),
+            "config.yaml:7:15: experiments[0].primary[0]: 'first_click_rank' "
+            "has no value for lists without a click: it cannot be primary "
+            "(use recip_rank_first_click)");
   EXPECT_EQ(ErrorOf(head + "    primary: [map@10]\n"),
             "config.yaml:8:15: experiments[0].primary[0]: unknown measure "
             "'map'");

@@ -496,7 +496,9 @@ std::vector<SeriesRef> RandomPrimary(Xoshiro256& rng,
                                      const MetricsConfig& metrics) {
   std::vector<SeriesRef> all;
   for (metrics::Measure m : metrics.measures) {
-    if (!metrics::IsQualityMeasure(m)) continue;
+    if (!metrics::IsQualityMeasure(m) || !metrics::DefinedForEveryList(m)) {
+      continue;
+    }
     if (metrics::HasUncutVariant(m)) all.push_back({m, 0});
     if (!metrics::HasCutoffVariant(m)) continue;
     for (int32_t k : metrics.cutoffs) all.push_back({m, k});

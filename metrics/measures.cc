@@ -40,16 +40,22 @@ constexpr std::array<std::pair<std::string_view, ZeroRelevantPolicy>, 2>
         {"score_zero", ZeroRelevantPolicy::kScoreZero},
         {"skip", ZeroRelevantPolicy::kSkip},
     }};
-constexpr std::array<std::pair<std::string_view, Measure>, 8> kMeasureNames = {{
-    {"precision", Measure::kPrecision},
-    {"recall", Measure::kRecall},
-    {"reciprocal_rank", Measure::kReciprocalRank},
-    {"average_precision", Measure::kAveragePrecision},
-    {"ndcg", Measure::kNdcg},
-    {"success", Measure::kSuccess},
-    {"r_precision", Measure::kRPrecision},
-    {"judged", Measure::kJudged},
-}};
+constexpr std::array<std::pair<std::string_view, Measure>, 13> kMeasureNames = {
+    {
+        {"precision", Measure::kPrecision},
+        {"recall", Measure::kRecall},
+        {"reciprocal_rank", Measure::kReciprocalRank},
+        {"average_precision", Measure::kAveragePrecision},
+        {"ndcg", Measure::kNdcg},
+        {"success", Measure::kSuccess},
+        {"r_precision", Measure::kRPrecision},
+        {"judged", Measure::kJudged},
+        {"ctr", Measure::kCtr},
+        {"clicks", Measure::kClicks},
+        {"abandonment", Measure::kAbandonment},
+        {"first_click_rank", Measure::kFirstClickRank},
+        {"recip_rank_first_click", Measure::kRecipRankFirstClick},
+    }};
 
 template <typename Enum, size_t N>
 std::string_view NameOf(
@@ -232,6 +238,7 @@ void Evaluator::Evaluate(std::span<const Grade> ranked,
     AtCutoff& a = out->at[ci];
     a.precision = Ratio(rel_so_far, k);
     a.judged = Ratio(judged_so_far, k);
+    a.hits = static_cast<double>(rel_so_far);
     a.success = rel_so_far > 0 ? 1.0 : 0.0;
     a.reciprocal_rank =
         first_rel_rank > 0 ? 1.0 / static_cast<double>(first_rel_rank) : 0.0;
@@ -265,6 +272,7 @@ void Evaluator::Evaluate(std::span<const Grade> ranked,
   if (n < num_rel) out->r_precision = Ratio(rel_so_far, num_rel);
   out->num_rel_ret = rel_so_far;
   out->num_judged_ret = judged_so_far;
+  out->first_rel_rank = first_rel_rank;
   out->reciprocal_rank =
       first_rel_rank > 0 ? 1.0 / static_cast<double>(first_rel_rank) : 0.0;
   out->dcg = dcg;
@@ -275,7 +283,26 @@ void Evaluator::Evaluate(std::span<const Grade> ranked,
   out->average_precision = (num_rel > 0 && ad > 0) ? ap_sum / ad : 0.0;
 }
 
-bool HasCutoffVariant(Measure m) { return m != Measure::kRPrecision; }
+bool HasCutoffVariant(Measure m) {
+  switch (m) {
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kJudged:
+    case Measure::kCtr:
+    case Measure::kClicks:
+      return true;
+    case Measure::kRPrecision:
+    case Measure::kAbandonment:
+    case Measure::kFirstClickRank:
+    case Measure::kRecipRankFirstClick:
+      return false;
+  }
+  return false;
+}
 
 bool HasUncutVariant(Measure m) {
   switch (m) {
@@ -283,11 +310,16 @@ bool HasUncutVariant(Measure m) {
     case Measure::kAveragePrecision:
     case Measure::kNdcg:
     case Measure::kRPrecision:
+    case Measure::kAbandonment:
+    case Measure::kFirstClickRank:
+    case Measure::kRecipRankFirstClick:
       return true;
     case Measure::kPrecision:
     case Measure::kRecall:
     case Measure::kSuccess:
     case Measure::kJudged:
+    case Measure::kCtr:
+    case Measure::kClicks:
       return false;
   }
   return false;
@@ -303,7 +335,13 @@ bool HigherIsBetter(Measure m) {
     case Measure::kSuccess:
     case Measure::kRPrecision:
     case Measure::kJudged:
+    case Measure::kCtr:
+    case Measure::kClicks:
+    case Measure::kRecipRankFirstClick:
       return true;
+    case Measure::kAbandonment:     // Fewer abandoned requests is better.
+    case Measure::kFirstClickRank:  // A first click nearer the top is better.
+      return false;
   }
   return true;
 }
@@ -317,11 +355,37 @@ bool IsQualityMeasure(Measure m) {
     case Measure::kNdcg:
     case Measure::kSuccess:
     case Measure::kRPrecision:
+    case Measure::kCtr:
+    case Measure::kClicks:
+    case Measure::kAbandonment:
+    case Measure::kFirstClickRank:
+    case Measure::kRecipRankFirstClick:
       return true;
     case Measure::kJudged:
       return false;
   }
   return false;
+}
+
+bool DefinedForEveryList(Measure m) {
+  switch (m) {
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kRPrecision:
+    case Measure::kJudged:
+    case Measure::kCtr:
+    case Measure::kClicks:
+    case Measure::kAbandonment:
+    case Measure::kRecipRankFirstClick:
+      return true;
+    case Measure::kFirstClickRank:
+      return false;
+  }
+  return true;
 }
 
 std::string TrecName(Measure m, std::optional<int32_t> k) {
@@ -350,6 +414,16 @@ std::string TrecName(Measure m, std::optional<int32_t> k) {
       return k ? with("ndcg_cut") : "ndcg";
     case Measure::kRPrecision:
       return "Rprec";
+    case Measure::kCtr:
+      return with("ctr");
+    case Measure::kClicks:
+      return with("clicks");
+    case Measure::kAbandonment:
+      return "abandonment";
+    case Measure::kFirstClickRank:
+      return "first_click_rank";
+    case Measure::kRecipRankFirstClick:
+      return "recip_rank_first_click";
   }
   return "?";
 }
@@ -374,6 +448,18 @@ double MeasureValue(const ListScores& s, Measure m, int cutoff_index) {
         return s.r_precision;
       case Measure::kJudged:
         return a.judged;
+      case Measure::kCtr:
+        return a.success;  // A click in the top k.
+      case Measure::kClicks:
+        return a.hits;
+      case Measure::kAbandonment:
+      case Measure::kFirstClickRank:
+      case Measure::kRecipRankFirstClick:
+        break;  // Uncut only: no cutoff index reaches here.
+    }
+    if (m == Measure::kAbandonment || m == Measure::kFirstClickRank ||
+        m == Measure::kRecipRankFirstClick) {
+      return MeasureValue(s, m, -1);
     }
     return 0.0;
   }
@@ -395,6 +481,19 @@ double MeasureValue(const ListScores& s, Measure m, int cutoff_index) {
       return s.r_precision;
     case Measure::kJudged:
       return Ratio(s.num_judged_ret, s.num_ret);
+    case Measure::kCtr:
+      return s.num_rel_ret > 0 ? 1.0 : 0.0;
+    case Measure::kClicks:
+      return static_cast<double>(s.num_rel_ret);
+    case Measure::kAbandonment:
+      return s.num_rel_ret > 0 ? 0.0 : 1.0;
+    case Measure::kFirstClickRank:
+      // Undefined without a click: NaN keeps the request out of the mean
+      // rather than counting it at some made-up rank.
+      return s.first_rel_rank > 0 ? static_cast<double>(s.first_rel_rank)
+                                  : std::numeric_limits<double>::quiet_NaN();
+    case Measure::kRecipRankFirstClick:
+      return s.reciprocal_rank;  // Equal by definition under binary clicks.
   }
   return 0.0;
 }

@@ -16,6 +16,7 @@
 #define RANKWATCH_METRICS_MEASURES_H_
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -89,6 +90,7 @@ struct AtCutoff {
   double ndcg = 0;               // ndcg_cut_k
   double dcg = 0;                // DCG@k, unnormalized.
   double judged = 0;             // judged_k: judged docs in top k, over k.
+  double hits = 0;  // Relevant (clicked) docs in the top k: clicks_k.
 };
 
 // Everything computed for one ranked list.
@@ -97,6 +99,7 @@ struct ListScores {
   int64_t num_rel = 0;           // R.
   int64_t num_rel_ret = 0;       // Relevant docs anywhere in the list.
   int64_t num_judged_ret = 0;    // Judged (grade >= 0) docs in the list.
+  int64_t first_rel_rank = 0;    // Rank of the first relevant doc; 0: none.
   double reciprocal_rank = 0;    // recip_rank, no cutoff.
   double average_precision = 0;  // map
   double ndcg = 0;               // ndcg over the whole list.
@@ -144,6 +147,11 @@ class Evaluator {
 };
 
 // The measures rankwatch aggregates and exports, by their long names.
+//
+// The click measures (kCtr ... kRecipRankFirstClick) read the judgments of a
+// request as clicks: a doc is clicked when its grade is >= the relevance
+// threshold (binary click relevance). They are meant for impression mode,
+// where each request's judgments are its own clicks; see docs/metrics.md.
 enum class Measure {
   kPrecision,
   kRecall,
@@ -153,8 +161,29 @@ enum class Measure {
   kSuccess,
   kRPrecision,
   kJudged,
+  kCtr,                  // ctr_k: 1 if a doc in the top k was clicked.
+  kClicks,               // clicks_k: clicked docs in the top k.
+  kAbandonment,          // 1 if no served doc was clicked. Lower is better.
+  kFirstClickRank,       // Rank of the first click; undefined without one.
+  kRecipRankFirstClick,  // 1 / first_click_rank, 0 without a click.
 };
-inline constexpr std::array<Measure, 8> kAllMeasures = {
+inline constexpr std::array<Measure, 13> kAllMeasures = {
+    Measure::kPrecision,
+    Measure::kRecall,
+    Measure::kReciprocalRank,
+    Measure::kAveragePrecision,
+    Measure::kNdcg,
+    Measure::kSuccess,
+    Measure::kRPrecision,
+    Measure::kJudged,
+    Measure::kCtr,
+    Measure::kClicks,
+    Measure::kAbandonment,
+    Measure::kFirstClickRank,
+    Measure::kRecipRankFirstClick};
+// The measures computed when the configuration lists none (metrics.measures
+// absent): the relevance measures. The click measures are opt-in.
+inline constexpr std::array<Measure, 8> kDefaultMeasures = {
     Measure::kPrecision,        Measure::kRecall, Measure::kReciprocalRank,
     Measure::kAveragePrecision, Measure::kNdcg,   Measure::kSuccess,
     Measure::kRPrecision,       Measure::kJudged};
@@ -165,20 +194,31 @@ std::optional<Measure> ParseMeasure(std::string_view name);
 // Whether the measure is defined at a cutoff k, and without one ("all").
 bool HasCutoffVariant(Measure m);
 bool HasUncutVariant(Measure m);
-// Whether a higher value is better (true for every measure today).
+// Whether a higher value is better: false for abandonment and
+// first_click_rank, so A/B verdicts and alerts flip for them.
 bool HigherIsBetter(Measure m);
 // Whether the measure rates ranking quality. `judged` rates judgment
 // coverage instead: A/B verdicts, multiple-testing families and regression
 // alerts leave it out.
 bool IsQualityMeasure(Measure m);
+// Whether every scored list has a value (false for first_click_rank, which
+// a list without a click lacks: NaN, left out of its series' means).
+bool DefinedForEveryList(Measure m);
 // trec_eval's name for the measure at cutoff k, or without one when k is
 // nullopt: P_5, recall_10, map, map_cut_10, ndcg_cut_10, recip_rank,
-// recip_rank_10 (rankwatch extension), Rprec, success_5, judged_10.
+// recip_rank_10 (rankwatch extension), Rprec, success_5, judged_10; for the
+// click measures (rankwatch's): ctr_5, clicks_5, abandonment,
+// first_click_rank, recip_rank_first_click.
 std::string TrecName(Measure m, std::optional<int32_t> k);
 
 // The value of `m` in `scores`; `cutoff_index` indexes ListScores::at, or is
-// -1 for the uncut variant.
+// -1 for the uncut variant. NaN when the measure is undefined for the list
+// (first_click_rank without a click): aggregators leave NaN values out of
+// that series' means (see IsDefinedValue).
 double MeasureValue(const ListScores& scores, Measure m, int cutoff_index);
+
+// Whether a value from MeasureValue enters means (false for NaN).
+inline bool IsDefinedValue(double v) { return !std::isnan(v); }
 
 }  // namespace rankwatch::metrics
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::metrics {
@@ -209,6 +210,13 @@ TEST(MeasureNamesTest, TrecNames) {
   EXPECT_EQ(TrecName(Measure::kRPrecision, std::nullopt), "Rprec");
   EXPECT_EQ(TrecName(Measure::kSuccess, 5), "success_5");
   EXPECT_EQ(TrecName(Measure::kJudged, 10), "judged_10");
+  EXPECT_EQ(TrecName(Measure::kCtr, 10), "ctr_10");
+  EXPECT_EQ(TrecName(Measure::kClicks, 3), "clicks_3");
+  EXPECT_EQ(TrecName(Measure::kAbandonment, std::nullopt), "abandonment");
+  EXPECT_EQ(TrecName(Measure::kFirstClickRank, std::nullopt),
+            "first_click_rank");
+  EXPECT_EQ(TrecName(Measure::kRecipRankFirstClick, std::nullopt),
+            "recip_rank_first_click");
 }
 
 TEST(MeasureNamesTest, ParseRoundTrips) {
@@ -222,14 +230,141 @@ TEST(MeasureNamesTest, ParseRoundTrips) {
             RecallDenominator::kMinCutoffRelevant);
   EXPECT_EQ(ParseZeroRelevantPolicy("skip"), ZeroRelevantPolicy::kSkip);
   EXPECT_FALSE(ParseMeasure("P").has_value());
+  EXPECT_EQ(ParseMeasure("ctr"), Measure::kCtr);
+  EXPECT_EQ(ParseMeasure("clicks"), Measure::kClicks);
+  EXPECT_EQ(ParseMeasure("abandonment"), Measure::kAbandonment);
+  EXPECT_EQ(ParseMeasure("first_click_rank"), Measure::kFirstClickRank);
+  EXPECT_EQ(ParseMeasure("recip_rank_first_click"),
+            Measure::kRecipRankFirstClick);
+}
+
+TEST(MeasureNamesTest, ClickMeasuresAreOptIn) {
+  // The defaults are the relevance measures; every measure is parseable.
+  EXPECT_EQ(kAllMeasures.size(), kDefaultMeasures.size() + 5);
+  for (Measure m : kDefaultMeasures) {
+    EXPECT_NE(m, Measure::kCtr);
+    EXPECT_NE(m, Measure::kClicks);
+    EXPECT_NE(m, Measure::kAbandonment);
+    EXPECT_NE(m, Measure::kFirstClickRank);
+    EXPECT_NE(m, Measure::kRecipRankFirstClick);
+  }
+  // Cut or uncut: ctr and clicks at cutoffs only, the other three uncut.
+  EXPECT_TRUE(HasCutoffVariant(Measure::kCtr));
+  EXPECT_FALSE(HasUncutVariant(Measure::kCtr));
+  EXPECT_TRUE(HasCutoffVariant(Measure::kClicks));
+  EXPECT_FALSE(HasUncutVariant(Measure::kClicks));
+  for (Measure m : {Measure::kAbandonment, Measure::kFirstClickRank,
+                    Measure::kRecipRankFirstClick}) {
+    EXPECT_FALSE(HasCutoffVariant(m)) << MeasureName(m);
+    EXPECT_TRUE(HasUncutVariant(m)) << MeasureName(m);
+  }
+}
+
+// Click lists (impression mode): the judgments of a request are its clicks,
+// grade 1 = clicked (>= the threshold 1), 0 = shown and not clicked,
+// U = no judgment. Hand calculation for
+//   rank:  1  2  3  4  5
+//   grade: U  1  0  1  U      clicks at ranks 2 and 4.
+//   ctr@1 = 0, ctr@3 = ctr@5 = ctr@10 = 1;
+//   clicks@1 = 0, clicks@3 = 1, clicks@5 = clicks@10 = 2;
+//   abandonment = 0; first_click_rank = 2; recip_rank_first_click = 1/2.
+TEST(ClickMeasuresTest, HandCalculatedOnClickedList) {
+  Evaluator e = MakeEvaluator({1, 3, 5, 10});
+  ListScores s;
+  e.Evaluate(std::vector<Grade>{U, 1, 0, 1, U}, std::vector<Grade>{1, 0, 1},
+             &s);
+  const std::vector<double> ctr = {0, 1, 1, 1};
+  const std::vector<double> clicks = {0, 1, 2, 2};
+  for (int ci = 0; ci < 4; ++ci) {
+    EXPECT_EQ(MeasureValue(s, Measure::kCtr, ci), ctr[ci]) << ci;
+    EXPECT_EQ(MeasureValue(s, Measure::kClicks, ci), clicks[ci]) << ci;
+  }
+  EXPECT_EQ(MeasureValue(s, Measure::kAbandonment, -1), 0.0);
+  EXPECT_EQ(MeasureValue(s, Measure::kFirstClickRank, -1), 2.0);
+  EXPECT_NEAR(MeasureValue(s, Measure::kRecipRankFirstClick, -1), 0.5, kTol);
+}
+
+// No click: ctr 0 and clicks 0 at every k, abandonment 1, reciprocal 0, and
+// first_click_rank undefined (NaN), which aggregators leave out of its mean.
+TEST(ClickMeasuresTest, AbandonedList) {
+  Evaluator e = MakeEvaluator({1, 3});
+  ListScores s;
+  e.Evaluate(std::vector<Grade>{U, 0, U}, std::vector<Grade>{0}, &s);
+  for (int ci = 0; ci < 2; ++ci) {
+    EXPECT_EQ(MeasureValue(s, Measure::kCtr, ci), 0.0);
+    EXPECT_EQ(MeasureValue(s, Measure::kClicks, ci), 0.0);
+  }
+  EXPECT_EQ(MeasureValue(s, Measure::kAbandonment, -1), 1.0);
+  EXPECT_TRUE(std::isnan(MeasureValue(s, Measure::kFirstClickRank, -1)));
+  EXPECT_FALSE(IsDefinedValue(MeasureValue(s, Measure::kFirstClickRank, -1)));
+  EXPECT_EQ(MeasureValue(s, Measure::kRecipRankFirstClick, -1), 0.0);
+}
+
+// The relevance threshold decides what is a click: with threshold 2 only
+// grade 2 counts (e.g. a dwell-time click), here at rank 3 of {1, 0, 2}.
+TEST(ClickMeasuresTest, ThresholdDefinesAClick) {
+  Definitions d;
+  d.relevance_threshold = 2;
+  Evaluator e = MakeEvaluator({2, 3}, d);
+  ListScores s;
+  e.Evaluate(std::vector<Grade>{1, 0, 2}, std::vector<Grade>{1, 0, 2}, &s);
+  EXPECT_EQ(MeasureValue(s, Measure::kCtr, 0), 0.0);  // ctr@2
+  EXPECT_EQ(MeasureValue(s, Measure::kCtr, 1), 1.0);  // ctr@3
+  EXPECT_EQ(MeasureValue(s, Measure::kClicks, 1), 1.0);
+  EXPECT_EQ(MeasureValue(s, Measure::kAbandonment, -1), 0.0);
+  EXPECT_EQ(MeasureValue(s, Measure::kFirstClickRank, -1), 3.0);
+  EXPECT_NEAR(MeasureValue(s, Measure::kRecipRankFirstClick, -1), 1.0 / 3,
+              kTol);
+}
+
+// Under binary click relevance recip_rank_first_click is reciprocal_rank
+// (trec_eval recip_rank), ctr_k is success_k, clicks_k is P_k * k and
+// abandonment is 1 - ctr over the whole list; first_click_rank is the
+// reciprocal of recip_rank whenever there is a click. Checked on random click
+// lists (fixed seed).
+TEST(ClickMeasuresTest, AgreeWithRelevanceMeasuresOnRandomLists) {
+  constexpr uint64_t kSeed = 20261122;
+  Xoshiro256 rng(kSeed);
+  Evaluator e = MakeEvaluator({1, 3, 10});
+  ListScores s;
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<Grade> ranked;
+    std::vector<Grade> judged;
+    for (int64_t n = rng.Between(0, 12); n > 0; --n) {
+      const Grade g = static_cast<Grade>(rng.Between(-1, 1));  // U, 0, 1.
+      ranked.push_back(g);
+      if (g >= 0) judged.push_back(g);
+    }
+    e.Evaluate(ranked, judged, &s);
+    SCOPED_TRACE(testing::Message() << "seed " << kSeed << " trial " << trial);
+    const double rr = MeasureValue(s, Measure::kReciprocalRank, -1);
+    EXPECT_EQ(MeasureValue(s, Measure::kRecipRankFirstClick, -1), rr);
+    const double first = MeasureValue(s, Measure::kFirstClickRank, -1);
+    if (rr > 0) {
+      EXPECT_NEAR(first, 1.0 / rr, 1e-9);
+    } else {
+      EXPECT_TRUE(std::isnan(first));
+    }
+    EXPECT_EQ(MeasureValue(s, Measure::kAbandonment, -1), rr > 0 ? 0.0 : 1.0);
+    for (int ci = 0; ci < 3; ++ci) {
+      EXPECT_EQ(MeasureValue(s, Measure::kCtr, ci),
+                MeasureValue(s, Measure::kSuccess, ci));
+      EXPECT_NEAR(MeasureValue(s, Measure::kClicks, ci),
+                  MeasureValue(s, Measure::kPrecision, ci) * e.cutoffs()[ci],
+                  1e-9);
+    }
+  }
 }
 
 TEST(MeasureTraitsTest, DirectionAndQuality) {
-  // Every measure rankwatch computes is higher-is-better; judged rates
+  // Every measure is higher-is-better but abandonment and first_click_rank
+  // (fewer abandoned requests, a first click nearer the top); judged rates
   // judgment coverage, not ranking quality, so it is the one measure left
   // out of verdicts, multiple-testing families and regression alerts.
   for (Measure m : kAllMeasures) {
-    EXPECT_TRUE(HigherIsBetter(m)) << MeasureName(m);
+    EXPECT_EQ(HigherIsBetter(m),
+              m != Measure::kAbandonment && m != Measure::kFirstClickRank)
+        << MeasureName(m);
     EXPECT_EQ(IsQualityMeasure(m), m != Measure::kJudged) << MeasureName(m);
   }
   EXPECT_TRUE(IsQualityMeasure(Measure::kNdcg));

@@ -40,6 +40,21 @@ std::string Describe(metrics::Measure m) {
              "Rprec)";
     case metrics::Measure::kJudged:
       return "fraction of the top k that is judged (judged_k)";
+    case metrics::Measure::kCtr:
+      return "click-through at k: 1 if a doc in the top k was clicked, else "
+             "0 (ctr_k)";
+    case metrics::Measure::kClicks:
+      return "clicked docs in the top k (clicks_k; counts above 1 fall in "
+             "the +Inf bucket)";
+    case metrics::Measure::kAbandonment:
+      return "abandonment: 1 if no served doc was clicked, else 0; lower is "
+             "better";
+    case metrics::Measure::kFirstClickRank:
+      return "rank of the first clicked doc, over lists with a click only; "
+             "lower is better (ranks above 1 fall in the +Inf bucket)";
+    case metrics::Measure::kRecipRankFirstClick:
+      return "reciprocal rank of the first clicked doc, 0 without a click "
+             "(recip_rank under binary click relevance)";
   }
   return "unknown measure";
 }

@@ -9,6 +9,7 @@
 
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
+#include "daemon/stream/replay.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::exporter {
@@ -210,9 +211,107 @@ TEST_F(PipelineCollectorTest, HistogramOfHandComputedValues) {
 TEST_F(PipelineCollectorTest, BucketsAreCumulativeAndEndWithCount) {
   FeedExample();
   const std::string text = Scrape();
-  for (metrics::Measure m : metrics::kAllMeasures) {
+  for (metrics::Measure m : metrics::kDefaultMeasures) {
     ExpectCumulativeBuckets(
         text, "rankwatch_" + std::string(metrics::MeasureName(m)));
+  }
+}
+
+TEST_F(PipelineCollectorTest, ClickMeasuresAreOptIn) {
+  const std::string text = Scrape();
+  EXPECT_TRUE(HasLine(text, "# TYPE rankwatch_ndcg histogram"));
+  EXPECT_FALSE(HasLine(text, "# TYPE rankwatch_ctr histogram"));
+  EXPECT_FALSE(HasLine(text, "# TYPE rankwatch_abandonment histogram"));
+}
+
+// The click measures on FeedExample's requests, whose judgments are clicks
+// (grade >= 1). Hand calculation per request (k = 1, 3):
+//   r1 A/de  click on a (rank 1): ctr 1, 1; clicks 1, 1; abandonment 0;
+//            first_click_rank 1; recip_rank_first_click 1.
+//   r2 A/de  click on b (rank 2): ctr 0, 1; clicks 0, 1; abandonment 0;
+//            first_click_rank 2; recip_rank_first_click 1/2.
+//   r3 B/fr  click on a (grade 2, rank 1): as r1.
+//   r4 A/unknown no click: ctr 0, 0; clicks 0, 0; abandonment 1;
+//            first_click_rank undefined (left out); recip 0.
+TEST_F(PipelineCollectorTest, ClickMeasuresOfHandComputedValues) {
+  config::Config c = SmallConfig();
+  c.metrics.measures = {metrics::Measure::kReciprocalRank,
+                        metrics::Measure::kCtr,
+                        metrics::Measure::kClicks,
+                        metrics::Measure::kAbandonment,
+                        metrics::Measure::kFirstClickRank,
+                        metrics::Measure::kRecipRankFirstClick};
+  StatusOr<std::unique_ptr<stream::Pipeline>> p =
+      stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  FeedExample();
+  const std::string text = Scrape();
+  const std::string de1 = "{variant=\"A\",k=\"1\",locale=\"de\"}";
+  const std::string de3 = "{variant=\"A\",k=\"3\",locale=\"de\"}";
+  const std::string de = "{variant=\"A\",k=\"all\",locale=\"de\"}";
+  const std::string unknown = "{variant=\"A\",k=\"all\",locale=\"unknown\"}";
+  EXPECT_TRUE(HasLine(text, "rankwatch_ctr_sum" + de1 + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_ctr_count" + de1 + " 2"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_ctr_sum" + de3 + " 2"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_clicks_sum" + de1 + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_clicks_sum" + de3 + " 2"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_abandonment_sum" + de + " 0"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_abandonment_count" + de + " 2"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_abandonment_sum" + unknown + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_abandonment_count" + unknown + " 1"));
+  // first_click_rank: 1 and 2 for A/de (squares 1 + 4); r4 is left out, so
+  // A/unknown has a series with no observation and no mean.
+  EXPECT_TRUE(HasLine(text, "rankwatch_first_click_rank_sum" + de + " 3"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_first_click_rank_count" + de + " 2"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_first_click_rank_squares_total" + de + " 5"));
+  EXPECT_TRUE(HasLine(text,
+                      "rankwatch_first_click_rank_bucket{variant=\"A\",k="
+                      "\"all\",locale=\"de\",le=\"1\"} 1"));
+  EXPECT_TRUE(HasLine(text,
+                      "rankwatch_first_click_rank_bucket{variant=\"A\",k="
+                      "\"all\",locale=\"de\",le=\"+Inf\"} 2"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_first_click_rank_count" + unknown + " 0"));
+  const std::string fcr_mean =
+      "rankwatch_first_click_rank_mean{variant=\"A\",k=\"all\",locale="
+      "\"de\",window=";
+  EXPECT_TRUE(HasLine(text, fcr_mean + "\"all\"} 1.5"));
+  EXPECT_TRUE(HasLine(text, fcr_mean + "\"5m\"} 2"));  // r2 only.
+  // No list with a click: no mean (prometheus-cpp writes NaN as "Nan").
+  EXPECT_TRUE(HasLine(text,
+                      "rankwatch_first_click_rank_mean{variant=\"A\",k="
+                      "\"all\",locale=\"unknown\",window=\"5m\"} Nan"));
+  // recip_rank_first_click is reciprocal_rank under binary clicks: 1 + 1/2.
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_recip_rank_first_click_sum" + de + " 1.5"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_reciprocal_rank_sum" + de + " 1.5"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_recip_rank_first_click_sum" + unknown + " 0"));
+  // Replay's keys and means, per variant. A: r1, r2, r4; 1/3 and 2/3 to 15
+  // digits (the groups' means are merged, so the last bits may differ from
+  // the correctly rounded fraction). first_click_rank counts the two lists
+  // with a click (ranks 1 and 2).
+  const std::string json = stream::FormatReplayJson(*pipeline_);
+  for (const char* part :
+       {"\"A\":{\"requests\":3,",
+        "\"ctr_1\":{\"count\":3,\"mean\":0.333333333333333",
+        "\"ctr_3\":{\"count\":3,\"mean\":0.666666666666666",
+        "\"clicks_3\":{\"count\":3,\"mean\":0.666666666666666",
+        "\"abandonment\":{\"count\":3,\"mean\":0.333333333333333",
+        "\"first_click_rank\":{\"count\":2,\"mean\":1.5,",
+        "\"recip_rank_first_click\":{\"count\":3,\"mean\":0.5,",
+        "\"first_click_rank\":{\"count\":1,\"mean\":1,"}) {  // B: r3.
+    EXPECT_NE(json.find(part), std::string::npos) << part << "\n" << json;
+  }
+  for (const char* name :
+       {"rankwatch_ctr", "rankwatch_clicks", "rankwatch_abandonment",
+        "rankwatch_first_click_rank", "rankwatch_recip_rank_first_click"}) {
+    ExpectCumulativeBuckets(text, name);
+    EXPECT_TRUE(HasLine(
+        text, std::string("# TYPE ") + name + "_squares_total counter"));
+    EXPECT_TRUE(HasLine(text, std::string("# TYPE ") + name + "_mean gauge"));
   }
 }
 

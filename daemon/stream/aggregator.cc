@@ -56,7 +56,7 @@ WindowRing::WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series)
       num_slots_(static_cast<size_t>(span_ms / bucket_ms_) + 1),
       num_series_(num_series),
       slot_bucket_(num_slots_, -1),
-      slot_count_(num_slots_, 0),
+      slot_counts_(num_slots_ * num_series, 0),
       slot_sums_(num_slots_ * num_series * 2, 0.0) {}
 
 size_t WindowRing::Slot(int64_t bucket) const {
@@ -70,13 +70,15 @@ void WindowRing::Add(int64_t time_ms, std::span<const double> values) {
   if (bucket <= newest_bucket_ - static_cast<int64_t>(num_slots_)) return;
   const size_t slot = Slot(bucket);
   double* sums = &slot_sums_[slot * num_series_ * 2];
+  int64_t* counts = &slot_counts_[slot * num_series_];
   if (slot_bucket_[slot] != bucket) {
     slot_bucket_[slot] = bucket;
-    slot_count_[slot] = 0;
+    std::fill(counts, counts + num_series_, 0);
     std::fill(sums, sums + num_series_ * 2, 0.0);
   }
-  ++slot_count_[slot];
   for (size_t s = 0; s < values.size() && s < num_series_; ++s) {
+    if (!metrics::IsDefinedValue(values[s])) continue;
+    ++counts[s];
     sums[2 * s] += values[s];
     sums[2 * s + 1] += values[s] * values[s];
   }
@@ -96,7 +98,7 @@ WindowTotals WindowRing::Sum(size_t series, int64_t now_ms,
   for (int64_t b = std::max(last - buckets + 1, oldest_kept); b <= last; ++b) {
     const size_t slot = Slot(b);
     if (slot_bucket_[slot] != b) continue;
-    t.count += slot_count_[slot];
+    t.count += slot_counts_[slot * num_series_ + series];
     t.sum += slot_sums_[(slot * num_series_ + series) * 2];
     t.sum_of_squares += slot_sums_[(slot * num_series_ + series) * 2 + 1];
   }
@@ -205,6 +207,7 @@ void Aggregator::Add(uint32_t group, int64_t time_ms,
   if (values.empty()) return;
   for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
     const double v = values[s];
+    if (!metrics::IsDefinedValue(v)) continue;  // first_click_rank: no click.
     g.all[s].Add(v);
     const size_t bucket = static_cast<size_t>(
         std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), v) -

@@ -7,8 +7,10 @@
 // sum, sum of squares; mergeable), a histogram over [0, 1] in tenths (what
 // Prometheus histograms need), and a ring of time buckets holding sums and
 // sums of squares, from which any configured window is summed exactly to the
-// bucket granularity. Label cardinality is bounded: values beyond the
-// allow-list or the configured maximum fold into "other" and are counted.
+// bucket granularity. Values outside [0, 1] (clicks_k, first_click_rank)
+// land in the histogram's +Inf bucket. Label cardinality is bounded: values
+// beyond the allow-list or the configured maximum fold into "other" and are
+// counted.
 //
 // Owned and driven by one thread (the pipeline); readers must synchronize
 // externally (the daemon snapshots under a mutex).
@@ -56,8 +58,9 @@ struct WindowTotals {
   double sum = 0;
   double sum_of_squares = 0;
   double mean() const;
-  // Unbiased sample variance from the sums (values are bounded in [0, 1],
-  // so the sums carry no cancellation problem worth a Welford merge here).
+  // Unbiased sample variance from the sums (values are bounded: in [0, 1],
+  // or small counts and ranks, so the sums carry no cancellation problem
+  // worth a Welford merge here).
   double variance() const;
 };
 
@@ -67,7 +70,8 @@ class WindowRing {
   WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series);
 
   // Adds one request's values at event time `time_ms`. Values older than
-  // the ring's span relative to the newest bucket are not kept.
+  // the ring's span relative to the newest bucket are not kept, nor are
+  // undefined (NaN) values: each series counts its own defined values.
   void Add(int64_t time_ms, std::span<const double> values);
   // Totals of `series` over the buckets in (now - window, now], whole
   // buckets: the window ends with the bucket holding `now_ms`.
@@ -81,8 +85,8 @@ class WindowRing {
   size_t num_series_;
   int64_t newest_bucket_ = INT64_MIN;
   std::vector<int64_t> slot_bucket_;  // Bucket index a slot holds; -1 none.
-  std::vector<int64_t> slot_count_;
-  std::vector<double> slot_sums_;  // [slot][series][sum, sum of squares].
+  std::vector<int64_t> slot_counts_;  // [slot][series]: defined values.
+  std::vector<double> slot_sums_;     // [slot][series][sum, sum of squares].
 };
 
 // The state of one group of labels.
@@ -113,7 +117,9 @@ class Aggregator {
                         std::span<const std::string_view> segment_values);
 
   // Counts a finalized request of `group`; when `values` is non-empty (one
-  // per series) they are folded in at event time `time_ms`.
+  // per series) they are folded in at event time `time_ms`. A NaN value
+  // (a measure undefined for the request, such as first_click_rank without
+  // a click) is left out of its series: count, mean, histogram and windows.
   void Add(uint32_t group, int64_t time_ms, std::span<const double> values,
            bool without_relevant);
 

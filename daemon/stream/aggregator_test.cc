@@ -1,6 +1,7 @@
 #include "daemon/stream/aggregator.h"
 
 #include <cmath>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +30,17 @@ TEST(BuildSeriesTest, NamesAndOrder) {
   ASSERT_EQ(rr.size(), 2u);
   EXPECT_EQ(rr[0].trec_name, "recip_rank_3");
   EXPECT_EQ(rr[1].trec_name, "recip_rank");
+  // Click measures: ctr and clicks at each cutoff, the others uncut.
+  std::vector<SeriesSpec> clicks =
+      BuildSeries({Measure::kCtr, Measure::kClicks, Measure::kAbandonment,
+                   Measure::kFirstClickRank, Measure::kRecipRankFirstClick},
+                  {10, 5});
+  std::vector<std::string> names;
+  for (const SeriesSpec& c : clicks) names.push_back(c.trec_name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "ctr_5", "ctr_10", "clicks_5", "clicks_10", "abandonment",
+                "first_click_rank", "recip_rank_first_click"}));
 }
 
 config::AggregationConfig TestConfig() {
@@ -60,6 +72,38 @@ TEST(AggregatorTest, RunningStatsAndHistogram) {
   EXPECT_EQ(g.histograms[0][9], 1);
   EXPECT_EQ(g.histograms[0][10], 0);
   EXPECT_EQ(agg.group(b).requests, 0);
+}
+
+// first_click_rank is undefined (NaN) for a request without a click: that
+// series leaves it out (count, sums, histogram, windows) while the other
+// series of the same request count it.
+TEST(AggregatorTest, UndefinedValuesAreLeftOutOfTheirSeriesOnly) {
+  Aggregator agg(
+      TestConfig(),
+      BuildSeries({Measure::kAbandonment, Measure::kFirstClickRank}, {}));
+  ASSERT_EQ(agg.series().size(), 2u);
+  EXPECT_EQ(agg.series()[0].trec_name, "abandonment");
+  EXPECT_EQ(agg.series()[1].trec_name, "first_click_rank");
+  const uint32_t a = agg.ResolveGroup("A", {});
+  agg.Add(a, 1000, std::vector<double>{0.0, 3.0}, false);
+  agg.Add(a, 2000, std::vector<double>{1.0, std::nan("")}, true);
+  agg.Add(a, 3000, std::vector<double>{0.0, 1.0}, false);
+  const GroupStats& g = agg.group(a);
+  EXPECT_EQ(g.requests, 3);
+  EXPECT_EQ(g.all[0].count(), 3);
+  EXPECT_DOUBLE_EQ(g.all[0].mean(), 1.0 / 3);
+  EXPECT_EQ(g.all[1].count(), 2);
+  EXPECT_DOUBLE_EQ(g.all[1].mean(), (3.0 + 1.0) / 2);
+  // Rank 1 falls in le=1 (index 9), rank 3 above every bound (+Inf).
+  EXPECT_EQ(g.histograms[1][9], 1);
+  EXPECT_EQ(g.histograms[1][10], 1);
+  const WindowTotals w0 = g.windows.Sum(0, 3000, 30'000);
+  const WindowTotals w1 = g.windows.Sum(1, 3000, 30'000);
+  EXPECT_EQ(w0.count, 3);
+  EXPECT_DOUBLE_EQ(w0.sum, 1.0);
+  EXPECT_EQ(w1.count, 2);
+  EXPECT_DOUBLE_EQ(w1.sum, 4.0);
+  EXPECT_DOUBLE_EQ(w1.sum_of_squares, 9.0 + 1.0);
 }
 
 TEST(AggregatorTest, VariantLimitFoldsIntoOther) {

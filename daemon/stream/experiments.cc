@@ -117,6 +117,8 @@ ExperimentMonitor::ExperimentMonitor(
         arm.variant = variant;
         arm.counts.assign(static_cast<size_t>(num_buckets_), 0);
         arm.sums.assign(series.size() * static_cast<size_t>(num_buckets_), 0);
+        arm.series_counts.assign(
+            series.size() * static_cast<size_t>(num_buckets_), 0);
         arms_.push_back(std::move(arm));
         memberships_.emplace_back();
         it = arms_.end() - 1;
@@ -154,7 +156,9 @@ void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
       metrics::UnitBucket(unit_hash, static_cast<uint32_t>(num_buckets_));
   ++arm.counts[b];
   for (size_t s = 0; s < values.size() && s * buckets < arm.sums.size(); ++s) {
+    if (std::isnan(values[s])) continue;  // This list lacks the measure.
     arm.sums[s * buckets + b] += values[s];
+    ++arm.series_counts[s * buckets + b];
   }
 }
 
@@ -222,7 +226,8 @@ void ExperimentMonitor::SummarizeBuckets(
   for (size_t s = 0; s < num_series; ++s) {
     (*out)[s] = metrics::SummarizeBuckets(
         std::span<const double>(it->sums).subspan(s * buckets, buckets),
-        it->counts);
+        std::span<const int64_t>(it->series_counts)
+            .subspan(s * buckets, buckets));
   }
 }
 

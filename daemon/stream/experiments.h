@@ -131,6 +131,9 @@ class ExperimentMonitor {
     std::string variant;
     std::vector<int64_t> counts;  // [bucket]: scored lists.
     std::vector<double> sums;     // [series * buckets + bucket].
+    // [series * buckets + bucket]: the values summed, which is `counts`
+    // but for a series a list can lack (first_click_rank: NaN).
+    std::vector<int64_t> series_counts;
   };
   const std::vector<ArmBuckets>& arm_buckets() const { return arms_; }
   int32_t num_buckets() const { return num_buckets_; }

@@ -274,11 +274,37 @@ TEST(ExperimentUnitTest, ClusteredComparisonAndUnitCounts) {
   EXPECT_NEAR(srm.chi_square.statistic, 0.2, 1e-12);
   EXPECT_NEAR(srm.chi_square.p_value, 0.6547208460185768, 1e-12);
   EXPECT_EQ(srm.unit_conflicts, 0);
+  // Series 1 (uncut ndcg) got the same values: the same summary.
+  EXPECT_EQ(monitor.comparisons()[1].baseline_arm.count, 4);
   // The unit of a1 showing up in B: a conflict, not a new unit.
   add(b, unit(0, 1), 0.3);
   monitor.Update(100'000);
   EXPECT_EQ(srm.counts, (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(srm.unit_conflicts, 1);
+}
+
+// A list without a value for a series (NaN: first_click_rank without a
+// click) is left out of that series' clustered summary only. A: one unit
+// (bucket 0) with values {0.5, NaN} and {0.7, 0.2}; series 0 has 2 values
+// (mean 0.6), series 1 one value (0.2).
+TEST(ExperimentUnitTest, MissingValuesLeaveOnlyTheirSeries) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  const uint32_t a = agg.ResolveGroup("A", de);
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  statistics.unit_buckets = 4;
+  ExperimentMonitor monitor(&experiments, statistics, &agg, true);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  monitor.Add(a, 1, std::vector<double>{0.5, nan});
+  monitor.Add(a, 1, std::vector<double>{0.7, 0.2});
+  monitor.Update(100'000);
+  EXPECT_EQ(monitor.comparisons()[0].baseline_arm.count, 2);
+  EXPECT_NEAR(monitor.comparisons()[0].baseline_arm.mean, 0.6, 1e-12);
+  EXPECT_EQ(monitor.comparisons()[1].baseline_arm.count, 1);
+  EXPECT_NEAR(monitor.comparisons()[1].baseline_arm.mean, 0.2, 1e-12);
+  // The lists themselves (the rules' bucket counter) are both.
+  EXPECT_EQ(monitor.arm_buckets()[0].counts[0], 2);
 }
 
 // 3000 units in A, 2000 in B against 50/50: log BF (Dirichlet-multinomial,
