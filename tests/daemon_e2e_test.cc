@@ -117,15 +117,7 @@ http:
   // The events as JSON-lines files, for `rankwatch replay`.
   std::string ReplayJson(const std::string& config,
                          const std::vector<Event>& events) {
-    std::string results, judgments;
-    for (const Event& e : events)
-      (e.results ? results : judgments) += e.json + "\n";
-    auto res = testing::RunCommand(
-        {RANKWATCH_BINARY, "replay", "--config", config, "--results",
-         dir_.Write("r.jsonl", results), "--judgments",
-         dir_.Write("j.jsonl", judgments), "--format", "json"});
-    EXPECT_EQ(res.exit_code, 0) << res.err;
-    return res.out;
+    return testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events);
   }
 
   testing::TempDir dir_;

@@ -269,16 +269,7 @@ class RealKafkaE2eTest : public ::testing::Test {
   // The events as JSON-lines files, through `rankwatch replay`.
   std::string ReplayJson(const std::string& config,
                          const std::vector<Event>& events) {
-    std::string results, judgments;
-    for (const Event& e : events) {
-      (e.results ? results : judgments) += e.json + "\n";
-    }
-    auto res = testing::RunCommand(
-        {RANKWATCH_BINARY, "replay", "--config", config, "--results",
-         dir_.Write("r.jsonl", results), "--judgments",
-         dir_.Write("j.jsonl", judgments), "--format", "json"});
-    EXPECT_EQ(res.exit_code, 0) << res.err;
-    return res.out;
+    return testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events);
   }
 
   // "key|json" lines of one topic's events, for the console tools.

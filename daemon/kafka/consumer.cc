@@ -405,11 +405,12 @@ void KafkaIngest::LogReadiness(int64_t now) {
 // and touches only its own state: no lock.
 void KafkaIngest::OnStatistics(const std::string& json) {
   const int64_t now = clock_->MonotonicMillis();
-  for (const PartitionFetchHealth& p : ParseFetchHealth(json)) {
+  const FetchStatistics statistics = ParseFetchStatistics(json);
+  for (const PartitionFetchHealth& p : statistics.partitions) {
     const int t = TopicIndex(p.topic);
     if (t >= 0) fetch_health_.Record(SlotOf(t, p.partition), p.healthy, now);
   }
-  for (const BrokerFetch& f : ParseBrokerFetches(json)) {
+  for (const BrokerFetch& f : statistics.brokers) {
     const int t = TopicIndex(f.topic);
     if (t < 0) continue;
     const int32_t slot = SlotOf(t, f.partition);

@@ -1,11 +1,15 @@
-// Fetch health: which topic-partitions librdkafka is actively fetching from
-// a reachable leader, read from its statistics JSON
-// (statistics.interval.ms). A partition read up to its end may release
-// event time only while this holds: when its leader is down, its last known
-// end is stale and its data waits (see KafkaIngest).
+// Fetch health, read from librdkafka's statistics JSON
+// (statistics.interval.ms), parsed once per report (ParseFetchStatistics):
+//  * which topic-partitions librdkafka is actively fetching from a
+//    reachable leader. A partition read up to its end may release event
+//    time only while this holds: when its leader is down, its last known
+//    end is stale and its data waits (see KafkaIngest);
+//  * per partition, the state of the broker it is fetched from and how
+//    long that broker has been silent: the input of readiness
+//    (kafka_status.h FetchProgressTable).
 //
-// ParseFetchHealth is a pure function; FetchHealthTable is plain state,
-// not thread-safe (the consumer thread owns it).
+// The parse functions are pure; FetchHealthTable is plain state, not
+// thread-safe (the consumer thread owns it).
 #ifndef RANKWATCH_DAEMON_KAFKA_FETCH_HEALTH_H_
 #define RANKWATCH_DAEMON_KAFKA_FETCH_HEALTH_H_
 
@@ -32,6 +36,33 @@ struct PartitionFetchHealth {
 // "-1" partition) or beyond int32, are left out; JSON that does not parse
 // gives an empty list.
 std::vector<PartitionFetchHealth> ParseFetchHealth(std::string_view json);
+
+// brokers.<b>.toppars lists the partitions each broker serves to this
+// client (it fetches them from there), with the broker's `state` and
+// `rxidle` (microseconds since the last response on its connection, -1
+// when none yet). Fetch requests are long polls answered at least every
+// fetch.wait.max.ms (500 ms by default), so a fetching broker that stays
+// silent is frozen or cut off even while its state is still "UP" (as it
+// stays until socket.timeout.ms, 60 s, expires).
+struct BrokerFetch {
+  std::string topic;
+  int32_t partition = 0;
+  bool broker_up = false;   // state "UP".
+  int64_t rx_idle_ms = -1;  // -1: nothing received on this connection yet.
+};
+
+// The toppars of the real brokers in `json` (not the "logical" ones such
+// as GroupCoordinator, which have a connection of their own). Entries
+// lacking a field or numbered outside [0, int32 max] are left out; JSON
+// that does not parse gives an empty list.
+std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json);
+
+// Both of the above from one parse of the report.
+struct FetchStatistics {
+  std::vector<PartitionFetchHealth> partitions;  // As ParseFetchHealth.
+  std::vector<BrokerFetch> brokers;              // As ParseBrokerFetches.
+};
+FetchStatistics ParseFetchStatistics(std::string_view json);
 
 // The last fetch health reported per slot, and when (monotonic time).
 class FetchHealthTable {

@@ -1,6 +1,7 @@
 #include "daemon/kafka/fetch_health.h"
 
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -83,6 +84,44 @@ TEST(FetchHealthTableTest, HealthyUntilStale) {
   table.Record(3, true, 8000);
   EXPECT_TRUE(table.Healthy(3, 8000));
   EXPECT_FALSE(table.Healthy(2, 8000));
+}
+
+// Trimmed from librdkafka 2.0.2's statistics of a consumer of the mock
+// cluster: the real broker serves results-0 and results-1; the logical
+// GroupCoordinator (same node) serves none and is skipped; a second broker,
+// down, serves judgments-0.
+TEST(ParseBrokerFetchesTest, TopparsOfRealBrokers) {
+  const std::string json = R"({
+    "brokers": {
+      "127.0.0.1:33573/1": {"name": "127.0.0.1:33573/1", "nodeid": 1,
+        "source": "learned", "state": "UP", "rxidle": 397489,
+        "toppars": {
+          "results-0": {"topic": "results", "partition": 0},
+          "results-1": {"topic": "results", "partition": 1}}},
+      "GroupCoordinator": {"name": "GroupCoordinator", "nodeid": 1,
+        "source": "logical", "state": "UP", "rxidle": 5,
+        "toppars": {"x-0": {"topic": "x", "partition": 0}}},
+      "127.0.0.1:33574/2": {"nodeid": 2, "source": "learned",
+        "state": "TRY_CONNECT", "rxidle": -1,
+        "toppars": {
+          "judgments-0": {"topic": "judgments", "partition": 0},
+          "bad": {"topic": "judgments", "partition": -1},
+          "no-topic": {"partition": 3}}}
+    },
+    "topics": {}
+  })";
+  const std::vector<BrokerFetch> got = ParseBrokerFetches(json);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].topic, "results");
+  EXPECT_EQ(got[0].partition, 0);
+  EXPECT_TRUE(got[0].broker_up);
+  EXPECT_EQ(got[0].rx_idle_ms, 397);  // 397489 us.
+  EXPECT_EQ(got[1].partition, 1);
+  EXPECT_EQ(got[2].topic, "judgments");
+  EXPECT_FALSE(got[2].broker_up);
+  EXPECT_EQ(got[2].rx_idle_ms, -1);
+  EXPECT_TRUE(ParseBrokerFetches("{not json").empty());
+  EXPECT_TRUE(ParseBrokerFetches("{\"brokers\": []}").empty());
 }
 
 }  // namespace

@@ -1,9 +1,6 @@
 #include "daemon/kafka/kafka_status.h"
 
-#include <simdjson.h>
-
 #include <chrono>
-#include <limits>
 
 #include "config/duration.h"
 
@@ -13,34 +10,6 @@ namespace {
 
 std::string Ms(int64_t ms) {
   return config::FormatDuration(std::chrono::milliseconds(ms));
-}
-
-// The toppars of one real broker.
-void AppendToppars(simdjson::dom::element broker,
-                   std::vector<BrokerFetch>* out) {
-  std::string_view state, source;
-  int64_t rx_idle_us;
-  simdjson::dom::object toppars;
-  if (broker["source"].get(source) == simdjson::SUCCESS &&
-      source == "logical") {
-    return;
-  }
-  if (broker["state"].get(state) != simdjson::SUCCESS ||
-      broker["rxidle"].get(rx_idle_us) != simdjson::SUCCESS ||
-      broker["toppars"].get(toppars) != simdjson::SUCCESS) {
-    return;
-  }
-  for (auto [key, tp] : toppars) {
-    std::string_view topic;
-    int64_t partition;
-    if (tp["topic"].get(topic) != simdjson::SUCCESS ||
-        tp["partition"].get(partition) != simdjson::SUCCESS || partition < 0 ||
-        partition > std::numeric_limits<int32_t>::max()) {
-      continue;
-    }
-    out->push_back({std::string(topic), static_cast<int32_t>(partition),
-                    state == "UP", rx_idle_us < 0 ? -1 : rx_idle_us / 1000});
-  }
 }
 
 }  // namespace
@@ -109,20 +78,6 @@ std::string KafkaStatus::ReadinessMessage(int64_t now_mono_ms) const {
     case ReadyReason::kFetchStalled:
       return out + fetch_detail() + "its leader broker does not answer";
   }
-  return out;
-}
-
-std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json) {
-  std::vector<BrokerFetch> out;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  simdjson::dom::object brokers;
-  // Copies into a padded buffer (the view has no padding guarantee).
-  if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS ||
-      doc["brokers"].get(brokers) != simdjson::SUCCESS) {
-    return out;
-  }
-  for (auto [name, broker] : brokers) AppendToppars(broker, &out);
   return out;
 }
 

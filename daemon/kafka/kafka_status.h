@@ -11,7 +11,7 @@
 // a pure function of the status and a monotonic `now` that the caller
 // injects. Fetch progress, one of its inputs, is tracked per partition by
 // FetchProgressTable from messages and librdkafka's statistics
-// (ParseBrokerFetches); see docs/operations.md, "Readiness".
+// (fetch_health.h ParseFetchStatistics); see docs/operations.md, "Readiness".
 #ifndef RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
 #define RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
 
@@ -109,26 +109,6 @@ struct KafkaStatus {
 };
 
 // What librdkafka's statistics JSON says of one topic-partition's fetcher:
-// brokers.<b>.toppars lists the partitions each broker serves to this
-// client (it fetches them from there), with the broker's `state` and
-// `rxidle` (microseconds since the last response on its connection, -1
-// when none yet). Fetch requests are long polls answered at least every
-// fetch.wait.max.ms (500 ms by default), so a fetching broker that stays
-// silent is frozen or cut off even while its state is still "UP" (as it
-// stays until socket.timeout.ms, 60 s, expires).
-struct BrokerFetch {
-  std::string topic;
-  int32_t partition = 0;
-  bool broker_up = false;   // state "UP".
-  int64_t rx_idle_ms = -1;  // -1: nothing received on this connection yet.
-};
-
-// The toppars of the real brokers in `json` (not the "logical" ones such
-// as GroupCoordinator, which have a connection of their own). Entries
-// lacking a field or numbered outside [0, int32 max] are left out; JSON
-// that does not parse gives an empty list. Pure.
-std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json);
-
 // Per assigned partition (by slot), when fetches last made progress: a
 // message received, or statistics showing an active fetch from an UP
 // leader that answered recently. A newly tracked partition counts as

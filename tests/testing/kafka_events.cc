@@ -189,4 +189,19 @@ std::map<int, double> FinalizedPerRequest(const std::vector<Scrape>& scrapes,
   return n;
 }
 
+std::string ReplayJson(const std::string& rankwatch, const TempDir& dir,
+                       const std::string& config,
+                       const std::vector<Event>& events) {
+  std::string results, judgments;
+  for (const Event& e : events) {
+    (e.results ? results : judgments) += e.json + "\n";
+  }
+  const CommandResult res =
+      RunCommand({rankwatch, "replay", "--config", config, "--results",
+                  dir.Write("r.jsonl", results), "--judgments",
+                  dir.Write("j.jsonl", judgments), "--format", "json"});
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  return res.out;
+}
+
 }  // namespace rankwatch::testing

@@ -20,6 +20,7 @@
 
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/prometheus_text.h"
+#include "tests/testing/temp_dir.h"
 
 namespace rankwatch::testing {
 
@@ -116,6 +117,13 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
                         const std::vector<std::string>& variants,
                         double tolerance = 1e-9, bool relative = false);
+
+// `rankwatch replay --format json` (the binary `rankwatch`) over `events`,
+// written as JSON-lines files r.jsonl and j.jsonl in `dir`, with `config`:
+// its output, after expecting exit code 0.
+std::string ReplayJson(const std::string& rankwatch, const TempDir& dir,
+                       const std::string& config,
+                       const std::vector<Event>& events);
 
 // How many times each of requests 0..requests-1 (variant "v-<i>") was
 // finalized, summed over `scrapes`.
