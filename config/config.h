@@ -7,6 +7,7 @@
 #ifndef RANKWATCH_CONFIG_CONFIG_H_
 #define RANKWATCH_CONFIG_CONFIG_H_
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -37,6 +38,13 @@ struct SchemaConfig {
   // Randomization unit of A/B experiments (e.g. "user_id"), a field of
   // results events; empty: none, requests are the unit.
   std::string unit;
+  // Interleaved traffic: in each results entry, the team (ranker) that
+  // contributed the doc (see `interleaving:`).
+  std::string team = "team";
+  // Judgment events (top level, or in each batch entry): the kind of
+  // judgment (click, purchase, label...), matched against
+  // metrics.click_exclude_kinds. Absent: not excluded.
+  std::string kind = "kind";
   // Grade of a judgment without a relevance field (e.g. a click event);
   // nullopt means the field is required.
   std::optional<int32_t> default_relevance;
@@ -102,6 +110,9 @@ struct MetricsConfig {
   std::vector<metrics::Measure> measures = {metrics::kDefaultMeasures.begin(),
                                             metrics::kDefaultMeasures.end()};
   metrics::Definitions definitions;  // relevance_threshold, gain, ...
+  // Judgment kinds (schema.kind) that never count as clicks (e.g. human or
+  // LLM labels): they still grade docs for the relevance measures.
+  std::vector<std::string> click_exclude_kinds;
 };
 
 // `aggregation:` running means and the bounds on label cardinality.
@@ -178,6 +189,20 @@ struct StatisticsConfig {
   // Distinct units remembered for the SRM counts, over all experiments;
   // later new units are not counted (the counts stay a valid sample).
   int64_t max_tracked_units = 4'000'000;
+  // Prior standard deviation of the chance that the challenger wins a
+  // decided interleaved impression, in the sequential interleaving test.
+  double interleaving_prior_sd = 0.05;
+};
+
+// `interleaving:` (a list) live team-draft interleaving experiments: the
+// traffic of `variant` serves lists merged from two rankers, each result
+// tagged with the team that contributed it (schema.team).
+struct InterleavingConfig {
+  std::string name;
+  std::string variant;
+  // The team values: the incumbent, then the challenger (a verdict of +1
+  // means the challenger is better).
+  std::array<std::string, 2> teams;
 };
 
 // `logging:`
@@ -196,6 +221,7 @@ struct Config {
   KafkaConfig kafka;
   HttpConfig http;
   std::vector<ExperimentConfig> experiments;
+  std::vector<InterleavingConfig> interleaving;
   StatisticsConfig statistics;
   LoggingConfig logging;
 };

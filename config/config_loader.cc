@@ -115,11 +115,15 @@ class Parser {
   Status ReadListen(const Field& f, std::string* out);
   Status ReadExperiments(const Field& f, std::vector<ExperimentConfig>* out);
   Status ReadExperiment(const Field& f, ExperimentConfig* out);
+  Status ReadInterleavings(const Field& f,
+                           std::vector<InterleavingConfig>* out);
+  Status ReadInterleaving(const Field& f, InterleavingConfig* out);
   Status ReadStatistics(const Field& f, StatisticsConfig* c);
   Status ReadLogging(const Field& f, LoggingConfig* c);
   Status CheckExperimentVariants(const Config& config) const;
   Status ResolveExperiments(Config* config) const;
   Status CheckAssignmentStrategy(const Config& config) const;
+  Status CheckInterleavingMode(const Config& config) const;
   Status ResolveSplit(const ExperimentFields& fields,
                       ExperimentConfig* e) const;
   Status ResolvePrimary(const ExperimentFields& fields,
@@ -133,6 +137,8 @@ class Parser {
   // Per experiment, the fields resolved once the whole file is read (they
   // refer to metrics: and to the experiment's own variants).
   std::vector<ExperimentFields> experiment_fields_;
+  // The `interleaving:` section, checked against the join mode.
+  std::optional<Field> interleaving_;
   // kafka.properties' partition.assignment.strategy, checked against the
   // join mode once the whole file is read.
   std::optional<Field> assignment_strategy_;
@@ -175,6 +181,9 @@ Status Parser::Parse(const YAML::Node& root, Config* config) {
           {"experiments", section([&](const Field& v) {
              return ReadExperiments(v, &c.experiments);
            })},
+          {"interleaving", section([&](const Field& v) {
+             return ReadInterleavings(v, &c.interleaving);
+           })},
           {"statistics", section([&](const Field& v) {
              return ReadStatistics(v, &c.statistics);
            })},
@@ -182,6 +191,7 @@ Status Parser::Parse(const YAML::Node& root, Config* config) {
            section([&](const Field& v) { return ReadLogging(v, &c.logging); })},
       }));
   RW_RETURN_IF_ERROR(CheckExperimentVariants(c));
+  RW_RETURN_IF_ERROR(CheckInterleavingMode(c));
   RW_RETURN_IF_ERROR(CheckAssignmentStrategy(c));
   return ResolveExperiments(&c);
 }
@@ -201,6 +211,8 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
              {"judgments", yaml_.NameInto(&c->judgments)},
              {"default_variant", yaml_.NameInto(&c->default_variant)},
              {"unit", yaml_.StringInto(&c->unit)},
+             {"team", yaml_.NameInto(&c->team)},
+             {"kind", yaml_.NameInto(&c->kind)},
              {"default_relevance",
               [&](const Field& v) {
                 // null is a value here: "no default, the field is
@@ -287,6 +299,11 @@ Status Parser::ReadMetrics(const Field& f, MetricsConfig* c) {
              {"measures",
               [&](const Field& v) { return ReadMeasures(v, &c->measures); }},
              {"relevance_threshold", yaml_.IntInto(0, &d.relevance_threshold)},
+             {"click_exclude_kinds",
+              [&](const Field& v) {
+                return yaml_.ReadNameList(v, "judgment kind",
+                                          &c->click_exclude_kinds);
+              }},
              {"gain",
               [&](const Field& v) {
                 return yaml_.ReadChoice(v, "gain", kGains, metrics::GainName,
@@ -628,6 +645,87 @@ Status Parser::ReadExperiment(const Field& f, ExperimentConfig* out) {
   return Status::Ok();
 }
 
+Status Parser::ReadInterleavings(const Field& f,
+                                 std::vector<InterleavingConfig>* out) {
+  out->clear();
+  interleaving_ = f;
+  std::map<std::string, YAML::Mark> names;
+  std::map<std::string, YAML::Mark> variants;
+  return yaml_.ForEachItem(f, [&](const Field& item) {
+    InterleavingConfig e;
+    RW_RETURN_IF_ERROR(ReadInterleaving(item, &e));
+    const auto [name, new_name] = names.emplace(e.name, item.mark);
+    if (!new_name) {
+      return yaml_.ErrorAt(item.node["name"].Mark(), item.path + ".name",
+                           "duplicate interleaving experiment name '" +
+                               Printable(e.name) + "' (first on line " +
+                               std::to_string(name->second.line + 1) + ")");
+    }
+    // A list is credited to one experiment's teams.
+    const auto [variant, new_variant] = variants.emplace(e.variant, item.mark);
+    if (!new_variant) {
+      return yaml_.ErrorAt(item.node["variant"].Mark(), item.path + ".variant",
+                           "variant '" + Printable(e.variant) +
+                               "' is already interleaved on line " +
+                               std::to_string(variant->second.line + 1));
+    }
+    out->push_back(std::move(e));
+    return Status::Ok();
+  });
+}
+
+Status Parser::ReadInterleaving(const Field& f, InterleavingConfig* out) {
+  std::optional<Field> variant;
+  std::optional<Field> teams;
+  bool has_name = false;
+  RW_RETURN_IF_ERROR(yaml_.ReadMap(
+      f, {
+             {"name",
+              [&](const Field& v) {
+                has_name = true;
+                return yaml_.ReadName(v, &out->name);
+              }},
+             {"variant",
+              [&](const Field& v) {
+                variant = v;
+                return yaml_.ReadName(v, &out->variant);
+              }},
+             {"teams",
+              [&](const Field& v) {
+                teams = v;
+                std::vector<std::string> values;
+                RW_RETURN_IF_ERROR(yaml_.ReadNameList(v, "team", &values));
+                if (values.size() != 2) {
+                  return yaml_.Error(
+                      v,
+                      "must list exactly two teams (the incumbent, then "
+                      "the challenger), got " +
+                          std::to_string(values.size()));
+                }
+                out->teams = {values[0], values[1]};
+                return Status::Ok();
+              }},
+         }));
+  if (!has_name) return yaml_.Error(f, "missing key 'name'");
+  if (!variant) return yaml_.Error(f, "missing key 'variant'");
+  if (!teams) return yaml_.Error(f, "missing key 'teams'");
+  experiment_variants_.emplace_back(*variant, out->variant);
+  return Status::Ok();
+}
+
+// Interleaving credits each request's clicks: only the impression join
+// knows which request a judgment belongs to.
+Status Parser::CheckInterleavingMode(const Config& config) const {
+  if (!interleaving_ || config.interleaving.empty() ||
+      config.join.mode == JoinMode::kImpression) {
+    return Status::Ok();
+  }
+  return yaml_.Error(*interleaving_,
+                     "needs join.mode impression (each request's own clicks), "
+                     "not " +
+                         std::string(JoinModeName(config.join.mode)));
+}
+
 // With a variant allow-list, any other variant folds into "other" and could
 // never be compared.
 Status Parser::CheckExperimentVariants(const Config& config) const {
@@ -765,46 +863,59 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
 
 Status Parser::ReadStatistics(const Field& f, StatisticsConfig* c) {
   return yaml_.ReadMap(
-      f, {
-             {"level",
-              [&](const Field& v) {
-                RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->level));
-                if (c->level <= 0 || c->level >= 1) {
-                  return yaml_.Error(
-                      v, "must be between 0 and 1 (exclusive), got " +
-                             FormatNumber(c->level));
-                }
-                return Status::Ok();
-              }},
-             {"mixture_sd",
-              [&](const Field& v) {
-                RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->mixture_sd));
-                if (c->mixture_sd <= 0) {
-                  return yaml_.Error(
-                      v, "must be > 0, got " + FormatNumber(c->mixture_sd));
-                }
-                return Status::Ok();
-              }},
-             {"unit_buckets",
-              [&](const Field& v) {
-                int64_t buckets = 0;
-                RW_RETURN_IF_ERROR(yaml_.ReadInt(v, kMinUnitBuckets,
-                                                 kMaxUnitBuckets, &buckets));
-                c->unit_buckets = static_cast<int32_t>(buckets);
-                return Status::Ok();
-              }},
-             {"srm_level",
-              [&](const Field& v) {
-                RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->srm_level));
-                if (c->srm_level <= 0 || c->srm_level >= 1) {
-                  return yaml_.Error(
-                      v, "must be between 0 and 1 (exclusive), got " +
-                             FormatNumber(c->srm_level));
-                }
-                return Status::Ok();
-              }},
-             {"max_tracked_units", yaml_.IntInto(0, &c->max_tracked_units)},
-         });
+      f,
+      {
+          {"level",
+           [&](const Field& v) {
+             RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->level));
+             if (c->level <= 0 || c->level >= 1) {
+               return yaml_.Error(v,
+                                  "must be between 0 and 1 (exclusive), got " +
+                                      FormatNumber(c->level));
+             }
+             return Status::Ok();
+           }},
+          {"mixture_sd",
+           [&](const Field& v) {
+             RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->mixture_sd));
+             if (c->mixture_sd <= 0) {
+               return yaml_.Error(
+                   v, "must be > 0, got " + FormatNumber(c->mixture_sd));
+             }
+             return Status::Ok();
+           }},
+          {"unit_buckets",
+           [&](const Field& v) {
+             int64_t buckets = 0;
+             RW_RETURN_IF_ERROR(
+                 yaml_.ReadInt(v, kMinUnitBuckets, kMaxUnitBuckets, &buckets));
+             c->unit_buckets = static_cast<int32_t>(buckets);
+             return Status::Ok();
+           }},
+          {"srm_level",
+           [&](const Field& v) {
+             RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->srm_level));
+             if (c->srm_level <= 0 || c->srm_level >= 1) {
+               return yaml_.Error(v,
+                                  "must be between 0 and 1 (exclusive), got " +
+                                      FormatNumber(c->srm_level));
+             }
+             return Status::Ok();
+           }},
+          {"max_tracked_units", yaml_.IntInto(0, &c->max_tracked_units)},
+          {"interleaving_prior_sd",
+           [&](const Field& v) {
+             RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->interleaving_prior_sd));
+             // Var(p) = 1 / (4 (2a + 1)) < 1/4 for every Beta(a, a).
+             if (c->interleaving_prior_sd <= 0 ||
+                 c->interleaving_prior_sd >= 0.5) {
+               return yaml_.Error(
+                   v, "must be between 0 and 0.5 (exclusive), got " +
+                          FormatNumber(c->interleaving_prior_sd));
+             }
+             return Status::Ok();
+           }},
+      });
 }
 
 Status Parser::ReadLogging(const Field& f, LoggingConfig* c) {

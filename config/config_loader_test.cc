@@ -285,6 +285,59 @@ TEST(ConfigLoaderTest, EveryKeyIsParsed) {
   EXPECT_EQ(c.logging.max_rejects_logged_per_second, 0);
 }
 
+TEST(ConfigLoaderTest, InterleavingAndClickKinds) {
+  const Config c = MustParse(
+      "schema: {team: ranker, kind: type}\n"
+      "metrics: {click_exclude_kinds: [label, llm]}\n"
+      "statistics: {interleaving_prior_sd: 0.1}\n"
+      "interleaving:\n"
+      "  - {name: x, variant: AB, teams: [A, B]}\n"
+      "  - {name: y, variant: AC, teams: [A, C]}\n");
+  EXPECT_EQ(c.schema.team, "ranker");
+  EXPECT_EQ(c.schema.kind, "type");
+  EXPECT_EQ(c.metrics.click_exclude_kinds,
+            (std::vector<std::string>{"label", "llm"}));
+  EXPECT_DOUBLE_EQ(c.statistics.interleaving_prior_sd, 0.1);
+  ASSERT_EQ(c.interleaving.size(), 2u);
+  EXPECT_EQ(c.interleaving[1].name, "y");
+  EXPECT_EQ(c.interleaving[1].variant, "AC");
+  EXPECT_EQ(c.interleaving[1].teams[1], "C");
+}
+
+TEST(ConfigLoaderErrorTest, InterleavingErrors) {
+  EXPECT_EQ(ErrorOf("interleaving:\n  - {name: x, variant: AB, teams: [A]}\n"),
+            "config.yaml:2:35: interleaving[0].teams: must list exactly two "
+            "teams (the incumbent, then the challenger), got 1");
+  EXPECT_EQ(
+      ErrorOf("interleaving:\n  - {name: x, variant: AB, teams: [A, A]}\n"),
+      "config.yaml:2:39: interleaving[0].teams[1]: duplicate team 'A'");
+  EXPECT_EQ(ErrorOf("interleaving:\n  - {name: x, teams: [A, B]}\n"),
+            "config.yaml:2:5: interleaving[0]: missing key 'variant'");
+  EXPECT_EQ(ErrorOf("interleaving:\n"
+                    "  - {name: x, variant: AB, teams: [A, B]}\n"
+                    "  - {name: y, variant: AB, teams: [A, C]}\n"),
+            "config.yaml:3:24: interleaving[1].variant: variant 'AB' is "
+            "already interleaved on line 2");
+  EXPECT_EQ(ErrorOf("interleaving:\n"
+                    "  - {name: x, variant: AB, teams: [A, B]}\n"
+                    "  - {name: x, variant: AC, teams: [A, C]}\n"),
+            "config.yaml:3:12: interleaving[1].name: duplicate interleaving "
+            "experiment name 'x' (first on line 2)");
+  EXPECT_EQ(ErrorOf("join: {mode: qrels}\n"
+                    "interleaving:\n  - {name: x, variant: AB, teams: [A, "
+                    "B]}\n"),
+            "config.yaml:3:3: interleaving: needs join.mode impression (each "
+            "request's own clicks), not qrels");
+  EXPECT_EQ(ErrorOf("aggregation: {variants: [A, B]}\n"
+                    "interleaving:\n  - {name: x, variant: AB, teams: [A, "
+                    "B]}\n"),
+            "config.yaml:3:24: interleaving[0].variant: variant 'AB' is not "
+            "listed in aggregation.variants");
+  EXPECT_EQ(ErrorOf("statistics: {interleaving_prior_sd: 0.5}\n"),
+            "config.yaml:1:37: statistics.interleaving_prior_sd: must be "
+            "between 0 and 0.5 (exclusive), got 0.5");
+}
+
 TEST(ConfigLoaderTest, DefaultRelevanceNullAndNegative) {
   EXPECT_FALSE(MustParse("schema:\n  default_relevance: null\n")
                    .schema.default_relevance.has_value());
@@ -794,11 +847,11 @@ TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
   EXPECT_EQ(ErrorOf("zzz: 1\n"),
             "config.yaml:1:1: zzz: unknown key (expected one of: schema, "
             "join, events, metrics, aggregation, dead_letter, kafka, http, "
-            "experiments, statistics, logging)");
+            "experiments, interleaving, statistics, logging)");
   EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
             "config.yaml:2:3: statistics.confidence: unknown key (expected "
             "one of: level, mixture_sd, unit_buckets, srm_level, "
-            "max_tracked_units)");
+            "max_tracked_units, interleaving_prior_sd)");
 }
 
 TEST(ConfigLoaderErrorTest, DuplicateKeys) {
@@ -867,7 +920,7 @@ TEST(ConfigLoaderErrorTest, MessagesStayOnOneLine) {
   EXPECT_EQ(message,
             "config.yaml:1:1: a\\nb: unknown key (expected one of: schema, "
             "join, events, metrics, aggregation, dead_letter, kafka, http, "
-            "experiments, statistics, logging)");
+            "experiments, interleaving, statistics, logging)");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
@@ -954,7 +1007,7 @@ TEST(ConfigLoaderEnvTest, KeysAreNotSubstituted) {
   EXPECT_EQ(ErrorOf("${SECTION}: {}\n", {{"SECTION", "join"}}),
             "config.yaml:1:1: ${SECTION}: unknown key (expected one of: "
             "schema, join, events, metrics, aggregation, dead_letter, kafka, "
-            "http, experiments, statistics, logging)");
+            "http, experiments, interleaving, statistics, logging)");
 }
 
 TEST(ConfigLoaderEnvTest, EmptyLookupMeansNothingIsSet) {
@@ -1024,6 +1077,7 @@ TEST(ConfigFileTest, ExampleLoadsAndEqualsTheDefaultsExceptItsExamples) {
   expected.experiments = {{"ranker_v2", "A", {"B"}}};
   expected.experiments[0].split = {1, 1};
   expected.experiments[0].primary = {{metrics::Measure::kNdcg, 10}};
+  expected.interleaving = {{"ranker_v2_interleaved", "A-vs-B", {"A", "B"}}};
   EXPECT_EQ(FormatEffectiveConfig(*c), FormatEffectiveConfig(expected));
 }
 

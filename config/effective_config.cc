@@ -102,6 +102,8 @@ void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 2, "judgments", QuoteValue(c.judgments));
   Line(out, 2, "default_variant", QuoteValue(c.default_variant));
   Line(out, 2, "unit", QuoteValue(c.unit));
+  Line(out, 2, "team", QuoteValue(c.team));
+  Line(out, 2, "kind", QuoteValue(c.kind));
   Line(out, 2, "default_relevance",
        c.default_relevance ? std::to_string(*c.default_relevance) : "null");
 }
@@ -148,6 +150,7 @@ void WriteMetrics(const MetricsConfig& c, std::string* out) {
   Line(out, 2, "ap_denominator", metrics::ApDenominatorName(d.ap_denominator));
   Line(out, 2, "zero_relevant",
        metrics::ZeroRelevantPolicyName(d.zero_relevant));
+  Line(out, 2, "click_exclude_kinds", QuotedList(c.click_exclude_kinds));
 }
 
 void WriteAggregation(const AggregationConfig& c, std::string* out) {
@@ -198,6 +201,17 @@ void WriteExperiments(const std::vector<ExperimentConfig>& experiments,
   }
 }
 
+void WriteInterleaving(const std::vector<InterleavingConfig>& experiments,
+                       std::string* out) {
+  Line(out, 0, "interleaving", experiments.empty() ? "[]" : "");
+  for (const InterleavingConfig& e : experiments) {
+    Line(out, 2, "- name", QuoteValue(e.name));
+    Line(out, 4, "variant", QuoteValue(e.variant));
+    Line(out, 4, "teams",
+         QuotedList(std::vector<std::string>(e.teams.begin(), e.teams.end())));
+  }
+}
+
 }  // namespace
 
 std::string FormatEffectiveConfig(const Config& c) {
@@ -215,6 +229,7 @@ std::string FormatEffectiveConfig(const Config& c) {
   Line(&out, 0, "http", "");
   Line(&out, 2, "listen", QuoteValue(c.http.listen));
   WriteExperiments(c.experiments, &out);
+  WriteInterleaving(c.interleaving, &out);
   Line(&out, 0, "statistics", "");
   Line(&out, 2, "level", FormatNumber(c.statistics.level));
   Line(&out, 2, "mixture_sd", FormatNumber(c.statistics.mixture_sd));
@@ -222,6 +237,8 @@ std::string FormatEffectiveConfig(const Config& c) {
   Line(&out, 2, "srm_level", FormatNumber(c.statistics.srm_level));
   Line(&out, 2, "max_tracked_units",
        std::to_string(c.statistics.max_tracked_units));
+  Line(&out, 2, "interleaving_prior_sd",
+       FormatNumber(c.statistics.interleaving_prior_sd));
   Line(&out, 0, "logging", "");
   Line(&out, 2, "level", c.logging.level);
   Line(&out, 2, "max_rejects_logged_per_second",

@@ -146,6 +146,8 @@ schema:
   judgments: "judgments"
   default_variant: "default"
   unit: ""
+  team: "team"
+  kind: "kind"
   default_relevance: null
 join:
   mode: impression
@@ -174,6 +176,7 @@ metrics:
   recall_denominator: relevant
   ap_denominator: relevant
   zero_relevant: score_zero
+  click_exclude_kinds: []
 aggregation:
   windows: [5m, 1h]
   bucket: 10s
@@ -196,12 +199,14 @@ kafka:
 http:
   listen: "127.0.0.1:9464"
 experiments: []
+interleaving: []
 statistics:
   level: 0.95
   mixture_sd: 0.05
   unit_buckets: 64
   srm_level: 0.001
   max_tracked_units: 4000000
+  interleaving_prior_sd: 0.05
 logging:
   level: info
   max_rejects_logged_per_second: 5

@@ -1,7 +1,7 @@
 // The Boost.Math error and precision policy of rankwatch::metrics, shared by
 // every .cc file of the library that calls Boost.Math (ab_stats.cc,
-// srm.cc). Private to the library: no public header includes it, so Boost
-// stays a PRIVATE dependency (see CMakeLists.txt).
+// interleaving.cc, srm.cc). Private to the library: no public header includes
+// it, so Boost stays a PRIVATE dependency (see CMakeLists.txt).
 //
 // Boost's default policy throws on a domain error, a pole, an overflow, a
 // rounding error and an evaluation error (a series that fails to

@@ -346,6 +346,27 @@ bool HigherIsBetter(Measure m) {
   return true;
 }
 
+bool IsClickMeasure(Measure m) {
+  switch (m) {
+    case Measure::kCtr:
+    case Measure::kClicks:
+    case Measure::kAbandonment:
+    case Measure::kFirstClickRank:
+    case Measure::kRecipRankFirstClick:
+      return true;
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kRPrecision:
+    case Measure::kJudged:
+      return false;
+  }
+  return false;
+}
+
 bool IsQualityMeasure(Measure m) {
   switch (m) {
     case Measure::kPrecision:

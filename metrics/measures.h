@@ -201,6 +201,10 @@ bool HigherIsBetter(Measure m);
 // coverage instead: A/B verdicts, multiple-testing families and regression
 // alerts leave it out.
 bool IsQualityMeasure(Measure m);
+// Whether the measure reads a request's judgments as clicks (kCtr ...
+// kRecipRankFirstClick): with metrics.click_exclude_kinds, from the
+// judgments that may be clicks only.
+bool IsClickMeasure(Measure m);
 // Whether every scored list has a value (false for first_click_rank, which
 // a list without a click lacks: NaN, left out of its series' means).
 bool DefinedForEveryList(Measure m);

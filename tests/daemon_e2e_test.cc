@@ -34,6 +34,7 @@
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "gtest/gtest.h"
+#include "metrics/interleaving.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/kafka_events.h"
@@ -81,6 +82,27 @@ class Daemon : public testing::DaemonProcess {
          const std::string& name)
       : DaemonProcess(RANKWATCH_BINARY, dir, config, name) {}
 };
+
+// Waits (30 s at most) until the rebalance has given each of two replicas
+// some of the partitions, all of them between the two.
+::testing::AssertionResult PartitionsSplit(Daemon& a, Daemon& b) {
+  auto owned = [](Daemon& d) {
+    return d.Metrics()
+        .LabelValues("rankwatch_consumer_lag_messages", "partition")
+        .size();
+  };
+  if (WaitFor(
+          [&] {
+            const size_t na = owned(a), nb = owned(b);
+            return na > 0 && nb > 0 && na + nb == kPartitions;
+          },
+          30s)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << a.log() << b.log() << "\nA lag partitions: " << owned(a)
+         << " B: " << owned(b);
+}
 
 class DaemonE2eTest : public ::testing::Test {
  protected:
@@ -380,24 +402,7 @@ TEST_F(DaemonE2eTest, TwoReplicasSplitThePartitions) {
   Daemon b(dir_, config, "b");
   ASSERT_TRUE(b.WaitReady()) << b.log();
   // After the rebalance each replica owns some of the partitions.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const auto pa = a.Metrics().LabelValues(
-            "rankwatch_consumer_lag_messages", "partition");
-        const auto pb = b.Metrics().LabelValues(
-            "rankwatch_consumer_lag_messages", "partition");
-        return !pa.empty() && !pb.empty() &&
-               pa.size() + pb.size() == kPartitions;
-      },
-      30s))
-      << a.log() << b.log() << "\nA lag partitions: "
-      << a.Metrics()
-             .LabelValues("rankwatch_consumer_lag_messages", "partition")
-             .size()
-      << " B: "
-      << b.Metrics()
-             .LabelValues("rankwatch_consumer_lag_messages", "partition")
-             .size();
+  ASSERT_TRUE(PartitionsSplit(a, b));
   const std::vector<Event> events = Requests(0, 200, false);
   Producer producer(cluster_->bootstrap_servers());
   producer.SendPaced(events);
@@ -412,6 +417,178 @@ TEST_F(DaemonE2eTest, TwoReplicasSplitThePartitions) {
                 sb.Sum("rankwatch_requests_finalized_total"),
             200);
   ExpectSameAsReplay({sa, sb}, ReplayJson(config, events), {"A", "B"});
+}
+
+// Interleaved traffic built here with the reference interleaver, and what
+// it must give, counted by the test itself from the clicks it draws.
+struct InterleavedTraffic {
+  std::vector<Event> events;
+  int64_t wins[2] = {0, 0};
+  int64_t ties = 0;
+  int64_t no_click = 0;
+  int64_t clicked_top3 = 0;  // Requests with a click in the top 3 (ctr@3).
+};
+
+// `count` requests of variant "A-vs-B", kT0 + 50 ms apart: rankers A and B
+// each rank 6 of 8 docs (B's order a rotation of A's), merged by
+// metrics::TeamDraftInterleave (seed 12). Users click a doc of team B with
+// probability 0.45, of team A with 0.25, each click 100 ms + 40 ms x rank
+// after the results event; every fourth request also gets a "label"
+// judgment (grade 3) of its last doc, which is no click.
+InterleavedTraffic MakeInterleavedTraffic(int count) {
+  InterleavedTraffic t;
+  Xoshiro256 rng(12);
+  const std::vector<std::string> pool = {"d0", "d1", "d2", "d3",
+                                         "d4", "d5", "d6", "d7"};
+  metrics::InterleavedList merged;
+  for (int i = 0; i < count; ++i) {
+    const std::string id = "il-" + std::to_string(i);
+    const int64_t served = kT0 + kSpacingMs * i;
+    std::vector<std::string_view> a, b;
+    for (int r = 0; r < 6; ++r) {
+      a.push_back(pool[(i + r) % 8]);
+      b.push_back(pool[(i + 3 + r) % 8]);
+    }
+    metrics::TeamDraftInterleave(a, b, 6, &rng, &merged);
+    std::string json = R"({"request_id":")" + id +
+                       R"(","variant":"A-vs-B","timestamp":)" +
+                       std::to_string(served) + R"(,"results":[)";
+    int64_t credit[2] = {0, 0};
+    bool top3 = false;
+    std::vector<Event> judgments;
+    for (size_t r = 0; r < merged.docs.size(); ++r) {
+      const int team = merged.teams[r];
+      json += (r > 0 ? "," : "") + std::string(R"({"doc_id":")") +
+              std::string(merged.docs[r]) + R"(","team":")" +
+              (team == 0 ? "A" : "B") + "\"}";
+      if (rng.Uniform() < (team == 1 ? 0.45 : 0.25)) {
+        ++credit[team];
+        if (r < 3) top3 = true;
+        const int64_t at = served + 100 + 40 * static_cast<int64_t>(r);
+        judgments.push_back(
+            {false, id,
+             R"({"request_id":")" + id + R"(","doc_id":")" +
+                 std::string(merged.docs[r]) +
+                 R"(","relevance":1,"kind":"click","timestamp":)" +
+                 std::to_string(at) + "}",
+             at});
+      }
+    }
+    t.events.push_back({true, id, json + "]}", served});
+    if (i % 4 == 0) {
+      const int64_t at = served + 50;
+      judgments.push_back(
+          {false, id,
+           R"({"request_id":")" + id + R"(","doc_id":")" +
+               std::string(merged.docs.back()) +
+               R"(","relevance":3,"kind":"label","timestamp":)" +
+               std::to_string(at) + "}",
+           at});
+    }
+    t.events.insert(t.events.end(), judgments.begin(), judgments.end());
+    if (credit[0] + credit[1] == 0) {
+      ++t.no_click;
+    } else if (credit[0] == credit[1]) {
+      ++t.ties;
+    } else {
+      ++t.wins[credit[1] > credit[0] ? 1 : 0];
+    }
+    if (top3) ++t.clicked_top3;
+  }
+  std::stable_sort(t.events.begin(), t.events.end(),
+                   [](const Event& x, const Event& y) {
+                     return x.timestamp_ms < y.timestamp_ms;
+                   });
+  return t;
+}
+
+// Live interleaving over two replicas: the fleet's summed counters, click
+// measures and time-to-first-click histogram equal replay's over the same
+// events, and both equal the outcomes the test counted while drawing the
+// clicks (labels excluded).
+TEST_F(DaemonE2eTest, InterleavingAcrossReplicasMatchesReplay) {
+  const std::string config = WriteConfig("g-il", R"(
+metrics:
+  cutoffs: [3]
+  measures: [ctr, abandonment, ndcg]
+  click_exclude_kinds: [label]
+interleaving:
+  - name: b_vs_a
+    variant: A-vs-B
+    teams: [A, B]
+)");
+  Daemon a(dir_, config, "a");
+  ASSERT_TRUE(a.WaitReady()) << a.log();
+  Daemon b(dir_, config, "b");
+  ASSERT_TRUE(b.WaitReady()) << b.log();
+  ASSERT_TRUE(PartitionsSplit(a, b));
+  constexpr int kRequests = 300;
+  const InterleavedTraffic traffic = MakeInterleavedTraffic(kRequests);
+  Producer producer(cluster_->bootstrap_servers());
+  producer.SendPaced(traffic.events, 4.0);
+  ASSERT_TRUE(
+      WaitConsumed({&a, &b}, static_cast<double>(traffic.events.size())));
+  producer.Sentinels(kT0 + 3'600'000);
+  ASSERT_TRUE(
+      WaitFor([&] { return a.Finalized() + b.Finalized() >= kRequests; }, 30s));
+  const Scrape sa = a.Metrics(), sb = b.Metrics();
+  auto fleet = [&](const std::string& name,
+                   const std::map<std::string, std::string>& labels) {
+    return sa.Sum(name, labels) + sb.Sum(name, labels);
+  };
+  const std::string replay = ReplayJson(config, traffic.events);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(replay)).get(doc),
+            simdjson::SUCCESS)
+      << replay;
+  simdjson::dom::element il = doc["interleaving"]["b_vs_a"];
+  ASSERT_TRUE(il.is_object()) << replay;
+  const std::map<std::string, std::string> e = {{"experiment", "b_vs_a"}};
+  // The test's own count, replay's and the fleet's.
+  EXPECT_EQ(int64_t(il["impressions"]), kRequests);
+  EXPECT_EQ(fleet("rankwatch_interleaving_impressions_total", e), kRequests);
+  const char* teams[] = {"A", "B"};
+  for (int team = 0; team < 2; ++team) {
+    SCOPED_TRACE(teams[team]);
+    EXPECT_EQ(int64_t(il["wins"][teams[team]]), traffic.wins[team]);
+    EXPECT_EQ(fleet("rankwatch_interleaving_wins_total",
+                    {{"experiment", "b_vs_a"}, {"team", teams[team]}}),
+              double(traffic.wins[team]));
+  }
+  EXPECT_EQ(int64_t(il["ties"]), traffic.ties);
+  EXPECT_EQ(fleet("rankwatch_interleaving_ties_total", e), traffic.ties);
+  EXPECT_EQ(int64_t(il["no_click"]), traffic.no_click);
+  EXPECT_EQ(fleet("rankwatch_interleaving_no_click_total", e),
+            traffic.no_click);
+  // B's clicks are likelier: it wins more impressions, and replay's verdict
+  // (one look over all 300) says so.
+  EXPECT_GT(traffic.wins[1], traffic.wins[0]);
+  const double preference =
+      (traffic.wins[1] + traffic.ties / 2.0) /
+          double(traffic.wins[0] + traffic.wins[1] + traffic.ties) -
+      0.5;
+  EXPECT_NEAR(double(il["preference"]), preference, 1e-12);
+  // ctr@3 from clicks only (labels excluded): the fleet's sum and count.
+  const std::map<std::string, std::string> ctr = {{"variant", "A-vs-B"},
+                                                  {"k", "3"}};
+  EXPECT_EQ(fleet("rankwatch_ctr_count", ctr), kRequests);
+  EXPECT_EQ(fleet("rankwatch_ctr_sum", ctr), double(traffic.clicked_top3));
+  EXPECT_NEAR(double(doc["variants"]["A-vs-B"]["measures"]["ctr_3"]["mean"]),
+              double(traffic.clicked_top3) / kRequests, 1e-12);
+  // Time to first click: every clicked request, from 100 ms on.
+  simdjson::dom::element first_click =
+      doc["variants"]["A-vs-B"]["time_to_first_click_seconds"];
+  ASSERT_TRUE(first_click.is_object()) << replay;
+  const std::map<std::string, std::string> v = {{"variant", "A-vs-B"}};
+  EXPECT_EQ(int64_t(first_click["count"]), kRequests - traffic.no_click);
+  EXPECT_EQ(fleet("rankwatch_time_to_first_click_seconds_count", v),
+            double(kRequests - traffic.no_click));
+  EXPECT_NEAR(fleet("rankwatch_time_to_first_click_seconds_sum", v),
+              double(first_click["sum"]), 1e-9);
+  EXPECT_EQ(fleet("rankwatch_time_to_first_click_seconds_bucket",
+                  {{"variant", "A-vs-B"}, {"le", "0.5"}}),
+            double(int64_t(first_click["buckets"]["0.5"])));
 }
 
 TEST_F(DaemonE2eTest, RecoversFromBrokerFailuresAndRequestErrors) {

@@ -80,20 +80,29 @@ std::string ResultsJson(const std::string& id, const std::string& variant,
   s += ",\"results\":[";
   for (size_t i = 0; i < docs.size(); ++i) {
     if (i > 0) s += ",";
-    s += "\"" + Doc(docs[i]) + "\"";
+    if (variant == "I") {
+      // Interleaved: each doc's team follows from the doc.
+      s += "{\"doc_id\":\"" + Doc(docs[i]) + "\",\"team\":\"" +
+           (docs[i] % 2 == 0 ? "A" : "B") + "\"}";
+    } else {
+      s += "\"" + Doc(docs[i]) + "\"";
+    }
   }
   return s + "]}";
 }
 
-// grade -1 withdraws ("relevance": null).
+// grade -1 withdraws ("relevance": null). A non-empty `kind` is the
+// event's judgment kind.
 std::string JudgmentsJson(const std::string& id_field, const std::string& id,
                           int64_t t,
-                          const std::vector<std::pair<int64_t, int>>& grades) {
+                          const std::vector<std::pair<int64_t, int>>& grades,
+                          const std::string& kind = "") {
   auto relevance = [](int g) {
     return g < 0 ? std::string("null") : std::to_string(g);
   };
   std::string s =
       "{\"" + id_field + "\":\"" + id + "\",\"timestamp\":" + std::to_string(t);
+  if (!kind.empty()) s += ",\"kind\":\"" + kind + "\"";
   if (grades.size() == 1) {
     return s + ",\"doc_id\":\"" + Doc(grades[0].first) +
            "\",\"relevance\":" + relevance(grades[0].second) + "}";
@@ -152,11 +161,21 @@ EventSet GenerateImpression(uint64_t seed) {
   Rng rng(seed);
   EventSet set;
   set.config = BaseConfig(&rng);
+  // Clicks too: the click measures, labels that are no clicks, and
+  // variant I interleaving teams A and B.
+  for (metrics::Measure m :
+       {metrics::Measure::kCtr, metrics::Measure::kClicks,
+        metrics::Measure::kAbandonment, metrics::Measure::kFirstClickRank,
+        metrics::Measure::kRecipRankFirstClick}) {
+    set.config.metrics.measures.push_back(m);
+  }
+  set.config.metrics.click_exclude_kinds = {"label"};
+  set.config.interleaving = {{"x", "I", {"A", "B"}}};
   const int64_t window = set.config.join.window.count();
   const int64_t early = set.config.join.early_tolerance.count();
   const int64_t requests = rng.Between(40, 200);
   const int64_t span = window * rng.Between(5, 25);
-  const char* const variants[] = {"A", "B", "C"};
+  const char* const variants[] = {"A", "I", "C"};
   const int64_t num_variants = rng.Between(1, 3);
   const char* const locales[] = {"de", "fr", ""};
   std::vector<Event>& ev = set.events;
@@ -209,8 +228,11 @@ EventSet GenerateImpression(uint64_t seed) {
             rng.Chance(0.8) ? docs[rng.Between(0, n - 1)] : rng.Between(15, 20);
         grades.emplace_back(d, rng.Chance(0.1) ? -1 : rng.Between(0, 3));
       }
-      ev.push_back({Topic::kJudgments, t, id,
-                    JudgmentsJson("request_id", id, t, grades)});
+      ev.push_back(
+          {Topic::kJudgments, t, id,
+           JudgmentsJson(
+               "request_id", id, t, grades,
+               rng.Chance(0.2) ? "label" : (rng.Chance(0.5) ? "click" : ""))});
       if (rng.Chance(0.05)) ev.push_back(ev.back());  // At-least-once copy.
     }
   }
@@ -281,9 +303,12 @@ struct GroupSummary {
   int64_t requests = 0;
   int64_t without_relevant = 0;
   std::vector<SeriesSummary> series;
+  stream::FirstClickHistogram first_click;
 };
 struct Outcome {
   std::map<std::string, GroupSummary> groups;
+  // Per interleaving experiment: since start, then per window.
+  std::vector<std::vector<metrics::InterleavingCounts>> interleaving;
   stream::JoinCounters join;
   stream::PipelineCounters pipeline;
   int64_t table_entries = 0;
@@ -302,6 +327,7 @@ Outcome Summarize(const Pipeline& p) {
     GroupSummary& s = o.groups[key];
     s.requests = gs.requests;
     s.without_relevant = gs.without_relevant;
+    s.first_click = gs.first_click;
     for (size_t i = 0; i < agg.series().size(); ++i) {
       SeriesSummary ss;
       ss.count = gs.all[i].count();
@@ -313,6 +339,23 @@ Outcome Summarize(const Pipeline& p) {
       }
       s.series.push_back(ss);
     }
+  }
+  // Interleaving outcomes since start, and each window's ending at `now`
+  // read from the ring (series: first wins, second wins, ties, no click).
+  for (const stream::InterleavingState& st : p.interleaving().experiments()) {
+    std::vector<metrics::InterleavingCounts> counts = {st.all};
+    for (int64_t w : p.interleaving().windows_ms()) {
+      metrics::InterleavingCounts c;
+      if (st.all.impressions > 0) {
+        c.impressions = st.ring.Sum(0, now, w).count;
+        c.wins[0] = static_cast<int64_t>(st.ring.Sum(0, now, w).sum);
+        c.wins[1] = static_cast<int64_t>(st.ring.Sum(1, now, w).sum);
+        c.ties = static_cast<int64_t>(st.ring.Sum(2, now, w).sum);
+        c.no_click = static_cast<int64_t>(st.ring.Sum(3, now, w).sum);
+      }
+      counts.push_back(c);
+    }
+    o.interleaving.push_back(std::move(counts));
   }
   // A group whose requests were all duplicates or late has nothing in it.
   std::erase_if(o.groups,
@@ -347,6 +390,9 @@ std::string Diff(const Outcome& a, const Outcome& b) {
                                           std::to_string(gb.requests));
     check(ga.without_relevant == gb.without_relevant,
           key + " without_relevant");
+    check(ga.first_click.counts == gb.first_click.counts &&
+              Close(ga.first_click.sum_seconds, gb.first_click.sum_seconds),
+          key + " time to first click");
     for (size_t s = 0; s < ga.series.size(); ++s) {
       const SeriesSummary& x = ga.series[s];
       const SeriesSummary& y = gb.series[s];
@@ -377,6 +423,22 @@ std::string Diff(const Outcome& a, const Outcome& b) {
   check(a.pipeline.consumed == b.pipeline.consumed, "consumed");
   check(a.pipeline.rejected == b.pipeline.rejected, "rejected");
   check(a.table_entries == b.table_entries, "table entries");
+  check(a.interleaving.size() == b.interleaving.size(),
+        "interleaving experiments");
+  for (size_t e = 0; e < a.interleaving.size() && e < b.interleaving.size();
+       ++e) {
+    for (size_t w = 0; w < a.interleaving[e].size(); ++w) {
+      const metrics::InterleavingCounts& x = a.interleaving[e][w];
+      const metrics::InterleavingCounts& y = b.interleaving[e][w];
+      check(x.impressions == y.impressions && x.wins == y.wins &&
+                x.ties == y.ties && x.no_click == y.no_click,
+            "interleaving window " + std::to_string(w) + ": " +
+                std::to_string(x.wins[0]) + "/" + std::to_string(x.wins[1]) +
+                "/" + std::to_string(x.ties) + " vs " +
+                std::to_string(y.wins[0]) + "/" + std::to_string(y.wins[1]) +
+                "/" + std::to_string(y.ties));
+    }
+  }
   return d;
 }
 
@@ -469,16 +531,34 @@ uint64_t FirstSeed(uint64_t fallback) {
   return env != nullptr ? std::strtoull(env, nullptr, 10) : fallback;
 }
 
+// Interleaved impressions and first clicks seen by the references of
+// CheckOrderIndependence, so a test can tell the generator made them.
+struct Coverage {
+  int64_t interleaved = 0;
+  int64_t decided = 0;
+  int64_t first_clicks = 0;
+};
+
 // Runs `sets` event sets from `generate`, each in `interleavings` orders
 // plus replay; returns the number of interleavings run.
 int64_t CheckOrderIndependence(EventSet (*generate)(uint64_t), uint64_t base,
-                               int sets, int interleavings) {
+                               int sets, int interleavings,
+                               Coverage* coverage = nullptr) {
   const bool pinned = std::getenv("RANKWATCH_PROPERTY_SEED") != nullptr;
   int64_t runs = 0;
   for (int i = 0; i < (pinned ? 1 : sets); ++i) {
     const uint64_t set_seed = FirstSeed(base + static_cast<uint64_t>(i));
     const EventSet set = generate(set_seed);
     const Outcome reference = DeliverReplay(set, set_seed * 31 + 7);
+    if (coverage != nullptr) {
+      for (const auto& counts : reference.interleaving) {
+        coverage->interleaved += counts[0].impressions;
+        coverage->decided += counts[0].decided();
+      }
+      for (const auto& [key, group] : reference.groups) {
+        coverage->first_clicks += group.first_click.count;
+      }
+    }
     EXPECT_EQ(reference.join.late_judgments, 0) << "seed " << set_seed;
     EXPECT_EQ(reference.join.late_results, 0) << "seed " << set_seed;
     EXPECT_GT(reference.join.finalized + reference.join.unjudged, 0)
@@ -503,9 +583,18 @@ int64_t CheckOrderIndependence(EventSet (*generate)(uint64_t), uint64_t base,
 }
 
 TEST(OrderIndependenceTest, ImpressionJoinGivesReplaysFiguresInAnyOrder) {
-  const int64_t runs = CheckOrderIndependence(&GenerateImpression, 1000, 60, 8);
-  std::printf("impression: %lld interleavings, each equal to replay\n",
-              static_cast<long long>(runs));
+  Coverage coverage;
+  const int64_t runs =
+      CheckOrderIndependence(&GenerateImpression, 1000, 60, 8, &coverage);
+  std::printf(
+      "impression: %lld interleavings, each equal to replay; %lld "
+      "interleaved impressions (%lld decided), %lld first clicks\n",
+      static_cast<long long>(runs),
+      static_cast<long long>(coverage.interleaved),
+      static_cast<long long>(coverage.decided),
+      static_cast<long long>(coverage.first_clicks));
+  EXPECT_GT(coverage.decided, 100);
+  EXPECT_GT(coverage.first_clicks, 100);
 }
 
 TEST(OrderIndependenceTest, QrelsJoinGivesReplaysFiguresInAnyOrder) {

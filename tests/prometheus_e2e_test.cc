@@ -210,6 +210,10 @@ experiments:
   - name: ranker-v2
     baseline: A
     treatments: [B]
+interleaving:
+  - name: b_vs_a
+    variant: A-vs-B
+    teams: [A, B]
 http:
   listen: 127.0.0.1:0
 )");
@@ -269,7 +273,11 @@ scrape_configs:
                                      "--users",
                                      "20000",
                                      "--status-interval",
-                                     "0s"};
+                                     "0s",
+                                     "--interleave",
+                                     "B",
+                                     "--interleave-share",
+                                     "0.2"};
     if (regress) {
       for (const char* a : {"--regress-variant", "B", "--regress-after"}) {
         argv.push_back(a);

@@ -35,15 +35,34 @@ struct DemoArgs {
   std::string regress_after = "2m";
   double regress_factor = 3.0;
   std::string duration;
-  std::string bootstrap;  // An existing cluster instead of the mock.
+  std::string bootstrap;   // An existing cluster instead of the mock.
+  std::string interleave;  // A challenger variant to interleave with A.
 };
 
 constexpr char kTopics[2][10] = {"results", "judgments"};
 
+// With --interleave: the interleaving experiment on the interleaved
+// traffic (named like its variant), and the click measures beside the
+// relevance ones (the demo's judgments are clicks and purchases).
+std::string InterleavingConfig(const sim::SyntheticTraffic& traffic) {
+  if (traffic.interleaved_variant().empty()) return "";
+  const sim::SyntheticConfig& c = traffic.config();
+  return "interleaving:\n  - name: \"" + traffic.interleaved_variant() +
+         "\"\n    variant: \"" + traffic.interleaved_variant() +
+         "\"\n    teams: [\"" + c.variants[0].name + "\", \"" + c.interleave +
+         "\"]\n";
+}
+
+constexpr std::string_view kClickMeasures = R"(
+  measures: [precision, recall, reciprocal_rank, average_precision, ndcg,
+             success, r_precision, judged, ctr, clicks, abandonment,
+             first_click_rank, recip_rank_first_click])";
+
 // The daemon's configuration for the demo: short windows so that numbers
 // show up within a minute, an A/B experiment, and a locale segment.
-std::string DemoConfig(const std::string& bootstrap,
-                       const std::string& listen) {
+std::string DemoConfig(const std::string& bootstrap, const std::string& listen,
+                       const sim::SyntheticTraffic& traffic) {
+  const std::string interleaving = InterleavingConfig(traffic);
   return R"(
 kafka:
   bootstrap_servers: ")" +
@@ -60,7 +79,8 @@ join:
   allowed_lateness: 2s
   idle_timeout: 10s
 metrics:
-  cutoffs: [1, 3, 5, 10]
+  cutoffs: [1, 3, 5, 10])" +
+         std::string(interleaving.empty() ? "" : kClickMeasures) + R"(
 aggregation:
   windows: [1m, 5m]
   bucket: 5s
@@ -73,7 +93,7 @@ experiments:
 http:
   listen: ")" +
          listen + R"("
-)";
+)" + interleaving;
 }
 
 sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
@@ -91,6 +111,7 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
     c.regress_after_ms = d->count();
   }
   c.regress_factor = args.regress_factor;
+  c.interleave = args.interleave;
   return c;
 }
 
@@ -105,7 +126,8 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
       "  curl -s localhost:%d/metrics | grep 'rankwatch_ndcg_mean{.*k=\"10\"'\n"
       "  curl -s localhost:%d/metrics | grep -E 'rankwatch_ab_(verdict|srm)'\n"
       "  curl -s localhost:%d/metrics | grep -E 'events_(consumed|rejected)'\n"
-      "  curl -s localhost:%d/readyz\n\n"
+      "  curl -s localhost:%d/readyz\n"
+      "%s\n"
       "Ctrl-C stops.\n\n",
       mock ? "a Kafka mock cluster"
            : ("the Kafka cluster at " + bootstrap +
@@ -116,7 +138,13 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
                                    : (", " + args.regress_variant +
                                       " regresses after " + args.regress_after)
                                          .c_str(),
-      port, port, port, port, port);
+      port, port, port, port, port,
+      args.interleave.empty()
+          ? ""
+          : ("  curl -s localhost:" + std::to_string(port) +
+             "/metrics | grep -E 'rankwatch_interleaving_(wins_total|"
+             "preference|verdict)'\n")
+                .c_str());
   std::fflush(stdout);
 }
 
@@ -181,6 +209,12 @@ Status CreateDemoTopics(const std::string& bootstrap) {
 }
 
 int RunDemo(const DemoArgs& args) {
+  // First, so that a bad --interleave or --regress-variant is a usage error
+  // before anything starts.
+  auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
+  if (!traffic.ok()) {
+    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
+  }
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
 
@@ -199,18 +233,14 @@ int RunDemo(const DemoArgs& args) {
   } else if (Status s = CreateDemoTopics(bootstrap); !s.ok()) {
     return Fail(kCommand, s, ErrorSource::kInput);
   }
-  StatusOr<config::Config> config =
-      config::ParseConfig(DemoConfig(bootstrap, args.listen), "<demo>");
+  StatusOr<config::Config> config = config::ParseConfig(
+      DemoConfig(bootstrap, args.listen, *traffic), "<demo>");
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   SetLogLevel("warn");
   // A busy --listen port is Unavailable: exit 1, not the usage code.
   auto daemon = server::Daemon::Create(*config);
   if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
 
-  auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
-  if (!traffic.ok()) {
-    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
-  }
   sim::ProduceOptions produce;
   produce.bootstrap_servers = bootstrap;
   produce.rate = args.rate;
@@ -265,6 +295,10 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--regress-factor", args->regress_factor,
                   "How much noisier the regressed ranker gets")
       ->capture_default_str();
+  cmd->add_option("--interleave", args->interleave,
+                  "Also serve interleaved traffic: half the requests merge A's "
+                  "and this variant's (B's) rankings by team draft, as "
+                  "variant A-vs-B, watched by an interleaving experiment");
   cmd->add_option("--duration", args->duration,
                   "Stop after this much traffic (default: until Ctrl-C)");
   cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });

@@ -46,6 +46,8 @@ struct ProduceArgs {
   std::string regress_variant;
   std::string regress_after = "0s";
   double regress_factor = 3.0;
+  std::string interleave;
+  double interleave_share = 0.5;
   std::vector<std::string> properties;  // prop=value
   std::string status_interval = "5s";
   std::string qrels_file;
@@ -128,6 +130,8 @@ StatusOr<sim::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
     config.regress_after_ms = *after;
     config.regress_factor = args.regress_factor;
   }
+  config.interleave = args.interleave;
+  config.interleave_share = args.interleave_share;
   return config;
 }
 
@@ -302,6 +306,13 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--regress-factor", args->regress_factor,
                   "...multiplying its ranking noise by this factor")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--interleave", args->interleave,
+                  "Interleave this variant (the challenger) with the first: "
+                  "a share of the requests serves their team-draft merge as "
+                  "variant FIRST-vs-NAME, each result with its team");
+  cmd->add_option("--interleave-share", args->interleave_share,
+                  "--interleave: the share of the requests interleaved")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("-X", args->properties,
                   "librdkafka producer property, prop=value (repeatable)")
       ->allow_extra_args(false);

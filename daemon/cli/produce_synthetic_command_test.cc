@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -25,6 +26,15 @@ namespace testutil = sim::testutil;
 using std::chrono::seconds;
 
 constexpr int kPartitions = 4;
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size())) {
+    ++n;
+  }
+  return n;
+}
 
 // A one-broker mock cluster with the results and judgments topics.
 struct Fixture {
@@ -67,6 +77,49 @@ TEST(ProduceSyntheticCommandTest, ProducesAndPrintsASummary) {
   EXPECT_EQ(variants, (std::set<std::string>{"\"A\"", "\"B\""}));
 }
 
+// --interleave B: about half of the results events are the interleaved
+// variant A-vs-B, each of their 10 results tagged with team A or B (5 each:
+// team draft alternates within each pair of picks); the others keep their
+// scores and no team. Judgments say whether they are a click or a purchase.
+TEST(ProduceSyntheticCommandTest, InterleavesTheChallenger) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand(
+          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+           f.cluster->bootstrap_servers(), "--fast", "--requests", "400",
+           "--seed", "3", "--interleave", "B", "--status-interval", "0s", "-X",
+           "linger.ms=1"},
+          seconds(30));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<testutil::ConsumedMessage> results = testutil::ConsumeAll(
+      f.cluster->bootstrap_servers(), "results", kPartitions, 400, seconds(10));
+  ASSERT_EQ(results.size(), 400u);
+  int interleaved = 0;
+  for (const auto& m : results) {
+    const size_t teams_a = Count(m.value, "\"team\":\"A\"");
+    const size_t teams_b = Count(m.value, "\"team\":\"B\"");
+    if (m.value.find("\"variant\":\"A-vs-B\"") == std::string::npos) {
+      EXPECT_EQ(teams_a + teams_b, 0u) << m.value;
+      EXPECT_EQ(Count(m.value, "\"score\":"), 10u);
+      continue;
+    }
+    ++interleaved;
+    EXPECT_EQ(teams_a, 5u) << m.value;
+    EXPECT_EQ(teams_b, 5u) << m.value;
+  }
+  // A binomial(400, 0.5) count, +-4 s.e. (= 40).
+  EXPECT_NEAR(interleaved, 200, 40);
+  const std::vector<testutil::ConsumedMessage> judgments = testutil::ConsumeAll(
+      f.cluster->bootstrap_servers(), "judgments", kPartitions, 1, seconds(10));
+  ASSERT_FALSE(judgments.empty());
+  for (const auto& m : judgments) {
+    EXPECT_TRUE(m.value.find("\"kind\":\"click\"") != std::string::npos ||
+                m.value.find("\"kind\":\"purchase\"") != std::string::npos)
+        << m.value;
+  }
+}
+
 TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
   Fixture f;
   ASSERT_NE(f.cluster, nullptr);
@@ -93,13 +146,35 @@ TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {
         {"--duration", "soon"},
         {"--regress-variant", "C"},
         {"-X", "novalue"},
-        {"--duration", "1s", "--requests", "5"}}) {
+        {"--duration", "1s", "--requests", "5"},
+        {"--interleave", "C"},
+        {"--interleave", "A"},
+        {"--interleave", "B", "--interleave-share", "0"},
+        {"--interleave", "B", "--interleave-share", "1.5"}}) {
     std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
                                      "--bootstrap", "127.0.0.1:1"};
     argv.insert(argv.end(), args.begin(), args.end());
     const rankwatch::testing::CommandResult result =
         rankwatch::testing::RunCommand(argv, seconds(10));
     EXPECT_EQ(result.exit_code, 2) << args[0] << ": " << result.err;
+  }
+}
+
+// `rankwatch demo --interleave` with a name that is not a challenger
+// variant: one line, exit 2, before any cluster or daemon starts (so this
+// stays fast; the demo itself runs minutes and is exercised by hand).
+TEST(ProduceSyntheticCommandTest, DemoRejectsAnUnknownChallenger) {
+  for (const std::string name : {"C", "A"}) {
+    const rankwatch::testing::CommandResult result =
+        rankwatch::testing::RunCommand(
+            {RANKWATCH_BINARY, "demo", "--interleave", name, "--listen",
+             "127.0.0.1:0"},
+            seconds(10));
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("interleave '" + name + "'"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << result.err;
   }
 }
 

@@ -180,6 +180,32 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
     out->push_back(std::move(f.squares));
     out->push_back(std::move(f.mean));
   }
+  CollectFirstClick(out);
+}
+
+// Exported where judgments are clicks (Pipeline::tracks_clicks).
+void PipelineCollector::CollectFirstClick(
+    std::vector<MetricFamily>* out) const {
+  if (!pipeline_->tracks_clicks()) return;
+  const config::Config& config = pipeline_->config();
+  MetricFamily f = MakeFamily(
+      "rankwatch_time_to_first_click_seconds",
+      "Event time from a results event to its first click on a served doc "
+      "(requests with a click)",
+      MetricType::Histogram);
+  const std::vector<std::string>& segments = config.aggregation.segments;
+  const stream::Aggregator& aggregator = pipeline_->aggregator();
+  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
+    const stream::GroupStats& group = aggregator.group(g);
+    Labels labels = {{"variant", group.variant}};
+    for (size_t i = 0; i < segments.size() && i < group.segment_values.size();
+         ++i) {
+      labels.push_back({segments[i], group.segment_values[i]});
+    }
+    AddHistogram(&f, std::move(labels), stream::kFirstClickBounds,
+                 group.first_click.counts, group.first_click.sum_seconds);
+  }
+  out->push_back(std::move(f));
 }
 
 void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {

@@ -40,6 +40,7 @@ class PipelineCollector : public Collector {
   void CollectEvents(std::vector<prometheus::MetricFamily>* out) const;
   void CollectJoin(std::vector<prometheus::MetricFamily>* out) const;
   void CollectAggregation(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectFirstClick(std::vector<prometheus::MetricFamily>* out) const;
 
   // variant, k, then one label per configured segment.
   Labels SeriesLabels(const stream::GroupStats& group,

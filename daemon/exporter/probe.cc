@@ -4,6 +4,7 @@
 
 #include "daemon/exporter/experiment_collector.h"
 #include "daemon/exporter/families.h"
+#include "daemon/exporter/interleaving_collector.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/pipeline_collector.h"
 
@@ -40,6 +41,7 @@ std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
   probe->Add(std::make_unique<ExperimentCollector>(pipeline));
+  probe->Add(std::make_unique<InterleavingCollector>(pipeline));
   if (kafka != nullptr)
     probe->Add(std::make_unique<KafkaCollector>(kafka, clock));
   return probe;

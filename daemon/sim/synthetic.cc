@@ -151,6 +151,21 @@ Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
       return invalid("regress_factor must be >= 0");
     }
   }
+  if (!c.interleave.empty()) {
+    if (names.count(c.interleave) == 0) {
+      return invalid("interleave '" + c.interleave + "' is not a variant");
+    }
+    if (c.interleave == c.variants[0].name) {
+      return invalid("interleave '" + c.interleave +
+                     "' is the first variant; name another one");
+    }
+    if (names.count(c.variants[0].name + "-vs-" + c.interleave) > 0) {
+      return invalid("a variant is named like the interleaved traffic");
+    }
+    if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
+      return invalid("interleave_share must be in (0, 1]");
+    }
+  }
   return Status::Ok();
 }
 
@@ -195,6 +210,11 @@ void SyntheticTraffic::BuildCatalog() {
   for (size_t v = 0; v < config_.variants.size(); ++v) {
     if (config_.variants[v].name == config_.regress_variant) {
       regress_index_ = static_cast<int32_t>(v);
+    }
+    if (config_.variants[v].name == config_.interleave) {
+      challenger_index_ = static_cast<int32_t>(v);
+      interleaved_variant_ =
+          config_.variants[0].name + "-vs-" + config_.interleave;
     }
   }
   BuildUsers();
@@ -306,23 +326,38 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
   const double click_factor = user >= 0 ? user_click_[user] : 1.0;
   const int32_t segment =
       segment_cdf_.empty() ? -1 : PickIndex(segment_cdf_, &rng_);
-  bool regressed = false;
-  Rank(query, Sigma(variant, served_ms, &regressed), &rng_);
-
-  results_json->clear();
-  AppendResultsJson(served_ms, request_id, query, variant, segment, user,
-                    results_json);
-
-  judgments->clear();
+  // Drawn only with interleaving, so that traffic without it keeps its
+  // stream.
+  const bool interleaved =
+      challenger_index_ >= 0 && rng_.Uniform() < config_.interleave_share;
   if (truth != nullptr) {
     truth->request_id = request_id;
     truth->query_index = query_index;
-    truth->variant_index = variant;
-    truth->regressed = regressed;
+    truth->variant_index = interleaved ? 0 : variant;
     truth->user_index = user;
     truth->ranked_grades.clear();
     truth->judged.clear();
+    truth->interleaved = interleaved;
+    truth->challenger_index = interleaved ? challenger_index_ : -1;
+    truth->teams.clear();
+    for (std::vector<std::string>& ranking : truth->rankings) ranking.clear();
+    truth->interleave_seed = 0;
   }
+  bool regressed = false;
+  if (interleaved) {
+    RankInterleaved(query, served_ms, &regressed, truth);
+  } else {
+    Rank(query, Sigma(variant, served_ms, &regressed), &rng_);
+  }
+  if (truth != nullptr) truth->regressed = regressed;
+
+  results_json->clear();
+  AppendResultsJson(
+      served_ms, request_id, query,
+      interleaved ? interleaved_variant_ : config_.variants[variant].name,
+      interleaved, segment, user, results_json);
+
+  judgments->clear();
   for (size_t r = 0; r < served_.size(); ++r) {
     const int32_t doc = served_[r];
     const metrics::Grade grade = query.grades[doc];
@@ -376,6 +411,54 @@ void SyntheticTraffic::Rank(const Query& query, double sigma, Xoshiro256* rng) {
   for (const auto& [score, doc] : scored_) served_.push_back(doc);
 }
 
+// Both rankers rank the query with their own noise, as they would serve it
+// alone; the interleaver's coins come from a generator seeded by the
+// traffic's stream, so that the seed alone replays the merge.
+void SyntheticTraffic::RankInterleaved(const Query& query, int64_t served_ms,
+                                       bool* regressed, RequestTruth* truth) {
+  bool first_regressed = false;
+  Rank(query, Sigma(0, served_ms, &first_regressed), &rng_);
+  first_served_ = served_;
+  Rank(query, Sigma(challenger_index_, served_ms, regressed), &rng_);
+  *regressed = *regressed || first_regressed;
+  const std::array<const std::vector<int32_t>*, 2> rankings = {&first_served_,
+                                                               &served_};
+  for (int t = 0; t < 2; ++t) {
+    team_views_[t].clear();
+    for (int32_t doc : *rankings[t]) {
+      team_views_[t].emplace_back(query.doc_ids[doc]);
+    }
+  }
+  const uint64_t seed = rng_.Next();
+  Xoshiro256 coins(seed);
+  metrics::TeamDraftInterleave(team_views_[0], team_views_[1],
+                               static_cast<size_t>(config_.results_per_request),
+                               &coins, &merged_);
+  // The merged views point into query.doc_ids: map them back to indices
+  // through the ranking of the team that contributed each.
+  std::vector<int32_t> merged;
+  merged.reserve(merged_.docs.size());
+  for (size_t r = 0; r < merged_.docs.size(); ++r) {
+    const std::vector<int32_t>& from = *rankings[merged_.teams[r]];
+    for (int32_t doc : from) {
+      if (query.doc_ids[doc].data() == merged_.docs[r].data()) {
+        merged.push_back(doc);
+        break;
+      }
+    }
+  }
+  served_ = std::move(merged);
+  teams_ = merged_.teams;
+  if (truth == nullptr) return;
+  truth->teams = teams_;
+  truth->interleave_seed = seed;
+  for (int t = 0; t < 2; ++t) {
+    for (std::string_view doc : team_views_[t]) {
+      truth->rankings[t].emplace_back(doc);
+    }
+  }
+}
+
 // Log-normal with mean `mean_ms`, capped at max_delay_ms.
 int64_t SyntheticTraffic::Delay(int64_t mean_ms) {
   const double mu = std::log(static_cast<double>(mean_ms)) -
@@ -387,15 +470,16 @@ int64_t SyntheticTraffic::Delay(int64_t mean_ms) {
 
 void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
                                          const std::string& request_id,
-                                         const Query& query, int32_t variant,
-                                         int32_t segment, int32_t user,
-                                         std::string* out) const {
+                                         const Query& query,
+                                         const std::string& variant,
+                                         bool interleaved, int32_t segment,
+                                         int32_t user, std::string* out) const {
   out->append("{\"request_id\":\"");
   out->append(request_id);
   out->append("\",\"query_id\":\"");
   out->append(query.id);
   out->append("\",\"variant\":");
-  AppendJsonString(out, config_.variants[variant].name);
+  AppendJsonString(out, variant);
   if (user >= 0) {
     out->append(",\"user_id\":\"u-");
     AppendInt(user, out);
@@ -404,13 +488,20 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   out->append(",\"timestamp\":");
   AppendInt(served_ms, out);
   out->append(",\"results\":[");
-  // The score served is the ranker's noisy one, recomputed from scored_.
-  for (int32_t r = 0; r < config_.results_per_request; ++r) {
+  // The score served is the ranker's noisy one, from scored_; an
+  // interleaved list has no common score, its results name their team.
+  for (size_t r = 0; r < served_.size(); ++r) {
     if (r > 0) out->push_back(',');
     out->append("{\"doc_id\":\"");
-    out->append(query.doc_ids[scored_[r].second]);
-    out->append("\",\"score\":");
-    AppendScore(scored_[r].first, out);
+    out->append(query.doc_ids[served_[r]]);
+    if (interleaved) {
+      out->append("\",\"team\":");
+      AppendJsonString(
+          out, config_.variants[teams_[r] == 0 ? 0 : challenger_index_].name);
+    } else {
+      out->append("\",\"score\":");
+      AppendScore(scored_[r].first, out);
+    }
     out->push_back('}');
   }
   out->push_back(']');
@@ -440,6 +531,8 @@ void SyntheticTraffic::AppendJudgment(
   j.json.append(query.doc_ids[doc]);
   j.json.append("\",\"relevance\":");
   AppendInt(relevance, &j.json);
+  j.json.append(relevance == 1 ? ",\"kind\":\"click\""
+                               : ",\"kind\":\"purchase\"");
   j.json.append(",\"timestamp\":");
   AppendInt(time_ms, &j.json);
   j.json.push_back('}');

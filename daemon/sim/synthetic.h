@@ -29,6 +29,15 @@
 //  * Regression injection: from regress_after_ms of event time after the
 //    first request on, regress_variant's sigma is multiplied by
 //    regress_factor.
+//  * Interleaving (interleave = a challenger variant's name): a share
+//    interleave_share of the requests is ranked by both the first variant's
+//    ranker and the challenger's, merged by team-draft interleaving
+//    (metrics::TeamDraftInterleave, coin flips seeded from the traffic's
+//    stream) and served as variant "<first>-vs-<challenger>", each result
+//    carrying its team (the contributing variant's name). Users click the
+//    merged list by the same position-based model. Which requests are
+//    interleaved is drawn per request, users or not.
+//  * Judgment events carry "kind": "click" or "purchase".
 //
 // Everything is drawn from rankwatch's own PRNG (xoshiro256**), never from
 // std:: distributions, so the same configuration yields the same events on
@@ -40,11 +49,13 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/random.h"
 #include "base/status.h"
+#include "metrics/interleaving.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::sim {
@@ -96,6 +107,10 @@ struct SyntheticConfig {
   std::string regress_variant;
   int64_t regress_after_ms = 0;  // Event time after the first request.
   double regress_factor = 3.0;   // Multiplies the variant's noise_sigma.
+  // Interleaving; none when empty. Otherwise the name of the challenger
+  // variant, which must not be the first (the incumbent).
+  std::string interleave;
+  double interleave_share = 0.5;  // Of all requests, in (0, 1].
 };
 
 // A judgment event and when it happens (event time, epoch ms).
@@ -116,6 +131,16 @@ struct RequestTruth {
   std::vector<metrics::Grade> ranked_grades;
   // The judgments emitted, as (rank index, relevance): 1 click, 2 purchase.
   std::vector<std::pair<int32_t, metrics::Grade>> judged;
+  // Interleaved requests only (else false, -1 and empty): variant_index is
+  // the first variant's (0), challenger_index the challenger's; teams[r] is
+  // the team of rank r + 1 (0: the first variant, 1: the challenger);
+  // rankings[t] is team t's own ranking (doc ids, best first), the input of
+  // the interleaver, whose coin flips came from Xoshiro256(interleave_seed).
+  bool interleaved = false;
+  int32_t challenger_index = -1;
+  std::vector<uint8_t> teams;
+  std::array<std::vector<std::string>, 2> rankings;
+  uint64_t interleave_seed = 0;
 };
 
 // Not thread-safe: one per thread. Movable.
@@ -136,6 +161,11 @@ class SyntheticTraffic {
                    RequestTruth* truth = nullptr);
 
   const SyntheticConfig& config() const { return config_; }
+  // The variant value of interleaved requests, "<first>-vs-<challenger>";
+  // empty without interleaving.
+  const std::string& interleaved_variant() const {
+    return interleaved_variant_;
+  }
   int64_t requests() const { return requests_; }
   // The request id of the latest NextRequest(), the key of its events.
   const std::string& last_request_id() const { return request_id_; }
@@ -178,10 +208,18 @@ class SyntheticTraffic {
   int32_t PickSegment();
   double Sigma(int32_t variant, int64_t served_ms, bool* regressed) const;
   void Rank(const Query& query, double sigma, Xoshiro256* rng);
+  // Ranks `query` by the first variant and the challenger and leaves their
+  // team-draft interleaving in served_ and teams_. Records in `truth`
+  // (optional) what RequestTruth says of interleaved requests.
+  void RankInterleaved(const Query& query, int64_t served_ms, bool* regressed,
+                       RequestTruth* truth);
   int64_t Delay(int64_t mean_ms);
+  // The results event of served_: with the ranker's scores, or with each
+  // result's team when `interleaved`.
   void AppendResultsJson(int64_t served_ms, const std::string& request_id,
-                         const Query& query, int32_t variant, int32_t segment,
-                         int32_t user, std::string* out) const;
+                         const Query& query, const std::string& variant,
+                         bool interleaved, int32_t segment, int32_t user,
+                         std::string* out) const;
   void BuildUsers();
   // The variant of `user`: a hash of the user by the variant weights.
   int32_t VariantOfUser(int32_t user) const;
@@ -191,6 +229,8 @@ class SyntheticTraffic {
 
   SyntheticConfig config_;
   int32_t regress_index_ = -1;
+  int32_t challenger_index_ = -1;    // Of `interleave`; -1 without.
+  std::string interleaved_variant_;  // "<first>-vs-<challenger>".
   std::vector<Query> queries_;
   std::vector<double> query_cdf_;    // Cumulative popularity.
   std::vector<double> variant_cdf_;  // Cumulative weights.
@@ -209,6 +249,12 @@ class SyntheticTraffic {
   // the served doc indices.
   std::vector<std::pair<double, int32_t>> scored_;
   std::vector<int32_t> served_;
+  // Scratch for RankInterleaved(): the first team's ranking, both rankings
+  // as views of doc ids, the merged list and its teams.
+  std::vector<int32_t> first_served_;
+  std::array<std::vector<std::string_view>, 2> team_views_;
+  metrics::InterleavedList merged_;
+  std::vector<uint8_t> teams_;
 };
 
 }  // namespace rankwatch::sim

@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "daemon/stream/event_decoder.h"
 #include "gtest/gtest.h"
+#include "metrics/interleaving.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::sim {
@@ -195,6 +196,8 @@ TEST(SyntheticTrafficTest, RegressionLowersTheVariantsNdcg) {
 TEST(SyntheticTrafficTest, EveryEventDecodesWithTheDefaultSchema) {
   SyntheticConfig config;
   config.variants = {{"control \"x\"", 1.0, 2.0}, {"B", 0.8, 1.0}};
+  config.interleave = "B";
+  config.interleave_share = 0.25;
   SyntheticTraffic traffic = MakeTraffic(config);
   // Later than every event (the last judgment is at most 30 s + 10 min
   // after kStartMs), so that none is ahead of the clock.
@@ -245,9 +248,11 @@ TEST(SyntheticTrafficTest, EveryEventDecodesWithTheDefaultSchema) {
     }
   }
   EXPECT_EQ(locales.size(), 3u);
-  ASSERT_EQ(variants.size(), 2u);
-  // Weights 2:1.
-  EXPECT_NEAR(variants["control \"x\""] / 3000.0, 2.0 / 3, 0.03);
+  ASSERT_EQ(variants.size(), 3u);
+  // A quarter interleaved (results without scores, with teams: the default
+  // schema decodes them as ordinary results), the rest by weights 2:1.
+  EXPECT_NEAR(variants["control \"x\"-vs-B"] / 3000.0, 0.25, 0.03);
+  EXPECT_NEAR(variants["control \"x\""] / 3000.0, 0.75 * 2 / 3, 0.03);
 }
 
 TEST(SyntheticTrafficTest, NoSegmentsWhenNoValues) {
@@ -322,6 +327,249 @@ TEST(SyntheticTrafficTest, QrelsListEveryCandidate) {
   }
 }
 
+// The results of an interleaved results event, as (doc_id, team) pairs.
+// Plain variant names only (no escapes).
+std::vector<std::pair<std::string, std::string>> ParseTeams(
+    const std::string& json) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string doc_key = "{\"doc_id\":\"";
+  const std::string team_key = "\",\"team\":\"";
+  for (size_t at = json.find(doc_key); at != std::string::npos;
+       at = json.find(doc_key, at + 1)) {
+    const size_t doc = at + doc_key.size();
+    const size_t doc_end = json.find('"', doc);
+    if (json.compare(doc_end, team_key.size(), team_key) != 0) return {};
+    const size_t team = doc_end + team_key.size();
+    out.emplace_back(json.substr(doc, doc_end - doc),
+                     json.substr(team, json.find('"', team) - team));
+  }
+  return out;
+}
+
+// The clicked ranks of a request as CreditClicks wants them: the highest
+// judgment per rank, kUnjudged where none.
+std::vector<metrics::Grade> ClicksOf(const RequestTruth& truth) {
+  std::vector<metrics::Grade> clicks(truth.ranked_grades.size(),
+                                     metrics::kUnjudged);
+  for (const auto& [rank, relevance] : truth.judged) {
+    clicks[rank] = std::max(clicks[rank], relevance);
+  }
+  return clicks;
+}
+
+// About half of the requests are interleaved; their results events name
+// the team of each result, and the teams are exactly what an independent
+// run of the reference interleaver on the two rankings and the recorded
+// seed gives. The list also satisfies team draft's invariants on its own:
+// no doc twice, at any prefix the teams' picks differ by at most one, and
+// each pick is the best doc of its team's ranking not already shown.
+TEST(SyntheticTrafficTest, InterleavedTeamsReplayTeamDraft) {
+  SyntheticConfig config;
+  config.interleave = "B";
+  SyntheticTraffic traffic = MakeTraffic(config);
+  EXPECT_EQ(traffic.interleaved_variant(), "A-vs-B");
+  const std::array<std::string, 2> names = {"A", "B"};
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  constexpr int kRequests = 4000;
+  int interleaved = 0;
+  std::map<std::string, int> variants;
+  std::set<std::string> orders;  // Team sequences seen.
+  for (int i = 0; i < kRequests; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+    const size_t v = results.find("\"variant\":\"") + 11;
+    ++variants[results.substr(v, results.find('"', v) - v)];
+    if (!truth.interleaved) {
+      EXPECT_TRUE(truth.teams.empty());
+      EXPECT_EQ(results.find("\"team\""), std::string::npos);
+      continue;
+    }
+    ++interleaved;
+    EXPECT_EQ(truth.variant_index, 0);
+    EXPECT_EQ(truth.challenger_index, 1);
+    const auto served = ParseTeams(results);
+    ASSERT_EQ(served.size(), 10u) << results;
+    ASSERT_EQ(truth.teams.size(), 10u);
+    ASSERT_EQ(truth.ranked_grades.size(), 10u);
+
+    // The independent replay.
+    std::array<std::vector<std::string_view>, 2> rankings;
+    for (int t = 0; t < 2; ++t) {
+      ASSERT_EQ(truth.rankings[t].size(), 10u);
+      rankings[t].assign(truth.rankings[t].begin(), truth.rankings[t].end());
+    }
+    Xoshiro256 coins(truth.interleave_seed);
+    metrics::InterleavedList replay;
+    metrics::TeamDraftInterleave(rankings[0], rankings[1], 10, &coins, &replay);
+    ASSERT_EQ(replay.docs.size(), 10u);
+    std::string order;
+    for (size_t r = 0; r < 10; ++r) {
+      EXPECT_EQ(served[r].first, replay.docs[r]) << "rank " << r + 1;
+      EXPECT_EQ(served[r].second, names[replay.teams[r]]) << "rank " << r + 1;
+      EXPECT_EQ(truth.teams[r], replay.teams[r]);
+      order.push_back(names[truth.teams[r]][0]);
+    }
+    orders.insert(order);
+
+    // The invariants, from the JSON alone.
+    std::set<std::string> shown;
+    std::array<int, 2> picks = {0, 0};
+    for (const auto& [doc, team_name] : served) {
+      const int team = team_name == "A" ? 0 : 1;
+      ASSERT_TRUE(team_name == "A" || team_name == "B") << team_name;
+      ++picks[team];
+      EXPECT_LE(std::abs(picks[0] - picks[1]), 1) << results;
+      const std::vector<std::string>& own = truth.rankings[team];
+      const auto best = std::find_if(
+          own.begin(), own.end(),
+          [&](const std::string& d) { return shown.count(d) == 0; });
+      ASSERT_NE(best, own.end());
+      EXPECT_EQ(*best, doc) << results;
+      EXPECT_TRUE(shown.insert(doc).second) << doc << " twice";
+    }
+    // Judgments point at served ranks.
+    for (const auto& [rank, relevance] : truth.judged) {
+      EXPECT_LT(rank, 10);
+    }
+  }
+  // A binomial(4000, 0.5) count, +-4 s.e. (= 126).
+  EXPECT_NEAR(interleaved, 2000, 126);
+  EXPECT_EQ(variants["A-vs-B"], interleaved);
+  EXPECT_EQ(variants["A"] + variants["B"], kRequests - interleaved);
+  EXPECT_GT(variants["A"], 0);
+  EXPECT_GT(variants["B"], 0);
+  // The coins vary the team sequence (2^5 are possible).
+  EXPECT_GT(orders.size(), 16u);
+}
+
+// Judgments say what they are.
+TEST(SyntheticTrafficTest, JudgmentsCarryTheirKind) {
+  SyntheticTraffic traffic = MakeTraffic();
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  int clicks = 0;
+  int purchases = 0;
+  for (int i = 0; i < 500; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments);
+    for (const TimedJudgment& j : judgments) {
+      const bool click = j.json.find("\"relevance\":1,\"kind\":\"click\"") !=
+                         std::string::npos;
+      const bool purchase =
+          j.json.find("\"relevance\":2,\"kind\":\"purchase\"") !=
+          std::string::npos;
+      EXPECT_TRUE(click != purchase) << j.json;
+      clicks += click;
+      purchases += purchase;
+    }
+  }
+  EXPECT_GT(clicks, purchases);
+  EXPECT_GT(purchases, 0);
+}
+
+// Credited clicks (CreditClicks on the served teams and the emitted
+// clicks): with B truly better (noise 0.85 against 1.0) B wins far more
+// impressions than A; with equal rankers neither does. Under equal rankers
+// team draft is fair by symmetry (the coin decides who picks first), so
+// B's share of the decided impressions is 1/2: checked within 4 standard
+// errors.
+TEST(SyntheticTrafficTest, TheBetterRankerWinsTheInterleaving) {
+  for (const double b_sigma : {0.85, 1.0}) {
+    SyntheticConfig config;
+    config.variants = {{"A", 1.0, 1.0}, {"B", b_sigma, 1.0}};
+    config.interleave = "B";
+    config.interleave_share = 1;
+    config.seed = 12;
+    SyntheticTraffic traffic = MakeTraffic(config);
+    std::string results;
+    std::vector<TimedJudgment> judgments;
+    RequestTruth truth;
+    metrics::InterleavingCounts counts;
+    std::array<int64_t, 2> credited = {0, 0};
+    for (int i = 0; i < 20000; ++i) {
+      traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+      ASSERT_TRUE(truth.interleaved);
+      const std::vector<metrics::Grade> clicks = ClicksOf(truth);
+      counts.Add(metrics::CreditClicks(truth.teams, clicks, 1));
+      for (size_t r = 0; r < clicks.size(); ++r) {
+        if (clicks[r] >= 1) ++credited[truth.teams[r]];
+      }
+    }
+    const double p_b = static_cast<double>(counts.wins[1]) /
+                       static_cast<double>(counts.decided());
+    std::printf(
+        "B sigma %.2f (seed 12): impressions %lld, wins A %lld B %lld, ties "
+        "%lld, no click %lld; credited clicks A %lld B %lld; p(B wins) "
+        "%.4f\n",
+        b_sigma, static_cast<long long>(counts.impressions),
+        static_cast<long long>(counts.wins[0]),
+        static_cast<long long>(counts.wins[1]),
+        static_cast<long long>(counts.ties),
+        static_cast<long long>(counts.no_click),
+        static_cast<long long>(credited[0]),
+        static_cast<long long>(credited[1]), p_b);
+    EXPECT_EQ(counts.impressions, 20000);
+    const double se = std::sqrt(0.25 / static_cast<double>(counts.decided()));
+    if (b_sigma < 1.0) {
+      EXPECT_GT(credited[1], credited[0]);
+      EXPECT_GT(p_b, 0.5 + 4 * se);
+    } else {
+      EXPECT_NEAR(p_b, 0.5, 4 * se);
+    }
+  }
+}
+
+// The always-valid interleaving test on this traffic, as
+// bench/interleaving_sensitivity runs it at scale (docs/statistics.md,
+// "Interleaving sensitivity"): 20 experiments, a look every 50
+// impressions, at most 4000 impressions. With B better (P(B wins a decided
+// impression) about 0.555, 2/3 of impressions decided) a fixed-horizon
+// sign test at 4000 impressions would have z about 0.055 / (0.5 /
+// sqrt(2680)) = 5.7, so nearly every experiment decides, all for B; with
+// equal rankers at most alpha = 0.05 of them may decide at all (Ville), so
+// more than 3 of 20 (binomial tail 0.016) would be a failure.
+TEST(SyntheticTrafficTest, SequentialInterleavingDecidesForTheBetterRanker) {
+  constexpr int kExperiments = 20;
+  constexpr int64_t kCap = 4000;
+  for (const double b_sigma : {0.85, 1.0}) {
+    std::array<int, 2> decided = {0, 0};  // A better, B better.
+    for (int e = 0; e < kExperiments; ++e) {
+      SyntheticConfig config;
+      config.seed = 100 + e;
+      config.variants = {{"A", 1.0, 1.0}, {"B", b_sigma, 1.0}};
+      config.interleave = "B";
+      config.interleave_share = 1;
+      SyntheticTraffic traffic = MakeTraffic(config);
+      metrics::InterleavingCounts counts;
+      metrics::SequentialPreferenceTest test;
+      std::string results;
+      std::vector<TimedJudgment> judgments;
+      RequestTruth truth;
+      for (int64_t n = 1; n <= kCap; ++n) {
+        traffic.NextRequest(kStartMs + n * kStepMs, &results, &judgments,
+                            &truth);
+        counts.Add(metrics::CreditClicks(truth.teams, ClicksOf(truth), 1));
+        if (n % 50 != 0) continue;
+        test.Look(counts);
+        const int verdict = metrics::PreferenceVerdict(
+            test.p_value(), metrics::Preference(counts), 0.05);
+        if (verdict != 0) {
+          ++decided[verdict > 0 ? 1 : 0];
+          break;
+        }
+      }
+    }
+    std::printf("B sigma %.2f: %d of %d experiments decided B better, %d A\n",
+                b_sigma, decided[1], kExperiments, decided[0]);
+    if (b_sigma < 1.0) {
+      EXPECT_GE(decided[1], kExperiments - 1);
+      EXPECT_EQ(decided[0], 0);
+    } else {
+      EXPECT_LE(decided[0] + decided[1], 3);
+    }
+  }
+}
+
 TEST(SyntheticTrafficTest, RejectsBadConfigurations) {
   auto rejected = [](SyntheticConfig c) {
     return SyntheticTraffic::Create(std::move(c)).status().code() ==
@@ -347,6 +595,22 @@ TEST(SyntheticTrafficTest, RejectsBadConfigurations) {
   EXPECT_TRUE(rejected(c));
   c = {};
   c.click_probability[2] = 1.5;
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.interleave = "C";  // Not a variant.
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.interleave = "A";  // The first variant cannot challenge itself.
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.interleave = "B";
+  c.interleave_share = 0;
+  EXPECT_TRUE(rejected(c));
+  c.interleave_share = 1.5;
+  EXPECT_TRUE(rejected(c));
+  c = {};
+  c.variants = {{"A", 1, 1}, {"B", 1, 1}, {"A-vs-B", 1, 1}};
+  c.interleave = "B";
   EXPECT_TRUE(rejected(c));
 }
 

@@ -195,8 +195,21 @@ uint32_t Aggregator::ResolveGroup(
       values[0], std::vector<std::string>(values.begin() + 1, values.end()), 0,
       0, std::vector<metrics::RunningStats>(series_.size()),
       std::vector<Histogram>(series_.size(), Histogram{}),
-      WindowRing(bucket_ms_, span_ms_, series_.size())});
+      WindowRing(bucket_ms_, span_ms_, series_.size()), FirstClickHistogram{}});
   return id;
+}
+
+void FirstClickHistogram::Add(int64_t delay_ms) {
+  const double seconds = static_cast<double>(delay_ms) / 1000.0;
+  // Prometheus buckets are upper-inclusive (le): lower_bound finds the
+  // first bound >= the value.
+  const size_t bucket =
+      static_cast<size_t>(std::lower_bound(kFirstClickBounds.begin(),
+                                           kFirstClickBounds.end(), seconds) -
+                          kFirstClickBounds.begin());
+  ++counts[bucket];
+  ++count;
+  sum_seconds += seconds;
 }
 
 void Aggregator::Add(uint32_t group, int64_t time_ms,

@@ -52,6 +52,19 @@ inline constexpr std::array<double, 10> kHistogramBounds = {
     0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 using Histogram = std::array<int64_t, kHistogramBounds.size() + 1>;
 
+// Upper bounds (seconds) of the time-to-first-click histogram, +Inf
+// implied: from a click on an instant answer to one after a long read.
+inline constexpr std::array<double, 11> kFirstClickBounds = {
+    0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
+
+// The event-time delays from results events to their first click.
+struct FirstClickHistogram {
+  std::array<int64_t, kFirstClickBounds.size() + 1> counts{};
+  int64_t count = 0;
+  double sum_seconds = 0;
+  void Add(int64_t delay_ms);
+};
+
 // Totals of one series over a window.
 struct WindowTotals {
   int64_t count = 0;
@@ -98,6 +111,7 @@ struct GroupStats {
   std::vector<metrics::RunningStats> all;  // Per series, whole run.
   std::vector<Histogram> histograms;       // Per series.
   WindowRing windows;
+  FirstClickHistogram first_click;  // Impression mode: clicked requests.
 };
 
 class Aggregator {
@@ -122,6 +136,11 @@ class Aggregator {
   // a click) is left out of its series: count, mean, histogram and windows.
   void Add(uint32_t group, int64_t time_ms, std::span<const double> values,
            bool without_relevant);
+  // Records the delay from a finalized request of `group` to its first
+  // click (FinalizedRequest::first_click_delay_ms >= 0).
+  void AddFirstClick(uint32_t group, int64_t delay_ms) {
+    groups_[group].first_click.Add(delay_ms);
+  }
 
   const std::vector<SeriesSpec>& series() const { return series_; }
   size_t num_groups() const { return groups_.size(); }

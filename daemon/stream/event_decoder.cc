@@ -120,12 +120,21 @@ EventDecoder::EventDecoder(const config::SchemaConfig& schema,
                            const config::EventLimitsConfig& limits,
                            config::JoinMode mode,
                            std::vector<std::string> segment_labels,
-                           const Clock* clock)
+                           const Clock* clock, DecodeRules rules)
     : schema_(schema),
       limits_(limits),
       mode_(mode),
       segment_labels_(std::move(segment_labels)),
-      clock_(clock) {}
+      clock_(clock),
+      rules_(std::move(rules)) {}
+
+EventDecoder EventDecoder::ForConfig(const config::Config& config,
+                                     const Clock* clock) {
+  return EventDecoder(
+      config.schema, config.events, config.join.mode,
+      config.aggregation.segments, clock,
+      DecodeRules{config.interleaving, config.metrics.click_exclude_kinds});
+}
 
 // ---- Entry points ---------------------------------------------------------
 
@@ -140,6 +149,9 @@ DecodeStatus EventDecoder::DecodeResults(
     out->timestamp_ms = 0;
     out->doc_ids.clear();
     out->segment_values.clear();
+    out->interleaving = -1;
+    out->teams.clear();
+    out->team_values.clear();
   }
   return status;
 }
@@ -171,6 +183,7 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   };
   out->request_id = out->query_id = out->variant = out->unit = {};
   out->doc_ids.clear();
+  out->team_values.clear();
   out->segment_values.assign(segment_labels_.size(), std::string_view());
 
   EventFields fields;
@@ -181,6 +194,7 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   fields.doc_ids = &out->doc_ids;
   fields.segment_values = &out->segment_values;
   fields.unit = &out->unit;
+  fields.team_values = &out->team_values;
   RW_RETURN_IF_REJECTED(ReadTopLevel<kKeys>(payload, &fields));
   if (!fields.Saw(TopField::kResults)) {
     return MissingField(FieldPath{{}, -1, schema_.results});
@@ -189,6 +203,42 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
                                          fallback, &out->timestamp_ms));
   if (out->variant.empty()) out->variant = schema_.default_variant;
   out->unit_hash = schema_.unit.empty() ? 0 : UnitHash(*out);
+  return ResolveTeams(out);
+}
+
+DecodeStatus EventDecoder::ResolveTeams(ResultsEvent* out) const {
+  out->interleaving = -1;
+  out->teams.clear();
+  for (size_t e = 0; e < rules_.interleaving.size(); ++e) {
+    const config::InterleavingConfig& experiment = rules_.interleaving[e];
+    if (experiment.variant != out->variant) continue;
+    for (size_t i = 0; i < out->team_values.size(); ++i) {
+      const std::string_view team = out->team_values[i];
+      const FieldPath path{schema_.results, static_cast<int64_t>(i),
+                           schema_.team};
+      if (team.empty()) {
+        DecodeStatus missing = MissingField(path);
+        missing.detail += " (variant " + Quoted(out->variant) +
+                          " is interleaved: every result needs its team)";
+        return missing;
+      }
+      if (team == experiment.teams[0]) {
+        out->teams.push_back(0);
+      } else if (team == experiment.teams[1]) {
+        out->teams.push_back(1);
+      } else {
+        out->teams.clear();
+        return Reject(RejectReason::kUnknownTeam,
+                      Describe(path) + " " + Quoted(team) +
+                          " is not a team of interleaving experiment " +
+                          Quoted(experiment.name) + " (" +
+                          Quoted(experiment.teams[0]) + " or " +
+                          Quoted(experiment.teams[1]) + ")");
+      }
+    }
+    out->interleaving = static_cast<int32_t>(e);
+    break;
+  }
   return DecodeStatus::Ok();
 }
 
@@ -211,17 +261,20 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
       {&config::SchemaConfig::judgments, TopField::kJudgments},
       {&config::SchemaConfig::doc_id, TopField::kDocId},
       {&config::SchemaConfig::relevance, TopField::kRelevance},
+      {&config::SchemaConfig::kind, TopField::kKind},
   };
   out->request_id = out->query_id = {};
   out->judgments.clear();
 
   Judgment single;
+  std::string_view event_kind;
   EventFields fields;
   fields.request_id = &out->request_id;
   fields.query_id = &out->query_id;
   fields.timestamp_ms = &out->timestamp_ms;
   fields.judgments = &out->judgments;
   fields.single = &single;
+  fields.kind = &event_kind;
   RW_RETURN_IF_REJECTED(ReadTopLevel<kKeys>(payload, &fields));
   if (fields.Saw(TopField::kJudgments)) {
     if (out->judgments.empty()) {
@@ -239,8 +292,20 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
                   "missing field " + Quoted(schema_.doc_id) + " (or " +
                       Quoted(schema_.judgments) + ")");
   }
+  ResolveKinds(event_kind, &out->judgments);
   return ResolveTimestamp(fields.Saw(TopField::kTimestamp), fallback,
                           &out->timestamp_ms);
+}
+
+void EventDecoder::ResolveKinds(std::string_view event_kind,
+                                std::vector<Judgment>* judgments) const {
+  for (Judgment& j : *judgments) {
+    if (j.kind.empty()) j.kind = event_kind;
+    j.click_excluded = !j.kind.empty() &&
+                       std::find(rules_.click_exclude_kinds.begin(),
+                                 rules_.click_exclude_kinds.end(),
+                                 j.kind) != rules_.click_exclude_kinds.end();
+  }
 }
 
 // ---- Top-level fields -----------------------------------------------------
@@ -290,7 +355,7 @@ inline DecodeStatus EventDecoder::ReadTopField(TopField field,
     case TopField::kTimestamp:
       return ReadTimestamp(value, fields->timestamp_ms);
     case TopField::kResults:
-      return ReadResults(value, fields->doc_ids);
+      return ReadResults(value, fields->doc_ids, fields->team_values);
     case TopField::kSegments:
       return ReadSegments(value, fields->segment_values);
     case TopField::kJudgments:
@@ -302,6 +367,8 @@ inline DecodeStatus EventDecoder::ReadTopField(TopField field,
                            &fields->single->grade);
     case TopField::kUnit:
       return ReadUnit(value, fields->unit);
+    case TopField::kKind:
+      return ReadId(value, {{}, -1, schema_.kind}, fields->kind);
   }
   return DecodeStatus::Ok();  // Not reached: the switch is exhaustive.
 }
@@ -452,8 +519,9 @@ DecodeStatus EventDecoder::CheckRequiredIds(std::string_view request_id,
 
 // ---- Results --------------------------------------------------------------
 
-DecodeStatus EventDecoder::ReadResults(ondemand::value& value,
-                                       std::vector<std::string_view>* doc_ids) {
+DecodeStatus EventDecoder::ReadResults(
+    ondemand::value& value, std::vector<std::string_view>* doc_ids,
+    std::vector<std::string_view>* team_values) {
   doc_ids->clear();
   seen_docs_.Clear();
   json_type type;
@@ -480,7 +548,8 @@ DecodeStatus EventDecoder::ReadResults(ondemand::value& value,
                         std::to_string(max_results) + " entries");
     }
     std::string_view doc_id;
-    RW_RETURN_IF_REJECTED(ReadResultEntry(entry, index, &doc_id));
+    std::string_view team;
+    RW_RETURN_IF_REJECTED(ReadResultEntry(entry, index, &doc_id, &team));
     if (const uint32_t* first =
             seen_docs_.Insert(doc_id, static_cast<uint32_t>(index))) {
       return Reject(RejectReason::kDuplicateDoc,
@@ -489,6 +558,7 @@ DecodeStatus EventDecoder::ReadResults(ondemand::value& value,
                         Describe(FieldPath{schema_.results, *first, {}}));
     }
     doc_ids->push_back(doc_id);
+    team_values->push_back(team);
     ++index;
   }
   if (doc_ids->empty()) {
@@ -500,10 +570,13 @@ DecodeStatus EventDecoder::ReadResults(ondemand::value& value,
 
 DecodeStatus EventDecoder::ReadResultEntry(ondemand::value& value,
                                            int64_t index,
-                                           std::string_view* doc_id) const {
+                                           std::string_view* doc_id,
+                                           std::string_view* team) const {
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
-  if (type == json_type::object) return ReadResultObject(value, index, doc_id);
+  if (type == json_type::object) {
+    return ReadResultObject(value, index, doc_id, team);
+  }
   const FieldPath path{schema_.results, index, {}};
   const ScalarResult read = ReadIdText(value, type, doc_id);
   if (!read.ok()) {
@@ -516,7 +589,8 @@ DecodeStatus EventDecoder::ReadResultEntry(ondemand::value& value,
 
 DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
                                             int64_t index,
-                                            std::string_view* doc_id) const {
+                                            std::string_view* doc_id,
+                                            std::string_view* team) const {
   ondemand::object object;
   if (simdjson::error_code e = value.get_object().get(object)) {
     return Malformed(e);
@@ -535,6 +609,9 @@ DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
     } else if (key == schema_.score) {
       RW_RETURN_IF_REJECTED(
           ReadScore(field.value(), {schema_.results, index, schema_.score}));
+    } else if (key == schema_.team) {
+      RW_RETURN_IF_REJECTED(
+          ReadId(field.value(), {schema_.results, index, schema_.team}, team));
     }
   }
   if (!has_doc_id) {
@@ -668,6 +745,10 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
           field.value(), {schema_.judgments, index, schema_.relevance},
           &judgment->grade));
       has_relevance = true;
+    } else if (key == schema_.kind) {
+      RW_RETURN_IF_REJECTED(ReadId(field.value(),
+                                   {schema_.judgments, index, schema_.kind},
+                                   &judgment->kind));
     }
   }
   if (!has_doc_id) {

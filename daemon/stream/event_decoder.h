@@ -41,6 +41,14 @@ struct [[nodiscard]] DecodeStatus {
   }
 };
 
+// What the decoder resolves beyond field names: the variants of interleaving
+// experiments (whose results must carry teams) and the judgment kinds that
+// are never clicks.
+struct DecodeRules {
+  std::vector<config::InterleavingConfig> interleaving;
+  std::vector<std::string> click_exclude_kinds;
+};
+
 class EventDecoder {
  public:
   // Required fields depend on `mode`: impression needs request_id on both
@@ -54,7 +62,13 @@ class EventDecoder {
   // max_future_skew.
   EventDecoder(const config::SchemaConfig& schema,
                const config::EventLimitsConfig& limits, config::JoinMode mode,
-               std::vector<std::string> segment_labels, const Clock* clock);
+               std::vector<std::string> segment_labels, const Clock* clock,
+               DecodeRules rules = {});
+
+  // The decoder that `config` describes: its schema, event limits, join
+  // mode, segment labels, interleaved variants and click-excluded kinds.
+  static EventDecoder ForConfig(const config::Config& config,
+                                const Clock* clock);
 
   EventDecoder(const EventDecoder&) = delete;
   EventDecoder& operator=(const EventDecoder&) = delete;
@@ -93,6 +107,12 @@ class EventDecoder {
   //    (top-level doc_id / relevance) are present, the batch wins and the
   //    single pair is ignored (it must still be well-formed).
   //  - A key repeated within one object: the last occurrence wins.
+  //  - Teams (schema.team, in results entries) are read only for the
+  //    variant of an interleaving experiment: every result must carry one
+  //    of its two teams (missing_field, unknown_team); a string or an
+  //    integer, as ids. Other variants' teams are ignored.
+  //  - A judgment's kind (schema.kind) is its batch entry's, else the
+  //    event's; a string or an integer.
   DecodeStatus DecodeResults(std::string_view payload,
                              std::optional<int64_t> fallback_timestamp_ms,
                              ResultsEvent* out);
@@ -122,6 +142,7 @@ class EventDecoder {
     kDocId,
     kRelevance,
     kUnit,
+    kKind,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -148,10 +169,12 @@ class EventDecoder {
     std::vector<std::string_view>* doc_ids = nullptr;
     std::vector<std::string_view>* segment_values = nullptr;
     std::string_view* unit = nullptr;
+    std::vector<std::string_view>* team_values = nullptr;
     // Judgment events; `single` is the top-level doc_id and relevance.
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
-    uint32_t seen = 0;  // Bit(f) is set once field f was read.
+    std::string_view* kind = nullptr;  // The event's (top-level) kind.
+    uint32_t seen = 0;                 // Bit(f) is set once field f was read.
   };
 
   static std::string Describe(const FieldPath& path);
@@ -192,11 +215,20 @@ class EventDecoder {
                                 std::string_view query_id) const;
 
   DecodeStatus ReadResults(simdjson::ondemand::value& value,
-                           std::vector<std::string_view>* doc_ids);
+                           std::vector<std::string_view>* doc_ids,
+                           std::vector<std::string_view>* team_values);
   DecodeStatus ReadResultEntry(simdjson::ondemand::value& value, int64_t index,
-                               std::string_view* doc_id) const;
+                               std::string_view* doc_id,
+                               std::string_view* team) const;
   DecodeStatus ReadResultObject(simdjson::ondemand::value& value, int64_t index,
-                                std::string_view* doc_id) const;
+                                std::string_view* doc_id,
+                                std::string_view* team) const;
+  // Sets out->interleaving and out->teams from out->team_values.
+  DecodeStatus ResolveTeams(ResultsEvent* out) const;
+  // Gives batch entries without a kind the event's, and marks the kinds
+  // of metrics.click_exclude_kinds.
+  void ResolveKinds(std::string_view event_kind,
+                    std::vector<Judgment>* judgments) const;
   DecodeStatus ReadScore(simdjson::ondemand::value& value,
                          const FieldPath& path) const;
   DecodeStatus ReadSegments(simdjson::ondemand::value& value,
@@ -220,6 +252,7 @@ class EventDecoder {
   const config::JoinMode mode_;
   const std::vector<std::string> segment_labels_;
   const Clock* clock_;
+  const DecodeRules rules_;
   // The latest reading of clock_: an event stamped no later is within the
   // future bound without reading the clock again. Starts below any time.
   int64_t clock_seen_ms_ = std::numeric_limits<int64_t>::min();

@@ -44,8 +44,9 @@ class Decoder {
   explicit Decoder(JoinMode mode = JoinMode::kImpression,
                    std::vector<std::string> segment_labels = {},
                    const SchemaConfig& schema = {},
-                   const EventLimitsConfig& limits = {})
-      : decoder_(schema, limits, mode, std::move(segment_labels), &clock) {}
+                   const EventLimitsConfig& limits = {}, DecodeRules rules = {})
+      : decoder_(schema, limits, mode, std::move(segment_labels), &clock,
+                 std::move(rules)) {}
 
   std::string Results(std::string_view payload,
                       std::optional<int64_t> fallback = kNoFallback) {
@@ -78,7 +79,8 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
       "wrong_type",         "empty_id",         "id_too_long",
       "bad_timestamp",      "empty_results",    "too_many_results",
       "duplicate_doc",      "non_finite_score", "non_integer_relevance",
-      "too_many_judgments", "future_timestamp", "past_timestamp"};
+      "too_many_judgments", "future_timestamp", "past_timestamp",
+      "unknown_team"};
   ASSERT_EQ(static_cast<int>(expected.size()), kNumRejectReasons);
   for (int i = 0; i < kNumRejectReasons; ++i) {
     EXPECT_EQ(RejectReasonName(static_cast<RejectReason>(i)), expected[i]);
@@ -86,6 +88,54 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
 }
 
 // ---- Results events ---------------------------------------------------------
+
+TEST(DecodeResultsTest, TeamsOfInterleavedVariantsOnly) {
+  Decoder d(JoinMode::kImpression, {}, {}, {},
+            DecodeRules{{{"x", "I", {"A", "7"}}}, {}});
+  ASSERT_EQ(
+      d.Results(
+          R"({"request_id": "r", "variant": "I", "timestamp": 5, "results": [
+                {"doc_id": "a", "team": "7"}, {"team": "A", "doc_id": "b"},
+                {"doc_id": "c", "team": 7}]})"),
+      "ok");
+  EXPECT_EQ(d.results.interleaving, 0);
+  EXPECT_EQ(d.results.teams, (std::vector<uint8_t>{1, 0, 1}));
+  // Another variant: teams are not read, whatever they say.
+  ASSERT_EQ(
+      d.Results(
+          R"({"request_id": "r", "variant": "A", "timestamp": 5, "results": [
+                {"doc_id": "a", "team": "C"}, "b"]})"),
+      "ok");
+  EXPECT_EQ(d.results.interleaving, -1);
+  EXPECT_TRUE(d.results.teams.empty());
+  // A team of the wrong type is rejected as any id would be.
+  EXPECT_EQ(
+      d.Results(
+          R"({"request_id": "r", "variant": "I", "timestamp": 5, "results": [
+                {"doc_id": "a", "team": true}]})"),
+      "wrong_type: results[0].team is not a string or an integer");
+}
+
+TEST(DecodeJudgmentsTest, KindsOfEntriesAndEvents) {
+  Decoder d(JoinMode::kImpression, {}, {}, {},
+            DecodeRules{{}, {"label", "llm"}});
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "kind": "label", "timestamp": 5,
+                "judgments": [{"doc_id": "a", "relevance": 1},
+                              {"doc_id": "b", "relevance": 1, "kind": "click"},
+                              {"doc_id": "c", "relevance": 2, "kind": "llm"}]})"),
+            "ok");
+  ASSERT_EQ(d.judgments.judgments.size(), 3u);
+  EXPECT_EQ(d.judgments.judgments[0].kind, "label");
+  EXPECT_TRUE(d.judgments.judgments[0].click_excluded);
+  EXPECT_EQ(d.judgments.judgments[1].kind, "click");
+  EXPECT_FALSE(d.judgments.judgments[1].click_excluded);
+  EXPECT_TRUE(d.judgments.judgments[2].click_excluded);
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a", "timestamp": 5,
+                "relevance": 1})"),
+            "ok");
+  EXPECT_EQ(d.judgments.judgments[0].kind, "");
+  EXPECT_FALSE(d.judgments.judgments[0].click_excluded);
+}
 
 TEST(DecodeResultsTest, ObjectFormFromTheIssue) {
   Decoder d(JoinMode::kImpression, {"locale"});
@@ -922,7 +972,20 @@ std::vector<RejectCase> RejectCases() {
       // past_timestamp (min_timestamp 1 ms here)
       RejectCase{R, R"({"request_id": "r", "timestamp": 0, "results": ["a"]})",
                  "past_timestamp: 'timestamp' 1970-01-01T00:00:00Z is before "
-                 "events.min_timestamp 1970-01-01T00:00:00.001Z"}};
+                 "events.min_timestamp 1970-01-01T00:00:00.001Z"},
+      // unknown_team (variant I interleaves teams A and B here)
+      RejectCase{R,
+                 R"({"request_id": "r", "variant": "I", "timestamp": 5,
+                       "results": [{"doc_id": "a", "team": "A"},
+                       {"doc_id": "b", "team": "C"}]})",
+                 "unknown_team: results[1].team 'C' is not a team of "
+                 "interleaving experiment 'x' ('A' or 'B')"},
+      RejectCase{R,
+                 R"({"request_id": "r", "variant": "I", "timestamp": 5,
+                       "results": [{"doc_id": "a", "team": "A"}, "b"]})",
+                 "missing_field: missing field 'team' in results[1] "
+                 "(variant 'I' is interleaved: every result needs its "
+                 "team)"}};
 }
 
 void PrintTo(const RejectCase& c, std::ostream* os) {
@@ -938,7 +1001,8 @@ TEST_P(RejectTest, ExactReasonAndDetail) {
   limits.max_judgments = 2;
   limits.max_id_length = 8;
   limits.min_timestamp_ms = 1;
-  Decoder d(JoinMode::kImpression, {}, {}, limits);
+  Decoder d(JoinMode::kImpression, {}, {}, limits,
+            DecodeRules{{{"x", "I", {"A", "B"}}}, {}});
   const RejectCase& c = GetParam();
   EXPECT_EQ(c.topic == Topic::kResults ? d.Results(c.payload)
                                        : d.Judgments(c.payload),

@@ -44,6 +44,8 @@ std::string_view RejectReasonName(RejectReason r) {
       return "future_timestamp";
     case RejectReason::kPastTimestamp:
       return "past_timestamp";
+    case RejectReason::kUnknownTeam:
+      return "unknown_team";
   }
   return "unknown";
 }

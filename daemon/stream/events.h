@@ -39,8 +39,10 @@ enum class RejectReason {
   kTooManyJudgments,     // Batch over events.max_judgments entries.
   kFutureTimestamp,      // Over events.max_future_skew ahead of the clock.
   kPastTimestamp,        // Before events.min_timestamp.
+  // Interleaved traffic: a result's team is not one of the experiment's.
+  kUnknownTeam,
 };
-inline constexpr int kNumRejectReasons = 15;
+inline constexpr int kNumRejectReasons = 16;
 std::string_view RejectReasonName(RejectReason r);
 
 // What a ranker served for one request. `doc_ids` is the ranking, rank 1
@@ -61,12 +63,26 @@ struct ResultsEvent {
   // has none, of its request id (of its query id and time without one):
   // such a request is its own unit. 0 without schema.unit.
   uint64_t unit_hash = 0;
+  // Interleaved traffic (the variant of an `interleaving:` experiment): the
+  // experiment's index in Config::interleaving, and per rank the team that
+  // contributed the doc (0 the incumbent, 1 the challenger). -1 and empty
+  // for any other variant.
+  int32_t interleaving = -1;
+  std::vector<uint8_t> teams;
+  // The decoder's scratch: each result's schema.team value as read
+  // (parallel to doc_ids; empty when absent).
+  std::vector<std::string_view> team_values;
 };
 
 struct Judgment {
   std::string_view doc_id;
   // nullopt: `"relevance": null`, which deletes the judgment.
   std::optional<metrics::Grade> grade;
+  // schema.kind of the judgment (of its batch entry, else of the event);
+  // empty when absent.
+  std::string_view kind;
+  // The kind is in metrics.click_exclude_kinds: never a click.
+  bool click_excluded = false;
 };
 
 // One judgment, or a batch of them, for one request (impression mode) or

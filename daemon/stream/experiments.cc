@@ -336,14 +336,4 @@ void ExperimentMonitor::UpdateFamilies() {
   }
 }
 
-void ExperimentMonitor::MaybeUpdate(int64_t monotonic_ms, int64_t interval_ms,
-                                    int64_t now_ms) {
-  if (last_look_ms_ != INT64_MIN &&
-      monotonic_ms - last_look_ms_ < interval_ms) {
-    return;
-  }
-  last_look_ms_ = monotonic_ms;
-  Update(now_ms);
-}
-
 }  // namespace rankwatch::stream

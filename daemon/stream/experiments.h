@@ -113,10 +113,6 @@ class ExperimentMonitor {
   // the `_mean` gauges).
   void Update(int64_t now_ms);
 
-  // Takes a look when `monotonic_ms` is at least `interval_ms` after the last
-  // one (or there was none).
-  void MaybeUpdate(int64_t monotonic_ms, int64_t interval_ms, int64_t now_ms);
-
   // Experiment-major, then treatment, series, window ("all" first).
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
   // Parallel to the configured experiments.
@@ -178,7 +174,6 @@ class ExperimentMonitor {
   std::vector<double> family_adjusted_;
   std::vector<size_t> family_rows_;
   int64_t looks_ = 0;
-  int64_t last_look_ms_ = INT64_MIN;
 };
 
 }  // namespace rankwatch::stream

@@ -126,16 +126,6 @@ TEST_F(ExperimentMonitorTest, MissingArmGivesNoInference) {
   EXPECT_EQ(c.sequential.looks(), 0);
 }
 
-TEST_F(ExperimentMonitorTest, MaybeUpdateLooksOncePerInterval) {
-  ExperimentMonitor monitor(&experiments_, {}, &agg_);
-  monitor.MaybeUpdate(5'000, 1'000, 100'000);
-  monitor.MaybeUpdate(5'999, 1'000, 100'000);
-  EXPECT_EQ(monitor.looks(), 1);
-  monitor.MaybeUpdate(6'000, 1'000, 100'000);
-  EXPECT_EQ(monitor.looks(), 2);
-  EXPECT_EQ(monitor.comparisons()[0].sequential.looks(), 2);
-}
-
 // Benjamini-Hochberg over the family of one experiment: 2 treatments x 2
 // quality series (ndcg_cut_10 and the uncut ndcg, which has no values here:
 // p = 1). Welch p-values by scipy.stats.ttest_ind(X, A, equal_var=False):

@@ -23,16 +23,27 @@ bool DocsLess(std::span<const std::string_view> docs, const PendingRequest& r) {
   }
   return docs.size() < r.num_docs();
 }
+// The other way round: the request's doc list before `docs`.
+bool DocsLess(const PendingRequest& r, std::span<const std::string_view> docs) {
+  const size_t n = std::min(docs.size(), r.num_docs());
+  for (size_t i = 0; i < n; ++i) {
+    const int c = r.doc(i).compare(docs[i]);
+    if (c != 0) return c < 0;
+  }
+  return r.num_docs() < docs.size();
+}
 
 }  // namespace
 
 ImpressionJoin::ImpressionJoin(const config::JoinConfig& config,
-                               const Clock* clock, JoinListener* listener)
+                               const Clock* clock, JoinListener* listener,
+                               metrics::Grade click_threshold)
     : WatermarkedJoin(config, clock),
       config_(config),
       window_ms_(config.window.count()),
       early_ms_(config.early_tolerance.count()),
-      listener_(listener) {}
+      listener_(listener),
+      click_threshold_(click_threshold) {}
 
 bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
                                EventOrigin origin) {
@@ -62,9 +73,10 @@ bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
   }
   if (r != nullptr && r->has_results) {
     ++counters_.duplicate_results;
-    const bool earlier =
-        e.timestamp_ms < r->served_ms ||
-        (e.timestamp_ms == r->served_ms && DocsLess(e.doc_ids, *r));
+    const bool earlier = e.timestamp_ms < r->served_ms ||
+                         (e.timestamp_ms == r->served_ms &&
+                          (DocsLess(e.doc_ids, *r) ||
+                           (!DocsLess(*r, e.doc_ids) && e.teams < r->teams)));
     if (!earlier) return false;
     listener_->OnReleased(r->results_origin);  // Replaced: no longer needed.
   } else if (r == nullptr) {
@@ -80,6 +92,8 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
   r->has_results = true;
   r->group = group;
   r->unit_hash = e.unit_hash;
+  r->interleaving = e.interleaving;
+  r->teams.assign(e.teams.begin(), e.teams.end());
   r->served_ms = e.timestamp_ms;
   r->results_origin = origin;
   r->docs.clear();
@@ -141,7 +155,8 @@ void ImpressionJoin::AddRecords(PendingRequest* r, const JudgmentEvent& e,
     r->judged_docs.append(j.doc_id);
     r->records.push_back(JudgmentRecord{
         begin, static_cast<uint32_t>(r->judged_docs.size()), e.timestamp_ms,
-        j.grade.value_or(0), !j.grade.has_value(), origin.replayed});
+        j.grade.value_or(0), !j.grade.has_value(), origin.replayed,
+        j.click_excluded});
   }
   r->origins.push_back(origin);
 }
@@ -178,6 +193,14 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.cause = cause;
     f.ranked = ranked_;
     f.judged = judged_;
+    f.clicks = clicks_differ_ ? std::span<const metrics::Grade>(clicks_)
+                              : std::span<const metrics::Grade>(ranked_);
+    f.first_click_delay_ms =
+        first_click_ms_ == INT64_MAX
+            ? -1
+            : std::max<int64_t>(0, first_click_ms_ - r->served_ms);
+    f.interleaving = r->interleaving;
+    f.teams = r->teams;
     listener_->OnFinalized(f);
   }
   Release(r);
@@ -209,7 +232,13 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
   }
   ranked_.assign(r.num_docs(), metrics::kUnjudged);
   judged_.clear();
-  const bool take_max = config_.combine == config::CombineRule::kMax;
+  // Excluded kinds in the window make the click grades differ from the
+  // relevance grades; otherwise the clicks are the ranked grades.
+  clicks_differ_ =
+      std::any_of(in_window_.begin(), in_window_.end(),
+                  [&](uint32_t i) { return r.records[i].click_excluded; });
+  if (clicks_differ_) clicks_.assign(r.num_docs(), metrics::kUnjudged);
+  first_click_ms_ = INT64_MAX;
   for (size_t begin = 0; begin < in_window_.size();) {
     const std::string_view doc = doc_of(in_window_[begin]);
     size_t end = begin + 1;
@@ -220,39 +249,66 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
                            [&](uint32_t i) { return doc_of(i) == doc; }) -
             in_window_.begin();
     }
-    // Which of a doc's records wins below does not depend on their order.
-    // A withdrawal removes every judgment stamped at or before it.
-    int64_t withdrawn_until = INT64_MIN;
-    for (size_t k = begin; k < end; ++k) {
-      const JudgmentRecord& rec = r.records[in_window_[k]];
-      if (rec.withdraws)
-        withdrawn_until = std::max(withdrawn_until, rec.time_ms);
+    const DocGrade all = CombineDoc(r, begin, end, false);
+    const int32_t rank = all.judged ? r.FindDoc(doc) : -1;
+    if (all.judged) {
+      judged_.push_back(all.grade);
+      if (rank >= 0) ranked_[rank] = all.grade;
     }
-    bool judged = false;
-    metrics::Grade grade = 0;
-    int64_t grade_time = INT64_MIN;
-    for (size_t k = begin; k < end; ++k) {
-      const JudgmentRecord& rec = r.records[in_window_[k]];
-      if (rec.withdraws || rec.time_ms <= withdrawn_until) continue;
-      // kLast: the latest event time wins, the higher grade on ties.
-      const bool better =
-          !judged ||
-          (take_max ? rec.grade > grade
-                    : rec.time_ms > grade_time ||
-                          (rec.time_ms == grade_time && rec.grade > grade));
-      if (better) {
-        grade = rec.grade;
-        grade_time = rec.time_ms;
-        judged = true;
+    const DocGrade click =
+        clicks_differ_ ? CombineDoc(r, begin, end, true) : all;
+    if (clicks_differ_ && click.judged) {
+      const int32_t click_rank = r.FindDoc(doc);
+      if (click_rank >= 0) {
+        clicks_[click_rank] = click.grade;
+        first_click_ms_ = std::min(first_click_ms_, click.first_click_ms);
       }
-    }
-    if (judged) {
-      judged_.push_back(grade);
-      const int32_t rank = r.FindDoc(doc);
-      if (rank >= 0) ranked_[rank] = grade;
+    } else if (!clicks_differ_ && rank >= 0) {
+      first_click_ms_ = std::min(first_click_ms_, click.first_click_ms);
     }
     begin = end;
   }
+}
+
+ImpressionJoin::DocGrade ImpressionJoin::CombineDoc(const PendingRequest& r,
+                                                    size_t begin, size_t end,
+                                                    bool clicks_only) const {
+  // Which of a doc's records wins below does not depend on their order.
+  // A withdrawal removes every judgment stamped at or before it.
+  int64_t withdrawn_until = INT64_MIN;
+  for (size_t k = begin; k < end; ++k) {
+    const JudgmentRecord& rec = r.records[in_window_[k]];
+    if (clicks_only && rec.click_excluded) continue;
+    if (rec.withdraws) withdrawn_until = std::max(withdrawn_until, rec.time_ms);
+  }
+  const bool take_max = config_.combine == config::CombineRule::kMax;
+  DocGrade out;
+  int64_t grade_time = INT64_MIN;
+  for (size_t k = begin; k < end; ++k) {
+    const JudgmentRecord& rec = r.records[in_window_[k]];
+    if (clicks_only && rec.click_excluded) continue;
+    if (rec.withdraws || rec.time_ms <= withdrawn_until) continue;
+    // kLast: the latest event time wins, the higher grade on ties.
+    const bool better =
+        !out.judged ||
+        (take_max ? rec.grade > out.grade
+                  : rec.time_ms > grade_time ||
+                        (rec.time_ms == grade_time && rec.grade > out.grade));
+    if (better) {
+      out.grade = rec.grade;
+      grade_time = rec.time_ms;
+      out.judged = true;
+    }
+    if (!rec.click_excluded && rec.grade >= click_threshold_) {
+      out.first_click_ms = std::min(out.first_click_ms, rec.time_ms);
+    }
+  }
+  // A doc whose combined grade is no click (a later label below the
+  // threshold, with combine: last) has no click time either.
+  if (!out.judged || out.grade < click_threshold_) {
+    out.first_click_ms = INT64_MAX;
+  }
+  return out;
 }
 
 void ImpressionJoin::DiscardReplayed(PendingRequest* r) {

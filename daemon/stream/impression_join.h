@@ -35,9 +35,11 @@ namespace rankwatch::stream {
 
 class ImpressionJoin final : public WatermarkedJoin {
  public:
-  // `clock` and `listener` must outlive the join.
+  // `clock` and `listener` must outlive the join. A judgment is a click
+  // when its grade is >= `click_threshold` (metrics.relevance_threshold)
+  // and its kind is not excluded (FinalizedRequest::clicks).
   ImpressionJoin(const config::JoinConfig& config, const Clock* clock,
-                 JoinListener* listener);
+                 JoinListener* listener, metrics::Grade click_threshold = 1);
 
   bool OnResults(const ResultsEvent& event, uint32_t group,
                  EventOrigin origin) override;
@@ -62,8 +64,18 @@ class ImpressionJoin final : public WatermarkedJoin {
   void MakeRoom();
   void ProcessDue(FinalizeCause cause) override;
   void Finalize(PendingRequest* request, FinalizeCause cause);
-  // Fills ranked_ and judged_ from the request's records in its window.
+  // Fills ranked_, judged_, clicks_ and first_click_ms_ from the request's
+  // records in its window.
   void Combine(const PendingRequest& request);
+  // What a doc's records [begin, end) of in_window_ combine to (see the
+  // class comment); with `clicks_only`, over those that may be clicks.
+  struct DocGrade {
+    bool judged = false;
+    metrics::Grade grade = 0;
+    int64_t first_click_ms = INT64_MAX;  // Earliest surviving click record.
+  };
+  DocGrade CombineDoc(const PendingRequest& request, size_t begin, size_t end,
+                      bool clicks_only) const;
   void CountUnclaimed(const JudgmentRecord& record);
   void Release(PendingRequest* request);
 
@@ -71,9 +83,13 @@ class ImpressionJoin final : public WatermarkedJoin {
   int64_t window_ms_;
   int64_t early_ms_;
   JoinListener* listener_;
+  metrics::Grade click_threshold_;
   PendingStore store_;
   std::vector<metrics::Grade> ranked_;  // Scratch for Finalize().
   std::vector<metrics::Grade> judged_;
+  std::vector<metrics::Grade> clicks_;
+  bool clicks_differ_ = false;  // clicks_ is not ranked_.
+  int64_t first_click_ms_ = INT64_MAX;
   std::vector<uint32_t> in_window_;  // Record indices, sorted by doc.
 };
 

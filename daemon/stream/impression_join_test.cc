@@ -294,6 +294,42 @@ TEST_F(ImpressionJoinTest, CombineGoesByEventTimeNotArrival) {
 
 // More records than Combine() groups by moving (16): it sorts them; the
 // grades are the same.
+TEST_F(ImpressionJoinTest, ClicksLeaveOutExcludedKindsAndTimeTheFirstClick) {
+  // r1 served at 1 s: a label (excluded kind) on c at 0.5 s, a grade 0 on
+  // a at 2.5 s (below the threshold: no click), a click on b at 3 s and
+  // one on z (not served) at 2 s. Clicks: b only; first click 2 s after.
+  EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c"}, 1));
+  auto label = Judgments("r1", 500, {{"c", 1}});
+  label.event.judgments[0].click_excluded = true;
+  EXPECT_TRUE(join().OnJudgments(label.event, EventOrigin{0, 2}));
+  EXPECT_TRUE(Jud("r1", 2500, {{"a", 0}}, 3));
+  EXPECT_TRUE(Jud("r1", 3000, {{"b", 1}}, 4));
+  EXPECT_TRUE(Jud("r1", 2000, {{"z", 1}}, 5));
+  // r2: a click stamped 0.2 s before its results (within the early
+  // tolerance): delay 0, not negative. No excluded kind: clicks = ranked.
+  EXPECT_TRUE(Res("r2", 1000, {"a", "b"}, 6));
+  EXPECT_TRUE(Jud("r2", 800, {{"b", 1}}, 7));
+  // r3: a click withdrawn later: no click at all.
+  EXPECT_TRUE(Res("r3", 1000, {"a"}, 8));
+  EXPECT_TRUE(Jud("r3", 2000, {{"a", 1}}, 9));
+  EXPECT_TRUE(Jud("r3", 3000, {{"a", std::nullopt}}, 10));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 3u);
+  std::sort(
+      listener_.finalized.begin(), listener_.finalized.end(),
+      [](const auto& x, const auto& y) { return x.request_id < y.request_id; });
+  const auto& r1 = listener_.finalized[0];
+  EXPECT_EQ(r1.ranked, (std::vector<metrics::Grade>{0, 1, 1}));
+  EXPECT_EQ(r1.clicks, (std::vector<metrics::Grade>{0, 1, U}));
+  EXPECT_EQ(r1.first_click_delay_ms, 2000);
+  const auto& r2 = listener_.finalized[1];
+  EXPECT_EQ(r2.clicks, r2.ranked);
+  EXPECT_EQ(r2.first_click_delay_ms, 0);
+  const auto& r3 = listener_.finalized[2];
+  EXPECT_EQ(r3.clicks, (std::vector<metrics::Grade>{U}));
+  EXPECT_EQ(r3.first_click_delay_ms, -1);
+}
+
 TEST_F(ImpressionJoinTest, ManyJudgmentsOfOneRequestCombine) {
   config_.combine = config::CombineRule::kLast;
   std::vector<std::string> docs;

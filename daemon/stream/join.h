@@ -69,6 +69,17 @@ struct FinalizedRequest {
   FinalizeCause cause = FinalizeCause::kWindowClosed;
   std::span<const metrics::Grade> ranked;  // Grade per rank, rank 1 first.
   std::span<const metrics::Grade> judged;  // Grades of all judged docs.
+  // Impression mode: the grade per rank from the judgments that may be
+  // clicks (not of a metrics.click_exclude_kinds kind); equal to `ranked`
+  // when none is excluded. Empty in qrels mode.
+  std::span<const metrics::Grade> clicks;
+  // Impression mode: event time from the results event to the earliest
+  // click (a judgment in `clicks` at or above the relevance threshold) on
+  // a served doc, at least 0; -1 without a click (and in qrels mode).
+  int64_t first_click_delay_ms = -1;
+  // Interleaved traffic: ResultsEvent::interleaving and teams.
+  int32_t interleaving = -1;
+  std::span<const uint8_t> teams;
 };
 
 class JoinListener {

@@ -46,7 +46,7 @@ inline OwnedJudgments Judgments(
   j.storage.push_back(id);
   j.event.timestamp_ms = t;
   for (size_t i = 0; i < grades.size(); ++i) {
-    j.event.judgments.push_back({j.storage[i], grades[i].second});
+    j.event.judgments.push_back({j.storage[i], grades[i].second, {}, false});
   }
   (is_query_id ? j.event.query_id : j.event.request_id) = j.storage.back();
   return j;
@@ -60,6 +60,8 @@ struct Finalized {
   FinalizeCause cause;
   std::vector<metrics::Grade> ranked;
   std::vector<metrics::Grade> judged;
+  std::vector<metrics::Grade> clicks;
+  int64_t first_click_delay_ms;
 };
 
 class RecordingListener : public JoinListener {
@@ -71,7 +73,9 @@ class RecordingListener : public JoinListener {
                          r.closed_ms,
                          r.cause,
                          {r.ranked.begin(), r.ranked.end()},
-                         {r.judged.begin(), r.judged.end()}});
+                         {r.judged.begin(), r.judged.end()},
+                         {r.clicks.begin(), r.clicks.end()},
+                         r.first_click_delay_ms});
   }
   void OnReleased(EventOrigin o) override { released.push_back(o.offset); }
 

@@ -34,6 +34,7 @@ struct JudgmentRecord {
   metrics::Grade grade;  // Unused when `withdraws`.
   bool withdraws;        // "relevance": null.
   bool replayed;         // See EventOrigin::replayed.
+  bool click_excluded;   // Judgment::click_excluded: never a click.
 };
 
 struct PendingRequest {
@@ -46,7 +47,9 @@ struct PendingRequest {
   std::vector<EventOrigin> origins;  // The judgment events it retains.
   EventOrigin results_origin;        // Valid when has_results.
   uint32_t group = 0;
-  uint64_t unit_hash = 0;  // ResultsEvent::unit_hash.
+  uint64_t unit_hash = 0;      // ResultsEvent::unit_hash.
+  int32_t interleaving = -1;   // ResultsEvent::interleaving.
+  std::vector<uint8_t> teams;  // ResultsEvent::teams.
   bool has_results = false;
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;

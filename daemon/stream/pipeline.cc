@@ -64,7 +64,9 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
     }
     p->join_ = std::move(join);
   } else {
-    p->join_ = std::make_unique<ImpressionJoin>(config.join, clock, listener);
+    p->join_ = std::make_unique<ImpressionJoin>(
+        config.join, clock, listener,
+        config.metrics.definitions.relevance_threshold);
   }
   return p;
 }
@@ -74,13 +76,14 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
                    DeadLetterSink* dead_letters)
     : config_(WithDefaultPrimary(config)),
       clock_(clock),
-      decoder_(config.schema, config.events, config.join.mode,
-               config.aggregation.segments, clock),
+      decoder_(EventDecoder::ForConfig(config, clock)),
       evaluator_(std::move(evaluator)),
       aggregator_(config.aggregation,
                   BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
       experiments_(&config_.experiments, config.statistics, &aggregator_,
                    !config.schema.unit.empty()),
+      interleaving_(&config_.interleaving, config.aggregation,
+                    config.statistics),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -143,7 +146,23 @@ void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
 }
 
 void Pipeline::OnFinalized(const FinalizedRequest& request) {
+  if (request.first_click_delay_ms >= 0) {
+    aggregator_.AddFirstClick(request.group, request.first_click_delay_ms);
+  }
+  if (request.interleaving >= 0) {
+    interleaving_.Add(
+        request.interleaving, request.closed_ms,
+        metrics::CreditClicks(request.teams, request.clicks,
+                              config_.metrics.definitions.relevance_threshold));
+  }
   evaluator_.Evaluate(request.ranked, request.judged, &scores_);
+  // Some judgments are not clicks: the click measures read their own
+  // scores. They depend on the clicked ranks only, not on R.
+  const bool own_click_scores =
+      !request.clicks.empty() && request.clicks.data() != request.ranked.data();
+  if (own_click_scores) {
+    evaluator_.Evaluate(request.clicks, request.clicks, &click_scores_);
+  }
   const bool without_relevant = scores_.num_rel == 0;
   if (without_relevant) ++counters_.without_relevant;
   if (without_relevant && config_.metrics.definitions.zero_relevant ==
@@ -154,8 +173,11 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
   for (size_t s = 0; s < series.size(); ++s) {
-    values_[s] = metrics::MeasureValue(scores_, series[s].measure,
-                                       series[s].cutoff_index);
+    const bool click =
+        own_click_scores && metrics::IsClickMeasure(series[s].measure);
+    values_[s] =
+        metrics::MeasureValue(click ? click_scores_ : scores_,
+                              series[s].measure, series[s].cutoff_index);
   }
   ++counters_.scored;
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant);
@@ -168,13 +190,24 @@ void Pipeline::OnReleased(EventOrigin origin) {
 
 void Pipeline::AdvanceWallClock() {
   join_->AdvanceWallClock();
-  experiments_.MaybeUpdate(clock_->MonotonicMillis(), kExperimentLookIntervalMs,
-                           window_now_ms());
+  // Looks walk every group and bucket: once per interval, not per call.
+  const int64_t now = clock_->MonotonicMillis();
+  if (last_look_ms_ != INT64_MIN &&
+      now - last_look_ms_ < kExperimentLookIntervalMs) {
+    return;
+  }
+  last_look_ms_ = now;
+  Look();
+}
+
+void Pipeline::Look() {
+  experiments_.Update(window_now_ms());
+  interleaving_.Update(window_now_ms());
 }
 
 void Pipeline::FinishAll() {
   join_->FinishAll();
-  experiments_.Update(window_now_ms());
+  Look();
 }
 
 bool Pipeline::RestoreWatermark(int64_t watermark_ms) {
@@ -194,6 +227,14 @@ bool Pipeline::RestoreWatermark(int64_t watermark_ms) {
 
 void Pipeline::DropPartitions(std::span<const int32_t> partitions) {
   join_->DropPartitions(partitions);
+}
+
+bool Pipeline::tracks_clicks() const {
+  const config::Config& c = config_;
+  return c.join.mode == config::JoinMode::kImpression &&
+         (!c.interleaving.empty() ||
+          std::any_of(c.metrics.measures.begin(), c.metrics.measures.end(),
+                      metrics::IsClickMeasure));
 }
 
 int64_t Pipeline::window_now_ms() const {

@@ -27,6 +27,7 @@
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/events.h"
 #include "daemon/stream/experiments.h"
+#include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
 #include "metrics/measures.h"
 
@@ -116,7 +117,13 @@ class Pipeline : private JoinListener {
   // kExperimentLookIntervalMs of wall time) and FinishAll().
   const ExperimentMonitor& experiments() const { return experiments_; }
   static constexpr int64_t kExperimentLookIntervalMs = 1000;
+  // Interleaving experiments, refreshed with the A/B comparisons.
+  const InterleavingMonitor& interleaving() const { return interleaving_; }
   const PipelineCounters& counters() const { return counters_; }
+  // Whether judgments are read as clicks (impression mode with a click
+  // measure or an interleaving experiment): the time to first click is
+  // then reported.
+  bool tracks_clicks() const;
   const JoinCounters& join_counters() const { return join_->counters(); }
   int64_t pending_requests() const { return join_->pending_requests(); }
   int64_t table_entries() const { return join_->table_entries(); }
@@ -130,6 +137,9 @@ class Pipeline : private JoinListener {
            metrics::Evaluator evaluator, ReleaseListener* releases,
            DeadLetterSink* dead_letters);
 
+  // A look of the A/B and interleaving monitors, windows ending now.
+  void Look();
+
   // JoinListener.
   void OnFinalized(const FinalizedRequest& request) override;
   void OnReleased(EventOrigin origin) override;
@@ -140,6 +150,7 @@ class Pipeline : private JoinListener {
   metrics::Evaluator evaluator_;
   Aggregator aggregator_;
   ExperimentMonitor experiments_;
+  InterleavingMonitor interleaving_;
   std::unique_ptr<Join> join_;
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;
@@ -148,7 +159,10 @@ class Pipeline : private JoinListener {
   ResultsEvent results_scratch_;
   JudgmentEvent judgments_scratch_;
   metrics::ListScores scores_;
+  // The click measures' scores when some judgment kinds are not clicks.
+  metrics::ListScores click_scores_;
   std::vector<double> values_;
+  int64_t last_look_ms_ = INT64_MIN;  // Monotonic time of the latest look.
 };
 
 }  // namespace rankwatch::stream

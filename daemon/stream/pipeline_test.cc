@@ -114,5 +114,38 @@ TEST_F(PipelineTest, PoisonedCommittedWatermarkIsIgnored) {
       Topic::kResults, ResultsJson("new", kNow - 120'000), EventOrigin{0, 1}));
 }
 
+TEST_F(PipelineTest, MonitorsLookOncePerInterval) {
+  config_.experiments = {{"x", "A", {"B"}}};
+  config_.interleaving = {{"i", "A-vs-B", {"A", "B"}}};
+  // A decided interleaved impression, so that the sequential test counts
+  // its looks: B contributed the clicked doc "a".
+  ASSERT_TRUE(pipeline().OnPayload(
+      Topic::kResults,
+      "{\"request_id\":\"r\",\"variant\":\"A-vs-B\",\"timestamp\":" +
+          std::to_string(kNow) +
+          ",\"results\":[{\"doc_id\":\"a\",\"team\":\"B\"}]}",
+      EventOrigin{0, 0}));
+  ASSERT_TRUE(pipeline().OnPayload(Topic::kJudgments, ClickJson("r", kNow + 1),
+                                   EventOrigin{0, 1}));
+  const auto looks = [&] {
+    return pipeline().interleaving().experiments()[0].sequential.looks();
+  };
+  pipeline().AdvanceWallClock();  // A look, before anything is finalized.
+  EXPECT_EQ(pipeline().experiments().looks(), 1);
+  clock_.Advance(Pipeline::kExperimentLookIntervalMs + 60'000);
+  pipeline().AdvanceWallClock();  // Idle: closes the window, then looks.
+  EXPECT_EQ(pipeline().experiments().looks(), 2);
+  EXPECT_EQ(looks(), 1);
+  pipeline().AdvanceWallClock();  // Within the interval: no look.
+  EXPECT_EQ(pipeline().experiments().looks(), 2);
+  clock_.Advance(Pipeline::kExperimentLookIntervalMs - 1);
+  pipeline().AdvanceWallClock();
+  EXPECT_EQ(looks(), 1);
+  clock_.Advance(1);
+  pipeline().AdvanceWallClock();
+  EXPECT_EQ(pipeline().experiments().looks(), 3);
+  EXPECT_EQ(looks(), 2);
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

@@ -34,8 +34,7 @@ class Source {
          const Clock* clock)
       : topic_(topic),
         file_(std::move(file)),
-        decoder_(config.schema, config.events, config.join.mode,
-                 config.aggregation.segments, clock) {}
+        decoder_(EventDecoder::ForConfig(config, clock)) {}
 
   uint64_t size() const { return file_.data().size(); }
 
@@ -159,6 +158,7 @@ void AppendInt(std::string* out, int64_t v) { out->append(std::to_string(v)); }
 struct Merged {
   int64_t requests = 0;
   std::vector<metrics::RunningStats> series;
+  FirstClickHistogram first_click;
 };
 
 Merged MergeGroups(const Aggregator& agg,
@@ -171,8 +171,34 @@ Merged MergeGroups(const Aggregator& agg,
     m.requests += group.requests;
     for (size_t s = 0; s < m.series.size(); ++s)
       m.series[s].Merge(group.all[s]);
+    for (size_t b = 0; b < m.first_click.counts.size(); ++b) {
+      m.first_click.counts[b] += group.first_click.counts[b];
+    }
+    m.first_click.count += group.first_click.count;
+    m.first_click.sum_seconds += group.first_click.sum_seconds;
   }
   return m;
+}
+
+// "time_to_first_click_seconds": {"count", "sum", "buckets": {LE: n}},
+// buckets cumulative as Prometheus' (+Inf is the count).
+void AppendFirstClick(std::string* out, const FirstClickHistogram& h) {
+  out->append(",\"time_to_first_click_seconds\":{\"count\":");
+  AppendInt(out, h.count);
+  out->append(",\"sum\":");
+  AppendNumber(out, h.sum_seconds);
+  out->append(",\"buckets\":{");
+  int64_t cumulative = 0;
+  for (size_t b = 0; b < kFirstClickBounds.size(); ++b) {
+    cumulative += h.counts[b];
+    if (b > 0) out->push_back(',');
+    char bound[32];
+    std::snprintf(bound, sizeof(bound), "%g", kFirstClickBounds[b]);
+    AppendJsonString(out, bound);
+    out->push_back(':');
+    AppendInt(out, cumulative);
+  }
+  out->append("}}");
 }
 
 void AppendMeasures(std::string* out, const Aggregator& agg, const Merged& m) {
@@ -292,6 +318,63 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
     out->append("}}");
   }
   out->push_back('}');
+}
+
+// "interleaving": {NAME: {impressions, wins: {TEAM: n, TEAM: n}, ties,
+// no_click, preference, p_value, sequential_p_value, verdict}}, window all.
+void AppendInterleavingJson(std::string* out, const Pipeline& p) {
+  out->append(",\"interleaving\":{");
+  bool first = true;
+  for (const InterleavingState& s : p.interleaving().experiments()) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(out, s.config->name);
+    out->append(":{\"impressions\":");
+    AppendInt(out, s.all.impressions);
+    out->append(",\"wins\":{");
+    for (size_t t = 0; t < 2; ++t) {
+      if (t > 0) out->push_back(',');
+      AppendJsonString(out, s.config->teams[t]);
+      out->push_back(':');
+      AppendInt(out, s.all.wins[t]);
+    }
+    out->append("},\"ties\":");
+    AppendInt(out, s.all.ties);
+    out->append(",\"no_click\":");
+    AppendInt(out, s.all.no_click);
+    out->append(",\"preference\":");
+    AppendNumber(out, metrics::Preference(s.all));
+    out->append(",\"p_value\":");
+    AppendNumber(out, metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
+    out->append(",\"sequential_p_value\":");
+    AppendNumber(out, s.sequential.p_value());
+    out->append(",\"verdict\":");
+    AppendInt(out, s.verdict);
+    out->push_back('}');
+  }
+  out->push_back('}');
+}
+
+void AppendInterleavingTable(std::string* out, const Pipeline& p) {
+  char buf[320];
+  for (const InterleavingState& s : p.interleaving().experiments()) {
+    const metrics::InterleavingCounts& c = s.all;
+    std::snprintf(
+        buf, sizeof(buf),
+        "\ninterleaving %s (variant %s: %s vs %s)\n"
+        "  impressions=%lld wins %s=%lld %s=%lld ties=%lld no_click=%lld\n"
+        "  preference for %s %+.4f, sign test p=%.4g, sequential p=%.4g: "
+        "%s\n",
+        s.config->name.c_str(), s.config->variant.c_str(),
+        s.config->teams[0].c_str(), s.config->teams[1].c_str(),
+        static_cast<long long>(c.impressions), s.config->teams[0].c_str(),
+        static_cast<long long>(c.wins[0]), s.config->teams[1].c_str(),
+        static_cast<long long>(c.wins[1]), static_cast<long long>(c.ties),
+        static_cast<long long>(c.no_click), s.config->teams[1].c_str(),
+        metrics::Preference(c), metrics::SignTestPValue(c.wins[0], c.wins[1]),
+        s.sequential.p_value(), std::string(VerdictStateName(s.state)).c_str());
+    *out += buf;
+  }
 }
 
 // "[-0.0123, +0.0456]" with signs, or "(no data)".
@@ -419,9 +502,10 @@ std::string FormatReplayJson(const Pipeline& p) {
     AppendJsonString(&out, v);
     out.push_back(':');
     out.push_back('{');
-    AppendMeasures(&out, agg, MergeGroups(agg, [&](const GroupStats& g) {
-      return g.variant == v;
-    }));
+    const Merged merged =
+        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+    AppendMeasures(&out, agg, merged);
+    if (p.tracks_clicks()) AppendFirstClick(&out, merged.first_click);
     out.push_back('}');
   }
   out.append("}");
@@ -449,6 +533,7 @@ std::string FormatReplayJson(const Pipeline& p) {
     out.push_back(']');
   }
   if (!p.config().experiments.empty()) AppendExperimentsJson(&out, p);
+  if (!p.config().interleaving.empty()) AppendInterleavingJson(&out, p);
   const PipelineCounters& c = p.counters();
   const JoinCounters& j = p.join_counters();
   out.append(",\"events\":{\"results\":");
@@ -522,6 +607,7 @@ std::string FormatReplayTable(const Pipeline& p) {
                 static_cast<long long>(c.without_relevant));
   out += buf;
   AppendExperimentsTable(&out, p);
+  AppendInterleavingTable(&out, p);
   return out;
 }
 

@@ -126,7 +126,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const config::EventLimitsConfig limits = Limits();
   const std::vector<std::string> labels = {"locale", "device"};
   static const FakeClock clock(kNowMs);
-  EventDecoder decoder(schema, limits, mode, labels, &clock);
+  // Variant "I" interleaves teams A and B; kind "label" is no click.
+  EventDecoder decoder(schema, limits, mode, labels, &clock,
+                       DecodeRules{{{"x", "I", {"A", "B"}}}, {"label"}});
   // A fallback time (the Kafka record's) for half the inputs.
   const std::optional<int64_t> fallback =
       (selector & 16) != 0 ? std::optional<int64_t>(kNowMs) : std::nullopt;
@@ -142,6 +144,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     CheckResults(event, mode, limits, labels.size());
+    // Interleaved lists have a team per result, others none.
+    FUZZ_CHECK(event.interleaving == (event.variant == "I" ? 0 : -1));
+    FUZZ_CHECK(event.teams.size() ==
+               (event.interleaving == 0 ? event.doc_ids.size() : 0));
+    for (uint8_t t : event.teams) FUZZ_CHECK(t <= 1);
     const std::string first = Snapshot(event);
     ResultsEvent again;
     FUZZ_CHECK(decoder.DecodeResults(payload, fallback, &again).ok());
@@ -157,6 +164,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     CheckJudgments(event, mode, limits);
+    for (const Judgment& j : event.judgments) {
+      FUZZ_CHECK(j.click_excluded == (j.kind == "label"));
+    }
     const std::string first = Snapshot(event);
     JudgmentEvent again;
     FUZZ_CHECK(decoder.DecodeJudgments(payload, fallback, &again).ok());

@@ -1,0 +1,210 @@
+#include "daemon/exporter/interleaving_collector.h"
+
+#include <array>
+#include <utility>
+
+#include "metrics/interleaving.h"
+
+namespace rankwatch::exporter {
+
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+constexpr char kWindowAll[] = "all";
+constexpr std::array<stream::VerdictState, 4> kStates = {
+    stream::VerdictState::kNoData, stream::VerdictState::kInconclusive,
+    stream::VerdictState::kBetter, stream::VerdictState::kWorse};
+
+Labels ExperimentLabels(const stream::InterleavingState& s) {
+  return {{"experiment", s.config->name}};
+}
+
+Labels With(Labels labels, std::string name, std::string value) {
+  labels.push_back({std::move(name), std::move(value)});
+  return labels;
+}
+
+// The four count families of one window's counts.
+struct CountFamilies {
+  MetricFamily impressions;
+  MetricFamily wins;
+  MetricFamily ties;
+  MetricFamily no_click;
+
+  void Add(const stream::InterleavingState& s, const Labels& labels,
+           const metrics::InterleavingCounts& c, bool counter) {
+    auto add = counter ? AddCounter : AddGauge;
+    add(&impressions, labels, static_cast<double>(c.impressions));
+    for (size_t t = 0; t < 2; ++t) {
+      add(&wins, With(labels, "team", s.config->teams[t]),
+          static_cast<double>(c.wins[t]));
+    }
+    add(&ties, labels, static_cast<double>(c.ties));
+    add(&no_click, labels, static_cast<double>(c.no_click));
+  }
+  void MoveTo(std::vector<MetricFamily>* out) {
+    out->push_back(std::move(impressions));
+    out->push_back(std::move(wins));
+    out->push_back(std::move(ties));
+    out->push_back(std::move(no_click));
+  }
+};
+
+CountFamilies MakeCountFamilies(const std::string& prefix, const char* scope,
+                                MetricType type) {
+  const std::string what = std::string(" of the interleaved lists ") + scope;
+  return {
+      MakeFamily(prefix + "impressions" +
+                     (type == MetricType::Counter ? "_total" : ""),
+                 "Impressions (finalized lists)" + what, type),
+      MakeFamily(
+          prefix + "wins" + (type == MetricType::Counter ? "_total" : ""),
+          "Impressions won by the team (more credited clicks)" + what, type),
+      MakeFamily(
+          prefix + "ties" + (type == MetricType::Counter ? "_total" : ""),
+          "Impressions with clicks credited equally to both "
+          "teams" +
+              what,
+          type),
+      MakeFamily(
+          prefix + "no_click" + (type == MetricType::Counter ? "_total" : ""),
+          "Impressions without a click" + what, type)};
+}
+
+}  // namespace
+
+InterleavingCollector::InterleavingCollector(const stream::Pipeline* pipeline)
+    : pipeline_(pipeline),
+      window_labels_(WindowLabels(pipeline->interleaving().windows_ms())) {}
+
+void InterleavingCollector::Collect(std::vector<MetricFamily>* out) const {
+  if (pipeline_->interleaving().experiments().empty()) return;
+  CollectTotals(out);
+  CollectWindows(out);
+  CollectTests(out);
+}
+
+void InterleavingCollector::CollectTotals(
+    std::vector<MetricFamily>* out) const {
+  const stream::InterleavingMonitor& m = pipeline_->interleaving();
+  MetricFamily info = MakeFamily(
+      "rankwatch_interleaving_info",
+      "1 per interleaving experiment: its interleaved variant, incumbent "
+      "(first team) and challenger (second team)",
+      MetricType::Gauge);
+  CountFamilies totals = MakeCountFamilies("rankwatch_interleaving_",
+                                           "since start", MetricType::Counter);
+  for (const stream::InterleavingState& s : m.experiments()) {
+    const Labels labels = ExperimentLabels(s);
+    AddGauge(&info,
+             {{"experiment", s.config->name},
+              {"variant", s.config->variant},
+              {"incumbent", s.config->teams[0]},
+              {"challenger", s.config->teams[1]}},
+             1);
+    totals.Add(s, labels, s.all, true);
+  }
+  out->push_back(std::move(info));
+  totals.MoveTo(out);
+  MetricFamily shape = MakeFamily(
+      "rankwatch_interleaving_prior_shape",
+      "a of the Beta(a, a) mixing prior of the sequential interleaving test "
+      "(statistics.interleaving_prior_sd)",
+      MetricType::Gauge);
+  AddGauge(&shape, {}, m.prior_shape());
+  out->push_back(std::move(shape));
+  // The verdict's level, which the recording rules read; ExperimentCollector
+  // exports it when A/B experiments are configured too.
+  if (pipeline_->config().experiments.empty()) {
+    MetricFamily level = MakeFamily(
+        "rankwatch_ab_confidence_level",
+        "Confidence level of the A/B intervals and of the interleaving "
+        "verdicts (statistics.level)",
+        MetricType::Gauge);
+    AddGauge(&level, {}, pipeline_->config().statistics.level);
+    out->push_back(std::move(level));
+  }
+}
+
+void InterleavingCollector::CollectWindows(
+    std::vector<MetricFamily>* out) const {
+  const stream::InterleavingMonitor& m = pipeline_->interleaving();
+  CountFamilies windows = MakeCountFamilies(
+      "rankwatch_interleaving_window_", "over the window (all: since start)",
+      MetricType::Gauge);
+  MetricFamily preference = MakeFamily(
+      "rankwatch_interleaving_preference",
+      "Preference for the challenger: (challenger wins + ties/2) / clicked "
+      "impressions - 1/2; NaN without a clicked impression",
+      MetricType::Gauge);
+  MetricFamily p_value = MakeFamily(
+      "rankwatch_interleaving_p_value",
+      "Two-sided sign test (exact binomial) of the challenger's wins among "
+      "decided impressions; valid for one pre-planned look",
+      MetricType::Gauge);
+  for (const stream::InterleavingState& s : m.experiments()) {
+    const Labels labels = ExperimentLabels(s);
+    auto add = [&](const std::string& window,
+                   const metrics::InterleavingCounts& c) {
+      const Labels l = With(labels, "window", window);
+      windows.Add(s, l, c, false);
+      AddGauge(&preference, l, metrics::Preference(c));
+      AddGauge(&p_value, l, metrics::SignTestPValue(c.wins[0], c.wins[1]));
+    };
+    add(kWindowAll, s.all);
+    for (size_t w = 0; w < s.windows.size() && w < window_labels_.size(); ++w) {
+      add(window_labels_[w], s.windows[w]);
+    }
+  }
+  windows.MoveTo(out);
+  out->push_back(std::move(preference));
+  out->push_back(std::move(p_value));
+}
+
+void InterleavingCollector::CollectTests(std::vector<MetricFamily>* out) const {
+  MetricFamily sequential = MakeFamily(
+      "rankwatch_interleaving_sequential_p_value",
+      "Always-valid p-value of the Beta-mixture sequential test of the "
+      "challenger's wins (running minimum over looks)",
+      MetricType::Gauge);
+  MetricFamily look = MakeFamily(
+      "rankwatch_interleaving_sequential_look_p_value",
+      "The latest look of the sequential test alone (what the recording "
+      "rules compute across replicas)",
+      MetricType::Gauge);
+  MetricFamily looks =
+      MakeFamily("rankwatch_interleaving_sequential_looks",
+                 "Looks of the sequential test with a decided impression",
+                 MetricType::Gauge);
+  MetricFamily verdict = MakeFamily(
+      "rankwatch_interleaving_verdict",
+      "+1 the challenger is better, -1 worse, 0 inconclusive, from the "
+      "always-valid p-value at 1 - statistics.level",
+      MetricType::Gauge);
+  MetricFamily state = MakeFamily(
+      "rankwatch_interleaving_verdict_state",
+      "The verdict's state, one series per state, 1 for the current one",
+      MetricType::Gauge);
+  for (const stream::InterleavingState& s :
+       pipeline_->interleaving().experiments()) {
+    const Labels labels = ExperimentLabels(s);
+    AddGauge(&sequential, labels, s.sequential.p_value());
+    AddGauge(&look, labels, s.sequential.look_p_value());
+    AddGauge(&looks, labels, static_cast<double>(s.sequential.looks()));
+    AddGauge(&verdict, labels, s.verdict);
+    for (stream::VerdictState v : kStates) {
+      AddGauge(&state,
+               With(labels, "state", std::string(stream::VerdictStateName(v))),
+               s.state == v ? 1 : 0);
+    }
+  }
+  out->push_back(std::move(sequential));
+  out->push_back(std::move(look));
+  out->push_back(std::move(looks));
+  out->push_back(std::move(verdict));
+  out->push_back(std::move(state));
+}
+
+}  // namespace rankwatch::exporter

@@ -1,0 +1,203 @@
+#include "daemon/exporter/interleaving_collector.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/exporter/exporter_test_util.h"
+#include "daemon/exporter/metrics_handler.h"
+#include "daemon/exporter/pipeline_collector.h"
+#include "gtest/gtest.h"
+#include "tests/testing/prometheus_text.h"
+
+namespace rankwatch::exporter {
+namespace {
+
+using rankwatch::testing::Scrape;
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+// ctr@3, abandonment and precision@3; experiment "b_vs_a" interleaves A
+// and B as variant "A-vs-B"; judgments of kind "label" are no clicks.
+config::Config InterleavingConfig() {
+  config::Config c;
+  c.metrics.measures = {metrics::Measure::kPrecision, metrics::Measure::kCtr,
+                        metrics::Measure::kAbandonment};
+  c.metrics.cutoffs = {3};
+  c.metrics.click_exclude_kinds = {"label"};
+  c.aggregation.windows = {std::chrono::minutes(5)};
+  c.interleaving = {{"b_vs_a", "A-vs-B", {"A", "B"}}};
+  return c;
+}
+
+// A results event of docs d1..d3 served at kT0 + 1 s, with `teams` (one
+// per doc) unless empty.
+std::string Results(const std::string& id, const std::string& variant,
+                    const std::vector<std::string>& teams) {
+  std::string json = R"({"request_id":")" + id + R"(","variant":")" + variant +
+                     R"(","timestamp":)" + std::to_string(kT0 + 1000) +
+                     R"(,"results":[)";
+  for (size_t i = 0; i < 3; ++i) {
+    if (i > 0) json += ",";
+    json += R"({"doc_id":"d)" + std::to_string(i + 1) + "\"";
+    if (!teams.empty()) json += R"(,"team":")" + teams[i] + "\"";
+    json += "}";
+  }
+  return json + "]}";
+}
+
+std::string Judgment(const std::string& id, const std::string& doc, int grade,
+                     int64_t after_ms, const std::string& kind = "click") {
+  return R"({"request_id":")" + id + R"(","doc_id":")" + doc +
+         R"(","relevance":)" + std::to_string(grade) + R"(,"kind":")" + kind +
+         R"(","timestamp":)" + std::to_string(kT0 + after_ms) + "}";
+}
+
+class InterleavingCollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = stream::Pipeline::Create(InterleavingConfig(), &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+  }
+
+  void Feed(stream::Topic topic, const std::string& json) {
+    pipeline_->OnPayload(topic, json, {0, offset_++});
+  }
+
+  Scrape Collect() const {
+    std::vector<prometheus::MetricFamily> families;
+    PipelineCollector(pipeline_.get()).Collect(&families);
+    InterleavingCollector(pipeline_.get()).Collect(&families);
+    return Scrape::Parse(SerializeText(families));
+  }
+
+  FakeClock clock_{kT0};
+  std::unique_ptr<stream::Pipeline> pipeline_;
+  int64_t offset_ = 0;
+};
+
+TEST_F(InterleavingCollectorTest, CreditsClicksToTeams) {
+  using stream::Topic;
+  // r1: B contributed d2, clicked: B wins.
+  Feed(Topic::kResults, Results("r1", "A-vs-B", {"A", "B", "A"}));
+  Feed(Topic::kJudgments, Judgment("r1", "d2", 1, 3500));
+  // r2: one click on each team: a tie.
+  Feed(Topic::kResults, Results("r2", "A-vs-B", {"B", "A", "B"}));
+  Feed(Topic::kJudgments, Judgment("r2", "d1", 1, 1500));
+  Feed(Topic::kJudgments, Judgment("r2", "d2", 1, 4000));
+  // r3: a click on A's d1; B's d2 has a label, which is no click: A wins.
+  Feed(Topic::kResults, Results("r3", "A-vs-B", {"A", "B", "B"}));
+  Feed(Topic::kJudgments, Judgment("r3", "d2", 3, 2000, "label"));
+  Feed(Topic::kJudgments, Judgment("r3", "d1", 1, 12000));
+  // r4: no click.
+  Feed(Topic::kResults, Results("r4", "A-vs-B", {"A", "B", "A"}));
+  // r5: two clicks on B's docs, stamped 300 ms before the results event
+  // (within join.early_tolerance): B wins; first click delay 0.
+  Feed(Topic::kResults, Results("r5", "A-vs-B", {"B", "B", "A"}));
+  Feed(Topic::kJudgments, Judgment("r5", "d1", 1, 700));
+  Feed(Topic::kJudgments, Judgment("r5", "d2", 1, 800));
+  // Rejected: an unknown team, a missing one. Nothing else changes.
+  Feed(Topic::kResults, Results("r6", "A-vs-B", {"A", "C", "A"}));
+  Feed(Topic::kResults, Results("r7", "A-vs-B", {}));
+  // r8 is variant A, not interleaved: only a label, grade 2. Relevant for
+  // precision (1/3), no click for ctr (0) and abandonment (1).
+  Feed(Topic::kResults, Results("r8", "A", {}));
+  Feed(Topic::kJudgments, Judgment("r8", "d3", 2, 2000, "label"));
+  pipeline_->FinishAll();
+
+  const stream::PipelineCounters& c = pipeline_->counters();
+  EXPECT_EQ(
+      c.rejected[0][static_cast<size_t>(stream::RejectReason::kUnknownTeam)],
+      1);
+  EXPECT_EQ(
+      c.rejected[0][static_cast<size_t>(stream::RejectReason::kMissingField)],
+      1);
+
+  const Scrape s = Collect();
+  const std::map<std::string, std::string> e = {{"experiment", "b_vs_a"}};
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_impressions_total", e), 5);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_wins_total",
+                  {{"experiment", "b_vs_a"}, {"team", "A"}}),
+            1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_wins_total",
+                  {{"experiment", "b_vs_a"}, {"team", "B"}}),
+            2);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_ties_total", e), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_no_click_total", e), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_info", {{"experiment", "b_vs_a"},
+                                                  {"variant", "A-vs-B"},
+                                                  {"incumbent", "A"},
+                                                  {"challenger", "B"}}),
+            1);
+  for (const char* window : {"all", "5m"}) {
+    SCOPED_TRACE(window);
+    const std::map<std::string, std::string> w = {{"experiment", "b_vs_a"},
+                                                  {"window", window}};
+    EXPECT_EQ(s.Sum("rankwatch_interleaving_window_impressions", w), 5);
+    EXPECT_EQ(s.Sum("rankwatch_interleaving_window_ties", w), 1);
+    // (2 + 1/2) / 4 - 1/2.
+    EXPECT_DOUBLE_EQ(s.Sum("rankwatch_interleaving_preference", w), 0.125);
+    // scipy.stats.binomtest(2, 3, 0.5).pvalue = 1.0
+    EXPECT_DOUBLE_EQ(s.Sum("rankwatch_interleaving_p_value", w), 1.0);
+  }
+  // mpmath: LR = beta(49.5 + 2, 49.5 + 1) / beta(49.5, 49.5) * 2**3 = 0.99
+  // < 1, so p = min(1, 1 / LR) = 1.
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_sequential_p_value", e), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_verdict", e), 0);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_verdict_state",
+                  {{"experiment", "b_vs_a"}, {"state", "inconclusive"}}),
+            1);
+  EXPECT_DOUBLE_EQ(s.Sum("rankwatch_interleaving_prior_shape"), 49.5);
+  EXPECT_DOUBLE_EQ(s.Sum("rankwatch_ab_confidence_level"), 0.95);
+
+  // First clicks of A-vs-B: r1 2.5 s, r2 0.5 s, r3 11 s (the label at 1 s
+  // is no click), r5 0 s (clamped).
+  const std::map<std::string, std::string> v = {{"variant", "A-vs-B"}};
+  EXPECT_EQ(s.Sum("rankwatch_time_to_first_click_seconds_count", v), 4);
+  EXPECT_DOUBLE_EQ(s.Sum("rankwatch_time_to_first_click_seconds_sum", v), 14);
+  EXPECT_EQ(s.Sum("rankwatch_time_to_first_click_seconds_bucket",
+                  {{"variant", "A-vs-B"}, {"le", "0.5"}}),
+            2);
+  EXPECT_EQ(s.Sum("rankwatch_time_to_first_click_seconds_bucket",
+                  {{"variant", "A-vs-B"}, {"le", "5"}}),
+            3);
+  EXPECT_EQ(s.Sum("rankwatch_time_to_first_click_seconds_bucket",
+                  {{"variant", "A-vs-B"}, {"le", "10"}}),
+            3);
+  EXPECT_EQ(s.Sum("rankwatch_time_to_first_click_seconds_bucket",
+                  {{"variant", "A-vs-B"}, {"le", "30"}}),
+            4);
+  // Variant A: a label only.
+  EXPECT_EQ(
+      s.Sum("rankwatch_time_to_first_click_seconds_count", {{"variant", "A"}}),
+      0);
+  const std::map<std::string, std::string> a = {
+      {"variant", "A"}, {"k", "3"}, {"window", "all"}};
+  EXPECT_NEAR(s.Sum("rankwatch_precision_mean", a), 1.0 / 3, 1e-12);
+  EXPECT_EQ(s.Sum("rankwatch_ctr_mean", a), 0);
+  EXPECT_EQ(s.Sum("rankwatch_abandonment_mean",
+                  {{"variant", "A"}, {"k", "all"}, {"window", "all"}}),
+            1);
+  // A-vs-B: r3's ctr@3 comes from its click on d1; r4 abandoned.
+  EXPECT_DOUBLE_EQ(
+      s.Sum("rankwatch_ctr_mean",
+            {{"variant", "A-vs-B"}, {"k", "3"}, {"window", "all"}}),
+      0.8);
+}
+
+TEST_F(InterleavingCollectorTest, NothingWithoutExperiments) {
+  config::Config c;
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok());
+  std::vector<prometheus::MetricFamily> families;
+  InterleavingCollector((*p).get()).Collect(&families);
+  EXPECT_TRUE(families.empty());
+}
+
+}  // namespace
+}  // namespace rankwatch::exporter

@@ -1,0 +1,97 @@
+#include "daemon/stream/interleaving_monitor.h"
+
+#include <algorithm>
+#include <array>
+
+namespace rankwatch::stream {
+
+namespace {
+
+// The outcome counts a window's totals give: impressions are the lists
+// counted (every list has a value in every series).
+metrics::InterleavingCounts CountsOf(const WindowRing& ring, int64_t now_ms,
+                                     int64_t window_ms) {
+  metrics::InterleavingCounts c;
+  const WindowTotals first = ring.Sum(0, now_ms, window_ms);
+  c.impressions = first.count;
+  c.wins[0] = static_cast<int64_t>(first.sum);
+  c.wins[1] = static_cast<int64_t>(ring.Sum(1, now_ms, window_ms).sum);
+  c.ties = static_cast<int64_t>(ring.Sum(2, now_ms, window_ms).sum);
+  c.no_click = static_cast<int64_t>(ring.Sum(3, now_ms, window_ms).sum);
+  return c;
+}
+
+VerdictState StateOf(const InterleavingState& s) {
+  if (s.sequential.looks() == 0) return VerdictState::kNoData;
+  if (s.verdict > 0) return VerdictState::kBetter;
+  if (s.verdict < 0) return VerdictState::kWorse;
+  return VerdictState::kInconclusive;
+}
+
+}  // namespace
+
+InterleavingMonitor::InterleavingMonitor(
+    const std::vector<config::InterleavingConfig>* experiments,
+    const config::AggregationConfig& aggregation,
+    const config::StatisticsConfig& statistics)
+    : alpha_(1 - statistics.level),
+      prior_shape_(metrics::BetaPriorShape(statistics.interleaving_prior_sd)) {
+  const int64_t bucket_ms = std::max<int64_t>(1, aggregation.bucket.count());
+  int64_t span_ms = bucket_ms;
+  for (const config::Duration& w : aggregation.windows) {
+    windows_ms_.push_back(w.count());
+    span_ms = std::max<int64_t>(span_ms, w.count());
+  }
+  states_.reserve(experiments->size());
+  for (const config::InterleavingConfig& e : *experiments) {
+    states_.push_back(InterleavingState{
+        &e,
+        {},
+        std::vector<metrics::InterleavingCounts>(windows_ms_.size()),
+        metrics::SequentialPreferenceTest(statistics.interleaving_prior_sd),
+        0,
+        VerdictState::kNoData,
+        WindowRing(bucket_ms, span_ms, kNumSeries)});
+  }
+}
+
+void InterleavingMonitor::Add(int32_t experiment, int64_t time_ms,
+                              metrics::InterleavingOutcome outcome) {
+  if (experiment < 0 || static_cast<size_t>(experiment) >= states_.size()) {
+    return;
+  }
+  InterleavingState& s = states_[static_cast<size_t>(experiment)];
+  s.all.Add(outcome);
+  std::array<double, kNumSeries> values{};
+  switch (outcome) {
+    case metrics::InterleavingOutcome::kFirstWins:
+      values[kFirstWin] = 1;
+      break;
+    case metrics::InterleavingOutcome::kSecondWins:
+      values[kSecondWin] = 1;
+      break;
+    case metrics::InterleavingOutcome::kTie:
+      values[kTie] = 1;
+      break;
+    case metrics::InterleavingOutcome::kNoClick:
+      values[kNoClick] = 1;
+      break;
+  }
+  s.ring.Add(time_ms, values);
+}
+
+void InterleavingMonitor::Update(int64_t now_ms) {
+  for (InterleavingState& s : states_) {
+    for (size_t w = 0; w < windows_ms_.size(); ++w) {
+      s.windows[w] = s.all.impressions == 0
+                         ? metrics::InterleavingCounts{}
+                         : CountsOf(s.ring, now_ms, windows_ms_[w]);
+    }
+    s.sequential.Look(s.all);
+    s.verdict = metrics::PreferenceVerdict(s.sequential.p_value(),
+                                           metrics::Preference(s.all), alpha_);
+    s.state = StateOf(s);
+  }
+}
+
+}  // namespace rankwatch::stream
