@@ -14,6 +14,16 @@ std::string_view JoinModeName(JoinMode m) {
   return "?";
 }
 
+std::string_view LogFormatName(LogFormat f) {
+  switch (f) {
+    case LogFormat::kText:
+      return "text";
+    case LogFormat::kJson:
+      return "json";
+  }
+  return "text";
+}
+
 std::string_view CombineRuleName(CombineRule r) {
   switch (r) {
     case CombineRule::kMax:

@@ -150,9 +150,27 @@ struct KafkaConfig {
   std::map<std::string, std::string> properties;
 };
 
+// `http.tls:` HTTPS for the endpoint; both files set, or neither (plain
+// HTTP).
+struct TlsConfig {
+  std::string cert_file;  // PEM certificate chain.
+  std::string key_file;   // PEM private key.
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+// `http.basic_auth:` HTTP basic authentication of every path but /healthz
+// and /readyz (probes); off when username is empty.
+struct BasicAuthConfig {
+  std::string username;
+  std::string password;  // Usually ${ENV}; shown masked.
+  bool enabled() const { return !username.empty(); }
+};
+
 // `http:` the metrics endpoint.
 struct HttpConfig {
   std::string listen = "127.0.0.1:9464";  // host:port; port 0 = any.
+  TlsConfig tls;
+  BasicAuthConfig basic_auth;
 };
 
 // `experiments:` (a list) A/B comparisons of a baseline variant with one or
@@ -206,8 +224,14 @@ struct InterleavingConfig {
 };
 
 // `logging:`
+enum class LogFormat {
+  kText,  // Human-readable lines, RFC 3339 UTC time.
+  kJson,  // One JSON object per line: time, level, message, fields.
+};
+
 struct LoggingConfig {
   std::string level = "info";  // trace|debug|info|warn|error|off
+  LogFormat format = LogFormat::kText;
   int32_t max_rejects_logged_per_second = 5;
 };
 
@@ -228,6 +252,7 @@ struct Config {
 
 std::string_view JoinModeName(JoinMode m);
 std::string_view CombineRuleName(CombineRule r);
+std::string_view LogFormatName(LogFormat f);
 // The default primary series of an experiment: ndcg@10 when `metrics`
 // computes it, else the first quality series in the order of
 // metrics.measures, at its smallest cutoff (none without quality measures).

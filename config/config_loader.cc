@@ -43,6 +43,8 @@ constexpr std::array<std::string_view, 11> kReservedLabels = {
     "variant",   "k",          "window",   "le",      "topic", "reason",
     "partition", "experiment", "baseline", "measure", "label"};
 
+constexpr std::array<LogFormat, 2> kLogFormats = {LogFormat::kText,
+                                                  LogFormat::kJson};
 constexpr std::array<std::string_view, 6> kLogLevels = {
     "trace", "debug", "info", "warn", "error", "off"};
 
@@ -516,11 +518,42 @@ Status Parser::ReadProperties(const Field& f,
 }
 
 Status Parser::ReadHttp(const Field& f, HttpConfig* c) {
-  return yaml_.ReadMap(
+  std::optional<Field> tls;
+  std::optional<Field> auth;
+  RW_RETURN_IF_ERROR(yaml_.ReadMap(
       f,
       {
           {"listen", [&](const Field& v) { return ReadListen(v, &c->listen); }},
-      });
+          {"tls",
+           [&](const Field& v) {
+             tls = v;
+             if (v.node.IsNull()) return Status::Ok();
+             return yaml_.ReadMap(
+                 v, {
+                        {"cert_file", yaml_.StringInto(&c->tls.cert_file)},
+                        {"key_file", yaml_.StringInto(&c->tls.key_file)},
+                    });
+           }},
+          {"basic_auth",
+           [&](const Field& v) {
+             auth = v;
+             if (v.node.IsNull()) return Status::Ok();
+             return yaml_.ReadMap(
+                 v, {
+                        {"username", yaml_.StringInto(&c->basic_auth.username)},
+                        {"password", yaml_.StringInto(&c->basic_auth.password)},
+                    });
+           }},
+      }));
+  // Half a TLS setup would silently serve plain HTTP.
+  if (tls && c->tls.cert_file.empty() != c->tls.key_file.empty()) {
+    return yaml_.Error(*tls, "needs both cert_file and key_file");
+  }
+  if (auth &&
+      c->basic_auth.username.empty() != c->basic_auth.password.empty()) {
+    return yaml_.Error(*auth, "needs both username and password");
+  }
+  return Status::Ok();
 }
 
 Status Parser::ReadListen(const Field& f, std::string* out) {
@@ -932,6 +965,11 @@ Status Parser::ReadLogging(const Field& f, LoggingConfig* c) {
               }},
              {"max_rejects_logged_per_second",
               yaml_.IntInto(0, &c->max_rejects_logged_per_second)},
+             {"format",
+              [&](const Field& v) {
+                return yaml_.ReadChoice(v, "log format", kLogFormats,
+                                        LogFormatName, &c->format);
+              }},
          });
 }
 

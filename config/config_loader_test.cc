@@ -338,6 +338,30 @@ TEST(ConfigLoaderErrorTest, InterleavingErrors) {
             "between 0 and 0.5 (exclusive), got 0.5");
 }
 
+TEST(ConfigLoaderTest, HttpTlsBasicAuthAndLogFormat) {
+  const Config c = MustParse(
+      "http:\n  tls: {cert_file: c.pem, key_file: k.pem}\n"
+      "  basic_auth:\n    username: prom\n    password: ${PW}\n"
+      "logging: {format: json}\n",
+      {{"PW", "s3cret"}});
+  EXPECT_EQ(c.http.tls.cert_file, "c.pem");
+  EXPECT_EQ(c.http.tls.key_file, "k.pem");
+  EXPECT_TRUE(c.http.tls.enabled());
+  EXPECT_EQ(c.http.basic_auth.username, "prom");
+  EXPECT_EQ(c.http.basic_auth.password, "s3cret");
+  EXPECT_EQ(c.logging.format, LogFormat::kJson);
+  // The password never reaches the effective configuration.
+  EXPECT_EQ(FormatEffectiveConfig(c).find("s3cret"), std::string::npos);
+  EXPECT_EQ(ErrorOf("http:\n  tls: {cert_file: c.pem}\n"),
+            "config.yaml:2:8: http.tls: needs both cert_file and key_file");
+  EXPECT_EQ(ErrorOf("http:\n  basic_auth: {username: u}\n"),
+            "config.yaml:2:15: http.basic_auth: needs both username and "
+            "password");
+  EXPECT_EQ(ErrorOf("logging: {format: xml}\n"),
+            "config.yaml:1:19: logging.format: unknown log format 'xml' "
+            "(expected one of: text, json)");
+}
+
 TEST(ConfigLoaderTest, DefaultRelevanceNullAndNegative) {
   EXPECT_FALSE(MustParse("schema:\n  default_relevance: null\n")
                    .schema.default_relevance.has_value());

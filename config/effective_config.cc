@@ -228,6 +228,13 @@ std::string FormatEffectiveConfig(const Config& c) {
   WriteKafka(c.kafka, &out);
   Line(&out, 0, "http", "");
   Line(&out, 2, "listen", QuoteValue(c.http.listen));
+  Line(&out, 2, "tls", "");
+  Line(&out, 4, "cert_file", QuoteValue(c.http.tls.cert_file));
+  Line(&out, 4, "key_file", QuoteValue(c.http.tls.key_file));
+  Line(&out, 2, "basic_auth", "");
+  Line(&out, 4, "username", QuoteValue(c.http.basic_auth.username));
+  Line(&out, 4, "password",
+       QuoteValue(c.http.basic_auth.password.empty() ? "" : kMaskedSecret));
   WriteExperiments(c.experiments, &out);
   WriteInterleaving(c.interleaving, &out);
   Line(&out, 0, "statistics", "");
@@ -241,6 +248,7 @@ std::string FormatEffectiveConfig(const Config& c) {
        FormatNumber(c.statistics.interleaving_prior_sd));
   Line(&out, 0, "logging", "");
   Line(&out, 2, "level", c.logging.level);
+  Line(&out, 2, "format", LogFormatName(c.logging.format));
   Line(&out, 2, "max_rejects_logged_per_second",
        std::to_string(c.logging.max_rejects_logged_per_second));
   return out;

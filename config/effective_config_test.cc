@@ -198,6 +198,12 @@ kafka:
   properties: {}
 http:
   listen: "127.0.0.1:9464"
+  tls:
+    cert_file: ""
+    key_file: ""
+  basic_auth:
+    username: ""
+    password: ""
 experiments: []
 interleaving: []
 statistics:
@@ -209,6 +215,7 @@ statistics:
   interleaving_prior_sd: 0.05
 logging:
   level: info
+  format: text
   max_rejects_logged_per_second: 5
 )");
 }
