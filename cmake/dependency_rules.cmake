@@ -43,6 +43,9 @@ rankwatch_check_links(rankwatch_http ALLOWED rankwatch::base)
 rankwatch_check_links(rankwatch_exporter ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
   rankwatch::http)
-rankwatch_check_links(rankwatch_server ALLOWED rankwatch::base
+rankwatch_check_links(rankwatch_status ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
   rankwatch::http rankwatch::exporter)
+rankwatch_check_links(rankwatch_server ALLOWED rankwatch::base
+  rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
+  rankwatch::http rankwatch::exporter rankwatch::status)

@@ -10,6 +10,7 @@
 #include "daemon/cli/demo_command.h"
 #include "daemon/cli/eval_command.h"
 #include "daemon/cli/kafka_mock_command.h"
+#include "daemon/cli/logging.h"
 #include "daemon/cli/produce_synthetic_command.h"
 #include "daemon/cli/replay_command.h"
 #include "daemon/cli/run_command.h"
@@ -17,6 +18,8 @@
 int main(int argc, char** argv) {
   // Logs go to stderr: stdout carries command output (JSON, tables).
   spdlog::set_default_logger(spdlog::stderr_color_mt("rankwatch"));
+  // RFC 3339 UTC text lines until a command applies its configuration.
+  rankwatch::cli::SetupLogging(rankwatch::config::LoggingConfig{});
   CLI::App app{
       "rankwatch: live ranking-quality metrics (recall, precision, MRR, MAP, "
       "nDCG) from search-result and judgment streams"};

@@ -10,6 +10,9 @@ packages=(
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
   libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libboost-math-dev
+  # HTTPS on the endpoint (http.tls), and openssl to make the tests'
+  # self-signed certificates.
+  libssl-dev openssl
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer
@@ -23,7 +26,15 @@ packages=(
   # a Java runtime, Maven to fetch Kafka's jars from Maven Central, and
   # kcat, a Kafka client nobody here wrote.
   openjdk-17-jre-headless maven kcat
+  # The status page in a real browser (tests/status_page_test.cc): Debian's
+  # Chromium, headless, driven by playwright-core from the npm registry,
+  # which the test installs into ~/.cache/rankwatch on first use (pinned in
+  # tests/status_page/package.json); never a downloaded browser.
+  chromium nodejs
 )
+# npm: Debian's package, unless node already brings its own (NodeSource's
+# nodejs includes npm and conflicts with Debian's npm package).
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,12 +4,15 @@
 // own loader, given only the environment the Deployment provides; the port
 // it listens on must be the one the container, the probes, the Service, the
 // PodMonitor and the image expose; the configuration path must be the same
-// in the Deployment, the image and the systemd unit; and so on.
+// in the Deployment, the image and the systemd unit; the PrometheusRule is
+// what its generator makes of the rule files; the .dockerignore sends Docker
+// what the Dockerfile copies and nothing else; and so on.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -220,6 +224,158 @@ std::string FlagValue(const std::vector<std::string>& args,
     if (args[i] == flag) return args[i + 1];
   }
   return "";
+}
+
+// The standard output of `command` run by /bin/sh, and whether it exited 0.
+std::pair<std::string, bool> RunCommand(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {out, false};
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), pipe)) > 0;) {
+    out.append(buf, n);
+  }
+  return {out, pclose(pipe) == 0};
+}
+
+// Whether two YAML trees are equal: same kinds, same scalars (as text: the
+// manifest copies the files' lines), same sequences in order, same map keys
+// in order with equal values.
+bool SameYaml(const YAML::Node& a, const YAML::Node& b, std::string* where) {
+  if (a.Type() != b.Type()) {
+    *where += " (kinds differ)";
+    return false;
+  }
+  switch (a.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return true;
+    case YAML::NodeType::Scalar:
+      if (a.Scalar() == b.Scalar()) return true;
+      *where += ": '" + a.Scalar() + "' vs '" + b.Scalar() + "'";
+      return false;
+    case YAML::NodeType::Sequence:
+      if (a.size() != b.size()) {
+        *where += " (lengths differ)";
+        return false;
+      }
+      for (size_t i = 0; i < a.size(); ++i) {
+        *where += "[" + std::to_string(i) + "]";
+        if (!SameYaml(a[i], b[i], where)) return false;
+        where->erase(where->rfind('['));
+      }
+      return true;
+    case YAML::NodeType::Map: {
+      if (a.size() != b.size()) {
+        *where += " (key counts differ)";
+        return false;
+      }
+      auto ia = a.begin();
+      auto ib = b.begin();
+      for (; ia != a.end(); ++ia, ++ib) {
+        if (ia->first.Scalar() != ib->first.Scalar()) {
+          *where += " (keys " + ia->first.Scalar() + " vs " +
+                    ib->first.Scalar() + ")";
+          return false;
+        }
+        const size_t mark = where->size();
+        *where += "." + ia->first.Scalar();
+        if (!SameYaml(ia->second, ib->second, where)) return false;
+        where->resize(mark);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether `path` matches the glob `pattern` as Docker's .dockerignore reads
+// it (moby/patternmatcher): `**/` matches zero or more whole path
+// components, a final `**` anything, `*` any run and `?` any one character
+// within a component.
+bool GlobMatch(std::string_view pattern, std::string_view path) {
+  if (pattern.empty()) return path.empty();
+  if (pattern.starts_with("**")) {
+    std::string_view rest = pattern.substr(2);
+    if (rest.empty()) return true;
+    if (rest.front() == '/') {
+      rest.remove_prefix(1);
+      // Zero components, or skip one component at a time.
+      if (GlobMatch(rest, path)) return true;
+      for (size_t slash = path.find('/'); slash != std::string_view::npos;
+           slash = path.find('/', slash + 1)) {
+        if (GlobMatch(rest, path.substr(slash + 1))) return true;
+      }
+      return false;
+    }
+    for (size_t i = 0; i <= path.size(); ++i) {
+      if (GlobMatch(rest, path.substr(i))) return true;
+    }
+    return false;
+  }
+  if (pattern.front() == '*') {
+    for (size_t i = 0; i <= path.size(); ++i) {
+      if (GlobMatch(pattern.substr(1), path.substr(i))) return true;
+      if (i < path.size() && path[i] == '/') break;
+    }
+    return false;
+  }
+  if (path.empty()) return false;
+  if (pattern.front() == '?' ? path.front() != '/'
+                             : pattern.front() == path.front()) {
+    return GlobMatch(pattern.substr(1), path.substr(1));
+  }
+  return false;
+}
+
+// One .dockerignore line: a leading `!` re-includes; leading and trailing
+// slashes are dropped, as Docker cleans the pattern.
+struct IgnorePattern {
+  bool exclusion = true;
+  std::string glob;
+};
+
+std::vector<IgnorePattern> ParseDockerignore(const std::string& text) {
+  std::vector<IgnorePattern> patterns;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = Trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    IgnorePattern p;
+    if (line[0] == '!') {
+      p.exclusion = false;
+      line = Trim(line.substr(1));
+    }
+    while (!line.empty() && line.front() == '/') line.erase(0, 1);
+    while (!line.empty() && line.back() == '/') line.pop_back();
+    p.glob = line;
+    patterns.push_back(std::move(p));
+  }
+  return patterns;
+}
+
+// Whether Docker leaves `path` (relative to the context, '/'-separated) out
+// of the build context: the last pattern matching the path or one of its
+// parent directories decides.
+bool DockerIgnores(const std::vector<IgnorePattern>& patterns,
+                   const std::string& path) {
+  std::vector<std::string> prefixes;
+  for (size_t slash = path.find('/'); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    prefixes.push_back(path.substr(0, slash));
+  }
+  prefixes.push_back(path);
+  bool ignored = false;
+  for (const IgnorePattern& p : patterns) {
+    if (p.exclusion == ignored) continue;  // Cannot change the outcome.
+    for (const std::string& prefix : prefixes) {
+      if (GlobMatch(p.glob, prefix)) {
+        ignored = p.exclusion;
+        break;
+      }
+    }
+  }
+  return ignored;
 }
 
 class DeployManifestsTest : public ::testing::Test {
@@ -570,7 +726,15 @@ TEST_F(DeployManifestsTest, SystemdUnitRunsTheSameConfigHardened) {
 
   EXPECT_EQ(one("KillSignal"), "SIGTERM");
   EXPECT_GT(TimeSpanSeconds(one("TimeoutStopSec")), kShutdownBoundSeconds);
-  EXPECT_EQ(one("Restart"), "on-failure");
+  // Restarted after any exit it did not ask for (systemd counts a death by
+  // SIGHUP or SIGTERM, and exit 0, as clean: on-failure would leave it
+  // down), but not after a configuration error (exit 2).
+  EXPECT_EQ(one("Restart"), "always");
+  EXPECT_EQ(one("RestartPreventExitStatus"), "2");
+  // `systemctl reload` sends SIGHUP, which re-reads the configuration.
+  if (service.count("ExecReload")) {
+    EXPECT_EQ(one("ExecReload"), "/bin/kill -HUP $MAINPID");
+  }
 
   EXPECT_TRUE(one("DynamicUser") == "yes" ||
               (one("User") != "<unset>" && one("User") != "root"));
@@ -590,6 +754,140 @@ TEST_F(DeployManifestsTest, SystemdUnitRunsTheSameConfigHardened) {
   EXPECT_EQ(service.at("SystemCallFilter").front(), "@system-service");
   // Nothing on disk is written, so nothing is made writable.
   EXPECT_EQ(service.count("ReadWritePaths"), 0u);
+}
+
+TEST(PrometheusRuleTest, IsWhatTheGeneratorMakesOfTheRuleFiles) {
+  const fs::path manifest = kKubernetesDir / "prometheusrule.yaml";
+  const fs::path generator = kKubernetesDir / "generate-prometheusrule.sh";
+  const auto [generated, ok] = RunCommand("bash '" + generator.string() + "'");
+  ASSERT_TRUE(ok) << generator << " failed";
+  // Byte for byte: regenerate after editing rules.yml or alerts.yml.
+  EXPECT_TRUE(generated == ReadFile(manifest))
+      << manifest << " is stale; run\n  " << generator << " > " << manifest;
+}
+
+TEST(PrometheusRuleTest, CarriesTheGroupsOfBothRuleFiles) {
+  const YAML::Node rule = LoadObject("prometheusrule.yaml", "PrometheusRule");
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  EXPECT_EQ(Str(rule["apiVersion"]), "monitoring.coreos.com/v1");
+  // The labels the PodMonitor carries, so that one selector finds both.
+  const YAML::Node podmonitor = LoadObject("podmonitor.yaml", "PodMonitor");
+  EXPECT_TRUE(SelectorMatches(podmonitor["metadata"]["labels"],
+                              rule["metadata"]["labels"]));
+
+  // spec.groups is rules.yml's groups followed by alerts.yml's, as
+  // yaml-cpp reads them (expressions, block scalars, labels, annotations).
+  YAML::Node expected(YAML::NodeType::Sequence);
+  std::set<std::string> names;
+  for (const char* file : {"rules.yml", "alerts.yml"}) {
+    const YAML::Node groups = YAML::LoadFile(
+        (kSourceDir / "deploy/prometheus" / file).string())["groups"];
+    ASSERT_TRUE(groups.IsSequence()) << file;
+    for (const auto& g : groups) {
+      expected.push_back(g);
+      EXPECT_TRUE(names.insert(Str(g["name"])).second)
+          << "group " << Str(g["name"]) << " twice";
+    }
+  }
+  const YAML::Node actual = rule["spec"]["groups"];
+  ASSERT_TRUE(actual.IsSequence());
+  EXPECT_GE(actual.size(), 8u);
+  std::string where = "spec.groups";
+  EXPECT_TRUE(SameYaml(expected, actual, &where)) << "differs at " << where;
+  // Every alert is in, with its absolute runbook link.
+  int alerts = 0;
+  for (const auto& g : actual) {
+    for (const auto& r : g["rules"]) {
+      if (!r["alert"].IsDefined()) continue;
+      ++alerts;
+      EXPECT_NE(Str(r["annotations"]["runbook_url"]).find("://"),
+                std::string::npos)
+          << Str(r["alert"]);
+    }
+  }
+  EXPECT_EQ(alerts, 11);
+}
+
+// The matcher itself, on Docker's documented examples.
+TEST(DockerignoreTest, MatchesAsDockerDoes) {
+  const std::vector<IgnorePattern> p = ParseDockerignore(
+      "*/temp*\n*/*/temp*\ntemp?\n**/*.go\n*.md\n!README*.md\n"
+      "README-secret.md\n");
+  EXPECT_TRUE(DockerIgnores(p, "somedir/temporary.txt"));
+  EXPECT_TRUE(DockerIgnores(p, "somedir/temp"));
+  EXPECT_TRUE(DockerIgnores(p, "somedir/subdir/temporary.txt"));
+  EXPECT_TRUE(DockerIgnores(p, "tempa"));
+  EXPECT_FALSE(DockerIgnores(p, "tempab"));
+  EXPECT_TRUE(DockerIgnores(p, "a/b/c.go"));
+  EXPECT_TRUE(DockerIgnores(p, "c.go"));
+  EXPECT_TRUE(DockerIgnores(p, "notes.md"));
+  EXPECT_FALSE(DockerIgnores(p, "README.md"));
+  EXPECT_TRUE(DockerIgnores(p, "README-secret.md"));
+  // A directory's pattern covers what is inside it; a later `!` re-includes.
+  const std::vector<IgnorePattern> q =
+      ParseDockerignore("/build*/\n*\n!/src/\n**/*.swp\n");
+  EXPECT_TRUE(DockerIgnores(q, "build-x/a/b.o"));
+  EXPECT_FALSE(DockerIgnores(q, "src/a/b.cc"));
+  EXPECT_TRUE(DockerIgnores(q, "src/a/.b.cc.swp"));
+  EXPECT_TRUE(DockerIgnores(q, "other"));
+}
+
+TEST(DockerignoreTest, SendsWhatTheDockerfileCopiesAndNothingElse) {
+  const fs::path file = kSourceDir / ".dockerignore";
+  ASSERT_TRUE(fs::exists(file)) << "the Dockerfile asks for " << file;
+  const std::vector<IgnorePattern> patterns = ParseDockerignore(ReadFile(file));
+
+  // Every COPY source of the build context (not --from=another stage), and
+  // every file under a copied directory, is sent; of .git/, what
+  // `git rev-parse HEAD` reads.
+  int sources = 0;
+  for (const auto& [op, args] :
+       ParseDockerfile(ReadFile(kSourceDir / "deploy/docker/Dockerfile"))) {
+    if (op != "COPY" || args.starts_with("--from")) continue;
+    const std::vector<std::string> words = SplitWords(args);
+    for (size_t i = 0; i + 1 < words.size(); ++i) {
+      std::string source = words[i];
+      while (source.size() > 1 && source.back() == '/') source.pop_back();
+      ++sources;
+      if (source == ".git") {
+        for (const char* needed : {".git/HEAD", ".git/refs/heads/main",
+                                   ".git/refs/tags/v1", ".git/packed-refs"}) {
+          EXPECT_FALSE(DockerIgnores(patterns, needed)) << needed;
+        }
+        continue;
+      }
+      EXPECT_FALSE(DockerIgnores(patterns, source)) << source;
+      const fs::path dir = kSourceDir / source;
+      if (!fs::is_directory(dir)) continue;
+      int files = 0;
+      for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        // Editor leftovers are meant to stay out.
+        if (!entry.is_regular_file() || name.starts_with(".") ||
+            name.ends_with("~") || name == "compile_commands.json") {
+          continue;
+        }
+        ++files;
+        const std::string rel =
+            fs::relative(entry.path(), kSourceDir).generic_string();
+        EXPECT_FALSE(DockerIgnores(patterns, rel)) << rel;
+      }
+      EXPECT_GT(files, 0) << source;
+    }
+  }
+  EXPECT_GE(sources, 8);
+
+  // Build trees, git's object store and the rest stay out.
+  for (const char* path :
+       {"build", "build/CMakeCache.txt", "build-deploy/daemon/rankwatch",
+        "build-asan/x.o", ".git/objects/pack/pack-1.pack", ".git/index",
+        ".git/config", ".git/logs/HEAD", ".cache/clangd/index/a.idx",
+        "tests/CMakeLists.txt", "docs/operations.md", "bench/x.cc",
+        "deploy/grafana/rankwatch.json", "compile_commands.json",
+        "daemon/cli/.run_command.cc.swp", "daemon/cli/run_command.cc~",
+        "daemon/compile_commands.json"}) {
+    EXPECT_TRUE(DockerIgnores(patterns, path)) << path;
+  }
 }
 
 }  // namespace

@@ -14,12 +14,14 @@
 // Prometheus' port is read from /proc (it does not print it).
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -124,15 +126,56 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
-// Every "expr" of the dashboard's panel targets, with Grafana's template
-// variables set to one choice.
-std::vector<std::string> DashboardExpressions(const std::string& json) {
-  std::vector<std::string> exprs;
+// A template variable of the dashboard (templating.list), as Grafana
+// resolves it: a `query` variable is `label_values(SELECTOR, LABEL)` (or
+// `label_values(LABEL)`) asked of Prometheus, a `custom` one a fixed list.
+struct DashboardVariable {
+  std::string name;
+  std::string type;
+  std::string query;
+  bool multi = false;
+  std::string all_value;  // Set when the variable offers "All".
+  std::string current;    // The value selected when the dashboard opens.
+};
+
+struct Dashboard {
+  std::vector<std::string> exprs;  // Every "expr" of the panels' targets.
+  std::vector<DashboardVariable> variables;
+};
+
+// A JSON string member, or "".
+std::string Member(simdjson::dom::element e, std::string_view key) {
+  std::string_view v;
+  if (e[key].get(v)) return "";
+  return std::string(v);
+}
+
+Dashboard ParseDashboard(const std::string& json) {
+  Dashboard d;
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  if (parser.parse(json).get(root)) return exprs;
-  // Panels may nest in rows; walk everything.
-  std::vector<simdjson::dom::element> stack = {root};
+  if (parser.parse(json).get(root)) return d;
+  simdjson::dom::array list;
+  if (!root["templating"]["list"].get(list)) {
+    for (simdjson::dom::element v : list) {
+      DashboardVariable var;
+      var.name = Member(v, "name");
+      var.type = Member(v, "type");
+      var.query = Member(v, "query");
+      if (var.query.empty()) var.query = Member(v["query"], "query");
+      bool flag = false;
+      var.multi = !v["multi"].get(flag) && flag;
+      flag = false;
+      if (!v["includeAll"].get(flag) && flag)
+        var.all_value = Member(v, "allValue");
+      var.current = Member(v["current"], "value");
+      d.variables.push_back(std::move(var));
+    }
+  }
+  // Panels may nest in rows; walk everything but the templating.
+  std::vector<simdjson::dom::element> stack;
+  simdjson::dom::element panels;
+  if (!root["panels"].get(panels)) stack.push_back(panels);
   while (!stack.empty()) {
     simdjson::dom::element e = stack.back();
     stack.pop_back();
@@ -142,32 +185,54 @@ std::vector<std::string> DashboardExpressions(const std::string& json) {
       for (auto field : e.get_object()) {
         std::string_view expr;
         if (field.key == "expr" && !field.value.get_string().get(expr)) {
-          exprs.emplace_back(expr);
+          d.exprs.emplace_back(expr);
         } else {
           stack.push_back(field.value);
         }
       }
     }
   }
-  // Braced forms first, so that "$k" never sees the "${k}" of another.
-  const std::vector<std::pair<std::string, std::string>> vars = {
-      {"${measure}", "ndcg"},
-      {"$measure", "ndcg"},
-      {"${window}", "5m"},
-      {"$window", "5m"},
-      {"${k}", "10"},
-      {"$k", "10"},
-      {"$__rate_interval", "1m"},
-      {"${__rate_interval}", "1m"},
-      {"$__interval", "15s"},
-      {"${__interval}", "15s"},
-      {"$__range", "5m"},
-      {"${__range}", "5m"},
-  };
-  for (std::string& expr : exprs) {
-    for (const auto& [name, value] : vars) ReplaceAll(&expr, name, value);
+  return d;
+}
+
+// Whether `text` uses variable `name` ($name or ${name}; not a longer name).
+bool UsesVariable(const std::string& text, const std::string& name) {
+  if (text.find("${" + name + "}") != std::string::npos) return true;
+  const std::string plain = "$" + name;
+  for (size_t i = text.find(plain); i != std::string::npos;
+       i = text.find(plain, i + 1)) {
+    const size_t end = i + plain.size();
+    if (end == text.size() ||
+        !(std::isalnum(static_cast<unsigned char>(text[end])) ||
+          text[end] == '_')) {
+      return true;
+    }
   }
-  return exprs;
+  return false;
+}
+
+// `text` with every variable of `values`, and Grafana's built-in intervals,
+// replaced (longest names first, so that $segment never eats
+// $segment_value).
+std::string Substitute(std::string text,
+                       const std::map<std::string, std::string>& values) {
+  std::vector<std::pair<std::string, std::string>> vars(values.begin(),
+                                                        values.end());
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"__rate_interval", "1m"},
+           {"__interval", "15s"},
+           {"__range", "5m"}}) {
+    vars.emplace_back(name, value);
+  }
+  std::sort(vars.begin(), vars.end(), [](const auto& a, const auto& b) {
+    return a.first.size() > b.first.size();
+  });
+  for (const auto& [name, value] : vars) {
+    ReplaceAll(&text, "${" + name + "}", value);
+  }
+  for (const auto& [name, value] : vars) ReplaceAll(&text, "$" + name, value);
+  return text;
 }
 
 class PrometheusE2eTest : public ::testing::Test {
@@ -353,6 +418,48 @@ scrape_configs:
     return static_cast<int>(series.size());
   }
 
+  // The values Grafana offers for `var`, given the values of the variables
+  // before it: label_values() through /api/v1/label/<label>/values.
+  std::vector<std::string> VariableValues(
+      const DashboardVariable& var,
+      const std::map<std::string, std::string>& earlier) {
+    std::vector<std::string> out;
+    const std::string query = Substitute(var.query, earlier);
+    if (var.type == "custom") {
+      std::string item;
+      for (std::istringstream in(query); std::getline(in, item, ',');) {
+        out.push_back(item);
+      }
+      return out;
+    }
+    const std::string prefix = "label_values(";
+    if (!query.starts_with(prefix) || !query.ends_with(")")) {
+      ADD_FAILURE() << var.name << ": not label_values(...): " << query;
+      return out;
+    }
+    const std::string args =
+        query.substr(prefix.size(), query.size() - prefix.size() - 1);
+    const size_t comma = args.rfind(',');
+    std::string path = "/api/v1/label/";
+    if (comma == std::string::npos) {
+      path += args + "/values";
+    } else {
+      std::string label = args.substr(comma + 1);
+      label.erase(0, label.find_first_not_of(' '));
+      path += label + "/values?match[]=" + UrlEncode(args.substr(0, comma));
+    }
+    simdjson::dom::element data;
+    if (!ApiGet(path, &data)) {
+      ADD_FAILURE() << var.name << ": " << path << ": " << body_;
+      return out;
+    }
+    for (simdjson::dom::element v : data.get_array()) {
+      std::string_view text;
+      if (!v.get(text)) out.emplace_back(text);
+    }
+    return out;
+  }
+
   std::string Logs() {
     return "daemon: " + daemon_->log() + "\nprometheus: " +
            testing::ReadFile(dir_.path() + "/prometheus.log") +
@@ -412,13 +519,106 @@ TEST_F(PrometheusE2eTest, NoRegressionFiresNeitherAndDashboardQueriesWork) {
     ASSERT_FALSE(HasAlert(firing, kWorseAlert)) << Logs();
     testing::SleepFor(1s);
   }
-  const std::vector<std::string> exprs = DashboardExpressions(testing::ReadFile(
+  const Dashboard dashboard = ParseDashboard(testing::ReadFile(
       std::string(RANKWATCH_SOURCE_DIR) + "/deploy/grafana/rankwatch.json"));
-  ASSERT_GE(exprs.size(), 8u);
-  for (const std::string& expr : exprs) {
-    std::string error;
-    EXPECT_GT(QuerySeries(expr, &error), 0) << expr << "\n" << error;
+  ASSERT_GE(dashboard.exprs.size(), 8u);
+
+  // Every variable's values, as Grafana would offer them against this
+  // Prometheus, resolved in the dashboard's order (k depends on measure,
+  // segment_value on segment...): `overrides` fixes some, and the
+  // variables after them are resolved again, as Grafana refreshes chained
+  // variables. The default of each is what opens the dashboard: "All" for
+  // a multi-value variable, else the saved current value when offered,
+  // else the first.
+  std::map<std::string, std::vector<std::string>> offered;
+  auto resolve = [&](const std::map<std::string, std::string>& overrides) {
+    std::map<std::string, std::string> values;
+    for (const DashboardVariable& var : dashboard.variables) {
+      if (var.type == "datasource") continue;
+      std::vector<std::string> options = VariableValues(var, values);
+      EXPECT_FALSE(options.empty())
+          << "variable " << var.name << " offers nothing";
+      if (options.empty()) options.push_back("");
+      std::string value = options.front();
+      if (std::find(options.begin(), options.end(), var.current) !=
+          options.end()) {
+        value = var.current;
+      }
+      if (var.multi) value = var.all_value;
+      if (const auto o = overrides.find(var.name); o != overrides.end()) {
+        value = o->second;
+      }
+      values[var.name] = value;
+      if (overrides.empty()) offered[var.name] = options;
+    }
+    return values;
+  };
+  const std::map<std::string, std::string> defaults = resolve({});
+  std::vector<const DashboardVariable*> singles, multis;
+  for (const DashboardVariable& var : dashboard.variables) {
+    if (var.type == "datasource") continue;
+    if (var.multi) {
+      EXPECT_FALSE(var.all_value.empty()) << var.name << ": no All value";
+      multis.push_back(&var);
+    } else {
+      singles.push_back(&var);
+    }
+    std::string list;
+    for (const std::string& v : offered[var.name]) list += v + " ";
+    std::printf("[ variable ] %s: %s(default %s)\n", var.name.c_str(),
+                list.c_str(), defaults.at(var.name).c_str());
   }
+  for (const char* name : {"experiment", "variant", "measure", "k", "window",
+                           "segment", "segment_value"}) {
+    EXPECT_TRUE(defaults.contains(name)) << "no dashboard variable " << name;
+  }
+  ASSERT_TRUE(defaults.contains("segment"));
+  EXPECT_EQ(defaults.at("segment"), "locale");
+  // The variable settings each query is checked with: the defaults, every
+  // offered value of each single-value variable (the later ones resolved
+  // again), each value of each multi-value variable alone.
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>>
+      settings;
+  for (const DashboardVariable* var : singles) {
+    for (const std::string& value : offered[var->name]) {
+      settings.emplace_back(var->name, resolve({{var->name, value}}));
+    }
+  }
+
+  int queries = 0;
+  auto count = [&](const std::map<std::string, std::string>& values,
+                   const std::string& expr) {
+    const std::string q = Substitute(expr, values);
+    std::string error;
+    const int n = QuerySeries(q, &error);
+    ++queries;
+    EXPECT_GE(n, 0) << q << "\n" << error;
+    return std::make_pair(n, q);
+  };
+  for (const std::string& expr : dashboard.exprs) {
+    EXPECT_EQ(expr.find("locale"), std::string::npos)
+        << "segment label hard-coded: " << expr;
+    auto [n, q] = count(defaults, expr);
+    EXPECT_GT(n, 0) << q;
+    for (const auto& [name, values] : settings) {
+      if (!UsesVariable(expr, name)) continue;
+      auto [m, r] = count(values, expr);
+      EXPECT_GT(m, 0) << r;
+    }
+    for (const DashboardVariable* var : multis) {
+      if (!UsesVariable(expr, var->name)) continue;
+      int with_data = 0;
+      for (const std::string& value : offered[var->name]) {
+        std::map<std::string, std::string> values = defaults;
+        values[var->name] = value;
+        with_data += count(values, expr).first > 0 ? 1 : 0;
+      }
+      EXPECT_GT(with_data, 0)
+          << "no value of " << var->name << " gives data: " << expr;
+    }
+  }
+  std::printf("[ figure   ] %zu dashboard queries, %d substituted queries\n",
+              dashboard.exprs.size(), queries);
 }
 
 }  // namespace

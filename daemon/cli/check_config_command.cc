@@ -1,12 +1,29 @@
 #include "daemon/cli/check_config_command.h"
 
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/exit_code.h"
+#include "base/strings.h"
 #include "config/config_loader.h"
+#include "config/key_positions.h"
 #include "daemon/cli/command_util.h"
+#include "daemon/http/http_server.h"
+#include "daemon/http/tls.h"
+#include "daemon/kafka/kafka_conf.h"
+#include "trec/qrels.h"
 
 namespace rankwatch::cli {
 
@@ -14,12 +31,136 @@ namespace {
 
 constexpr std::string_view kCommand = "check-config";
 
+// Formats problems as the loader does, positions from the file's text.
+class ProblemList {
+ public:
+  ProblemList(const std::string& path, std::string yaml)
+      : path_(path), yaml_(std::move(yaml)) {}
+
+  // "file:line:col: key: what" for the entry at `key` (its path
+  // components, joined with '.' in the message).
+  void Add(const std::vector<std::string>& key, config::NodePart part,
+           std::string_view what) {
+    std::string message = Printable(path_, std::string_view::npos);
+    if (const std::optional<config::ConfigPosition> at =
+            config::FindConfigKey(yaml_, key, part)) {
+      message +=
+          ":" + std::to_string(at->line) + ":" + std::to_string(at->column);
+    }
+    message += ": ";
+    message += what;
+    problems_.push_back(Status::InvalidArgument(std::move(message)));
+  }
+
+  std::vector<Status> Take() { return std::move(problems_); }
+
+ private:
+  const std::string& path_;
+  std::string yaml_;
+  std::vector<Status> problems_;
+};
+
+std::string JoinKey(const std::vector<std::string>& key) {
+  std::string joined;
+  for (const std::string& k : key) {
+    if (!joined.empty()) joined += '.';
+    joined += k;
+  }
+  return joined;
+}
+
+// The property librdkafka refused, pointed at in the file: a key of
+// kafka.properties, or one of the two properties with keys of their own.
+void CheckKafka(const config::Config& config, ProblemList* problems) {
+  std::string refused;
+  const Status s = kafka::CheckClientConfs(config, &refused);
+  if (s.ok()) return;
+  // SetAll's message already names kafka.properties.<name>.
+  std::vector<std::string> key = {"kafka", "properties", refused};
+  config::NodePart part = config::NodePart::kKey;
+  if (!config.kafka.properties.contains(refused)) {
+    if (refused == "bootstrap.servers") key = {"kafka", "bootstrap_servers"};
+    if (refused == "group.id") key = {"kafka", "group_id"};
+    part = config::NodePart::kValue;
+  }
+  problems->Add(key, part, s.message());
+}
+
+// A file the daemon opens at start: readable by this user, now.
+void CheckReadable(const std::vector<std::string>& key, const std::string& file,
+                   ProblemList* problems) {
+  if (file.empty()) return;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    problems->Add(key, config::NodePart::kValue,
+                  JoinKey(key) + ": cannot read '" +
+                      Printable(file, std::string_view::npos) +
+                      "': " + std::strerror(errno));
+    return;
+  }
+  ::close(fd);
+}
+
+// run's Pipeline::Create() loads the qrels before anything is served; a
+// file that is missing or malformed stops it.
+void CheckQrels(const config::Config& config, ProblemList* problems) {
+  const std::string& file = config.join.qrels_file;
+  // "-" (stdin) cannot be read twice.
+  if (config.join.mode != config::JoinMode::kQrels || file.empty() ||
+      file == "-") {
+    return;
+  }
+  const StatusOr<trec::Qrels> qrels = trec::Qrels::Load(file);
+  if (!qrels.ok()) {
+    problems->Add({"join", "qrels_file"}, config::NodePart::kValue,
+                  "join.qrels_file: " + qrels.status().message());
+  }
+}
+
+// http::HttpServer::Start() resolves the host with getaddrinfo() before it
+// binds: a name that does not resolve stops run. Binding itself is not
+// tried: the running daemon may hold the port.
+void CheckListen(const config::Config& config, ProblemList* problems) {
+  const Status s = http::CheckListenAddress(config.http.listen);
+  if (!s.ok()) {
+    problems->Add({"http", "listen"}, config::NodePart::kValue,
+                  "http.listen: " + s.message());
+  }
+}
+
+// Readable files may still not make a TLS setup (not PEM, an encrypted
+// key, a key of another certificate): load them as run will.
+void CheckTls(const config::Config& config, ProblemList* problems) {
+  const config::TlsConfig& tls = config.http.tls;
+  if (!tls.enabled() || access(tls.cert_file.c_str(), R_OK) != 0 ||
+      access(tls.key_file.c_str(), R_OK) != 0) {
+    return;  // Off, or CheckReadable said why.
+  }
+  const StatusOr<std::unique_ptr<http::TlsContext>> context =
+      http::TlsContext::Create(tls.cert_file, tls.key_file);
+  if (!context.ok()) {
+    problems->Add({"http", "tls"}, config::NodePart::kKey,
+                  "http.tls: " + context.status().message());
+  }
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
 // The configuration is this command's input and the user's to fix: every
 // failure, the output's included, is a usage error (exit 2), as
 // docs/configuration.md promises.
 int RunCheckConfig(const std::string& path) {
   StatusOr<config::Config> config = config::LoadConfigFile(path);
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  const std::vector<Status> problems = CheckRunnable(path, *config);
+  for (const Status& problem : problems) {
+    Fail(kCommand, problem, ErrorSource::kUsage);
+  }
+  if (!problems.empty()) return ToInt(ExitCode::kUsage);
   const Status written = WriteStdout(config::FormatEffectiveConfig(*config));
   if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
   return ToInt(ExitCode::kOk);
@@ -27,12 +168,27 @@ int RunCheckConfig(const std::string& path) {
 
 }  // namespace
 
+std::vector<Status> CheckRunnable(const std::string& path,
+                                  const config::Config& config) {
+  ProblemList problems(path, ReadText(path));
+  CheckKafka(config, &problems);
+  CheckQrels(config, &problems);
+  CheckReadable({"http", "tls", "cert_file"}, config.http.tls.cert_file,
+                &problems);
+  CheckReadable({"http", "tls", "key_file"}, config.http.tls.key_file,
+                &problems);
+  CheckTls(config, &problems);
+  CheckListen(config, &problems);
+  return problems.Take();
+}
+
 void AddCheckConfigCommand(CLI::App& app, int* exit_code) {
   auto path = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "check-config",
-      "Validate a configuration file and print the effective configuration "
-      "(secrets masked)");
+      "Validate a configuration file as `run` would (Kafka client "
+      "properties, referenced files, HTTP address) and print the effective "
+      "configuration (secrets masked)");
   cmd->add_option("FILE", *path, "YAML configuration file")->required();
   cmd->callback([path, exit_code] { *exit_code = RunCheckConfig(*path); });
 }

@@ -3,7 +3,9 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,12 +16,15 @@
 #include "base/exit_code.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
+#include "daemon/cli/demo_prometheus.h"
+#include "daemon/cli/demo_story.h"
 #include "daemon/cli/run_command.h"
 #include "daemon/cli/signals.h"
 #include "daemon/server/daemon.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "daemon/sim/synthetic_producer.h"
+#include "metrics/measures.h"
 
 namespace rankwatch::cli {
 
@@ -35,9 +40,15 @@ struct DemoArgs {
   std::string regress_after = "2m";
   double regress_factor = 3.0;
   std::string duration;
-  std::string bootstrap;   // An existing cluster instead of the mock.
-  std::string interleave;  // A challenger variant to interleave with A.
+  std::string bootstrap;         // An existing cluster instead of the mock.
+  std::string interleave;        // A challenger variant to interleave with A.
+  bool prometheus = false;       // Also run Prometheus with the rules.
+  std::string prometheus_rules;  // Their folder (default: found).
 };
+
+// How often the terminal story reads /metrics, and prints its table.
+constexpr auto kStoryLookInterval = std::chrono::seconds(2);
+constexpr int kStoryLooksPerTable = 5;
 
 constexpr char kTopics[2][10] = {"results", "judgments"};
 
@@ -116,7 +127,7 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
 }
 
 void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
-                bool mock) {
+                bool mock, const DemoPrometheus* prometheus) {
   std::printf(
       "\nrankwatch demo: %s, synthetic A/B traffic (%g "
       "requests/s, B slightly better%s) and the daemon on them.\n\n"
@@ -127,7 +138,9 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
       "  curl -s localhost:%d/metrics | grep -E 'rankwatch_ab_(verdict|srm)'\n"
       "  curl -s localhost:%d/metrics | grep -E 'events_(consumed|rejected)'\n"
       "  curl -s localhost:%d/readyz\n"
-      "%s\n"
+      "%s%s\n"
+      "Every 10 s a summary follows here, and a line whenever something "
+      "changes (a verdict, the sample ratio, the event flow).\n"
       "Ctrl-C stops.\n\n",
       mock ? "a Kafka mock cluster"
            : ("the Kafka cluster at " + bootstrap +
@@ -144,6 +157,12 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
           : ("  curl -s localhost:" + std::to_string(port) +
              "/metrics | grep -E 'rankwatch_interleaving_(wins_total|"
              "preference|verdict)'\n")
+                .c_str(),
+      prometheus == nullptr
+          ? ""
+          : ("\nPrometheus: " + prometheus->url() +
+             " (the shipped rules and alerts; alerts: " + prometheus->url() +
+             "alerts, rules: " + prometheus->url() + "rules)\n")
                 .c_str());
   std::fflush(stdout);
 }
@@ -208,12 +227,70 @@ Status CreateDemoTopics(const std::string& bootstrap) {
   return status;
 }
 
+// The story's headline series: the experiment's primary ones, and the
+// click-through rate when the demo interleaves (clicks are its signal).
+std::vector<Headline> Headlines(const config::Config& config) {
+  std::vector<Headline> out;
+  for (const config::ExperimentConfig& e : config.experiments) {
+    for (const config::SeriesRef& ref : e.primary) {
+      Headline h{std::string(metrics::MeasureName(ref.measure)),
+                 ref.cutoff > 0 ? std::to_string(ref.cutoff) : "all"};
+      if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+    }
+  }
+  if (!config.interleaving.empty()) out.push_back({"ctr", "10"});
+  return out;
+}
+
+// Reads the daemon's /metrics every kStoryLookInterval until `stop`,
+// printing what changed at once and the table every kStoryLooksPerTable
+// looks. A failed read is skipped (the daemon may be starting or stopping).
+void TellStory(int port, const std::vector<Headline>& headlines,
+               const std::atomic<bool>& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  DemoStory story;
+  for (int look = 1; !stop.load(); ++look) {
+    const auto until = start + look * kStoryLookInterval;
+    while (!stop.load() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (stop.load()) break;
+    auto text = LocalHttpGet(port, "/metrics");
+    if (!text.ok()) continue;
+    auto snapshot = ParseMetricsSnapshot(*text, headlines);
+    if (!snapshot.ok()) {
+      spdlog::warn("demo: {}", snapshot.status().message());
+      continue;
+    }
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start)
+            .count();
+    for (const std::string& line : story.Observe(*snapshot, now_ms)) {
+      std::printf("[%3llds] %s\n", static_cast<long long>(now_ms / 1000),
+                  line.c_str());
+    }
+    if (look % kStoryLooksPerTable == 0) {
+      std::printf("\n%s\n", story.Table(*snapshot, now_ms).c_str());
+    }
+    std::fflush(stdout);
+  }
+}
+
 int RunDemo(const DemoArgs& args) {
   // First, so that a bad --interleave or --regress-variant is a usage error
   // before anything starts.
   auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
   if (!traffic.ok()) {
     return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
+  }
+  // Before anything starts too: --prometheus without its rules.
+  StatusOr<std::string> rules_dir = std::string();
+  if (args.prometheus) {
+    rules_dir = FindPrometheusRulesDir(args.prometheus_rules);
+    if (!rules_dir.ok()) {
+      return Fail(kCommand, rules_dir.status(), ErrorSource::kUsage);
+    }
   }
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
@@ -261,11 +338,26 @@ int RunDemo(const DemoArgs& args) {
       stop.store(true);
     }
   });
-  PrintGuide((*daemon)->http_port(), args, bootstrap, cluster != nullptr);
+  std::unique_ptr<DemoPrometheus> prometheus;
+  if (args.prometheus) {
+    auto started = DemoPrometheus::Start((*daemon)->http_port(), *rules_dir);
+    if (!started.ok()) {
+      stop.store(true);
+      generator.join();
+      return Fail(kCommand, started.status(), ErrorSource::kInput);
+    }
+    prometheus = std::move(started).value();
+  }
+  PrintGuide((*daemon)->http_port(), args, bootstrap, cluster != nullptr,
+             prometheus.get());
+  std::thread story(
+      [&] { TellStory((*daemon)->http_port(), Headlines(*config), stop); });
   StartShutdownWatchdog(&stop, std::chrono::milliseconds(9000));
   const Status s = (*daemon)->Run(stop);
   stop.store(true);
+  story.join();
   generator.join();
+  prometheus.reset();
   if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }
@@ -299,6 +391,13 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
                   "Also serve interleaved traffic: half the requests merge A's "
                   "and this variant's (B's) rankings by team draft, as "
                   "variant A-vs-B, watched by an interleaving experiment");
+  cmd->add_flag("--prometheus", args->prometheus,
+                "Also run Prometheus (the `prometheus` on PATH) on a free "
+                "port, scraping the demo with the shipped recording rules and "
+                "alerts, and print its URL");
+  cmd->add_option("--prometheus-rules", args->prometheus_rules,
+                  "Folder with rules.yml and alerts.yml for --prometheus "
+                  "(default: deploy/prometheus found from the binary)");
   cmd->add_option("--duration", args->duration,
                   "Stop after this much traffic (default: until Ctrl-C)");
   cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });

@@ -11,6 +11,7 @@
 #include "base/file_util.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
+#include "daemon/cli/logging.h"
 #include "daemon/cli/signals.h"
 #include "daemon/server/daemon.h"
 
@@ -33,12 +34,21 @@ int RunDaemon(const RunArgs& args) {
   StatusOr<config::Config> config = config::LoadConfigFile(args.config);
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   if (!args.listen.empty()) config->http.listen = args.listen;
-  SetLogLevel(config->logging.level);
+  SetupLogging(config->logging);
 
   static std::atomic<bool> stop{false};
+  static std::atomic<bool> reload{false};
   InstallStopHandlers(&stop);
+  InstallReloadHandler(&reload);
+  server::DaemonOptions options;
+  options.config_path = args.config;
+  options.listen_override = args.listen;
+  options.reload_requested = &reload;
+  options.apply_logging = [](const config::LoggingConfig& logging) {
+    SetupLogging(logging);
+  };
   StatusOr<std::unique_ptr<server::Daemon>> daemon =
-      server::Daemon::Create(*config);
+      server::Daemon::Create(*config, std::move(options));
   // Built from the configuration, but a busy http.listen port (Unavailable)
   // maps to 1, not to the usage code: it may be free on the next try.
   if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
@@ -47,6 +57,7 @@ int RunDaemon(const RunArgs& args) {
         args.port_file, std::to_string((*daemon)->http_port()) + "\n");
     if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
   }
+  LogStartup(*config, (*daemon)->http_port());
   StartShutdownWatchdog(&stop, kShutdownGrace);
   Status s = (*daemon)->Run(stop);
   if (!s.ok()) {

@@ -11,6 +11,7 @@ namespace rankwatch::cli {
 namespace {
 
 std::atomic<bool>* g_stop = nullptr;
+std::atomic<bool>* g_reload = nullptr;
 std::atomic<int> g_signals{0};
 
 // Async-signal-safe: lock-free atomics and _exit only.
@@ -19,7 +20,21 @@ void OnSignal(int sig) {
   if (g_stop != nullptr) g_stop->store(true);
 }
 
+void OnHangup(int) {
+  if (g_reload != nullptr) g_reload->store(true);
+}
+
 }  // namespace
+
+void InstallReloadHandler(std::atomic<bool>* reload) {
+  g_reload = reload;
+  struct sigaction sa = {};
+  sa.sa_handler = OnHangup;
+  sigemptyset(&sa.sa_mask);
+  // SA_RESTART: a read or write the signal interrupts resumes.
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGHUP, &sa, nullptr);
+}
 
 void InstallStopHandlers(std::atomic<bool>* stop) {
   static_assert(std::atomic<bool>::is_always_lock_free);

@@ -47,7 +47,18 @@ class Daemon {
         MakeDaemonProbe(pipeline_.get(), &kafka_, {"0.1.0", "", "impression"});
   }
 
+  // Every family but process_*: those change from one scrape to the next
+  // (CPU, memory, fds), and the tests here compare scrapes;
+  // process_collector_test.cc tests them.
   std::vector<prometheus::MetricFamily> Collect() {
+    std::vector<prometheus::MetricFamily> families = CollectAll();
+    std::erase_if(families, [](const prometheus::MetricFamily& f) {
+      return f.name.starts_with("process_");
+    });
+    return families;
+  }
+
+  std::vector<prometheus::MetricFamily> CollectAll() {
     std::lock_guard<std::mutex> lock(mu_);
     return probe_->Collect();
   }
@@ -123,6 +134,22 @@ TEST(MetricsHandlerTest, NamesFollowPrometheusConventions) {
       }
     }
   }
+}
+
+// The client libraries' process metrics, after rankwatch_build_info.
+TEST(MetricsHandlerTest, ProbeExportsProcessMetrics) {
+  Daemon daemon(1, 1);
+  std::vector<std::string> names;
+  for (const prometheus::MetricFamily& f : daemon.CollectAll()) {
+    names.push_back(f.name);
+  }
+  ASSERT_GE(names.size(), 7u);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 7),
+            (std::vector<std::string>{
+                "rankwatch_build_info", "process_cpu_seconds_total",
+                "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                "process_open_fds", "process_max_fds",
+                "process_start_time_seconds"}));
 }
 
 TEST(MetricsHandlerTest, PromtoolAcceptsTheOutput) {

@@ -7,6 +7,7 @@
 #include "daemon/exporter/interleaving_collector.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/pipeline_collector.h"
+#include "daemon/exporter/process_collector.h"
 
 namespace rankwatch::exporter {
 
@@ -39,6 +40,7 @@ std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
                                        BuildInfo build, const Clock* clock) {
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));
+  probe->Add(std::make_unique<ProcessCollector>());
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
   probe->Add(std::make_unique<ExperimentCollector>(pipeline));
   probe->Add(std::make_unique<InterleavingCollector>(pipeline));

@@ -68,9 +68,9 @@ class BuildInfoCollector : public Collector {
   BuildInfo info_;
 };
 
-// The daemon's probe: build info, the pipeline's state and, when `kafka` is
-// not null, the consumer's (its readiness at `clock`'s monotonic now).
-// `pipeline`, `kafka` and `clock` must outlive the probe.
+// The daemon's probe: build info, the process_* metrics, the pipeline's state
+// and, when `kafka` is not null, the consumer's (its readiness at `clock`'s
+// monotonic now). `pipeline`, `kafka` and `clock` must outlive the probe.
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
                                        const kafka::KafkaStatus* kafka,
                                        BuildInfo build,

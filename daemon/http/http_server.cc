@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -28,6 +29,7 @@
 #include "daemon/http/connection_table.h"
 #include "daemon/http/gzip.h"
 #include "daemon/http/request_parser.h"
+#include "daemon/http/tls.h"
 
 namespace rankwatch::http {
 
@@ -97,21 +99,32 @@ Status ValidateListen(std::string_view listen) {
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
-// A non-blocking listening socket on `listen` (validated).
-StatusOr<int> Listen(const std::string& listen) {
+// The addresses to bind for `listen` (host:port, validated; [IPv6]:port):
+// getaddrinfo's return code, `*host` the host part.
+int ResolveListen(const std::string& listen, std::string* host,
+                  addrinfo** found) {
   const size_t colon = listen.rfind(':');
-  std::string host = listen.substr(0, colon);
-  if (host.front() == '[') host = host.substr(1, host.size() - 2);
-  const std::string port = listen.substr(colon + 1);
-  const auto unavailable = [&](const std::string& why) {
-    return Status::Unavailable("cannot serve HTTP on " + listen + ": " + why);
-  };
+  *host = listen.substr(0, colon == std::string::npos ? 0 : colon);
+  if (host->size() >= 2 && host->front() == '[') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  const std::string port =
+      colon == std::string::npos ? std::string() : listen.substr(colon + 1);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  return getaddrinfo(host->c_str(), port.c_str(), &hints, found);
+}
+
+// A non-blocking listening socket on `listen` (validated).
+StatusOr<int> Listen(const std::string& listen) {
+  const auto unavailable = [&](const std::string& why) {
+    return Status::Unavailable("cannot serve HTTP on " + listen + ": " + why);
+  };
+  std::string host;
   addrinfo* found = nullptr;
-  const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  const int rc = ResolveListen(listen, &host, &found);
   if (rc != 0) return unavailable(gai_strerror(rc));
   // IPv4 first: "localhost" then means 127.0.0.1, which clients try first.
   std::vector<const addrinfo*> candidates;
@@ -198,6 +211,8 @@ std::string_view ReasonPhrase(int status) {
       return "No Content";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
     case 404:
       return "Not Found";
     case 405:
@@ -265,6 +280,19 @@ void Wake(int event_fd) {
 }
 
 }  // namespace
+
+Status CheckListenAddress(const std::string& listen) {
+  std::string host;
+  addrinfo* found = nullptr;
+  const int rc = ResolveListen(listen, &host, &found);
+  if (rc != 0) {
+    return Status::InvalidArgument("cannot resolve '" +
+                                   Printable(host, std::string_view::npos) +
+                                   "': " + gai_strerror(rc));
+  }
+  freeaddrinfo(found);
+  return Status::Ok();
+}
 
 // The bounded pool of threads that run handlers. Owned by the server;
 // thread-safe.
@@ -365,13 +393,15 @@ class HttpServer::WorkerPool {
 // thread, everything else only from Run().
 class HttpServer::IoLoop {
  public:
+  // `tls` (null for plain HTTP) must outlive the loop.
   IoLoop(int listen_fd, int epoll_fd, int wake_fd, const HttpLimits& limits,
-         WorkerPool* pool)
+         WorkerPool* pool, const TlsContext* tls)
       : listen_fd_(listen_fd),
         epoll_fd_(epoll_fd),
         wake_fd_(wake_fd),
         limits_(limits),
         pool_(pool),
+        tls_(tls),
         table_(limits.max_connections, limits.max_connections_per_client) {}
   ~IoLoop() {
     for (const auto& [fd, connection] : connections_) close(fd);
@@ -385,7 +415,17 @@ class HttpServer::IoLoop {
     Wake(wake_fd_);
   }
 
+  uint64_t tls_handshake_errors() const { return tls_errors_.load(); }
+
   void Run() {
+    // OpenSSL writes with write(2), not send(2) with MSG_NOSIGNAL: a client
+    // gone mid-response would raise SIGPIPE and end the process. Blocked in
+    // this thread, the signal stays pending on it, harmlessly, and write
+    // fails with EPIPE.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     epoll_event events[kMaxEvents];
     while (!stop_) {
       const int n = epoll_wait(epoll_fd_, events, kMaxEvents, kTickMs);
@@ -407,6 +447,11 @@ class HttpServer::IoLoop {
     std::string out;         // The response.
     size_t sent = 0;
     size_t lingered = 0;  // Bytes discarded while draining.
+    // HTTPS only: the session, made at the first handshake byte (idle
+    // connections cost no TLS memory), and the events it waits for.
+    TlsSession ssl;
+    bool handshake_done = false;
+    uint32_t events = EPOLLIN;
   };
 
   void OnEvent(const epoll_event& event) {
@@ -518,7 +563,10 @@ class HttpServer::IoLoop {
   }
 
   void Read(int fd) {
-    Connection& c = connections_[fd];
+    if (tls_ != nullptr) {
+      ReadTls(fd);
+      return;
+    }
     char buffer[kReadChunk];
     const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -526,18 +574,108 @@ class HttpServer::IoLoop {
       return;
     }
     if (n < 0) return;
-    if (table_.phase(fd) == Phase::kIdle) {
-      table_.SetPhase(fd, Phase::kReading);
-      c.first_byte = now_;
-      c.deadline = now_ + limits_.header_timeout;
-    }
-    const std::string_view data(buffer, static_cast<size_t>(n));
+    StartReading(fd);
+    Received(fd, std::string_view(buffer, static_cast<size_t>(n)));
+  }
+
+  // The first byte (of the request head, or of the TLS handshake) starts
+  // the header deadline.
+  void StartReading(int fd) {
+    if (table_.phase(fd) != Phase::kIdle) return;
+    Connection& c = connections_[fd];
+    table_.SetPhase(fd, Phase::kReading);
+    c.first_byte = now_;
+    c.deadline = now_ + limits_.header_timeout;
+  }
+
+  // Plain bytes of the request.
+  void Received(int fd, std::string_view data) {
+    Connection& c = connections_[fd];
     if (!c.request.method.empty()) {
       ConsumeBody(fd, data.size());
       return;
     }
     c.in.append(data);
     ReadHead(fd);
+  }
+
+  // Waits for `events` on a TLS connection (as OpenSSL asks).
+  void WatchTls(int fd, uint32_t events) {
+    Connection& c = connections_[fd];
+    if (c.events == events) return;
+    c.events = events;
+    Watch(fd, events);
+  }
+
+  // The handshake, then the request, through TLS.
+  void ReadTls(int fd) {
+    Connection& c = connections_[fd];
+    StartReading(fd);
+    if (c.ssl == nullptr) {
+      c.ssl = tls_->NewSession(fd);
+      if (c.ssl == nullptr) {
+        spdlog::warn("http: cannot start a TLS session: out of memory");
+        Close(fd);
+        return;
+      }
+    }
+    if (!c.handshake_done && !Handshake(fd)) return;
+    char buffer[kReadChunk];
+    // OpenSSL may hold decrypted bytes of records already taken from the
+    // socket, which epoll does not report: read until it wants more.
+    while (connections_.count(fd) != 0 && table_.phase(fd) == Phase::kReading) {
+      size_t n = 0;
+      switch (TlsRead(c.ssl.get(), buffer, sizeof(buffer), &n)) {
+        case TlsResult::kDone:
+          Received(fd, std::string_view(buffer, n));
+          continue;
+        case TlsResult::kWantRead:
+          WatchTls(fd, EPOLLIN);
+          return;
+        case TlsResult::kWantWrite:
+          WatchTls(fd, EPOLLOUT);
+          return;
+        case TlsResult::kPlainHttp:
+        case TlsResult::kClosed:
+        case TlsResult::kError:
+          Close(fd);  // Gone before its request was complete.
+          return;
+      }
+    }
+  }
+
+  // One step of the TLS handshake; true once it is complete.
+  bool Handshake(int fd) {
+    Connection& c = connections_[fd];
+    switch (TlsHandshake(c.ssl.get())) {
+      case TlsResult::kDone:
+        c.handshake_done = true;
+        WatchTls(fd, EPOLLIN);
+        return true;
+      case TlsResult::kWantRead:
+        WatchTls(fd, EPOLLIN);
+        return false;
+      case TlsResult::kWantWrite:
+        WatchTls(fd, EPOLLOUT);
+        return false;
+      case TlsResult::kPlainHttp:
+        // A plain request to the HTTPS port: told so in plain HTTP.
+        ++tls_errors_;
+        c.ssl.reset();
+        TlsLastError();
+        Reject(fd, 400, "bad request: this port speaks HTTPS");
+        return false;
+      case TlsResult::kClosed:
+        Close(fd);
+        return false;
+      case TlsResult::kError:
+        ++tls_errors_;
+        // Debug only: a hostile client must not be able to flood the log.
+        spdlog::debug("http: TLS handshake failed: {}", TlsLastError());
+        Close(fd);
+        return false;
+    }
+    return false;
   }
 
   void ReadHead(int fd) {
@@ -609,12 +747,17 @@ class HttpServer::IoLoop {
     c.deadline = now_ + limits_.write_timeout;
     const bool from_worker = table_.phase(fd) == Phase::kBusy;
     table_.SetPhase(fd, Phase::kWriting);
+    c.events = EPOLLOUT;
     Watch(fd, EPOLLOUT, from_worker ? EPOLL_CTL_ADD : EPOLL_CTL_MOD);
     Write(fd);
   }
 
   void Write(int fd) {
     Connection& c = connections_[fd];
+    if (c.ssl != nullptr) {
+      WriteTls(fd);
+      return;
+    }
     while (c.sent < c.out.size()) {
       const ssize_t n = send(fd, c.out.data() + c.sent, c.out.size() - c.sent,
                              MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -625,11 +768,44 @@ class HttpServer::IoLoop {
       }
       c.sent += static_cast<size_t>(n);
     }
-    // Done: our side of the stream ends; wait for the client's.
+    Written(fd);
+  }
+
+  void WriteTls(int fd) {
+    Connection& c = connections_[fd];
+    while (c.sent < c.out.size()) {
+      size_t n = 0;
+      switch (TlsWrite(c.ssl.get(), c.out.data() + c.sent,
+                       c.out.size() - c.sent, &n)) {
+        case TlsResult::kDone:
+          c.sent += n;
+          continue;
+        case TlsResult::kWantRead:
+          WatchTls(fd, EPOLLIN);
+          return;
+        case TlsResult::kWantWrite:
+          WatchTls(fd, EPOLLOUT);
+          return;
+        case TlsResult::kPlainHttp:
+        case TlsResult::kClosed:
+        case TlsResult::kError:
+          Close(fd);
+          return;
+      }
+    }
+    TlsShutdown(c.ssl.get());
+    Written(fd);
+  }
+
+  // The response is out: our side of the stream ends; wait for the
+  // client's (reading raw bytes: a TLS client's close_notify is discarded).
+  void Written(int fd) {
+    Connection& c = connections_[fd];
     c.out = std::string();
     (void)shutdown(fd, SHUT_WR);
     c.deadline = now_ + kLingerTimeout;
     table_.SetPhase(fd, Phase::kDraining);
+    c.events = EPOLLIN;
     Watch(fd, EPOLLIN);
   }
 
@@ -653,16 +829,27 @@ class HttpServer::IoLoop {
       }
     }
     for (int fd : expired) {
-      if (table_.phase(fd) == Phase::kReading) {
+      const Connection& c = connections_[fd];
+      if (c.ssl != nullptr && !c.handshake_done) {
+        ++tls_errors_;  // Too slow a handshake.
+      } else if (table_.phase(fd) == Phase::kReading) {
         // One try: a legitimate slow client learns why.
-        const std::string bytes =
-            FormatError(408, "bad request: not received in time");
-        (void)!send(fd, bytes.data(), bytes.size(),
-                    MSG_NOSIGNAL | MSG_DONTWAIT);
+        SendOnce(fd, FormatError(408, "bad request: not received in time"));
       }
       Close(fd);
     }
     if (listen_paused_ && !table_.Full()) PauseListening(false);
+  }
+
+  // One non-blocking try at sending `bytes` (through TLS if established).
+  void SendOnce(int fd, const std::string& bytes) {
+    Connection& c = connections_[fd];
+    if (c.ssl == nullptr) {
+      (void)!send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else if (c.handshake_done) {
+      size_t n = 0;
+      (void)TlsWrite(c.ssl.get(), bytes.data(), bytes.size(), &n);
+    }
   }
 
   // Stops listening, closes every connection, and gives the responses of
@@ -678,8 +865,7 @@ class HttpServer::IoLoop {
     for (int fd : pool_->DropQueued()) Close(fd);
     while (true) {
       for (auto& [fd, bytes] : pool_->TakeDone()) {
-        (void)!send(fd, bytes.data(), bytes.size(),
-                    MSG_NOSIGNAL | MSG_DONTWAIT);
+        SendOnce(fd, bytes);
         Close(fd);
       }
       if (pool_->Quiet()) break;
@@ -695,6 +881,8 @@ class HttpServer::IoLoop {
   const int wake_fd_;
   const HttpLimits limits_;
   WorkerPool* const pool_;
+  const TlsContext* const tls_;
+  std::atomic<uint64_t> tls_errors_{0};
   std::atomic<bool> stop_{false};
   bool listen_paused_ = false;
   Steady::time_point now_ = Steady::now();
@@ -712,7 +900,20 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& listen, int threads, const HttpLimits& limits) {
+  return Start(listen, threads, limits, HttpSecurity());
+}
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& listen, int threads, const HttpLimits& limits,
+    const HttpSecurity& security) {
   RW_RETURN_IF_ERROR(ValidateListen(listen));
+  std::unique_ptr<TlsContext> tls;
+  if (!security.tls_cert_file.empty() || !security.tls_key_file.empty()) {
+    StatusOr<std::unique_ptr<TlsContext>> context =
+        TlsContext::Create(security.tls_cert_file, security.tls_key_file);
+    if (!context.ok()) return context.status();
+    tls = std::move(context).value();
+  }
   if (threads < 1 || threads > kMaxThreads) {
     return Status::InvalidArgument("HTTP worker threads must be in 1.." +
                                    std::to_string(kMaxThreads) + ", not " +
@@ -752,9 +953,21 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
 
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->port_ = BoundPort(*listen_fd);
+  server->tls_ = tls != nullptr;
+  server->tls_context_ = std::move(tls);
+  if (!security.basic_auth_username.empty()) {
+    server->auth_.emplace(security.basic_auth_username,
+                          security.basic_auth_password);
+    if (!server->tls_) {
+      spdlog::warn(
+          "http: basic authentication without TLS sends the password in "
+          "clear text");
+    }
+  }
   server->workers_ = std::make_unique<WorkerPool>(server.get(), wake_fd);
   server->io_ = std::make_unique<IoLoop>(*listen_fd, epoll_fd, wake_fd,
-                                         effective, server->workers_.get());
+                                         effective, server->workers_.get(),
+                                         server->tls_context_.get());
   RW_RETURN_IF_ERROR(server->workers_->Start(threads));
   try {
     server->io_thread_ = std::thread([io = server->io_.get()] { io->Run(); });
@@ -775,15 +988,33 @@ void HttpServer::Stop() {
   if (workers_ != nullptr) workers_->Stop();
 }
 
+HttpStats HttpServer::stats() const {
+  HttpStats stats;
+  stats.tls_handshake_errors = io_->tls_handshake_errors();
+  stats.unauthorized_requests = unauthorized_.load();
+  return stats;
+}
+
 void HttpServer::Handle(const std::string& path, Handler handler) {
+  Handle(path, {"GET", "HEAD"}, std::move(handler));
+}
+
+void HttpServer::Handle(const std::string& path,
+                        std::vector<std::string> methods, Handler handler) {
   std::unique_lock<std::shared_mutex> lock(handlers_mu_);
-  handlers_[path] = std::move(handler);
+  handlers_[path] = Route{std::move(methods), std::move(handler)};
 }
 
 std::string HttpServer::Respond(const HttpRequest& request) const {
   // Nothing may escape a worker thread.
   try {
-    HttpResponse response = Dispatch(request);
+    HttpResponse response;
+    if (auth_.has_value() && !auth_->Allows(request)) {
+      ++unauthorized_;
+      response = BasicAuth::Challenge();
+    } else {
+      response = Dispatch(request);
+    }
     MaybeCompress(request, &response);
     return FormatResponse(response, request.method == "HEAD");
   } catch (const std::exception& e) {
@@ -800,13 +1031,19 @@ HttpResponse HttpServer::Dispatch(const HttpRequest& request) const {
     std::shared_lock<std::shared_mutex> lock(handlers_mu_);
     const auto it = handlers_.find(request.path);
     if (it == handlers_.end()) return HttpResponse::Text(404, "not found\n");
-    if (request.method != "GET" && request.method != "HEAD") {
+    const std::vector<std::string>& methods = it->second.methods;
+    if (std::find(methods.begin(), methods.end(), request.method) ==
+        methods.end()) {
       HttpResponse r = HttpResponse::Text(405, "method not allowed\n");
-      r.headers.emplace_back("Allow", "GET, HEAD");
+      std::string allow;
+      for (const std::string& method : methods) {
+        allow += (allow.empty() ? "" : ", ") + method;
+      }
+      r.headers.emplace_back("Allow", allow);
       return r;
     }
     // A copy, so that Handle() may replace it while it runs.
-    handler = it->second;
+    handler = it->second.handler;
   }
   try {
     return handler(request);

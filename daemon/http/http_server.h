@@ -1,10 +1,13 @@
 // HttpServer: the daemon's small HTTP/1.1 server for its operational
 // endpoints (/metrics, /healthz, /readyz), on Linux epoll. It listens on
 // one address, dispatches on the exact request path to registered handlers,
-// serves only GET and HEAD (405 otherwise, 404 for unknown paths), and
+// serves only each path's methods (GET and HEAD unless registered
+// otherwise; 405 for others, 404 for unknown paths), and
 // gzip-compresses bodies of 256 bytes or more when the request's
-// Accept-Encoding allows it. No files, no TLS, no keep-alive: one request
-// per connection keeps Stop() prompt and a scraper cannot hold a worker.
+// Accept-Encoding allows it. No files, no keep-alive: one request per
+// connection keeps Stop() prompt and a scraper cannot hold a worker.
+// Optionally HTTPS (TLS 1.2+, tls.h) and basic authentication of every
+// path but /healthz and /readyz (basic_auth.h), see HttpSecurity.
 //
 // Built to stay up under hostile or broken clients (issue 15: with civetweb,
 // 8 connections trickling header bytes or 10,000 idle ones silenced
@@ -17,7 +20,11 @@
 // request, so trickling cannot extend them, and a connection that sends
 // nothing is dropped after an idle timeout. Responses are written by the
 // I/O thread, not the workers: a client that does not read its response
-// costs a buffer until the write deadline, never a worker.
+// costs a buffer until the write deadline, never a worker. With TLS the
+// I/O thread also runs each handshake, non-blocking: a connection is idle
+// until its first handshake byte, then reading, and the handshake counts
+// against the header deadline, so a slow handshake is shed and timed out
+// like a slow request head.
 //
 // Ownership: Start() returns the server; destroying it stops it. Handlers
 // are owned by the server and destroyed with it.
@@ -30,20 +37,26 @@
 #ifndef RANKWATCH_DAEMON_HTTP_HTTP_SERVER_H_
 #define RANKWATCH_DAEMON_HTTP_HTTP_SERVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
+#include "daemon/http/basic_auth.h"
 #include "daemon/http/http_message.h"
 
 namespace rankwatch::http {
+
+class TlsContext;
 
 // The server's bounds. The defaults are what the daemon runs with
 // (documented in docs/operations.md, "HTTP endpoint under load"); tests
@@ -70,6 +83,24 @@ struct HttpLimits {
   size_t max_body_bytes = 65536;
 };
 
+// HTTPS and basic authentication; each off when its fields are empty.
+// Passwords are never logged.
+struct HttpSecurity {
+  std::string tls_cert_file;        // PEM certificate chain; TLS when set.
+  std::string tls_key_file;         // PEM private key, unencrypted.
+  std::string basic_auth_username;  // Basic authentication when set.
+  std::string basic_auth_password;
+};
+
+// Counts since Start().
+struct HttpStats {
+  // TLS handshakes that failed (protocol errors, plain HTTP to the HTTPS
+  // port, no shared version or cipher); not clients that just hung up.
+  uint64_t tls_handshake_errors = 0;
+  // Requests answered 401: missing or wrong credentials.
+  uint64_t unauthorized_requests = 0;
+};
+
 class HttpServer {
  public:
   // Listens on `listen` ("host:port"; host an IPv4 address, a bracketed
@@ -82,6 +113,12 @@ class HttpServer {
       const std::string& listen, int threads);
   [[nodiscard]] static StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, int threads, const HttpLimits& limits);
+  // The same, with HTTPS and/or basic authentication. A certificate or key
+  // that cannot be used (missing, unreadable, not PEM, not matching) is
+  // InvalidArgument naming the file.
+  [[nodiscard]] static StatusOr<std::unique_ptr<HttpServer>> Start(
+      const std::string& listen, int threads, const HttpLimits& limits,
+      const HttpSecurity& security);
 
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -90,9 +127,18 @@ class HttpServer {
   // Serves GET and HEAD of exactly `path` (e.g. "/metrics") with `handler`,
   // replacing any handler of that path.
   void Handle(const std::string& path, Handler handler);
+  // The same for the request methods `methods` (e.g. {"POST"}); other
+  // methods are 405 with an Allow header listing these. A request body is
+  // read and discarded, never passed to the handler.
+  void Handle(const std::string& path, std::vector<std::string> methods,
+              Handler handler);
 
   // The port actually bound (the one chosen when started with port 0).
   int port() const { return port_; }
+  // Whether the server speaks HTTPS.
+  bool tls() const { return tls_; }
+
+  HttpStats stats() const;
 
   // Stops listening, closes every connection and waits for in-flight
   // handlers to return; their responses get one non-blocking write. Takes
@@ -114,13 +160,26 @@ class HttpServer {
   static void MaybeCompress(const HttpRequest& request, HttpResponse* response);
 
   int port_ = 0;
+  bool tls_ = false;
+  std::optional<BasicAuth> auth_;
+  mutable std::atomic<uint64_t> unauthorized_{0};
   mutable std::shared_mutex handlers_mu_;
-  std::map<std::string, Handler, std::less<>> handlers_;
+  struct Route {
+    std::vector<std::string> methods;
+    Handler handler;
+  };
+  std::map<std::string, Route, std::less<>> handlers_;
 
+  std::unique_ptr<TlsContext> tls_context_;
   std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<IoLoop> io_;
   std::thread io_thread_;
 };
+
+// Whether `listen` (host:port, as http.listen) resolves to an address to
+// bind, without binding: what `check-config` checks. The error names the
+// host and getaddrinfo's reason.
+[[nodiscard]] Status CheckListenAddress(const std::string& listen);
 
 }  // namespace rankwatch::http
 

@@ -167,6 +167,23 @@ TEST_F(HttpServerTest, OtherMethodsAre405) {
   }
 }
 
+// A path registered for POST (as POST /-/reload) serves POST only; its
+// request body is discarded.
+TEST_F(HttpServerTest, PathWithItsOwnMethods) {
+  server_->Handle("/-/reload", {"POST"}, [](const HttpRequest& request) {
+    return HttpResponse::Text(200, request.method + " done\n");
+  });
+  StatusOr<HttpResult> post = HttpFetch("POST", kLocalhost, server_->port(),
+                                        "/-/reload", {{"Content-Length", "0"}});
+  ASSERT_TRUE(post.ok()) << post.status().ToString();
+  EXPECT_EQ(post->status, 200);
+  EXPECT_EQ(post->body, "POST done\n");
+  StatusOr<HttpResult> get = Get("/-/reload");
+  ASSERT_TRUE(get.ok()) << get.status().ToString();
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->Header("Allow"), "POST");
+}
+
 TEST_F(HttpServerTest, HeadHasHeadersButNoBody) {
   StatusOr<HttpResult> r =
       HttpFetch("HEAD", kLocalhost, server_->port(), "/metrics");

@@ -5,10 +5,12 @@
 namespace rankwatch::kafka {
 
 Status SetAll(RdKafka::Conf* conf,
-              const std::map<std::string, std::string>& properties) {
+              const std::map<std::string, std::string>& properties,
+              std::string* refused) {
   std::string err;
   for (const auto& [name, value] : properties) {
     if (conf->set(name, value, err) != RdKafka::Conf::CONF_OK) {
+      if (refused != nullptr) *refused = name;
       return Status::InvalidArgument("kafka.properties." + name + ": " + err);
     }
   }
@@ -17,7 +19,7 @@ Status SetAll(RdKafka::Conf* conf,
 
 StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
     const config::KafkaConfig& kafka, const std::string& group_id,
-    bool range_assignor) {
+    bool range_assignor, std::string* refused) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::map<std::string, std::string> defaults = {
@@ -29,22 +31,24 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
       {"client.id", "rankwatch"},
   };
   if (range_assignor) defaults["partition.assignment.strategy"] = "range";
-  RW_RETURN_IF_ERROR(SetAll(conf.get(), defaults));
-  RW_RETURN_IF_ERROR(SetAll(conf.get(), kafka.properties));
+  RW_RETURN_IF_ERROR(SetAll(conf.get(), defaults, refused));
+  RW_RETURN_IF_ERROR(SetAll(conf.get(), kafka.properties, refused));
   auto it = kafka.properties.find("enable.auto.commit");
   if (it != kafka.properties.end() && it->second != "false") {
     spdlog::warn(
         "kafka.properties.enable.auto.commit is ignored: rankwatch commits "
         "only offsets whose events are reflected in its metrics");
   }
-  RW_RETURN_IF_ERROR(
-      SetAll(conf.get(), {{"enable.auto.commit", "false"},
-                          {"enable.auto.offset.store", "false"}}));
+  RW_RETURN_IF_ERROR(SetAll(
+      conf.get(),
+      {{"enable.auto.commit", "false"}, {"enable.auto.offset.store", "false"}},
+      refused));
   return conf;
 }
 
 StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
-    const config::KafkaConfig& kafka, const std::string& client_id) {
+    const config::KafkaConfig& kafka, const std::string& client_id,
+    std::string* refused) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::map<std::string, std::string> props = {
@@ -56,8 +60,23 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
       props[k] = v;
     }
   }
-  RW_RETURN_IF_ERROR(SetAll(conf.get(), props));
+  RW_RETURN_IF_ERROR(SetAll(conf.get(), props, refused));
   return conf;
+}
+
+Status CheckClientConfs(const config::Config& config, std::string* refused) {
+  // The arguments of KafkaIngest::Init() and KafkaDeadLetterSink::Create();
+  // group and client names are free text to librdkafka.
+  const bool qrels = config.join.mode == config::JoinMode::kQrels;
+  StatusOr<std::unique_ptr<RdKafka::Conf>> consumer =
+      ConsumerConf(config.kafka, config.kafka.group_id, !qrels, refused);
+  if (!consumer.ok()) return consumer.status();
+  if (!config.dead_letter.topic.empty()) {
+    StatusOr<std::unique_ptr<RdKafka::Conf>> producer =
+        ProducerConf(config.kafka, "rankwatch-dead-letters", refused);
+    if (!producer.ok()) return producer.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace rankwatch::kafka

@@ -21,9 +21,12 @@ namespace rankwatch::kafka {
 // librdkafka's statistics interval: fetch health comes from them.
 inline constexpr char kStatisticsIntervalMs[] = "1000";
 
-// Applies `properties` to `conf`.
+// Applies `properties` to `conf`. When librdkafka refuses one, the error
+// names it, and so does `*refused` when not null (check-config points at
+// its key in the file).
 [[nodiscard]] Status SetAll(
-    RdKafka::Conf* conf, const std::map<std::string, std::string>& properties);
+    RdKafka::Conf* conf, const std::map<std::string, std::string>& properties,
+    std::string* refused = nullptr);
 
 // Registers a callback object (RebalanceCb, EventCb, OffsetCommitCb,
 // DeliveryReportCb...) as `name`; the object must outlive the client.
@@ -41,15 +44,26 @@ template <typename Callback>
 // auto commit and offset store off (rankwatch commits only offsets whose
 // events its metrics reflect). `range_assignor` keeps equal partition
 // numbers of the two topics together (impression mode).
+// `*refused` as in SetAll().
 StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
     const config::KafkaConfig& kafka, const std::string& group_id,
-    bool range_assignor);
+    bool range_assignor, std::string* refused = nullptr);
 
 // The dead-letter producer's properties: the bootstrap servers and the
 // connection and security ones of kafka.properties (consumer-only
 // properties would make a producer warn).
 StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
-    const config::KafkaConfig& kafka, const std::string& client_id);
+    const config::KafkaConfig& kafka, const std::string& client_id,
+    std::string* refused = nullptr);
+
+// Builds, and drops, the client configurations `rankwatch run` builds from
+// `config`: the consumer's (range assignor in impression mode) and, with
+// dead_letter.topic, the dead-letter producer's. What librdkafka refuses
+// there (a misspelt property, a bad value, a feature it was built
+// without) is found without connecting to anything; `*refused` as in
+// SetAll().
+[[nodiscard]] Status CheckClientConfs(const config::Config& config,
+                                      std::string* refused = nullptr);
 
 }  // namespace rankwatch::kafka
 

@@ -86,5 +86,27 @@ TEST(KafkaConfTest, CallbackIsChecked) {
   EXPECT_FALSE(SetCallback(topic_conf.get(), "event_cb", &events).ok());
 }
 
+TEST(KafkaConfTest, CheckClientConfsNamesTheRefusedProperty) {
+  config::Config c;
+  c.kafka = Kafka();
+  std::string refused;
+  EXPECT_TRUE(CheckClientConfs(c, &refused).ok());
+  EXPECT_EQ(refused, "");
+
+  c.kafka.properties = {{"securty.protocol", "SSL"}};
+  Status s = CheckClientConfs(c, &refused);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused, "securty.protocol");
+  EXPECT_NE(s.message().find("kafka.properties.securty.protocol"),
+            std::string::npos)
+      << s.message();
+
+  // A bad value of a known property.
+  c.kafka.properties = {{"security.protocol", "carrier-pigeon"}};
+  refused.clear();
+  EXPECT_FALSE(CheckClientConfs(c, &refused).ok());
+  EXPECT_EQ(refused, "security.protocol");
+}
+
 }  // namespace
 }  // namespace rankwatch::kafka

@@ -2,16 +2,61 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 #include "base/clock.h"
+#include "config/config_loader.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/http/handlers.h"
+#include "daemon/status/handlers.h"
 
 namespace rankwatch::server {
 
 namespace {
+
 constexpr int kHttpThreads = 4;
+// How often Run() looks for a reload asked by a signal.
+constexpr std::chrono::milliseconds kReloadPoll(100);
+
+std::string JoinKeys(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
+                                           const config::Config& next) {
+  std::vector<std::string> keys;
+  auto check = [&keys](bool same, const char* key) {
+    if (!same) keys.emplace_back(key);
+  };
+  // The consumer and the endpoint are built once: their group membership,
+  // subscriptions and listening socket would have to be torn down.
+  const config::KafkaConfig& a = running.kafka;
+  const config::KafkaConfig& b = next.kafka;
+  check(a.bootstrap_servers == b.bootstrap_servers, "kafka.bootstrap_servers");
+  check(a.group_id == b.group_id, "kafka.group_id");
+  check(a.results_topic == b.results_topic, "kafka.results_topic");
+  check(a.judgments_topic == b.judgments_topic, "kafka.judgments_topic");
+  check(a.commit_interval == b.commit_interval, "kafka.commit_interval");
+  check(a.not_ready_after == b.not_ready_after, "kafka.not_ready_after");
+  check(a.properties == b.properties, "kafka.properties");
+  check(running.http.listen == next.http.listen, "http.listen");
+  check(running.http.tls.cert_file == next.http.tls.cert_file &&
+            running.http.tls.key_file == next.http.tls.key_file,
+        "http.tls");
+  check(running.http.basic_auth.username == next.http.basic_auth.username &&
+            running.http.basic_auth.password == next.http.basic_auth.password,
+        "http.basic_auth");
+  for (std::string& k : stream::Pipeline::FixedKeysChanged(running, next)) {
+    keys.push_back(std::move(k));
+  }
+  return keys;
+}
 
 exporter::BuildInfo MakeBuildInfo(const config::Config& config) {
   return exporter::BuildInfo{
@@ -19,8 +64,9 @@ exporter::BuildInfo MakeBuildInfo(const config::Config& config) {
       std::string(config::JoinModeName(config.join.mode))};
 }
 
-StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const config::Config& config) {
-  std::unique_ptr<Daemon> d(new Daemon(config));
+StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const config::Config& config,
+                                                 DaemonOptions options) {
+  std::unique_ptr<Daemon> d(new Daemon(config, std::move(options)));
   RW_RETURN_IF_ERROR(d->Init());
   return d;
 }
@@ -48,11 +94,16 @@ Status Daemon::Init() {
   if (!pipeline.ok()) return pipeline.status();
   pipeline_ = std::move(pipeline).value();
   ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());
-  probe_ = exporter::MakeDaemonProbe(pipeline_.get(), &ingest_->status(),
-                                     MakeBuildInfo(config_), clock_);
+  reload_status_.last_success_ms = clock_->NowMillis();
+  BuildProbe();
 
-  StatusOr<std::unique_ptr<http::HttpServer>> http =
-      http::HttpServer::Start(config_.http.listen, kHttpThreads);
+  http::HttpSecurity security;
+  security.tls_cert_file = config_.http.tls.cert_file;
+  security.tls_key_file = config_.http.tls.key_file;
+  security.basic_auth_username = config_.http.basic_auth.username;
+  security.basic_auth_password = config_.http.basic_auth.password;
+  StatusOr<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(
+      config_.http.listen, kHttpThreads, http::HttpLimits(), security);
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
   http_->Handle("/metrics", exporter::MetricsHandler([this] {
@@ -64,13 +115,89 @@ Status Daemon::Init() {
   // rankwatch_consumer_ready_reason, with the reason in the body.
   http_->Handle("/readyz",
                 exporter::ReadinessHandler(&ingest_->status(), &mu_, clock_));
-  spdlog::info("serving /metrics, /healthz and /readyz on port {}",
-               http_->port());
+  status::RegisterHandlers(http_.get(), &mu_, pipeline_.get(),
+                           &ingest_->status(), clock_);
+  // Other methods: 405 with "Allow: POST", from the server.
+  http_->Handle("/-/reload", {"POST"}, [this](const http::HttpRequest&) {
+    // As Prometheus answers its own /-/reload: 500 with the reason.
+    const Status s = Reload();
+    return s.ok() ? http::HttpResponse::Text(200, "configuration reloaded\n")
+                  : http::HttpResponse::Text(500, s.message() + "\n");
+  });
+  spdlog::info("serving /, /metrics, /healthz and /readyz over {} on port {}",
+               http_->tls() ? "HTTPS" : "HTTP", http_->port());
+  return Status::Ok();
+}
+
+void Daemon::BuildProbe() {
+  probe_ = exporter::MakeDaemonProbe(pipeline_.get(), &ingest_->status(),
+                                     MakeBuildInfo(config_), clock_);
+  probe_->Add(std::make_unique<ReloadCollector>(&reload_status_));
+}
+
+Status Daemon::ReloadFailed(std::string message) {
+  spdlog::error("{}", message);
+  std::lock_guard<std::mutex> lock(mu_);
+  reload_status_.RecordFailure();
+  return Status::InvalidArgument(std::move(message));
+}
+
+Status Daemon::Reload() {
+  std::lock_guard<std::mutex> reload_lock(reload_mu_);
+  if (options_.config_path.empty()) {
+    return ReloadFailed("reload failed: the daemon has no configuration file");
+  }
+  StatusOr<config::Config> next = config::LoadConfigFile(options_.config_path);
+  if (!next.ok()) {
+    return ReloadFailed("reload failed, keeping the running configuration: " +
+                        next.status().message());
+  }
+  if (!options_.listen_override.empty()) {
+    next->http.listen = options_.listen_override;
+  }
+  const std::vector<std::string> refused = ReloadRefusedKeys(config_, *next);
+  if (!refused.empty()) {
+    return ReloadFailed("reload refused, keeping the running configuration: " +
+                        options_.config_path + " changes " + JoinKeys(refused) +
+                        ", which cannot change while running (restart to "
+                        "apply)");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Status s = pipeline_->Reconfigure(*next);
+    if (!s.ok()) {
+      spdlog::error("reload failed, keeping the running configuration: {}",
+                    s.message());
+      reload_status_.RecordFailure();
+      return s;
+    }
+    config_ = *std::move(next);
+    BuildProbe();
+    reload_status_.RecordSuccess(clock_->NowMillis());
+  }
+  if (options_.apply_logging) {
+    options_.apply_logging(config_.logging);
+  } else {
+    spdlog::set_level(spdlog::level::from_str(config_.logging.level));
+  }
+  spdlog::info("configuration reloaded from {}", options_.config_path);
   return Status::Ok();
 }
 
 Status Daemon::Run(const std::atomic<bool>& stop) {
+  std::atomic<bool> done{false};
+  std::thread reloader;
+  if (options_.reload_requested != nullptr) {
+    reloader = std::thread([this, &done] {
+      while (!done.load()) {
+        if (options_.reload_requested->exchange(false)) (void)Reload();
+        std::this_thread::sleep_for(kReloadPoll);
+      }
+    });
+  }
   Status s = ingest_->Run(stop);
+  done.store(true);
+  if (reloader.joinable()) reloader.join();
   http_->Stop();
   return s;
 }

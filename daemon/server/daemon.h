@@ -1,12 +1,21 @@
 // Daemon: `rankwatch run` assembled. It owns the streaming pipeline, the
 // Kafka ingest that feeds it, the optional Kafka dead-letter sink, and the
 // HTTP endpoint serving /metrics (from a probe reading the pipeline at
-// scrape time), /healthz and /readyz.
+// scrape time), /healthz, /readyz and POST /-/reload.
+//
+// Reload (SIGHUP through DaemonOptions::reload_requested, or POST
+// /-/reload) re-reads the configuration file: what can change live is
+// applied to the pipeline (Pipeline::Reconfigure) under mu_, between two
+// messages; a change of a key that cannot (ReloadRefusedKeys) or a file
+// that does not load is refused with one log line, and the running
+// configuration stays. Outcomes are exported by ReloadCollector.
 //
 // Threading: Run() consumes on the calling thread; HTTP handlers run on the
 // server's worker threads and read the pipeline and the Kafka status under
 // mu_ (/metrics and /readyz alike), which the ingest takes per message
-// (see consumer.h). Create() and Run() are called from one thread.
+// (see consumer.h). Reloads run on a thread of Run() (signals) or an HTTP
+// worker, one at a time (reload_mu_). Create() and Run() are called from
+// one thread.
 //
 // Time: the wall clock for event time, the monotonic clock for intervals,
 // timeouts and readiness, both from SystemClock.
@@ -14,8 +23,11 @@
 #define RANKWATCH_DAEMON_SERVER_DAEMON_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -23,16 +35,33 @@
 #include "daemon/exporter/probe.h"
 #include "daemon/http/http_server.h"
 #include "daemon/kafka/consumer.h"
+#include "daemon/server/reload_collector.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::server {
+
+struct DaemonOptions {
+  // The file `config` was loaded from, re-read by Reload(); empty: reload
+  // is unavailable (an error).
+  std::string config_path;
+  // Replaces http.listen of every loaded file (`run --listen`).
+  std::string listen_override;
+  // Set by a signal handler (SIGHUP): Run() polls it and reloads. Must
+  // outlive Run().
+  std::atomic<bool>* reload_requested = nullptr;
+  // Applies the logging section after a reload (level, format, rate); the
+  // command line installs it (cli::SetupLogging). Without it only the level
+  // follows.
+  std::function<void(const config::LoggingConfig&)> apply_logging;
+};
 
 class Daemon {
  public:
   // Builds everything and starts listening on config.http.listen (so that
   // /healthz answers while Kafka is still connecting). A bad configuration
   // or a busy port is an error.
-  static StatusOr<std::unique_ptr<Daemon>> Create(const config::Config& config);
+  static StatusOr<std::unique_ptr<Daemon>> Create(const config::Config& config,
+                                                  DaemonOptions options = {});
   ~Daemon();
 
   // The bound HTTP port (the chosen one when listening on port 0).
@@ -42,13 +71,28 @@ class Daemon {
   // serving. Returns an error only when consuming cannot start.
   Status Run(const std::atomic<bool>& stop);
 
- private:
-  explicit Daemon(const config::Config& config) : config_(config) {}
-  Status Init();
+  // Re-reads DaemonOptions::config_path and applies it (see above). An
+  // error when the file does not load, a key that cannot change live
+  // changed, or the pipeline refused it; each is logged in one line and
+  // counted.
+  Status Reload();
 
-  config::Config config_;
+ private:
+  Daemon(const config::Config& config, DaemonOptions options)
+      : config_(config), options_(std::move(options)) {}
+  Status Init();
+  // The probe of the pipeline as configured now, with the reload metrics.
+  // Call under mu_ (the collectors cache labels of the configuration).
+  void BuildProbe();
+  Status ReloadFailed(std::string message);
+
+  std::mutex reload_mu_;   // One reload at a time; guards config_.
+  config::Config config_;  // As running.
+  const DaemonOptions options_;
   const Clock* clock_ = SystemClock::Get();
-  std::mutex mu_;  // Guards the pipeline and the ingest's status.
+  std::mutex mu_;  // Guards the pipeline, the ingest's status, the probe
+                   // and reload_status_.
+  ReloadStatus reload_status_;
   std::unique_ptr<kafka::KafkaIngest> ingest_;
   std::unique_ptr<kafka::KafkaDeadLetterSink> dead_letters_;
   std::unique_ptr<stream::Pipeline> pipeline_;
@@ -58,6 +102,13 @@ class Daemon {
 
 // The version, revision and join mode reported by rankwatch_build_info.
 exporter::BuildInfo MakeBuildInfo(const config::Config& config);
+
+// The keys that differ between `running` and `next` and cannot change
+// while running, as YAML paths: the Kafka consumer's (kafka.*), the HTTP
+// endpoint's (http.*), logging.format, and the pipeline's
+// (Pipeline::FixedKeysChanged). Empty when `next` can be applied live.
+std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
+                                           const config::Config& next);
 
 }  // namespace rankwatch::server
 

@@ -105,6 +105,51 @@ WindowTotals WindowRing::Sum(size_t series, int64_t now_ms,
   return t;
 }
 
+void WindowRing::BucketTotals(size_t series, int64_t now_ms,
+                              std::span<WindowTotals> out) const {
+  std::fill(out.begin(), out.end(), WindowTotals{});
+  if (newest_bucket_ == INT64_MIN || series >= num_series_) return;
+  const int64_t last = FloorDiv(now_ms, bucket_ms_);
+  // As in Sum(): slots older than the ring's span may hold stale buckets.
+  const int64_t oldest_kept =
+      newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
+  const int64_t first = last - static_cast<int64_t>(out.size()) + 1;
+  for (int64_t b = std::max(first, oldest_kept); b <= last; ++b) {
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) continue;
+    WindowTotals& t = out[static_cast<size_t>(b - first)];
+    t.count = slot_counts_[slot * num_series_ + series];
+    t.sum = slot_sums_[(slot * num_series_ + series) * 2];
+    t.sum_of_squares = slot_sums_[(slot * num_series_ + series) * 2 + 1];
+  }
+}
+
+WindowRing WindowRing::Remapped(int64_t bucket_ms, int64_t span_ms,
+                                std::span<const int> from) const {
+  WindowRing ring(bucket_ms, span_ms, from.size());
+  if (ring.bucket_ms_ != bucket_ms_ || newest_bucket_ == INT64_MIN) {
+    return ring;
+  }
+  ring.newest_bucket_ = newest_bucket_;
+  const int64_t kept =
+      static_cast<int64_t>(std::min(num_slots_, ring.num_slots_));
+  for (int64_t b = newest_bucket_ - kept + 1; b <= newest_bucket_; ++b) {
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) continue;
+    const size_t to = ring.Slot(b);
+    ring.slot_bucket_[to] = b;
+    for (size_t s = 0; s < from.size(); ++s) {
+      if (from[s] < 0) continue;
+      const size_t old = slot * num_series_ + static_cast<size_t>(from[s]);
+      const size_t now = to * ring.num_series_ + s;
+      ring.slot_counts_[now] = slot_counts_[old];
+      ring.slot_sums_[2 * now] = slot_sums_[2 * old];
+      ring.slot_sums_[2 * now + 1] = slot_sums_[2 * old + 1];
+    }
+  }
+  return ring;
+}
+
 Aggregator::Dimension::Dimension(std::vector<std::string> allowed,
                                  int32_t max_values)
     : allow_list_(!allowed.empty()), max_values_(max_values) {
@@ -229,6 +274,35 @@ void Aggregator::Add(uint32_t group, int64_t time_ms,
   }
   g.windows.Add(time_ms, values);
   newest_time_ms_ = std::max(newest_time_ms_, time_ms);
+}
+
+void Aggregator::Reconfigure(const config::AggregationConfig& config,
+                             std::vector<SeriesSpec> series,
+                             std::span<const int> from) {
+  series_ = std::move(series);
+  bucket_ms_ = std::max<int64_t>(1, config.bucket.count());
+  span_ms_ = bucket_ms_;
+  windows_ms_.clear();
+  for (config::Duration w : config.windows) {
+    windows_ms_.push_back(w.count());
+    span_ms_ = std::max<int64_t>(span_ms_, w.count());
+  }
+  dimensions_[0].set_max_values(config.max_variants);
+  for (size_t d = 1; d < dimensions_.size(); ++d) {
+    dimensions_[d].set_max_values(config.max_segment_values);
+  }
+  for (GroupStats& g : groups_) {
+    std::vector<metrics::RunningStats> all(series_.size());
+    std::vector<Histogram> histograms(series_.size(), Histogram{});
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (from[s] < 0) continue;
+      all[s] = g.all[static_cast<size_t>(from[s])];
+      histograms[s] = g.histograms[static_cast<size_t>(from[s])];
+    }
+    g.all = std::move(all);
+    g.histograms = std::move(histograms);
+    g.windows = g.windows.Remapped(bucket_ms_, span_ms_, from);
+  }
 }
 
 }  // namespace rankwatch::stream

@@ -89,6 +89,21 @@ class WindowRing {
   // Totals of `series` over the buckets in (now - window, now], whole
   // buckets: the window ends with the bucket holding `now_ms`.
   WindowTotals Sum(size_t series, int64_t now_ms, int64_t window_ms) const;
+  // Per-bucket totals of `series` for the history charts of the status
+  // page: out->size() buckets ending with the one holding `now_ms`, oldest
+  // first; a bucket the ring does not hold (never filled, or older than its
+  // span) reads as empty. Reads the ring as Sum() does; keeps nothing.
+  void BucketTotals(size_t series, int64_t now_ms,
+                    std::span<WindowTotals> out) const;
+  int64_t bucket_ms() const { return bucket_ms_; }
+  // Buckets the ring holds: the longest window's, plus the one in progress.
+  size_t num_buckets() const { return num_slots_; }
+  // A ring of `span_ms` and `from.size()` series (a configuration reload):
+  // series i takes this ring's series from[i] (-1: starts empty), bucket
+  // by bucket, as far back as the new span reaches. With another bucket
+  // width the buckets cannot be re-cut exactly: the new ring starts empty.
+  WindowRing Remapped(int64_t bucket_ms, int64_t span_ms,
+                      std::span<const int> from) const;
 
  private:
   size_t Slot(int64_t bucket) const;
@@ -147,11 +162,23 @@ class Aggregator {
   const GroupStats& group(size_t i) const { return groups_[i]; }
   // The configured windows, in milliseconds.
   const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
+  // Width of the windows' time buckets (aggregation.bucket), milliseconds.
+  int64_t bucket_ms() const { return bucket_ms_; }
   // Newest event time folded in (the "now" of the windows), or INT64_MIN.
   int64_t newest_time_ms() const { return newest_time_ms_; }
   // Label values folded into "other": index 0 is the variant, then one per
   // segment label.
   const std::vector<int64_t>& overflowed() const { return overflowed_; }
+
+  // A configuration reload. Every group is kept with its request counts
+  // and first-click histogram; series i of `series` takes the running
+  // stats, histogram and window buckets of the old series from[i] (-1:
+  // starts empty); windows and bucket width follow `config` (see
+  // WindowRing::Remapped). The new max_variants and max_segment_values
+  // bound values seen from now on. Labels (segments, allow-lists) must be
+  // unchanged: the caller refuses such a reload.
+  void Reconfigure(const config::AggregationConfig& config,
+                   std::vector<SeriesSpec> series, std::span<const int> from);
 
  private:
   // Interns the values of one label dimension under its bounds.
@@ -164,6 +191,7 @@ class Aggregator {
     // Returns the value's index; sets *overflow when folded into "other".
     uint32_t Resolve(std::string_view value, bool* overflow);
     const std::string& value(uint32_t i) const { return values_[i]; }
+    void set_max_values(int32_t max_values) { max_values_ = max_values; }
 
    private:
     bool allow_list_;

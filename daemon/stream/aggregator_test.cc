@@ -170,5 +170,42 @@ TEST(WindowRingTest, SumsWholeBucketsInTheWindow) {
   EXPECT_EQ(ring.Sum(0, 5'000, 30'000).count, 0);
 }
 
+TEST(WindowRingTest, BucketTotalsReadOneBucketEach) {
+  // 10 s buckets, span 30 s: the ring holds 4 buckets.
+  WindowRing ring(10'000, 30'000, 2);
+  EXPECT_EQ(ring.num_buckets(), 4u);
+  EXPECT_EQ(ring.bucket_ms(), 10'000);
+  std::vector<WindowTotals> out(5);
+  ring.BucketTotals(0, 39'999, out);  // Nothing added: all empty.
+  for (const WindowTotals& t : out) EXPECT_EQ(t.count, 0);
+  const double nan = std::nan("");
+  ring.Add(15'000, std::vector<double>{0.5, nan});  // Bucket 1.
+  ring.Add(35'000, std::vector<double>{0.25, 1});   // Bucket 3.
+  ring.Add(38'000, std::vector<double>{0.75, 0});   // Bucket 3.
+  // Five buckets ending with bucket 3: -1, 0, 1, 2, 3.
+  ring.BucketTotals(0, 39'999, out);
+  EXPECT_EQ(out[0].count, 0);
+  EXPECT_EQ(out[1].count, 0);
+  EXPECT_EQ(out[2].count, 1);
+  EXPECT_DOUBLE_EQ(out[2].sum, 0.5);
+  EXPECT_EQ(out[3].count, 0);
+  EXPECT_EQ(out[4].count, 2);
+  EXPECT_DOUBLE_EQ(out[4].sum, 1.0);
+  EXPECT_DOUBLE_EQ(out[4].sum_of_squares, 0.0625 + 0.5625);
+  // The second series counts its own defined values: NaN left out.
+  ring.BucketTotals(1, 39'999, out);
+  EXPECT_EQ(out[2].count, 0);
+  EXPECT_EQ(out[4].count, 2);
+  EXPECT_DOUBLE_EQ(out[4].sum, 1.0);
+  // Bucket 6 recycles bucket 2's slot; bucket 1 is then beyond the span.
+  ring.Add(61'000, std::vector<double>{0.1, 0.1});
+  std::vector<WindowTotals> two(2);
+  ring.BucketTotals(0, 69'999, two);  // Buckets 5, 6.
+  EXPECT_EQ(two[0].count, 0);
+  EXPECT_EQ(two[1].count, 1);
+  ring.BucketTotals(0, 19'999, two);  // Buckets 0, 1: no longer held.
+  EXPECT_EQ(two[0].count + two[1].count, 0);
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

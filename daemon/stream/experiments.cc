@@ -68,7 +68,8 @@ ExperimentMonitor::ExperimentMonitor(
     const std::vector<config::ExperimentConfig>* experiments,
     const config::StatisticsConfig& statistics, const Aggregator* aggregator,
     bool units)
-    : aggregator_(aggregator),
+    : experiments_(experiments),
+      aggregator_(aggregator),
       level_(statistics.level),
       srm_level_(statistics.srm_level),
       units_(units),
@@ -125,6 +126,47 @@ ExperimentMonitor::ExperimentMonitor(
       }
       memberships_[static_cast<size_t>(it - arms_.begin())].push_back(
           {x, static_cast<uint8_t>(i)});
+    }
+  }
+}
+
+namespace {
+
+bool SameExperiment(const config::ExperimentConfig& a,
+                    const config::ExperimentConfig& b) {
+  return a.name == b.name && a.baseline == b.baseline &&
+         a.treatments == b.treatments && a.split == b.split;
+}
+
+}  // namespace
+
+void ExperimentMonitor::AdoptState(
+    const ExperimentMonitor& previous,
+    const std::vector<SeriesSpec>& previous_series, bool same_statistics) {
+  looks_ = previous.looks_;
+  if (units_ || previous.units_ || !same_statistics) return;
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  for (size_t x = 0; x < experiments_->size(); ++x) {
+    for (size_t y = 0; y < previous.experiments_->size(); ++y) {
+      if (SameExperiment((*experiments_)[x], (*previous.experiments_)[y])) {
+        srm_[x] = previous.srm_[y];
+      }
+    }
+  }
+  for (Comparison& c : comparisons_) {
+    if (!c.has_sequential) continue;
+    for (const Comparison& old : previous.comparisons_) {
+      if (!old.has_sequential || old.treatment != c.treatment ||
+          !SameExperiment(*old.experiment, *c.experiment) ||
+          previous_series[old.series].measure != series[c.series].measure ||
+          previous_series[old.series].cutoff != series[c.series].cutoff) {
+        continue;
+      }
+      c.sequential = old.sequential;
+      c.look = old.look;
+      c.verdict = old.verdict;
+      c.state = old.state;
+      break;
     }
   }
 }

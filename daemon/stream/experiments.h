@@ -113,6 +113,18 @@ class ExperimentMonitor {
   // the `_mean` gauges).
   void Update(int64_t now_ms);
 
+  // After a configuration reload, takes from `previous` (the monitor of
+  // the old configuration, whose experiments must still be alive;
+  // `previous_series` were its aggregator's series) what stays valid: the
+  // count of looks and, without units and with unchanged statistics, for
+  // every experiment whose name, baseline, treatments and split are
+  // unchanged, its SRM state and each window-"all" comparison's sequential
+  // state whose series (measure and cutoff) is still computed. Everything
+  // else starts afresh (with units, the per-unit sums too).
+  void AdoptState(const ExperimentMonitor& previous,
+                  const std::vector<SeriesSpec>& previous_series,
+                  bool same_statistics);
+
   // Experiment-major, then treatment, series, window ("all" first).
   const std::vector<Comparison>& comparisons() const { return comparisons_; }
   // Parallel to the configured experiments.
@@ -157,6 +169,7 @@ class ExperimentMonitor {
   void UpdateSrm();
   void UpdateFamilies();
 
+  const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
   double level_;
   double srm_level_;

@@ -45,6 +45,11 @@ class ImpressionJoin final : public WatermarkedJoin {
                  EventOrigin origin) override;
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin) override;
   void FinishAll() override;
+  void SetLimits(const config::JoinConfig& limits) override {
+    config_.max_pending_requests = limits.max_pending_requests;
+    config_.max_judgments_per_request = limits.max_judgments_per_request;
+    config_.max_table_entries = limits.max_table_entries;
+  }
   void DropPartitions(std::span<const int32_t> partitions) override;
   int64_t pending_requests() const override {
     return static_cast<int64_t>(store_.size());

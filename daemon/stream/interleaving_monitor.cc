@@ -42,6 +42,8 @@ InterleavingMonitor::InterleavingMonitor(
     windows_ms_.push_back(w.count());
     span_ms = std::max<int64_t>(span_ms, w.count());
   }
+  bucket_ms_ = bucket_ms;
+  span_ms_ = span_ms;
   states_.reserve(experiments->size());
   for (const config::InterleavingConfig& e : *experiments) {
     states_.push_back(InterleavingState{
@@ -52,6 +54,28 @@ InterleavingMonitor::InterleavingMonitor(
         0,
         VerdictState::kNoData,
         WindowRing(bucket_ms, span_ms, kNumSeries)});
+  }
+}
+
+void InterleavingMonitor::AdoptState(const InterleavingMonitor& previous,
+                                     bool same_statistics) {
+  static constexpr std::array<int, kNumSeries> kSame = {0, 1, 2, 3};
+  for (InterleavingState& state : states_) {
+    for (const InterleavingState& old : previous.states_) {
+      const config::InterleavingConfig& a = *state.config;
+      const config::InterleavingConfig& b = *old.config;
+      if (a.name != b.name || a.variant != b.variant || a.teams != b.teams) {
+        continue;
+      }
+      state.all = old.all;
+      state.ring = old.ring.Remapped(bucket_ms_, span_ms_, kSame);
+      if (same_statistics) {
+        state.sequential = old.sequential;
+        state.verdict = old.verdict;
+        state.state = old.state;
+      }
+      break;
+    }
   }
 }
 

@@ -60,6 +60,13 @@ class InterleavingMonitor {
   // and the verdicts.
   void Update(int64_t now_ms);
 
+  // After a configuration reload, takes from `previous` (the monitor of
+  // the old configuration, whose experiments must still be alive) the
+  // state of every experiment with the same name, variant and teams: its
+  // counts and window buckets (see WindowRing::Remapped), and with
+  // unchanged statistics its sequential test and verdict.
+  void AdoptState(const InterleavingMonitor& previous, bool same_statistics);
+
   const std::vector<InterleavingState>& experiments() const { return states_; }
   const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
   double alpha() const { return alpha_; }
@@ -76,6 +83,8 @@ class InterleavingMonitor {
   };
 
   std::vector<int64_t> windows_ms_;
+  int64_t bucket_ms_;
+  int64_t span_ms_;
   double alpha_;
   double prior_shape_;
   std::vector<InterleavingState> states_;

@@ -118,6 +118,11 @@ class Join {
   // reported idle (caught up with its end). See Watermark.
   virtual void AddSource(int32_t source) = 0;
   virtual void SetSourceIdle(int32_t source, bool idle) = 0;
+  // Adopts new bounds on a configuration reload: max_pending_requests,
+  // max_judgments_per_request and max_table_entries of `limits`; the rest
+  // is ignored (it cannot change live). State already held is kept even
+  // beyond a lowered bound: new state waits until it shrinks.
+  virtual void SetLimits(const config::JoinConfig& limits) = 0;
 
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;

@@ -80,10 +80,11 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       evaluator_(std::move(evaluator)),
       aggregator_(config.aggregation,
                   BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
-      experiments_(&config_.experiments, config.statistics, &aggregator_,
-                   !config.schema.unit.empty()),
-      interleaving_(&config_.interleaving, config.aggregation,
-                    config.statistics),
+      experiments_(std::make_unique<ExperimentMonitor>(
+          &config_.experiments, config.statistics, &aggregator_,
+          !config.schema.unit.empty())),
+      interleaving_(std::make_unique<InterleavingMonitor>(
+          &config_.interleaving, config.aggregation, config.statistics)),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -96,16 +97,16 @@ bool Pipeline::OnPayload(Topic topic, std::string_view payload,
                          EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
   if (topic == Topic::kResults) {
-    DecodeStatus s = decoder_.DecodeResults(payload, fallback_timestamp_ms,
-                                            &results_scratch_);
+    DecodeStatus s = decoder_->DecodeResults(payload, fallback_timestamp_ms,
+                                             &results_scratch_);
     if (!s.ok()) {
       OnRejected(topic, s, payload, origin);
       return false;
     }
     return OnResults(results_scratch_, origin);
   }
-  DecodeStatus s = decoder_.DecodeJudgments(payload, fallback_timestamp_ms,
-                                            &judgments_scratch_);
+  DecodeStatus s = decoder_->DecodeJudgments(payload, fallback_timestamp_ms,
+                                             &judgments_scratch_);
   if (!s.ok()) {
     OnRejected(topic, s, payload, origin);
     return false;
@@ -145,12 +146,26 @@ void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
   }
 }
 
+bool Pipeline::IsInterleavingOf(int32_t experiment, uint32_t group) const {
+  // A request pending across a reload carries the index of the old
+  // configuration's list: out of range, or another experiment's variant,
+  // it is not counted.
+  if (experiment < 0 ||
+      static_cast<size_t>(experiment) >= config_.interleaving.size()) {
+    return false;
+  }
+  const std::string& variant = aggregator_.group(group).variant;
+  return variant == Aggregator::kOther ||
+         variant ==
+             config_.interleaving[static_cast<size_t>(experiment)].variant;
+}
+
 void Pipeline::OnFinalized(const FinalizedRequest& request) {
   if (request.first_click_delay_ms >= 0) {
     aggregator_.AddFirstClick(request.group, request.first_click_delay_ms);
   }
-  if (request.interleaving >= 0) {
-    interleaving_.Add(
+  if (IsInterleavingOf(request.interleaving, request.group)) {
+    interleaving_->Add(
         request.interleaving, request.closed_ms,
         metrics::CreditClicks(request.teams, request.clicks,
                               config_.metrics.definitions.relevance_threshold));
@@ -168,7 +183,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   if (without_relevant && config_.metrics.definitions.zero_relevant ==
                               metrics::ZeroRelevantPolicy::kSkip) {
     aggregator_.Add(request.group, request.closed_ms, {}, true);
-    experiments_.Add(request.group, request.unit_hash, {});
+    experiments_->Add(request.group, request.unit_hash, {});
     return;
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
@@ -181,7 +196,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   }
   ++counters_.scored;
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant);
-  experiments_.Add(request.group, request.unit_hash, values_);
+  experiments_->Add(request.group, request.unit_hash, values_);
 }
 
 void Pipeline::OnReleased(EventOrigin origin) {
@@ -201,8 +216,8 @@ void Pipeline::AdvanceWallClock() {
 }
 
 void Pipeline::Look() {
-  experiments_.Update(window_now_ms());
-  interleaving_.Update(window_now_ms());
+  experiments_->Update(window_now_ms());
+  interleaving_->Update(window_now_ms());
 }
 
 void Pipeline::FinishAll() {
@@ -239,6 +254,137 @@ bool Pipeline::tracks_clicks() const {
 
 int64_t Pipeline::window_now_ms() const {
   return std::max(join_->watermark_ms(), aggregator_.newest_time_ms());
+}
+
+namespace {
+
+bool SameSchema(const config::SchemaConfig& a, const config::SchemaConfig& b) {
+  return a.request_id == b.request_id && a.query_id == b.query_id &&
+         a.variant == b.variant && a.timestamp == b.timestamp &&
+         a.results == b.results && a.doc_id == b.doc_id && a.score == b.score &&
+         a.segments == b.segments && a.relevance == b.relevance &&
+         a.judgments == b.judgments && a.default_variant == b.default_variant &&
+         a.unit == b.unit && a.team == b.team && a.kind == b.kind &&
+         a.default_relevance == b.default_relevance;
+}
+
+bool SameDefinitions(const metrics::Definitions& a,
+                     const metrics::Definitions& b) {
+  return a.relevance_threshold == b.relevance_threshold && a.gain == b.gain &&
+         a.recall_denominator == b.recall_denominator &&
+         a.ap_denominator == b.ap_denominator &&
+         a.zero_relevant == b.zero_relevant;
+}
+
+bool SameStatistics(const config::StatisticsConfig& a,
+                    const config::StatisticsConfig& b) {
+  return a.level == b.level && a.mixture_sd == b.mixture_sd &&
+         a.unit_buckets == b.unit_buckets && a.srm_level == b.srm_level &&
+         a.max_tracked_units == b.max_tracked_units &&
+         a.interleaving_prior_sd == b.interleaving_prior_sd;
+}
+
+}  // namespace
+
+std::vector<std::string> Pipeline::FixedKeysChanged(
+    const config::Config& running, const config::Config& next) {
+  std::vector<std::string> keys;
+  auto check = [&keys](bool same, const char* key) {
+    if (!same) keys.emplace_back(key);
+  };
+  const config::JoinConfig& a = running.join;
+  const config::JoinConfig& b = next.join;
+  check(SameSchema(running.schema, next.schema), "schema");
+  check(a.mode == b.mode, "join.mode");
+  check(a.window == b.window, "join.window");
+  check(a.early_tolerance == b.early_tolerance, "join.early_tolerance");
+  check(a.allowed_lateness == b.allowed_lateness, "join.allowed_lateness");
+  check(a.idle_timeout == b.idle_timeout, "join.idle_timeout");
+  check(a.combine == b.combine, "join.combine");
+  check(a.qrels_delay == b.qrels_delay, "join.qrels_delay");
+  check(a.qrels_file == b.qrels_file, "join.qrels_file");
+  check(running.dead_letter.file == next.dead_letter.file, "dead_letter.file");
+  check(running.dead_letter.topic == next.dead_letter.topic,
+        "dead_letter.topic");
+  check(running.aggregation.segments == next.aggregation.segments,
+        "aggregation.segments");
+  check(running.aggregation.variants == next.aggregation.variants,
+        "aggregation.variants");
+  check(running.aggregation.segment_values == next.aggregation.segment_values,
+        "aggregation.segment_values");
+  if (b.mode == config::JoinMode::kImpression) {
+    check(running.metrics.definitions.relevance_threshold ==
+              next.metrics.definitions.relevance_threshold,
+          "metrics.definitions.relevance_threshold");
+  }
+  return keys;
+}
+
+Status Pipeline::Reconfigure(const config::Config& next) {
+  const std::vector<std::string> fixed = FixedKeysChanged(config_, next);
+  if (!fixed.empty()) {
+    std::string keys;
+    for (const std::string& k : fixed) keys += (keys.empty() ? "" : ", ") + k;
+    return Status::InvalidArgument("cannot change while running: " + keys);
+  }
+  StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
+      next.metrics.cutoffs, next.metrics.definitions);
+  if (!evaluator.ok()) return evaluator.status();
+
+  // The series: the same measure at the same cutoff keeps its values,
+  // unless what the values mean changed.
+  const std::vector<SeriesSpec> old_series = aggregator_.series();
+  std::vector<SeriesSpec> series =
+      BuildSeries(next.metrics.measures, next.metrics.cutoffs);
+  const bool same_definitions =
+      SameDefinitions(config_.metrics.definitions, next.metrics.definitions);
+  const bool same_click_kinds =
+      config_.metrics.click_exclude_kinds == next.metrics.click_exclude_kinds;
+  std::vector<int> from(series.size(), -1);
+  for (size_t s = 0; s < series.size(); ++s) {
+    if (!same_definitions) break;
+    if (!same_click_kinds && metrics::IsClickMeasure(series[s].measure)) {
+      continue;
+    }
+    for (size_t o = 0; o < old_series.size(); ++o) {
+      if (old_series[o].measure == series[s].measure &&
+          old_series[o].cutoff == series[s].cutoff) {
+        from[s] = static_cast<int>(o);
+      }
+    }
+  }
+  const bool same_statistics =
+      SameStatistics(config_.statistics, next.statistics);
+
+  // The monitors point into config_: the old ones read the old lists
+  // (moved, so their elements stay where they were) while the new ones
+  // take over their state.
+  const config::Config previous = std::move(config_);
+  config_ = WithDefaultPrimary(next);
+  std::unique_ptr<ExperimentMonitor> old_experiments = std::move(experiments_);
+  std::unique_ptr<InterleavingMonitor> old_interleaving =
+      std::move(interleaving_);
+  evaluator_ = *std::move(evaluator);
+  aggregator_.Reconfigure(config_.aggregation, std::move(series), from);
+  values_.assign(aggregator_.series().size(), 0.0);
+  experiments_ = std::make_unique<ExperimentMonitor>(
+      &config_.experiments, config_.statistics, &aggregator_,
+      !config_.schema.unit.empty());
+  experiments_->AdoptState(*old_experiments, old_series, same_statistics);
+  interleaving_ = std::make_unique<InterleavingMonitor>(
+      &config_.interleaving, config_.aggregation, config_.statistics);
+  interleaving_->AdoptState(*old_interleaving, same_statistics);
+  old_experiments.reset();
+  old_interleaving.reset();
+
+  decoder_.reset();
+  decoder_.emplace(EventDecoder::ForConfig(config_, clock_));
+  join_->SetLimits(config_.join);
+  reject_log_limit_.set_per_second(
+      config_.logging.max_rejects_logged_per_second);
+  // The gauges of the monitors show the new configuration at once.
+  Look();
+  return Status::Ok();
 }
 
 }  // namespace rankwatch::stream

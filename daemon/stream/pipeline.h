@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,7 @@ class RateLimiter {
       : per_second_(per_second), clock_(clock) {}
   bool Allow();
   int64_t suppressed() const { return suppressed_; }
+  void set_per_second(int32_t per_second) { per_second_ = per_second; }
 
  private:
   int32_t per_second_;
@@ -111,14 +113,41 @@ class Pipeline : private JoinListener {
     join_->SetSourceIdle(source, idle);
   }
 
+  // A configuration reload, between events: adopts `next` where it can
+  // change live, keeping the state that stays valid (docs/configuration.md,
+  // "Reloading"):
+  //  - every label group with its request counts; each series (measure
+  //    and cutoff) still computed keeps its running stats, histogram and
+  //    window buckets (a new bucket width empties the windows; a change of
+  //    metrics.definitions empties every series, of
+  //    metrics.click_exclude_kinds the click measures'); new series start
+  //    empty;
+  //  - the join's pending requests and watermark; its bounds follow `next`;
+  //  - the A/B and interleaving monitors are rebuilt and take over the
+  //    sequential state of what is unchanged (ExperimentMonitor::AdoptState,
+  //    InterleavingMonitor::AdoptState);
+  //  - event limits, the reject log rate.
+  // Keys that cannot change live (FixedKeysChanged) make it fail with
+  // InvalidArgument, and an invalid metrics configuration with its
+  // error; the running configuration then stays, untouched.
+  [[nodiscard]] Status Reconfigure(const config::Config& next);
+  // The keys of the pipeline's configuration that differ between `running`
+  // and `next` and cannot change live, as YAML paths ("join.window"): the
+  // schema, the join's mode, timing and qrels file, dead_letter, the label
+  // dimensions (aggregation.segments, variants, segment_values) and, in
+  // impression mode, metrics.definitions.relevance_threshold (the join's
+  // click threshold).
+  static std::vector<std::string> FixedKeysChanged(
+      const config::Config& running, const config::Config& next);
+
   const config::Config& config() const { return config_; }
   const Aggregator& aggregator() const { return aggregator_; }
   // A/B comparisons, refreshed by AdvanceWallClock() (at most once per
   // kExperimentLookIntervalMs of wall time) and FinishAll().
-  const ExperimentMonitor& experiments() const { return experiments_; }
+  const ExperimentMonitor& experiments() const { return *experiments_; }
   static constexpr int64_t kExperimentLookIntervalMs = 1000;
   // Interleaving experiments, refreshed with the A/B comparisons.
-  const InterleavingMonitor& interleaving() const { return interleaving_; }
+  const InterleavingMonitor& interleaving() const { return *interleaving_; }
   const PipelineCounters& counters() const { return counters_; }
   // Whether judgments are read as clicks (impression mode with a click
   // measure or an interleaving experiment): the time to first click is
@@ -139,6 +168,9 @@ class Pipeline : private JoinListener {
 
   // A look of the A/B and interleaving monitors, windows ending now.
   void Look();
+  // Whether a finalized request of `group` belongs to interleaving
+  // experiment `experiment` (an index into config_.interleaving).
+  bool IsInterleavingOf(int32_t experiment, uint32_t group) const;
 
   // JoinListener.
   void OnFinalized(const FinalizedRequest& request) override;
@@ -146,11 +178,12 @@ class Pipeline : private JoinListener {
 
   config::Config config_;
   const Clock* clock_;
-  EventDecoder decoder_;
+  std::optional<EventDecoder> decoder_;  // Rebuilt by Reconfigure().
   metrics::Evaluator evaluator_;
   Aggregator aggregator_;
-  ExperimentMonitor experiments_;
-  InterleavingMonitor interleaving_;
+  // Rebuilt by Reconfigure(): they point into config_.
+  std::unique_ptr<ExperimentMonitor> experiments_;
+  std::unique_ptr<InterleavingMonitor> interleaving_;
   std::unique_ptr<Join> join_;
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;

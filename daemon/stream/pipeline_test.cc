@@ -147,5 +147,237 @@ TEST_F(PipelineTest, MonitorsLookOncePerInterval) {
   EXPECT_EQ(looks(), 2);
 }
 
+// Reconfigure (a configuration reload, docs/configuration.md "Reloading").
+class PipelineReconfigureTest : public PipelineTest {
+ protected:
+  PipelineReconfigureTest() {
+    config_.metrics.measures = {metrics::Measure::kPrecision};
+    config_.metrics.cutoffs = {1};
+  }
+  // A list [a, b] served at `t`, judged by a click on `doc` (grade 1).
+  void Serve(const std::string& id, int64_t t, const std::string& doc,
+             const std::string& variant = "A") {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+            "\",\"timestamp\":" + std::to_string(t) +
+            ",\"results\":[\"a\",\"b\"]}",
+        EventOrigin{0, offset_++}));
+    Click(id, t + 10, doc);
+  }
+  void Click(const std::string& id, int64_t t, const std::string& doc) {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kJudgments,
+        "{\"request_id\":\"" + id + "\",\"timestamp\":" + std::to_string(t) +
+            ",\"doc_id\":\"" + doc + "\",\"relevance\":1}",
+        EventOrigin{0, offset_++}));
+  }
+  // Moves event time on by 20 s (past the 10 s join window plus 1 s of
+  // lateness) with a list of variant "Z", which closes the earlier ones.
+  void CloseWindows(int64_t t) {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"tick" + std::to_string(offset_) +
+            "\",\"variant\":\"Z\",\"timestamp\":" + std::to_string(t) +
+            ",\"results\":[\"a\"]}",
+        EventOrigin{0, offset_++}));
+  }
+  size_t SeriesIndex(const std::string& trec_name) {
+    const std::vector<SeriesSpec>& s = pipeline().aggregator().series();
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i].trec_name == trec_name) return i;
+    }
+    ADD_FAILURE() << "no series " << trec_name;
+    return 0;
+  }
+  // Group 0 is variant A (served first).
+  const GroupStats& A() { return pipeline().aggregator().group(0); }
+
+  int64_t offset_ = 0;
+};
+
+TEST_F(PipelineReconfigureTest, KeepsStatsOfSeriesStillComputed) {
+  Serve("r0", kNow - 60'000, "a");  // P@1 = 1
+  Serve("r1", kNow - 59'000, "a");  // P@1 = 1
+  Serve("r2", kNow - 58'000, "b");  // P@1 = 0 (a, ranked 1st, unclicked)
+  // r3 is pending across the reload: served before, clicked after.
+  ASSERT_TRUE(pipeline().OnPayload(
+      Topic::kResults,
+      "{\"request_id\":\"r3\",\"variant\":\"A\",\"timestamp\":" +
+          std::to_string(kNow - 30'000) + ",\"results\":[\"a\",\"b\"]}",
+      EventOrigin{0, offset_++}));
+  CloseWindows(kNow - 35'000);  // r0..r2 close; r3 stays pending.
+  ASSERT_EQ(pipeline().pending_requests(), 2);  // r3 and the tick.
+  ASSERT_EQ(A().all[SeriesIndex("P_1")].count(), 3);
+  const int64_t now = pipeline().window_now_ms();
+  const WindowTotals before_5m =
+      A().windows.Sum(SeriesIndex("P_1"), now, 300'000);
+  ASSERT_EQ(before_5m.count, 3);
+
+  config::Config next = config_;
+  next.metrics.cutoffs = {1, 3};
+  next.aggregation.windows = {std::chrono::minutes(5),
+                              std::chrono::minutes(15)};
+  next.join.max_pending_requests = 5;
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+
+  // Kept: P@1's whole-run stats, histogram and 5-minute window (by hand:
+  // values 1, 1, 0: count 3, sum 2, mean 2/3; histogram: one 0 in the
+  // first bucket, two 1s in the (0.9, 1] bucket).
+  const size_t p1 = SeriesIndex("P_1");
+  const size_t p3 = SeriesIndex("P_3");
+  EXPECT_EQ(A().all[p1].count(), 3);
+  EXPECT_DOUBLE_EQ(A().all[p1].mean(), 2.0 / 3.0);
+  EXPECT_EQ(A().histograms[p1][0], 1);
+  EXPECT_EQ(A().histograms[p1][9], 2);
+  const WindowTotals after_5m = A().windows.Sum(p1, now, 300'000);
+  EXPECT_EQ(after_5m.count, 3);
+  EXPECT_DOUBLE_EQ(after_5m.sum, 2.0);
+  EXPECT_EQ(A().windows.Sum(p1, now, 900'000).count, 3);  // The new 15m.
+  EXPECT_EQ((std::vector<int64_t>{300'000, 900'000}),
+            pipeline().aggregator().windows_ms());
+  // New: P@3 starts empty.
+  EXPECT_EQ(A().all[p3].count(), 0);
+  EXPECT_EQ(A().windows.Sum(p3, now, 300'000).count, 0);
+  EXPECT_EQ(A().requests, 3);
+
+  // The pending r3 survived: clicked on "a" now and closed, it is scored
+  // with the new series: P@1 = 1, P@3 = 1/3 (one relevant doc in the top
+  // 3; trec_eval divides by k).
+  Click("r3", kNow - 29'000, "a");
+  CloseWindows(kNow);
+  EXPECT_EQ(A().all[p1].count(), 4);
+  EXPECT_DOUBLE_EQ(A().all[p1].mean(), 3.0 / 4.0);
+  EXPECT_EQ(A().all[p3].count(), 1);
+  EXPECT_DOUBLE_EQ(A().all[p3].mean(), 1.0 / 3.0);
+  EXPECT_EQ(pipeline().config().metrics.cutoffs, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(pipeline().config().join.max_pending_requests, 5);
+}
+
+TEST_F(PipelineReconfigureTest, NewBucketWidthEmptiesOnlyTheWindows) {
+  Serve("r0", kNow - 60'000, "a");
+  CloseWindows(kNow - 30'000);
+  const size_t p1 = SeriesIndex("P_1");
+  ASSERT_EQ(A().all[p1].count(), 1);
+  config::Config next = config_;
+  next.aggregation.bucket = std::chrono::seconds(30);
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_EQ(A().all[p1].count(), 1);
+  EXPECT_EQ(A().windows.Sum(p1, pipeline().window_now_ms(), 3'600'000).count,
+            0);
+}
+
+TEST_F(PipelineReconfigureTest, NewDefinitionsEmptyEverySeries) {
+  Serve("r0", kNow - 60'000, "a");
+  CloseWindows(kNow - 30'000);
+  config::Config next = config_;
+  next.metrics.definitions.gain = metrics::Gain::kExponential;
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_EQ(A().all[SeriesIndex("P_1")].count(), 0);
+  EXPECT_EQ(A().requests, 1);  // The group and its request count stay.
+}
+
+TEST_F(PipelineReconfigureTest, RefusesKeysThatCannotChangeLive) {
+  Serve("r0", kNow - 60'000, "a");
+  CloseWindows(kNow - 30'000);
+  config::Config next = config_;
+  next.metrics.cutoffs = {1, 3};  // Live, but the whole reload is refused.
+  next.join.window = std::chrono::seconds(20);
+  next.schema.variant = "arm";
+  next.aggregation.segments = {"locale"};
+  EXPECT_EQ(Pipeline::FixedKeysChanged(config_, next),
+            (std::vector<std::string>{"schema", "join.window",
+                                      "aggregation.segments"}));
+  const Status s = pipeline().Reconfigure(next);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "cannot change while running: schema, join.window, "
+            "aggregation.segments");
+  // Nothing changed.
+  EXPECT_EQ(pipeline().config().metrics.cutoffs, (std::vector<int32_t>{1}));
+  EXPECT_EQ(pipeline().aggregator().series().size(), 1u);
+  EXPECT_EQ(A().all[0].count(), 1);
+  EXPECT_TRUE(Pipeline::FixedKeysChanged(config_, config_).empty());
+}
+
+TEST_F(PipelineReconfigureTest, KeepsSequentialStateOfUnchangedComparisons) {
+  config_.experiments = {{"x", "A", {"B"}}};
+  for (int i = 0; i < 6; ++i) {
+    const int64_t t = kNow - 600'000 + i * 30'000;
+    Serve("a" + std::to_string(i), t, i % 2 == 0 ? "a" : "b", "A");
+    Serve("b" + std::to_string(i), t, "a", "B");
+    CloseWindows(t + 20'000);
+    clock_.Advance(Pipeline::kExperimentLookIntervalMs);
+    pipeline().AdvanceWallClock();
+  }
+  // Looks of the window-"all" sequential test of treatment B on a series.
+  const auto looks = [&](const std::string& trec_name) -> int64_t {
+    for (const Comparison& c : pipeline().experiments().comparisons()) {
+      if (c.window == -1 && c.treatment == "B" &&
+          pipeline().aggregator().series()[c.series].trec_name == trec_name) {
+        return c.sequential.looks();
+      }
+    }
+    ADD_FAILURE() << "no comparison of " << trec_name;
+    return -1;
+  };
+  const int64_t looks_before = looks("P_1");
+  ASSERT_GT(looks_before, 2);
+  const int64_t monitor_looks = pipeline().experiments().looks();
+
+  config::Config next = config_;
+  next.metrics.cutoffs = {1, 3};
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  // Reconfigure takes one look: the kept test has had at most one more,
+  // the new series' test at most that one.
+  EXPECT_GE(looks("P_1"), looks_before);
+  EXPECT_LE(looks("P_1"), looks_before + 1);
+  EXPECT_LE(looks("P_3"), 1);
+  EXPECT_EQ(pipeline().experiments().looks(), monitor_looks + 1);
+
+  // Another treatment list restarts the comparisons.
+  next.experiments = {{"x", "A", {"B", "C"}}};
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_LE(looks("P_1"), 1);
+}
+
+TEST_F(PipelineReconfigureTest, KeepsInterleavingCountsAndDropsStaleIndexes) {
+  config_.interleaving = {{"i", "A-vs-B", {"A", "B"}}};
+  // An interleaved list: B contributed "a", A contributed "b".
+  const auto serve = [&](const std::string& id, int64_t t) {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"" + id +
+            "\",\"variant\":\"A-vs-B\",\"timestamp\":" + std::to_string(t) +
+            ",\"results\":[{\"doc_id\":\"a\",\"team\":\"B\"},"
+            "{\"doc_id\":\"b\",\"team\":\"A\"}]}",
+        EventOrigin{0, offset_++}));
+  };
+  serve("r0", kNow - 60'000);
+  Click("r0", kNow - 59'000, "a");  // A win of B, the challenger.
+  serve("r1", kNow - 40'000);       // No click.
+  CloseWindows(kNow - 45'000);
+  pipeline().FinishAll();  // Finalizes r0, r1 and the tick.
+  ASSERT_EQ(pipeline().interleaving().experiments()[0].all.impressions, 2);
+
+  config::Config next = config_;
+  next.aggregation.windows = {std::chrono::minutes(15)};
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  const InterleavingState& kept = pipeline().interleaving().experiments()[0];
+  EXPECT_EQ(kept.all.impressions, 2);
+  EXPECT_EQ(kept.all.wins[1], 1);
+  EXPECT_EQ(kept.windows.size(), 1u);
+  EXPECT_EQ(kept.windows[0].impressions, 2);  // From the kept buckets.
+
+  // The experiment is removed while r2 is pending: its finalized list
+  // carries a stale index and is not counted anywhere.
+  serve("r2", kNow - 20'000);
+  next.interleaving.clear();
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_TRUE(pipeline().interleaving().experiments().empty());
+  pipeline().FinishAll();
+  EXPECT_EQ(pipeline().join_counters().finalized, 4);  // r0, r1, r2, tick.
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

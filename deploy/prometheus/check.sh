@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Validates the shipped Prometheus and Alertmanager files: the configuration,
 # the rule and alert files, their unit tests (deploy/prometheus/tests/), the
-# runbook links and set-runbook-base.sh, the Alertmanager configuration and
+# runbook links and set-runbook-base.sh, the PrometheusRule manifest
+# (deploy/kubernetes/prometheusrule.yaml), the Alertmanager configuration and
 # its inhibit rules against a running Alertmanager
 # (deploy/alertmanager/test-inhibition.sh). Runs from any directory; needs
 # promtool, amtool and prometheus-alertmanager (Debian packages prometheus
@@ -68,33 +69,61 @@ while read -r name url; do
   fi
 done <<<"$runbooks"
 
-# set-runbook-base.sh on a copy: the new base in every alert's link and every
-# test's expected one, the tests still passing, and the shipped base restoring
-# the files byte for byte.
-echo "+ set-runbook-base.sh"
+# The PrometheusRule manifest: what generate-prometheusrule.sh makes of
+# rules.yml and alerts.yml, byte for byte, and the rules it carries (its
+# spec.groups, indented back) pass promtool.
+manifest="$deploy/kubernetes/prometheusrule.yaml"
+generator="$deploy/kubernetes/generate-prometheusrule.sh"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+echo "+ $generator | cmp - $manifest"
+if ! "$generator" | cmp -s - "$manifest"; then
+  echo "check.sh: FAILED: $manifest is not what $generator prints; run" >&2
+  echo "  $generator > $manifest" >&2
+  failed=1
+fi
+{
+  echo "groups:"
+  sed -n '/^  groups:$/,$p' "$manifest" | tail -n +2 | sed 's/^  //'
+} >"$scratch/prometheusrule-groups.yml"
+run promtool check rules "$scratch/prometheusrule-groups.yml"
+
+# set-runbook-base.sh on a copy laid out as deploy/ is: the new base in every
+# alert's link, every test's expected one and the manifest, the tests still
+# passing, the manifest still what the generator makes of the new files, and
+# the shipped base restoring the files byte for byte.
+echo "+ set-runbook-base.sh"
+mkdir -p "$scratch/deploy/prometheus" "$scratch/deploy/kubernetes"
+copy="$scratch/deploy/prometheus"
 cp -r "$here/rules.yml" "$here/alerts.yml" "$here/tests" \
-  "$here/set-runbook-base.sh" "$scratch/"
+  "$here/set-runbook-base.sh" "$copy/"
+cp "$manifest" "$generator" "$scratch/deploy/kubernetes/"
 new_base='https://wiki.example.org/search/rankwatch?page=ops&v=2'
-if ! "$scratch/set-runbook-base.sh" "$new_base" >/dev/null ||
-   [[ $(grep -cF "runbook_url: $new_base#rankwatch" "$scratch/alerts.yml") -ne $alerts ]] ||
-   grep -rhE '^[[:space:]]*runbook_url:' "$scratch/alerts.yml" "$scratch/tests" |
+if ! "$copy/set-runbook-base.sh" "$new_base" >/dev/null ||
+   [[ $(grep -cF "runbook_url: $new_base#rankwatch" "$copy/alerts.yml") -ne $alerts ]] ||
+   [[ $(grep -cF "runbook_url: $new_base#rankwatch" "$scratch/deploy/kubernetes/prometheusrule.yaml") -ne $alerts ]] ||
+   grep -rhE '^[[:space:]]*runbook_url:' "$copy/alerts.yml" "$copy/tests" |
      grep -vqF "runbook_url: $new_base#"; then
   echo "check.sh: FAILED: set-runbook-base.sh did not set $new_base everywhere" >&2
   failed=1
 fi
-if ! promtool test rules "$scratch"/tests/*.yml >/dev/null; then
+if ! "$scratch/deploy/kubernetes/generate-prometheusrule.sh" |
+     cmp -s - "$scratch/deploy/kubernetes/prometheusrule.yaml"; then
+  echo "check.sh: FAILED: after set-runbook-base.sh the manifest is not the regenerated one" >&2
+  failed=1
+fi
+if ! promtool test rules "$copy"/tests/*.yml >/dev/null; then
   echo "check.sh: FAILED: unit tests after set-runbook-base.sh" >&2
   failed=1
 fi
-if "$scratch/set-runbook-base.sh" 'not/absolute' >/dev/null 2>&1; then
+if "$copy/set-runbook-base.sh" 'not/absolute' >/dev/null 2>&1; then
   echo "check.sh: FAILED: set-runbook-base.sh accepted a relative URL" >&2
   failed=1
 fi
-"$scratch/set-runbook-base.sh" "$bases" >/dev/null
-if ! cmp -s "$scratch/alerts.yml" "$here/alerts.yml" ||
-   ! diff -rq "$scratch/tests" "$here/tests" >/dev/null; then
+"$copy/set-runbook-base.sh" "$bases" >/dev/null
+if ! cmp -s "$copy/alerts.yml" "$here/alerts.yml" ||
+   ! cmp -s "$scratch/deploy/kubernetes/prometheusrule.yaml" "$manifest" ||
+   ! diff -rq "$copy/tests" "$here/tests" >/dev/null; then
   echo "check.sh: FAILED: set-runbook-base.sh $bases did not restore the files" >&2
   failed=1
 fi

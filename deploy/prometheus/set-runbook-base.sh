@@ -10,8 +10,11 @@
 # https://github.com/ORG/rankwatch/blob/main/docs/operations.md; it must be
 # absolute (scheme://...) and contain no '#', quote, backslash or white
 # space. Without FILEs: alerts.yml and the unit tests tests/*.yml beside this
-# script (whose expected annotations carry the same links), so that check.sh
-# still passes afterwards. Prints the files changed; exits 2 on bad usage.
+# script (whose expected annotations carry the same links) and the
+# PrometheusRule manifest ../kubernetes/prometheusrule.yaml (generated from
+# alerts.yml: rewriting its links gives what regenerating it would), so
+# that check.sh and tests/deploy_manifests_test.cc still pass afterwards.
+# Prints the files changed; exits 2 on bad usage.
 set -euo pipefail
 
 usage() {
@@ -32,6 +35,8 @@ files=("$@")
 if [[ ${#files[@]} -eq 0 ]]; then
   shopt -s nullglob
   files=("$here/alerts.yml" "$here"/tests/*.yml)
+  manifest="$(dirname "$here")/kubernetes/prometheusrule.yaml"
+  if [[ -f "$manifest" ]]; then files+=("$manifest"); fi
 fi
 
 # sed replacement text: escape the delimiter `|` and `&` (backslashes are

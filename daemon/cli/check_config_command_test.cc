@@ -1,0 +1,189 @@
+// `rankwatch check-config` as a process: it rejects what `run` rejects,
+// with one line per problem pointing at the file, line and column, and
+// exit code 2; `run` is started on the same files to show it does reject
+// them. Positions are counted by hand in the YAML written here (1-based).
+#include "daemon/cli/check_config_command.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::cli {
+namespace {
+
+using rankwatch::testing::CommandResult;
+using std::chrono::seconds;
+
+// Nothing listens on port 1: run's consumer would only retry in the
+// background, and every case here fails before it matters.
+constexpr char kKafka[] =
+    "kafka:\n"
+    "  bootstrap_servers: 127.0.0.1:1\n";
+
+class CheckConfigTest : public ::testing::Test {
+ protected:
+  CommandResult CheckConfig(const std::string& config) {
+    return rankwatch::testing::RunCommand(
+        {RANKWATCH_BINARY, "check-config", config}, seconds(60));
+  }
+  CommandResult Run(const std::string& config) {
+    return rankwatch::testing::RunCommand(
+        {RANKWATCH_BINARY, "run", "--config", config}, seconds(60));
+  }
+
+  // check-config's stderr is exactly `line`, and the exit code 2.
+  void ExpectOneLine(const std::string& config, const std::string& line) {
+    const CommandResult res = CheckConfig(config);
+    EXPECT_EQ(res.exit_code, 2) << res.err;
+    EXPECT_EQ(res.err, "rankwatch check-config: " + line + "\n");
+    EXPECT_EQ(res.out, "");
+  }
+
+  rankwatch::testing::TempDir dir_;
+};
+
+TEST_F(CheckConfigTest, GoodConfigPasses) {
+  const std::string qrels = dir_.Write("q.qrels", "q1 0 d1 1\n");
+  const std::string config =
+      dir_.Write("good.yaml", std::string(kKafka) +
+                                  "  properties:\n"
+                                  "    security.protocol: plaintext\n"
+                                  "join:\n"
+                                  "  mode: qrels\n"
+                                  "  qrels_file: " +
+                                  qrels +
+                                  "\n"
+                                  "http:\n"
+                                  "  listen: localhost:0\n");
+  const CommandResult res = CheckConfig(config);
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_EQ(res.err, "");
+  EXPECT_NE(res.out.find("qrels_file: \"" + qrels + "\"\n"), std::string::npos)
+      << res.out;
+}
+
+TEST_F(CheckConfigTest, TlsFilesThatAreNotPemAreRefusedAsRunRefusesThem) {
+  const std::string cert = dir_.Write("cert.pem", "not a certificate\n");
+  const std::string key = dir_.Write("key.pem", "not a key\n");
+  const std::string config = dir_.Write(
+      "tls.yaml", std::string(kKafka) + "http:\n  listen: 127.0.0.1:0\n" +
+                      "  tls:\n    cert_file: " + cert +
+                      "\n    key_file: " + key + "\n");
+  // Line 5, column 3: the `tls` key.
+  const CommandResult res = CheckConfig(config);
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_EQ(res.err.rfind("rankwatch check-config: " + config +
+                              ":5:3: http.tls: TLS certificate file '" + cert +
+                              "': not a PEM certificate chain",
+                          0),
+            0u)
+      << res.err;
+  const CommandResult run = Run(config);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("not a PEM certificate chain"), std::string::npos)
+      << run.err;
+}
+
+TEST_F(CheckConfigTest, MisspeltKafkaPropertyPointsAtItsKey) {
+  const std::string config =
+      dir_.Write("typo.yaml", std::string(kKafka) +
+                                  "  properties:\n"
+                                  "    securty.protocol: SSL\n");
+  // Line 4, column 5: the key, after four spaces.
+  ExpectOneLine(config, config +
+                            ":4:5: kafka.properties.securty.protocol: No "
+                            "such configuration property: "
+                            "\"securty.protocol\"");
+  const CommandResult run = Run(config);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("kafka.properties.securty.protocol: No such "
+                         "configuration property"),
+            std::string::npos)
+      << run.err;
+}
+
+TEST_F(CheckConfigTest, MissingQrelsFilePointsAtItsValue) {
+  const std::string missing = dir_.path() + "/missing.qrels";
+  const std::string config = dir_.Write("qrels.yaml", std::string(kKafka) +
+                                                          "join:\n"
+                                                          "  mode: qrels\n"
+                                                          "  qrels_file: " +
+                                                          missing + "\n");
+  // Line 5, column 15: after "  qrels_file: " (14 characters).
+  ExpectOneLine(config, config + ":5:15: join.qrels_file: cannot open '" +
+                            missing + "': No such file or directory");
+  const CommandResult run = Run(config);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(
+      run.err.find("cannot open '" + missing + "': No such file or directory"),
+      std::string::npos)
+      << run.err;
+}
+
+TEST_F(CheckConfigTest, UnresolvableListenHostPointsAtItsValue) {
+  // .invalid never resolves (RFC 2606).
+  const std::string config =
+      dir_.Write("listen.yaml", std::string(kKafka) +
+                                    "http:\n"
+                                    "  listen: no-such-host.invalid:9464\n");
+  const CommandResult res = CheckConfig(config);
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  // Line 4, column 11: after "  listen: "; the resolver's own words follow.
+  const std::string prefix = "rankwatch check-config: " + config +
+                             ":4:11: http.listen: cannot resolve "
+                             "'no-such-host.invalid': ";
+  EXPECT_EQ(res.err.substr(0, prefix.size()), prefix) << res.err;
+  EXPECT_EQ(res.err.find('\n'), res.err.size() - 1) << res.err;
+  // run fails on it too, as unavailable (exit 1: it may resolve later).
+  const CommandResult run = Run(config);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("cannot serve HTTP on no-such-host.invalid:9464"),
+            std::string::npos)
+      << run.err;
+}
+
+TEST_F(CheckConfigTest, MalformedListenAddressIsTheLoadersError) {
+  const std::string config =
+      dir_.Write("port.yaml", std::string(kKafka) +
+                                  "http:\n"
+                                  "  listen: 127.0.0.1:99999\n");
+  const std::string line =
+      config +
+      ":4:11: http.listen: port '99999' is not a number from 0 to "
+      "65535";
+  ExpectOneLine(config, line);
+  const CommandResult run = Run(config);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(run.err, "rankwatch run: " + line + "\n");
+}
+
+TEST_F(CheckConfigTest, EveryProblemGetsItsLine) {
+  const std::string config = dir_.Write(
+      "all.yaml", std::string(kKafka) +
+                      "  properties:\n"
+                      "    securty.protocol: SSL\n"
+                      "http:\n"
+                      "  listen: 127.0.0.1:0\n"
+                      "  tls:\n"
+                      "    cert_file: " +
+                      dir_.path() + "/no-cert.pem\n" +
+                      "    key_file: " + dir_.path() + "/no-key.pem\n");
+  const CommandResult res = CheckConfig(config);
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  const std::string head = "rankwatch check-config: " + config;
+  EXPECT_EQ(res.err,
+            head +
+                ":4:5: kafka.properties.securty.protocol: No such "
+                "configuration property: \"securty.protocol\"\n" +
+                head + ":8:16: http.tls.cert_file: cannot read '" +
+                dir_.path() + "/no-cert.pem': No such file or directory\n" +
+                head + ":9:15: http.tls.key_file: cannot read '" + dir_.path() +
+                "/no-key.pem': No such file or directory\n");
+}
+
+}  // namespace
+}  // namespace rankwatch::cli

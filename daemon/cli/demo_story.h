@@ -1,0 +1,152 @@
+// The story `rankwatch demo` tells on the terminal: every few seconds the
+// daemon's /metrics page is read into a DemoSnapshot (ParseMetricsSnapshot,
+// a small parser of the Prometheus text format for the few families the
+// story needs), and DemoStory turns consecutive snapshots into one line per
+// change ("B is now worse than A on ndcg@10: ...", "no events for 30 s",
+// SRM detected or cleared, interleaving verdicts) and a periodic table
+// (variants x headline measures with intervals, the experiments' verdicts,
+// events/s).
+//
+// Why /metrics rather than the pipeline: the demo runs a server::Daemon,
+// which keeps its pipeline private behind its mutex; the text it serves is
+// the same the user, Prometheus and the alerts read, so the terminal never
+// says something /metrics does not.
+//
+// Pure functions of their inputs: time comes in as `now_ms` (monotonic,
+// milliseconds since the demo started; the table shows it as elapsed time),
+// nothing is printed here. A DemoStory is used from one thread.
+#ifndef RANKWATCH_DAEMON_CLI_DEMO_STORY_H_
+#define RANKWATCH_DAEMON_CLI_DEMO_STORY_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rankwatch::cli {
+
+// A headline series, e.g. {"ndcg", "10"}: a measure and its `k` label.
+struct Headline {
+  std::string measure;
+  std::string k;
+  std::string Label() const { return measure + "@" + k; }
+  bool operator==(const Headline&) const = default;
+};
+
+// An estimate and its interval; NaN when unknown, +-Inf bounds without
+// inference.
+struct Estimate {
+  double value = std::numeric_limits<double>::quiet_NaN();
+  double lower = std::numeric_limits<double>::quiet_NaN();
+  double upper = std::numeric_limits<double>::quiet_NaN();
+};
+
+// The states of rankwatch_ab_verdict_state and
+// rankwatch_interleaving_verdict_state.
+enum class Verdict {
+  kNoData,
+  kInconclusive,
+  kBetter,
+  kWorse,
+  kSampleRatioMismatch,
+};
+std::string_view VerdictName(Verdict v);
+
+// One variant summed over its segments, since start.
+struct VariantFigures {
+  std::string variant;
+  int64_t lists = 0;  // Lists scored (the first headline's _count).
+  std::vector<Estimate> headlines;  // Parallel to the snapshot's headlines.
+};
+
+// One treatment against its baseline on one headline (window "all").
+struct AbFigures {
+  std::string experiment;
+  std::string baseline;
+  std::string treatment;
+  Headline headline;
+  Estimate difference;  // Always-valid (sequential) interval.
+  Verdict verdict = Verdict::kNoData;
+};
+
+struct SrmFigures {
+  std::string experiment;
+  bool detected = false;
+  double p_value = 1;  // Sequential.
+};
+
+struct InterleavingFigures {
+  std::string experiment;
+  std::string incumbent;
+  std::string challenger;
+  double preference = std::numeric_limits<double>::quiet_NaN();
+  double p_value = 1;  // Sequential.
+  int64_t impressions = 0;
+  Verdict verdict = Verdict::kNoData;
+};
+
+struct DemoSnapshot {
+  std::vector<Headline> headlines;
+  double level = 0.95;                   // rankwatch_ab_confidence_level.
+  int64_t events_consumed = 0;           // Over all topics.
+  std::vector<VariantFigures> variants;  // Sorted by name.
+  std::vector<AbFigures> ab;
+  std::vector<SrmFigures> srm;
+  std::vector<InterleavingFigures> interleaving;
+};
+
+// Reads the figures of `headlines` from a /metrics page (text format
+// 0.0.4). A variant's interval is the normal-approximation interval of its
+// mean at the page's confidence level, from _sum, _count and
+// _squares_total summed over segments, lists taken as independent (a
+// description of the variant, not the A/B test: that one is the daemon's).
+// A malformed line is an error naming its line number.
+StatusOr<DemoSnapshot> ParseMetricsSnapshot(
+    std::string_view text, const std::vector<Headline>& headlines);
+
+// "-0.21 [-0.25, -0.17]": decimals enough for the interval's width (two at
+// least, four at most); `sign` forces a leading + on positive numbers.
+std::string FormatEstimate(const Estimate& e, bool sign);
+
+class DemoStory {
+ public:
+  // No events for this long is a line of its own.
+  static constexpr int64_t kStallMs = 30'000;
+
+  // The lines for what changed since the previous snapshot. The first
+  // snapshot sets the scene silently (except verdicts already decided).
+  std::vector<std::string> Observe(const DemoSnapshot& s, int64_t now_ms);
+
+  // The periodic table; events/s since the previous table (or the first
+  // observation).
+  std::string Table(const DemoSnapshot& s, int64_t now_ms);
+
+ private:
+  void ObserveAb(const DemoSnapshot& s, std::vector<std::string>* lines);
+  void ObserveSrm(const DemoSnapshot& s, std::vector<std::string>* lines);
+  void ObserveInterleaving(const DemoSnapshot& s,
+                           std::vector<std::string>* lines);
+  void ObserveEvents(const DemoSnapshot& s, int64_t now_ms,
+                     std::vector<std::string>* lines);
+
+  bool started_ = false;
+  // Events: the count and when it last grew; whether a stall was told.
+  int64_t events_ = 0;
+  int64_t events_changed_ms_ = 0;
+  bool stalled_ = false;
+  int64_t table_ms_ = 0;
+  int64_t table_events_ = 0;
+  // Last verdict per A/B key (experiment/treatment/headline), SRM flag per
+  // experiment, interleaving verdict per experiment.
+  std::map<std::string, Verdict> ab_;
+  std::map<std::string, bool> srm_;
+  std::map<std::string, Verdict> interleaving_;
+};
+
+}  // namespace rankwatch::cli
+
+#endif  // RANKWATCH_DAEMON_CLI_DEMO_STORY_H_

@@ -1,0 +1,272 @@
+#include "daemon/cli/demo_story.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace rankwatch::cli {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+const std::vector<Headline> kHeadlines = {{"ndcg", "10"}, {"precision", "5"}};
+
+// A page as the daemon writes it, cut down to a few series; the ignored
+// ones (another k, another window, a zero state) must stay ignored.
+constexpr char kPage[] = R"(# HELP rankwatch_events_consumed_total Events read
+# TYPE rankwatch_events_consumed_total counter
+rankwatch_events_consumed_total{topic="results"} 100
+rankwatch_events_consumed_total{topic="judgments"} 250
+rankwatch_ab_confidence_level 0.95
+rankwatch_ndcg_count{variant="A",k="10",locale="en"} 2
+rankwatch_ndcg_sum{variant="A",k="10",locale="en"} 1.0
+rankwatch_ndcg_squares_total{variant="A",k="10",locale="en"} 0.52
+rankwatch_ndcg_count{variant="A",k="10",locale="de"} 2
+rankwatch_ndcg_sum{variant="A",k="10",locale="de"} 1.2
+rankwatch_ndcg_squares_total{variant="A",k="10",locale="de"} 0.74
+rankwatch_ndcg_count{variant="A",k="5",locale="en"} 99
+rankwatch_ndcg_count{variant="B",k="10",locale="en"} 1
+rankwatch_ndcg_sum{variant="B",k="10",locale="en"} 0.3
+rankwatch_ndcg_squares_total{variant="B",k="10",locale="en"} 0.09
+rankwatch_ndcg_mean{variant="B",k="10",locale="en",window="all"} NaN
+rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",state="better"} 0
+rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",state="worse"} 1
+rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="5",window="all",state="better"} 1
+rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="1m"} -0.5
+rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.21
+rankwatch_ab_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.25
+rankwatch_ab_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} +Inf
+rankwatch_ab_srm_detected{experiment="x"} 1
+rankwatch_ab_srm_sequential_p_value{experiment="x"} 1e-05
+rankwatch_interleaving_info{experiment="A-vs-B",variant="A-vs-B",incumbent="A",challenger="B"} 1
+rankwatch_interleaving_verdict_state{experiment="A-vs-B",state="no_data"} 0
+rankwatch_interleaving_verdict_state{experiment="A-vs-B",state="better"} 1
+rankwatch_interleaving_preference{experiment="A-vs-B",window="1m"} 0.5
+rankwatch_interleaving_preference{experiment="A-vs-B",window="all"} 0.05
+rankwatch_interleaving_sequential_p_value{experiment="A-vs-B"} 0.001
+rankwatch_interleaving_impressions_total{experiment="A-vs-B"} 1234
+rankwatch_interleaving_other{experiment="say \"hi\"\\"} 3
+)";
+
+TEST(ParseMetricsSnapshotTest, ReadsTheStorysSeries) {
+  auto s = ParseMetricsSnapshot(kPage, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->events_consumed, 350);  // 100 + 250.
+  EXPECT_DOUBLE_EQ(s->level, 0.95);
+  ASSERT_EQ(s->variants.size(), 2u);
+  const VariantFigures& a = s->variants[0];
+  EXPECT_EQ(a.variant, "A");
+  EXPECT_EQ(a.lists, 4);  // 2 + 2 over the locales; k=5 ignored.
+  ASSERT_EQ(a.headlines.size(), 2u);
+  // Values 0.4, 0.6 (en: sum 1.0, squares 0.52) and 0.5, 0.7 (de: 1.2,
+  // 0.74): mean 0.55, variance (1.26 - 4 * 0.55^2) / 3 = 0.05 / 3. SciPy
+  // 1.10: x = [.4, .6, .5, .7]; x.mean() -/+ norm.ppf(0.975) *
+  // x.std(ddof=1) / sqrt(4) = 0.42348486881183406, 0.6765151311881661.
+  EXPECT_NEAR(a.headlines[0].value, 0.55, 1e-12);
+  EXPECT_NEAR(a.headlines[0].lower, 0.42348486881183406, 1e-9);
+  EXPECT_NEAR(a.headlines[0].upper, 0.6765151311881661, 1e-9);
+  EXPECT_TRUE(std::isnan(a.headlines[1].value));  // No precision series.
+  const VariantFigures& b = s->variants[1];
+  EXPECT_EQ(b.variant, "B");
+  EXPECT_EQ(b.lists, 1);
+  EXPECT_DOUBLE_EQ(b.headlines[0].value, 0.3);
+  EXPECT_EQ(b.headlines[0].lower, -INFINITY);  // One list: no interval.
+  EXPECT_EQ(b.headlines[0].upper, INFINITY);
+
+  ASSERT_EQ(s->ab.size(), 1u);  // ndcg@5 is no headline.
+  EXPECT_EQ(s->ab[0].experiment, "x");
+  EXPECT_EQ(s->ab[0].baseline, "A");
+  EXPECT_EQ(s->ab[0].treatment, "B");
+  EXPECT_EQ(s->ab[0].headline, (Headline{"ndcg", "10"}));
+  EXPECT_EQ(s->ab[0].verdict, Verdict::kWorse);
+  EXPECT_DOUBLE_EQ(s->ab[0].difference.value, -0.21);  // Not the 1m -0.5.
+  EXPECT_DOUBLE_EQ(s->ab[0].difference.lower, -0.25);
+  EXPECT_EQ(s->ab[0].difference.upper, INFINITY);
+
+  ASSERT_EQ(s->srm.size(), 1u);
+  EXPECT_TRUE(s->srm[0].detected);
+  EXPECT_DOUBLE_EQ(s->srm[0].p_value, 1e-5);
+
+  ASSERT_EQ(s->interleaving.size(), 1u);
+  const InterleavingFigures& il = s->interleaving[0];
+  EXPECT_EQ(il.experiment, "A-vs-B");
+  EXPECT_EQ(il.incumbent, "A");
+  EXPECT_EQ(il.challenger, "B");
+  EXPECT_EQ(il.verdict, Verdict::kBetter);
+  EXPECT_DOUBLE_EQ(il.preference, 0.05);  // window="all", not 1m.
+  EXPECT_DOUBLE_EQ(il.p_value, 0.001);
+  EXPECT_EQ(il.impressions, 1234);
+}
+
+TEST(ParseMetricsSnapshotTest, MalformedLineNamesItsNumber) {
+  auto s = ParseMetricsSnapshot(
+      "# TYPE x gauge\nrankwatch_ab_verdict{experiment=\"x\" 1\n", kHeadlines);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("/metrics line 2"), std::string::npos)
+      << s.status().message();
+  EXPECT_FALSE(
+      ParseMetricsSnapshot("rankwatch_events_consumed_total{topic=\"r\"} x\n",
+                           kHeadlines)
+          .ok());
+}
+
+TEST(FormatEstimateTest, DecimalsFollowTheIntervalsWidth) {
+  // Width 0.0809: two significant digits of it are three decimals.
+  EXPECT_EQ(FormatEstimate({-0.2134, -0.2511, -0.1702}, true),
+            "-0.213 [-0.251, -0.170]");
+  // Width 0.2: two decimals.
+  EXPECT_EQ(FormatEstimate({0.5, 0.4, 0.6}, false), "0.50 [0.40, 0.60]");
+  // Width 2e-5 would need six: capped at four.
+  EXPECT_EQ(FormatEstimate({0.01, 0.00999, 0.01001}, false),
+            "0.0100 [0.0100, 0.0100]");
+  EXPECT_EQ(FormatEstimate({0.04, 0.01, 0.07}, true),
+            "+0.040 [+0.010, +0.070]");
+  // No inference yet: three decimals, infinite bounds spelt out.
+  EXPECT_EQ(FormatEstimate({0.3, -INFINITY, INFINITY}, false),
+            "0.300 [-inf, +inf]");
+  EXPECT_EQ(FormatEstimate({}, false), "n/a");
+  EXPECT_EQ(FormatEstimate({0.25, NAN, NAN}, false), "0.250");
+}
+
+// A snapshot with one experiment (B vs A on ndcg@10), its SRM check and an
+// interleaving experiment.
+DemoSnapshot Snapshot(int64_t events, Verdict ab, Estimate difference, bool srm,
+                      Verdict interleaving, double preference, double p) {
+  DemoSnapshot s;
+  s.headlines = {{"ndcg", "10"}};
+  s.events_consumed = events;
+  s.ab.push_back({"ranker-v2", "A", "B", {"ndcg", "10"}, difference, ab});
+  s.srm.push_back({"ranker-v2", srm, srm ? 1e-5 : 0.5});
+  s.interleaving.push_back(
+      {"A-vs-B", "A", "B", preference, p, 1000, interleaving});
+  return s;
+}
+
+TEST(DemoStoryTest, TellsEachVerdictChangeOnce) {
+  DemoStory story;
+  const Estimate worse{-0.21, -0.25, -0.17};
+  const Verdict none = Verdict::kNoData;
+  EXPECT_EQ(story.Observe(Snapshot(100, Verdict::kInconclusive,
+                                   {-0.01, -0.1, 0.1}, false, none, NAN, 1),
+                          0),
+            Lines{});
+  EXPECT_EQ(
+      story.Observe(Snapshot(200, Verdict::kWorse, worse, false, none, NAN, 1),
+                    2000),
+      Lines{"B is now worse than A on ndcg@10: -0.210 [-0.250, -0.170] "
+            "(ranker-v2)"});
+  EXPECT_EQ(
+      story.Observe(Snapshot(300, Verdict::kWorse, worse, false, none, NAN, 1),
+                    4000),
+      Lines{});
+  // The sample-ratio mismatch is told once; the verdict it hides stands.
+  EXPECT_EQ(story.Observe(Snapshot(400, Verdict::kSampleRatioMismatch, worse,
+                                   true, none, NAN, 1),
+                          6000),
+            Lines{"ranker-v2: sample ratio mismatch detected (p = 1.0e-05): "
+                  "its A/B verdicts do not hold until it clears"});
+  EXPECT_EQ(
+      story.Observe(Snapshot(500, Verdict::kWorse, worse, false, none, NAN, 1),
+                    8000),
+      Lines{"ranker-v2: sample ratio mismatch cleared"});
+  EXPECT_EQ(
+      story.Observe(Snapshot(600, Verdict::kInconclusive, {-0.01, -0.03, 0.01},
+                             false, none, NAN, 1),
+                    10000),
+      Lines{"B is no longer worse than A on ndcg@10: -0.010 [-0.030, +0.010] "
+            "(ranker-v2)"});
+  EXPECT_EQ(story.Observe(Snapshot(700, Verdict::kBetter, {0.04, 0.01, 0.07},
+                                   false, none, NAN, 1),
+                          12000),
+            Lines{"B is now better than A on ndcg@10: +0.040 [+0.010, "
+                  "+0.070] (ranker-v2)"});
+}
+
+TEST(DemoStoryTest, TellsInterleavingVerdicts) {
+  DemoStory story;
+  const Verdict ab = Verdict::kInconclusive;
+  const Estimate d{0, -0.1, 0.1};
+  EXPECT_EQ(
+      story.Observe(
+          Snapshot(1, ab, d, false, Verdict::kInconclusive, 0.01, 0.6), 0),
+      Lines{});
+  EXPECT_EQ(story.Observe(
+                Snapshot(2, ab, d, false, Verdict::kBetter, 0.05, 0.001), 2000),
+            Lines{"interleaving A-vs-B: users now prefer B to A: preference "
+                  "+0.050, p = 0.001"});
+  EXPECT_EQ(story.Observe(
+                Snapshot(3, ab, d, false, Verdict::kWorse, -0.05, 2e-4), 4000),
+            Lines{"interleaving A-vs-B: users now prefer A to B: preference "
+                  "-0.050, p = 2.0e-04"});
+  EXPECT_EQ(
+      story.Observe(
+          Snapshot(4, ab, d, false, Verdict::kInconclusive, 0.001, 0.5), 6000),
+      Lines{"interleaving A-vs-B: no longer conclusive: preference "
+            "+0.001, p = 0.500"});
+}
+
+TEST(DemoStoryTest, TellsStalledAndFlowingEvents) {
+  DemoStory story;
+  const Verdict ab = Verdict::kInconclusive;
+  const Verdict none = Verdict::kNoData;
+  const Estimate d{0, -0.1, 0.1};
+  auto at = [&](int64_t events, int64_t ms) {
+    return story.Observe(Snapshot(events, ab, d, false, none, NAN, 1), ms);
+  };
+  EXPECT_EQ(at(100, 0), Lines{});
+  EXPECT_EQ(at(500, 10'000), Lines{});
+  EXPECT_EQ(at(500, 38'000), Lines{});  // 28 s without a new event.
+  EXPECT_EQ(at(500, 40'000), Lines{"no events for 30 s"});
+  EXPECT_EQ(at(500, 42'000), Lines{});  // Told once.
+  EXPECT_EQ(at(501, 44'000), Lines{"events flowing again (none for 34 s)"});
+  EXPECT_EQ(at(502, 46'000), Lines{});
+}
+
+TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
+  DemoSnapshot s;
+  s.headlines = kHeadlines;
+  s.events_consumed = 0;
+  s.variants = {{"A", 0, {{}, {}}}};  // Series exist before any list.
+  DemoStory story;
+  EXPECT_EQ(story.Table(s, 2000),
+            "-- 2s: 0 events/s --\n"
+            "  no list scored yet (the first join windows must close)\n");
+  s.events_consumed = 1500;
+  s.variants = {{"A", 4210, {{0.612, 0.605, 0.619}, {0.412, 0.405, 0.419}}},
+                {"B", 980, {{0.401, 0.392, 0.41}, {}}}};
+  s.ab = {{"ranker-v2",
+           "A",
+           "B",
+           {"ndcg", "10"},
+           {-0.21, -0.25, -0.17},
+           Verdict::kWorse},
+          {"ranker-v2",
+           "A",
+           "B",
+           {"precision", "5"},
+           {0.004, -0.002, 0.010},
+           Verdict::kInconclusive}};
+  s.srm = {{"ranker-v2", false, 0.5}};
+  s.interleaving = {{"A-vs-B", "A", "B", 0.05, 0.001, 1234, Verdict::kBetter}};
+  // 1500 events in the 10 s since the previous table: 150/s. Columns are
+  // padded to their widest cell plus two blanks.
+  EXPECT_EQ(story.Table(s, 12'000),
+            "-- 12s: 150 events/s --\n"
+            "  since start, mean [95% interval]:\n"
+            "  variant  lists  ndcg@10               precision@5\n"
+            "  A        4,210  0.612 [0.605, 0.619]  0.412 [0.405, 0.419]\n"
+            "  B        980    0.401 [0.392, 0.410]  n/a\n"
+            "  A/B difference [95% always-valid interval] and verdict:\n"
+            "  experiment          ndcg@10                        "
+            "precision@5\n"
+            "  ranker-v2   B vs A  -0.210 [-0.250, -0.170] worse  "
+            "+0.004 [-0.002, +0.010] inconclusive\n"
+            "  ranker-v2 sample ratio: ok (p = 0.500)\n"
+            "  interleaving A-vs-B (B vs A): preference +0.050, p = 0.001, "
+            "better, 1,234 impressions\n");
+}
+
+}  // namespace
+}  // namespace rankwatch::cli

@@ -1,0 +1,157 @@
+// Reload of the daemon's configuration: the keys refused, the metrics, and
+// Daemon::Reload on a file (with a mock cluster; nothing is consumed).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "daemon/server/daemon.h"
+#include "daemon/server/reload_collector.h"
+#include "daemon/sim/mock_cluster.h"
+#include "gtest/gtest.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch::server {
+namespace {
+
+TEST(ReloadRefusedKeysTest, NamesEveryKeyThatCannotChangeLive) {
+  config::Config a;
+  EXPECT_TRUE(ReloadRefusedKeys(a, a).empty());
+  config::Config b = a;
+  // Live: none of these is named.
+  b.metrics.cutoffs = {1, 2};
+  b.aggregation.windows = {std::chrono::minutes(15)};
+  b.aggregation.bucket = std::chrono::seconds(30);
+  b.aggregation.max_variants = 3;
+  b.experiments = {{"x", "A", {"B"}}};
+  b.statistics.level = 0.9;
+  b.events.max_results = 10;
+  b.join.max_pending_requests = 10;
+  b.logging.level = "debug";
+  b.logging.max_rejects_logged_per_second = 1;
+  b.logging.format = config::LogFormat::kJson;  // Live (apply_logging).
+  EXPECT_TRUE(ReloadRefusedKeys(a, b).empty());
+  b.kafka.bootstrap_servers = "elsewhere:9092";
+  b.kafka.group_id = "other";
+  b.kafka.results_topic = "r2";
+  b.kafka.properties["security.protocol"] = "ssl";
+  b.http.listen = "0.0.0.0:1";
+  b.http.basic_auth.username = "u";
+  b.join.mode = config::JoinMode::kQrels;
+  EXPECT_EQ(
+      ReloadRefusedKeys(a, b),
+      (std::vector<std::string>{
+          "kafka.bootstrap_servers", "kafka.group_id", "kafka.results_topic",
+          "kafka.properties", "http.listen", "http.basic_auth", "join.mode"}));
+}
+
+TEST(ReloadCollectorTest, ExportsAsPrometheusDoes) {
+  ReloadStatus status;
+  status.last_success_ms = 1'700'000'000'500;
+  ReloadCollector collector(&status);
+  std::vector<prometheus::MetricFamily> out;
+  collector.Collect(&out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].name, "rankwatch_config_last_reload_successful");
+  EXPECT_EQ(out[0].metric[0].gauge.value, 1);
+  EXPECT_EQ(out[1].name,
+            "rankwatch_config_last_reload_success_timestamp_seconds");
+  EXPECT_DOUBLE_EQ(out[1].metric[0].gauge.value, 1'700'000'000.5);
+  EXPECT_EQ(out[2].name, "rankwatch_config_reloads_total");
+  EXPECT_EQ(out[2].metric[0].counter.value, 0);
+
+  status.RecordFailure();
+  status.RecordSuccess(1'700'000'100'000);
+  status.RecordFailure();
+  out.clear();
+  collector.Collect(&out);
+  EXPECT_EQ(out[0].metric[0].gauge.value, 0);  // The latest failed.
+  EXPECT_DOUBLE_EQ(out[1].metric[0].gauge.value, 1'700'000'100.0);
+  EXPECT_EQ(out[2].metric[0].label[0].value, "success");
+  EXPECT_EQ(out[2].metric[0].counter.value, 1);
+  EXPECT_EQ(out[2].metric[1].label[0].value, "failure");
+  EXPECT_EQ(out[2].metric[1].counter.value, 2);
+}
+
+class DaemonReloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = sim::MockCluster::Start(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(cluster).value();
+  }
+  std::string Yaml(const std::string& group, const std::string& cutoffs) {
+    return "kafka:\n  bootstrap_servers: \"" + cluster_->bootstrap_servers() +
+           "\"\n  group_id: " + group +
+           "\nhttp:\n  listen: 127.0.0.1:0\nmetrics:\n  cutoffs: " + cutoffs +
+           "\n";
+  }
+  testing::Scrape Metrics(int port) {
+    auto r = testing::HttpGet("127.0.0.1", port, "/metrics");
+    EXPECT_TRUE(r.ok());
+    return testing::Scrape::Parse(r.ok() ? r->body : "");
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<sim::MockCluster> cluster_;
+};
+
+TEST_F(DaemonReloadTest, AppliesLiveChangesAndRefusesTheRest) {
+  const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]"));
+  StatusOr<config::Config> config = config::LoadConfigFile(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  DaemonOptions options;
+  options.config_path = path;
+  auto daemon = Daemon::Create(*config, options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  testing::Scrape s = Metrics(port);
+  EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful", {}), 1);
+  EXPECT_GT(s.Sum("rankwatch_config_last_reload_success_timestamp_seconds", {}),
+            1.7e9);
+
+  dir_.Write("c.yaml", Yaml("g", "[1, 3]"));
+  ASSERT_TRUE((*daemon)->Reload().ok());
+  s = Metrics(port);
+  EXPECT_EQ(s.Sum("rankwatch_config_reloads_total", {{"result", "success"}}),
+            1);
+
+  dir_.Write("c.yaml", "metrics: [");  // A YAML syntax error.
+  EXPECT_FALSE((*daemon)->Reload().ok());
+  dir_.Write("c.yaml", Yaml("another-group", "[1, 3, 5]"));
+  const Status refused = (*daemon)->Reload();
+  EXPECT_NE(refused.message().find("kafka.group_id"), std::string::npos)
+      << refused.message();
+  s = Metrics(port);
+  EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful", {}), 0);
+  EXPECT_EQ(s.Sum("rankwatch_config_reloads_total", {{"result", "failure"}}),
+            2);
+}
+
+TEST_F(DaemonReloadTest, OnlyPostReloads) {
+  const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]"));
+  StatusOr<config::Config> config = config::LoadConfigFile(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  DaemonOptions options;
+  options.config_path = path;
+  auto daemon = Daemon::Create(*config, options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  auto get = testing::HttpGet("127.0.0.1", port, "/-/reload");
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, 405);
+  EXPECT_EQ(get->Header("Allow"), "POST");
+  dir_.Write("c.yaml", Yaml("g", "[1, 3, 5]"));
+  auto post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 200) << post->body;
+  const testing::Scrape s = Metrics(port);
+  EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful", {}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_config_reloads_total", {{"result", "success"}}),
+            1);
+}
+
+}  // namespace
+}  // namespace rankwatch::server

@@ -1,0 +1,14 @@
+# Writes OUTPUT, a C++ file defining rankwatch::status::kPageHtml with the
+# bytes of INPUT (the status page) as a raw string literal.
+file(READ "${INPUT}" content)
+string(FIND "${content}" ")rwpage\"" clash)
+if(NOT clash EQUAL -1)
+  message(FATAL_ERROR "${INPUT} contains the delimiter )rwpage\"")
+endif()
+file(WRITE "${OUTPUT}" "// Generated from daemon/status/page.html by embed_page.cmake.
+#include \"daemon/status/handlers.h\"
+
+namespace rankwatch::status {
+const std::string_view kPageHtml = R\"rwpage(${content})rwpage\";
+}  // namespace rankwatch::status
+")

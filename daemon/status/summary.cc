@@ -1,0 +1,705 @@
+#include "daemon/status/summary.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "daemon/exporter/families.h"
+#include "metrics/interleaving.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::status {
+
+namespace {
+
+constexpr char kWindowAll[] = "all";  // As the `window` label of /metrics.
+
+// Appends JSON values, managing the commas between members and elements.
+// Keys and strings go through AppendJsonString; non-finite numbers become
+// null (JSON has no NaN or Infinity).
+class JsonOut {
+ public:
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  void Key(std::string_view key) {
+    Separate();
+    AppendJsonString(&out_, key);
+    out_ += ':';
+    after_key_ = true;
+  }
+  void String(std::string_view s) {
+    Separate();
+    AppendJsonString(&out_, s);
+  }
+  void Int(int64_t v) {
+    Separate();
+    out_ += std::to_string(v);
+  }
+  // The shortest decimal that reads back as `v` (std::to_chars).
+  void Double(double v) {
+    Separate();
+    if (!std::isfinite(v)) {
+      out_ += "null";
+      return;
+    }
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+    out_.append(buf, ec == std::errc() ? end : buf);
+  }
+  void Bool(bool v) {
+    Separate();
+    out_ += v ? "true" : "false";
+  }
+  void Null() {
+    Separate();
+    out_ += "null";
+  }
+  // An event time, or null while none is known (INT64_MIN).
+  void TimeOrNull(int64_t ms) {
+    if (ms == INT64_MIN) {
+      Null();
+    } else {
+      Int(ms);
+    }
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (!has_member_.empty()) {
+      if (has_member_.back()) out_ += ',';
+      has_member_.back() = true;
+    }
+  }
+  void Open(char c) {
+    Separate();
+    out_ += c;
+    has_member_.push_back(false);
+  }
+  void Close(char c) {
+    out_ += c;
+    has_member_.pop_back();
+  }
+
+  std::string out_;
+  std::vector<bool> has_member_;  // Per open container.
+  bool after_key_ = false;
+};
+
+// Totals of one series for one label set: "all" and each window, and the
+// history buckets.
+struct SeriesTotals {
+  stream::WindowTotals all;
+  std::vector<stream::WindowTotals> windows;
+  std::vector<stream::WindowTotals> history;
+};
+
+// The figures of one variant (over all its segment groups) or one group.
+struct LabelTotals {
+  std::string variant;
+  const std::vector<std::string>* segment_values = nullptr;  // Null: all.
+  int64_t requests = 0;
+  int64_t without_relevant = 0;
+  std::vector<SeriesTotals> series;
+};
+
+void Add(const stream::WindowTotals& from, stream::WindowTotals* to) {
+  to->count += from.count;
+  to->sum += from.sum;
+  to->sum_of_squares += from.sum_of_squares;
+}
+
+// How many ring buckets make one history point, and how many points.
+struct HistoryShape {
+  int64_t buckets_per_point = 1;
+  int64_t points = 0;
+};
+
+HistoryShape MakeHistoryShape(const stream::Aggregator& aggregator) {
+  int64_t longest = aggregator.bucket_ms();
+  for (int64_t w : aggregator.windows_ms()) longest = std::max(longest, w);
+  const int64_t buckets =
+      std::max<int64_t>(1, longest / aggregator.bucket_ms());
+  HistoryShape shape;
+  shape.buckets_per_point = (buckets + kMaxHistoryPoints - 1) /
+                            static_cast<int64_t>(kMaxHistoryPoints);
+  shape.points =
+      (buckets + shape.buckets_per_point - 1) / shape.buckets_per_point;
+  return shape;
+}
+
+// Folds group `g` into `totals`, its windows ending at `now_ms`.
+void AddGroup(const stream::Aggregator& aggregator, size_t g, int64_t now_ms,
+              const HistoryShape& shape, LabelTotals* totals) {
+  const stream::GroupStats& group = aggregator.group(g);
+  totals->requests += group.requests;
+  totals->without_relevant += group.without_relevant;
+  const std::vector<int64_t>& windows = aggregator.windows_ms();
+  std::vector<stream::WindowTotals> buckets(
+      static_cast<size_t>(shape.points * shape.buckets_per_point));
+  for (size_t s = 0; s < aggregator.series().size(); ++s) {
+    SeriesTotals& t = totals->series[s];
+    const metrics::RunningStats& all = group.all[s];
+    Add({all.count(), all.sum(), all.sum_of_squares()}, &t.all);
+    // A group with no value yet has an empty ring (see PipelineCollector).
+    if (all.count() == 0 || now_ms == INT64_MIN) continue;
+    for (size_t w = 0; w < windows.size(); ++w) {
+      Add(group.windows.Sum(s, now_ms, windows[w]), &t.windows[w]);
+    }
+    group.windows.BucketTotals(s, now_ms, buckets);
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      Add(buckets[b],
+          &t.history[b / static_cast<size_t>(shape.buckets_per_point)]);
+    }
+  }
+}
+
+LabelTotals EmptyTotals(const stream::Aggregator& aggregator,
+                        const HistoryShape& shape, std::string variant,
+                        const std::vector<std::string>* segment_values) {
+  LabelTotals t;
+  t.variant = std::move(variant);
+  t.segment_values = segment_values;
+  t.series.resize(aggregator.series().size());
+  for (SeriesTotals& s : t.series) {
+    s.windows.resize(aggregator.windows_ms().size());
+    s.history.resize(static_cast<size_t>(shape.points));
+  }
+  return t;
+}
+
+void WriteCountMean(const stream::WindowTotals& t, JsonOut* out) {
+  out->BeginObject();
+  out->Key("count");
+  out->Int(t.count);
+  out->Key("mean");
+  out->Double(t.mean());
+  out->EndObject();
+}
+
+void WriteLabelTotals(const LabelTotals& t,
+                      const std::vector<std::string>& segment_labels,
+                      JsonOut* out) {
+  out->BeginObject();
+  out->Key("variant");
+  out->String(t.variant);
+  out->Key("segments");
+  out->BeginObject();
+  if (t.segment_values != nullptr) {
+    for (size_t i = 0;
+         i < segment_labels.size() && i < t.segment_values->size(); ++i) {
+      out->Key(segment_labels[i]);
+      out->String((*t.segment_values)[i]);
+    }
+  }
+  out->EndObject();
+  out->Key("requests");
+  out->Int(t.requests);
+  out->Key("without_relevant");
+  out->Int(t.without_relevant);
+  out->Key("series");
+  out->BeginArray();
+  for (const SeriesTotals& s : t.series) {
+    out->BeginObject();
+    out->Key("windows");
+    out->BeginArray();
+    WriteCountMean(s.all, out);
+    for (const stream::WindowTotals& w : s.windows) WriteCountMean(w, out);
+    out->EndArray();
+    out->Key("history_count");
+    out->BeginArray();
+    for (const stream::WindowTotals& h : s.history) out->Int(h.count);
+    out->EndArray();
+    out->Key("history_mean");
+    out->BeginArray();
+    for (const stream::WindowTotals& h : s.history) out->Double(h.mean());
+    out->EndArray();
+    out->EndObject();
+  }
+  out->EndArray();
+  out->EndObject();
+}
+
+void WriteConfig(const stream::Pipeline& pipeline,
+                 const std::vector<std::string>& window_labels,
+                 const HistoryShape& shape, JsonOut* out) {
+  const stream::Aggregator& aggregator = pipeline.aggregator();
+  out->Key("join_mode");
+  out->String(config::JoinModeName(pipeline.config().join.mode));
+  out->Key("windows");
+  out->BeginArray();
+  out->BeginObject();
+  out->Key("name");
+  out->String(kWindowAll);
+  out->Key("ms");
+  out->Null();
+  out->EndObject();
+  for (size_t w = 0; w < window_labels.size(); ++w) {
+    out->BeginObject();
+    out->Key("name");
+    out->String(window_labels[w]);
+    out->Key("ms");
+    out->Int(aggregator.windows_ms()[w]);
+    out->EndObject();
+  }
+  out->EndArray();
+  out->Key("segments");
+  out->BeginArray();
+  for (const std::string& s : pipeline.config().aggregation.segments) {
+    out->String(s);
+  }
+  out->EndArray();
+  out->Key("series");
+  out->BeginArray();
+  for (const stream::SeriesSpec& s : aggregator.series()) {
+    out->BeginObject();
+    out->Key("name");
+    out->String(s.trec_name);
+    out->Key("measure");
+    out->String(metrics::MeasureName(s.measure));
+    out->Key("k");
+    out->String(s.k_label);
+    out->Key("quality");
+    out->Bool(metrics::IsQualityMeasure(s.measure));
+    out->EndObject();
+  }
+  out->EndArray();
+  // The history's time axis: points of point_ms each, the last one ending
+  // with the bucket that holds window_now_ms.
+  const int64_t now_ms = pipeline.window_now_ms();
+  out->Key("history");
+  out->BeginObject();
+  out->Key("point_ms");
+  out->Int(shape.buckets_per_point * aggregator.bucket_ms());
+  out->Key("points");
+  out->Int(shape.points);
+  out->Key("end_ms");
+  if (now_ms == INT64_MIN) {
+    out->Null();
+  } else {
+    const int64_t b = aggregator.bucket_ms();
+    // Floor division: event times before 1970 are valid.
+    const int64_t bucket =
+        now_ms / b - ((now_ms % b != 0 && now_ms < 0) ? 1 : 0);
+    out->Int((bucket + 1) * b);
+  }
+  out->EndObject();
+}
+
+void WriteMeans(const stream::Pipeline& pipeline, const HistoryShape& shape,
+                JsonOut* out) {
+  const stream::Aggregator& aggregator = pipeline.aggregator();
+  const std::vector<std::string>& segment_labels =
+      pipeline.config().aggregation.segments;
+  const int64_t now_ms = pipeline.window_now_ms();
+  std::vector<LabelTotals> variants;
+  std::vector<LabelTotals> groups;
+  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
+    const stream::GroupStats& group = aggregator.group(g);
+    auto it = std::find_if(
+        variants.begin(), variants.end(),
+        [&](const LabelTotals& v) { return v.variant == group.variant; });
+    if (it == variants.end()) {
+      variants.push_back(
+          EmptyTotals(aggregator, shape, group.variant, nullptr));
+      it = variants.end() - 1;
+    }
+    AddGroup(aggregator, g, now_ms, shape, &*it);
+    groups.push_back(
+        EmptyTotals(aggregator, shape, group.variant, &group.segment_values));
+    AddGroup(aggregator, g, now_ms, shape, &groups.back());
+  }
+  out->Key("variants");
+  out->BeginArray();
+  for (const LabelTotals& v : variants) {
+    WriteLabelTotals(v, segment_labels, out);
+  }
+  out->EndArray();
+  out->Key("groups");
+  out->BeginArray();
+  if (!segment_labels.empty()) {
+    for (const LabelTotals& g : groups) {
+      WriteLabelTotals(g, segment_labels, out);
+    }
+  }
+  out->EndArray();
+}
+
+void WriteArm(const metrics::ArmSummary& arm, JsonOut* out) {
+  out->BeginObject();
+  out->Key("count");
+  out->Int(arm.count);
+  out->Key("mean");
+  out->Double(arm.count > 0 ? arm.mean : NAN);
+  out->EndObject();
+}
+
+void WriteInterval(double lower, double upper, JsonOut* out) {
+  out->BeginArray();
+  out->Double(lower);
+  out->Double(upper);
+  out->EndArray();
+}
+
+void WriteComparison(const stream::Comparison& c,
+                     const stream::Aggregator& aggregator,
+                     const std::vector<std::string>& window_labels,
+                     JsonOut* out) {
+  const stream::SeriesSpec& series = aggregator.series()[c.series];
+  out->BeginObject();
+  out->Key("treatment");
+  out->String(c.treatment);
+  out->Key("series");
+  out->String(series.trec_name);
+  out->Key("measure");
+  out->String(metrics::MeasureName(series.measure));
+  out->Key("k");
+  out->String(series.k_label);
+  out->Key("window");
+  out->String(c.window < 0 ? std::string(kWindowAll)
+                           : window_labels[static_cast<size_t>(c.window)]);
+  out->Key("quality");
+  out->Bool(c.quality);
+  out->Key("primary");
+  out->Bool(c.primary);
+  out->Key("baseline_arm");
+  WriteArm(c.baseline_arm, out);
+  out->Key("treatment_arm");
+  WriteArm(c.treatment_arm, out);
+  const metrics::WelchComparison& w = c.welch;
+  const bool has_difference =
+      c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
+  out->Key("difference");
+  out->Double(has_difference ? w.difference : NAN);
+  out->Key("relative_difference");
+  out->Double(w.has_relative_difference ? w.relative_difference : NAN);
+  out->Key("welch");
+  out->BeginObject();
+  out->Key("status");
+  out->String(metrics::ComparisonStatusName(w.status));
+  out->Key("standard_error");
+  out->Double(w.standard_error);
+  out->Key("p_value");
+  out->Double(w.p_value);
+  out->Key("interval");
+  WriteInterval(w.interval.lower, w.interval.upper, out);
+  out->EndObject();
+  out->Key("sequential");
+  if (!c.has_sequential) {
+    out->Null();
+  } else {
+    const metrics::ConfidenceInterval ci = c.sequential.interval();
+    out->BeginObject();
+    out->Key("p_value");
+    out->Double(c.sequential.p_value());
+    out->Key("interval");
+    WriteInterval(ci.lower, ci.upper, out);
+    out->Key("looks");
+    out->Int(c.sequential.looks());
+    out->Key("contradicted");
+    out->Bool(c.sequential.contradicted());
+    out->EndObject();
+  }
+  out->Key("p_value_bh");
+  out->Double(c.has_sequential ? c.p_value_bh : NAN);
+  out->Key("verdict");
+  out->Int(c.verdict);
+  out->Key("state");
+  out->String(stream::VerdictStateName(c.state));
+  out->EndObject();
+}
+
+void WriteSrm(const stream::SrmState& srm, JsonOut* out) {
+  out->BeginObject();
+  out->Key("variants");
+  out->BeginArray();
+  for (const std::string& v : srm.variants) out->String(v);
+  out->EndArray();
+  out->Key("expected_shares");
+  out->BeginArray();
+  for (double s : srm.shares) out->Double(s);
+  out->EndArray();
+  out->Key("counts");
+  out->BeginArray();
+  for (int64_t c : srm.counts) out->Int(c);
+  out->EndArray();
+  out->Key("chi_square_p_value");
+  out->Double(srm.chi_square.p_value);
+  out->Key("sequential_p_value");
+  out->Double(srm.sequential.p_value());
+  out->Key("detected");
+  out->Bool(srm.detected);
+  out->Key("capped");
+  out->Bool(srm.capped);
+  out->Key("unit_conflicts");
+  out->Int(srm.unit_conflicts);
+  out->EndObject();
+}
+
+void WriteExperiments(const stream::Pipeline& pipeline,
+                      const std::vector<std::string>& window_labels,
+                      JsonOut* out) {
+  const stream::ExperimentMonitor& monitor = pipeline.experiments();
+  const std::vector<config::ExperimentConfig>& experiments =
+      pipeline.config().experiments;
+  out->Key("experiments");
+  out->BeginArray();
+  for (size_t e = 0; e < experiments.size(); ++e) {
+    out->BeginObject();
+    out->Key("name");
+    out->String(experiments[e].name);
+    out->Key("baseline");
+    out->String(experiments[e].baseline);
+    out->Key("treatments");
+    out->BeginArray();
+    for (const std::string& t : experiments[e].treatments) out->String(t);
+    out->EndArray();
+    out->Key("level");
+    out->Double(monitor.level());
+    out->Key("units");
+    out->Bool(monitor.units());
+    out->Key("looks");
+    out->Int(monitor.looks());
+    out->Key("srm");
+    if (e < monitor.srm().size()) {
+      WriteSrm(monitor.srm()[e], out);
+    } else {
+      out->Null();
+    }
+    out->Key("comparisons");
+    out->BeginArray();
+    for (const stream::Comparison& c : monitor.comparisons()) {
+      if (c.experiment_index != e) continue;
+      WriteComparison(c, pipeline.aggregator(), window_labels, out);
+    }
+    out->EndArray();
+    out->EndObject();
+  }
+  out->EndArray();
+}
+
+void WriteInterleavingCounts(std::string_view window,
+                             const metrics::InterleavingCounts& c,
+                             JsonOut* out) {
+  out->BeginObject();
+  out->Key("window");
+  out->String(window);
+  out->Key("impressions");
+  out->Int(c.impressions);
+  out->Key("wins");
+  out->BeginArray();
+  out->Int(c.wins[0]);
+  out->Int(c.wins[1]);
+  out->EndArray();
+  out->Key("ties");
+  out->Int(c.ties);
+  out->Key("no_click");
+  out->Int(c.no_click);
+  out->Key("preference");
+  out->Double(metrics::Preference(c));
+  out->Key("sign_test_p_value");
+  out->Double(metrics::SignTestPValue(c.wins[0], c.wins[1]));
+  out->EndObject();
+}
+
+void WriteInterleaving(const stream::Pipeline& pipeline,
+                       const std::vector<std::string>& window_labels,
+                       JsonOut* out) {
+  const stream::InterleavingMonitor& monitor = pipeline.interleaving();
+  out->Key("interleaving");
+  out->BeginArray();
+  for (const stream::InterleavingState& s : monitor.experiments()) {
+    out->BeginObject();
+    out->Key("name");
+    out->String(s.config->name);
+    out->Key("variant");
+    out->String(s.config->variant);
+    out->Key("teams");
+    out->BeginArray();
+    out->String(s.config->teams[0]);
+    out->String(s.config->teams[1]);
+    out->EndArray();
+    out->Key("windows");
+    out->BeginArray();
+    WriteInterleavingCounts(kWindowAll, s.all, out);
+    for (size_t w = 0; w < s.windows.size() && w < window_labels.size(); ++w) {
+      WriteInterleavingCounts(window_labels[w], s.windows[w], out);
+    }
+    out->EndArray();
+    out->Key("sequential_p_value");
+    out->Double(s.sequential.p_value());
+    out->Key("looks");
+    out->Int(s.sequential.looks());
+    out->Key("verdict");
+    out->Int(s.verdict);
+    out->Key("state");
+    out->String(stream::VerdictStateName(s.state));
+    out->EndObject();
+  }
+  out->EndArray();
+}
+
+void WriteTopics(const stream::Pipeline& pipeline,
+                 const kafka::KafkaStatus* kafka, JsonOut* out) {
+  const stream::PipelineCounters& counters = pipeline.counters();
+  out->Key("topics");
+  out->BeginArray();
+  for (stream::Topic topic : stream::kAllTopics) {
+    const size_t t = static_cast<size_t>(topic);
+    out->BeginObject();
+    out->Key("topic");
+    out->String(stream::TopicName(topic));
+    out->Key("kafka_topic");
+    if (kafka != nullptr && t < kafka->topics.size()) {
+      out->String(kafka->topics[t]);
+    } else {
+      out->Null();
+    }
+    out->Key("consumed");
+    out->Int(counters.consumed[t]);
+    out->Key("rejected");
+    out->Int(counters.rejected_total(topic));
+    out->Key("rejects");
+    out->BeginObject();
+    for (int r = 0; r < stream::kNumRejectReasons; ++r) {
+      const int64_t n = counters.rejected[t][static_cast<size_t>(r)];
+      if (n == 0) continue;  // Only the reasons that occurred.
+      out->Key(stream::RejectReasonName(static_cast<stream::RejectReason>(r)));
+      out->Int(n);
+    }
+    out->EndObject();
+    out->Key("last_event_ms");
+    out->TimeOrNull(counters.last_event_ms[t]);
+    out->EndObject();
+  }
+  out->EndArray();
+}
+
+void WritePipeline(const stream::Pipeline& pipeline,
+                   const kafka::KafkaStatus* kafka, JsonOut* out) {
+  const stream::PipelineCounters& counters = pipeline.counters();
+  const stream::JoinCounters& join = pipeline.join_counters();
+  out->Key("pipeline");
+  out->BeginObject();
+  WriteTopics(pipeline, kafka, out);
+  const std::pair<const char*, int64_t> figures[] = {
+      {"finalized", join.finalized},
+      {"scored", counters.scored},
+      {"without_relevant", counters.without_relevant},
+      {"late_results", join.late_results},
+      {"late_judgments", join.late_judgments},
+      {"duplicate_results", join.duplicate_results},
+      {"evicted", join.evicted},
+      {"orphaned_judgments", join.orphaned_judgments},
+      {"over_limit_judgments", join.over_limit_judgments},
+      {"unjudged", join.unjudged},
+      {"dropped_on_rebalance", join.dropped_on_rebalance},
+      {"replayed", join.replayed},
+      {"pending_requests", pipeline.pending_requests()},
+      {"table_entries", pipeline.table_entries()},
+  };
+  for (const auto& [name, value] : figures) {
+    out->Key(name);
+    out->Int(value);
+  }
+  out->Key("watermark_ms");
+  out->TimeOrNull(pipeline.watermark_ms());
+  out->Key("window_now_ms");
+  out->TimeOrNull(pipeline.window_now_ms());
+  // Label values folded into "other": the variant, then each segment.
+  out->Key("label_overflow");
+  out->BeginArray();
+  for (int64_t n : pipeline.aggregator().overflowed()) out->Int(n);
+  out->EndArray();
+  out->EndObject();
+}
+
+void WriteKafka(const kafka::KafkaStatus* kafka, int64_t now_mono_ms,
+                JsonOut* out) {
+  out->Key("kafka");
+  if (kafka == nullptr) {
+    out->Null();
+    return;
+  }
+  out->BeginObject();
+  // The predicate of /readyz and rankwatch_consumer_ready.
+  const kafka::ReadyReason reason = kafka->ready_reason(now_mono_ms);
+  out->Key("ready");
+  out->Bool(reason == kafka::ReadyReason::kReady);
+  out->Key("reason");
+  out->String(kafka::ReadyReasonName(reason));
+  out->Key("message");
+  out->String(kafka->ReadinessMessage(now_mono_ms));
+  out->Key("assigned");
+  out->Bool(kafka->assigned);
+  out->Key("consuming");
+  out->Bool(kafka->consuming);
+  int64_t total_lag = 0;
+  out->Key("partitions");
+  out->BeginArray();
+  for (const kafka::PartitionStatus& p : kafka->partitions) {
+    out->BeginObject();
+    out->Key("topic");
+    out->String(p.topic);
+    out->Key("partition");
+    out->Int(p.partition);
+    // -1: not known yet (no statistics or commit so far).
+    out->Key("lag");
+    out->Int(p.lag);
+    out->Key("committed_offset");
+    out->Int(p.committed_offset);
+    out->Key("high_watermark");
+    out->Int(p.high_watermark);
+    out->EndObject();
+    if (p.lag > 0) total_lag += p.lag;
+  }
+  out->EndArray();
+  out->Key("total_lag");
+  out->Int(total_lag);
+  out->Key("rebalances");
+  out->Int(kafka->rebalances);
+  out->Key("commits_ok");
+  out->Int(kafka->commits_ok);
+  out->Key("commits_failed");
+  out->Int(kafka->commits_failed);
+  out->Key("dead_letters_produced");
+  out->Int(kafka->dead_letters_produced);
+  out->EndObject();
+}
+
+}  // namespace
+
+std::string BuildSummaryJson(const stream::Pipeline& pipeline,
+                             const kafka::KafkaStatus* kafka,
+                             const SummaryTimes& times) {
+  const std::vector<std::string> window_labels =
+      exporter::WindowLabels(pipeline.aggregator().windows_ms());
+  const HistoryShape shape = MakeHistoryShape(pipeline.aggregator());
+  JsonOut out;
+  out.BeginObject();
+  out.Key("schema_version");
+  out.Int(kSummarySchemaVersion);
+  out.Key("generated_ms");
+  out.Int(times.wall_ms);
+  out.Key("monotonic_ms");
+  out.Int(times.mono_ms);
+  WriteConfig(pipeline, window_labels, shape, &out);
+  WriteMeans(pipeline, shape, &out);
+  WriteExperiments(pipeline, window_labels, &out);
+  WriteInterleaving(pipeline, window_labels, &out);
+  WritePipeline(pipeline, kafka, &out);
+  WriteKafka(kafka, times.mono_ms, &out);
+  out.EndObject();
+  return out.Take();
+}
+
+}  // namespace rankwatch::status

@@ -1,0 +1,47 @@
+// The live summary behind the status page: GET /api/v1/summary, one JSON
+// object built from the pipeline's plain state (means per variant and
+// segment group, per window, with a short history; the A/B comparisons and
+// sample-ratio checks; the interleaving experiments) and the Kafka
+// consumer's status (lag, readiness). Every field is documented in
+// docs/metrics-reference.md, "Status page and /api/v1/summary". Numbers
+// that are NaN or infinite (an empty mean, an interval without
+// information) are written as null.
+//
+// Ownership: reads its arguments during the call only. Thread-safety: none
+// of its own; the caller holds the mutex that guards the pipeline and the
+// Kafka status (the daemon's, as for /metrics).
+#ifndef RANKWATCH_DAEMON_STATUS_SUMMARY_H_
+#define RANKWATCH_DAEMON_STATUS_SUMMARY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "daemon/kafka/kafka_status.h"
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::status {
+
+// Version of the summary's layout, written as "schema_version": bumped when
+// a field changes meaning or goes away (new fields do not bump it).
+inline constexpr int kSummarySchemaVersion = 1;
+
+// The history of a series has at most this many points: the buckets of the
+// longest window, adjacent ones merged (sums and counts added, so each
+// point's mean is exact) when there are more.
+inline constexpr int kMaxHistoryPoints = 60;
+
+// Clock readings stamped into the summary: wall time of the snapshot, and
+// the monotonic time readiness is judged at (and rates are computed from).
+struct SummaryTimes {
+  int64_t wall_ms = 0;
+  int64_t mono_ms = 0;
+};
+
+// The summary of `pipeline` and, when not null (replay, tests), `kafka`.
+std::string BuildSummaryJson(const stream::Pipeline& pipeline,
+                             const kafka::KafkaStatus* kafka,
+                             const SummaryTimes& times);
+
+}  // namespace rankwatch::status
+
+#endif  // RANKWATCH_DAEMON_STATUS_SUMMARY_H_

@@ -1,0 +1,245 @@
+#include "daemon/status/summary.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/clock.h"
+#include "daemon/exporter/exporter_test_util.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+
+namespace rankwatch::status {
+namespace {
+
+using exporter::testing::JudgmentJson;
+using exporter::testing::ResultsJson;
+
+// Precision at 1 only, window 5m (bucket 10 s), segment locale, and two
+// experiments: B against A, and Z (never served) against A.
+config::Config SummaryConfig() {
+  config::Config c;
+  c.metrics.measures = {metrics::Measure::kPrecision};
+  c.metrics.cutoffs = {1};
+  c.aggregation.windows = {std::chrono::minutes(5)};
+  c.aggregation.segments = {"locale"};
+  c.experiments = {{"ranker-v2", "A", {"B"}}, {"unserved", "A", {"Z"}}};
+  return c;
+}
+
+class SummaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto p = stream::Pipeline::Create(SummaryConfig(), &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+  }
+
+  // One served list of doc "a": relevant (P@1 = 1) or not judged (0).
+  void Request(const std::string& id, const std::string& variant,
+               const std::string& locale, bool relevant) {
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         ResultsJson(id, variant, 1000, {"a"}, locale),
+                         {0, offset_++});
+    if (relevant) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson(id, "a", 1, 2000), {0, offset_++});
+    }
+  }
+
+  simdjson::dom::element Parse(const kafka::KafkaStatus* kafka) {
+    json_ = BuildSummaryJson(*pipeline_, kafka, {1'234, 5'678});
+    simdjson::dom::element root;
+    EXPECT_EQ(parser_.parse(json_).get(root), simdjson::SUCCESS) << json_;
+    return root;
+  }
+
+  FakeClock clock_{1'700'000'000'000};
+  std::unique_ptr<stream::Pipeline> pipeline_;
+  int64_t offset_ = 0;
+  std::string json_;
+  simdjson::dom::parser parser_;
+};
+
+double Num(simdjson::dom::element e) {
+  double d = 0;
+  if (e.is_int64()) return static_cast<double>(int64_t(e));
+  EXPECT_EQ(e.get(d), simdjson::SUCCESS);
+  return d;
+}
+
+TEST_F(SummaryTest, MeansPerVariantAndGroupWithHistory) {
+  // P@1 of A: en {1, 0}, de {0}; B: en {1, 1, 0, 1}.
+  Request("a1", "A", "en", true);
+  Request("a2", "A", "en", false);
+  Request("a3", "A", "de", false);
+  Request("b1", "B", "en", true);
+  Request("b2", "B", "en", true);
+  Request("b3", "B", "en", false);
+  Request("b4", "B", "en", true);
+  pipeline_->FinishAll();
+  simdjson::dom::element d = Parse(nullptr);
+  EXPECT_EQ(int64_t(d["schema_version"]), 1);
+  EXPECT_EQ(int64_t(d["generated_ms"]), 1'234);
+  EXPECT_EQ(int64_t(d["monotonic_ms"]), 5'678);
+  EXPECT_EQ(std::string_view(d["windows"].at(0)["name"]), "all");
+  EXPECT_TRUE(d["windows"].at(0)["ms"].is_null());
+  EXPECT_EQ(std::string_view(d["windows"].at(1)["name"]), "5m");
+  EXPECT_EQ(int64_t(d["windows"].at(1)["ms"]), 300'000);
+  EXPECT_EQ(std::string_view(d["series"].at(0)["name"]), "P_1");
+  EXPECT_EQ(std::string_view(d["series"].at(0)["k"]), "1");
+
+  // Variant totals over their groups; both windows hold every list.
+  simdjson::dom::element a = d["variants"].at(0);
+  EXPECT_EQ(std::string_view(a["variant"]), "A");
+  EXPECT_EQ(int64_t(a["requests"]), 3);
+  for (size_t w : {0, 1}) {
+    simdjson::dom::element win = a["series"].at(0)["windows"].at(w);
+    EXPECT_EQ(int64_t(win["count"]), 3);
+    EXPECT_DOUBLE_EQ(Num(win["mean"]), 1.0 / 3);
+  }
+  simdjson::dom::element b = d["variants"].at(1);
+  EXPECT_EQ(std::string_view(b["variant"]), "B");
+  EXPECT_DOUBLE_EQ(Num(b["series"].at(0)["windows"].at(0)["mean"]), 0.75);
+
+  // Groups: A/en {1, 0}, A/de {0}, B/en.
+  simdjson::dom::array groups = d["groups"];
+  ASSERT_EQ(groups.size(), 3u);
+  simdjson::dom::element en = groups.at(0);
+  EXPECT_EQ(std::string_view(en["segments"]["locale"]), "en");
+  EXPECT_EQ(int64_t(en["series"].at(0)["windows"].at(0)["count"]), 2);
+  EXPECT_DOUBLE_EQ(Num(en["series"].at(0)["windows"].at(0)["mean"]), 0.5);
+  EXPECT_EQ(std::string_view(groups.at(1)["segments"]["locale"]), "de");
+  EXPECT_DOUBLE_EQ(Num(groups.at(1)["series"].at(0)["windows"].at(0)["mean"]),
+                   0.0);
+
+  // History: 5m of 10 s buckets = 30 points, ending with the bucket of the
+  // windows' "now"; A's three lists sit in one bucket (closed together).
+  EXPECT_EQ(int64_t(d["history"]["points"]), 30);
+  EXPECT_EQ(int64_t(d["history"]["point_ms"]), 10'000);
+  const int64_t now = pipeline_->window_now_ms();
+  EXPECT_EQ(int64_t(d["history"]["end_ms"]), (now / 10'000 + 1) * 10'000);
+  simdjson::dom::array counts = a["series"].at(0)["history_count"];
+  simdjson::dom::array means = a["series"].at(0)["history_mean"];
+  ASSERT_EQ(counts.size(), 30u);
+  int64_t total = 0;
+  for (simdjson::dom::element c : counts) total += int64_t(c);
+  EXPECT_EQ(total, 3);
+  int nulls = 0;
+  for (simdjson::dom::element m : means) {
+    if (m.is_null()) {
+      ++nulls;
+    } else {
+      EXPECT_DOUBLE_EQ(Num(m), 1.0 / 3);
+    }
+  }
+  EXPECT_EQ(nulls, 29);  // Empty buckets: no mean, null.
+}
+
+TEST_F(SummaryTest, ExperimentsWithIntervalsSrmAndNulls) {
+  Request("a1", "A", "en", true);
+  Request("a2", "A", "en", false);
+  Request("a3", "A", "en", false);
+  Request("b1", "B", "en", true);
+  Request("b2", "B", "en", true);
+  Request("b3", "B", "en", false);
+  Request("b4", "B", "en", true);
+  pipeline_->FinishAll();  // Scores everything and takes a look.
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::element e = d["experiments"].at(0);
+  EXPECT_EQ(std::string_view(e["name"]), "ranker-v2");
+  EXPECT_EQ(std::string_view(e["baseline"]), "A");
+  // Comparisons: window all, then 5m.
+  simdjson::dom::element c = e["comparisons"].at(0);
+  EXPECT_EQ(std::string_view(c["treatment"]), "B");
+  EXPECT_EQ(std::string_view(c["series"]), "P_1");
+  EXPECT_EQ(std::string_view(c["window"]), "all");
+  EXPECT_EQ(int64_t(c["baseline_arm"]["count"]), 3);
+  EXPECT_EQ(int64_t(c["treatment_arm"]["count"]), 4);
+  // A {1, 0, 0}: mean 1/3, variance 1/3; B {1, 1, 0, 1}: 0.75, 0.25.
+  // d = 5/12, SE = sqrt(1/9 + 1/16) = 5/12, t = 1,
+  // df = (25/144)^2 / ((1/9)^2 / 2 + (1/16)^2 / 3) = 4.032258064516129.
+  // SciPy 1.10: 2 * stats.t.sf(1, df) = 0.3734797469866552;
+  // 5/12 -+ stats.t.ppf(0.975, df) * 5/12 = -0.7365446697157771,
+  // 1.5698780030491106.
+  EXPECT_NEAR(Num(c["difference"]), 5.0 / 12, 1e-12);
+  EXPECT_NEAR(Num(c["relative_difference"]), 1.25, 1e-12);
+  EXPECT_NEAR(Num(c["welch"]["standard_error"]), 5.0 / 12, 1e-12);
+  EXPECT_NEAR(Num(c["welch"]["p_value"]), 0.3734797469866552, 1e-7);
+  EXPECT_NEAR(Num(c["welch"]["interval"].at(0)), -0.7365446697157771, 1e-7);
+  EXPECT_NEAR(Num(c["welch"]["interval"].at(1)), 1.5698780030491106, 1e-7);
+  // mSPRT, one look, tau = 0.05, alpha = 0.05: half-width 8.570303187261315
+  // (see experiment_collector_test.cc), p-value 1.
+  EXPECT_EQ(Num(c["sequential"]["p_value"]), 1.0);
+  EXPECT_NEAR(Num(c["sequential"]["interval"].at(1)),
+              5.0 / 12 + 8.570303187261315, 1e-9);
+  EXPECT_EQ(int64_t(c["sequential"]["looks"]), 1);
+  EXPECT_EQ(int64_t(c["verdict"]), 0);
+  EXPECT_EQ(std::string_view(c["state"]), "inconclusive");
+  // The sliding window has no sequential test.
+  EXPECT_EQ(std::string_view(e["comparisons"].at(1)["window"]), "5m");
+  EXPECT_TRUE(e["comparisons"].at(1)["sequential"].is_null());
+  // SRM: 3 and 4 lists against 50/50; scipy.stats.chisquare([3, 4]) p =
+  // 0.7054569861112734.
+  simdjson::dom::element srm = e["srm"];
+  EXPECT_EQ(int64_t(srm["counts"].at(0)), 3);
+  EXPECT_EQ(int64_t(srm["counts"].at(1)), 4);
+  EXPECT_EQ(Num(srm["expected_shares"].at(1)), 0.5);
+  EXPECT_NEAR(Num(srm["chi_square_p_value"]), 0.7054569861112734, 1e-9);
+  EXPECT_FALSE(bool(srm["detected"]));
+
+  // Z never served: its mean, the difference and the Welch interval have no
+  // value, written as null, never NaN or Infinity (not JSON).
+  simdjson::dom::element z = d["experiments"].at(1)["comparisons"].at(0);
+  EXPECT_EQ(int64_t(z["treatment_arm"]["count"]), 0);
+  EXPECT_TRUE(z["treatment_arm"]["mean"].is_null());
+  EXPECT_TRUE(z["difference"].is_null());
+  EXPECT_TRUE(z["welch"]["interval"].at(0).is_null());
+  EXPECT_TRUE(z["welch"]["interval"].at(1).is_null());
+  EXPECT_EQ(json_.find("NaN"), std::string::npos);
+  EXPECT_EQ(json_.find("inf"), std::string::npos);
+}
+
+TEST_F(SummaryTest, PipelineHealthAndKafka) {
+  Request("a1", "A", "en", true);
+  Request("a2", "A", "en", false);
+  pipeline_->OnPayload(stream::Topic::kResults, "{not json", {0, offset_++});
+  pipeline_->OnPayload(stream::Topic::kJudgments, "[]", {0, offset_++});
+  kafka::KafkaStatus kafka;
+  kafka.topics = {"res", "judg"};
+  kafka.partitions = {
+      {"res", 0, 5, 10, 15}, {"judg", 1, -1, -1, -1}, {"judg", 0, 7, 3, 10}};
+  kafka.rebalances = 2;
+  simdjson::dom::element d = Parse(&kafka);
+  simdjson::dom::element p = d["pipeline"];
+  simdjson::dom::element results = p["topics"].at(0);
+  EXPECT_EQ(std::string_view(results["topic"]), "results");
+  EXPECT_EQ(std::string_view(results["kafka_topic"]), "res");
+  EXPECT_EQ(int64_t(results["consumed"]), 3);  // a1, a2, the malformed one.
+  EXPECT_EQ(int64_t(results["rejected"]), 1);
+  EXPECT_EQ(int64_t(results["rejects"]["malformed_json"]), 1);
+  EXPECT_EQ(int64_t(results["last_event_ms"]), 1000);
+  simdjson::dom::element judgments = p["topics"].at(1);
+  EXPECT_EQ(int64_t(judgments["consumed"]), 2);  // a1's, and "[]".
+  EXPECT_EQ(int64_t(judgments["rejected"]), 1);
+  // Both lists wait for their join window: pending, nothing scored.
+  EXPECT_EQ(int64_t(p["pending_requests"]), 2);
+  EXPECT_EQ(int64_t(p["scored"]), 0);
+  EXPECT_EQ(int64_t(p["evicted"]), 0);
+  simdjson::dom::element k = d["kafka"];
+  // Never consuming: the first reason of the predicate.
+  EXPECT_FALSE(bool(k["ready"]));
+  EXPECT_EQ(std::string_view(k["reason"]), "not_consuming");
+  EXPECT_EQ(std::string_view(k["message"]), kafka.ReadinessMessage(5'678));
+  EXPECT_EQ(k["partitions"].get_array().size(), 3u);
+  EXPECT_EQ(int64_t(k["partitions"].at(1)["lag"]), -1);
+  EXPECT_EQ(int64_t(k["total_lag"]), 5 + 7);  // Unknown lag (-1) left out.
+  EXPECT_EQ(int64_t(k["rebalances"]), 2);
+  // Replay: no Kafka.
+  EXPECT_TRUE(Parse(nullptr)["kafka"].is_null());
+}
+
+}  // namespace
+}  // namespace rankwatch::status

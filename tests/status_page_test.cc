@@ -1,0 +1,375 @@
+// The status page in a real browser: `rankwatch run` on demo-like traffic
+// (in-process mock cluster, 12 s of `rankwatch produce-synthetic` with B
+// regressed and interleaved traffic), the page at / loaded in Debian's headless
+// Chromium driven by playwright-core from the npm registry
+// (tests/status_page/check_page.mjs), and the numbers it renders compared
+// with /api/v1/summary and /metrics once the traffic has stopped and the
+// daemon has settled. The screenshot is kept as a test artifact:
+// <build>/Testing/status_page.png.
+//
+// Skipped (GTEST_SKIP, with the reason) only when node or chromium is
+// missing; playwright-core is installed into a cache directory on first use
+// (npm, pinned in tests/status_page/package.json).
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/sim/mock_cluster.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "tests/testing/daemon_process.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/prometheus_text.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+
+constexpr char kPlaywrightVersion[] = "1.65.1";  // As in package.json.
+
+// The first executable named `name` on PATH, or "".
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Where playwright-core is (installed on first use); "" with *error set.
+std::string PlaywrightDir(const std::string& npm, std::string* error) {
+  const char* cache = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = cache != nullptr && *cache != '\0'
+                               ? std::string(cache)
+                           : home != nullptr ? std::string(home) + "/.cache"
+                                             : std::string("/tmp");
+  const std::string dir =
+      base + "/rankwatch/playwright-core-" + std::string(kPlaywrightVersion);
+  if (std::filesystem::exists(dir + "/node_modules/playwright-core")) {
+    return dir;
+  }
+  if (npm.empty()) {
+    *error = "npm not found on PATH: cannot install playwright-core into " +
+             dir + " (Debian package npm)";
+    return "";
+  }
+  const testing::CommandResult r = testing::RunCommand(
+      {npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
+       "--ignore-scripts", "--no-save",
+       std::string("playwright-core@") + kPlaywrightVersion},
+      180s);
+  if (r.exit_code != 0) {
+    *error = "npm install playwright-core failed: " + r.err;
+    return "";
+  }
+  return dir;
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds t) {
+  const auto deadline = std::chrono::steady_clock::now() + t;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return done();
+}
+
+// The value the page shows for a mean or a difference (fmt() in page.html:
+// toFixed(4), which like printf rounds the double's exact decimal value).
+std::string Fixed4(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.4f", v);
+  return buf;
+}
+
+class StatusPageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node_ = FindOnPath("node");
+    chromium_ = FindOnPath("chromium");
+    npm_ = FindOnPath("npm");
+    if (node_.empty()) {
+      GTEST_SKIP() << "node not found on PATH (Debian package nodejs; "
+                      "scripts/install-deps.sh installs it)";
+    }
+    if (chromium_.empty()) {
+      GTEST_SKIP() << "chromium not found on PATH (Debian package chromium; "
+                      "scripts/install-deps.sh installs it)";
+    }
+    std::string error;
+    playwright_ = PlaywrightDir(npm_, &error);
+    ASSERT_FALSE(playwright_.empty()) << error;
+
+    auto cluster = sim::MockCluster::Start(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(cluster).value();
+    for (const char* topic : {"results", "judgments"}) {
+      ASSERT_TRUE(cluster_->CreateTopic(topic, 2).ok());
+    }
+    const std::string config = dir_.Write("rankwatch.yaml", R"(
+kafka:
+  bootstrap_servers: ")" + cluster_->bootstrap_servers() + R"("
+  group_id: status-page-e2e
+  commit_interval: 1s
+  properties:
+    session.timeout.ms: "6000"
+    fetch.wait.max.ms: "100"
+join:
+  window: 2s
+  allowed_lateness: 1s
+  idle_timeout: 3s
+aggregation:
+  windows: [30s, 2m]
+  bucket: 2s
+  segments: [locale]
+experiments:
+  - name: ranker-v2
+    baseline: A
+    treatments: [B]
+interleaving:
+  - name: b_vs_a
+    variant: A-vs-B
+    teams: [A, B]
+http:
+  listen: 127.0.0.1:0
+)");
+    daemon_ = std::make_unique<testing::DaemonProcess>(RANKWATCH_BINARY, dir_,
+                                                       config, "daemon");
+    ASSERT_TRUE(daemon_->WaitReady()) << daemon_->log();
+  }
+
+  // The summary, parsed into parser_; false when the daemon does not answer.
+  bool Summary(simdjson::dom::element* d) {
+    auto r = testing::HttpGet("127.0.0.1", daemon_->port(), "/api/v1/summary");
+    if (!r.ok() || r->status != 200) return false;
+    summary_ = r->body;
+    return parser_.parse(summary_).get(*d) == simdjson::SUCCESS;
+  }
+
+  // Demo-like traffic in real time (B regressed from the start, a fifth of
+  // the requests interleaved) for `seconds`, then the producer is killed:
+  // what it produced until then is what the daemon has to show, judgments
+  // still queued for their time are simply never sent.
+  void RunTraffic(int seconds) {
+    ChildProcess traffic({RANKWATCH_BINARY,
+                          "produce-synthetic",
+                          "--bootstrap",
+                          cluster_->bootstrap_servers(),
+                          "--rate",
+                          "150",
+                          "--seed",
+                          "7",
+                          "--status-interval",
+                          "0s",
+                          "--interleave",
+                          "B",
+                          "--interleave-share",
+                          "0.2",
+                          "--regress-variant",
+                          "B",
+                          "--regress-after",
+                          "0s",
+                          "--regress-factor",
+                          "4"},
+                         dir_.path() + "/traffic.out",
+                         dir_.path() + "/traffic.log");
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    ASSERT_TRUE(traffic.Running())
+        << testing::ReadFile(dir_.path() + "/traffic.log");
+    traffic.Signal(SIGKILL);
+    traffic.Wait(10s);
+  }
+
+  // Waits until every produced event is consumed, nothing is pending and
+  // the counters stay put for a few seconds (the experiments' looks, once
+  // per second, then see the final data).
+  void WaitSettled() {
+    std::string last;
+    int stable = 0;
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          simdjson::dom::element d;
+          if (!Summary(&d)) return false;
+          const int64_t pending = d["pipeline"]["pending_requests"];
+          const std::string now =
+              std::to_string(
+                  int64_t(d["pipeline"]["topics"].at(0)["consumed"])) +
+              "/" +
+              std::to_string(
+                  int64_t(d["pipeline"]["topics"].at(1)["consumed"])) +
+              "/" + std::to_string(int64_t(d["pipeline"]["scored"]));
+          stable = (pending == 0 && now == last) ? stable + 1 : 0;
+          last = now;
+          return stable >= 15;  // 3 s at 200 ms.
+        },
+        90s))
+        << summary_;
+  }
+
+  std::string node_, npm_, chromium_, playwright_;
+  testing::TempDir dir_;
+  std::unique_ptr<sim::MockCluster> cluster_;
+  std::unique_ptr<testing::DaemonProcess> daemon_;
+  std::string summary_;
+  simdjson::dom::parser parser_;
+};
+
+TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
+  ASSERT_NO_FATAL_FAILURE(RunTraffic(12));
+  ASSERT_NO_FATAL_FAILURE(WaitSettled());
+
+  const std::vector<std::string> ids = {
+      "mean-A-ndcg_cut_10-all",
+      "mean-B-ndcg_cut_10-all",
+      "difference-ranker-v2-B-ndcg_cut_10-all",
+      "verdict-ranker-v2-B-ndcg_cut_10-all",
+      "consumed-results",
+      "consumed-judgments",
+      "pipeline-scored",
+      "preference-b_vs_a-all",
+      "interleaving-verdict-b_vs_a",
+      "readiness"};
+  const std::string screenshot = dir_.path() + "/status_page.png";
+  std::vector<std::string> argv = {
+      node_,
+      std::string(RANKWATCH_SOURCE_DIR) + "/tests/status_page/check_page.mjs",
+      playwright_,
+      chromium_,
+      "http://127.0.0.1:" + std::to_string(daemon_->port()) + "/",
+      screenshot,
+      dir_.path() + "/chromium-profile"};
+  argv.insert(argv.end(), ids.begin(), ids.end());
+  const auto start = std::chrono::steady_clock::now();
+  const testing::CommandResult page = testing::RunCommand(argv, 120s);
+  const double browser_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_EQ(page.exit_code, 0) << page.out << page.err;
+  std::printf("browser: %.1f s\n", browser_s);
+
+  // The artifact, beside ctest's own files.
+  std::error_code ec;
+  std::filesystem::create_directories(RANKWATCH_TESTING_DIR, ec);
+  std::filesystem::copy_file(
+      screenshot, std::string(RANKWATCH_TESTING_DIR) + "/status_page.png",
+      std::filesystem::copy_options::overwrite_existing, ec);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_GT(std::filesystem::file_size(screenshot), 10'000u);
+
+  simdjson::dom::parser page_parser;
+  simdjson::dom::element shown;
+  ASSERT_EQ(page_parser.parse(page.out).get(shown), simdjson::SUCCESS)
+      << page.out;
+  EXPECT_EQ(std::string_view(shown["page-errors"]), "");
+  auto text = [&](const std::string& id) {
+    return std::string(std::string_view(shown[id]));
+  };
+
+  simdjson::dom::element d;
+  ASSERT_TRUE(Summary(&d));
+  const testing::Scrape metrics = daemon_->Metrics();
+
+  // Which series is nDCG@10.
+  int64_t ndcg10 = -1, i = 0;
+  for (simdjson::dom::element s : d["series"]) {
+    if (std::string_view(s["name"]) == "ndcg_cut_10") ndcg10 = i;
+    ++i;
+  }
+  ASSERT_GE(ndcg10, 0) << summary_;
+  for (simdjson::dom::element v : d["variants"]) {
+    const std::string variant{std::string_view(v["variant"])};
+    if (variant != "A" && variant != "B") continue;
+    SCOPED_TRACE(variant);
+    simdjson::dom::element all =
+        v["series"].at(static_cast<size_t>(ndcg10))["windows"].at(0);
+    const double mean = all["mean"];
+    // The page shows the summary's mean...
+    EXPECT_EQ(text("mean-" + variant + "-ndcg_cut_10-all"), Fixed4(mean));
+    // ...which is /metrics' sum over the variant's segment groups divided
+    // by their count (what PromQL computes from the histogram).
+    const std::map<std::string, std::string> l = {{"variant", variant},
+                                                  {"k", "10"}};
+    const double count = metrics.Sum("rankwatch_ndcg_count", l);
+    EXPECT_EQ(int64_t(all["count"]), count);
+    EXPECT_NEAR(mean, metrics.Sum("rankwatch_ndcg_sum", l) / count, 1e-12);
+    EXPECT_GT(count, 100);
+  }
+
+  // The experiment: B regressed 4x, so worse on nDCG@10.
+  bool found = false;
+  for (simdjson::dom::element c : d["experiments"].at(0)["comparisons"]) {
+    if (std::string_view(c["series"]) != "ndcg_cut_10" ||
+        std::string_view(c["window"]) != "all") {
+      continue;
+    }
+    found = true;
+    EXPECT_EQ(text("difference-ranker-v2-B-ndcg_cut_10-all"),
+              Fixed4(double(c["difference"])));
+    EXPECT_EQ(std::string_view(c["state"]), "worse");
+    EXPECT_EQ(text("verdict-ranker-v2-B-ndcg_cut_10-all"), "worse");
+    const std::map<std::string, std::string> l = {{"experiment", "ranker-v2"},
+                                                  {"variant", "B"},
+                                                  {"measure", "ndcg"},
+                                                  {"k", "10"},
+                                                  {"window", "all"}};
+    EXPECT_EQ(metrics.Sum("rankwatch_ab_verdict", l), -1);
+    EXPECT_NEAR(double(c["difference"]),
+                metrics.Sum("rankwatch_ab_difference", l), 1e-12);
+  }
+  EXPECT_TRUE(found) << summary_;
+
+  // Pipeline health: the events consumed, as counted by /metrics.
+  for (const char* topic : {"results", "judgments"}) {
+    SCOPED_TRACE(topic);
+    const double consumed =
+        metrics.Sum("rankwatch_events_consumed_total", {{"topic", topic}});
+    EXPECT_GT(consumed, 1000);
+    EXPECT_EQ(text(std::string("consumed-") + topic),
+              std::to_string(static_cast<int64_t>(consumed)));
+  }
+  EXPECT_EQ(text("pipeline-scored"),
+            std::to_string(int64_t(d["pipeline"]["scored"])));
+  EXPECT_EQ(double(int64_t(d["pipeline"]["scored"])),
+            metrics.Sum("rankwatch_requests_scored_total"));
+
+  // Interleaving: the challenger's preference as /metrics has it.
+  simdjson::dom::element x = d["interleaving"].at(0);
+  const double preference = x["windows"].at(0)["preference"];
+  EXPECT_EQ(text("preference-b_vs_a-all"), Fixed4(preference));
+  EXPECT_NEAR(preference,
+              metrics.Sum("rankwatch_interleaving_preference",
+                          {{"experiment", "b_vs_a"}, {"window", "all"}}),
+              1e-12);
+  // The badge writes the state's underscores as spaces ("no data").
+  std::string state{std::string_view(x["state"])};
+  std::replace(state.begin(), state.end(), '_', ' ');
+  EXPECT_EQ(text("interleaving-verdict-b_vs_a"), state);
+
+  EXPECT_EQ(text("readiness"), "ready");
+  EXPECT_EQ(metrics.Sum("rankwatch_consumer_ready"), 1);
+}
+
+}  // namespace
+}  // namespace rankwatch
