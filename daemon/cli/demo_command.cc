@@ -131,6 +131,7 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
   std::printf(
       "\nrankwatch demo: %s, synthetic A/B traffic (%g "
       "requests/s, B slightly better%s) and the daemon on them.\n\n"
+      "Status:    http://127.0.0.1:%d/   (the live status page)\n"
       "Metrics:   http://127.0.0.1:%d/metrics   (first numbers after ~35 s: "
       "the 30 s join window must close)\n"
       "Try:\n"
@@ -151,7 +152,7 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
                                    : (", " + args.regress_variant +
                                       " regresses after " + args.regress_after)
                                          .c_str(),
-      port, port, port, port, port,
+      port, port, port, port, port, port,
       args.interleave.empty()
           ? ""
           : ("  curl -s localhost:" + std::to_string(port) +
