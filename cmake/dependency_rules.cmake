@@ -32,7 +32,7 @@ rankwatch_check_links(rankwatch_base ALLOWED EXTERNAL_ONLY "")
 rankwatch_check_links(rankwatch_metrics ALLOWED rankwatch::base
   EXTERNAL_ONLY Boost::boost Boost::headers)
 rankwatch_check_links(rankwatch_trec ALLOWED rankwatch::base rankwatch::metrics
-  EXTERNAL_ONLY Threads::Threads)
+  EXTERNAL_ONLY Threads::Threads ZLIB::ZLIB PkgConfig::ZSTD)
 rankwatch_check_links(rankwatch_config ALLOWED rankwatch::base rankwatch::metrics)
 rankwatch_check_links(rankwatch_stream ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::trec rankwatch::config)

@@ -14,6 +14,17 @@ namespace {
 // defensively, anything outside [0, 1].
 double Sanitized(double p) { return p >= 0 && p <= 1 ? p : 1.0; }
 
+// The indices of `p` in ascending order of p. Stable, so tied p-values keep
+// their input order; their adjusted values come out equal anyway (the
+// running minimum or maximum of the step-up and step-down procedures).
+std::vector<size_t> AscendingOrder(const std::vector<double>& p) {
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&p](size_t a, size_t b) { return p[a] < p[b]; });
+  return order;
+}
+
 }  // namespace
 
 void BenjaminiHochberg(std::span<const double> p_values,
@@ -27,18 +38,35 @@ void BenjaminiHochberg(std::span<const double> p_values,
   // Copied first: `adjusted` may alias `p_values`.
   std::vector<double> p(m);
   std::transform(p_values.begin(), p_values.end(), p.begin(), Sanitized);
-  std::vector<size_t> order(m);
-  std::iota(order.begin(), order.end(), size_t{0});
-  // Stable, so tied p-values keep their input order; their adjusted values
-  // come out equal anyway (the step-up minimum below).
-  std::stable_sort(order.begin(), order.end(),
-                   [&p](size_t a, size_t b) { return p[a] < p[b]; });
+  const std::vector<size_t> order = AscendingOrder(p);
   // Step-up from the largest: adjusted_(i) = min(adjusted_(i+1), m p_(i) / i).
   double running = 1;
   for (size_t rank = m; rank >= 1; --rank) {
     const size_t i = order[rank - 1];
     running = std::min(
         running, static_cast<double>(m) * p[i] / static_cast<double>(rank));
+    adjusted[i] = running;
+  }
+}
+
+void Holm(std::span<const double> p_values, std::span<double> adjusted) {
+  if (adjusted.size() != p_values.size()) {
+    std::fill(adjusted.begin(), adjusted.end(),
+              std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  const size_t m = p_values.size();
+  // Copied first: `adjusted` may alias `p_values`.
+  std::vector<double> p(m);
+  std::transform(p_values.begin(), p_values.end(), p.begin(), Sanitized);
+  const std::vector<size_t> order = AscendingOrder(p);
+  // Step-down from the smallest: adjusted_(i) = max(adjusted_(i-1),
+  // (m - i + 1) p_(i)), capped at 1.
+  double running = 0;
+  for (size_t rank = 1; rank <= m; ++rank) {
+    const size_t i = order[rank - 1];
+    running = std::max(running,
+                       std::min(1.0, static_cast<double>(m - rank + 1) * p[i]));
     adjusted[i] = running;
   }
 }

@@ -22,6 +22,16 @@ namespace rankwatch::metrics {
 void BenjaminiHochberg(std::span<const double> p_values,
                        std::span<double> adjusted);
 
+// Holm adjusted p-values (Holm, Scand. J. Statist. 6(2), 1979), as R's
+// p.adjust(method = "holm") and statsmodels' multipletests(method = "holm"):
+// with p sorted ascending, adjusted_(i) = min(1, max_{j <= i} (m - j + 1)
+// p_(j)), written back in the input order. Rejecting every hypothesis whose
+// adjusted p-value is at most alpha controls the family-wise error rate at
+// alpha under any dependence. Same conventions as BenjaminiHochberg: NaN
+// and out-of-range p-values count as 1 and stay in the family, `adjusted`
+// may alias `p_values`, and differing sizes fill `adjusted` with NaN.
+void Holm(std::span<const double> p_values, std::span<double> adjusted);
+
 }  // namespace rankwatch::metrics
 
 #endif  // RANKWATCH_METRICS_MULTIPLE_TESTING_H_

@@ -9,12 +9,12 @@ packages=(
   # Libraries.
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
   libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
-  libboost-math-dev
+  libboost-math-dev libzstd-dev
   # HTTPS on the endpoint (http.tls), and openssl to make the tests'
   # self-signed certificates.
   libssl-dev openssl
   # Tests and benchmarks.
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format zstd
   # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer
   # runtimes (a recommendation of clang that --no-install-recommends skips).
   clang libclang-rt-14-dev

@@ -5,10 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "base/strings.h"
+#include "trec/decompress.h"
 
 namespace rankwatch::trec {
 
@@ -36,10 +39,13 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path,
                            "': the name holds a NUL byte");
   }
   if (path == "-") {
+    // Compressed bytes on stdin pass the line bound too: a '\n' is one byte
+    // in 256 of them, so a 1 MiB stretch without one does not happen.
     RW_RETURN_IF_ERROR(
         ReadAllBounded(STDIN_FILENO, "<stdin>", bounds, &f.owned_));
     f.data_ = f.owned_.data();
     f.size_ = f.owned_.size();
+    RW_RETURN_IF_ERROR(f.DecompressIfCompressed("<stdin>", bounds));
     return f;
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -67,6 +73,7 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path,
     f.size_ = static_cast<size_t>(st.st_size);
     f.mapped_ = true;
     ::close(fd);
+    RW_RETURN_IF_ERROR(f.DecompressIfCompressed(path, bounds));
     return f;
   }
   Status s = ReadAllBounded(fd, path, bounds, &f.owned_);
@@ -74,7 +81,30 @@ StatusOr<MappedFile> MappedFile::Open(const std::string& path,
   RW_RETURN_IF_ERROR(s);
   f.data_ = f.owned_.data();
   f.size_ = f.owned_.size();
+  RW_RETURN_IF_ERROR(f.DecompressIfCompressed(path, bounds));
   return f;
+}
+
+// Plain text, the common case, costs one look at the first bytes; compressed
+// input is replaced by its text, held in owned_ (a compressed stream cannot
+// be mapped, and the readers want the whole text at once).
+Status MappedFile::DecompressIfCompressed(std::string_view name,
+                                          const ReadBounds& bounds) {
+  const Compression c =
+      DetectCompression(std::string_view(data_, std::min(size_, kMagicBytes)));
+  if (c == Compression::kNone) return Status::Ok();
+  std::string text;
+  RW_RETURN_IF_ERROR(DecompressAll(
+      c, data(), name,
+      std::min<uint64_t>(DecompressedSizeLimit(), bounds.max_total_bytes),
+      &text));
+  std::string moved_path = std::move(path_);
+  Reset();
+  path_ = std::move(moved_path);
+  owned_ = std::move(text);
+  data_ = owned_.data();
+  size_ = owned_.size();
+  return Status::Ok();
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept {

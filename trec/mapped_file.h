@@ -10,6 +10,10 @@
 // stops with an error instead of growing memory. Mapped files take no
 // memory of their own; their readers check the same bound as they scan.
 //
+// Input compressed with gzip or zstd, told by its first bytes and not by
+// its name, is decompressed into memory (decompress.h) and read as its
+// text; plain files keep the mapping, with no copy.
+//
 // Move-only; the view is valid for the object's lifetime. Thread-safe for
 // concurrent reads and ReleaseRange() calls.
 #ifndef RANKWATCH_TREC_MAPPED_FILE_H_
@@ -47,6 +51,10 @@ class MappedFile {
  private:
   MappedFile() = default;
   void Reset();
+  // Replaces the contents with their decompressed text when they start
+  // with a gzip or zstd magic (decompress.h). `name` is for messages.
+  [[nodiscard]] Status DecompressIfCompressed(std::string_view name,
+                                              const ReadBounds& bounds);
 
   std::string path_;
   const char* data_ = nullptr;

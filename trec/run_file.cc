@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "trec/decompress.h"
 #include "trec/parallel.h"
 #include "trec/text_scan.h"
 
@@ -159,12 +160,27 @@ std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
     return nullptr;
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  // A compressed run is streamed through its decoder; plain files are read
+  // as they are.
+  char head[kMagicBytes];
+  ssize_t n;
+  do {
+    n = ::pread(fd, head, sizeof(head), 0);
+  } while (n < 0 && errno == EINTR);
+  const Compression c = DetectCompression(
+      std::string_view(head, n > 0 ? static_cast<size_t>(n) : 0));
   return std::unique_ptr<RunChunkReader>(
-      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1)));
+      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1), c));
 }
 
-RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes)
-    : fd_(fd), path_(std::move(path)), chunk_bytes_(chunk_bytes) {}
+RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes,
+                               Compression compression)
+    : fd_(fd), path_(std::move(path)), chunk_bytes_(chunk_bytes) {
+  if (compression != Compression::kNone) {
+    decompressor_ = std::make_unique<DecompressingReader>(
+        fd_, compression, path_, DecompressedSizeLimit());
+  }
+}
 
 RunChunkReader::~RunChunkReader() { ::close(fd_); }
 
@@ -177,6 +193,15 @@ Status RunChunkReader::status() const {
 // ends.
 bool RunChunkReader::Fill(std::vector<char>* buffer, size_t* size) {
   while (*size < buffer->size() && !eof_) {
+    if (decompressor_ != nullptr) {
+      size_t got = 0;
+      status_ = decompressor_->Read(buffer->data() + *size,
+                                    buffer->size() - *size, &got);
+      if (!status_.ok()) return false;
+      if (got == 0) eof_ = true;
+      *size += got;
+      continue;
+    }
     const ssize_t n =
         ::read(fd_, buffer->data() + *size, buffer->size() - *size);
     if (n < 0) {
@@ -223,6 +248,12 @@ bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
 
 Status RunChunkReader::ReadRange(uint64_t begin, uint64_t end,
                                  std::string* out) const {
+  if (decompressor_ != nullptr) {
+    // A compressed stream cannot be read back in place: the caller falls
+    // back to the mapped path, which holds the whole decompressed text.
+    return Status::Unavailable("'" + ShownPath(path_) +
+                               "' is compressed: no random access");
+  }
   out->resize(end - begin);
   size_t done = 0;
   while (done < out->size()) {

@@ -29,6 +29,7 @@
 #include "base/status.h"
 #include "base/string_index.h"
 #include "metrics/measures.h"
+#include "trec/decompress.h"
 #include "trec/mapped_file.h"
 #include "trec/text_scan.h"
 
@@ -139,6 +140,9 @@ struct RunChunk {
 // own buffer:
 // reads are serialized, processing is not. ReadRange() reads back any part
 // of the file, for the rare qid whose lines are not all in one group.
+// A gzip or zstd file is streamed through its decoder (decompress.h), told
+// by its first bytes; ReadRange() then fails, and EvaluateFiles falls back
+// to the mapped path, which decompresses the whole file.
 //
 // Thread-safe. Owns its file descriptor.
 class RunChunkReader {
@@ -161,12 +165,16 @@ class RunChunkReader {
   Status ReadRange(uint64_t begin, uint64_t end, std::string* out) const;
 
  private:
-  RunChunkReader(int fd, std::string path, size_t chunk_bytes);
+  RunChunkReader(int fd, std::string path, size_t chunk_bytes,
+                 Compression compression);
   bool Fill(std::vector<char>* buffer, size_t* size);
 
   const int fd_;
   const std::string path_;
   const size_t chunk_bytes_;
+  // Set when the file is gzip or zstd (decompress.h): chunks are then its
+  // decompressed text, and ReadRange fails.
+  std::unique_ptr<DecompressingReader> decompressor_;
   mutable std::mutex mu_;
   std::vector<char> carry_;  // Read but not yet handed out: the last group.
   uint64_t carry_offset_ = 0;

@@ -1,0 +1,241 @@
+#include "metrics/rank_correlation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "metrics/ab_stats.h"
+
+namespace rankwatch::metrics {
+namespace {
+
+// SciPy's kendalltau(method='auto') uses the exact distribution without
+// ties up to this many pairs (scipy/stats/_stats_py.py, 1.10).
+constexpr size_t kKendallExactMaxSize = 33;
+
+bool Comparable(std::span<const double> x, std::span<const double> y) {
+  if (x.size() != y.size() || x.size() < 2) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) return false;
+  }
+  return true;
+}
+
+// Statistics of the groups of equal values in `sorted` (ascending), as
+// SciPy's count_rank_tie: the tied pairs sum t (t - 1) / 2, and the sums
+// t (t - 1) (t - 2) and t (t - 1) (2 t + 5) of the variance formula.
+struct TieStats {
+  int64_t pairs = 0;
+  double v0 = 0;
+  double v1 = 0;
+};
+
+TieStats CountTies(const std::vector<double>& sorted) {
+  TieStats stats;
+  size_t start = 0;
+  for (size_t i = 1; i <= sorted.size(); ++i) {
+    if (i < sorted.size() && sorted[i] == sorted[start]) continue;
+    const auto t = static_cast<int64_t>(i - start);
+    const auto td = static_cast<double>(t);
+    stats.pairs += t * (t - 1) / 2;
+    stats.v0 += td * (td - 1) * (td - 2);
+    stats.v1 += td * (td - 1) * (2 * td + 5);
+    start = i;
+  }
+  return stats;
+}
+
+// Number of pairs i < j with values[i] > values[j] (strictly), by merge
+// sort; sorts `values`.
+int64_t CountInversions(std::vector<double>& values,
+                        std::vector<double>& scratch, size_t begin,
+                        size_t end) {
+  if (end - begin < 2) return 0;
+  const size_t middle = begin + (end - begin) / 2;
+  int64_t inversions = CountInversions(values, scratch, begin, middle) +
+                       CountInversions(values, scratch, middle, end);
+  size_t left = begin;
+  size_t right = middle;
+  size_t out = begin;
+  while (left < middle && right < end) {
+    if (values[right] < values[left]) {
+      inversions += static_cast<int64_t>(middle - left);
+      scratch[out++] = values[right++];
+    } else {
+      scratch[out++] = values[left++];
+    }
+  }
+  while (left < middle) scratch[out++] = values[left++];
+  while (right < end) scratch[out++] = values[right++];
+  std::copy(scratch.begin() + static_cast<std::ptrdiff_t>(begin),
+            scratch.begin() + static_cast<std::ptrdiff_t>(end),
+            values.begin() + static_cast<std::ptrdiff_t>(begin));
+  return inversions;
+}
+
+double Factorial(int64_t n) {
+  double product = 1;
+  for (int64_t k = 2; k <= n; ++k) product *= static_cast<double>(k);
+  return product;
+}
+
+// Two-sided exact p-value of Kendall's statistic without ties: n items
+// with c concordant pairs (SciPy's _kendall_p_exact, after Kendall 1970:
+// the number of permutations of n with at most c inversions, by the
+// recurrence of their generating function prod_j (1 + q + ... + q^(j-1))).
+// Only called with n <= 33 or min(c, P - c) <= 1.
+double KendallExactPValue(int64_t n, int64_t c) {
+  c = std::min(c, n * (n - 1) / 2 - c);
+  double p = 1;
+  if (n <= 2) {
+    p = 1;
+  } else if (c == 0) {
+    p = n < 171 ? 2 / Factorial(n) : 0;
+  } else if (c == 1) {
+    p = n < 172 ? 2 / Factorial(n - 1) : 0;
+  } else if (4 * c == n * (n - 1)) {
+    p = 1;
+  } else {
+    // counts[k]: permutations of j items with exactly k inversions, k <= c.
+    std::vector<double> counts(static_cast<size_t>(c) + 1, 0.0);
+    counts[0] = counts[1] = 1;
+    for (int64_t j = 3; j <= n; ++j) {
+      std::partial_sum(counts.begin(), counts.end(), counts.begin());
+      if (j <= c) {
+        const std::vector<double> prefix = counts;
+        for (int64_t k = j; k <= c; ++k) {
+          counts[static_cast<size_t>(k)] -= prefix[static_cast<size_t>(k - j)];
+        }
+      }
+    }
+    p = 2 * std::accumulate(counts.begin(), counts.end(), 0.0) / Factorial(n);
+  }
+  return std::clamp(p, 0.0, 1.0);
+}
+
+// Ranks 1..n, ties taking their average (scipy.stats.rankdata's default).
+std::vector<double> AverageRanks(std::span<const double> values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  size_t start = 0;
+  for (size_t i = 1; i <= order.size(); ++i) {
+    if (i < order.size() && values[order[i]] == values[order[start]]) {
+      continue;
+    }
+    // Positions start..i-1 hold ranks start+1..i; their average.
+    const double rank = (static_cast<double>(start + 1 + i)) / 2;
+    for (size_t k = start; k < i; ++k) ranks[order[k]] = rank;
+    start = i;
+  }
+  return ranks;
+}
+
+bool Constant(std::span<const double> values) {
+  return std::all_of(values.begin(), values.end(),
+                     [&](double v) { return v == values[0]; });
+}
+
+}  // namespace
+
+std::optional<RankCorrelation> KendallTauB(std::span<const double> x,
+                                           std::span<const double> y) {
+  if (!Comparable(x, y)) return std::nullopt;
+  const size_t size = x.size();
+  std::vector<size_t> order(size);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
+  });
+  std::vector<double> xs(size);
+  std::vector<double> ys(size);
+  for (size_t i = 0; i < size; ++i) {
+    xs[i] = x[order[i]];
+    ys[i] = y[order[i]];
+  }
+  // Pairs tied in both: runs of equal (x, y) in the lexicographic order.
+  int64_t joint_ties = 0;
+  size_t start = 0;
+  for (size_t i = 1; i <= size; ++i) {
+    if (i < size && xs[i] == xs[start] && ys[i] == ys[start]) continue;
+    const auto t = static_cast<int64_t>(i - start);
+    joint_ties += t * (t - 1) / 2;
+    start = i;
+  }
+  const TieStats x_ties = CountTies(xs);
+  // Sorted by x then y, a pair is discordant exactly when its y values are
+  // inverted: pairs tied in x are in y order, pairs tied in y not inverted.
+  std::vector<double> scratch(size);
+  const int64_t discordant = CountInversions(ys, scratch, 0, size);
+  const TieStats y_ties = CountTies(ys);  // ys is now sorted.
+
+  const auto n = static_cast<int64_t>(size);
+  const int64_t total = n * (n - 1) / 2;
+  if (x_ties.pairs == total || y_ties.pairs == total) return std::nullopt;
+  // total = C + D + (X - J) + (Y - J) + J, J the joint ties.
+  const int64_t c_minus_d =
+      total - x_ties.pairs - y_ties.pairs + joint_ties - 2 * discordant;
+  RankCorrelation result;
+  result.coefficient =
+      std::clamp(static_cast<double>(c_minus_d) /
+                     std::sqrt(static_cast<double>(total - x_ties.pairs)) /
+                     std::sqrt(static_cast<double>(total - y_ties.pairs)),
+                 -1.0, 1.0);
+  const bool no_ties = x_ties.pairs == 0 && y_ties.pairs == 0;
+  if (no_ties && (size <= kKendallExactMaxSize ||
+                  std::min(discordant, total - discordant) <= 1)) {
+    result.p_value = KendallExactPValue(n, total - discordant);
+    return result;
+  }
+  // Variance of C - D under independence with ties (Kendall 1970, eq. 4.4).
+  const double nd = static_cast<double>(n);
+  const double m = nd * (nd - 1);
+  double variance = (m * (2 * nd + 5) - x_ties.v1 - y_ties.v1) / 18 +
+                    2 * static_cast<double>(x_ties.pairs) *
+                        static_cast<double>(y_ties.pairs) / m;
+  if (n > 2) variance += x_ties.v0 * y_ties.v0 / (9 * m * (nd - 2));
+  const double z = static_cast<double>(c_minus_d) / std::sqrt(variance);
+  result.p_value = 2 * NormalCdf(-std::fabs(z));
+  return result;
+}
+
+std::optional<RankCorrelation> SpearmanRho(std::span<const double> x,
+                                           std::span<const double> y) {
+  if (!Comparable(x, y) || Constant(x) || Constant(y)) return std::nullopt;
+  const std::vector<double> rx = AverageRanks(x);
+  const std::vector<double> ry = AverageRanks(y);
+  const double n = static_cast<double>(x.size());
+  const double mean_rank = (n + 1) / 2;
+  double sxy = 0;
+  double sxx = 0;
+  double syy = 0;
+  for (size_t i = 0; i < rx.size(); ++i) {
+    const double dx = rx[i] - mean_rank;
+    const double dy = ry[i] - mean_rank;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  RankCorrelation result;
+  result.coefficient = std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+  const double df = n - 2;
+  if (df < 1) {
+    result.p_value = std::numeric_limits<double>::quiet_NaN();
+    return result;
+  }
+  const double rho = result.coefficient;
+  const double t =
+      std::fabs(rho) == 1
+          ? std::copysign(std::numeric_limits<double>::infinity(), rho)
+          : rho * std::sqrt(df / ((rho + 1) * (1 - rho)));
+  result.p_value = StudentTTwoSidedPValue(t, df);
+  return result;
+}
+
+}  // namespace rankwatch::metrics
