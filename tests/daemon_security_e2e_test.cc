@@ -108,6 +108,11 @@ TEST_F(DaemonSecurityE2eTest, HttpsBasicAuthJsonLogsAndReload) {
   EXPECT_NE(body.find("\nprocess_start_time_seconds "), std::string::npos);
   EXPECT_EQ(Get("/healthz").first, 200);  // Probes need no credentials.
   EXPECT_EQ(Get("/api/v1/summary").first, 401);
+  // The three 401s above are counted, and exported.
+  EXPECT_NE(
+      Get("/metrics", std::string("prom:") + kPassword)
+          .second.find("\nrankwatch_http_unauthorized_requests_total 3\n"),
+      std::string::npos);
 
   daemon.Signal(SIGHUP);
   EXPECT_TRUE(testing::WaitFor(

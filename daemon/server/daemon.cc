@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "config/config_loader.h"
+#include "daemon/exporter/http_collector.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/http/handlers.h"
@@ -95,7 +96,6 @@ Status Daemon::Init() {
   pipeline_ = std::move(pipeline).value();
   ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());
   reload_status_.last_success_ms = clock_->NowMillis();
-  BuildProbe();
 
   http::HttpSecurity security;
   security.tls_cert_file = config_.http.tls.cert_file;
@@ -106,6 +106,7 @@ Status Daemon::Init() {
       config_.http.listen, kHttpThreads, http::HttpLimits(), security);
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
+  BuildProbe();  // Before /metrics serves it; it reads the server's counts.
   http_->Handle("/metrics", exporter::MetricsHandler([this] {
                   std::lock_guard<std::mutex> lock(mu_);
                   return probe_->Collect();
@@ -133,6 +134,7 @@ void Daemon::BuildProbe() {
   probe_ = exporter::MakeDaemonProbe(pipeline_.get(), &ingest_->status(),
                                      MakeBuildInfo(config_), clock_);
   probe_->Add(std::make_unique<ReloadCollector>(&reload_status_));
+  probe_->Add(std::make_unique<exporter::HttpCollector>(http_.get()));
 }
 
 Status Daemon::ReloadFailed(std::string message) {
