@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -115,6 +116,13 @@ class Parser {
                         std::map<std::string, std::string>* out);
   Status ReadHttp(const Field& f, HttpConfig* c);
   Status ReadListen(const Field& f, std::string* out);
+  // Records `value` (list entry `item`'s `key`) in `seen`; when it is there
+  // already, an error at the key, worded by `message` from the 1-based
+  // line of the first occurrence.
+  Status CheckUnique(const Field& item, const std::string& key,
+                     const std::string& value,
+                     std::map<std::string, YAML::Mark>* seen,
+                     const std::function<std::string(int)>& message) const;
   Status ReadExperiments(const Field& f, std::vector<ExperimentConfig>* out);
   Status ReadExperiment(const Field& f, ExperimentConfig* out);
   Status ReadInterleavings(const Field& f,
@@ -595,6 +603,16 @@ Status Parser::ReadListen(const Field& f, std::string* out) {
   return Status::Ok();
 }
 
+Status Parser::CheckUnique(
+    const Field& item, const std::string& key, const std::string& value,
+    std::map<std::string, YAML::Mark>* seen,
+    const std::function<std::string(int)>& message) const {
+  const auto [first, inserted] = seen->emplace(value, item.mark);
+  if (inserted) return Status::Ok();
+  return yaml_.ErrorAt(item.node[key].Mark(), item.path + "." + key,
+                       message(first->second.line + 1));
+}
+
 Status Parser::ReadExperiments(const Field& f,
                                std::vector<ExperimentConfig>* out) {
   out->clear();
@@ -603,13 +621,11 @@ Status Parser::ReadExperiments(const Field& f,
   return yaml_.ForEachItem(f, [&](const Field& item) {
     ExperimentConfig e;
     RW_RETURN_IF_ERROR(ReadExperiment(item, &e));
-    const auto [it, inserted] = names.emplace(e.name, item.mark);
-    if (!inserted) {
-      return yaml_.ErrorAt(item.node["name"].Mark(), item.path + ".name",
-                           "duplicate experiment name '" + Printable(e.name) +
-                               "' (first on line " +
-                               std::to_string(it->second.line + 1) + ")");
-    }
+    RW_RETURN_IF_ERROR(
+        CheckUnique(item, "name", e.name, &names, [&](int first_line) {
+          return "duplicate experiment name '" + Printable(e.name) +
+                 "' (first on line " + std::to_string(first_line) + ")";
+        }));
     out->push_back(std::move(e));
     return Status::Ok();
   });
@@ -687,21 +703,19 @@ Status Parser::ReadInterleavings(const Field& f,
   return yaml_.ForEachItem(f, [&](const Field& item) {
     InterleavingConfig e;
     RW_RETURN_IF_ERROR(ReadInterleaving(item, &e));
-    const auto [name, new_name] = names.emplace(e.name, item.mark);
-    if (!new_name) {
-      return yaml_.ErrorAt(item.node["name"].Mark(), item.path + ".name",
-                           "duplicate interleaving experiment name '" +
-                               Printable(e.name) + "' (first on line " +
-                               std::to_string(name->second.line + 1) + ")");
-    }
+    RW_RETURN_IF_ERROR(
+        CheckUnique(item, "name", e.name, &names, [&](int first_line) {
+          return "duplicate interleaving experiment name '" +
+                 Printable(e.name) + "' (first on line " +
+                 std::to_string(first_line) + ")";
+        }));
     // A list is credited to one experiment's teams.
-    const auto [variant, new_variant] = variants.emplace(e.variant, item.mark);
-    if (!new_variant) {
-      return yaml_.ErrorAt(item.node["variant"].Mark(), item.path + ".variant",
-                           "variant '" + Printable(e.variant) +
-                               "' is already interleaved on line " +
-                               std::to_string(variant->second.line + 1));
-    }
+    RW_RETURN_IF_ERROR(
+        CheckUnique(item, "variant", e.variant, &variants, [&](int first_line) {
+          return "variant '" + Printable(e.variant) +
+                 "' is already interleaved on line " +
+                 std::to_string(first_line);
+        }));
     out->push_back(std::move(e));
     return Status::Ok();
   });

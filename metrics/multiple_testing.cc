@@ -25,20 +25,30 @@ std::vector<size_t> AscendingOrder(const std::vector<double>& p) {
   return order;
 }
 
+// What both adjustments start from: the sanitized p-values, copied first
+// (`adjusted` may alias `p_values`), and their ascending order. False, with
+// `adjusted` all NaN, when the sizes differ.
+bool Prepare(std::span<const double> p_values, std::span<double> adjusted,
+             std::vector<double>* p, std::vector<size_t>* order) {
+  if (adjusted.size() != p_values.size()) {
+    std::fill(adjusted.begin(), adjusted.end(),
+              std::numeric_limits<double>::quiet_NaN());
+    return false;
+  }
+  p->resize(p_values.size());
+  std::transform(p_values.begin(), p_values.end(), p->begin(), Sanitized);
+  *order = AscendingOrder(*p);
+  return true;
+}
+
 }  // namespace
 
 void BenjaminiHochberg(std::span<const double> p_values,
                        std::span<double> adjusted) {
-  if (adjusted.size() != p_values.size()) {
-    std::fill(adjusted.begin(), adjusted.end(),
-              std::numeric_limits<double>::quiet_NaN());
-    return;
-  }
-  const size_t m = p_values.size();
-  // Copied first: `adjusted` may alias `p_values`.
-  std::vector<double> p(m);
-  std::transform(p_values.begin(), p_values.end(), p.begin(), Sanitized);
-  const std::vector<size_t> order = AscendingOrder(p);
+  std::vector<double> p;
+  std::vector<size_t> order;
+  if (!Prepare(p_values, adjusted, &p, &order)) return;
+  const size_t m = p.size();
   // Step-up from the largest: adjusted_(i) = min(adjusted_(i+1), m p_(i) / i).
   double running = 1;
   for (size_t rank = m; rank >= 1; --rank) {
@@ -50,16 +60,10 @@ void BenjaminiHochberg(std::span<const double> p_values,
 }
 
 void Holm(std::span<const double> p_values, std::span<double> adjusted) {
-  if (adjusted.size() != p_values.size()) {
-    std::fill(adjusted.begin(), adjusted.end(),
-              std::numeric_limits<double>::quiet_NaN());
-    return;
-  }
-  const size_t m = p_values.size();
-  // Copied first: `adjusted` may alias `p_values`.
-  std::vector<double> p(m);
-  std::transform(p_values.begin(), p_values.end(), p.begin(), Sanitized);
-  const std::vector<size_t> order = AscendingOrder(p);
+  std::vector<double> p;
+  std::vector<size_t> order;
+  if (!Prepare(p_values, adjusted, &p, &order)) return;
+  const size_t m = p.size();
   // Step-down from the smallest: adjusted_(i) = max(adjusted_(i-1),
   // (m - i + 1) p_(i)), capped at 1.
   double running = 0;

@@ -340,20 +340,11 @@ Outcome Summarize(const Pipeline& p) {
       s.series.push_back(ss);
     }
   }
-  // Interleaving outcomes since start, and each window's ending at `now`
-  // read from the ring (series: first wins, second wins, ties, no click).
+  // Interleaving outcomes since start, and each window's ending at `now`.
   for (const stream::InterleavingState& st : p.interleaving().experiments()) {
     std::vector<metrics::InterleavingCounts> counts = {st.all};
     for (int64_t w : p.interleaving().windows_ms()) {
-      metrics::InterleavingCounts c;
-      if (st.all.impressions > 0) {
-        c.impressions = st.ring.Sum(0, now, w).count;
-        c.wins[0] = static_cast<int64_t>(st.ring.Sum(0, now, w).sum);
-        c.wins[1] = static_cast<int64_t>(st.ring.Sum(1, now, w).sum);
-        c.ties = static_cast<int64_t>(st.ring.Sum(2, now, w).sum);
-        c.no_click = static_cast<int64_t>(st.ring.Sum(3, now, w).sum);
-      }
-      counts.push_back(c);
+      counts.push_back(stream::InterleavingMonitor::WindowCounts(st, now, w));
     }
     o.interleaving.push_back(std::move(counts));
   }

@@ -7,20 +7,6 @@ namespace rankwatch::stream {
 
 namespace {
 
-// The outcome counts a window's totals give: impressions are the lists
-// counted (every list has a value in every series).
-metrics::InterleavingCounts CountsOf(const WindowRing& ring, int64_t now_ms,
-                                     int64_t window_ms) {
-  metrics::InterleavingCounts c;
-  const WindowTotals first = ring.Sum(0, now_ms, window_ms);
-  c.impressions = first.count;
-  c.wins[0] = static_cast<int64_t>(first.sum);
-  c.wins[1] = static_cast<int64_t>(ring.Sum(1, now_ms, window_ms).sum);
-  c.ties = static_cast<int64_t>(ring.Sum(2, now_ms, window_ms).sum);
-  c.no_click = static_cast<int64_t>(ring.Sum(3, now_ms, window_ms).sum);
-  return c;
-}
-
 VerdictState StateOf(const InterleavingState& s) {
   if (s.sequential.looks() == 0) return VerdictState::kNoData;
   if (s.verdict > 0) return VerdictState::kBetter;
@@ -104,12 +90,28 @@ void InterleavingMonitor::Add(int32_t experiment, int64_t time_ms,
   s.ring.Add(time_ms, values);
 }
 
+metrics::InterleavingCounts InterleavingMonitor::WindowCounts(
+    const InterleavingState& s, int64_t now_ms, int64_t window_ms) {
+  metrics::InterleavingCounts c;
+  // A ring never added to has no buckets to sum.
+  if (s.all.impressions == 0) return c;
+  // Impressions are the lists counted: every list has a value in every
+  // series.
+  const WindowTotals first = s.ring.Sum(kFirstWin, now_ms, window_ms);
+  c.impressions = first.count;
+  c.wins[0] = static_cast<int64_t>(first.sum);
+  c.wins[1] =
+      static_cast<int64_t>(s.ring.Sum(kSecondWin, now_ms, window_ms).sum);
+  c.ties = static_cast<int64_t>(s.ring.Sum(kTie, now_ms, window_ms).sum);
+  c.no_click =
+      static_cast<int64_t>(s.ring.Sum(kNoClick, now_ms, window_ms).sum);
+  return c;
+}
+
 void InterleavingMonitor::Update(int64_t now_ms) {
   for (InterleavingState& s : states_) {
     for (size_t w = 0; w < windows_ms_.size(); ++w) {
-      s.windows[w] = s.all.impressions == 0
-                         ? metrics::InterleavingCounts{}
-                         : CountsOf(s.ring, now_ms, windows_ms_[w]);
+      s.windows[w] = WindowCounts(s, now_ms, windows_ms_[w]);
     }
     s.sequential.Look(s.all);
     s.verdict = metrics::PreferenceVerdict(s.sequential.p_value(),

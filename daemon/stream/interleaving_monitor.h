@@ -69,6 +69,11 @@ class InterleavingMonitor {
 
   const std::vector<InterleavingState>& experiments() const { return states_; }
   const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
+  // The outcomes of experiment `s` over the window of `window_ms` ending at
+  // `now_ms` (event time), from its buckets; what Update() stores.
+  static metrics::InterleavingCounts WindowCounts(const InterleavingState& s,
+                                                  int64_t now_ms,
+                                                  int64_t window_ms);
   double alpha() const { return alpha_; }
   double prior_shape() const { return prior_shape_; }
 
