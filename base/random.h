@@ -24,8 +24,8 @@ class Xoshiro256 {
   uint64_t Next();
   // Uniform in [0, 1), 53 bits.
   double Uniform();
-  // Uniform in [0, n); n > 0. The modulo bias is below 2^-40 for the n
-  // used here (< 2^24).
+  // Uniform in [0, n); n > 0: Lemire's multiply-shift, whose bias (at most
+  // n / 2^64) is below 2^-40 for the n used here (< 2^24).
   uint64_t Below(uint64_t n);
   // Uniform integer in [lo, hi]; lo <= hi.
   int64_t Between(int64_t lo, int64_t hi);

@@ -7,7 +7,9 @@
 # TREC_EVAL is a trec_eval binary you built yourself; this script neither
 # fetches nor builds it. CASE_DIR holds qrels.txt and run.txt (from
 # gen_trec_case). RUNS (default 7) timed runs per tool, after one warm-up
-# that also brings the files into the page cache.
+# that also brings the files into the page cache. MEASURES, when set,
+# replaces the default measures: MEASURES= (empty) times trec_eval's
+# default official set, MEASURES="-m all_trec" the whole all_trec set.
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
@@ -19,6 +21,9 @@ rankwatch=$2
 case_dir=$3
 runs=${4:-7}
 measures=(-m P.1,5,10 -m recall.1,5,10 -m map_cut.10 -m ndcg_cut.10 -m recip_rank)
+if [[ -n ${MEASURES+set} ]]; then
+  read -r -a measures <<<"$MEASURES"
+fi
 qrels=$case_dir/qrels.txt
 run=$case_dir/run.txt
 out=$(mktemp -d)

@@ -44,6 +44,21 @@ constexpr std::array<std::string_view, 11> kReservedLabels = {
     "variant",   "k",          "window",   "le",      "topic", "reason",
     "partition", "experiment", "baseline", "measure", "label"};
 
+// Why `measure` (written `text`) cannot be an experiment's primary series:
+// some lists have no value for it, and a verdict must count every list.
+std::string UndefinedPrimaryError(std::string_view text,
+                                  metrics::Measure measure) {
+  const std::string head = "'" + Printable(text) + "' has no value for ";
+  if (metrics::IsRankCorrelationMeasure(measure)) {
+    return head +
+           "lists with fewer than two judged docs or a single grade: it "
+           "cannot be primary";
+  }
+  return head +
+         "lists without a click: it cannot be primary (use "
+         "recip_rank_first_click)";
+}
+
 constexpr std::array<LogFormat, 2> kLogFormats = {LogFormat::kText,
                                                   LogFormat::kJson};
 constexpr std::array<std::string_view, 6> kLogLevels = {
@@ -889,10 +904,7 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
                                     "ranking quality: it cannot be primary");
     }
     if (!metrics::DefinedForEveryList(ref.measure)) {
-      return yaml_.Error(field, "'" + Printable(text) +
-                                    "' has no value for lists without a "
-                                    "click: it cannot be primary (use "
-                                    "recip_rank_first_click)");
+      return yaml_.Error(field, UndefinedPrimaryError(text, ref.measure));
     }
     if (!IsConfiguredSeries(metrics, ref)) {
       return yaml_.Error(field, "'" + Printable(text) +

@@ -402,6 +402,25 @@ TEST(ConfigLoaderTest, ClickMeasureNames) {
             "computed at cutoffs");
 }
 
+// The rank correlations are opt-in, parse by name and need no cutoff; they
+// have no cut series.
+TEST(ConfigLoaderTest, RankCorrelationMeasureNames) {
+  const Config c = MustParse(
+      "metrics:\n  cutoffs: []\n  measures: [spearman, kendall_tau]\n");
+  EXPECT_EQ(c.metrics.measures,
+            (std::vector<metrics::Measure>{metrics::Measure::kSpearman,
+                                           metrics::Measure::kKendallTau}));
+  EXPECT_TRUE(c.metrics.cutoffs.empty());
+  const Config with_cutoffs =
+      MustParse("metrics:\n  cutoffs: [5]\n  measures: [ndcg, spearman]\n");
+  EXPECT_EQ(with_cutoffs.metrics.measures,
+            (std::vector<metrics::Measure>{metrics::Measure::kNdcg,
+                                           metrics::Measure::kSpearman}));
+  EXPECT_NE(ErrorOf("metrics:\n  measures: [spearmanr]\n")
+                .find("unknown measure 'spearmanr'"),
+            std::string::npos);
+}
+
 TEST(ConfigLoaderTest, ValidListenAddresses) {
   for (std::string_view listen :
        {"0.0.0.0:9464", "localhost:80", "metrics.internal:0", "[::]:65535",
@@ -597,7 +616,8 @@ TEST(ConfigLoaderErrorTest, Metrics) {
             "config.yaml:2:33: metrics.measures[2]: unknown measure 'ndgc' "
             "(expected one of: precision, recall, reciprocal_rank, "
             "average_precision, ndcg, success, r_precision, judged, ctr, "
-            "clicks, abandonment, first_click_rank, recip_rank_first_click)");
+            "clicks, abandonment, first_click_rank, recip_rank_first_click, "
+            "spearman, kendall_tau)");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, ndcg]\n"),
             "config.yaml:2:20: metrics.measures[1]: duplicate measure 'ndcg'");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: []\n"),
@@ -755,6 +775,12 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "config.yaml:7:15: experiments[0].primary[0]: 'first_click_rank' "
             "has no value for lists without a click: it cannot be primary "
             "(use recip_rank_first_click)");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, kendall_tau]\n"
+                    "experiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n    primary: [kendall_tau]\n"),
+            "config.yaml:7:15: experiments[0].primary[0]: 'kendall_tau' has "
+            "no value for lists with fewer than two judged docs or a single "
+            "grade: it cannot be primary");
   EXPECT_EQ(ErrorOf(head + "    primary: [map@10]\n"),
             "config.yaml:8:15: experiments[0].primary[0]: unknown measure "
             "'map'");

@@ -7,6 +7,7 @@
 
 #include "base/exit_code.h"
 #include "daemon/cli/check_config_command.h"
+#include "daemon/cli/compare_command.h"
 #include "daemon/cli/demo_command.h"
 #include "daemon/cli/eval_command.h"
 #include "daemon/cli/kafka_mock_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = rankwatch::ToInt(rankwatch::ExitCode::kOk);
   rankwatch::cli::AddEvalCommand(app, &exit_code);
+  rankwatch::cli::AddCompareCommand(app, &exit_code);
   rankwatch::cli::AddCheckConfigCommand(app, &exit_code);
   rankwatch::cli::AddReplayCommand(app, &exit_code);
   rankwatch::cli::AddRunCommand(app, &exit_code);

@@ -40,7 +40,7 @@ constexpr std::array<std::pair<std::string_view, ZeroRelevantPolicy>, 2>
         {"score_zero", ZeroRelevantPolicy::kScoreZero},
         {"skip", ZeroRelevantPolicy::kSkip},
     }};
-constexpr std::array<std::pair<std::string_view, Measure>, 13> kMeasureNames = {
+constexpr std::array<std::pair<std::string_view, Measure>, 15> kMeasureNames = {
     {
         {"precision", Measure::kPrecision},
         {"recall", Measure::kRecall},
@@ -55,6 +55,8 @@ constexpr std::array<std::pair<std::string_view, Measure>, 13> kMeasureNames = {
         {"abandonment", Measure::kAbandonment},
         {"first_click_rank", Measure::kFirstClickRank},
         {"recip_rank_first_click", Measure::kRecipRankFirstClick},
+        {"spearman", Measure::kSpearman},
+        {"kendall_tau", Measure::kKendallTau},
     }};
 
 template <typename Enum, size_t N>
@@ -281,6 +283,28 @@ void Evaluator::Evaluate(std::span<const Grade> ranked,
   const double ad =
       ApDivisor(num_rel, std::numeric_limits<int64_t>::max(), rel_so_far);
   out->average_precision = (num_rel > 0 && ad > 0) ? ap_sum / ad : 0.0;
+  ComputeRankCorrelations(ranked, out);
+}
+
+// Spearman's rho (Spearman 1904) and Kendall's tau-b (Kendall 1945) of
+// x = -rank and y = grade over the judged retrieved docs, as
+// scipy.stats.spearmanr and kendalltau compute them: undefined (NaN) below
+// two such docs or when they all have one grade. x = -rank so that a list
+// with its higher grades first scores +1.
+void Evaluator::ComputeRankCorrelations(std::span<const Grade> ranked,
+                                        ListScores* out) {
+  constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+  out->spearman = kUndefined;
+  out->kendall_tau = kUndefined;
+  if (!rank_correlations_) return;
+  judged_grades_.clear();
+  for (const Grade g : ranked) {
+    if (g >= 0) judged_grades_.push_back(g);  // Negative: unjudged.
+  }
+  const OrderGradeCorrelation c =
+      OrderGradeCorrelations(judged_grades_, &correlation_scratch_);
+  out->spearman = c.spearman.value_or(kUndefined);
+  out->kendall_tau = c.kendall_tau.value_or(kUndefined);
 }
 
 bool HasCutoffVariant(Measure m) {
@@ -299,6 +323,8 @@ bool HasCutoffVariant(Measure m) {
     case Measure::kAbandonment:
     case Measure::kFirstClickRank:
     case Measure::kRecipRankFirstClick:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return false;
   }
   return false;
@@ -313,6 +339,8 @@ bool HasUncutVariant(Measure m) {
     case Measure::kAbandonment:
     case Measure::kFirstClickRank:
     case Measure::kRecipRankFirstClick:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return true;
     case Measure::kPrecision:
     case Measure::kRecall:
@@ -338,6 +366,8 @@ bool HigherIsBetter(Measure m) {
     case Measure::kCtr:
     case Measure::kClicks:
     case Measure::kRecipRankFirstClick:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return true;
     case Measure::kAbandonment:     // Fewer abandoned requests is better.
     case Measure::kFirstClickRank:  // A first click nearer the top is better.
@@ -362,6 +392,8 @@ bool IsClickMeasure(Measure m) {
     case Measure::kSuccess:
     case Measure::kRPrecision:
     case Measure::kJudged:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return false;
   }
   return false;
@@ -381,6 +413,8 @@ bool IsQualityMeasure(Measure m) {
     case Measure::kAbandonment:
     case Measure::kFirstClickRank:
     case Measure::kRecipRankFirstClick:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return true;
     case Measure::kJudged:
       return false;
@@ -404,9 +438,34 @@ bool DefinedForEveryList(Measure m) {
     case Measure::kRecipRankFirstClick:
       return true;
     case Measure::kFirstClickRank:
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
       return false;
   }
   return true;
+}
+
+bool IsRankCorrelationMeasure(Measure m) {
+  switch (m) {
+    case Measure::kSpearman:
+    case Measure::kKendallTau:
+      return true;
+    case Measure::kPrecision:
+    case Measure::kRecall:
+    case Measure::kReciprocalRank:
+    case Measure::kAveragePrecision:
+    case Measure::kNdcg:
+    case Measure::kSuccess:
+    case Measure::kRPrecision:
+    case Measure::kJudged:
+    case Measure::kCtr:
+    case Measure::kClicks:
+    case Measure::kAbandonment:
+    case Measure::kFirstClickRank:
+    case Measure::kRecipRankFirstClick:
+      return false;
+  }
+  return false;
 }
 
 std::string TrecName(Measure m, std::optional<int32_t> k) {
@@ -445,6 +504,10 @@ std::string TrecName(Measure m, std::optional<int32_t> k) {
       return "first_click_rank";
     case Measure::kRecipRankFirstClick:
       return "recip_rank_first_click";
+    case Measure::kSpearman:
+      return "spearman";
+    case Measure::kKendallTau:
+      return "kendall_tau";
   }
   return "?";
 }
@@ -476,11 +539,10 @@ double MeasureValue(const ListScores& s, Measure m, int cutoff_index) {
       case Measure::kAbandonment:
       case Measure::kFirstClickRank:
       case Measure::kRecipRankFirstClick:
-        break;  // Uncut only: no cutoff index reaches here.
-    }
-    if (m == Measure::kAbandonment || m == Measure::kFirstClickRank ||
-        m == Measure::kRecipRankFirstClick) {
-      return MeasureValue(s, m, -1);
+      case Measure::kSpearman:
+      case Measure::kKendallTau:
+        // Uncut only: no series asks with a cutoff index; the uncut value.
+        return MeasureValue(s, m, -1);
     }
     return 0.0;
   }
@@ -515,6 +577,10 @@ double MeasureValue(const ListScores& s, Measure m, int cutoff_index) {
                                   : std::numeric_limits<double>::quiet_NaN();
     case Measure::kRecipRankFirstClick:
       return s.reciprocal_rank;  // Equal by definition under binary clicks.
+    case Measure::kSpearman:
+      return s.spearman;  // NaN when undefined for the list.
+    case Measure::kKendallTau:
+      return s.kendall_tau;
   }
   return 0.0;
 }

@@ -18,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "metrics/rank_correlation.h"
 
 namespace rankwatch::metrics {
 
@@ -104,7 +106,12 @@ struct ListScores {
   double average_precision = 0;  // map
   double ndcg = 0;               // ndcg over the whole list.
   double dcg = 0;
-  double r_precision = 0;    // Rprec
+  double r_precision = 0;  // Rprec
+  // Rank correlation of the order of the judged retrieved docs with their
+  // grades (spearman, kendall_tau). NaN when undefined for the list, and
+  // when the Evaluator does not compute them (set_rank_correlations).
+  double spearman = std::numeric_limits<double>::quiet_NaN();
+  double kendall_tau = std::numeric_limits<double>::quiet_NaN();
   std::vector<AtCutoff> at;  // Parallel to Evaluator::cutoffs().
 };
 
@@ -123,6 +130,13 @@ class Evaluator {
   // Index of `k` in cutoffs(), or -1.
   int CutoffIndex(int32_t k) const;
 
+  // Whether Evaluate computes ListScores::spearman and kendall_tau (an
+  // O(n log n) pass over the judged retrieved docs that the other measures
+  // do not need); off by default, when both stay NaN. Turn it on when
+  // any measure asked for IsRankCorrelationMeasure.
+  void set_rank_correlations(bool on) { rank_correlations_ = on; }
+  bool rank_correlations() const { return rank_correlations_; }
+
   // `ranked`: the grade of the doc at each rank, rank 1 first; kUnjudged
   // (or any negative grade) for a doc without a judgment.
   // `judgments`: the grades of every judged doc of the query, retrieved or
@@ -136,6 +150,7 @@ class Evaluator {
   Evaluator(std::vector<int32_t> cutoffs, Definitions definitions);
 
   void ComputeIdeal(std::span<const Grade> judgments, ListScores* out);
+  void ComputeRankCorrelations(std::span<const Grade> ranked, ListScores* out);
   double ApDivisor(int64_t num_rel, int64_t k, int64_t hits) const;
   double RecallDivisor(int64_t num_rel, int64_t k) const;
 
@@ -144,6 +159,9 @@ class Evaluator {
   std::vector<Grade> ideal_grades_;      // Scratch: positive grades, desc.
   std::vector<double> ideal_at_cutoff_;  // Scratch: IDCG@k per cutoff.
   double ideal_total_ = 0;               // Scratch: IDCG of all positives.
+  bool rank_correlations_ = false;
+  std::vector<Grade> judged_grades_;  // Scratch: judged, in rank order.
+  RankCorrelationScratch correlation_scratch_;
 };
 
 // The measures rankwatch aggregates and exports, by their long names.
@@ -152,6 +170,10 @@ class Evaluator {
 // request as clicks: a doc is clicked when its grade is >= the relevance
 // threshold (binary click relevance). They are meant for impression mode,
 // where each request's judgments are its own clicks; see docs/metrics.md.
+//
+// The rank correlation measures (kSpearman, kKendallTau) are rankwatch's:
+// how well the order of a list's judged retrieved docs agrees with their
+// grades, +1 when higher grades always come first.
 enum class Measure {
   kPrecision,
   kRecall,
@@ -166,8 +188,10 @@ enum class Measure {
   kAbandonment,          // 1 if no served doc was clicked. Lower is better.
   kFirstClickRank,       // Rank of the first click; undefined without one.
   kRecipRankFirstClick,  // 1 / first_click_rank, 0 without a click.
+  kSpearman,             // Spearman's rho of -rank and grade.
+  kKendallTau,           // Kendall's tau-b of -rank and grade.
 };
-inline constexpr std::array<Measure, 13> kAllMeasures = {
+inline constexpr std::array<Measure, 15> kAllMeasures = {
     Measure::kPrecision,
     Measure::kRecall,
     Measure::kReciprocalRank,
@@ -180,9 +204,12 @@ inline constexpr std::array<Measure, 13> kAllMeasures = {
     Measure::kClicks,
     Measure::kAbandonment,
     Measure::kFirstClickRank,
-    Measure::kRecipRankFirstClick};
+    Measure::kRecipRankFirstClick,
+    Measure::kSpearman,
+    Measure::kKendallTau};
 // The measures computed when the configuration lists none (metrics.measures
-// absent): the relevance measures. The click measures are opt-in.
+// absent): the relevance measures. The click and rank correlation measures
+// are opt-in.
 inline constexpr std::array<Measure, 8> kDefaultMeasures = {
     Measure::kPrecision,        Measure::kRecall, Measure::kReciprocalRank,
     Measure::kAveragePrecision, Measure::kNdcg,   Measure::kSuccess,
@@ -206,19 +233,26 @@ bool IsQualityMeasure(Measure m);
 // judgments that may be clicks only.
 bool IsClickMeasure(Measure m);
 // Whether every scored list has a value (false for first_click_rank, which
-// a list without a click lacks: NaN, left out of its series' means).
+// a list without a click lacks, and for spearman and kendall_tau, which a
+// list with fewer than two judged retrieved docs or with all of them of one
+// grade lacks: NaN, left out of its series' means).
 bool DefinedForEveryList(Measure m);
+// Whether the measure is spearman or kendall_tau, which the Evaluator
+// computes only when asked (Evaluator::set_rank_correlations).
+bool IsRankCorrelationMeasure(Measure m);
 // trec_eval's name for the measure at cutoff k, or without one when k is
 // nullopt: P_5, recall_10, map, map_cut_10, ndcg_cut_10, recip_rank,
 // recip_rank_10 (rankwatch extension), Rprec, success_5, judged_10; for the
 // click measures (rankwatch's): ctr_5, clicks_5, abandonment,
-// first_click_rank, recip_rank_first_click.
+// first_click_rank, recip_rank_first_click; spearman and kendall_tau
+// (rankwatch's, uncut only).
 std::string TrecName(Measure m, std::optional<int32_t> k);
 
 // The value of `m` in `scores`; `cutoff_index` indexes ListScores::at, or is
 // -1 for the uncut variant. NaN when the measure is undefined for the list
-// (first_click_rank without a click): aggregators leave NaN values out of
-// that series' means (see IsDefinedValue).
+// (first_click_rank without a click; spearman and kendall_tau below two
+// judged retrieved docs or with one grade): aggregators leave NaN values
+// out of that series' means (see IsDefinedValue).
 double MeasureValue(const ListScores& scores, Measure m, int cutoff_index);
 
 // Whether a value from MeasureValue enters means (false for NaN).

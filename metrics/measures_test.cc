@@ -1,6 +1,8 @@
 #include "metrics/measures.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "base/random.h"
@@ -217,6 +219,8 @@ TEST(MeasureNamesTest, TrecNames) {
             "first_click_rank");
   EXPECT_EQ(TrecName(Measure::kRecipRankFirstClick, std::nullopt),
             "recip_rank_first_click");
+  EXPECT_EQ(TrecName(Measure::kSpearman, std::nullopt), "spearman");
+  EXPECT_EQ(TrecName(Measure::kKendallTau, std::nullopt), "kendall_tau");
 }
 
 TEST(MeasureNamesTest, ParseRoundTrips) {
@@ -236,17 +240,23 @@ TEST(MeasureNamesTest, ParseRoundTrips) {
   EXPECT_EQ(ParseMeasure("first_click_rank"), Measure::kFirstClickRank);
   EXPECT_EQ(ParseMeasure("recip_rank_first_click"),
             Measure::kRecipRankFirstClick);
+  EXPECT_EQ(ParseMeasure("spearman"), Measure::kSpearman);
+  EXPECT_EQ(ParseMeasure("kendall_tau"), Measure::kKendallTau);
+  EXPECT_EQ(MeasureName(Measure::kSpearman), "spearman");
+  EXPECT_EQ(MeasureName(Measure::kKendallTau), "kendall_tau");
 }
 
 TEST(MeasureNamesTest, ClickMeasuresAreOptIn) {
   // The defaults are the relevance measures; every measure is parseable.
-  EXPECT_EQ(kAllMeasures.size(), kDefaultMeasures.size() + 5);
+  // Opt-in: the five click measures and the two rank correlations.
+  EXPECT_EQ(kAllMeasures.size(), kDefaultMeasures.size() + 7);
   for (Measure m : kDefaultMeasures) {
     EXPECT_NE(m, Measure::kCtr);
     EXPECT_NE(m, Measure::kClicks);
     EXPECT_NE(m, Measure::kAbandonment);
     EXPECT_NE(m, Measure::kFirstClickRank);
     EXPECT_NE(m, Measure::kRecipRankFirstClick);
+    EXPECT_FALSE(IsRankCorrelationMeasure(m)) << MeasureName(m);
   }
   // Cut or uncut: ctr and clicks at cutoffs only, the other three uncut.
   EXPECT_TRUE(HasCutoffVariant(Measure::kCtr));
@@ -365,11 +375,180 @@ TEST(MeasureTraitsTest, DirectionAndQuality) {
     EXPECT_EQ(HigherIsBetter(m),
               m != Measure::kAbandonment && m != Measure::kFirstClickRank)
         << MeasureName(m);
+    EXPECT_EQ(DefinedForEveryList(m), m != Measure::kFirstClickRank &&
+                                          m != Measure::kSpearman &&
+                                          m != Measure::kKendallTau)
+        << MeasureName(m);
     EXPECT_EQ(IsQualityMeasure(m), m != Measure::kJudged) << MeasureName(m);
   }
   EXPECT_TRUE(IsQualityMeasure(Measure::kNdcg));
   EXPECT_TRUE(IsQualityMeasure(Measure::kPrecision));
   EXPECT_FALSE(IsQualityMeasure(Measure::kJudged));
+}
+
+// Rank correlation of a list's order with its grades: x = -rank and
+// y = grade over the judged retrieved docs (grade >= 0). Expected values:
+// SciPy 1.10.1 (/tmp/venv-stats), for the x and y written beside each case,
+//   float(scipy.stats.spearmanr(x, y).statistic)
+//   float(scipy.stats.kendalltau(x, y).statistic)   # variant='b'
+// (script /tmp/rc/ref.py of the session that wrote them). Nothing runs
+// Python at test time.
+ListScores CorrelationScores(const std::vector<Grade>& ranked) {
+  Evaluator e = MakeEvaluator({1, 3});
+  e.set_rank_correlations(true);
+  std::vector<Grade> judged;
+  for (Grade g : ranked) {
+    if (g >= 0) judged.push_back(g);
+  }
+  ListScores s;
+  e.Evaluate(ranked, judged, &s);
+  return s;
+}
+
+void ExpectCorrelations(const std::vector<Grade>& ranked, double spearman,
+                        double kendall_tau) {
+  const ListScores s = CorrelationScores(ranked);
+  EXPECT_NEAR(MeasureValue(s, Measure::kSpearman, -1), spearman, kTol);
+  EXPECT_NEAR(MeasureValue(s, Measure::kKendallTau, -1), kendall_tau, kTol);
+}
+
+void ExpectUndefined(const std::vector<Grade>& ranked) {
+  const ListScores s = CorrelationScores(ranked);
+  EXPECT_FALSE(IsDefinedValue(MeasureValue(s, Measure::kSpearman, -1)));
+  EXPECT_FALSE(IsDefinedValue(MeasureValue(s, Measure::kKendallTau, -1)));
+}
+
+TEST(RankCorrelationMeasuresTest, UnjudgedDocsAreLeftOut) {
+  // The worked example {2, U, 0, 1, 3}: x = [-1, -3, -4, -5],
+  // y = [2, 0, 1, 3]; spearmanr -0.39999999999999997,
+  // kendalltau -0.3333333333333334.
+  ExpectCorrelations(kRanked, -0.39999999999999997, -0.3333333333333334);
+  // A negative grade other than kUnjudged is unjudged too.
+  ExpectCorrelations({2, -3, 0, 1, 3}, -0.39999999999999997,
+                     -0.3333333333333334);
+}
+
+TEST(RankCorrelationMeasuresTest, TiedGrades) {
+  // {3, 1, U, 1, 0, U, 2, 0, 1}: x = [-1, -2, -4, -5, -7, -8, -9],
+  // y = [3, 1, 1, 0, 2, 0, 1]; spearmanr 0.4490887131390719,
+  // kendalltau 0.3704792868174742.
+  ExpectCorrelations({3, 1, U, 1, 0, U, 2, 0, 1}, 0.4490887131390719,
+                     0.3704792868174742);
+  // The ideal order with tied grades {3, 2, 2, 1, 0} is below 1: tau-b and
+  // rho count the tie against the order's strict ranking. x = [-1, ..., -5],
+  // y = [3, 2, 2, 1, 0]; spearmanr 0.9746794344808964,
+  // kendalltau 0.9486832980505137 (= sqrt(9/10) by hand: P = 10, one pair
+  // tied in y, C = 9, D = 0).
+  ExpectCorrelations({3, 2, 2, 1, 0}, 0.9746794344808964, 0.9486832980505137);
+}
+
+TEST(RankCorrelationMeasuresTest, ExactlyTwoJudgedDocs) {
+  // {U, 0, U, 2}: x = [-2, -4], y = [0, 2]; spearmanr -0.9999999999999999,
+  // kendalltau -1.0.
+  ExpectCorrelations({U, 0, U, 2}, -1.0, -1.0);
+  // {1, 0}: x = [-1, -2], y = [1, 0]; spearmanr 0.9999999999999999,
+  // kendalltau 1.0.
+  ExpectCorrelations({1, 0}, 1.0, 1.0);
+}
+
+TEST(RankCorrelationMeasuresTest, ReversedOrderIsMinusOne) {
+  // {0, 1, 2, 3}: x = [-1, -2, -3, -4], y = [0, 1, 2, 3]; spearmanr -1.0,
+  // kendalltau -1.0.
+  ExpectCorrelations({0, 1, 2, 3}, -1.0, -1.0);
+  ExpectCorrelations({3, 2, 1, 0}, 1.0, 1.0);  // By symmetry.
+}
+
+TEST(RankCorrelationMeasuresTest, UndefinedCases) {
+  // {1, U, 1, 1}: x = [-1, -3, -4], y = [1, 1, 1]; SciPy: nan, nan
+  // (ConstantInputWarning).
+  ExpectUndefined({1, U, 1, 1});
+  ExpectUndefined({U, 2});  // One judged doc; SciPy: nan, nan.
+  ExpectUndefined({U, U});
+  ExpectUndefined({});
+  // Undefined for the list, so left out of means; never a made-up 0.
+  EXPECT_FALSE(DefinedForEveryList(Measure::kSpearman));
+  EXPECT_FALSE(DefinedForEveryList(Measure::kKendallTau));
+}
+
+// 1000-doc lists, as a batch run has them. The grades come from a formula
+// that ref.py repeats:
+//   lcg: s = 12345; for each rank: s = (s * 1103515245 + 12345) % 2**31;
+//        grade = (s >> 16) % 6 - 1      (822 judged docs, grades -1..4)
+//   sorted: grade = 4 - (4 i) // 1000 if (31 i) % 7 != 0 else -1, i = 0..999
+// SciPy: lcg spearmanr -0.06058032008372072, kendalltau -0.04445735289783114;
+//        sorted spearmanr 0.9682460999104301, kendalltau 0.8665305221731334.
+TEST(RankCorrelationMeasuresTest, ThousandDocLists) {
+  std::vector<Grade> lcg;
+  uint64_t state = 12345;
+  for (int i = 0; i < 1000; ++i) {
+    state = (state * 1103515245 + 12345) % (uint64_t{1} << 31);
+    lcg.push_back(static_cast<Grade>((state >> 16) % 6) - 1);
+  }
+  ExpectCorrelations(lcg, -0.06058032008372072, -0.04445735289783114);
+  std::vector<Grade> sorted;
+  for (int i = 0; i < 1000; ++i) {
+    sorted.push_back((31 * i) % 7 != 0 ? 4 - (4 * i) / 1000 : U);
+  }
+  ExpectCorrelations(sorted, 0.9682460999104301, 0.8665305221731334);
+}
+
+TEST(RankCorrelationMeasuresTest, OffUnlessAskedAndUncutOnly) {
+  Evaluator e = MakeEvaluator({1, 3});
+  EXPECT_FALSE(e.rank_correlations());
+  ListScores s;
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_TRUE(std::isnan(s.spearman));
+  EXPECT_TRUE(std::isnan(s.kendall_tau));
+  e.set_rank_correlations(true);
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_NEAR(s.spearman, -0.39999999999999997, kTol);
+  // A scorer reusing its ListScores: turned off, the values do not linger.
+  e.set_rank_correlations(false);
+  e.Evaluate(kRanked, kJudged, &s);
+  EXPECT_TRUE(std::isnan(s.spearman));
+  for (Measure m : {Measure::kSpearman, Measure::kKendallTau}) {
+    EXPECT_TRUE(IsRankCorrelationMeasure(m));
+    EXPECT_FALSE(HasCutoffVariant(m)) << MeasureName(m);
+    EXPECT_TRUE(HasUncutVariant(m)) << MeasureName(m);
+    EXPECT_TRUE(HigherIsBetter(m)) << MeasureName(m);
+    EXPECT_TRUE(IsQualityMeasure(m)) << MeasureName(m);
+    EXPECT_FALSE(IsClickMeasure(m)) << MeasureName(m);
+  }
+}
+
+// The engine's values are KendallTauB's and SpearmanRho's on the same
+// x = -rank, y = grade, on random lists with many ties (fixed seed).
+TEST(RankCorrelationMeasuresTest, AgreeWithPairedCorrelations) {
+  constexpr uint64_t kSeed = 20260613;
+  Xoshiro256 rng(kSeed);
+  Evaluator e = MakeEvaluator({5});
+  e.set_rank_correlations(true);
+  ListScores s;
+  for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE(testing::Message() << "seed " << kSeed << " trial " << trial);
+    std::vector<Grade> ranked;
+    std::vector<double> x;
+    std::vector<double> y;
+    for (int64_t n = rng.Between(0, 40); n > 0; --n) {
+      const Grade g = static_cast<Grade>(rng.Between(-1, 3));
+      ranked.push_back(g);
+      if (g >= 0) {
+        x.push_back(-static_cast<double>(ranked.size()));
+        y.push_back(g);
+      }
+    }
+    e.Evaluate(ranked, ranked, &s);
+    const std::optional<RankCorrelation> rho = SpearmanRho(x, y);
+    const std::optional<RankCorrelation> tau = KendallTauB(x, y);
+    ASSERT_EQ(rho.has_value(), IsDefinedValue(s.spearman));
+    ASSERT_EQ(tau.has_value(), IsDefinedValue(s.kendall_tau));
+    if (rho) {
+      EXPECT_EQ(s.spearman, rho->coefficient);
+    }
+    if (tau) {
+      EXPECT_EQ(s.kendall_tau, tau->coefficient);
+    }
+  }
 }
 
 }  // namespace

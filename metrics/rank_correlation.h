@@ -11,12 +11,20 @@
 // NaN, or either sample is constant. Infinite values are ranked like any
 // other.
 //
-// Pure functions; thread-safe.
+// KendallTauBCoefficient and SpearmanRhoCoefficient compute the
+// coefficients alone into caller-owned scratch buffers, so that the
+// ranking-metric engine (metrics/measures.h: the per-list `spearman` and
+// `kendall_tau` measures) does not allocate per list once warmed up.
+//
+// Pure functions; thread-safe (a scratch buffer belongs to one thread).
 #ifndef RANKWATCH_METRICS_RANK_CORRELATION_H_
 #define RANKWATCH_METRICS_RANK_CORRELATION_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace rankwatch::metrics {
 
@@ -45,6 +53,49 @@ struct RankCorrelation {
 // n = 2).
 [[nodiscard]] std::optional<RankCorrelation> SpearmanRho(
     std::span<const double> x, std::span<const double> y);
+
+// Working memory of the coefficient functions. Reusing one keeps them free
+// of allocations once its buffers have grown to the largest sample seen.
+// Owned by the caller; not thread-safe; its contents between calls mean
+// nothing.
+struct RankCorrelationScratch {
+  std::vector<size_t> order;
+  std::vector<double> first;
+  std::vector<double> second;
+  std::vector<double> third;
+  std::vector<int64_t> counts;  // OrderGradeCorrelations: per grade.
+  std::vector<int64_t> tree;    // OrderGradeCorrelations: Fenwick tree.
+  std::vector<double> x;        // OrderGradeCorrelations' fallback.
+  std::vector<double> y;
+};
+
+// The coefficient of KendallTauB (the same value), without its p-value:
+// O(n log n), no allocation once `scratch` is warm.
+[[nodiscard]] std::optional<double> KendallTauBCoefficient(
+    std::span<const double> x, std::span<const double> y,
+    RankCorrelationScratch* scratch);
+
+// The coefficient of SpearmanRho (the same value), without its p-value:
+// O(n log n), no allocation once `scratch` is warm.
+[[nodiscard]] std::optional<double> SpearmanRhoCoefficient(
+    std::span<const double> x, std::span<const double> y,
+    RankCorrelationScratch* scratch);
+
+// Spearman's rho and Kendall's tau-b between a list's order and the grades
+// of its items, `grades` given in list order (top first): the coefficients
+// of x = -position, y = grade, so a list with higher grades first scores
+// +1. Each nullopt where the functions above return it (fewer than two
+// items, constant grades). The same values, bit for bit, as
+// SpearmanRhoCoefficient and KendallTauBCoefficient of those x and y, in
+// O(n log G) for G = max - min + 1 grades (counts per grade and a Fenwick
+// tree, Knight's method on x without ties) when G <= 4096, else through
+// them. No allocation once `scratch` is warm.
+struct OrderGradeCorrelation {
+  std::optional<double> spearman;
+  std::optional<double> kendall_tau;
+};
+OrderGradeCorrelation OrderGradeCorrelations(std::span<const int32_t> grades,
+                                             RankCorrelationScratch* scratch);
 
 }  // namespace rankwatch::metrics
 

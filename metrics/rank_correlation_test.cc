@@ -1,11 +1,13 @@
 #include "metrics/rank_correlation.h"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <optional>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 #include "metrics/metrics_test_util.h"
 
@@ -182,6 +184,104 @@ TEST(RankCorrelationTest, UndefinedCases) {
   const std::vector<double> with_nan = {1, kNaN, 3};
   EXPECT_FALSE(KendallTauB(with_nan, rising).has_value());
   EXPECT_FALSE(SpearmanRho(rising, with_nan).has_value());
+}
+
+// The coefficient-only functions give the same values with one scratch
+// reused across samples that grow and shrink, and its buffers stop growing
+// once the largest sample has been seen (no allocation per call). Figures:
+// the SciPy values of the cases above.
+TEST(RankCorrelationTest, CoefficientsWithReusedScratch) {
+  RankCorrelationScratch scratch;
+  const std::vector<double> x12 = {3, 1, 2, 2, 3, 0, 1, 3, 2, 0, 1, 2};
+  const std::vector<double> y12 = {0.9, 0.2, 0.5, 0.5, 0.7, 0.1,
+                                   0.4, 0.9, 0.3, 0.1, 0.2, 0.6};
+  const std::vector<double> x3 = {1, 2, 3};
+  const std::vector<double> y3 = {1, 3, 2};
+  for (int round = 0; round < 2; ++round) {
+    // kendalltau 0.889685262381366, spearmanr 0.9475304231707936.
+    EXPECT_NEAR(KendallTauBCoefficient(x12, y12, &scratch).value(),
+                0.889685262381366, 1e-14);
+    EXPECT_NEAR(SpearmanRhoCoefficient(x12, y12, &scratch).value(),
+                0.9475304231707936, 1e-14);
+    // kendalltau 0.33333333333333337, spearmanr 0.5.
+    EXPECT_NEAR(KendallTauBCoefficient(x3, y3, &scratch).value(),
+                0.33333333333333337, 1e-14);
+    EXPECT_NEAR(SpearmanRhoCoefficient(x3, y3, &scratch).value(), 0.5, 1e-14);
+  }
+  const size_t capacity = scratch.order.capacity() + scratch.first.capacity() +
+                          scratch.second.capacity() + scratch.third.capacity();
+  EXPECT_EQ(KendallTauBCoefficient(x12, y12, &scratch),
+            KendallTauB(x12, y12)->coefficient);
+  EXPECT_EQ(SpearmanRhoCoefficient(x12, y12, &scratch),
+            SpearmanRho(x12, y12)->coefficient);
+  EXPECT_EQ(scratch.order.capacity() + scratch.first.capacity() +
+                scratch.second.capacity() + scratch.third.capacity(),
+            capacity);
+  // Undefined as KendallTauB and SpearmanRho are.
+  const std::vector<double> constant = {1, 1, 1};
+  EXPECT_FALSE(KendallTauBCoefficient(constant, x3, &scratch).has_value());
+  EXPECT_FALSE(SpearmanRhoCoefficient(x3, constant, &scratch).has_value());
+  const std::vector<double> one = {1};
+  EXPECT_FALSE(KendallTauBCoefficient(one, one, &scratch).has_value());
+  EXPECT_FALSE(SpearmanRhoCoefficient(one, one, &scratch).has_value());
+}
+
+// A list's order against its grades, x = -position. SciPy 1.10.1, x =
+// [-1, -2, -3, -4, -5, -6]:
+//   y = [10000, 0, 5000, 5000, -3, 0] (a grade range past the dense
+//   counts): spearmanr 0.6473388749701496, kendalltau 0.501280411827603;
+//   y = [4, 0, 2, 2, 1, 0]: spearmanr 0.5296408977028497,
+//   kendalltau 0.501280411827603.
+TEST(RankCorrelationTest, OrderGradeCorrelationsDenseAndWide) {
+  RankCorrelationScratch scratch;
+  const std::vector<int32_t> wide = {10000, 0, 5000, 5000, -3, 0};
+  const std::vector<int32_t> dense = {4, 0, 2, 2, 1, 0};
+  for (int round = 0; round < 2; ++round) {
+    const OrderGradeCorrelation w = OrderGradeCorrelations(wide, &scratch);
+    EXPECT_NEAR(w.spearman.value(), 0.6473388749701496, 1e-14);
+    EXPECT_NEAR(w.kendall_tau.value(), 0.501280411827603, 1e-14);
+    const OrderGradeCorrelation d = OrderGradeCorrelations(dense, &scratch);
+    EXPECT_NEAR(d.spearman.value(), 0.5296408977028497, 1e-14);
+    EXPECT_NEAR(d.kendall_tau.value(), 0.501280411827603, 1e-14);
+  }
+  const std::vector<int32_t> constant = {2, 2, 2};
+  const std::vector<int32_t> one = {2};
+  for (const std::vector<int32_t>* g : {&constant, &one}) {
+    const OrderGradeCorrelation u = OrderGradeCorrelations(*g, &scratch);
+    EXPECT_FALSE(u.spearman.has_value());
+    EXPECT_FALSE(u.kendall_tau.has_value());
+  }
+  EXPECT_FALSE(OrderGradeCorrelations({}, &scratch).spearman.has_value());
+}
+
+// The counting path gives the general functions' values bit for bit, on
+// random lists with many ties (fixed seed; grades from -2 to 5).
+TEST(RankCorrelationTest, OrderGradeCorrelationsMatchTheGeneralFunctions) {
+  constexpr uint64_t kSeed = 424242;
+  Xoshiro256 rng(kSeed);
+  RankCorrelationScratch scratch;
+  for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE(testing::Message() << "seed " << kSeed << " trial " << trial);
+    std::vector<int32_t> grades;
+    std::vector<double> x;
+    std::vector<double> y;
+    for (int64_t n = rng.Between(0, 60); n > 0; --n) {
+      grades.push_back(static_cast<int32_t>(rng.Between(-2, 5)));
+      x.push_back(-static_cast<double>(grades.size()));
+      y.push_back(grades.back());
+    }
+    const OrderGradeCorrelation c = OrderGradeCorrelations(grades, &scratch);
+    const std::optional<RankCorrelation> rho = SpearmanRho(x, y);
+    const std::optional<RankCorrelation> tau = KendallTauB(x, y);
+    ASSERT_EQ(c.spearman.has_value(), rho.has_value());
+    ASSERT_EQ(c.kendall_tau.has_value(), tau.has_value());
+    if (rho) {
+      EXPECT_EQ(*c.spearman, rho->coefficient);
+    }
+    if (tau) {
+      EXPECT_EQ(*c.kendall_tau, tau->coefficient);
+    }
+  }
 }
 
 }  // namespace

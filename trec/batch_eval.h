@@ -25,55 +25,18 @@
 #include "base/status.h"
 #include "metrics/measures.h"
 #include "trec/qrels.h"
+#include "trec/trec_measures.h"
 
 namespace rankwatch::trec {
-
-// trec_eval measure families, in trec_eval's output order (`judged`, a
-// rankwatch addition, comes last like trec_eval's `unj`).
-enum class TrecMeasure {
-  kNumQ,
-  kNumRet,
-  kNumRel,
-  kNumRelRet,
-  kMap,
-  kRprec,
-  kRecipRank,
-  kP,
-  kRecall,
-  kNdcg,
-  kNdcgCut,
-  kMapCut,
-  kSuccess,
-  kJudged,
-};
-
-// The measures requested with trec_eval's `-m NAME[.k1,k2,...]` syntax.
-class MeasureSelection {
- public:
-  struct Item {
-    TrecMeasure measure;
-    bool uncut = false;            // recip_rank without a cutoff.
-    std::vector<int32_t> cutoffs;  // Ascending, unique.
-  };
-
-  // An empty `specs` selects the default set (num_q, num_ret, num_rel,
-  // num_rel_ret, map, Rprec, recip_rank, P at trec_eval's default cutoffs).
-  // Repeating a measure adds its cutoffs. Errors name the offending spec.
-  static StatusOr<MeasureSelection> Parse(std::span<const std::string> specs);
-
-  const std::vector<Item>& items() const { return items_; }
-  // Every cutoff any item needs, ascending and unique.
-  std::vector<int32_t> AllCutoffs() const;
-
- private:
-  std::vector<Item> items_;  // In TrecMeasure order.
-};
 
 struct EvalOptions {
   MeasureSelection measures;
   metrics::Definitions definitions;
-  bool per_query = false;  // -q
-  bool complete = false;   // -c: every qrels query counts; missing ones = 0.
+  bool per_query = false;    // -q
+  bool summary = true;       // Without -n: print the `all` block.
+  bool complete = false;     // -c: every qrels query counts; missing ones = 0.
+  bool judged_only = false;  // -J: unjudged docs are dropped before scoring.
+  int64_t num_docs_in_collection = 0;  // -N: for utility.
   int64_t max_docs_per_query = std::numeric_limits<int64_t>::max();  // -M
   int threads = 0;  // 0: one per hardware thread.
   // Bytes read at a time from a regular run file. Tests make it tiny to
@@ -81,18 +44,25 @@ struct EvalOptions {
   size_t run_chunk_bytes = 1 << 20;
 };
 
+// One evaluated query: its value in each column of the report (NaN where a
+// rankwatch measure is undefined for it), and its relstring.
 struct QueryResult {
   std::string_view qid;
-  metrics::ListScores scores;
+  std::vector<double> values;  // Parallel to EvalReport::columns().
+  std::string text;
 };
 
-// The outcome of an evaluation. Move-only; owns the qrels it points into.
+// The outcome of an evaluation: a table of queries x columns. Move-only;
+// owns the qrels it points into.
 class EvalReport {
  public:
   const EvalOptions& options() const { return options_; }
+  // The printed measures, in trec_eval's order.
+  const std::vector<ReportColumn>& columns() const { return columns_; }
   // Evaluated queries in qid strcmp order.
   const std::vector<QueryResult>& queries() const { return queries_; }
-  const std::vector<int32_t>& cutoffs() const { return cutoffs_; }
+  // The run id of the run file's last line.
+  std::string_view run_id() const { return run_id_; }
   // Summary num_rel under -c: trec_eval counts every qrels entry with a
   // grade > 0 here, ignoring -l.
   int64_t complete_num_rel() const { return complete_num_rel_; }
@@ -103,8 +73,9 @@ class EvalReport {
                                             const EvalOptions&);
   EvalOptions options_;
   std::unique_ptr<Qrels> qrels_;
+  std::vector<ReportColumn> columns_;
   std::vector<QueryResult> queries_;
-  std::vector<int32_t> cutoffs_;
+  std::string run_id_;
   int64_t complete_num_rel_ = 0;
 };
 
@@ -114,10 +85,16 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
                                    const std::string& run_path,
                                    const EvalOptions& options);
 
-// Appends trec_eval's text output (per-query blocks with -q, then `all`).
+// The `all` row: one value per column (means, sums, geometric means, num_q;
+// 0 for the text columns), summed in qid order as trec_eval sums.
+std::vector<double> SummaryValues(const EvalReport& report);
+
+// Appends trec_eval's text output (per-query blocks with -q, then `all`
+// unless -n).
 void WriteTrecText(const EvalReport& report, std::string* out);
 // Appends {"definitions": {...}, "queries": {qid: {measure: value}} (with
-// -q), "all": {measure: value}} with values at full double precision.
+// -q), "all": {measure: value}} with values at full double precision
+// (undefined values as null, relstring and runid as strings).
 void WriteJson(const EvalReport& report, std::string* out);
 
 }  // namespace rankwatch::trec

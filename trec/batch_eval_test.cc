@@ -20,47 +20,6 @@ MeasureSelection Select(std::vector<std::string> specs) {
   return *s;
 }
 
-TEST(MeasureSelectionTest, ParsesCutoffsAndKeepsTrecOrder) {
-  MeasureSelection s = Select({"ndcg_cut.10", "P.10,5", "map", "P.20"});
-  ASSERT_EQ(s.items().size(), 3u);
-  EXPECT_EQ(s.items()[0].measure, TrecMeasure::kMap);
-  EXPECT_EQ(s.items()[1].measure, TrecMeasure::kP);
-  EXPECT_EQ(s.items()[1].cutoffs, (std::vector<int32_t>{5, 10, 20}));
-  EXPECT_EQ(s.items()[2].measure, TrecMeasure::kNdcgCut);
-  EXPECT_EQ(s.AllCutoffs(), (std::vector<int32_t>{5, 10, 20}));
-}
-
-TEST(MeasureSelectionTest, DefaultsMatchTrecEval) {
-  MeasureSelection s = Select({"P", "success"});
-  EXPECT_EQ(s.items()[0].cutoffs,
-            (std::vector<int32_t>{5, 10, 15, 20, 30, 100, 200, 500, 1000}));
-  EXPECT_EQ(s.items()[1].cutoffs, (std::vector<int32_t>{1, 5, 10}));
-  MeasureSelection d = Select({});
-  ASSERT_EQ(d.items().size(), 8u);
-  EXPECT_EQ(d.items()[0].measure, TrecMeasure::kNumQ);
-}
-
-TEST(MeasureSelectionTest, RecipRankWithAndWithoutCutoff) {
-  MeasureSelection s = Select({"recip_rank.10", "recip_rank"});
-  ASSERT_EQ(s.items().size(), 1u);
-  EXPECT_TRUE(s.items()[0].uncut);
-  EXPECT_EQ(s.items()[0].cutoffs, (std::vector<int32_t>{10}));
-}
-
-TEST(MeasureSelectionTest, RejectsBadSpecs) {
-  auto error = [](std::string spec) {
-    std::vector<std::string> specs = {spec};
-    StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
-    return s.ok() ? std::string() : s.status().message();
-  };
-  EXPECT_NE(error("bpref").find("unknown measure 'bpref'"), std::string::npos);
-  EXPECT_EQ(error("P.5,5"), "measure 'P.5,5': duplicate cutoffs");
-  EXPECT_EQ(error("P.0"),
-            "measure 'P.0': cutoff '0' is not a positive integer");
-  EXPECT_EQ(error("P."), "measure 'P.': cutoff '' is not a positive integer");
-  EXPECT_EQ(error("map.5"), "measure 'map' takes no parameters (got 'map.5')");
-}
-
 class EvaluateFilesTest : public ::testing::Test {
  protected:
   // Two queries. q1: ranked a(rel 1), b(0), c(unjudged), R = 2 (d not

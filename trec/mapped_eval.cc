@@ -42,7 +42,14 @@ Status ScoreItem(const WorkItem& item, const MappedFile& run,
   }
   if (item.result == nullptr) return Status::Ok();
   item.result->qid = item.qrels->qid;
-  scorer->Score(*item.qrels, &item.result->scores);
+  QueryRow row{std::move(item.result->values), std::move(item.result->text)};
+  if (item.run != nullptr) {
+    scorer->Score(*item.qrels, &row);
+  } else {
+    scorer->ScoreMissing(*item.qrels, &row);
+  }
+  item.result->values = std::move(row.values);
+  item.result->text = std::move(row.text);
   return Status::Ok();
 }
 
@@ -88,20 +95,19 @@ Status NoCommonQuery(const std::string& qrels_path, const std::string& run_path,
 
 Status EvaluateMapped(const std::string& qrels_path,
                       const std::string& run_path, const Qrels& qrels,
-                      const metrics::Evaluator& evaluator,
-                      const EvalOptions& options, int threads,
-                      std::vector<QueryResult>* results) {
+                      const ScorerConfig& config, bool complete, int threads,
+                      std::vector<QueryResult>* results, std::string* run_id) {
   StatusOr<MappedFile> run = MappedFile::Open(run_path, LineBounds());
   if (!run.ok()) return run.status();
   const RunIndex index = RunIndex::Build(*run, threads);
   if (index.long_line() != 0) {
     return LineTooLong(run_path, index.long_line(), LineBounds());
   }
-  const std::vector<WorkItem> items =
-      PlanWork(qrels, index, options.complete, results);
+  const std::vector<WorkItem> items = PlanWork(qrels, index, complete, results);
   if (results->empty()) {
-    return NoCommonQuery(qrels_path, run_path, options.complete);
+    return NoCommonQuery(qrels_path, run_path, complete);
   }
+  *run_id = std::string(LastRunId(run->data()));
   // One scorer per worker, made by the worker on its first item.
   std::vector<std::optional<QueryScorer>> scorers(
       ParallelWorkers(items.size(), threads));
@@ -110,9 +116,7 @@ Status EvaluateMapped(const std::string& qrels_path,
   return RunParallelUntilError(
       items.size(), threads, [&](size_t i, size_t worker) {
         std::optional<QueryScorer>& scorer = scorers[worker];
-        if (!scorer) {
-          scorer.emplace(qrels, evaluator, options.max_docs_per_query);
-        }
+        if (!scorer) scorer.emplace(qrels, config);
         return ScoreItem(items[i], *run, &*scorer);
       });
 }

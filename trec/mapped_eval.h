@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "metrics/measures.h"
 #include "trec/batch_eval.h"
 #include "trec/qrels.h"
+#include "trec/query_scorer.h"
 
 namespace rankwatch::trec {
 
@@ -20,13 +20,14 @@ Status NoCommonQuery(const std::string& qrels_path, const std::string& run_path,
                      bool complete);
 
 // Evaluates `run_path` against `qrels` (read from `qrels_path`) on up to
-// `threads` threads into `results`, in qid strcmp order. Errors name the file
-// and line, and are the ones a sequential reading meets first.
+// `threads` threads into `results`, in qid strcmp order (with `complete`,
+// every qrels query), and sets `run_id` to the run id of its last line.
+// Errors name the file and line, and are the ones a sequential reading
+// meets first.
 Status EvaluateMapped(const std::string& qrels_path,
                       const std::string& run_path, const Qrels& qrels,
-                      const metrics::Evaluator& evaluator,
-                      const EvalOptions& options, int threads,
-                      std::vector<QueryResult>* results);
+                      const ScorerConfig& config, bool complete, int threads,
+                      std::vector<QueryResult>* results, std::string* run_id);
 
 }  // namespace rankwatch::trec
 

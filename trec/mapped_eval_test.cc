@@ -1,5 +1,6 @@
 #include "trec/mapped_eval.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,18 @@
 
 namespace rankwatch::trec {
 namespace {
+
+// Columns: num_ret, num_rel_ret, map, recip_rank (trec_eval's order).
+enum Column { kNumRet, kNumRelRet, kMap, kRecipRank };
+
+ScorerConfig Config() {
+  const std::vector<std::string> specs = {"num_ret", "num_rel_ret", "map",
+                                          "recip_rank"};
+  const MeasureSelection selection = *MeasureSelection::Parse(specs);
+  return ScorerConfig{*metrics::Evaluator::Create({1}, {}),
+                      MeasureTable::Create(selection, {}),
+                      std::numeric_limits<int64_t>::max(), false};
+}
 
 class MappedEvalTest : public ::testing::Test {
  protected:
@@ -22,17 +35,15 @@ class MappedEvalTest : public ::testing::Test {
 
   Status Evaluate(const std::string& run, int threads, bool complete = false) {
     run_ = dir_.Write("run.txt", run);
-    EvalOptions options;
-    options.complete = complete;
-    const metrics::Evaluator evaluator = *metrics::Evaluator::Create({1}, {});
-    return EvaluateMapped("qrels.txt", run_, *qrels_, evaluator, options,
-                          threads, &results_);
+    return EvaluateMapped("qrels.txt", run_, *qrels_, Config(), complete,
+                          threads, &results_, &run_id_);
   }
 
   testing::TempDir dir_;
   std::string run_;
   std::unique_ptr<Qrels> qrels_;
   std::vector<QueryResult> results_;
+  std::string run_id_;
 };
 
 TEST_F(MappedEvalTest, ScoresInterleavedRunsInQidOrder) {
@@ -44,15 +55,16 @@ TEST_F(MappedEvalTest, ScoresInterleavedRunsInQidOrder) {
     ASSERT_EQ(results_.size(), 2u);
     EXPECT_EQ(results_[0].qid, "q1");
     // q1 ranked b (unjudged), a (relevant): 1 of R = 2 at rank 2.
-    EXPECT_EQ(results_[0].scores.num_ret, 2);
-    EXPECT_DOUBLE_EQ(results_[0].scores.average_precision, 0.25);  // 1/2/2
+    EXPECT_EQ(results_[0].values[kNumRet], 2);
+    EXPECT_DOUBLE_EQ(results_[0].values[kMap], 0.25);  // 1/2/2
     EXPECT_EQ(results_[1].qid, "q2");
-    EXPECT_DOUBLE_EQ(results_[1].scores.reciprocal_rank, 1.0);
+    EXPECT_DOUBLE_EQ(results_[1].values[kRecipRank], 1.0);
   }
+  EXPECT_EQ(run_id_, "r");
   ASSERT_TRUE(Evaluate("q2 Q0 x 1 5 r\n", 2, /*complete=*/true).ok());
   ASSERT_EQ(results_.size(), 3u);
   EXPECT_EQ(results_[2].qid, "q3");
-  EXPECT_EQ(results_[2].scores.num_ret, 0);
+  EXPECT_EQ(results_[2].values[kNumRet], 0);
 }
 
 // Several queries are wrong; on any number of threads the error is the one

@@ -21,6 +21,13 @@
 
 namespace rankwatch::trec {
 
+// trec_eval's relevance code of a retrieved doc: its qrels grade when >= 0,
+// else one of these. The engine reads every negative code as unjudged;
+// trec_eval's infAP, bpref, unj, relstring and num_nonrel_judged_ret tell
+// the two apart.
+inline constexpr metrics::Grade kNotInPool = metrics::kUnjudged;  // -1
+inline constexpr metrics::Grade kUnjudgedInPool = -2;  // Negative grade.
+
 // One query's judgments. Positions index Qrels' internal arrays.
 struct QueryQrels {
   std::string_view qid;
@@ -45,7 +52,8 @@ class Qrels {
   std::span<const QueryQrels> queries() const { return queries_; }
   const QueryQrels* FindQuery(std::string_view qid) const;
 
-  // The grade of `docno` for `q`, or metrics::kUnjudged when it has none.
+  // The code of `docno` for `q`: its grade, kUnjudgedInPool when the grade
+  // is negative, kNotInPool when it has none.
   // `hash` must be HashBytes(docno).
   // Inline: evaluation calls it for every run line.
   metrics::Grade Lookup(const QueryQrels& q, std::string_view docno,
@@ -54,10 +62,10 @@ class Qrels {
     size_t i = hash & q.slot_mask;
     for (;;) {
       const Slot& s = slots_[q.slot_begin + i];
-      if (s.entry == 0) return metrics::kUnjudged;
+      if (s.entry == 0) return kNotInPool;
       if (s.tag == tag && docnos_[s.entry - 1] == docno) {
         const metrics::Grade g = grades_[s.entry - 1];
-        return g < 0 ? metrics::kUnjudged : g;
+        return g < 0 ? kUnjudgedInPool : g;
       }
       i = (i + 1) & q.slot_mask;
     }

@@ -31,10 +31,11 @@ TEST(QrelsTest, IndexesQueriesInStrcmpOrder) {
   const QueryQrels* nine = q.FindQuery("9");
   ASSERT_NE(nine, nullptr);
   EXPECT_EQ(q.Lookup(*nine, "a", HashBytes("a")), 1);
-  // A negative grade is "in pool, unjudged": looked up as unjudged, but kept
-  // in the query's grades.
-  EXPECT_EQ(q.Lookup(*nine, "c", HashBytes("c")), metrics::kUnjudged);
-  EXPECT_EQ(q.Lookup(*nine, "zz", HashBytes("zz")), metrics::kUnjudged);
+  // A negative grade is "in pool, unjudged" (trec_eval's -2), a doc without
+  // a judgment is outside the pool (-1); the grade is kept as is in the
+  // query's grades.
+  EXPECT_EQ(q.Lookup(*nine, "c", HashBytes("c")), kUnjudgedInPool);
+  EXPECT_EQ(q.Lookup(*nine, "zz", HashBytes("zz")), kNotInPool);
   ASSERT_EQ(q.grades(*nine).size(), 2u);
   EXPECT_EQ(q.grades(*nine)[1], -1);
   EXPECT_EQ(q.FindQuery("10")->num_positive, 1);

@@ -14,9 +14,10 @@ void DocnoSet::Clear(size_t n) {
   mask_ = capacity - 1;
 }
 
-QueryScorer::QueryScorer(const Qrels& qrels,
-                         const metrics::Evaluator& evaluator, int64_t max_docs)
-    : qrels_(qrels), evaluator_(evaluator), max_docs_(max_docs) {}
+QueryScorer::QueryScorer(const Qrels& qrels, const ScorerConfig& config)
+    : qrels_(qrels),
+      config_(config),
+      needs_ranking_(config.table.selection().NeedsJudgedRanking()) {}
 
 std::optional<QueryScorer::Duplicate> QueryScorer::JoinGrades(
     const QueryQrels* q) {
@@ -41,15 +42,36 @@ std::optional<size_t> QueryScorer::ListedBefore(size_t i) const {
   return std::nullopt;
 }
 
-void QueryScorer::Score(const QueryQrels& q, metrics::ListScores* out) {
+void QueryScorer::Score(const QueryQrels& q, QueryRow* out) {
   if (!std::is_sorted(entries_.begin(), entries_.end(), RanksBefore)) {
     std::sort(entries_.begin(), entries_.end(), RanksBefore);
   }
-  const size_t n = static_cast<size_t>(
-      std::min<int64_t>(static_cast<int64_t>(entries_.size()), max_docs_));
-  ranked_.resize(n);
-  for (size_t i = 0; i < n; ++i) ranked_[i] = entries_[i].grade;
-  evaluator_.Evaluate(ranked_, qrels_.grades(q), out);
+  const size_t n = static_cast<size_t>(std::min<int64_t>(
+      static_cast<int64_t>(entries_.size()), config_.max_docs));
+  ranked_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    // -J drops unjudged docs after the -M cut, as trec_eval does.
+    if (config_.judged_only && entries_[i].grade < 0) continue;
+    ranked_.push_back(entries_[i].grade);
+  }
+  const std::span<const metrics::Grade> judgments = qrels_.grades(q);
+  config_.evaluator.Evaluate(ranked_, judgments, &scores_);
+  out->values.resize(config_.table.columns().size());
+  JudgedRanking ranking;
+  if (needs_ranking_) {
+    ranking =
+        ranking_.Build(ranked_, judgments,
+                       config_.evaluator.definitions().relevance_threshold);
+  }
+  config_.table.Compute(scores_, ranking, out->values, &out->text);
+}
+
+void QueryScorer::ScoreMissing(const QueryQrels& q, QueryRow* out) {
+  ranked_.clear();
+  const std::span<const metrics::Grade> judgments = qrels_.grades(q);
+  config_.evaluator.Evaluate(ranked_, judgments, &scores_);
+  out->values.resize(config_.table.columns().size());
+  config_.table.ComputeMissing(scores_, judgments, out->values, &out->text);
 }
 
 }  // namespace rankwatch::trec

@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "metrics/measures.h"
 #include "trec/qrels.h"
 #include "trec/run_file.h"
 #include "trec/text_scan.h"
+#include "trec/trec_measures.h"
 
 namespace rankwatch::trec {
 
@@ -43,17 +45,31 @@ class DocnoSet {
   size_t mask_ = 0;
 };
 
+// What every QueryScorer of one evaluation starts from (each copies it).
+struct ScorerConfig {
+  metrics::Evaluator evaluator;  // The engine, at the engine's cutoffs.
+  MeasureTable table;            // The printed columns.
+  int64_t max_docs = 0;          // -M: only the top max_docs count.
+  bool judged_only = false;      // -J: unjudged docs are dropped first.
+};
+
+// One query's printed values: one per MeasureTable column, and the
+// relstring when selected.
+struct QueryRow {
+  std::vector<double> values;
+  std::string text;
+};
+
 // Scores one query at a time: the caller fills entries() with the query's
 // run lines (AddEntry, or ParseRunQuery into entries()), then calls
 // JoinGrades() and Score(). Every buffer is reused, so scoring allocates
 // nothing once warmed up.
 //
 // One per thread: not thread-safe. Borrows `qrels`, which must outlive it;
-// keeps its own copy of the evaluator.
+// keeps its own copy of the configuration.
 class QueryScorer {
  public:
-  QueryScorer(const Qrels& qrels, const metrics::Evaluator& evaluator,
-              int64_t max_docs);
+  QueryScorer(const Qrels& qrels, const ScorerConfig& config);
 
   // The run entries of the query being scored.
   std::vector<RunEntry>* entries() { return &entries_; }
@@ -83,18 +99,23 @@ class QueryScorer {
   std::optional<Duplicate> JoinGrades(const QueryQrels* q);
 
   // Puts the entries in trec_eval's ranking order (a run usually is in it
-  // already) and scores the first `max_docs` against the judgments of `q`.
-  void Score(const QueryQrels& q, metrics::ListScores* out);
+  // already) and scores the first `max_docs` (then, with -J, only the
+  // judged ones) against the judgments of `q`.
+  void Score(const QueryQrels& q, QueryRow* out);
+  // Scores `q` as trec_eval scores a qrels query the run lacks (-c).
+  void ScoreMissing(const QueryQrels& q, QueryRow* out);
 
  private:
   // The first entry before `i` with the docno of entries_[i], if any.
   std::optional<size_t> ListedBefore(size_t i) const;
 
   const Qrels& qrels_;
-  metrics::Evaluator evaluator_;
-  const int64_t max_docs_;
+  ScorerConfig config_;
+  const bool needs_ranking_;  // Whether a column reads a JudgedRanking.
   std::vector<RunEntry> entries_;
   std::vector<metrics::Grade> ranked_;
+  metrics::ListScores scores_;
+  JudgedRankingBuilder ranking_;
   DocnoSet seen_;
 };
 

@@ -19,8 +19,17 @@ class QueryScorerTest : public ::testing::Test {
     StatusOr<Qrels> q = Qrels::Parse("q1 0 a 1\nq1 0 b 0\nq1 0 d 2\n", "qrels");
     ASSERT_TRUE(q.ok()) << q.status().ToString();
     qrels_ = std::make_unique<Qrels>(std::move(q).value());
-    evaluator_ = std::make_unique<metrics::Evaluator>(
-        *metrics::Evaluator::Create({2}, {}));
+  }
+
+  // Columns: num_ret, num_rel, num_rel_ret, map, recip_rank, P_2.
+  enum Column { kNumRet, kNumRel, kNumRelRet, kMap, kRecipRank, kP2 };
+  static ScorerConfig Config(int64_t max_docs, bool judged_only = false) {
+    const std::vector<std::string> specs = {
+        "num_ret", "num_rel", "num_rel_ret", "map", "recip_rank", "P.2"};
+    return ScorerConfig{
+        *metrics::Evaluator::Create({2}, {}),
+        MeasureTable::Create(*MeasureSelection::Parse(specs), {}), max_docs,
+        judged_only};
   }
 
   const QueryQrels* Q1() const { return qrels_->FindQuery("q1"); }
@@ -33,49 +42,71 @@ class QueryScorerTest : public ::testing::Test {
       kept_.push_back(score);
       const std::string& d = kept_[kept_.size() - 2];
       const std::string& sc = kept_.back();
-      ASSERT_TRUE(s->AddEntry(RunLineFields{"q1", d, sc}));
+      ASSERT_TRUE(s->AddEntry(RunLineFields{"q1", d, sc, "r"}));
     }
   }
 
   std::unique_ptr<Qrels> qrels_;
-  std::unique_ptr<metrics::Evaluator> evaluator_;
   std::deque<std::string> kept_;  // Stable addresses for the views.
 };
 
 TEST_F(QueryScorerTest, JoinsSortsAndScores) {
-  QueryScorer s(*qrels_, *evaluator_, 1000);
+  QueryScorer s(*qrels_, Config(1000));
   Add(&s, {{"c", "1.0"}, {"a", "3.0"}, {"b", "2.0"}});
   ASSERT_FALSE(s.JoinGrades(Q1()).has_value());
   const std::vector<RunEntry>& e = *s.entries();
   EXPECT_EQ(e[0].grade, metrics::kUnjudged);  // c: not judged.
   EXPECT_EQ(e[1].grade, 1);                   // a
   EXPECT_EQ(e[2].grade, 0);                   // b
-  metrics::ListScores out;
+  QueryRow out;
   s.Score(*Q1(), &out);
   // Ranked a (1), b (0), c (-): 3 retrieved, R = 2, one relevant retrieved.
-  EXPECT_EQ(out.num_ret, 3);
-  EXPECT_EQ(out.num_rel, 2);
-  EXPECT_EQ(out.num_rel_ret, 1);
-  EXPECT_DOUBLE_EQ(out.reciprocal_rank, 1.0);    // a at rank 1.
-  EXPECT_DOUBLE_EQ(out.average_precision, 0.5);  // (1/1) / R.
-  EXPECT_DOUBLE_EQ(out.at[0].precision, 0.5);    // P_2: a of a, b.
+  ASSERT_EQ(out.values.size(), 6u);
+  EXPECT_EQ(out.values[kNumRet], 3);
+  EXPECT_EQ(out.values[kNumRel], 2);
+  EXPECT_EQ(out.values[kNumRelRet], 1);
+  EXPECT_DOUBLE_EQ(out.values[kRecipRank], 1.0);  // a at rank 1.
+  EXPECT_DOUBLE_EQ(out.values[kMap], 0.5);        // (1/1) / R.
+  EXPECT_DOUBLE_EQ(out.values[kP2], 0.5);         // a of a, b.
+}
+
+// -J drops unjudged docs after the -M cut: of the top 3 (c, a, b), c goes.
+TEST_F(QueryScorerTest, JudgedOnlyDropsUnjudgedDocsAfterTheCut) {
+  QueryScorer s(*qrels_, Config(3, /*judged_only=*/true));
+  Add(&s, {{"c", "4"}, {"a", "3"}, {"b", "2"}, {"d", "1"}});
+  ASSERT_FALSE(s.JoinGrades(Q1()).has_value());
+  QueryRow out;
+  s.Score(*Q1(), &out);
+  EXPECT_EQ(out.values[kNumRet], 2);              // a, b.
+  EXPECT_DOUBLE_EQ(out.values[kRecipRank], 1.0);  // a is now first.
+  EXPECT_DOUBLE_EQ(out.values[kP2], 0.5);
+}
+
+TEST_F(QueryScorerTest, NegativeGradesAreInThePoolButUnjudged) {
+  StatusOr<Qrels> q = Qrels::Parse("q1 0 a -1\nq1 0 b 1\n", "qrels");
+  ASSERT_TRUE(q.ok());
+  QueryScorer s(*q, Config(1000));
+  Add(&s, {{"a", "2"}, {"z", "1"}});
+  ASSERT_FALSE(s.JoinGrades(q->FindQuery("q1")).has_value());
+  EXPECT_EQ((*s.entries())[0].grade, kUnjudgedInPool);
+  EXPECT_EQ((*s.entries())[1].grade, kNotInPool);
 }
 
 TEST_F(QueryScorerTest, TiesGoByDocnoDescendingAndMaxDocsCuts) {
-  QueryScorer s(*qrels_, *evaluator_, 1);
+  QueryScorer s(*qrels_, Config(1));
   // Equal scores: trec_eval ranks "b" before "a", so with one doc kept only
   // the non-relevant b counts.
   Add(&s, {{"a", "1"}, {"b", "1"}});
   ASSERT_FALSE(s.JoinGrades(Q1()).has_value());
-  metrics::ListScores out;
+  QueryRow out;
   s.Score(*Q1(), &out);
-  EXPECT_EQ(out.num_ret, 1);
-  EXPECT_EQ(out.num_rel_ret, 0);
-  EXPECT_DOUBLE_EQ(out.reciprocal_rank, 0.0);
+  EXPECT_EQ(out.values[kNumRet], 1);
+  EXPECT_EQ(out.values[kNumRelRet], 0);
+  EXPECT_DOUBLE_EQ(out.values[kRecipRank], 0.0);
 }
 
 TEST_F(QueryScorerTest, FindsTheFirstDocnoListedTwice) {
-  QueryScorer s(*qrels_, *evaluator_, 1000);
+  QueryScorer s(*qrels_, Config(1000));
   Add(&s, {{"a", "5"}, {"b", "4"}, {"c", "3"}, {"b", "2"}, {"a", "1"}});
   const std::optional<QueryScorer::Duplicate> d = s.JoinGrades(Q1());
   ASSERT_TRUE(d.has_value());
@@ -88,7 +119,7 @@ TEST_F(QueryScorerTest, FindsTheFirstDocnoListedTwice) {
 }
 
 TEST_F(QueryScorerTest, RunOnlyQueryIsCheckedButNotJoined) {
-  QueryScorer s(*qrels_, *evaluator_, 1000);
+  QueryScorer s(*qrels_, Config(1000));
   Add(&s, {{"a", "2"}, {"z", "1"}});
   EXPECT_FALSE(s.JoinGrades(nullptr).has_value());
   EXPECT_EQ((*s.entries())[0].grade, metrics::kUnjudged);
@@ -98,20 +129,20 @@ TEST_F(QueryScorerTest, RunOnlyQueryIsCheckedButNotJoined) {
 }
 
 TEST_F(QueryScorerTest, RejectsScoresThatAreNotNumbers) {
-  QueryScorer s(*qrels_, *evaluator_, 1000);
-  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "high"}));
-  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "nan"}));
+  QueryScorer s(*qrels_, Config(1000));
+  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "high", "r"}));
+  EXPECT_FALSE(s.AddEntry(RunLineFields{"q1", "a", "nan", "r"}));
   EXPECT_TRUE(s.entries()->empty());
 }
 
 TEST_F(QueryScorerTest, EmptyListScoresZero) {
-  QueryScorer s(*qrels_, *evaluator_, 1000);
+  QueryScorer s(*qrels_, Config(1000));
   EXPECT_FALSE(s.JoinGrades(Q1()).has_value());
-  metrics::ListScores out;
+  QueryRow out;
   s.Score(*Q1(), &out);
-  EXPECT_EQ(out.num_ret, 0);
-  EXPECT_EQ(out.num_rel, 2);
-  EXPECT_DOUBLE_EQ(out.average_precision, 0.0);
+  EXPECT_EQ(out.values[kNumRet], 0);
+  EXPECT_EQ(out.values[kNumRel], 2);
+  EXPECT_DOUBLE_EQ(out.values[kMap], 0.0);
 }
 
 TEST(DocnoSetTest, RemembersHashesUntilCleared) {

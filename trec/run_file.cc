@@ -346,4 +346,21 @@ Status ParseRunQuery(std::string_view data, const RunQuery& query,
   return Status::Ok();
 }
 
+std::string_view LastRunId(std::string_view data) {
+  size_t end = data.size();
+  while (end > 0) {
+    // The line that ends at `end` (exclusive of its '\n').
+    const size_t nl =
+        end == 0 ? std::string_view::npos : data.rfind('\n', end - 1);
+    const size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    RunLineKind kind;
+    RunLineFields fields;
+    ScanRunLine(data.data() + begin, data.data() + end, &kind, &fields);
+    if (kind == RunLineKind::kData) return fields.run_id;
+    if (begin == 0) break;
+    end = begin - 1;
+  }
+  return {};
+}
+
 }  // namespace rankwatch::trec

@@ -94,6 +94,7 @@ struct RunLineFields {
   std::string_view qid;
   std::string_view docno;
   std::string_view score;
+  std::string_view run_id;
 };
 
 // Splits the line that starts at `p` and ends at the next '\n' (or `end`)
@@ -101,14 +102,14 @@ struct RunLineFields {
 // Fills `fields` for kData lines only.
 inline const char* ScanRunLine(const char* p, const char* end,
                                RunLineKind* kind, RunLineFields* fields) {
-  std::string_view tok[5];
+  std::string_view tok[6];
   int n = 0;
   for (; n < 6; ++n) {
     while (p < end && *p != '\n' && IsSpace(*p)) ++p;
     if (p == end || *p == '\n') break;
     const char* start = p;
     p = FindSpace(p, end);
-    if (n < 5) tok[n] = std::string_view(start, static_cast<size_t>(p - start));
+    tok[n] = std::string_view(start, static_cast<size_t>(p - start));
   }
   if (p < end && *p != '\n') {  // Fields after the 6th are ignored.
     const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
@@ -120,10 +121,14 @@ inline const char* ScanRunLine(const char* p, const char* end,
     *kind = RunLineKind::kTooShort;
   } else {
     *kind = RunLineKind::kData;
-    *fields = RunLineFields{tok[0], tok[2], tok[4]};
+    *fields = RunLineFields{tok[0], tok[2], tok[4], tok[5]};
   }
   return p < end ? p + 1 : end;
 }
+
+// The run id of the last well-formed line of `data` (a whole run file), ""
+// if none: trec_eval prints it as `runid`.
+std::string_view LastRunId(std::string_view data);
 
 // A chunk of a run file: whole lines, and every group of consecutive lines
 // with one qid that it holds is whole too.

@@ -35,7 +35,7 @@ struct GroupRecord {
 // than one group, the query is scored again from all of them.
 struct QuerySlot {
   std::atomic<uint32_t> groups{0};
-  metrics::ListScores scores;
+  QueryRow row;
 };
 
 // Per-thread state of the streaming path: cuts chunks of run lines into
@@ -44,15 +44,16 @@ struct QuerySlot {
 // shared, one writer per slot (the first group of its qid).
 class GroupScorer {
  public:
-  GroupScorer(const Qrels& qrels, const metrics::Evaluator& evaluator,
-              int64_t max_docs, std::span<QuerySlot> slots)
-      : qrels_(qrels), scorer_(qrels, evaluator, max_docs), slots_(slots) {}
+  GroupScorer(const Qrels& qrels, const ScorerConfig& config,
+              std::span<QuerySlot> slots)
+      : qrels_(qrels), scorer_(qrels, config), slots_(slots) {}
 
   // Scores every group of `chunk` and appends a record of each to `groups`.
   bool ScoreChunk(const RunChunk& chunk, std::vector<GroupRecord>* groups) {
     const char* const data = chunk.text.data();
     const char* const end = data + chunk.text.size();
     std::string_view qid;
+    std::string_view last_run_id;
     size_t begin = 0;
     size_t last = 0;
     scorer_.Clear();
@@ -75,11 +76,25 @@ class GroupScorer {
         begin = static_cast<size_t>(line - data);
       }
       if (!scorer_.AddEntry(fields)) return false;
+      last_run_id = fields.run_id;
       last = static_cast<size_t>(p - data);
     }
+    NoteRunId(chunk.offset, last_run_id);
     return scorer_.entries()->empty() ||
            FinishGroup(qid, chunk.offset + begin, chunk.offset + last, groups);
   }
+
+  // Scores `q` (index `query`), which the run lacks, as trec_eval does -c.
+  void ScoreMissing(int64_t query) {
+    scorer_.ScoreMissing(qrels_.queries()[static_cast<size_t>(query)],
+                         &slots_[static_cast<size_t>(query)].row);
+  }
+
+  // The run id of the last data line among the chunks seen, and the offset
+  // of its chunk (trec_eval prints the file's last run id).
+  bool has_run_id() const { return has_run_id_; }
+  uint64_t run_id_offset() const { return run_id_offset_; }
+  const std::string& run_id() const { return run_id_; }
 
   // Scores `text`, every line of one query (`query` indexes the qrels, or
   // is -1 for a run-only query, which is only checked).
@@ -98,11 +113,18 @@ class GroupScorer {
     }
     const QueryQrels* q = query < 0 ? nullptr : &qrels_.queries()[query];
     if (scorer_.JoinGrades(q)) return false;
-    if (q != nullptr) scorer_.Score(*q, &slots_[query].scores);
+    if (q != nullptr) scorer_.Score(*q, &slots_[query].row);
     return true;
   }
 
  private:
+  void NoteRunId(uint64_t offset, std::string_view run_id) {
+    if (run_id.empty() || (has_run_id_ && offset < run_id_offset_)) return;
+    has_run_id_ = true;
+    run_id_offset_ = offset;
+    run_id_.assign(run_id);
+  }
+
   bool FinishGroup(std::string_view qid, uint64_t begin, uint64_t end,
                    std::vector<GroupRecord>* groups) {
     const QueryQrels* q = qrels_.FindQuery(qid);
@@ -112,7 +134,7 @@ class GroupScorer {
     if (scorer_.JoinGrades(q)) return false;
     if (q != nullptr &&
         slots_[index].groups.fetch_add(1, std::memory_order_relaxed) == 0) {
-      scorer_.Score(*q, &slots_[index].scores);
+      scorer_.Score(*q, &slots_[index].row);
     }
     return true;
   }
@@ -120,29 +142,41 @@ class GroupScorer {
   const Qrels& qrels_;
   QueryScorer scorer_;
   const std::span<QuerySlot> slots_;
+  bool has_run_id_ = false;
+  uint64_t run_id_offset_ = 0;
+  std::string run_id_;
 };
 
 // Reads `reader` on `threads` threads, each scoring the chunks it takes.
 // Fills `groups` with a record of every group. False if any thread failed.
 bool ScoreChunks(RunChunkReader* reader, int threads, const Qrels& qrels,
-                 const metrics::Evaluator& evaluator, int64_t max_docs,
-                 std::span<QuerySlot> slots, std::vector<GroupRecord>* groups) {
+                 const ScorerConfig& config, std::span<QuerySlot> slots,
+                 std::vector<GroupRecord>* groups, std::string* run_id) {
   // One task per thread, each reading chunks until the end of the file; a
   // failure stops the others at their next chunk.
   const size_t tasks = ParallelWorkers(static_cast<size_t>(threads), threads);
   std::atomic<bool> failed{false};
   std::vector<std::vector<GroupRecord>> found(tasks);
+  std::vector<std::pair<uint64_t, std::string>> run_ids(tasks);
   RunParallel(tasks, threads, [&](size_t t, size_t) {
-    GroupScorer scorer(qrels, evaluator, max_docs, slots);
+    GroupScorer scorer(qrels, config, slots);
     std::vector<char> buffer;
     RunChunk chunk;
     while (!failed.load(std::memory_order_relaxed) &&
            reader->Next(&buffer, &chunk)) {
       if (!scorer.ScoreChunk(chunk, &found[t])) failed.store(true);
     }
+    if (scorer.has_run_id()) {
+      run_ids[t] = {scorer.run_id_offset() + 1, scorer.run_id()};
+    }
     return true;
   });
   if (failed.load() || !reader->status().ok()) return false;
+  // The chunk at the highest offset holds the file's last data line.
+  const auto last = std::max_element(
+      run_ids.begin(), run_ids.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (last != run_ids.end()) *run_id = last->second;
   for (std::vector<GroupRecord>& f : found) {
     std::move(f.begin(), f.end(), std::back_inserter(*groups));
   }
@@ -189,26 +223,25 @@ bool RescoreSplitQueries(const RunChunkReader& reader,
 }  // namespace
 
 bool EvaluateStreaming(RunChunkReader* reader, const Qrels& qrels,
-                       const metrics::Evaluator& evaluator,
-                       const EvalOptions& options, int threads,
-                       std::vector<QueryResult>* results) {
+                       const ScorerConfig& config, bool complete, int threads,
+                       std::vector<QueryResult>* results, std::string* run_id) {
   std::vector<QuerySlot> slots(qrels.queries().size());
   std::vector<GroupRecord> groups;
-  if (!ScoreChunks(reader, threads, qrels, evaluator,
-                   options.max_docs_per_query, slots, &groups)) {
+  if (!ScoreChunks(reader, threads, qrels, config, slots, &groups, run_id)) {
     return false;
   }
-  GroupScorer scorer(qrels, evaluator, options.max_docs_per_query, slots);
+  GroupScorer scorer(qrels, config, slots);
   if (!RescoreSplitQueries(*reader, &groups, &scorer)) return false;
   // In qid order: the order of the output and of the sums.
   results->clear();
   for (size_t i = 0; i < slots.size(); ++i) {
     const QueryQrels& qq = qrels.queries()[i];
     if (slots[i].groups.load() == 0) {
-      if (!options.complete) continue;
-      (void)scorer.ScoreWhole("", static_cast<int64_t>(i));  // Not retrieved.
+      if (!complete) continue;
+      scorer.ScoreMissing(static_cast<int64_t>(i));
     }
-    results->push_back(QueryResult{qq.qid, std::move(slots[i].scores)});
+    results->push_back(QueryResult{qq.qid, std::move(slots[i].row.values),
+                                   std::move(slots[i].row.text)});
   }
   return true;
 }

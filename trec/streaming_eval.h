@@ -9,22 +9,26 @@
 #ifndef RANKWATCH_TREC_STREAMING_EVAL_H_
 #define RANKWATCH_TREC_STREAMING_EVAL_H_
 
+#include <string>
 #include <vector>
 
-#include "metrics/measures.h"
 #include "trec/batch_eval.h"
 #include "trec/qrels.h"
+#include "trec/query_scorer.h"
 #include "trec/run_file.h"
 
 namespace rankwatch::trec {
 
 // Evaluates the run `reader` streams against `qrels` on up to `threads`
 // threads into `results`, in qid strcmp order (empty if no query is in
-// common). False when the run is not well formed or could not be read.
+// common; with `complete`, every qrels query), and sets `run_id` to the
+// run id of its last line. False when the run is not well formed or could
+// not be read.
 [[nodiscard]] bool EvaluateStreaming(RunChunkReader* reader, const Qrels& qrels,
-                                     const metrics::Evaluator& evaluator,
-                                     const EvalOptions& options, int threads,
-                                     std::vector<QueryResult>* results);
+                                     const ScorerConfig& config, bool complete,
+                                     int threads,
+                                     std::vector<QueryResult>* results,
+                                     std::string* run_id);
 
 }  // namespace rankwatch::trec
 

@@ -1,5 +1,6 @@
 #include "trec/streaming_eval.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,18 @@
 
 namespace rankwatch::trec {
 namespace {
+
+// Columns: num_ret, num_rel_ret, map, recip_rank (trec_eval's order).
+enum Column { kNumRet, kNumRelRet, kMap, kRecipRank };
+
+ScorerConfig Config() {
+  const std::vector<std::string> specs = {"num_ret", "num_rel_ret", "map",
+                                          "recip_rank"};
+  const MeasureSelection selection = *MeasureSelection::Parse(specs);
+  return ScorerConfig{*metrics::Evaluator::Create({1}, {}),
+                      MeasureTable::Create(selection, {}),
+                      std::numeric_limits<int64_t>::max(), false};
+}
 
 class StreamingEvalTest : public ::testing::Test {
  protected:
@@ -27,16 +40,14 @@ class StreamingEvalTest : public ::testing::Test {
         RunChunkReader::Open(dir_.Write("run.txt", run), chunk_bytes);
     EXPECT_NE(reader, nullptr);
     if (reader == nullptr) return false;
-    EvalOptions options;
-    options.complete = complete;
-    const metrics::Evaluator evaluator = *metrics::Evaluator::Create({1}, {});
-    return EvaluateStreaming(reader.get(), *qrels_, evaluator, options, threads,
-                             &results_);
+    return EvaluateStreaming(reader.get(), *qrels_, Config(), complete, threads,
+                             &results_, &run_id_);
   }
 
   testing::TempDir dir_;
   std::unique_ptr<Qrels> qrels_;
   std::vector<QueryResult> results_;
+  std::string run_id_;
 };
 
 // q1's lines come in two groups, around q2's: q1 is scored again from both.
@@ -50,12 +61,12 @@ TEST_F(StreamingEvalTest, ScoresSplitQueriesFromAllTheirLines) {
       ASSERT_EQ(results_.size(), 2u);
       EXPECT_EQ(results_[0].qid, "q1");
       // q1 ranked b (unjudged), a (relevant): 1 of R = 2 at rank 2.
-      EXPECT_EQ(results_[0].scores.num_ret, 2);
-      EXPECT_EQ(results_[0].scores.num_rel_ret, 1);
-      EXPECT_DOUBLE_EQ(results_[0].scores.reciprocal_rank, 0.5);
-      EXPECT_DOUBLE_EQ(results_[0].scores.average_precision, 0.25);  // 1/2/2
+      EXPECT_EQ(results_[0].values[kNumRet], 2);
+      EXPECT_EQ(results_[0].values[kNumRelRet], 1);
+      EXPECT_DOUBLE_EQ(results_[0].values[kRecipRank], 0.5);
+      EXPECT_DOUBLE_EQ(results_[0].values[kMap], 0.25);  // 1/2/2
       EXPECT_EQ(results_[1].qid, "q2");
-      EXPECT_DOUBLE_EQ(results_[1].scores.average_precision, 1.0);
+      EXPECT_DOUBLE_EQ(results_[1].values[kMap], 1.0);
     }
   }
 }
@@ -64,9 +75,21 @@ TEST_F(StreamingEvalTest, CompleteAddsQueriesMissingFromTheRun) {
   ASSERT_TRUE(Evaluate("q2 Q0 x 1 5 r\n", 1 << 20, 2, /*complete=*/true));
   ASSERT_EQ(results_.size(), 3u);
   EXPECT_EQ(results_[0].qid, "q1");
-  EXPECT_EQ(results_[0].scores.num_ret, 0);
-  EXPECT_EQ(results_[0].scores.num_rel, 2);
+  EXPECT_EQ(results_[0].values[kNumRet], 0);
   EXPECT_EQ(results_[2].qid, "q3");
+}
+
+// trec_eval prints the run id of the file's last line, whichever chunk and
+// thread read it.
+TEST_F(StreamingEvalTest, RunIdIsTheLastLines) {
+  const std::string run =
+      "q1 Q0 b 1 3 first\nq2 Q0 x 1 5 mid\n# comment\nq1 Q0 a 2 2 last\n\n";
+  for (size_t chunk : {1, 14, 1 << 20}) {
+    for (int threads : {1, 2}) {
+      ASSERT_TRUE(Evaluate(run, chunk, threads));
+      EXPECT_EQ(run_id_, "last") << chunk << " " << threads;
+    }
+  }
 }
 
 // No error message here: the caller reads the run again, mapped, for it.

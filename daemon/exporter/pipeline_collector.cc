@@ -55,6 +55,16 @@ std::string Describe(metrics::Measure m) {
     case metrics::Measure::kRecipRankFirstClick:
       return "reciprocal rank of the first clicked doc, 0 without a click "
              "(recip_rank under binary click relevance)";
+    case metrics::Measure::kSpearman:
+      return "Spearman's rho between the order of the judged retrieved docs "
+             "and their grades, in [-1, 1], over lists with two or more such "
+             "docs and two or more grades (values below 0.1 fall in the "
+             "0.1 bucket)";
+    case metrics::Measure::kKendallTau:
+      return "Kendall's tau-b between the order of the judged retrieved docs "
+             "and their grades, in [-1, 1], over lists with two or more such "
+             "docs and two or more grades (values below 0.1 fall in the "
+             "0.1 bucket)";
   }
   return "unknown measure";
 }

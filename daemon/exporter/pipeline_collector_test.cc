@@ -224,6 +224,46 @@ TEST_F(PipelineCollectorTest, ClickMeasuresAreOptIn) {
   EXPECT_FALSE(HasLine(text, "# TYPE rankwatch_abandonment histogram"));
 }
 
+// The rank correlations reach the exporter (the pipeline's evaluator
+// computes them when configured). SciPy 1.10.1, x = -rank over the judged
+// docs:
+//   s1 A/de  [a b c] grades 2, 0, 1: spearmanr([-1, -2, -3], [2, 0, 1]) =
+//            0.5, kendalltau 0.33333333333333337.
+//   s2 A/de  [a b c] only b judged: undefined, left out of the count.
+//   s3 B/fr  [a b]   grades 2, 0: spearmanr([-1, -2], [2, 0]) =
+//            0.9999999999999999 (rankwatch: 1), kendalltau 1.0.
+TEST_F(PipelineCollectorTest, RankCorrelationMeasures) {
+  config::Config c = SmallConfig();
+  c.metrics.measures = {metrics::Measure::kNdcg, metrics::Measure::kSpearman,
+                        metrics::Measure::kKendallTau};
+  StatusOr<std::unique_ptr<stream::Pipeline>> p =
+      stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  Results(ResultsJson("s1", "A", 0, {"a", "b", "c"}, "de"));
+  Judgment(JudgmentJson("s1", "a", 2, 1000));
+  Judgment(JudgmentJson("s1", "b", 0, 1000));
+  Judgment(JudgmentJson("s1", "c", 1, 1000));
+  Results(ResultsJson("s2", "A", 600'000, {"a", "b", "c"}, "de"));
+  Judgment(JudgmentJson("s2", "b", 1, 601'000));
+  Results(ResultsJson("s3", "B", 600'000, {"a", "b"}, "fr"));
+  Judgment(JudgmentJson("s3", "a", 2, 601'000));
+  Judgment(JudgmentJson("s3", "b", 0, 601'000));
+  pipeline_->FinishAll();
+  const std::string text = Scrape();
+  const std::string de = "{variant=\"A\",k=\"all\",locale=\"de\"}";
+  const std::string fr = "{variant=\"B\",k=\"all\",locale=\"fr\"}";
+  EXPECT_TRUE(HasLine(text, "rankwatch_spearman_sum" + de + " 0.5"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_spearman_count" + de + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_kendall_tau_count" + de + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_spearman_sum" + fr + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_kendall_tau_sum" + fr + " 1"));
+  EXPECT_TRUE(HasLine(text, "rankwatch_kendall_tau_count" + fr + " 1"));
+  // Uncut only: no k="1" or k="3" series.
+  EXPECT_EQ(text.find("rankwatch_spearman_sum{variant=\"A\",k=\"1\""),
+            std::string::npos);
+}
+
 // The click measures on FeedExample's requests, whose judgments are clicks
 // (grade >= 1). Hand calculation per request (k = 1, 3):
 //   r1 A/de  click on a (rank 1): ctr 1, 1; clicks 1, 1; abandonment 0;

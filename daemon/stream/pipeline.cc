@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "base/saturating.h"
 #include "daemon/stream/impression_join.h"
 #include "daemon/stream/qrels_join.h"
@@ -20,6 +22,19 @@ config::Config WithDefaultPrimary(config::Config config) {
     if (e.primary.empty()) e.primary = config::DefaultPrimary(config.metrics);
   }
   return config;
+}
+
+// An evaluator for `metrics`, computing the rank correlations only when a
+// measure needs them (they cost a pass the others do not).
+StatusOr<metrics::Evaluator> MakeEvaluator(
+    const config::MetricsConfig& metrics) {
+  StatusOr<metrics::Evaluator> evaluator =
+      metrics::Evaluator::Create(metrics.cutoffs, metrics.definitions);
+  if (!evaluator.ok()) return evaluator;
+  evaluator->set_rank_correlations(
+      std::any_of(metrics.measures.begin(), metrics.measures.end(),
+                  metrics::IsRankCorrelationMeasure));
+  return evaluator;
 }
 
 }  // namespace
@@ -49,8 +64,7 @@ bool RateLimiter::Allow() {
 StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
     const config::Config& config, const Clock* clock, ReleaseListener* releases,
     DeadLetterSink* dead_letters) {
-  StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
-      config.metrics.cutoffs, config.metrics.definitions);
+  StatusOr<metrics::Evaluator> evaluator = MakeEvaluator(config.metrics);
   if (!evaluator.ok()) return evaluator.status();
   std::unique_ptr<Pipeline> p(new Pipeline(config, clock, *std::move(evaluator),
                                            releases, dead_letters));
@@ -327,8 +341,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
     for (const std::string& k : fixed) keys += (keys.empty() ? "" : ", ") + k;
     return Status::InvalidArgument("cannot change while running: " + keys);
   }
-  StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
-      next.metrics.cutoffs, next.metrics.definitions);
+  StatusOr<metrics::Evaluator> evaluator = MakeEvaluator(next.metrics);
   if (!evaluator.ok()) return evaluator.status();
 
   // The series: the same measure at the same cutoff keeps its values,

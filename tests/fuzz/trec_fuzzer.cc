@@ -68,7 +68,7 @@ void FuzzQrels(std::string_view text) {
     int64_t positive = 0;
     for (size_t i = 0; i < docnos.size(); ++i) {
       const metrics::Grade expected =
-          grades[i] < 0 ? metrics::kUnjudged : grades[i];
+          grades[i] < 0 ? trec::kUnjudgedInPool : grades[i];
       FUZZ_CHECK(q.Lookup(query, docnos[i], HashBytes(docnos[i])) == expected);
       if (grades[i] > 0) ++positive;
     }

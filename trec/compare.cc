@@ -1,0 +1,768 @@
+#include "trec/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "base/json_writer.h"
+#include "metrics/multiple_testing.h"
+#include "trec/parallel.h"
+
+namespace rankwatch::trec {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Status CheckOptions(const CompareOptions& o) {
+  if (!(o.alpha > 0 && o.alpha < 1)) {
+    return Status::InvalidArgument("alpha must be in (0, 1)");
+  }
+  if (!(o.confidence > 0 && o.confidence < 1)) {
+    return Status::InvalidArgument("confidence must be in (0, 1)");
+  }
+  if (o.permutations < 1) {
+    return Status::InvalidArgument("permutations must be at least 1");
+  }
+  if (o.bootstrap < 1) {
+    return Status::InvalidArgument("bootstrap resamples must be at least 1");
+  }
+  return Status::Ok();
+}
+
+Status CheckShape(std::span<const std::string> measures,
+                  std::span<const RunScores> runs, size_t baseline) {
+  if (runs.size() < 2) {
+    return Status::InvalidArgument("compare needs at least two runs");
+  }
+  if (baseline >= runs.size()) {
+    return Status::InvalidArgument("baseline run out of range");
+  }
+  if (measures.empty()) return Status::InvalidArgument("no measure to compare");
+  for (const RunScores& run : runs) {
+    bool ok = run.scores.size() == measures.size();
+    for (size_t m = 0; ok && m < run.scores.size(); ++m) {
+      ok = run.scores[m].size() == run.qids.size();
+    }
+    for (size_t q = 1; ok && q < run.qids.size(); ++q) {
+      ok = run.qids[q - 1] < run.qids[q];
+    }
+    if (!ok) {
+      return Status::InvalidArgument("malformed score table of run " +
+                                     run.name);
+    }
+  }
+  return Status::Ok();
+}
+
+// The qids present in every run (each run's list is sorted and unique).
+std::vector<std::string> CommonQids(std::span<const RunScores> runs) {
+  std::vector<std::string> common = runs[0].qids;
+  for (size_t r = 1; r < runs.size(); ++r) {
+    std::vector<std::string> next;
+    std::set_intersection(common.begin(), common.end(), runs[r].qids.begin(),
+                          runs[r].qids.end(), std::back_inserter(next));
+    common = std::move(next);
+  }
+  return common;
+}
+
+// aligned[m][i]: the run's score of measure m on common[i].
+std::vector<std::vector<double>> Align(const RunScores& run,
+                                       const std::vector<std::string>& common) {
+  std::vector<std::vector<double>> aligned(run.scores.size());
+  for (auto& column : aligned) column.reserve(common.size());
+  size_t q = 0;
+  for (const std::string& qid : common) {
+    while (run.qids[q] != qid) ++q;  // `common` is a sorted subset.
+    for (size_t m = 0; m < run.scores.size(); ++m) {
+      aligned[m].push_back(run.scores[m][q]);
+    }
+  }
+  return aligned;
+}
+
+// The mean of the values that are not NaN (NaN if none).
+double Mean(std::span<const double> values) {
+  double sum = 0;
+  int64_t count = 0;
+  for (double v : values) {
+    if (std::isnan(v)) continue;
+    sum += v;
+    ++count;
+  }
+  return count == 0 ? kNaN : sum / static_cast<double>(count);
+}
+
+void ComparePair(std::vector<double> treatment, std::vector<double> baseline,
+                 const CompareOptions& options, PairComparison* pair) {
+  // A measure undefined on a query for either run (rankwatch's per-list
+  // spearman and kendall_tau) leaves that query out of the pair.
+  size_t kept = 0;
+  for (size_t i = 0; i < treatment.size(); ++i) {
+    if (std::isnan(treatment[i]) || std::isnan(baseline[i])) continue;
+    treatment[kept] = treatment[i];
+    baseline[kept] = baseline[i];
+    ++kept;
+  }
+  treatment.resize(kept);
+  baseline.resize(kept);
+  pair->t_test = metrics::PairedTTest(treatment, baseline);
+  pair->randomization = metrics::PairedRandomizationTest(
+      treatment, baseline, {options.permutations, options.seed});
+  pair->bootstrap = metrics::PairedBootstrapInterval(
+      treatment, baseline,
+      {options.bootstrap, options.confidence, options.seed});
+  pair->win_tie_loss = metrics::CountWinTieLoss(treatment, baseline)
+                           .value_or(metrics::WinTieLoss{});
+  pair->query_kendall = metrics::KendallTauB(treatment, baseline);
+  pair->query_spearman = metrics::SpearmanRho(treatment, baseline);
+}
+
+double ChosenP(const PairComparison& p, Correction correction) {
+  switch (correction) {
+    case Correction::kHolm:
+      return p.randomization_holm;
+    case Correction::kBenjaminiHochberg:
+      return p.randomization_bh;
+    case Correction::kNone:
+      return p.randomization.p_value;
+  }
+  return kNaN;
+}
+
+// Fills the adjusted p-values and the significance marks of every pair.
+void Adjust(const CompareOptions& options, std::vector<PairComparison>* pairs) {
+  std::vector<double> randomization, t;
+  for (const PairComparison& p : *pairs) {
+    randomization.push_back(p.randomization.p_value);
+    t.push_back(p.t_test.p_value);
+  }
+  std::vector<double> r_holm(pairs->size()), r_bh(pairs->size());
+  std::vector<double> t_holm(pairs->size()), t_bh(pairs->size());
+  metrics::Holm(randomization, r_holm);
+  metrics::BenjaminiHochberg(randomization, r_bh);
+  metrics::Holm(t, t_holm);
+  metrics::BenjaminiHochberg(t, t_bh);
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    PairComparison& p = (*pairs)[i];
+    p.randomization_holm = r_holm[i];
+    p.randomization_bh = r_bh[i];
+    p.t_holm = t_holm[i];
+    p.t_bh = t_bh[i];
+    p.significant = ChosenP(p, options.correction) < options.alpha;
+  }
+}
+
+std::vector<MeasureAgreement> Agreements(
+    const std::vector<std::vector<double>>& means, size_t measures) {
+  std::vector<MeasureAgreement> out;
+  for (size_t a = 0; a < measures; ++a) {
+    for (size_t b = a + 1; b < measures; ++b) {
+      MeasureAgreement agreement{a, b, std::nullopt, std::nullopt};
+      // Two runs always correlate +-1: no evidence of agreement.
+      if (means.size() >= 3) {
+        std::vector<double> x, y;
+        for (const auto& run : means) {
+          x.push_back(run[a]);
+          y.push_back(run[b]);
+        }
+        agreement.kendall = metrics::KendallTauB(x, y);
+        agreement.spearman = metrics::SpearmanRho(x, y);
+      }
+      out.push_back(agreement);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Formatting.
+
+std::string Format(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, value);
+  return buf;
+}
+
+// Full precision, "" for NaN (CSV) or "null" (JSON).
+std::string Exact(double value, std::string_view nan) {
+  if (std::isnan(value)) return std::string(nan);
+  if (std::isinf(value)) return value > 0 ? "1e999" : "-1e999";
+  return Format("%.17g", value);
+}
+
+std::string Fixed(double value) {
+  return std::isnan(value) ? "-" : Format("%.4f", value);
+}
+
+std::string Signed(double value) {
+  return std::isnan(value) ? "-" : Format("%+.4f", value);
+}
+
+// p-values: four decimals, or two significant digits below 0.0001.
+std::string PValue(double p) {
+  if (std::isnan(p)) return "-";
+  if (p == 0) return "0";
+  return p < 1e-4 ? Format("%.1e", p) : Format("%.4f", p);
+}
+
+std::string Int(int64_t value) { return std::to_string(value); }
+
+std::string CorrectionLabel(Correction correction) {
+  switch (correction) {
+    case Correction::kHolm:
+      return "Holm-adjusted";
+    case Correction::kBenjaminiHochberg:
+      return "Benjamini-Hochberg-adjusted";
+    case Correction::kNone:
+      return "unadjusted";
+  }
+  return "";
+}
+
+// Rows of cells printed in columns: the first left-aligned, the others
+// right-aligned, two spaces apart.
+void AppendTable(const std::vector<std::vector<std::string>>& rows,
+                 std::string* out) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - row[c].size(), ' ');
+      if (c == 0) {
+        line += row[c] + pad;
+      } else {
+        line += "  " + pad + row[c];
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    *out += line + "\n";
+  }
+}
+
+std::string Coefficient(const std::optional<metrics::RankCorrelation>& c) {
+  return c ? Format("%.4f", c->coefficient) : "-";
+}
+
+std::string CoefficientP(const std::optional<metrics::RankCorrelation>& c) {
+  return c ? PValue(c->p_value) : "-";
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    return std::string(s);
+  }
+  std::string quoted = "\"";
+  for (char c : s) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string LatexEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '~':
+        out += "\\textasciitilde{}";
+        break;
+      case '^':
+        out += "\\textasciicircum{}";
+        break;
+      case '_':
+      case '&':
+      case '%':
+      case '$':
+      case '#':
+      case '{':
+      case '}':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void AppendJsonNumber(std::string* out, double value) {
+  *out += Exact(value, "null");
+}
+
+void AppendJsonKey(std::string* out, std::string_view key) {
+  AppendJsonString(out, key);
+  *out += ": ";
+}
+
+void AppendJsonCorrelation(std::string* out, std::string_view key,
+                           const std::optional<metrics::RankCorrelation>& c) {
+  AppendJsonKey(out, key);
+  if (!c) {
+    *out += "null";
+    return;
+  }
+  *out += "{\"coefficient\": ";
+  AppendJsonNumber(out, c->coefficient);
+  *out += ", \"p_value\": ";
+  AppendJsonNumber(out, c->p_value);
+  *out += "}";
+}
+
+}  // namespace
+
+std::string_view CorrectionName(Correction correction) {
+  switch (correction) {
+    case Correction::kHolm:
+      return "holm";
+    case Correction::kBenjaminiHochberg:
+      return "bh";
+    case Correction::kNone:
+      return "none";
+  }
+  return "";
+}
+
+std::optional<Correction> ParseCorrection(std::string_view name) {
+  for (Correction c :
+       {Correction::kHolm, Correction::kBenjaminiHochberg, Correction::kNone}) {
+    if (name == CorrectionName(c)) return c;
+  }
+  return std::nullopt;
+}
+
+const PairComparison& Comparison::Pair(size_t run, size_t measure) const {
+  const size_t row = run < baseline ? run : run - 1;
+  return pairs[row * measures.size() + measure];
+}
+
+StatusOr<Comparison> CompareRuns(std::span<const std::string> measures,
+                                 std::span<const RunScores> runs,
+                                 size_t baseline,
+                                 const CompareOptions& options) {
+  if (Status s = CheckOptions(options); !s.ok()) return s;
+  if (Status s = CheckShape(measures, runs, baseline); !s.ok()) return s;
+  Comparison c;
+  c.options = options;
+  c.measures.assign(measures.begin(), measures.end());
+  c.baseline = baseline;
+  c.qids = CommonQids(runs);
+  if (c.qids.empty()) {
+    return Status::InvalidArgument("no query was evaluated in every run");
+  }
+  std::vector<std::vector<std::vector<double>>> aligned;
+  for (const RunScores& run : runs) {
+    c.runs.push_back(run.name);
+    c.excluded.push_back(static_cast<int64_t>(run.qids.size()) -
+                         static_cast<int64_t>(c.qids.size()));
+    aligned.push_back(Align(run, c.qids));
+    std::vector<double> means;
+    for (const auto& column : aligned.back()) means.push_back(Mean(column));
+    c.means.push_back(std::move(means));
+  }
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (r == baseline) continue;
+    for (size_t m = 0; m < measures.size(); ++m) {
+      PairComparison pair;
+      pair.run = r;
+      pair.measure = m;
+      c.pairs.push_back(pair);
+    }
+  }
+  // The randomization and bootstrap loops dominate (n x 10,000 per pair):
+  // one pair per task.
+  RunParallel(c.pairs.size(), options.threads, [&](size_t i, size_t) {
+    PairComparison& pair = c.pairs[i];
+    ComparePair(aligned[pair.run][pair.measure],
+                aligned[baseline][pair.measure], options, &pair);
+    return true;
+  });
+  Adjust(options, &c.pairs);
+  c.agreements = Agreements(c.means, measures.size());
+  return c;
+}
+
+namespace {
+
+bool Compared(const ReportColumn& column) {
+  if (!column.per_query) return false;
+  switch (column.format) {
+    case ValueFormat::kInteger:
+    case ValueFormat::kReal:
+      break;
+    case ValueFormat::kText:
+      return false;
+  }
+  switch (column.summary_kind) {
+    case SummaryKind::kMean:
+    case SummaryKind::kSum:
+    case SummaryKind::kDefinedMean:
+      return true;
+    case SummaryKind::kGeometricMean:
+    case SummaryKind::kNumQ:
+    case SummaryKind::kRunid:
+    case SummaryKind::kNone:
+      return false;
+  }
+  return false;
+}
+
+// The scores of the compared columns, column-major.
+RunScores ToScores(const EvalReport& report,
+                   const std::vector<size_t>& columns) {
+  RunScores run;
+  run.scores.resize(columns.size());
+  for (auto& column : run.scores) column.reserve(report.queries().size());
+  for (const QueryResult& query : report.queries()) {
+    run.qids.emplace_back(query.qid);
+    for (size_t c = 0; c < columns.size(); ++c) {
+      run.scores[c].push_back(query.values[columns[c]]);
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+StatusOr<EvaluatedRuns> EvaluateRunFiles(const std::string& qrels_path,
+                                         std::span<const std::string> run_paths,
+                                         const EvalOptions& options,
+                                         int parallel_runs) {
+  EvaluatedRuns out;
+  out.runs.resize(run_paths.size());
+  std::vector<std::string> run_ids(run_paths.size());
+  std::vector<std::vector<std::string>> names(run_paths.size());
+  const Status status = RunParallelUntilError(
+      run_paths.size(), parallel_runs, [&](size_t i, size_t) -> Status {
+        StatusOr<EvalReport> report =
+            EvaluateFiles(qrels_path, run_paths[i], options);
+        if (!report.ok()) {
+          const std::string message(report.status().message());
+          // Most errors name the file already; the others get its name.
+          if (message.find(run_paths[i]) != std::string::npos) {
+            return report.status();
+          }
+          return Status(report.status().code(),
+                        "'" + run_paths[i] + "': " + message);
+        }
+        std::vector<size_t> columns;
+        for (size_t c = 0; c < report->columns().size(); ++c) {
+          if (!Compared(report->columns()[c])) continue;
+          columns.push_back(c);
+          names[i].push_back(report->columns()[c].name);
+        }
+        out.runs[i] = ToScores(*report, columns);
+        run_ids[i] = std::string(report->run_id());
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
+  out.measures = names.empty() ? std::vector<std::string>() : names[0];
+  if (out.measures.empty()) {
+    return Status::InvalidArgument(
+        "no selected measure has per-query values to compare");
+  }
+  const std::vector<std::string> run_names = RunNames(run_ids, run_paths);
+  for (size_t i = 0; i < out.runs.size(); ++i) out.runs[i].name = run_names[i];
+  return out;
+}
+
+std::vector<std::string> RunNames(std::span<const std::string> preferred,
+                                  std::span<const std::string> paths) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i < preferred.size() && !preferred[i].empty()) {
+      names.push_back(preferred[i]);
+    } else {
+      const size_t slash = paths[i].find_last_of('/');
+      names.push_back(slash == std::string::npos ? paths[i]
+                                                 : paths[i].substr(slash + 1));
+    }
+  }
+  std::vector<std::string> unique = names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::count(names.begin(), names.end(), names[i]) > 1) {
+      unique[i] += "#" + std::to_string(i);
+    }
+  }
+  return unique;
+}
+
+std::optional<size_t> FindBaseline(std::string_view spec,
+                                   std::span<const std::string> paths,
+                                   std::span<const std::string> names) {
+  for (auto list : {paths, names}) {
+    const auto it = std::find(list.begin(), list.end(), spec);
+    if (it != list.end()) return static_cast<size_t>(it - list.begin());
+  }
+  size_t index = 0;
+  if (spec.empty() || spec.size() > 9) return std::nullopt;
+  for (char ch : spec) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    index = index * 10 + static_cast<size_t>(ch - '0');
+  }
+  if (index >= paths.size()) return std::nullopt;
+  return index;
+}
+
+void WriteCompareText(const Comparison& c, std::string* out) {
+  const CompareOptions& o = c.options;
+  *out += "baseline: " + c.runs[c.baseline] + "; " + Int(c.qids.size()) +
+          " queries evaluated in every run";
+  int64_t excluded = 0;
+  for (int64_t e : c.excluded) excluded += e;
+  if (excluded > 0) {
+    *out += " (" + Int(excluded) + " run queries left out, docs/compare.md)";
+  }
+  *out += "\n\n";
+
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"run"};
+  for (const std::string& m : c.measures) {
+    header.push_back(m);
+    header.push_back("diff ");
+  }
+  rows.push_back(header);
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    std::vector<std::string> row = {r == c.baseline ? c.runs[r] + " (baseline)"
+                                                    : c.runs[r]};
+    for (size_t m = 0; m < c.measures.size(); ++m) {
+      row.push_back(Fixed(c.means[r][m]));
+      if (r == c.baseline) {
+        row.push_back("");
+        continue;
+      }
+      // The mark after the digits, a space when none: digits stay aligned.
+      const PairComparison& p = c.Pair(r, m);
+      row.push_back(Signed(p.randomization.mean_difference) +
+                    (p.significant ? "*" : " "));
+    }
+    rows.push_back(row);
+  }
+  AppendTable(rows, out);
+  *out += "mean over the queries; diff = run - baseline; * = " +
+          CorrectionLabel(o.correction) + " randomization-test p < " +
+          Format("%g", o.alpha) + " (" + Int(c.pairs.size()) +
+          " comparisons, " + Int(o.permutations) + " permutations, seed " +
+          Int(static_cast<int64_t>(o.seed)) + ")\n\n";
+
+  rows.clear();
+  const std::string ci = Format("%g", 100 * o.confidence) + "% bootstrap CI";
+  rows.push_back({"run", "measure", "diff", "t_p", "rand_p", ci, "W/T/L",
+                  "p_holm", "p_bh"});
+  for (const PairComparison& p : c.pairs) {
+    rows.push_back({c.runs[p.run], c.measures[p.measure],
+                    Signed(p.randomization.mean_difference),
+                    PValue(p.t_test.p_value), PValue(p.randomization.p_value),
+                    "[" + Signed(p.bootstrap.ci_lower) + ", " +
+                        Signed(p.bootstrap.ci_upper) + "]",
+                    Int(p.win_tie_loss.wins) + "/" + Int(p.win_tie_loss.ties) +
+                        "/" + Int(p.win_tie_loss.losses),
+                    PValue(p.randomization_holm), PValue(p.randomization_bh)});
+  }
+  AppendTable(rows, out);
+  *out += "p_holm, p_bh: randomization p adjusted over the " +
+          Int(c.pairs.size()) + " comparisons; bootstrap: " + Int(o.bootstrap) +
+          " resamples\n";
+
+  if (!c.agreements.empty()) {
+    *out += "\nsystem orderings under two measures: correlation of the " +
+            Int(c.runs.size()) + " runs' means (undefined below 3 runs)\n";
+    rows.clear();
+    rows.push_back(
+        {"measure", "measure", "kendall_tau_b", "p", "spearman_rho", "p"});
+    for (const MeasureAgreement& a : c.agreements) {
+      rows.push_back({c.measures[a.first], c.measures[a.second],
+                      Coefficient(a.kendall), CoefficientP(a.kendall),
+                      Coefficient(a.spearman), CoefficientP(a.spearman)});
+    }
+    AppendTable(rows, out);
+  }
+
+  *out += "\nper-query scores against the baseline's\n";
+  rows.clear();
+  rows.push_back({"run", "measure", "kendall_tau_b", "p", "spearman_rho", "p"});
+  for (const PairComparison& p : c.pairs) {
+    rows.push_back({c.runs[p.run], c.measures[p.measure],
+                    Coefficient(p.query_kendall), CoefficientP(p.query_kendall),
+                    Coefficient(p.query_spearman),
+                    CoefficientP(p.query_spearman)});
+  }
+  AppendTable(rows, out);
+}
+
+void WriteCompareCsv(const Comparison& c, std::string* out) {
+  *out +=
+      "run,measure,baseline,queries,mean,baseline_mean,difference,"
+      "t_statistic,t_p,randomization_p,permutations,exact,bootstrap_lower,"
+      "bootstrap_upper,resamples,confidence,wins,ties,losses,"
+      "randomization_p_holm,randomization_p_bh,t_p_holm,t_p_bh,significant,"
+      "kendall_tau_b,kendall_p,spearman_rho,spearman_p\n";
+  auto corr = [](const std::optional<metrics::RankCorrelation>& x) {
+    return x ? Exact(x->coefficient, "") + "," + Exact(x->p_value, "")
+             : std::string(",");
+  };
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    for (size_t m = 0; m < c.measures.size(); ++m) {
+      std::string line = CsvField(c.runs[r]) + "," + CsvField(c.measures[m]) +
+                         "," + CsvField(c.runs[c.baseline]) + "," +
+                         Int(c.qids.size()) + "," + Exact(c.means[r][m], "") +
+                         "," + Exact(c.means[c.baseline][m], "") + ",";
+      if (r == c.baseline) {
+        line += std::string(21, ',');
+      } else {
+        const PairComparison& p = c.Pair(r, m);
+        line +=
+            Exact(p.randomization.mean_difference, "") + "," +
+            Exact(p.t_test.t_statistic, "") + "," +
+            Exact(p.t_test.p_value, "") + "," +
+            Exact(p.randomization.p_value, "") + "," +
+            Int(p.randomization.permutations) + "," +
+            (p.randomization.exact ? "true" : "false") + "," +
+            Exact(p.bootstrap.ci_lower, "") + "," +
+            Exact(p.bootstrap.ci_upper, "") + "," + Int(p.bootstrap.resamples) +
+            "," + Exact(c.options.confidence, "") + "," +
+            Int(p.win_tie_loss.wins) + "," + Int(p.win_tie_loss.ties) + "," +
+            Int(p.win_tie_loss.losses) + "," + Exact(p.randomization_holm, "") +
+            "," + Exact(p.randomization_bh, "") + "," + Exact(p.t_holm, "") +
+            "," + Exact(p.t_bh, "") + "," + (p.significant ? "true" : "false") +
+            "," + corr(p.query_kendall) + "," + corr(p.query_spearman);
+      }
+      *out += line + "\n";
+    }
+  }
+}
+
+void WriteCompareJson(const Comparison& c, std::string* out) {
+  const CompareOptions& o = c.options;
+  *out += "{";
+  AppendJsonKey(out, "baseline");
+  AppendJsonString(out, c.runs[c.baseline]);
+  *out += ", ";
+  AppendJsonKey(out, "options");
+  *out += "{\"correction\": ";
+  AppendJsonString(out, CorrectionName(o.correction));
+  *out += ", \"alpha\": " + Exact(o.alpha, "null") +
+          ", \"permutations\": " + Int(o.permutations) +
+          ", \"bootstrap\": " + Int(o.bootstrap) +
+          ", \"confidence\": " + Exact(o.confidence, "null") +
+          ", \"seed\": " + std::to_string(o.seed) + "}, ";
+  AppendJsonKey(out, "queries");
+  *out += Int(c.qids.size()) + ", ";
+  AppendJsonKey(out, "measures");
+  *out += "[";
+  for (size_t m = 0; m < c.measures.size(); ++m) {
+    if (m > 0) *out += ", ";
+    AppendJsonString(out, c.measures[m]);
+  }
+  *out += "], ";
+  AppendJsonKey(out, "runs");
+  *out += "[";
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    if (r > 0) *out += ", ";
+    *out += "{\"name\": ";
+    AppendJsonString(out, c.runs[r]);
+    *out += ", \"excluded_queries\": " + Int(c.excluded[r]) + ", \"means\": {";
+    for (size_t m = 0; m < c.measures.size(); ++m) {
+      if (m > 0) *out += ", ";
+      AppendJsonKey(out, c.measures[m]);
+      AppendJsonNumber(out, c.means[r][m]);
+    }
+    *out += "}}";
+  }
+  *out += "], ";
+  AppendJsonKey(out, "comparisons");
+  *out += "[";
+  for (size_t i = 0; i < c.pairs.size(); ++i) {
+    const PairComparison& p = c.pairs[i];
+    if (i > 0) *out += ", ";
+    *out += "{\"run\": ";
+    AppendJsonString(out, c.runs[p.run]);
+    *out += ", \"measure\": ";
+    AppendJsonString(out, c.measures[p.measure]);
+    const std::pair<const char*, double> numbers[] = {
+        {"mean", c.means[p.run][p.measure]},
+        {"baseline_mean", c.means[c.baseline][p.measure]},
+        {"difference", p.randomization.mean_difference},
+        {"t_statistic", p.t_test.t_statistic},
+        {"t_p", p.t_test.p_value},
+        {"randomization_p", p.randomization.p_value},
+        {"bootstrap_lower", p.bootstrap.ci_lower},
+        {"bootstrap_upper", p.bootstrap.ci_upper},
+        {"randomization_p_holm", p.randomization_holm},
+        {"randomization_p_bh", p.randomization_bh},
+        {"t_p_holm", p.t_holm},
+        {"t_p_bh", p.t_bh},
+    };
+    for (const auto& [key, value] : numbers) {
+      *out += ", ";
+      AppendJsonKey(out, key);
+      AppendJsonNumber(out, value);
+    }
+    *out += ", \"permutations\": " + Int(p.randomization.permutations) +
+            ", \"exact\": " + (p.randomization.exact ? "true" : "false") +
+            ", \"resamples\": " + Int(p.bootstrap.resamples) +
+            ", \"wins\": " + Int(p.win_tie_loss.wins) +
+            ", \"ties\": " + Int(p.win_tie_loss.ties) +
+            ", \"losses\": " + Int(p.win_tie_loss.losses) +
+            ", \"significant\": " + (p.significant ? "true" : "false") + ", ";
+    AppendJsonCorrelation(out, "kendall_tau_b", p.query_kendall);
+    *out += ", ";
+    AppendJsonCorrelation(out, "spearman_rho", p.query_spearman);
+    *out += "}";
+  }
+  *out += "], ";
+  AppendJsonKey(out, "measure_agreement");
+  *out += "[";
+  for (size_t i = 0; i < c.agreements.size(); ++i) {
+    const MeasureAgreement& a = c.agreements[i];
+    if (i > 0) *out += ", ";
+    *out += "{\"first\": ";
+    AppendJsonString(out, c.measures[a.first]);
+    *out += ", \"second\": ";
+    AppendJsonString(out, c.measures[a.second]);
+    *out += ", ";
+    AppendJsonCorrelation(out, "kendall_tau_b", a.kendall);
+    *out += ", ";
+    AppendJsonCorrelation(out, "spearman_rho", a.spearman);
+    *out += "}";
+  }
+  *out += "]}\n";
+}
+
+void WriteCompareLatex(const Comparison& c, std::string* out) {
+  const CompareOptions& o = c.options;
+  *out += "% rankwatch compare: mean over " + Int(c.qids.size()) +
+          " queries; $^{*}$: " + CorrectionLabel(o.correction) +
+          " randomization-test p < " + Format("%g", o.alpha) + " against " +
+          LatexEscape(c.runs[c.baseline]) + "\n";
+  *out += "\\begin{tabular}{l" + std::string(c.measures.size(), 'r') + "}\n";
+  *out += "\\toprule\nRun";
+  for (const std::string& m : c.measures) *out += " & " + LatexEscape(m);
+  *out += " \\\\\n\\midrule\n";
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    *out += LatexEscape(c.runs[r]);
+    for (size_t m = 0; m < c.measures.size(); ++m) {
+      *out += " & " + Fixed(c.means[r][m]);
+      if (r != c.baseline && c.Pair(r, m).significant) *out += "$^{*}$";
+    }
+    *out += " \\\\\n";
+  }
+  *out += "\\bottomrule\n\\end{tabular}\n";
+}
+
+}  // namespace rankwatch::trec

@@ -1,0 +1,256 @@
+#include "trec/trec_measures.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace rankwatch::trec {
+namespace {
+
+MeasureSelection Select(std::vector<std::string> specs) {
+  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : MeasureSelection();
+}
+
+std::string ParseError(std::string spec) {
+  std::vector<std::string> specs = {spec};
+  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
+  return s.ok() ? std::string() : s.status().message();
+}
+
+std::vector<std::string> Names(const MeasureSelection& s) {
+  std::vector<std::string> names;
+  const MeasureTable table = MeasureTable::Create(s, {});
+  for (const ReportColumn& c : table.columns()) {
+    names.push_back(c.name);
+  }
+  return names;
+}
+
+TEST(MeasureSelectionTest, KeepsTrecOrderAndTheFirstParametersWin) {
+  // trec_eval: `-m P.10,5 -m P.20` prints P_5 and P_10 only (the first
+  // parameters of a family are its parameters; later ones only mark it).
+  MeasureSelection s = Select({"ndcg_cut.10", "P.10,5", "map", "P.20"});
+  ASSERT_EQ(s.items().size(), 3u);
+  EXPECT_EQ(s.items()[0].measure, TrecMeasure::kMap);
+  EXPECT_EQ(s.items()[1].measure, TrecMeasure::kP);
+  EXPECT_EQ(s.items()[1].cutoffs, (std::vector<int32_t>{5, 10}));
+  EXPECT_EQ(s.items()[2].measure, TrecMeasure::kNdcgCut);
+  EXPECT_EQ(s.EngineCutoffs(), (std::vector<int32_t>{5, 10}));
+}
+
+TEST(MeasureSelectionTest, DefaultIsTheOfficialSet) {
+  // trec_eval 10.0 with no -m: runid num_q num_ret num_rel num_rel_ret map
+  // gm_map Rprec bpref recip_rank iprec_at_recall_0.00..1.00 P_5..P_1000.
+  std::vector<std::string> names = Names(Select({}));
+  ASSERT_EQ(names.size(), 30u);
+  EXPECT_EQ(names.front(), "runid");
+  EXPECT_EQ(names[6], "gm_map");
+  EXPECT_EQ(names[10], "iprec_at_recall_0.00");
+  EXPECT_EQ(names[20], "iprec_at_recall_1.00");
+  EXPECT_EQ(names.back(), "P_1000");
+  EXPECT_EQ(Names(Select({"official"})), names);
+}
+
+TEST(MeasureSelectionTest, AllTrecHasTheThirtySevenFamilies) {
+  MeasureSelection s = Select({"all_trec"});
+  EXPECT_EQ(s.items().size(), 37u);
+  // trec_eval -m all_trec prints 99 rows in its `all` block
+  // (../shared/conformance/main/te10.c.all_trec.txt) and relstring, which
+  // it prints per query only.
+  EXPECT_EQ(Names(s).size(), 100u);
+}
+
+TEST(MeasureSelectionTest, ParametersParsedAsTrecEvalParsesThem) {
+  // atol truncates float cutoffs: ndcg_cut.23.4 is ndcg_cut_23.
+  EXPECT_EQ(Names(Select({"ndcg_cut.23.4"})),
+            std::vector<std::string>{"ndcg_cut_23"});
+  // Float cutoffs print with %3.2f, sorted.
+  EXPECT_EQ(Names(Select({"iprec_at_recall.0.5,0.15"})),
+            (std::vector<std::string>{"iprec_at_recall_0.15",
+                                      "iprec_at_recall_0.50"}));
+  // Parameter lists print as given.
+  EXPECT_EQ(Names(Select({"ndcg.1=3,2=9,4=4.5", "utility.2,-1,0,0",
+                          "11pt_avg.0.2,0.5,0.8", "relstring.5", "rbp.p=0.5"})),
+            (std::vector<std::string>{"relstring_5", "utility_2,-1,0,0",
+                                      "11pt_avg_0.2,0.5,0.8",
+                                      "ndcg_1=3,2=9,4=4.5", "rbp_p=0.5"}));
+  // Parameters of a family that takes none are ignored, as in trec_eval.
+  EXPECT_EQ(Names(Select({"map.5"})), std::vector<std::string>{"map"});
+  // recip_rank.k is rankwatch's recip_rank at k, beside the uncut one.
+  MeasureSelection rr = Select({"recip_rank.10", "recip_rank"});
+  EXPECT_EQ(Names(rr),
+            (std::vector<std::string>{"recip_rank", "recip_rank_10"}));
+}
+
+TEST(MeasureSelectionTest, RejectsBadSpecsWithTheSpecNamed) {
+  EXPECT_NE(ParseError("bogus").find("unknown measure 'bogus'"),
+            std::string::npos);
+  EXPECT_EQ(ParseError("P.5,5"), "measure 'P.5,5': duplicate cutoffs");
+  EXPECT_EQ(ParseError("P.0"),
+            "measure 'P.0': cutoffs must be positive integers");
+  EXPECT_EQ(ParseError("P.x"),
+            "measure 'P.x': cutoffs must be positive integers");
+  EXPECT_EQ(ParseError("P."), "measure 'P.': empty parameter list after '.'");
+  EXPECT_EQ(ParseError("utility.1,2,3"),
+            "measure 'utility.1,2,3': utility takes exactly 4 coefficients");
+  EXPECT_EQ(ParseError("ndcg.1=2,3"),
+            "measure 'ndcg.1=2,3': parameters must be name=value pairs");
+  EXPECT_NE(ParseError("prefs").find("preference"), std::string::npos);
+}
+
+// The hand-made query of the measure tests. Qrels: a 2, b 0, c 1, d -1 (in
+// the pool, unjudged), e 0, f 3 and g 1 (not retrieved): levels 0:2 1:2
+// 2:1 3:1, R = 4 at -l 1. Ranking a x b d c e (x not in the qrels), codes
+// 2 -1 0 -2 1 0. Every expected value below is worked by hand in the
+// comment beside it; trec_eval 10.0 prints the same to 4 decimals
+// (`trec_eval -q -m ... qrels run` on these two files).
+class MeasureTableTest : public ::testing::Test {
+ protected:
+  std::vector<double> Row(const std::vector<std::string>& specs,
+                          MeasureTable::Options options = {}) {
+    table_ = MeasureTable::Create(Select(specs), options);
+    JudgedRankingBuilder builder;
+    const JudgedRanking r =
+        builder.Build(codes_, judgments_, options.relevance_level);
+    std::vector<double> row(table_.columns().size());
+    table_.Compute(metrics::ListScores(), r, row, &text_);
+    return row;
+  }
+
+  const std::vector<metrics::Grade> judgments_ = {2, 0, 1, -1, 0, 3, 1};
+  const std::vector<metrics::Grade> codes_ = {2, kNotInPool, 0, kUnjudgedInPool,
+                                              1, 0};
+  MeasureTable table_;
+  std::string text_;
+};
+
+TEST_F(MeasureTableTest, JudgedRankingCounts) {
+  JudgedRankingBuilder b;
+  const JudgedRanking r = b.Build(codes_, judgments_, 1);
+  EXPECT_EQ(r.num_ret(), 6);
+  EXPECT_EQ(r.num_rel, 4);
+  EXPECT_EQ(r.num_rel_ret, 2);
+  EXPECT_EQ(r.num_nonpool, 1);
+  EXPECT_EQ(r.num_unjudged_in_pool, 1);
+  EXPECT_EQ(std::vector<int64_t>(r.rel_levels.begin(), r.rel_levels.end()),
+            (std::vector<int64_t>{2, 2, 1, 1}));
+  EXPECT_EQ(b.Build(codes_, judgments_, 2).num_rel, 2);  // a, f.
+}
+
+TEST_F(MeasureTableTest, IncompleteJudgmentMeasures) {
+  const std::vector<double> row = Row(
+      {"bpref", "infAP", "num_nonrel_judged_ret", "relstring", "unj.1,3,5"});
+  // Columns in trec_eval order: bpref relstring infAP nonrel_judged unj_*.
+  // bpref: 2 judged nonrelevant (b, e); a: no nonrel above, 1; c: one
+  // above, 1 - min(1,4)/min(2,4) = 1/2; (1 + 1/2) / R = 0.375.
+  EXPECT_DOUBLE_EQ(row[0], 0.375);
+  // infAP: a at rank 1 adds 1; c at j = 4 (0-based) adds 1/5 + 4/5 *
+  // (1 + 1 + 1)/4 * (1 + eps)/(1 + 1 + 2 eps) = 1/5 + 3/5 * 1/2 = 1/2
+  // (the pooled-unjudged d counts above, x outside the pool does not).
+  EXPECT_DOUBLE_EQ(row[2], 1.5 / 4);
+  EXPECT_EQ(row[3], 2);  // 6 retrieved - 1 nonpool - 1 unjudged - 2 rel.
+  EXPECT_EQ(text_, "2-0.10");
+  EXPECT_DOUBLE_EQ(row[4], 0.0);      // unj_1: a is judged.
+  EXPECT_DOUBLE_EQ(row[5], 1.0 / 3);  // unj_3: x.
+  EXPECT_DOUBLE_EQ(row[6], 2.0 / 5);  // unj_5: x, d.
+}
+
+TEST_F(MeasureTableTest, InterpolatedPrecisionAndRprecMult) {
+  const std::vector<double> row =
+      Row({"iprec_at_recall", "11pt_avg", "Rprec_mult"});
+  // Precision at the relevant ranks: a at 1 (1/1), c at 5 (2/5). Recall
+  // levels l map to lround(4 l) relevant docs: 0.0-0.3 -> 0 or 1 doc,
+  // interpolated precision 1; 0.4-0.6 -> 2 docs, 0.4; 0.7-1.0 -> 3 or 4
+  // docs, never reached: 0.
+  const std::vector<double> iprec = {1, 1, 1, 1, 0.4, 0.4, 0.4, 0, 0, 0, 0};
+  for (size_t i = 0; i < iprec.size(); ++i) {
+    EXPECT_DOUBLE_EQ(row[i], iprec[i]) << i;
+  }
+  // Rprec_mult m: precision at (long)(4 m + 0.9) = 1 2 3 4 4 5 6 7 8 8;
+  // ranks past the 6 retrieved divide the 2 hits by the cutoff.
+  const std::vector<double> mult = {1,   0.5,     1.0 / 3, 0.25, 0.25,
+                                    0.4, 1.0 / 3, 2.0 / 7, 0.25, 0.25};
+  for (size_t i = 0; i < mult.size(); ++i) {
+    EXPECT_DOUBLE_EQ(row[11 + i], mult[i]) << i;
+  }
+  EXPECT_DOUBLE_EQ(row[21], 5.2 / 11);  // 11pt_avg: (4 x 1 + 3 x 0.4)/11.
+}
+
+TEST_F(MeasureTableTest, SetMeasuresAndUtility) {
+  const std::vector<double> row =
+      Row({"set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+           "utility.0,0,0,1", "relative_P.1,2,10"},
+          {.relevance_level = 1, .num_docs_in_collection = 100});
+  // Columns: utility relative_P_1 _2 _10 set_P set_relative_P set_recall
+  // set_map set_F.
+  EXPECT_DOUBLE_EQ(row[0], 92);   // d = N + rel_ret - ret - R = 100+2-6-4.
+  EXPECT_DOUBLE_EQ(row[1], 1.0);  // a in the top 1, over min(1, 4).
+  EXPECT_DOUBLE_EQ(row[2], 0.5);  // 1 in the top 2, over 2.
+  EXPECT_DOUBLE_EQ(row[3], 0.5);  // 2 in the top 10, over min(10, 4).
+  EXPECT_DOUBLE_EQ(row[4], 2.0 / 6);
+  EXPECT_DOUBLE_EQ(row[5], 2.0 / 4);  // 2 / min(6, 4).
+  EXPECT_DOUBLE_EQ(row[6], 2.0 / 4);
+  EXPECT_DOUBLE_EQ(row[7], 4.0 / 24);  // 2 x 2 / (6 x 4).
+  EXPECT_DOUBLE_EQ(row[8], 2 * (1.0 / 6) / (1.0 / 3 + 0.5));  // F1: 0.4.
+  EXPECT_DOUBLE_EQ(Row({"utility"})[0], -2);  // 2 - 4 nonrelevant retrieved.
+}
+
+TEST_F(MeasureTableTest, GainMapsAndTrecEvalsGainOrder) {
+  // ndcg.1=3,2=9,4=4.5: gains 0->0 1->3 2->9 3->3 (unmapped: the level)
+  // 4->4.5 (no doc). trec_eval's comparator truncates gain differences to
+  // int, so its merge sort leaves level 1 (gain 3) before level 3 (gain
+  // 3) and the ideal walk takes 9, then level 3's one doc, then level 1's
+  // two: 9 3 3 3. IDCG = 9 + 3/log2 3 + 3/log2 4 + 3/log2 5; DCG = 9 (a) +
+  // 3/log2 6 (c at rank 5).
+  const double idcg =
+      9 + 3 / std::log2(3.0) + 3 / std::log2(4.0) + 3 / std::log2(5.0);
+  const double dcg = 9 + 3 / std::log2(6.0);
+  EXPECT_DOUBLE_EQ(Row({"ndcg.1=3,2=9,4=4.5"})[0], dcg / idcg);  // 0.74247
+  EXPECT_DOUBLE_EQ(Row({"dcg.1=3,2=9,4=4.5"})[0], dcg);
+  EXPECT_DOUBLE_EQ(Row({"ideal_dcg.1=3,2=9,4=4.5"})[0], idcg);
+  // rbp, p = 0.9: gains 0..3 scaled by the largest (3) into [0, 1]; a
+  // (2/3) at rank 1, c (1/3) at rank 5: 0.1 (2/3 + 0.9^4/3).
+  EXPECT_DOUBLE_EQ(Row({"rbp"})[0], 0.1 * (2.0 / 3 + std::pow(0.9, 4) / 3));
+  EXPECT_DOUBLE_EQ(Row({"rbp.p=0.5"})[0],
+                   0.5 * (2.0 / 3 + std::pow(0.5, 4) / 3));
+  // rbp_resid: 0.9^6 left after the list, plus x (rank 2) and d (rank 4)
+  // unjudged: 0.9^6 + 0.1 (0.9 + 0.9^3).
+  EXPECT_DOUBLE_EQ(Row({"rbp_resid"})[0],
+                   std::pow(0.9, 6) + 0.1 * (0.9 + std::pow(0.9, 3)));
+}
+
+TEST_F(MeasureTableTest, BinGAndGeometricMeanInput) {
+  const std::vector<double> row = Row({"binG", "gm_map", "gm_bpref"});
+  // Columns: gm_map gm_bpref binG. gm_* hold logs: AP = (1 + 2/5)/4.
+  EXPECT_DOUBLE_EQ(row[0], std::log(0.35));
+  EXPECT_DOUBLE_EQ(row[1], std::log(0.375));
+  // binG: 1/log2(2 + nonrelevant above) per relevant doc, over R: a has
+  // none above, c has x, b, d (3 - counted as rank 5 minus 2 relevant).
+  EXPECT_DOUBLE_EQ(row[2], (1 + 1 / std::log2(5.0)) / 4);
+}
+
+TEST_F(MeasureTableTest, MissingQueryIsOneUnpooledDocThenReset) {
+  table_ = MeasureTable::Create(
+      Select({"num_ret", "num_rel", "utility", "relstring", "unj", "rbp_resid",
+              "gm_map", "set_P", "iprec_at_recall.0"}),
+      {});
+  metrics::ListScores engine;
+  engine.num_rel = 4;
+  std::vector<double> row(table_.columns().size(), -7);
+  table_.ComputeMissing(engine, judgments_, row, &text_);
+  // Columns: num_ret num_rel gm_map iprec_0.00 relstring utility set_P
+  // rbp_resid unj_5 unj_10 unj_20.
+  EXPECT_EQ(row[0], 0);
+  EXPECT_EQ(row[1], 4);
+  EXPECT_DOUBLE_EQ(row[2], std::log(0.00001));  // AP 0, floored.
+  EXPECT_EQ(row[3], 0);  // Not 0/0: trec_eval's stand-in doc.
+  EXPECT_EQ(text_, "");
+  for (size_t c = 5; c < row.size(); ++c) EXPECT_EQ(row[c], 0) << c;
+}
+
+}  // namespace
+}  // namespace rankwatch::trec
