@@ -1,9 +1,9 @@
 // libFuzzer target: the TREC readers (trec/qrels.h, trec/run_file.h).
 //
 // Qrels: parsed from memory. Properties: a judgment lookup finds every
-// judged docno with its grade (kUnjudged for a negative one), each query's
-// judgments are in the table exactly once, no line over kMaxLineBytes is
-// accepted, and every error is one line.
+// judged docno with its grade (kUnjudgedInPool for a negative one), each
+// query's judgments are in the table exactly once, no line over kMaxLineBytes
+// is accepted, and every error is one line.
 //
 // Runs: the same bytes read two ways must parse alike:
 //  - whole: mapped, indexed (RunIndex::Build) and parsed query by query
@@ -16,12 +16,16 @@
 // a file one way rejects (short line, bad score, long line), the other way
 // rejects too.
 //
+// Input that starts with gzip's or zstd's magic is compared on its
+// decompressed text (or must fail, one line, when it does not decompress).
+//
 // Input: byte 0 picks the reader (even: qrels, odd: run) and byte 1 the
 // chunk size; the rest is the file. The run is written to a memfd (a
 // regular file in memory, as RunChunkReader requires).
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -33,6 +37,7 @@
 
 #include "base/string_index.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "trec/decompress.h"
 #include "trec/mapped_file.h"
 #include "trec/qrels.h"
 #include "trec/run_file.h"
@@ -82,7 +87,10 @@ void FuzzQrels(std::string_view text) {
 // parse error.
 bool ReadWhole(const std::string& path, std::vector<Entry>* out) {
   StatusOr<MappedFile> file = MappedFile::Open(path, LineBounds());
-  FUZZ_CHECK(file.ok());
+  if (!file.ok()) {  // Damaged gzip or zstd input.
+    FUZZ_CHECK(OneLine(file.status().message()));
+    return false;
+  }
   const RunIndex index = RunIndex::Build(*file, 1);
   if (index.long_line() != 0) return false;
   std::vector<RunEntry> entries;
@@ -171,8 +179,22 @@ void FuzzRun(std::string_view text, size_t chunk_bytes) {
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   std::vector<Entry> whole;
   std::vector<Entry> chunked;
+  // Input that starts with gzip's or zstd's magic is read as its
+  // decompressed text, which the chunks then tile; input that does not
+  // decompress fails the whole reading with one line.
+  std::string plain;
+  std::string_view reference = text;
+  const Compression c =
+      DetectCompression(text.substr(0, std::min(text.size(), kMagicBytes)));
+  if (c != Compression::kNone) {
+    if (!DecompressAll(c, text, "fuzz.run", uint64_t{1} << 26, &plain).ok()) {
+      FUZZ_CHECK(!ReadWhole(path, &whole));
+      return;
+    }
+    reference = plain;
+  }
   const bool whole_ok = ReadWhole(path, &whole);
-  const bool chunked_ok = ReadChunked(path, text, chunk_bytes, &chunked);
+  const bool chunked_ok = ReadChunked(path, reference, chunk_bytes, &chunked);
   FUZZ_CHECK(whole_ok == chunked_ok);
   if (whole_ok) FUZZ_CHECK(whole == chunked);
 }
