@@ -544,16 +544,33 @@ JudgedRanking JudgedRankingBuilder::Build(std::span<const Grade> codes,
                                           Grade relevance_level) {
   Grade max_grade = -1;
   for (Grade g : judgments) max_grade = std::max(max_grade, g);
-  levels_.assign(static_cast<size_t>(max_grade + 1), 0);
-  for (Grade g : judgments) {
-    if (g >= 0) ++levels_[static_cast<size_t>(g)];
+  levels_.clear();
+  if (max_grade <= kMaxDenseGrade) {
+    counts_.assign(static_cast<size_t>(max_grade + 1), 0);
+    for (Grade g : judgments) {
+      if (g >= 0) ++counts_[static_cast<size_t>(g)];
+    }
+    for (size_t g = 0; g < counts_.size(); ++g) {
+      levels_.push_back(LevelCount{static_cast<int64_t>(g), counts_[g]});
+    }
+  } else {
+    sorted_.clear();
+    for (Grade g : judgments) {
+      if (g >= 0) sorted_.push_back(g);
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+    for (Grade g : sorted_) {
+      if (levels_.empty() || levels_.back().level != g) {
+        levels_.push_back(LevelCount{g, 0});
+      }
+      ++levels_.back().count;
+    }
   }
   JudgedRanking r;
   r.codes = codes;
-  r.rel_levels = levels_;
-  for (size_t g = static_cast<size_t>(std::max(relevance_level, 0));
-       g < levels_.size(); ++g) {
-    r.num_rel += levels_[g];
+  r.levels = levels_;
+  for (const LevelCount& l : levels_) {
+    (l.level >= relevance_level ? r.num_rel : r.num_judged_nonrel) += l.count;
   }
   for (Grade c : codes) {
     if (c == kNotInPool) {
@@ -812,12 +829,7 @@ double ComputeGmMap(const JudgedRanking& r, Grade level) {
 
 // bpref (Buckley and Voorhees, SIGIR 2004), as trec_eval computes it.
 double ComputeBpref(const JudgedRanking& r, Grade level) {
-  int64_t num_nonrel = 0;
-  for (size_t j = 0;
-       j < static_cast<size_t>(std::max(level, 0)) && j < r.rel_levels.size();
-       ++j) {
-    num_nonrel += r.rel_levels[j];
-  }
+  const int64_t num_nonrel = r.num_judged_nonrel;
   int64_t nonrel_so_far = 0;
   double bpref = 0.0;
   for (Grade c : r.codes) {
@@ -910,9 +922,14 @@ void InterpolatedPrecision(const JudgedRanking& r, Grade level,
 void ComputeRprecMult(const JudgedRanking& r, Grade level,
                       std::span<const double> mults, std::span<double> out) {
   const int64_t num = static_cast<int64_t>(mults.size());
-  auto cutoff = [&](int64_t c) {
-    return static_cast<int64_t>(
-        mults[static_cast<size_t>(c)] * static_cast<double>(r.num_rel) + 0.9);
+  auto cutoff = [&](int64_t c) -> int64_t {
+    // trec_eval's (long)(m R + 0.9), saturated: a huge multiplier is a
+    // rank past any list, not undefined behaviour.
+    const double x =
+        mults[static_cast<size_t>(c)] * static_cast<double>(r.num_rel) + 0.9;
+    if (!(x < 9.2e18)) return std::numeric_limits<int64_t>::max();
+    if (x <= -9.2e18) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(x);
   };
   int64_t current = num - 1;
   while (current >= 0 && cutoff(current) > r.num_ret()) {
@@ -1003,23 +1020,23 @@ void ComputeRelstring(const JudgedRanking& r, double length,
 }  // namespace
 
 void GainTable::Setup(std::span<const ParamPair> pairs,
-                      std::span<const int64_t> rel_levels) {
+                      std::span<const LevelCount> levels) {
   entries_.clear();
   for (const ParamPair& p : pairs) {
     if (!IsIntegerName(p.name)) continue;
     entries_.push_back(Entry{AtolLike(p.name), 0, p.value});
   }
-  size_t levels = rel_levels.size();
-  while (levels > 0 && rel_levels[levels - 1] == 0) --levels;
-  for (size_t i = 0; i < levels; ++i) {
-    const int64_t level = static_cast<int64_t>(i);
+  // trec_eval walks levels 0 .. num_rel_levels - 1: up to the highest one
+  // with a judgment.
+  size_t n = levels.size();
+  while (n > 0 && levels[n - 1].count == 0) --n;
+  for (const LevelCount& l : levels.first(n)) {
     auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&](const Entry& e) { return e.level == level; });
+                           [&](const Entry& e) { return e.level == l.level; });
     if (it != entries_.end()) {
-      it->count = rel_levels[i];
+      it->count = l.count;
     } else {
-      entries_.push_back(
-          Entry{level, rel_levels[i], static_cast<double>(level)});
+      entries_.push_back(Entry{l.level, l.count, static_cast<double>(l.level)});
     }
   }
   scratch_.resize(entries_.size());
@@ -1138,7 +1155,7 @@ void MeasureTable::ComputeItem(const MeasureSelection::Item& item,
       out[c] = metrics::MeasureValue(engine, m, cut[c]);
     }
   };
-  auto setup_gains = [&] { gains_.Setup(item.pairs, r.rel_levels); };
+  auto setup_gains = [&] { gains_.Setup(item.pairs, r.levels); };
   switch (item.measure) {
     case TrecMeasure::kRunid:
     case TrecMeasure::kNumQ:

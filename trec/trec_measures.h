@@ -142,14 +142,24 @@ struct ReportColumn {
   SummaryKind summary_kind = SummaryKind::kMean;
 };
 
+// The number of judged docs (retrieved or not) with one grade.
+struct LevelCount {
+  int64_t level;
+  int64_t count;
+};
+
 // One query as trec_eval's measures see it (its RES_RELS): the relevance
 // code of each retrieved doc in ranking order, after -M and -J, and the
 // query's judgment counts. Views into a JudgedRankingBuilder's buffers.
 struct JudgedRanking {
   std::span<const metrics::Grade> codes;
-  // rel_levels[g]: judged docs (retrieved or not) with grade g >= 0.
-  std::span<const int64_t> rel_levels;
+  // Grades 0 .. max, ascending, zero counts included, as trec_eval's
+  // rel_levels array; above kMaxDenseGrade (far beyond trec_eval's
+  // documented grades < 128, where it would allocate an array that large)
+  // only the grades that occur.
+  std::span<const LevelCount> levels;
   int64_t num_rel = 0;  // Judged docs with grade >= the relevance level.
+  int64_t num_judged_nonrel = 0;  // Judged docs with 0 <= grade < level.
   int64_t num_rel_ret = 0;
   int64_t num_nonpool = 0;
   int64_t num_unjudged_in_pool = 0;
@@ -159,6 +169,8 @@ struct JudgedRanking {
 // Builds JudgedRankings, reusing its buffers. Not thread-safe.
 class JudgedRankingBuilder {
  public:
+  static constexpr metrics::Grade kMaxDenseGrade = 65535;
+
   // `codes`: the retrieved docs' codes in ranking order; `judgments`: every
   // grade of the query's qrels (negative ones included).
   JudgedRanking Build(std::span<const metrics::Grade> codes,
@@ -166,7 +178,9 @@ class JudgedRankingBuilder {
                       metrics::Grade relevance_level);
 
  private:
-  std::vector<int64_t> levels_;
+  std::vector<int64_t> counts_;
+  std::vector<metrics::Grade> sorted_;
+  std::vector<LevelCount> levels_;
 };
 
 // trec_eval's gain table (gain_init.c) for the gain-map families: a gain
@@ -184,7 +198,7 @@ class GainTable {
   };
 
   void Setup(std::span<const ParamPair> pairs,
-             std::span<const int64_t> rel_levels);
+             std::span<const LevelCount> levels);
   // The gain of a relevance code: its entry's, else 0.
   double Of(int64_t code) const;
   // In ascending gain order (rbp rescales them in place).

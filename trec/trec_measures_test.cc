@@ -136,9 +136,37 @@ TEST_F(MeasureTableTest, JudgedRankingCounts) {
   EXPECT_EQ(r.num_rel_ret, 2);
   EXPECT_EQ(r.num_nonpool, 1);
   EXPECT_EQ(r.num_unjudged_in_pool, 1);
-  EXPECT_EQ(std::vector<int64_t>(r.rel_levels.begin(), r.rel_levels.end()),
-            (std::vector<int64_t>{2, 2, 1, 1}));
+  EXPECT_EQ(r.num_judged_nonrel, 2);  // b, e.
+  std::vector<int64_t> counts;
+  for (const LevelCount& l : r.levels) {
+    EXPECT_EQ(l.level, static_cast<int64_t>(counts.size()));
+    counts.push_back(l.count);
+  }
+  EXPECT_EQ(counts, (std::vector<int64_t>{2, 2, 1, 1}));
   EXPECT_EQ(b.Build(codes_, judgments_, 2).num_rel, 2);  // a, f.
+}
+
+// A grade far beyond trec_eval's range (it would allocate an array that
+// large) lists only the grades that occur, and scores all the same.
+TEST_F(MeasureTableTest, HugeGradesStaySparse) {
+  JudgedRankingBuilder b;
+  const std::vector<metrics::Grade> judgments = {2000000000, 0, 1, 1};
+  const std::vector<metrics::Grade> codes = {2000000000, 0, kNotInPool};
+  const JudgedRanking r = b.Build(codes, judgments, 1);
+  ASSERT_EQ(r.levels.size(), 3u);
+  EXPECT_EQ(r.levels[2].level, 2000000000);
+  EXPECT_EQ(r.num_rel, 3);
+  EXPECT_EQ(r.num_rel_ret, 1);
+  MeasureTable t = MeasureTable::Create(Select({"ndcg.1=2", "bpref"}), {});
+  std::vector<double> row(2);
+  std::string text;
+  t.Compute(metrics::ListScores(), r, row, &text);
+  // bpref: the top doc is relevant with nothing above: 1 / R = 1/3.
+  EXPECT_DOUBLE_EQ(row[0], 1.0 / 3);
+  // nDCG: the run has the 2e9 doc at rank 1 (gain 2e9) and nothing else
+  // relevant; the ideal has 2e9, then two grade-1 docs at gain 2.
+  const double idcg = 2e9 + 2 / std::log2(3.0) + 2 / std::log2(4.0);
+  EXPECT_DOUBLE_EQ(row[1], 2e9 / idcg);
 }
 
 TEST_F(MeasureTableTest, IncompleteJudgmentMeasures) {
