@@ -204,10 +204,11 @@ std::string Signed(double value) {
   return std::isnan(value) ? "-" : Format("%+.4f", value);
 }
 
-// p-values: four decimals, or two significant digits below 0.0001.
+// p-values: four decimals, or two significant digits below 0.0001; a
+// t-test p-value that underflows a double is below 1e-300, not 0.
 std::string PValue(double p) {
   if (std::isnan(p)) return "-";
-  if (p == 0) return "0";
+  if (p == 0) return "<1e-300";
   return p < 1e-4 ? Format("%.1e", p) : Format("%.4f", p);
 }
 

@@ -1,27 +1,15 @@
 #include "trec/mapped_eval.h"
 
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
 namespace {
-
-// Columns: num_ret, num_rel_ret, map, recip_rank (trec_eval's order).
-enum Column { kNumRet, kNumRelRet, kMap, kRecipRank };
-
-ScorerConfig Config() {
-  const std::vector<std::string> specs = {"num_ret", "num_rel_ret", "map",
-                                          "recip_rank"};
-  const MeasureSelection selection = *MeasureSelection::Parse(specs);
-  return ScorerConfig{*metrics::Evaluator::Create({1}, {}),
-                      MeasureTable::Create(selection, {}),
-                      std::numeric_limits<int64_t>::max(), false};
-}
 
 class MappedEvalTest : public ::testing::Test {
  protected:
@@ -35,7 +23,7 @@ class MappedEvalTest : public ::testing::Test {
 
   Status Evaluate(const std::string& run, int threads, bool complete = false) {
     run_ = dir_.Write("run.txt", run);
-    return EvaluateMapped("qrels.txt", run_, *qrels_, Config(), complete,
+    return EvaluateMapped("qrels.txt", run_, *qrels_, TestConfig(), complete,
                           threads, &results_, &run_id_);
   }
 

@@ -1,27 +1,15 @@
 #include "trec/streaming_eval.h"
 
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
 namespace {
-
-// Columns: num_ret, num_rel_ret, map, recip_rank (trec_eval's order).
-enum Column { kNumRet, kNumRelRet, kMap, kRecipRank };
-
-ScorerConfig Config() {
-  const std::vector<std::string> specs = {"num_ret", "num_rel_ret", "map",
-                                          "recip_rank"};
-  const MeasureSelection selection = *MeasureSelection::Parse(specs);
-  return ScorerConfig{*metrics::Evaluator::Create({1}, {}),
-                      MeasureTable::Create(selection, {}),
-                      std::numeric_limits<int64_t>::max(), false};
-}
 
 class StreamingEvalTest : public ::testing::Test {
  protected:
@@ -40,8 +28,8 @@ class StreamingEvalTest : public ::testing::Test {
         RunChunkReader::Open(dir_.Write("run.txt", run), chunk_bytes);
     EXPECT_NE(reader, nullptr);
     if (reader == nullptr) return false;
-    return EvaluateStreaming(reader.get(), *qrels_, Config(), complete, threads,
-                             &results_, &run_id_);
+    return EvaluateStreaming(reader.get(), *qrels_, TestConfig(), complete,
+                             threads, &results_, &run_id_);
   }
 
   testing::TempDir dir_;
