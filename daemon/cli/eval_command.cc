@@ -116,8 +116,8 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* cmd = app.add_subcommand(
       "eval",
-      "Evaluate a TREC run against TREC qrels (a drop-in for trec_eval's "
-      "common measures)");
+      "Evaluate a TREC run against TREC qrels (a drop-in for trec_eval "
+      "10.0: its official set by default, -m all_trec for every measure)");
   cmd->add_option("QRELS", args->qrels, "Qrels file: qid iter docno grade")
       ->required();
   cmd->add_option("RUN", args->run,
