@@ -444,6 +444,8 @@ TEST(ConformanceTest, UsageErrorsExitTwo) {
            {"-m", "ndcg.1=2,3", q, r},
            {"-m", "prefs", q, r},
            {"--gain", "cubic", q, r},
+           {"-M", "0", q, r},
+           {"-l", "-1", q, r},
            // trec_eval's flags rankwatch does not support: one line each.
            {"-Z", "zscores.txt", q, r},
            {"-D", "1", q, r},

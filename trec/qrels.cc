@@ -169,8 +169,12 @@ Status Qrels::ParseGroup(std::string_view text, const Group& g) {
     }
     metrics::Grade grade;
     if (!ParseInteger(tok[3], &grade)) {
-      return Status::InvalidArgument(At(name_, line_no) + "grade '" +
-                                     Printable(tok[3]) + "' is not an integer");
+      int64_t wide;
+      const bool out_of_range = ParseInteger(tok[3], &wide);
+      return Status::InvalidArgument(
+          At(name_, line_no) + "grade '" + Printable(tok[3]) +
+          (out_of_range ? "' is out of range (-2147483648 to 2147483647)"
+                        : "' is not an integer"));
     }
     docnos_[e] = tok[2];
     grades_[e] = grade;

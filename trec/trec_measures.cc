@@ -782,11 +782,7 @@ double ComputeRbp(const JudgedRanking& r, std::span<const ParamPair> pairs,
     min = std::min(min, e.gain);
     max = std::max(max, e.gain);
   }
-  if (min < 0 || max > 1) {
-    for (GainTable::Entry& e : gains->entries()) {
-      e.gain = (e.gain - min) / (max - min);
-    }
-  }
+  if (min < 0 || max > 1) gains->Rescale(min, max);
   double sum = 0.0;
   double cur_p = 1.0;
   for (Grade c : r.codes) {
@@ -1000,8 +996,14 @@ double ComputeBinG(const JudgedRanking& r, Grade level) {
 
 void ComputeRelstring(const JudgedRanking& r, double length,
                       std::string* text) {
+  // trec_eval's MIN((long) length, num_ret), without the undefined cast:
+  // a length beyond long's range or NaN converts to LONG_MIN on x86-64
+  // (trec_eval then prints ''), so it gives 0 here too.
+  const bool representable = length > -9.2e18 && length < 9.2e18;
   const int64_t len =
-      std::max<int64_t>(0, std::min(static_cast<int64_t>(length), r.num_ret()));
+      representable
+          ? std::clamp<int64_t>(static_cast<int64_t>(length), 0, r.num_ret())
+          : 0;
   text->clear();
   for (int64_t i = 0; i < len; ++i) {
     const Grade c = r.codes[static_cast<size_t>(i)];
@@ -1026,14 +1028,17 @@ void GainTable::Setup(std::span<const ParamPair> pairs,
     if (!IsIntegerName(p.name)) continue;
     entries_.push_back(Entry{AtolLike(p.name), 0, p.value});
   }
+  const size_t mapped = entries_.size();
   // trec_eval walks levels 0 .. num_rel_levels - 1: up to the highest one
-  // with a judgment.
+  // with a judgment. Only the mapped entries can hold a level already (the
+  // levels are distinct), so only they are searched.
   size_t n = levels.size();
   while (n > 0 && levels[n - 1].count == 0) --n;
   for (const LevelCount& l : levels.first(n)) {
-    auto it = std::find_if(entries_.begin(), entries_.end(),
+    const auto end = entries_.begin() + static_cast<ptrdiff_t>(mapped);
+    auto it = std::find_if(entries_.begin(), end,
                            [&](const Entry& e) { return e.level == l.level; });
-    if (it != entries_.end()) {
+    if (it != end) {
       it->count = l.count;
     } else {
       entries_.push_back(Entry{l.level, l.count, static_cast<double>(l.level)});
@@ -1041,13 +1046,29 @@ void GainTable::Setup(std::span<const ParamPair> pairs,
   }
   scratch_.resize(entries_.size());
   MergeSort(entries_.data(), entries_.size());
+  Reindex();
+}
+
+void GainTable::Reindex() {
+  // get_gain returns the first entry of the level in gain order: keep that
+  // one per level, then sort by level for a binary search.
+  by_level_.clear();
+  for (const Entry& e : entries_) by_level_.emplace_back(e.level, e.gain);
+  std::stable_sort(
+      by_level_.begin(), by_level_.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  by_level_.erase(std::unique(by_level_.begin(), by_level_.end(),
+                              [](const auto& a, const auto& b) {
+                                return a.first == b.first;
+                              }),
+                  by_level_.end());
 }
 
 double GainTable::Of(int64_t code) const {
-  for (const Entry& e : entries_) {
-    if (e.level == code) return e.gain;
-  }
-  return 0.0;
+  const auto it = std::lower_bound(by_level_.begin(), by_level_.end(), code,
+                                   [](const std::pair<int64_t, double>& e,
+                                      int64_t c) { return e.first < c; });
+  return it != by_level_.end() && it->first == code ? it->second : 0.0;
 }
 
 bool GainTable::IsIntegerName(std::string_view s) {
@@ -1107,6 +1128,17 @@ MeasureTable MeasureTable::Create(const MeasureSelection& selection,
     }
     t.cutoff_index_.push_back(std::move(index));
   }
+  // trec_eval resets these for a missing query by their printed names:
+  // utility, rbp_resid and relstring only without parameters, every unj_k.
+  for (size_t c = 0; c < t.columns_.size(); ++c) {
+    const std::string& name = t.columns_[c].name;
+    if (name == "num_ret" || name == "utility" || name == "rbp_resid" ||
+        name.starts_with("unj")) {
+      t.reset_columns_.push_back(c);
+    } else if (name == "relstring") {
+      t.reset_relstring_ = true;
+    }
+  }
   return t;
 }
 
@@ -1131,17 +1163,8 @@ void MeasureTable::ComputeMissing(const metrics::ListScores& engine,
   const JudgedRanking r = missing_builder_.Build(missing_codes_, judgments,
                                                  options_.relevance_level);
   Compute(engine, r, row, text);
-  // trec_eval resets these by their printed names: utility, rbp_resid and
-  // relstring only without parameters, every unj_k.
-  for (size_t c = 0; c < columns_.size(); ++c) {
-    const std::string& name = columns_[c].name;
-    if (name == "num_ret" || name == "utility" || name == "rbp_resid" ||
-        name.starts_with("unj")) {
-      row[c] = 0.0;
-    } else if (name == "relstring") {
-      text->clear();
-    }
-  }
+  for (size_t c : reset_columns_) row[c] = 0.0;
+  if (reset_relstring_) text->clear();
 }
 
 void MeasureTable::ComputeItem(const MeasureSelection::Item& item,

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -199,12 +200,19 @@ class GainTable {
 
   void Setup(std::span<const ParamPair> pairs,
              std::span<const LevelCount> levels);
-  // The gain of a relevance code: its entry's, else 0.
+  // The gain of a relevance code: its entry's, else 0. O(log levels).
   double Of(int64_t code) const;
-  // In ascending gain order (rbp rescales them in place).
-  std::vector<Entry>& entries() { return entries_; }
+  // In ascending gain order.
+  const std::vector<Entry>& entries() const { return entries_; }
+  // rbp's rescaling of every gain into [0, 1]: (gain - min) / (max - min).
+  void Rescale(double min, double max) {
+    for (Entry& e : entries_) e.gain = (e.gain - min) / (max - min);
+    Reindex();
+  }
 
  private:
+  void Reindex();
+
   static bool IsIntegerName(std::string_view s);
   static int Compare(const Entry& a, const Entry& b);
   // glibc's msort_with_tmp: top-down merge sort, left half first.
@@ -212,11 +220,14 @@ class GainTable {
 
   std::vector<Entry> entries_;
   std::vector<Entry> scratch_;
+  // (level, gain) of each level's first entry in gain order, by level.
+  std::vector<std::pair<int64_t, double>> by_level_;
 };
 
 // The columns of a selection, in printing order, and the computation of one
-// query's row. Immutable after Create; Compute() uses per-call scratch, so
-// keep one per thread (it is cheap to copy).
+// query's row. The columns are fixed by Create; Compute() and
+// ComputeMissing() reuse scratch members, so they are not const: keep one
+// per thread (QueryScorer copies it; it is cheap to copy).
 class MeasureTable {
  public:
   struct Options {
@@ -262,6 +273,9 @@ class MeasureTable {
   std::vector<Slot> slots_;
   // Engine cutoff index of each integer cutoff, per item.
   std::vector<std::vector<int>> cutoff_index_;
+  // What ComputeMissing resets (trec_eval resets by printed name).
+  std::vector<size_t> reset_columns_;
+  bool reset_relstring_ = false;
   // Scratch, reused across queries.
   JudgedRankingBuilder missing_builder_;
   std::vector<metrics::Grade> missing_codes_;

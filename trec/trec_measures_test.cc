@@ -251,6 +251,31 @@ TEST_F(MeasureTableTest, GainMapsAndTrecEvalsGainOrder) {
                    std::pow(0.9, 6) + 0.1 * (0.9 + std::pow(0.9, 3)));
 }
 
+TEST_F(MeasureTableTest, DuplicateGainPairsTakeTheFirstInGainOrder) {
+  // ndcg.1=3,1=5: both pairs name level 1; level 1's two docs count on the
+  // first (gain 3). Entries (level:gain) 1:3 1:5, then 0:0 2:2 3:3 for the
+  // unmapped levels; trec_eval's truncated-difference merge sort gives
+  // 0:0 2:2 1:3 3:3 1:5, so a level-1 doc gains 3 and the ideal walk, from
+  // the top, skips 1:5 (no doc), takes 3:3 once, 1:3 twice, 2:2 once.
+  const double idcg =
+      3 + 3 / std::log2(3.0) + 3 / std::log2(4.0) + 2 / std::log2(5.0);
+  const double dcg = 2 + 3 / std::log2(6.0);  // a (2) at 1, c (1) at 5.
+  EXPECT_DOUBLE_EQ(Row({"ndcg.1=3,1=5"})[0], dcg / idcg);
+}
+
+TEST_F(MeasureTableTest, RelstringLengths) {
+  Row({"relstring.3"});
+  EXPECT_EQ(text_, "2-0");
+  Row({"relstring.100"});  // Longer than the ranking: all of it.
+  EXPECT_EQ(text_, "2-0.10");
+  Row({"relstring.0"});
+  EXPECT_EQ(text_, "");
+  // Beyond long's range: trec_eval's (long) cast gives LONG_MIN on x86-64,
+  // so `trec_eval -q -m relstring.1e30 qrels run` prints '' for this query.
+  Row({"relstring.1e30"});
+  EXPECT_EQ(text_, "");
+}
+
 TEST_F(MeasureTableTest, BinGAndGeometricMeanInput) {
   const std::vector<double> row = Row({"binG", "gm_map", "gm_bpref"});
   // Columns: gm_map gm_bpref binG. gm_* hold logs: AP = (1 + 2/5)/4.

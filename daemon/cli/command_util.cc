@@ -1,5 +1,6 @@
 #include "daemon/cli/command_util.h"
 
+#include <charconv>
 #include <cstdio>
 #include <string>
 
@@ -27,6 +28,18 @@ Status WriteStdout(std::string_view text) {
     return Status::IoError("cannot write the output");
   }
   return Status::Ok();
+}
+
+CLI::Validator IntegerAtLeast(int64_t min) {
+  const std::string what = "must be an integer >= " + std::to_string(min);
+  return CLI::Validator(
+      [min, what](std::string& value) {
+        int64_t v = 0;
+        const char* const end = value.data() + value.size();
+        const auto [p, ec] = std::from_chars(value.data(), end, v);
+        return ec == std::errc() && p == end && v >= min ? std::string() : what;
+      },
+      "INT>=" + std::to_string(min));
 }
 
 }  // namespace rankwatch::cli

@@ -7,6 +7,7 @@
 #ifndef RANKWATCH_DAEMON_CLI_COMMAND_UTIL_H_
 #define RANKWATCH_DAEMON_CLI_COMMAND_UTIL_H_
 
+#include <CLI/CLI.hpp>
 #include <string_view>
 
 #include "base/exit_code.h"
@@ -17,6 +18,11 @@ namespace rankwatch::cli {
 // Prints "rankwatch COMMAND: MESSAGE" on stderr and returns `code` as an
 // integer.
 int Fail(std::string_view command, std::string_view message, ExitCode code);
+
+// A CLI11 check that the value is an integer >= `min` (up to int64's
+// largest), failing with one short line ("must be an integer >= 1"), where
+// CLI11's numeric ranges print a 300-digit bound.
+CLI::Validator IntegerAtLeast(int64_t min);
 
 // Prints "rankwatch COMMAND: " and the message of `status` (not OK) on
 // stderr and returns ExitCodeFor(status.code(), source) as an integer.

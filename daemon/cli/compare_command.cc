@@ -137,9 +137,9 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                 "Compare on every qrels query; a run's missing ones score 0");
   cmd->add_option("-l", args->relevance_level,
                   "Relevance threshold: grade >= N is relevant")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerAtLeast(0));
   cmd->add_option("-M", args->max_docs, "Use only the top N docs per query")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerAtLeast(1));
   cmd->add_option("--baseline", args->baseline,
                   "Baseline: a run file, a run name or a 0-based index "
                   "(default: the first run)");
@@ -159,7 +159,7 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "text | csv | json | latex")
       ->check(CLI::IsMember({"text", "csv", "json", "latex"}));
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerAtLeast(0));
   cmd->callback([args, exit_code] { *exit_code = RunCompare(*args); });
 }
 

@@ -131,7 +131,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                 "Drop unjudged docs from each ranking before scoring");
   cmd->add_option("-N", args->num_docs_in_collection,
                   "Number of docs in the collection (for utility)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerAtLeast(0));
   cmd->add_option("-R", args->rel_format,
                   "Relevance file format (only 'qrels')");
   cmd->add_option("-T", args->results_format,
@@ -154,9 +154,9 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
       "Print the version and exit");
   cmd->add_option("-l", args->relevance_level,
                   "Relevance threshold: grade >= N is relevant")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerAtLeast(0));
   cmd->add_option("-M", args->max_docs, "Use only the top N docs per query")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerAtLeast(1));
   cmd->add_option("-m", args->measures,
                   "Measure or set, with trec_eval's parameters: official "
                   "(default), all_trec, set, or a family such as P.5,10 "
@@ -180,7 +180,7 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"score_zero", "skip"}));
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerAtLeast(0));
   cmd->callback([args, exit_code] { *exit_code = RunEval(*args); });
 }
 
