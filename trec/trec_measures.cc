@@ -1051,8 +1051,10 @@ void GainTable::Setup(std::span<const ParamPair> pairs,
 
 void GainTable::Reindex() {
   // get_gain returns the first entry of the level in gain order: keep that
-  // one per level, then sort by level for a binary search.
+  // one per level, then sort by level for a binary search. A few levels
+  // (the usual 0..3) are scanned instead: cheaper than indexing.
   by_level_.clear();
+  if (entries_.size() <= kScanEntries) return;
   for (const Entry& e : entries_) by_level_.emplace_back(e.level, e.gain);
   std::stable_sort(
       by_level_.begin(), by_level_.end(),
@@ -1065,6 +1067,12 @@ void GainTable::Reindex() {
 }
 
 double GainTable::Of(int64_t code) const {
+  if (entries_.size() <= kScanEntries) {
+    for (const Entry& e : entries_) {
+      if (e.level == code) return e.gain;
+    }
+    return 0.0;
+  }
   const auto it = std::lower_bound(by_level_.begin(), by_level_.end(), code,
                                    [](const std::pair<int64_t, double>& e,
                                       int64_t c) { return e.first < c; });

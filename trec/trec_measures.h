@@ -200,7 +200,8 @@ class GainTable {
 
   void Setup(std::span<const ParamPair> pairs,
              std::span<const LevelCount> levels);
-  // The gain of a relevance code: its entry's, else 0. O(log levels).
+  // The gain of a relevance code: its first entry's in gain order, else 0.
+  // O(log levels) beyond kScanEntries entries.
   double Of(int64_t code) const;
   // In ascending gain order.
   const std::vector<Entry>& entries() const { return entries_; }
@@ -211,6 +212,7 @@ class GainTable {
   }
 
  private:
+  static constexpr size_t kScanEntries = 16;
   void Reindex();
 
   static bool IsIntegerName(std::string_view s);
