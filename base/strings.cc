@@ -27,6 +27,19 @@ std::string_view TrimBlanks(std::string_view s) {
   return s;
 }
 
+std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = s.find(sep, begin);
+    parts.push_back(s.substr(begin, end == std::string_view::npos
+                                        ? std::string_view::npos
+                                        : end - begin));
+    if (end == std::string_view::npos) return parts;
+    begin = end + 1;
+  }
+}
+
 std::string Printable(std::string_view text, size_t max_bytes) {
   std::string out;
   for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {

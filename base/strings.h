@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rankwatch {
 
@@ -21,6 +22,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // `s` without leading and trailing blanks: spaces and horizontal tabs
 // (POSIX's [:blank:] class, HTTP's optional whitespace), not line breaks.
 std::string_view TrimBlanks(std::string_view s);
+
+// The parts of `s` between each `sep`, empty parts included: "a,,b" gives
+// "a", "", "b"; "" gives one empty part. Views into `s`.
+std::vector<std::string_view> SplitOn(std::string_view s, char sep);
 
 // `text` made fit for a one-line message, whatever bytes it holds: '\n' and
 // '\t' written as such, other control characters (below 0x20, and 0x7f) as

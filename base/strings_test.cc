@@ -37,6 +37,14 @@ TEST(TrimBlanksTest, RemovesSpacesAndTabsAtBothEnds) {
   EXPECT_EQ(TrimBlanks(""), "");
 }
 
+TEST(SplitOnTest, KeepsEmptyParts) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(SplitOn("a,b", ','), (V{"a", "b"}));
+  EXPECT_EQ(SplitOn("a,,b,", ','), (V{"a", "", "b", ""}));
+  EXPECT_EQ(SplitOn("", ','), (V{""}));
+  EXPECT_EQ(SplitOn("1=3,2=9", ','), (V{"1=3", "2=9"}));
+}
+
 TEST(TrimBlanksTest, KeepsLineBreaks) {
   EXPECT_EQ(TrimBlanks(" a\r\n"), "a\r\n");
   EXPECT_EQ(TrimBlanks("\na "), "\na");

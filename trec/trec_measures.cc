@@ -249,19 +249,6 @@ double AtofLike(std::string_view s) {
   return std::strtod(copy.c_str(), nullptr);
 }
 
-std::vector<std::string_view> SplitCommas(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma == std::string_view::npos
-                                        ? std::string_view::npos
-                                        : comma - start));
-    if (comma == std::string_view::npos) return parts;
-    start = comma + 1;
-  }
-}
-
 Status SpecError(std::string_view spec, std::string_view what) {
   return Status::InvalidArgument("measure '" + Printable(spec) +
                                  "': " + std::string(what));
@@ -270,7 +257,7 @@ Status SpecError(std::string_view spec, std::string_view what) {
 Status ParseLongCutoffs(std::string_view spec, std::string_view params,
                         std::vector<int32_t>* out) {
   std::vector<int64_t> cutoffs;
-  for (std::string_view tok : SplitCommas(params)) {
+  for (std::string_view tok : SplitOn(params, ',')) {
     cutoffs.push_back(AtolLike(tok));
   }
   std::sort(cutoffs.begin(), cutoffs.end());
@@ -290,7 +277,7 @@ Status ParseLongCutoffs(std::string_view spec, std::string_view params,
 Status ParseDoubles(std::string_view spec, std::string_view params,
                     bool sorted_unique, std::vector<double>* out) {
   out->clear();
-  for (std::string_view tok : SplitCommas(params)) {
+  for (std::string_view tok : SplitOn(params, ',')) {
     out->push_back(AtofLike(tok));
   }
   if (sorted_unique) {
@@ -307,7 +294,7 @@ Status ParseDoubles(std::string_view spec, std::string_view params,
 Status ParsePairs(std::string_view spec, std::string_view params,
                   std::vector<ParamPair>* out) {
   out->clear();
-  for (std::string_view tok : SplitCommas(params)) {
+  for (std::string_view tok : SplitOn(params, ',')) {
     const size_t eq = tok.find('=');
     if (eq == std::string_view::npos || eq == 0 ||
         tok.find('=', eq + 1) != std::string_view::npos) {
@@ -401,8 +388,10 @@ void AppendColumns(const Family& f, const MeasureSelection::Item& item,
   }
 }
 
-bool IsEngineFamily(TrecMeasure m) {
-  switch (m) {
+// Whether the engine (metrics/measures.h) computes the item: ndcg only
+// without a gain map.
+bool UsesEngine(const MeasureSelection::Item& item) {
+  switch (item.measure) {
     case TrecMeasure::kNumRet:
     case TrecMeasure::kNumRel:
     case TrecMeasure::kNumRelRet:
@@ -447,15 +436,9 @@ bool IsEngineFamily(TrecMeasure m) {
     case TrecMeasure::kUnj:
       return false;
     case TrecMeasure::kNdcg:
-      return false;  // Decided per item: see UsesEngine.
+      return item.pairs.empty();
   }
   return false;
-}
-
-// ndcg without a gain map is the engine's; with one it is computed here.
-bool UsesEngine(const MeasureSelection::Item& item) {
-  if (item.measure == TrecMeasure::kNdcg) return item.pairs.empty();
-  return IsEngineFamily(item.measure);
 }
 
 }  // namespace

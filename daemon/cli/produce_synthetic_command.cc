@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/exit_code.h"
+#include "base/strings.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
 #include "daemon/cli/signals.h"
@@ -53,32 +54,21 @@ struct ProduceArgs {
   std::string qrels_file;
 };
 
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  size_t begin = 0;
-  while (true) {
-    const size_t end = s.find(sep, begin);
-    parts.push_back(s.substr(begin, end - begin));
-    if (end == std::string::npos) return parts;
-    begin = end + 1;
-  }
-}
-
 // "A,B" or "A:1.0,B:0.8" (name:noise sigma).
 StatusOr<std::vector<sim::VariantSpec>> ParseVariants(const std::string& text) {
   std::vector<sim::VariantSpec> variants;
-  for (const std::string& item : Split(text, ',')) {
+  for (std::string_view item : SplitOn(text, ',')) {
     sim::VariantSpec v;
     const size_t colon = item.find(':');
     v.name = item.substr(0, colon);
     v.noise_sigma = variants.empty() ? kBaselineSigma : kTreatmentSigma;
     if (colon != std::string::npos) {
-      const std::string sigma = item.substr(colon + 1);
+      const std::string sigma(item.substr(colon + 1));
       char* end = nullptr;
       v.noise_sigma = std::strtod(sigma.c_str(), &end);
       if (sigma.empty() || *end != '\0') {
         return Status::InvalidArgument("--variants: bad noise sigma in '" +
-                                       item + "'");
+                                       std::string(item) + "'");
       }
     }
     variants.push_back(std::move(v));
