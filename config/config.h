@@ -100,8 +100,11 @@ struct EventLimitsConfig {
   // watermark.
   Duration max_future_skew = std::chrono::minutes(5);
   // An earlier event time (epoch ms) is rejected (past_timestamp). The
-  // default, 1970-01-01T00:00:00Z, lets historical files replay.
-  int64_t min_timestamp_ms = 0;
+  // default, 2010-01-01T00:00:00Z (date -u -d 2010-01-01 +%s -> 1262304000),
+  // rejects what no live or replayed stream of today holds (0, a clock at
+  // its epoch, epoch seconds read as milliseconds: January 1970) yet
+  // accepts any plausible backfill; older data sets lower it.
+  int64_t min_timestamp_ms = 1'262'304'000'000;
 };
 
 // `metrics:` what to compute for every served list.
@@ -151,24 +154,41 @@ struct KafkaConfig {
 };
 
 // `http.tls:` HTTPS for the endpoint; both files set, or neither (plain
-// HTTP).
+// HTTP). The files are re-read on reload and when they change.
 struct TlsConfig {
   std::string cert_file;  // PEM certificate chain.
   std::string key_file;   // PEM private key.
+  // PEM CA bundle; when set, clients must present a certificate it signed.
+  std::string client_ca;
+  std::string min_version = "1.2";  // "1.2" or "1.3".
+  // TLS 1.2 suites (OpenSSL names, ':'-separated); "" = ECDHE with AES-GCM
+  // or ChaCha20-Poly1305 only.
+  std::string cipher_suites;
   bool enabled() const { return !cert_file.empty(); }
 };
 
 // `http.basic_auth:` HTTP basic authentication of every path but /healthz
-// and /readyz (probes); off when username is empty.
+// and /readyz (probes); off when no user is set.
 struct BasicAuthConfig {
   std::string username;
-  std::string password;  // Usually ${ENV}; shown masked.
-  bool enabled() const { return !username.empty(); }
+  std::string password;  // Or a bcrypt hash; usually ${ENV}; shown masked.
+  // More users: name -> bcrypt hash ($2a$/$2b$/$2y$, as exporter-toolkit's
+  // basic_auth_users) or plaintext password; shown masked.
+  std::map<std::string, std::string> users;
+  bool enabled() const { return !username.empty() || !users.empty(); }
 };
 
 // `http:` the metrics endpoint.
 struct HttpConfig {
   std::string listen = "127.0.0.1:9464";  // host:port; port 0 = any.
+  // POST /-/reload; off by default, as Prometheus' --web.enable-lifecycle
+  // (SIGHUP works either way).
+  bool enable_reload = false;
+  // Host header names answered (http::HostPolicy); [] = "localhost" when
+  // bound to loopback, any name otherwise. IP literals always.
+  std::vector<std::string> allowed_hosts;
+  // Bytes held for responses not yet taken by their clients, in all.
+  int64_t response_budget_bytes = int64_t{64} << 20;
   TlsConfig tls;
   BasicAuthConfig basic_auth;
 };

@@ -130,6 +130,10 @@ class Parser {
   Status ReadProperties(const Field& f,
                         std::map<std::string, std::string>* out);
   Status ReadHttp(const Field& f, HttpConfig* c);
+  // `seen` is set to the section's field, for errors about the whole.
+  Status ReadTls(const Field& f, TlsConfig* c, std::optional<Field>* seen);
+  Status ReadBasicAuth(const Field& f, BasicAuthConfig* c,
+                       std::optional<Field>* seen);
   Status ReadListen(const Field& f, std::string* out);
   // Records `value` (list entry `item`'s `key`) in `seen`; when it is there
   // already, an error at the key, worded by `message` from the 1-based
@@ -547,25 +551,17 @@ Status Parser::ReadHttp(const Field& f, HttpConfig* c) {
       f,
       {
           {"listen", [&](const Field& v) { return ReadListen(v, &c->listen); }},
-          {"tls",
+          {"enable_reload", yaml_.BoolInto(&c->enable_reload)},
+          {"allowed_hosts",
            [&](const Field& v) {
-             tls = v;
-             if (v.node.IsNull()) return Status::Ok();
-             return yaml_.ReadMap(
-                 v, {
-                        {"cert_file", yaml_.StringInto(&c->tls.cert_file)},
-                        {"key_file", yaml_.StringInto(&c->tls.key_file)},
-                    });
+             return yaml_.ReadNameList(v, "host", &c->allowed_hosts);
            }},
+          {"response_budget_bytes",
+           yaml_.IntInto(int64_t{1} << 20, &c->response_budget_bytes)},
+          {"tls", [&](const Field& v) { return ReadTls(v, &c->tls, &tls); }},
           {"basic_auth",
            [&](const Field& v) {
-             auth = v;
-             if (v.node.IsNull()) return Status::Ok();
-             return yaml_.ReadMap(
-                 v, {
-                        {"username", yaml_.StringInto(&c->basic_auth.username)},
-                        {"password", yaml_.StringInto(&c->basic_auth.password)},
-                    });
+             return ReadBasicAuth(v, &c->basic_auth, &auth);
            }},
       }));
   // Half a TLS setup would silently serve plain HTTP.
@@ -576,7 +572,69 @@ Status Parser::ReadHttp(const Field& f, HttpConfig* c) {
       c->basic_auth.username.empty() != c->basic_auth.password.empty()) {
     return yaml_.Error(*auth, "needs both username and password");
   }
+  if (auth && c->basic_auth.username.find(':') != std::string::npos) {
+    return yaml_.Error(*auth, "a user name cannot hold ':'");
+  }
+  if (auth && c->basic_auth.users.count(c->basic_auth.username) != 0) {
+    return yaml_.Error(*auth, "user '" + Printable(c->basic_auth.username) +
+                                  "' is both username and in users");
+  }
+  if (tls && !c->tls.enabled() &&
+      (!c->tls.client_ca.empty() || !c->tls.cipher_suites.empty())) {
+    return yaml_.Error(*tls, "client_ca and cipher_suites need cert_file");
+  }
   return Status::Ok();
+}
+
+Status Parser::ReadTls(const Field& v, TlsConfig* c,
+                       std::optional<Field>* seen) {
+  *seen = v;
+  if (v.node.IsNull()) return Status::Ok();
+  std::optional<Field> version;
+  RW_RETURN_IF_ERROR(yaml_.ReadMap(
+      v, {
+             {"cert_file", yaml_.StringInto(&c->cert_file)},
+             {"key_file", yaml_.StringInto(&c->key_file)},
+             {"client_ca", yaml_.StringInto(&c->client_ca)},
+             {"min_version",
+              [&](const Field& f) {
+                version = f;
+                return yaml_.ReadString(f, &c->min_version);
+              }},
+             {"cipher_suites", yaml_.StringInto(&c->cipher_suites)},
+         }));
+  if (version && c->min_version != "1.2" && c->min_version != "1.3") {
+    return yaml_.Error(*version, "expected \"1.2\" or \"1.3\", got '" +
+                                     Printable(c->min_version) + "'");
+  }
+  return Status::Ok();
+}
+
+Status Parser::ReadBasicAuth(const Field& v, BasicAuthConfig* c,
+                             std::optional<Field>* seen) {
+  *seen = v;
+  if (v.node.IsNull()) return Status::Ok();
+  return yaml_.ReadMap(
+      v, {
+             {"username", yaml_.StringInto(&c->username)},
+             {"password", yaml_.StringInto(&c->password)},
+             {"users",
+              [&](const Field& users) {
+                return yaml_.ForEachPair(
+                    users, [&](const Field& key, const Field& value) {
+                      std::string name;
+                      RW_RETURN_IF_ERROR(yaml_.ReadName(key, &name));
+                      // RFC 7617: "user:pass" would split at the first ':'.
+                      if (name.find(':') != std::string::npos) {
+                        return yaml_.Error(key, "a user name cannot hold ':'");
+                      }
+                      std::string secret;
+                      RW_RETURN_IF_ERROR(yaml_.ReadName(value, &secret));
+                      c->users[name] = std::move(secret);
+                      return Status::Ok();
+                    });
+              }},
+         });
 }
 
 Status Parser::ReadListen(const Field& f, std::string* out) {

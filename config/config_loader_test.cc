@@ -59,7 +59,8 @@ TEST(ConfigLoaderTest, EmptyDocumentsGiveAllDefaults) {
     EXPECT_EQ(c.join.early_tolerance, seconds(5));
     EXPECT_EQ(c.join.max_judgments_per_request, 1000);
     EXPECT_EQ(c.events.max_future_skew, minutes(5));
-    EXPECT_EQ(c.events.min_timestamp_ms, 0);
+    // 2010-01-01T00:00:00Z: date -u -d 2010-01-01 +%s -> 1262304000.
+    EXPECT_EQ(c.events.min_timestamp_ms, 1262304000000);
     EXPECT_EQ(c.metrics.cutoffs, (std::vector<int32_t>{1, 3, 5, 10}));
     EXPECT_EQ(c.metrics.measures.size(), 8u);
     EXPECT_EQ(c.http.listen, "127.0.0.1:9464");
@@ -362,6 +363,68 @@ TEST(ConfigLoaderTest, HttpTlsBasicAuthAndLogFormat) {
             "(expected one of: text, json)");
 }
 
+// Issue 24: the endpoint's security keys.
+TEST(ConfigLoaderTest, HttpHardeningKeys) {
+  const Config defaults = MustParse("http: {}\n");
+  EXPECT_FALSE(defaults.http.enable_reload);  // Off unless enabled.
+  EXPECT_TRUE(defaults.http.allowed_hosts.empty());
+  EXPECT_EQ(defaults.http.response_budget_bytes, 64 * 1024 * 1024);
+  EXPECT_EQ(defaults.http.tls.min_version, "1.2");
+  const Config c = MustParse(
+      "http:\n"
+      "  enable_reload: true\n"
+      "  allowed_hosts: [rankwatch.example, localhost]\n"
+      "  response_budget_bytes: 16777216\n"
+      "  tls: {cert_file: c.pem, key_file: k.pem, client_ca: ca.pem,\n"
+      "        min_version: '1.3', cipher_suites: "
+      "ECDHE-RSA-AES128-GCM-SHA256}\n"
+      "  basic_auth:\n"
+      "    users:\n"
+      "      alice: $$2y$$05$$abc\n"
+      "      bob: ${BOB}\n",
+      {{"BOB", "$2b$05$xyz"}});
+  EXPECT_TRUE(c.http.enable_reload);
+  EXPECT_EQ(c.http.allowed_hosts,
+            (std::vector<std::string>{"rankwatch.example", "localhost"}));
+  EXPECT_EQ(c.http.response_budget_bytes, 16777216);
+  EXPECT_EQ(c.http.tls.client_ca, "ca.pem");
+  EXPECT_EQ(c.http.tls.min_version, "1.3");
+  EXPECT_EQ(c.http.tls.cipher_suites, "ECDHE-RSA-AES128-GCM-SHA256");
+  EXPECT_TRUE(c.http.basic_auth.enabled());
+  EXPECT_EQ(c.http.basic_auth.users,
+            (std::map<std::string, std::string>{{"alice", "$2y$05$abc"},
+                                                {"bob", "$2b$05$xyz"}}));
+  // Hashes are secrets too: masked in the effective configuration.
+  const std::string printed = FormatEffectiveConfig(c);
+  EXPECT_EQ(printed.find("$2"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("    users:\n      \"alice\": \"****\"\n"),
+            std::string::npos)
+      << printed;
+
+  // Columns: the value's, counted by hand ("http: {enable_reload: " is 22
+  // characters; "  tls: {cert_file: c, key_file: k, min_version: " 48).
+  EXPECT_EQ(ErrorOf("http: {enable_reload: yes}\n"),
+            "config.yaml:1:23: http.enable_reload: expected true or false, "
+            "got 'yes'");
+  EXPECT_EQ(ErrorOf("http:\n  tls: {cert_file: c, key_file: k, "
+                    "min_version: '1.1'}\n"),
+            "config.yaml:2:49: http.tls.min_version: expected \"1.2\" or "
+            "\"1.3\", got '1.1'");
+  EXPECT_EQ(ErrorOf("http:\n  tls: {client_ca: ca.pem}\n"),
+            "config.yaml:2:8: http.tls: client_ca and cipher_suites need "
+            "cert_file");
+  EXPECT_EQ(ErrorOf("http:\n  basic_auth: {users: {'a:b': x}}\n"),
+            "config.yaml:2:24: http.basic_auth.users.a:b: a user name cannot "
+            "hold ':'");
+  EXPECT_EQ(ErrorOf("http:\n  basic_auth: {username: 'a:b', password: x}\n"),
+            "config.yaml:2:15: http.basic_auth: a user name cannot hold ':'");
+  EXPECT_EQ(ErrorOf("http:\n  allowed_hosts: [a, a]\n"),
+            "config.yaml:2:22: http.allowed_hosts[1]: duplicate host 'a'");
+  EXPECT_EQ(ErrorOf("http: {response_budget_bytes: 1000}\n"),
+            "config.yaml:1:31: http.response_budget_bytes: must be >= "
+            "1048576, got 1000");
+}
+
 TEST(ConfigLoaderTest, DefaultRelevanceNullAndNegative) {
   EXPECT_FALSE(MustParse("schema:\n  default_relevance: null\n")
                    .schema.default_relevance.has_value());
@@ -470,31 +533,44 @@ TEST(ConfigLoaderTest, WindowsMayBeEmpty) {
 // Validation: each rule with its exact message and position.
 
 TEST(ConfigLoaderErrorTest, Durations) {
+  // Each malformed value is quoted back with what was probably meant
+  // (issue 25: "1.5h" said only "expected a duration like ...").
   EXPECT_EQ(ErrorOf("join:\n  window: 30\n"),
             "config.yaml:2:11: join.window: expected a duration like 30s, "
-            "5m, 1h");
+            "5m, 1h, got '30' (a unit is needed: 30s or 30ms?)");
   EXPECT_EQ(ErrorOf("join:\n  window: 5 m\n"),
             "config.yaml:2:11: join.window: expected a duration like 30s, "
-            "5m, 1h");
+            "5m, 1h, got '5 m' (no spaces)");
   EXPECT_EQ(ErrorOf("join:\n  window: 30m1h\n"),
             "config.yaml:2:11: join.window: expected a duration like 30s, "
-            "5m, 1h");
+            "5m, 1h, got '30m1h' (units from the largest, e.g. 1h30m, 2d12h, "
+            "1s500ms)");
   EXPECT_EQ(ErrorOf("join:\n  window: -5m\n"),
             "config.yaml:2:11: join.window: expected a duration like 30s, "
-            "5m, 1h");
+            "5m, 1h, got '-5m' (durations are not negative)");
+  // 1.5 h = 90 min = 1h30m; 0.25 s = 250 ms; 2.5 d = 2 d 12 h.
+  EXPECT_EQ(ErrorOf("join:\n  window: 1.5h\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h, got '1.5h' (whole units only: 1h30m)");
+  EXPECT_EQ(ErrorOf("join:\n  window: 0.25s\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h, got '0.25s' (whole units only: 250ms)");
+  EXPECT_EQ(ErrorOf("join:\n  window: 2.5d\n"),
+            "config.yaml:2:11: join.window: expected a duration like 30s, "
+            "5m, 1h, got '2.5d' (whole units only: 2d12h)");
   EXPECT_EQ(ErrorOf("join:\n  window: 0s\n"),
             "config.yaml:2:11: join.window: must be > 0");
   EXPECT_EQ(ErrorOf("join:\n  window: 3651d\n"),
             "config.yaml:2:11: join.window: must be at most 3650d");
   EXPECT_EQ(ErrorOf("join:\n  early_tolerance: -5s\n"),
             "config.yaml:2:20: join.early_tolerance: expected a duration like "
-            "30s, 5m, 1h");
+            "30s, 5m, 1h, got '-5s' (durations are not negative)");
   EXPECT_EQ(ErrorOf("join:\n  early_tolerance: 5\n"),
             "config.yaml:2:20: join.early_tolerance: expected a duration like "
-            "30s, 5m, 1h");
+            "30s, 5m, 1h, got '5' (a unit is needed: 5s or 5ms?)");
   EXPECT_EQ(ErrorOf("events:\n  max_future_skew: -1m\n"),
             "config.yaml:2:20: events.max_future_skew: expected a duration "
-            "like 30s, 5m, 1h");
+            "like 30s, 5m, 1h, got '-1m' (durations are not negative)");
   EXPECT_EQ(ErrorOf("events:\n  max_future_skew: 3651d\n"),
             "config.yaml:2:20: events.max_future_skew: must be at most 3650d");
   EXPECT_EQ(ErrorOf("join:\n  idle_timeout: 0ms\n"),
@@ -997,7 +1073,7 @@ TEST(ConfigLoaderEnvTest, SubstitutionHappensBeforeInterpretation) {
   EXPECT_EQ(c.metrics.cutoffs, std::vector<int32_t>{3});
   EXPECT_EQ(ErrorOf("join:\n  window: ${WINDOW}\n", {{"WINDOW", "10"}}),
             "config.yaml:2:11: join.window: expected a duration like 30s, 5m, "
-            "1h");
+            "1h, got '10' (a unit is needed: 10s or 10ms?)");
 }
 
 // In a flow list or map, '{' and '}' are YAML syntax: ${...} must be quoted
@@ -1161,7 +1237,8 @@ TEST(ConfigFileTest, ErrorsNameTheFileAsGiven) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
             std::string(path) +
-                ":2:11: join.window: expected a duration like 30s, 5m, 1h");
+                ":2:11: join.window: expected a duration like 30s, 5m, 1h, "
+                "got '30' (a unit is needed: 30s or 30ms?)");
 }
 
 }  // namespace

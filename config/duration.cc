@@ -1,5 +1,6 @@
 #include "config/duration.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -91,6 +92,62 @@ std::string FormatDuration(Duration d) {
     }
   }
   return out;
+}
+
+namespace {
+
+// Milliseconds per unit, or 0 for an unknown unit.
+int64_t UnitMs(std::string_view unit) {
+  if (unit == "ms") return 1;
+  if (unit == "s") return 1000;
+  if (unit == "m") return 60'000;
+  if (unit == "h") return 3'600'000;
+  if (unit == "d") return 86'400'000;
+  return 0;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// "<digits>.<digits><unit>" in whole milliseconds, if it is one.
+std::optional<int64_t> FractionalMs(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && IsDigit(text[i])) ++i;
+  if (i == 0 || i >= text.size() || text[i] != '.') return std::nullopt;
+  const std::string_view whole = text.substr(0, i);
+  size_t j = i + 1;
+  while (j < text.size() && IsDigit(text[j])) ++j;
+  const std::string_view fraction = text.substr(i + 1, j - i - 1);
+  const int64_t unit = UnitMs(text.substr(j));
+  if (fraction.empty() || unit == 0 || whole.size() > 6 ||
+      fraction.size() > 6) {
+    return std::nullopt;
+  }
+  // Exact decimal arithmetic: value = whole + fraction / 10^digits.
+  int64_t scale = 1;
+  for (size_t k = 0; k < fraction.size(); ++k) scale *= 10;
+  int64_t numerator = 0;
+  for (char c : whole) numerator = numerator * 10 + (c - '0');
+  int64_t digits = 0;
+  for (char c : fraction) digits = digits * 10 + (c - '0');
+  numerator = numerator * scale + digits;
+  if ((numerator * unit) % scale != 0) return std::nullopt;
+  return numerator * unit / scale;
+}
+
+}  // namespace
+
+std::string MalformedDurationHint(std::string_view text) {
+  if (text.empty()) return "";
+  if (text.front() == '-') return "durations are not negative";
+  if (std::all_of(text.begin(), text.end(), IsDigit)) {
+    return "a unit is needed: " + std::string(text) + "s or " +
+           std::string(text) + "ms?";
+  }
+  if (const std::optional<int64_t> ms = FractionalMs(text)) {
+    return "whole units only: " + FormatDuration(Duration(*ms));
+  }
+  if (text.find(' ') != std::string_view::npos) return "no spaces";
+  return "units from the largest, e.g. 1h30m, 2d12h, 1s500ms";
 }
 
 }  // namespace rankwatch::config

@@ -33,6 +33,11 @@ DurationError ParseDurationMs(std::string_view text, int64_t* out);
 // or longer than kMaxDuration.
 std::optional<Duration> ParseDuration(std::string_view text);
 
+// Why a text ParseDurationMs() found malformed is not a duration, for a
+// user who wrote "1.5h", "30", "-5m" or "30m1h": a few words with the
+// duration meant when it is clear ("whole units only: 1h30m"), else "".
+std::string MalformedDurationHint(std::string_view text);
+
 // The inverse of ParseDuration: the shortest compound form (90000 ms is
 // "1m30s", 0 is "0s"); a negative duration gets a leading '-'.
 std::string FormatDuration(Duration d);

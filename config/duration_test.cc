@@ -131,5 +131,19 @@ TEST(DurationTest, FormatExtremes) {
             "-106751991167d7h12m55s808ms");
 }
 
+// What a user who wrote a malformed duration probably meant: the exact
+// whole-unit form of a decimal (1.5 h = 90 min; 0.1 s = 100 ms; 1.0001 s is
+// not a whole number of milliseconds: no guess).
+TEST(DurationTest, MalformedDurationHint) {
+  EXPECT_EQ(MalformedDurationHint("1.5h"), "whole units only: 1h30m");
+  EXPECT_EQ(MalformedDurationHint("0.1s"), "whole units only: 100ms");
+  EXPECT_EQ(MalformedDurationHint("1.0001s"),
+            "units from the largest, e.g. 1h30m, 2d12h, 1s500ms");
+  EXPECT_EQ(MalformedDurationHint("15"), "a unit is needed: 15s or 15ms?");
+  EXPECT_EQ(MalformedDurationHint("-1s"), "durations are not negative");
+  EXPECT_EQ(MalformedDurationHint("1 h"), "no spaces");
+  EXPECT_EQ(MalformedDurationHint(""), "");
+}
+
 }  // namespace
 }  // namespace rankwatch::config

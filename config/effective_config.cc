@@ -212,6 +212,29 @@ void WriteInterleaving(const std::vector<InterleavingConfig>& experiments,
   }
 }
 
+void WriteHttp(const HttpConfig& c, std::string* out) {
+  Line(out, 0, "http", "");
+  Line(out, 2, "listen", QuoteValue(c.listen));
+  Line(out, 2, "enable_reload", c.enable_reload ? "true" : "false");
+  Line(out, 2, "allowed_hosts", QuotedList(c.allowed_hosts));
+  Line(out, 2, "response_budget_bytes",
+       std::to_string(c.response_budget_bytes));
+  Line(out, 2, "tls", "");
+  Line(out, 4, "cert_file", QuoteValue(c.tls.cert_file));
+  Line(out, 4, "key_file", QuoteValue(c.tls.key_file));
+  Line(out, 4, "client_ca", QuoteValue(c.tls.client_ca));
+  Line(out, 4, "min_version", QuoteValue(c.tls.min_version));
+  Line(out, 4, "cipher_suites", QuoteValue(c.tls.cipher_suites));
+  Line(out, 2, "basic_auth", "");
+  Line(out, 4, "username", QuoteValue(c.basic_auth.username));
+  Line(out, 4, "password",
+       QuoteValue(c.basic_auth.password.empty() ? "" : kMaskedSecret));
+  Line(out, 4, "users", c.basic_auth.users.empty() ? "{}" : "");
+  for (const auto& [name, secret] : c.basic_auth.users) {
+    MapEntry(out, 6, name, QuoteValue(kMaskedSecret));
+  }
+}
+
 }  // namespace
 
 std::string FormatEffectiveConfig(const Config& c) {
@@ -226,15 +249,7 @@ std::string FormatEffectiveConfig(const Config& c) {
   Line(&out, 2, "file", QuoteValue(c.dead_letter.file));
   Line(&out, 2, "topic", QuoteValue(c.dead_letter.topic));
   WriteKafka(c.kafka, &out);
-  Line(&out, 0, "http", "");
-  Line(&out, 2, "listen", QuoteValue(c.http.listen));
-  Line(&out, 2, "tls", "");
-  Line(&out, 4, "cert_file", QuoteValue(c.http.tls.cert_file));
-  Line(&out, 4, "key_file", QuoteValue(c.http.tls.key_file));
-  Line(&out, 2, "basic_auth", "");
-  Line(&out, 4, "username", QuoteValue(c.http.basic_auth.username));
-  Line(&out, 4, "password",
-       QuoteValue(c.http.basic_auth.password.empty() ? "" : kMaskedSecret));
+  WriteHttp(c.http, &out);
   WriteExperiments(c.experiments, &out);
   WriteInterleaving(c.interleaving, &out);
   Line(&out, 0, "statistics", "");

@@ -79,7 +79,7 @@ TEST(EffectiveConfigTest, DefaultsPrintEveryKey) {
                                "early_tolerance: 5s",
                                "max_judgments_per_request: 1000",
                                "max_future_skew: 5m",
-                               "min_timestamp: \"1970-01-01T00:00:00Z\"",
+                               "min_timestamp: \"2010-01-01T00:00:00Z\"",
                                "qrels_delay: 0s",
                                "max_table_entries: 10000000",
                                "max_event_bytes: 1048576",
@@ -167,7 +167,7 @@ events:
   max_judgments: 1000
   max_event_bytes: 1048576
   max_future_skew: 5m
-  min_timestamp: "1970-01-01T00:00:00Z"
+  min_timestamp: "2010-01-01T00:00:00Z"
 metrics:
   cutoffs: [1, 3, 5, 10]
   measures: [precision, recall, reciprocal_rank, average_precision, ndcg, success, r_precision, judged]
@@ -198,12 +198,19 @@ kafka:
   properties: {}
 http:
   listen: "127.0.0.1:9464"
+  enable_reload: false
+  allowed_hosts: []
+  response_budget_bytes: 67108864
   tls:
     cert_file: ""
     key_file: ""
+    client_ca: ""
+    min_version: "1.2"
+    cipher_suites: ""
   basic_auth:
     username: ""
     password: ""
+    users: {}
 experiments: []
 interleaving: []
 statistics:
@@ -562,6 +569,22 @@ Config RandomConfig(uint64_t seed) {
   c.dead_letter.topic = RandomString(rng, 0, 10);
   RandomKafka(rng, &c.kafka);
   c.http.listen = RandomListen(rng);
+  c.http.enable_reload = rng.Between(0, 1) == 1;
+  for (int i = static_cast<int>(rng.Between(0, 2)); i > 0; --i) {
+    const std::string host = "h" + RandomString(rng, 1, 6);
+    if (std::find(c.http.allowed_hosts.begin(), c.http.allowed_hosts.end(),
+                  host) == c.http.allowed_hosts.end()) {
+      c.http.allowed_hosts.push_back(host);
+    }
+  }
+  c.http.response_budget_bytes = RandomInt<int64_t>(rng, int64_t{1} << 20);
+  if (rng.Between(0, 1) == 1) {
+    c.http.tls.cert_file = "c" + RandomString(rng, 0, 8);
+    c.http.tls.key_file = "k" + RandomString(rng, 0, 8);
+    c.http.tls.client_ca = RandomString(rng, 0, 8);
+    c.http.tls.min_version = RandomOf<std::string>(rng, {"1.2", "1.3"});
+    c.http.tls.cipher_suites = RandomString(rng, 0, 8);
+  }
   c.experiments = RandomExperiments(rng, c.aggregation.variants, c.metrics);
   // Levels strictly between 0 and 1; mixture_sd any positive double.
   do {
@@ -650,6 +673,17 @@ void ExpectSameConfig(const Config& want, const Config& got) {
   EXPECT_EQ(wk.properties, gk.properties);
 
   EXPECT_EQ(want.http.listen, got.http.listen);
+  EXPECT_EQ(want.http.enable_reload, got.http.enable_reload);
+  EXPECT_EQ(want.http.allowed_hosts, got.http.allowed_hosts);
+  EXPECT_EQ(want.http.response_budget_bytes, got.http.response_budget_bytes);
+  EXPECT_EQ(want.http.tls.cert_file, got.http.tls.cert_file);
+  EXPECT_EQ(want.http.tls.key_file, got.http.tls.key_file);
+  EXPECT_EQ(want.http.tls.client_ca, got.http.tls.client_ca);
+  EXPECT_EQ(want.http.tls.min_version, got.http.tls.min_version);
+  EXPECT_EQ(want.http.tls.cipher_suites, got.http.tls.cipher_suites);
+  EXPECT_EQ(want.http.basic_auth.username, got.http.basic_auth.username);
+  EXPECT_EQ(want.http.basic_auth.password, got.http.basic_auth.password);
+  EXPECT_EQ(want.http.basic_auth.users, got.http.basic_auth.users);
 
   ASSERT_EQ(want.experiments.size(), got.experiments.size());
   for (size_t i = 0; i < want.experiments.size(); ++i) {
@@ -713,8 +747,13 @@ TEST(EffectiveConfigTest, RandomConfigsRoundTripWithMaskedSecrets) {
     Config c = RandomConfig(seed);
     Xoshiro256 rng(~seed);
     c.kafka.properties["sasl.password"] = RandomString(rng, 0, 8);
+    c.http.basic_auth.users["u" + std::to_string(rng.Below(1000))] =
+        "p" + RandomString(rng, 0, 8);
     const Config reloaded = MustParse(FormatEffectiveConfig(c));
     c.kafka.properties["sasl.password"] = std::string(kMaskedSecret);
+    for (auto& [name, secret] : c.http.basic_auth.users) {
+      secret = std::string(kMaskedSecret);
+    }
     ExpectSameConfig(c, reloaded);
     if (HasFailure()) break;
   }

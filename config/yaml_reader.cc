@@ -268,6 +268,16 @@ Status YamlReader::ReadNumber(const Field& f, double* out) const {
   return Status::Ok();
 }
 
+Status YamlReader::ReadBool(const Field& f, bool* out) const {
+  StatusOr<std::string> text = Text(f, "true or false");
+  if (!text.ok()) return text.status();
+  if (*text == "true" || *text == "false") {
+    *out = *text == "true";
+    return Status::Ok();
+  }
+  return Error(f, "expected true or false, got '" + Printable(*text) + "'");
+}
+
 Status YamlReader::ReadDuration(const Field& f, bool positive,
                                 Duration* out) const {
   StatusOr<std::string> text = Text(f, kDurationExpected);
@@ -276,8 +286,12 @@ Status YamlReader::ReadDuration(const Field& f, bool positive,
   switch (ParseDurationMs(*text, &ms)) {
     case DurationError::kNone:
       break;
-    case DurationError::kMalformed:
-      return Error(f, "expected " + std::string(kDurationExpected));
+    case DurationError::kMalformed: {
+      const std::string hint = MalformedDurationHint(*text);
+      return Error(f, "expected " + std::string(kDurationExpected) + ", got '" +
+                          Printable(*text) + "'" +
+                          (hint.empty() ? "" : " (" + hint + ")"));
+    }
     case DurationError::kTooLarge:
       return Error(f, "must be at most " + FormatDuration(kMaxDuration));
   }
@@ -344,6 +358,10 @@ YamlReader::Reader YamlReader::StringInto(std::string* out) const {
 
 YamlReader::Reader YamlReader::NameInto(std::string* out) const {
   return [this, out](const Field& f) { return ReadName(f, out); };
+}
+
+YamlReader::Reader YamlReader::BoolInto(bool* out) const {
+  return [this, out](const Field& f) { return ReadBool(f, out); };
 }
 
 YamlReader::Reader YamlReader::DurationInto(bool positive,

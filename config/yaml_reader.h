@@ -102,6 +102,9 @@ class YamlReader {
   template <typename T>
   Status ReadInt(const Field& f, int64_t min, T* out) const;
   Status ReadNumber(const Field& f, double* out) const;  // Finite.
+  // true or false (YAML 1.2's core schema: no yes/no/on/off, whose
+  // meaning differs between YAML versions).
+  Status ReadBool(const Field& f, bool* out) const;
   // A duration (duration.h); `positive` refuses zero.
   Status ReadDuration(const Field& f, bool positive, Duration* out) const;
   // Epoch milliseconds or an RFC 3339 date-time, in 1970..9999.
@@ -120,6 +123,7 @@ class YamlReader {
   template <typename T>
   Reader IntInto(int64_t min, T* out) const;
   Reader DurationInto(bool positive, Duration* out) const;
+  Reader BoolInto(bool* out) const;
 
  private:
   const std::string& file_name_;

@@ -208,6 +208,21 @@ TEST_F(YamlReaderTest, ReadNumber) {
   }
 }
 
+TEST_F(YamlReaderTest, ReadBool) {
+  bool b = false;
+  EXPECT_EQ(MessageOf(ReadV("v: true", reader_.BoolInto(&b))), "OK");
+  EXPECT_TRUE(b);
+  EXPECT_EQ(MessageOf(ReadV("v: false", reader_.BoolInto(&b))), "OK");
+  EXPECT_FALSE(b);
+  // YAML 1.1's other spellings mean a string in YAML 1.2: refused, not
+  // guessed.
+  for (std::string_view bad : {"yes", "on", "1", "True", "''"}) {
+    EXPECT_EQ(MessageOf(ReadV("v: " + std::string(bad), reader_.BoolInto(&b))),
+              "f.yaml:1:4: v: expected true or false, got '" +
+                  std::string(bad == "''" ? "" : bad) + "'");
+  }
+}
+
 TEST_F(YamlReaderTest, ReadDuration) {
   Duration d{-1};
   EXPECT_EQ(MessageOf(ReadV("v: 1m30s", reader_.DurationInto(true, &d))), "OK");
@@ -217,7 +232,8 @@ TEST_F(YamlReaderTest, ReadDuration) {
   EXPECT_EQ(MessageOf(ReadV("v: 0s", reader_.DurationInto(true, &d))),
             "f.yaml:1:4: v: must be > 0");
   EXPECT_EQ(MessageOf(ReadV("v: 30", reader_.DurationInto(true, &d))),
-            "f.yaml:1:4: v: expected a duration like 30s, 5m, 1h");
+            "f.yaml:1:4: v: expected a duration like 30s, 5m, 1h, got '30' "
+            "(a unit is needed: 30s or 30ms?)");
   EXPECT_EQ(MessageOf(ReadV("v: 3651d", reader_.DurationInto(true, &d))),
             "f.yaml:1:4: v: must be at most 3650d");
   EXPECT_EQ(MessageOf(ReadV("v: {}", reader_.DurationInto(true, &d))),

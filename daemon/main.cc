@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
 
 #include "base/exit_code.h"
 #include "daemon/cli/check_config_command.h"
+#include "daemon/cli/command_util.h"
 #include "daemon/cli/compare_command.h"
 #include "daemon/cli/demo_command.h"
 #include "daemon/cli/eval_command.h"
@@ -35,11 +37,9 @@ int main(int argc, char** argv) {
   rankwatch::cli::AddDemoCommand(app, &exit_code);
   rankwatch::cli::AddKafkaMockCommand(app, &exit_code);
   rankwatch::cli::AddProduceSyntheticCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : rankwatch::ToInt(rankwatch::ExitCode::kUsage);
+  if (std::optional<int> code =
+          rankwatch::cli::ParseCommandLine(app, argc, argv)) {
+    return *code;
   }
   return exit_code;
 }

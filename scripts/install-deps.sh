@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
   # Toolchain (usually present) and build tools.
   g++ cmake make pkg-config git
+  # A compiler cache: a second build of the same sources in any clone on
+  # this machine (CI after a developer's build) compiles nothing again.
+  ccache
   # Libraries.
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
   libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
@@ -13,6 +16,8 @@ packages=(
   # HTTPS on the endpoint (http.tls), and openssl to make the tests'
   # self-signed certificates.
   libssl-dev openssl
+  # bcrypt password hashes in http.basic_auth (libxcrypt's crypt_rn).
+  libcrypt-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format zstd
   # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer

@@ -9,6 +9,10 @@ scripts/install-deps.sh
 scripts/check-format.sh
 
 build=build-test
+# ccache (CMakeLists.txt uses it when installed) keyed on paths relative to
+# the clone, so that a clone in another folder reuses this machine's cache;
+# the build folder is not hashed (-g's compilation directory).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 jobs=$(nproc)
 # -O1 with line tables: what sanitizers are meant for, and about half the
 # compile time of -O2 -g (CI has two cores). Assertions stay on.

@@ -110,11 +110,14 @@ std::map<std::string, std::map<std::string, double>> PerQuery(
   return values;
 }
 
+// The corpus's events are stamped at 1 s after the epoch: below the
+// default events.min_timestamp (2010), so the floor is lowered.
 constexpr char kQrelsConfig[] = R"(
 join:
   mode: qrels
 events:
   max_results: 1000
+  min_timestamp: "1970-01-01T00:00:00Z"
 metrics:
   cutoffs: [1, 3, 5, 10, 20, 100]
   measures: [precision, recall, reciprocal_rank, average_precision, ndcg,
@@ -197,10 +200,14 @@ TEST(ReplayTest, PreloadedQrelsFileGivesTheSameMeans) {
 // Plus a click on r1 an hour later (late), and three bad events.
 TEST(ReplayTest, ImpressionStreamWithBadEvents) {
   testing::TempDir dir;
+  // Event times of 0 to 1 h after the epoch: below the default
+  // events.min_timestamp (2010), so the floor is lowered.
   const std::string config = dir.Write("config.yaml", R"(
 join:
   window: 1m
   allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
 metrics:
   cutoffs: [1, 2]
   measures: [precision, reciprocal_rank]
@@ -338,6 +345,63 @@ metrics:
   EXPECT_EQ(dead_letters, 2);
 }
 
+// Issue 25: with the default configuration, an event time of 1970 or 2001
+// and an event with a field given twice are rejected, not counted as late
+// or scored; epoch seconds sent as milliseconds are named as such.
+//   line 1: 1764000000 ms = 1970-01-21T10:00:00Z (date -u -d @1764000), as
+//           seconds 2025-11-24T16:00:00Z (date -u -d @1764000000);
+//   line 2: 2001-06-01, before the default floor 2010-01-01T00:00:00Z;
+//   line 3: request_id twice;
+//   line 4: 1764000000000 ms = 2025-11-24T16:00:00Z, fine.
+TEST(ReplayTest, ImplausibleTimesAndRepeatedKeysAreRejectedByDefault) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", "join:\n  window: 1m\n");
+  const std::string results =
+      dir.Write("r.jsonl",
+                R"({"request_id":"r1","timestamp":1764000000,"results":["a"]}
+{"request_id":"r2","timestamp":"2001-06-01T00:00:00Z","results":["a"]}
+{"request_id":"r3","request_id":"r4","timestamp":1764000000000,"results":["a"]}
+{"request_id":"r5","timestamp":1764000000000,"results":["a"]}
+)");
+  const std::string dead = dir.path() + "/dead.jsonl";
+  const CommandResult res = Replay({"--config", config, "--results", results,
+                                    "--format", "json", "--dead-letter", dead});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  simdjson::dom::element events = doc["events"];
+  EXPECT_EQ(int64_t(events["results"]), 4);
+  EXPECT_EQ(int64_t(events["rejected"]["past_timestamp"]), 2);
+  EXPECT_EQ(int64_t(events["rejected"]["duplicate_key"]), 1);
+  EXPECT_EQ(int64_t(events["late"]), 0);
+  std::map<int64_t, std::string> details;  // By line.
+  std::istringstream lines(ReadFile(dead));
+  for (std::string line; std::getline(lines, line);) {
+    simdjson::dom::element d;
+    ASSERT_EQ(parser.parse(simdjson::padded_string(line)).get(d),
+              simdjson::SUCCESS)
+        << line;
+    details[int64_t(d["offset"])] = std::string(std::string_view(d["detail"]));
+  }
+  EXPECT_EQ(details,
+            (std::map<int64_t, std::string>{
+                {1,
+                 "'timestamp' 1764000000 is 1970-01-21T10:00:00Z: seconds "
+                 "where milliseconds are expected? (as seconds it is "
+                 "2025-11-24T16:00:00Z; events.min_timestamp "
+                 "2010-01-01T00:00:00Z)"},
+                {2,
+                 "'timestamp' 2001-06-01T00:00:00Z is before "
+                 "events.min_timestamp 2010-01-01T00:00:00Z"},
+                {3, "duplicate key 'request_id'"}}));
+  EXPECT_NE(res.err.find("seconds where milliseconds are expected?"),
+            std::string::npos)
+      << res.err;
+}
+
 // Issue 15: rejected events written to a full disk were lost silently
 // (exit 0). Now the failure is one line on stderr and a non-zero exit.
 TEST(ReplayTest, DeadLettersThatCannotBeWrittenFailTheReplay) {
@@ -364,8 +428,9 @@ TEST(ReplayTest, DeadLettersThatCannotBeWrittenFailTheReplay) {
 
 TEST(ReplayTest, TableFormatAndErrors) {
   testing::TempDir dir;
-  const std::string config =
-      dir.Write("config.yaml", "metrics:\n  cutoffs: [1]\n");
+  // Event times of 0 and 5 ms: the floor (2010 by default) is lowered.
+  const std::string config = dir.Write(
+      "config.yaml", "metrics:\n  cutoffs: [1]\nevents:\n  min_timestamp: 0\n");
   const std::string results = dir.Write(
       "r.jsonl", R"({"request_id":"r1","timestamp":0,"results":["a"]})");
   const std::string judgments = dir.Write(
@@ -395,8 +460,9 @@ TEST(ReplayTest, TableFormatAndErrors) {
 // events.max_event_bytes alone is one rejected event, as in the daemon.
 TEST(ReplayTest, LinesAreBounded) {
   testing::TempDir dir;
-  const std::string config =
-      dir.Write("config.yaml", "events:\n  max_event_bytes: 100\n");
+  // min_timestamp 0: the good event is stamped at the epoch.
+  const std::string config = dir.Write(
+      "config.yaml", "events:\n  max_event_bytes: 100\n  min_timestamp: 0\n");
   // /dev/zero is one endless line: the replay stops at 64 MiB into it
   // (not at 13.6 GB, as it did), on the results side and the judgments side.
   for (const char* side : {"--results", "--judgments"}) {

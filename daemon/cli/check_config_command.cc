@@ -23,6 +23,7 @@
 #include "daemon/http/http_server.h"
 #include "daemon/http/tls.h"
 #include "daemon/kafka/kafka_conf.h"
+#include "daemon/server/daemon.h"
 #include "trec/qrels.h"
 
 namespace rankwatch::cli {
@@ -132,15 +133,35 @@ void CheckListen(const config::Config& config, ProblemList* problems) {
 // key, a key of another certificate): load them as run will.
 void CheckTls(const config::Config& config, ProblemList* problems) {
   const config::TlsConfig& tls = config.http.tls;
+  const http::TlsOptions options =
+      http::TlsOptionsOf(server::HttpSecurityOf(config.http));
+  if (const Status s = http::TlsContext::ValidateOptions(options); !s.ok()) {
+    problems->Add({"http", "tls"}, config::NodePart::kKey,
+                  "http.tls: " + s.message());
+    return;
+  }
   if (!tls.enabled() || access(tls.cert_file.c_str(), R_OK) != 0 ||
-      access(tls.key_file.c_str(), R_OK) != 0) {
+      access(tls.key_file.c_str(), R_OK) != 0 ||
+      (!tls.client_ca.empty() && access(tls.client_ca.c_str(), R_OK) != 0)) {
     return;  // Off, or CheckReadable said why.
   }
   const StatusOr<std::unique_ptr<http::TlsContext>> context =
-      http::TlsContext::Create(tls.cert_file, tls.key_file);
+      http::TlsContext::Create(options);
   if (!context.ok()) {
     problems->Add({"http", "tls"}, config::NodePart::kKey,
                   "http.tls: " + context.status().message());
+  }
+}
+
+// A bcrypt hash that is not one (a truncated paste) stops run.
+void CheckBasicAuth(const config::Config& config, ProblemList* problems) {
+  if (!config.http.basic_auth.enabled()) return;
+  const StatusOr<http::BasicAuth> created = http::BasicAuth::Create(
+      http::AuthUsersOf(server::HttpSecurityOf(config.http)),
+      SystemClock::Get());
+  if (!created.ok()) {
+    problems->Add({"http", "basic_auth"}, config::NodePart::kKey,
+                  "http.basic_auth: " + created.status().message());
   }
 }
 
@@ -177,7 +198,10 @@ std::vector<Status> CheckRunnable(const std::string& path,
                 &problems);
   CheckReadable({"http", "tls", "key_file"}, config.http.tls.key_file,
                 &problems);
+  CheckReadable({"http", "tls", "client_ca"}, config.http.tls.client_ca,
+                &problems);
   CheckTls(config, &problems);
+  CheckBasicAuth(config, &problems);
   CheckListen(config, &problems);
   return problems.Take();
 }

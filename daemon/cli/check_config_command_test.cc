@@ -88,6 +88,45 @@ TEST_F(CheckConfigTest, TlsFilesThatAreNotPemAreRefusedAsRunRefusesThem) {
       << run.err;
 }
 
+// Issue 24: what run would refuse about the endpoint's security, check-config
+// refuses first: a cipher list with a name OpenSSL does not know (it would
+// drop it silently), and a truncated bcrypt hash (it would otherwise be
+// taken as a plaintext password).
+TEST_F(CheckConfigTest, BadCipherSuiteAndTruncatedBcryptHashAreRefused) {
+  const std::string ciphers =
+      dir_.Write("ciphers.yaml",
+                 std::string(kKafka) +
+                     "http:\n  listen: 127.0.0.1:0\n"
+                     "  tls:\n    cert_file: c.pem\n    key_file: k.pem\n"
+                     "    cipher_suites: ECDHE-RSA-AES128-GCM-SHA256:NOPE\n");
+  // Line 5, column 3: the `tls` key.
+  const CommandResult res = CheckConfig(ciphers);
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_NE(res.err.find(ciphers + ":5:3: http.tls: TLS cipher suites "),
+            std::string::npos)
+      << res.err;
+  EXPECT_NE(res.err.find("'NOPE' matches no TLS 1.2 cipher suite"),
+            std::string::npos)
+      << res.err;
+  // 59 characters: one short of a bcrypt hash (`htpasswd -nbBC 5 user
+  // pass`, as in daemon/http/basic_auth_test.cc, its last character cut);
+  // '$' doubled against ${ENV} substitution.
+  const std::string hash =
+      "$$2y$$05$$9D3RZhN8zNEwoD0HdNcERegCbIwxlBV9/Fzh7Qp3V0auR311I0AR";
+  const std::string auth =
+      dir_.Write("auth.yaml", std::string(kKafka) +
+                                  "http:\n  listen: 127.0.0.1:0\n"
+                                  "  basic_auth:\n    users:\n      prom: '" +
+                                  hash + "'\n");
+  const CommandResult bad = CheckConfig(auth);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find(auth + ":5:3: http.basic_auth: "), std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find("prom"), std::string::npos) << bad.err;
+  // The secret is never echoed.
+  EXPECT_EQ(bad.err.find("9D3RZhN8zNEwoD0H"), std::string::npos) << bad.err;
+}
+
 TEST_F(CheckConfigTest, MisspeltKafkaPropertyPointsAtItsKey) {
   const std::string config =
       dir_.Write("typo.yaml", std::string(kKafka) +

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/exit_code.h"
+#include "base/strings.h"
 #include "daemon/cli/command_util.h"
 #include "trec/batch_eval.h"
 #include "trec/compare.h"
@@ -81,7 +82,12 @@ int RunCompare(const CompareArgs& args) {
 
   StatusOr<trec::EvaluatedRuns> runs =
       trec::EvaluateRunFiles(args.qrels, args.runs, eval, parallel_runs);
-  if (!runs.ok()) return Fail(kCommand, runs.status(), ErrorSource::kInput);
+  if (!runs.ok()) {
+    return Fail(kCommand,
+                WithSwapHint(runs.status(), args.qrels, args.runs,
+                             "rankwatch compare QRELS RUN RUN..."),
+                ErrorSource::kInput);
+  }
   size_t baseline = 0;
   if (!args.baseline.empty()) {
     std::vector<std::string> names;
@@ -89,8 +95,15 @@ int RunCompare(const CompareArgs& args) {
     const std::optional<size_t> found =
         trec::FindBaseline(args.baseline, args.runs, names);
     if (!found) {
-      return Usage("unknown --baseline '" + args.baseline +
-                   "': give a run file, a run name or a 0-based index");
+      // The names come from the files' run ids, which the user may never
+      // have seen: list them.
+      std::string listed;
+      for (size_t i = 0; i < names.size(); ++i) {
+        listed += (i == 0 ? "" : ", ") + std::to_string(i) + " " + names[i];
+      }
+      return Usage("unknown --baseline '" + Printable(args.baseline) +
+                   "': give a run file, a run name or a 0-based index (runs: " +
+                   listed + ")");
     }
     baseline = *found;
   }

@@ -343,10 +343,14 @@ TEST_F(CompareCommandTest, ErrorsAreOneLine) {
   EXPECT_EQ(r.err,
             "rankwatch compare: compare needs at least two run files (got "
             "1)\n");
+  // The run names come from the files' run ids (two are bm25, told apart
+  // by position): listed, as the user may never have seen them.
   r = CompareAll({"--baseline", "nope"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(one_line(r)) << r.err;
-  EXPECT_NE(r.err.find("unknown --baseline 'nope'"), std::string::npos);
+  EXPECT_EQ(r.err,
+            "rankwatch compare: unknown --baseline 'nope': give a run file, a "
+            "run name or a 0-based index (runs: 0 bm25#0, 1 rm3, 2 "
+            "bm25#2)\n");
   r = CompareAll({"--correction", "bonferroni"});
   EXPECT_EQ(r.exit_code, 2);
   r = CompareAll({"--alpha", "1.5"});
@@ -358,6 +362,25 @@ TEST_F(CompareCommandTest, ErrorsAreOneLine) {
   EXPECT_TRUE(one_line(r)) << r.err;
   EXPECT_NE(r.err.find("missing.txt"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(CompareCommandTest, HintsAtSwappedQrelsAndRun) {
+  // The qrels given second, as a run: the first "qrels" has run lines.
+  CommandResult r = Compare({runs_[0], qrels_, runs_[1]});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(runs_[0] +
+                       ":1: expected 4 fields (qid iter docno grade), found "
+                       "6 (are QRELS and RUN swapped? usage: rankwatch "
+                       "compare QRELS RUN RUN...)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.rfind("rankwatch compare: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  // Only runs: no qrels anywhere, no hint.
+  r = Compare({runs_[0], runs_[1], runs_[2]});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find("swapped"), std::string::npos) << r.err;
 }
 
 }  // namespace

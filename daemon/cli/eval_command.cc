@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,7 +99,13 @@ int RunEval(const EvalArgs& args) {
 
   StatusOr<trec::EvalReport> report =
       trec::EvaluateFiles(args.qrels, args.run, options);
-  if (!report.ok()) return Fail(kCommand, report.status(), ErrorSource::kInput);
+  if (!report.ok()) {
+    return Fail(kCommand,
+                WithSwapHint(report.status(), args.qrels,
+                             std::span<const std::string>(&args.run, 1),
+                             "rankwatch eval QRELS RUN"),
+                ErrorSource::kInput);
+  }
   std::string out;
   if (args.json) {
     trec::WriteJson(*report, &out);

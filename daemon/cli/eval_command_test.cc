@@ -1,7 +1,8 @@
 // `rankwatch eval` on compressed inputs, as a process of the real binary:
 // gzip and zstd qrels and runs, compressed here with the `gzip` and `zstd`
 // tools from the reference corpus (../shared/conformance, read in place),
-// print the bytes the plain files print; damaged input is one line, exit 1.
+// print the bytes the plain files print; damaged input is one line, exit 1;
+// QRELS and RUN given the other way round say so.
 #include <string>
 #include <vector>
 
@@ -130,6 +131,30 @@ TEST_F(EvalCompressedTest, TruncatedIsOneLineAndExit1) {
             0u)
       << res.err;
   EXPECT_EQ(res.err.find('\n'), res.err.size() - 1);
+}
+
+TEST(EvalSwappedTest, HintsAtSwappedQrelsAndRun) {
+  testing::TempDir dir;
+  const std::string qrels = dir.Write("qrels.txt", "q1 0 d1 1\nq1 0 d2 0\n");
+  const std::string run =
+      dir.Write("run.txt", "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n");
+  CommandResult res = Eval({run, qrels});
+  EXPECT_EQ(res.exit_code, 1);
+  EXPECT_EQ(res.out, "");
+  EXPECT_EQ(res.err, "rankwatch eval: " + run +
+                         ":1: expected 4 fields (qid iter docno grade), found "
+                         "6 (are QRELS and RUN swapped? usage: rankwatch eval "
+                         "QRELS RUN)\n");
+  // The same run twice is no swap: the error alone.
+  res = Eval({run, run});
+  EXPECT_EQ(res.exit_code, 1);
+  EXPECT_EQ(res.err, "rankwatch eval: " + run +
+                         ":1: expected 4 fields (qid iter docno grade), found "
+                         "6\n");
+  // The right way round, P_1 = 1 (d1, ranked first, is relevant).
+  res = Eval({"-m", "P.1", qrels, run});
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_EQ(res.out, "P_1                   \tall\t1.0000\n");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "base/exit_code.h"
 #include "base/file_util.h"
 #include "daemon/cli/command_util.h"
+#include "daemon/cli/signals.h"
 #include "daemon/sim/mock_cluster.h"
 
 namespace rankwatch::cli {
@@ -76,6 +77,7 @@ int RunKafkaMock(const KafkaMockArgs& args) {
     if (!topic.ok()) return Fail(kCommand, topic.status(), ErrorSource::kUsage);
     topics.push_back(*topic);
   }
+  IgnoreHangup();
   // SIGTERM and SIGINT are blocked before the mock starts its threads, which
   // inherit the mask, so that sigwait() below is the only taker.
   sigset_t signals;
@@ -105,7 +107,7 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   }
   spdlog::info(
       "kafka mock cluster: {} broker(s) at {}, {} topic(s); "
-      "SIGTERM or Ctrl-C stops it",
+      "SIGTERM or Ctrl-C stops it (SIGHUP is ignored)",
       args.brokers, bootstrap, topics.size());
 
   int received = 0;

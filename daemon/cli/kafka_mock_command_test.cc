@@ -66,6 +66,33 @@ TEST(KafkaMockCommandTest, ServesUntilSigtermThenRemovesItsFile) {
   EXPECT_FALSE(std::filesystem::exists(bootstrap_file));
 }
 
+// `kill -HUP "$(pidof rankwatch)"`, meant for the daemon, reaches every
+// rankwatch process: the mock cluster beside it must not die (SIGHUP's
+// default action, exit 129).
+TEST(KafkaMockCommandTest, SurvivesSighup) {
+  rankwatch::testing::TempDir dir;
+  const std::string bootstrap_file = dir.path() + "/bootstrap";
+  const std::string err = dir.path() + "/err";
+  rankwatch::testing::ChildProcess mock(
+      {RANKWATCH_BINARY, "kafka-mock", "--brokers", "1", "--bootstrap-file",
+       bootstrap_file},
+      dir.path() + "/out", err);
+  ASSERT_TRUE(mock.started());
+  // The file is written after SIGHUP is ignored.
+  ASSERT_TRUE(rankwatch::testing::WaitFor(
+      [&] { return std::filesystem::exists(bootstrap_file); }, seconds(10)))
+      << rankwatch::testing::ReadFile(err);
+  mock.Signal(SIGHUP);
+  mock.Signal(SIGHUP);
+  EXPECT_EQ(mock.Wait(std::chrono::milliseconds(500)), std::nullopt)
+      << rankwatch::testing::ReadFile(err);
+  EXPECT_TRUE(mock.Running());
+  mock.Signal(SIGTERM);
+  EXPECT_EQ(mock.Wait(seconds(5)), std::optional<int>(0))
+      << rankwatch::testing::ReadFile(err);
+  EXPECT_FALSE(std::filesystem::exists(bootstrap_file));
+}
+
 TEST(KafkaMockCommandTest, RejectsABadTopicSpec) {
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(

@@ -150,7 +150,8 @@ TEST_F(LoggingTest, StartupLineNamesTheSetupAndMasksSecrets) {
                         {"sasl.jaas.config", "user=u password=jaas-secret"}};
   c.join.mode = config::JoinMode::kQrels;
   c.http.listen = "0.0.0.0:0";
-  c.http.basic_auth = {"admin", "s3cret-pass"};
+  c.http.basic_auth.username = "admin";
+  c.http.basic_auth.password = "s3cret-pass";
   SetupLogging(c.logging);
   LogStartup(c, 9464);
   const std::string text = out_.str();
@@ -178,7 +179,8 @@ TEST_F(LoggingTest, StartupLineNamesTheSetupAndMasksSecrets) {
 TEST_F(LoggingTest, StartupAddressIsHttpsWithTls) {
   config::Config c;
   c.http.listen = "[::1]:9464";
-  c.http.tls = {"cert.pem", "key.pem"};
+  c.http.tls.cert_file = "cert.pem";
+  c.http.tls.key_file = "key.pem";
   SetupLogging(Logging(config::LogFormat::kText));
   LogStartup(c, 9464);
   EXPECT_NE(out_.str().find(" http_address=https://[::1]:9464 tls=true "

@@ -199,6 +199,8 @@ Status WriteQrels(const std::string& path,
 }
 
 int RunProduce(const ProduceArgs& args) {
+  // First, so that no SIGHUP finds the process without it.
+  IgnoreHangup();
   StatusOr<sim::SyntheticConfig> config = MakeTrafficConfig(args);
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   StatusOr<sim::ProduceOptions> options = MakeProduceOptions(args);

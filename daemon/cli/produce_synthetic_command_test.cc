@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -138,6 +139,38 @@ TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
   const std::string summary = rankwatch::testing::ReadFile(out);
   EXPECT_EQ(summary.rfind("requests=", 0), 0u) << summary;
   EXPECT_NE(summary.find("delivery_errors=0 undelivered=0"), std::string::npos);
+}
+
+// A SIGHUP meant for the daemon (`kill -HUP "$(pidof rankwatch)"` reaches
+// every rankwatch process) neither stops nor kills the traffic.
+TEST(ProduceSyntheticCommandTest, SurvivesSighup) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  rankwatch::testing::TempDir dir;
+  const std::string qrels = dir.path() + "/qrels";
+  const std::string out = dir.path() + "/out";
+  const std::string err = dir.path() + "/err";
+  rankwatch::testing::ChildProcess producer(
+      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+       f.cluster->bootstrap_servers(), "--rate", "200", "--status-interval",
+       "0s", "--write-qrels", qrels},
+      out, err);
+  ASSERT_TRUE(producer.started());
+  // The qrels are written after SIGHUP is ignored.
+  ASSERT_TRUE(rankwatch::testing::WaitFor(
+      [&] { return std::filesystem::exists(qrels); }, seconds(10)))
+      << rankwatch::testing::ReadFile(err);
+  producer.Signal(SIGHUP);
+  EXPECT_EQ(producer.Wait(std::chrono::milliseconds(500)), std::nullopt)
+      << rankwatch::testing::ReadFile(err);
+  EXPECT_TRUE(producer.Running());
+  // Still producing, then a clean stop: SIGHUP was not taken as SIGTERM.
+  EXPECT_EQ(rankwatch::testing::ReadFile(out), "");
+  producer.Signal(SIGTERM);
+  EXPECT_EQ(producer.Wait(seconds(10)), std::optional<int>(0))
+      << rankwatch::testing::ReadFile(err);
+  const std::string summary = rankwatch::testing::ReadFile(out);
+  EXPECT_EQ(summary.rfind("requests=", 0), 0u) << summary;
 }
 
 TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {

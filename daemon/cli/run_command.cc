@@ -1,8 +1,10 @@
 #include "daemon/cli/run_command.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +30,24 @@ struct RunArgs {
   std::string config;
   std::string listen;
   std::string port_file;
+  std::string pid_file;
+};
+
+// Removes a file the daemon wrote when it goes out of scope: a pid file
+// left behind would name some other process after the daemon is gone.
+class RemoveOnExit {
+ public:
+  RemoveOnExit() = default;
+  RemoveOnExit(const RemoveOnExit&) = delete;
+  RemoveOnExit& operator=(const RemoveOnExit&) = delete;
+  ~RemoveOnExit() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+
+  void Set(std::string path) { path_ = std::move(path); }
+
+ private:
+  std::string path_;
 };
 
 int RunDaemon(const RunArgs& args) {
@@ -57,6 +77,16 @@ int RunDaemon(const RunArgs& args) {
         args.port_file, std::to_string((*daemon)->http_port()) + "\n");
     if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
   }
+  // The pid file is how a script or an operator reaches this process alone
+  // (kill -HUP "$(cat rankwatch.pid)"), where `pidof rankwatch` also names
+  // kafka-mock and the other tools. Written once the daemon serves.
+  RemoveOnExit pid_file;
+  if (!args.pid_file.empty()) {
+    const Status written =
+        WriteFileAtomically(args.pid_file, std::to_string(::getpid()) + "\n");
+    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+    pid_file.Set(args.pid_file);
+  }
   LogStartup(*config, (*daemon)->http_port());
   StartShutdownWatchdog(&stop, kShutdownGrace);
   Status s = (*daemon)->Run(stop);
@@ -83,6 +113,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "HTTP address host:port (overrides http.listen)");
   cmd->add_option("--port-file", args->port_file,
                   "Write the bound HTTP port here once listening");
+  cmd->add_option("--pid-file", args->pid_file,
+                  "Write the process id here once listening (for kill -HUP); "
+                  "removed on exit");
   cmd->callback([args, exit_code] { *exit_code = RunDaemon(*args); });
 }
 

@@ -9,7 +9,7 @@ namespace rankwatch::cli {
 
 // Registers the subcommand; its exit code goes to `*exit_code` (0 after a
 // clean shutdown; 1 when consuming or serving cannot start, a busy
-// http.listen port included, or the port file cannot be written; 2 bad
+// http.listen port included, or the port or pid file cannot be written; 2 bad
 // configuration; 3 internal error).
 void AddRunCommand(CLI::App& app, int* exit_code);
 

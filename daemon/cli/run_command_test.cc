@@ -1,13 +1,16 @@
 // `rankwatch run` as a process: the exit codes of its start-up failures
-// (README.md, "Exit codes").
+// (README.md, "Exit codes"), and its pid file.
 #include "daemon/cli/run_command.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/sim/mock_cluster.h"
@@ -115,6 +118,42 @@ TEST_F(RunCommandTest, UnwritablePortFileExitsOne) {
   EXPECT_NE(
       res.err.find("rankwatch run: cannot create '" + port_file + ".tmp."),
       std::string::npos)
+      << res.err;
+}
+
+// The pid file names the daemon alone, for `kill -HUP "$(cat FILE)"`: it
+// holds the process's id while it runs, a SIGHUP sent there reloads without
+// stopping it, and the file is gone after a clean stop.
+TEST_F(RunCommandTest, PidFileNamesTheProcessWhileItRuns) {
+  const std::string pid_file = dir_.path() + "/rankwatch.pid";
+  const std::string port_file = dir_.path() + "/port";
+  const std::string err = dir_.path() + "/err";
+  rankwatch::testing::ChildProcess daemon(
+      {RANKWATCH_BINARY, "run", "--config", WriteConfig("127.0.0.1:0"),
+       "--pid-file", pid_file, "--port-file", port_file},
+      dir_.path() + "/out", err);
+  ASSERT_TRUE(daemon.started());
+  ASSERT_TRUE(rankwatch::testing::WaitFor(
+      [&] { return std::filesystem::exists(pid_file); }, seconds(20)))
+      << rankwatch::testing::ReadFile(err);
+  EXPECT_EQ(rankwatch::testing::ReadFile(pid_file),
+            std::to_string(daemon.pid()) + "\n");
+  daemon.Signal(SIGHUP);
+  EXPECT_EQ(daemon.Wait(std::chrono::milliseconds(500)), std::nullopt)
+      << rankwatch::testing::ReadFile(err);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(seconds(15)), std::optional<int>(0))
+      << rankwatch::testing::ReadFile(err);
+  EXPECT_FALSE(std::filesystem::exists(pid_file));
+}
+
+TEST_F(RunCommandTest, UnwritablePidFileExitsOne) {
+  const std::string pid_file = dir_.path() + "/no/such/dir/rankwatch.pid";
+  const rankwatch::testing::CommandResult res =
+      Run({"--config", WriteConfig("127.0.0.1:0"), "--pid-file", pid_file});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(res.err.find("rankwatch run: cannot create '" + pid_file + ".tmp."),
+            std::string::npos)
       << res.err;
 }
 

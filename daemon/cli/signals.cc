@@ -36,6 +36,13 @@ void InstallReloadHandler(std::atomic<bool>* reload) {
   sigaction(SIGHUP, &sa, nullptr);
 }
 
+void IgnoreHangup() {
+  struct sigaction sa = {};
+  sa.sa_handler = SIG_IGN;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
 void InstallStopHandlers(std::atomic<bool>* stop) {
   static_assert(std::atomic<bool>::is_always_lock_free);
   g_stop = stop;

@@ -29,6 +29,9 @@ config::Config ExperimentConfig() {
   c.metrics.cutoffs = {1};
   c.aggregation.windows = {std::chrono::minutes(5)};
   c.experiments = {{"ranker-v2", "A", {"B"}}};
+  // Events are stamped from 1 s (event time) on: below the default
+  // events.min_timestamp (2010).
+  c.events.min_timestamp_ms = 0;
   return c;
 }
 

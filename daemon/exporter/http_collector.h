@@ -4,9 +4,17 @@
 //                                              (protocol errors, plain HTTP
 //                                              to the HTTPS port, timeouts)
 //   rankwatch_http_unauthorized_requests_total requests answered 401
-// so that a scraper with a wrong password or a client speaking plain HTTP
-// to the HTTPS port shows up on a dashboard rather than only in its own
-// logs.
+//   rankwatch_http_overload_rejections_total{reason}  503s and resets for
+//                                              load (issue 24)
+//   rankwatch_http_forbidden_requests_total{reason}   403s: Host, cross-site
+//   rankwatch_http_shared_responses_total      requests served by a
+//                                              rendering in flight
+//   rankwatch_http_response_bytes_held         what the budget caps
+//   rankwatch_http_tls_reloads_total{result}   certificate re-reads (TLS)
+//   rankwatch_http_tls_certificate_expiry_timestamp_seconds  (TLS)
+// so that a scraper with a wrong password, a client speaking plain HTTP to
+// the HTTPS port, a flood or an expiring certificate shows up on a
+// dashboard rather than only in logs.
 //
 // Ownership: reads a server that must outlive it. Thread-safety: the
 // server's counters are atomic; Collect() may run on any thread.

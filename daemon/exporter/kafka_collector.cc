@@ -135,7 +135,7 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
 
 http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
                                const Clock* clock) {
-  return [status, mu, clock](const http::HttpRequest&) {
+  return [status, mu, clock](const http::HttpRequest& request) {
     std::string message;
     bool ready = false;
     {
@@ -144,6 +144,9 @@ http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
       ready = status->ready(now);
       message = status->ReadinessMessage(now);
     }
+    // The reason names topics, partitions and brokers: only for a known
+    // client when basic authentication is on (probes need the code alone).
+    if (!request.authenticated) message = ready ? "ready" : "not ready";
     return http::HttpResponse::Text(ready ? 200 : 503, message + "\n");
   };
 }

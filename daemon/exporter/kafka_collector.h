@@ -43,8 +43,10 @@ class KafkaCollector : public Collector {
 
 // /readyz: 200 "ready" when status->ready() at the clock's monotonic now,
 // else 503 with status->ReadinessMessage() ("not ready (<reason>): ..."),
-// one line. Reads the status under `mu` (the mutex that guards it).
-// Thread-safe; the arguments must outlive the handler.
+// one line; to a request that is not authenticated (basic auth on, no
+// valid credentials) only "not ready", without the reason's topics. Reads the
+// status under `mu` (the mutex that guards it). Thread-safe; the arguments must
+// outlive the handler.
 http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
                                const Clock* clock);
 

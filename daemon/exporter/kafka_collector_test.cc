@@ -133,9 +133,15 @@ TEST(KafkaCollectorTest, GaugesAndReadyzAgree) {
       ones += line.ends_with(" 1") ? 1 : 0;
     }
     EXPECT_EQ(ones, 1) << reason;
-    const http::HttpResponse r = readyz(http::HttpRequest{});
+    http::HttpRequest known;  // No auth configured, or valid credentials.
+    known.authenticated = true;
+    const http::HttpResponse r = readyz(known);
     EXPECT_EQ(r.status, ready ? 200 : 503) << reason;
     EXPECT_EQ(r.body, body + "\n") << reason;
+    // With basic auth on, a stranger learns the code, not the topics.
+    const http::HttpResponse stranger = readyz(http::HttpRequest{});
+    EXPECT_EQ(stranger.status, r.status) << reason;
+    EXPECT_EQ(stranger.body, ready ? "ready\n" : "not ready\n") << reason;
   };
   check("not_consuming",
         "not ready (not_consuming): not consuming (starting, loading the "

@@ -295,8 +295,9 @@ void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
                          count(j.orphaned_judgments)));
   out->push_back(Counter("rankwatch_requests_reprocessed_total",
                          "Requests finalized from a results event a previous "
-                         "owner had already read (after a restart or "
-                         "rebalance); it may have counted them too",
+                         "owner had already read and that owner crashed "
+                         "before a final commit: it may have counted them "
+                         "too",
                          count(j.reprocessed)));
   out->push_back(Counter("rankwatch_over_limit_judgments_total",
                          "Judgments dropped because their request already "

@@ -27,6 +27,9 @@ config::Config SmallConfig() {
   c.metrics.cutoffs = {3, 1};
   c.aggregation.segments = {"locale"};
   c.aggregation.windows = {std::chrono::minutes(5)};
+  // Events are stamped from 0 s (event time) on: below the default
+  // events.min_timestamp (2010).
+  c.events.min_timestamp_ms = 0;
   return c;
 }
 

@@ -1,5 +1,10 @@
 #include "daemon/http/connection_table.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
 namespace rankwatch::http {
 
 ConnectionTable::ConnectionTable(size_t max_total, size_t max_per_client)
@@ -62,6 +67,36 @@ void ConnectionTable::List(int fd, Entry* entry) {
   entry->in_all = all_[i].insert(all_[i].end(), fd);
   entry->in_client =
       entry->client->lists[i].insert(entry->client->lists[i].end(), fd);
+}
+
+std::string ClientAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (address.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr,
+              text, sizeof(text));
+  } else if (address.ss_family == AF_INET6) {
+    const in6_addr& a6 =
+        reinterpret_cast<const sockaddr_in6&>(address).sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+      inet_ntop(AF_INET, &a6.s6_addr[12], text, sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &a6, text, sizeof(text));
+    }
+  }
+  return text;
+}
+
+std::string ClientKey(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET6) {
+    in6_addr prefix = reinterpret_cast<const sockaddr_in6&>(address).sin6_addr;
+    if (!IN6_IS_ADDR_V4MAPPED(&prefix)) {
+      std::memset(&prefix.s6_addr[8], 0, 8);
+      char text[INET6_ADDRSTRLEN] = "";
+      inet_ntop(AF_INET6, &prefix, text, sizeof(text));
+      return std::string(text) + "/64";
+    }
+  }
+  return ClientAddress(address);
 }
 
 }  // namespace rankwatch::http

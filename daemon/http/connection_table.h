@@ -17,6 +17,8 @@
 #ifndef RANKWATCH_DAEMON_HTTP_CONNECTION_TABLE_H_
 #define RANKWATCH_DAEMON_HTTP_CONNECTION_TABLE_H_
 
+#include <sys/socket.h>
+
 #include <array>
 #include <cstddef>
 #include <list>
@@ -32,6 +34,14 @@ enum class Phase {
   kWriting,
   kBusy,
 };
+
+// The address of a client, without its port; an IPv4-mapped IPv6 address
+// ("::ffff:1.2.3.4") as the IPv4 one.
+std::string ClientAddress(const sockaddr_storage& address);
+// The key of a client's caps: its IPv4 address, or its IPv6 /64
+// ("2001:db8:1:2::/64"): one host commonly has a whole /64, so counting by
+// address would let it multiply every per-client cap by 2^64.
+std::string ClientKey(const sockaddr_storage& address);
 
 class ConnectionTable {
  public:

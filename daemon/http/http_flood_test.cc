@@ -249,5 +249,129 @@ TEST_F(HttpFloodTest, IdleFloodFromTheScrapersAddress) {
          Scrape(server_->port(), body_));
 }
 
+// This process's resident memory, from /proc/self/status (kB).
+int64_t ResidentKb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kb = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb;
+}
+
+// Issue 24: 1,000 clients that send GET /metrics and never read (receive
+// buffers of 1 KiB), from 17 addresses under every per-client cap, against
+// a 2 MB body. Before, every request was rendered and held whole (the
+// issue measured 852 MB of RSS and no scrape answered for 35 s); now they
+// share renderings, the bytes held stay under the budget, a new client's
+// scrape is answered within a second all along, and nothing is held once
+// they leave.
+TEST(HttpStalledReaderTest, ReadersThatNeverReadCostBoundedMemory) {
+  constexpr int kReaders = 1000;
+  constexpr size_t kBudget = size_t{64} << 20;
+  std::string body = "rankwatch_ndcg_sum{variant=\"A\"} 1\n";
+  while (body.size() < 2 * 1000 * 1000) body += body;
+  body.resize(2 * 1000 * 1000);
+  HttpLimits limits;
+  limits.response_budget_bytes = kBudget;
+  StatusOr<std::unique_ptr<HttpServer>> started =
+      HttpServer::Start("127.0.0.1:0", 4, limits);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  HttpServer& server = **started;
+  std::atomic<int> renders{0};
+  server.Handle("/metrics", [&](const HttpRequest&) {
+    ++renders;
+    // About what rendering a 2 MB registry costs.
+    rankwatch::testing::SleepFor(milliseconds(20));
+    return HttpResponse::Text(200, body);
+  });
+  const int64_t before_kb = ResidentKb();
+
+  std::vector<int> readers;
+  for (int i = 0; i < kReaders; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    readers.push_back(fd);
+    const int small = 1024;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    source.sin_addr.s_addr =
+        htonl((127u << 24) | (7u << 8) | static_cast<uint32_t>(2 + i / 60));
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(static_cast<uint16_t>(server.port()));
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)),
+              0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+    const std::string request =
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+  }
+  // Scrapes from a new address while the readers hold their responses;
+  // the bytes held are sampled between them.
+  uint64_t max_held = 0;
+  int64_t max_kb = 0;
+  Latencies l;
+  for (int i = 0; i < kScrapes; ++i) {
+    max_held = std::max(max_held, server.stats().response_bytes_held);
+    max_kb = std::max(max_kb, ResidentKb());
+    const Steady::time_point start = Steady::now();
+    StatusOr<rankwatch::testing::HttpResult> r = rankwatch::testing::HttpGet(
+        "127.0.0.1", server.port(), "/metrics", {}, kScrapeTimeout);
+    const double ms =
+        std::chrono::duration<double, std::milli>(Steady::now() - start)
+            .count();
+    const bool ok = r.ok() && r->status == 200 && r->body.size() == body.size();
+    if (!ok) ++l.failures;
+    l.ms.push_back(ok ? ms : static_cast<double>(kScrapeTimeout.count()));
+    rankwatch::testing::SleepFor(milliseconds(50));
+  }
+  std::sort(l.ms.begin(), l.ms.end());
+  for (int fd : readers) ::close(fd);
+  const bool released = [&] {
+    for (int i = 0; i < 500; ++i) {
+      if (server.stats().response_bytes_held == 0) return true;
+      rankwatch::testing::SleepFor(milliseconds(10));
+    }
+    return false;
+  }();
+  // The server gives freed heap back at its next sweep (50 ms).
+  rankwatch::testing::SleepFor(milliseconds(300));
+  const int64_t after_kb = ResidentKb();
+  const HttpStats stats = server.stats();
+  std::printf(
+      "1,000 readers that never read a 2 MB /metrics: %d renderings, %lu "
+      "shared, max held %.1f MiB, RSS %.1f -> max %.1f -> %.1f MiB after; "
+      "%d scrapes from a new client: median %.1f ms, max %.1f ms, %d "
+      "failed\n",
+      renders.load(), static_cast<unsigned long>(stats.shared_responses),
+      static_cast<double>(max_held) / (1 << 20),
+      static_cast<double>(before_kb) / 1024, static_cast<double>(max_kb) / 1024,
+      static_cast<double>(after_kb) / 1024, kScrapes, l.median(), l.max(),
+      l.failures);
+  EXPECT_EQ(l.failures, 0);
+  EXPECT_LT(l.max(), static_cast<double>(kScrapeBound.count()));
+  // The budget, plus at most one rendering per worker started before it
+  // was reached.
+  EXPECT_LE(max_held, kBudget + 4 * body.size());
+#if !defined(__SANITIZE_ADDRESS__)
+  // The process grew by what it holds, not by a response per reader (2
+  // GB). Under ASan freed memory waits in its quarantine (256 MB), so the
+  // figure says nothing there: bench/README.md has the Release figures.
+  EXPECT_LT(max_kb - before_kb, static_cast<int64_t>(kBudget / 1024));
+  // And gives it back once they leave (the test's own 2 MB body and
+  // threads stay).
+  EXPECT_LT(after_kb - before_kb, 16 * 1024);
+#endif
+  EXPECT_TRUE(released) << stats.response_bytes_held;
+  EXPECT_GT(stats.shared_responses, 0u);
+}
+
 }  // namespace
 }  // namespace rankwatch::http

@@ -19,8 +19,16 @@ using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 struct HttpRequest {
   std::string method;  // "GET", "HEAD", ...
-  std::string path;    // URL-decoded, without the query string.
+  std::string path;    // Without the query string (never percent-encoded).
   HeaderList headers;  // As received.
+  // The client's address without its port ("127.0.0.1", "::1"), as the
+  // server accepted it: for logs and per-client limits, never trusted as
+  // identity (a proxy hides the real client).
+  std::string client;
+  // Whether the client is known: no authentication is configured, or it
+  // sent valid credentials (set by the server before the handler runs; a
+  // probe path is served either way, with less detail to strangers).
+  bool authenticated = false;
 
   // The value of the first header named `name` (ASCII case-insensitive).
   std::optional<std::string_view> Header(std::string_view name) const;

@@ -273,7 +273,13 @@ TEST_F(HttpServerTest, ConcurrentRequests) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kRequestsPerThread);
-  EXPECT_EQ(served.load(), kThreads * kRequestsPerThread * 4 / 5);
+  // Each /count request was rendered or joined a rendering in flight
+  // (issue 24: concurrent requests for one path share it); the joins
+  // counted also include /metrics requests.
+  const uint64_t shared = server_->stats().shared_responses;
+  EXPECT_LE(served.load(), kThreads * kRequestsPerThread * 4 / 5);
+  EXPECT_GE(served.load() + static_cast<int>(shared),
+            kThreads * kRequestsPerThread * 4 / 5);
 }
 
 TEST_F(HttpServerTest, StopWaitsForRequestInFlight) {
@@ -483,7 +489,8 @@ TEST(HttpServerLimitsTest, TricklingCannotExtendTheHeaderDeadline) {
   ASSERT_NE(server, nullptr);
   RawClient client(server->port());
   ASSERT_TRUE(client.connected());
-  const std::string head = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-Slow: ";
+  const std::string head =
+      "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
   const auto start = std::chrono::steady_clock::now();
   std::optional<std::string> reply;
   // One byte every 100 ms, well inside any per-read timeout.
@@ -505,8 +512,9 @@ TEST(HttpServerLimitsTest, SlowBodyIsCutAtTheRequestDeadline) {
   RawClient client(server->port());
   ASSERT_TRUE(client.connected());
   const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(client.Send(
-      "POST /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n"));
+  ASSERT_TRUE(
+      client.Send("POST /healthz HTTP/1.1\r\nHost: "
+                  "localhost\r\nContent-Length: 100\r\n\r\n"));
   std::optional<std::string> reply;
   while (!reply.has_value() && MillisSince(start) < 3000) {
     client.Send("x");
@@ -520,8 +528,9 @@ TEST(HttpServerLimitsTest, SlowBodyIsCutAtTheRequestDeadline) {
 TEST_F(HttpServerTest, BodyIsReadThenAnswered) {
   RawClient client(server_->port());
   ASSERT_TRUE(client.connected());
-  ASSERT_TRUE(client.Send(
-      "POST /metrics HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"));
+  ASSERT_TRUE(
+      client.Send("POST /metrics HTTP/1.1\r\nHost: "
+                  "localhost\r\nContent-Length: 5\r\n\r\nhello"));
   const std::optional<std::string> reply = client.ReadUntilClosed(seconds(5));
   ASSERT_TRUE(reply.has_value());
   EXPECT_TRUE(reply->starts_with("HTTP/1.1 405 Method Not Allowed\r\n"))
@@ -531,8 +540,9 @@ TEST_F(HttpServerTest, BodyIsReadThenAnswered) {
 TEST_F(HttpServerTest, LargeBodyIs413) {
   RawClient client(server_->port());
   ASSERT_TRUE(client.connected());
-  ASSERT_TRUE(client.Send(
-      "POST /metrics HTTP/1.1\r\nHost: h\r\nContent-Length: 65537\r\n\r\n"));
+  ASSERT_TRUE(
+      client.Send("POST /metrics HTTP/1.1\r\nHost: "
+                  "localhost\r\nContent-Length: 65537\r\n\r\n"));
   const std::optional<std::string> reply = client.ReadUntilClosed(seconds(5));
   ASSERT_TRUE(reply.has_value());
   EXPECT_TRUE(reply->starts_with("HTTP/1.1 413 ")) << *reply;

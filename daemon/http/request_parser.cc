@@ -50,13 +50,6 @@ bool IsFieldValueChar(char c) {
   return u == '\t' || (u >= 0x20 && u != 0x7f);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 Status Bad(std::string_view why) {
   return Status::InvalidArgument("bad request: " + std::string(why));
 }
@@ -78,9 +71,11 @@ StatusOr<std::string_view> NextLine(std::string_view* rest) {
   return line;
 }
 
-// The path of an origin-form or absolute-form target, percent-decoded and
-// without query or fragment.
-StatusOr<std::string> DecodePath(std::string_view target) {
+// The path of an origin-form or absolute-form target, without query or
+// fragment. No path rankwatch serves needs percent-encoding, and decoding
+// it would let "/-%2Freload" reach the handler of "/-/reload" past a front
+// proxy's rules on the raw path: a '%' in the path is refused instead.
+StatusOr<std::string> ParsePath(std::string_view target) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() >= scheme.size() &&
         EqualsIgnoreCase(target.substr(0, scheme.size()), scheme)) {
@@ -95,21 +90,10 @@ StatusOr<std::string> DecodePath(std::string_view target) {
     return Bad("request target must start with '/'", target);
   }
   target = target.substr(0, target.find_first_of("?#"));
-  std::string path;
-  path.reserve(target.size());
-  for (size_t i = 0; i < target.size(); ++i) {
-    if (target[i] != '%') {
-      path += target[i];
-      continue;
-    }
-    const int hi = i + 2 < target.size() ? HexValue(target[i + 1]) : -1;
-    const int lo = hi >= 0 ? HexValue(target[i + 2]) : -1;
-    if (lo < 0) return Bad("bad percent-encoding in path", target);
-    if (hi == 0 && lo == 0) return Bad("NUL in path", target);
-    path += static_cast<char>(hi * 16 + lo);
-    i += 2;
+  if (target.find('%') != std::string_view::npos) {
+    return Bad("percent-encoded path (no path served needs one)", target);
   }
-  return path;
+  return std::string(target);
 }
 
 // "HTTP/1.0" or "HTTP/1.1": the minor version, or an error.
@@ -142,7 +126,7 @@ Status ParseRequestLine(std::string_view line, HttpRequest* request,
   }
   StatusOr<int> minor = ParseVersion(line.substr(sp2 + 1));
   if (!minor.ok()) return minor.status();
-  StatusOr<std::string> path = DecodePath(target);
+  StatusOr<std::string> path = ParsePath(target);
   if (!path.ok()) return path.status();
   request->method = std::string(method);
   request->path = std::move(path).value();

@@ -7,8 +7,10 @@
 // one Content-Length value and no Transfer-Encoding (rankwatch never needs
 // a request body, so chunked bodies are refused rather than parsed).
 //
-// The path is percent-decoded; the query string and any fragment are
-// dropped (the server dispatches on the exact path). An absolute-form
+// A '%' in the path is refused (400): no path served needs one, and
+// decoding would let an encoded path slip past a front proxy's rules on the
+// raw one ("/-%2Freload"). The query string and any fragment are dropped
+// (the server dispatches on the exact path). An absolute-form
 // target ("http://host/path") is reduced to its path.
 //
 // Pure functions of their input; thread-safe. A fuzz target calls

@@ -14,6 +14,10 @@ std::string EncodeCommitMetadata(const CommitMetadata& metadata) {
     if (!s.empty()) s += ';';
     s += "end=" + std::to_string(metadata.end);
   }
+  if (metadata.final) {
+    if (!s.empty()) s += ';';
+    s += "final=1";
+  }
   return s;
 }
 
@@ -37,6 +41,7 @@ void DecodeCommitMetadata(std::string_view s, CommitMetadata* metadata) {
       if (ec == std::errc() && p == value.data() + value.size()) {
         if (key == "wm") metadata->watermark_ms = v;
         if (key == "end") metadata->end = v;
+        if (key == "final") metadata->final = v == 1;
       }
     }
     if (semi == std::string_view::npos) break;

@@ -1,7 +1,10 @@
 // The metadata rankwatch stores with each committed offset:
-// "wm=<watermark ms>;end=<next offset consumed>". A new owner of the
-// partition restores the watermark from it and skips, as replayed, the
-// events below `end` that its predecessor had already reflected.
+// "wm=<watermark ms>;end=<next offset consumed>[;final=1]". A new owner of
+// the partition restores the watermark from it and skips, as replayed, the
+// events below `end` that its predecessor had already reflected. `final`
+// marks the last commit of an owner that stopped cleanly (SIGTERM, a
+// revocation): it finalized nothing after it, so no re-read request can
+// have been counted twice.
 //
 // Pure functions; thread-safe.
 #ifndef RANKWATCH_DAEMON_KAFKA_COMMIT_METADATA_H_
@@ -16,9 +19,10 @@ namespace rankwatch::kafka {
 struct CommitMetadata {
   int64_t watermark_ms = INT64_MIN;  // INT64_MIN: none.
   int64_t end = -1;                  // Next offset consumed; -1: none.
+  bool final = false;  // The owner's last commit before a clean stop.
 };
 
-// "wm=..;end=..", leaving out what is unset ("" when both are).
+// "wm=..;end=..;final=1", leaving out what is unset ("" when all are).
 std::string EncodeCommitMetadata(const CommitMetadata& metadata);
 
 // Reads the items of `s` into *metadata. Unknown keys, items without '='

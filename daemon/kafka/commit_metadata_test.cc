@@ -31,6 +31,17 @@ TEST(CommitMetadataTest, DecodesBothItemsInAnyOrder) {
   EXPECT_EQ(m.end, 9);
 }
 
+// The last commit of an owner that stops cleanly says so; older metadata
+// (without the item) reads as not final.
+TEST(CommitMetadataTest, FinalCommit) {
+  EXPECT_EQ(EncodeCommitMetadata({5, 9, true}), "wm=5;end=9;final=1");
+  EXPECT_EQ(EncodeCommitMetadata({INT64_MIN, -1, true}), "final=1");
+  EXPECT_TRUE(Decode("wm=5;end=9;final=1").final);
+  EXPECT_FALSE(Decode("wm=5;end=9").final);
+  EXPECT_FALSE(Decode("final=0").final);
+  EXPECT_FALSE(Decode("final=yes").final);  // Not a number: skipped.
+}
+
 TEST(CommitMetadataTest, EmptyLeavesDefaults) {
   const CommitMetadata m = Decode("");
   EXPECT_EQ(m.watermark_ms, INT64_MIN);

@@ -279,7 +279,7 @@ void KafkaIngest::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(*mu_);
     status_.consuming = false;
-    Commit(book_.slots(), /*sync=*/true);
+    Commit(book_.slots(), /*sync=*/true, /*final=*/true);
   }
   const RdKafka::ErrorCode err = consumer_->close();
   const RdKafka::ErrorCode table_err =
@@ -316,7 +316,7 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
     origin.replayed = true;
-    ++status_.replayed_events[TopicName(t)];
+    origin.maybe_counted = !book_.StoppedCleanly(slot);
   }
   std::optional<int64_t> fallback;
   if (msg->timestamp().type !=
@@ -364,7 +364,18 @@ void KafkaIngest::Periodic() {
     Commit(book_.slots(), /*sync=*/false);
   }
   PublishFetchProgress();
+  PublishReplayed();
   LogReadiness(now);
+}
+
+void KafkaIngest::PublishReplayed() {
+  // What the join skipped as replayed, by the topic it came from (results
+  // events are skipped on arrival; judgments on arrival or with the
+  // request they waited for).
+  const stream::JoinCounters& j = pipeline_->join_counters();
+  status_.replayed_events[config_.kafka.results_topic] =
+      j.replayed - j.replayed_judgments;
+  status_.replayed_events[config_.kafka.judgments_topic] = j.replayed_judgments;
 }
 
 void KafkaIngest::PublishFetchProgress() {
@@ -453,9 +464,12 @@ void KafkaIngest::MarkCaughtUpSources() {
   }
 }
 
-void KafkaIngest::Commit(const std::vector<int32_t>& slots, bool sync) {
-  const std::vector<PartitionBook::Commit> due =
-      book_.CommitsDue(slots, pipeline_->commit_watermark_ms());
+void KafkaIngest::Commit(const std::vector<int32_t>& slots, bool sync,
+                         bool final) {
+  const std::vector<PartitionBook::Commit> due = book_.CommitsDue(
+      slots,
+      [this](int32_t slot) { return pipeline_->commit_watermark_ms(slot); },
+      final);
   if (due.empty()) return;
   PartitionList list = MakePartitionList(due.size());
   for (const PartitionBook::Commit& c : due) {
@@ -521,7 +535,6 @@ void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
   const int64_t now = clock_->MonotonicMillis();
-  int64_t watermark = INT64_MIN;
   for (const AssignedPartition& p : partitions) {
     const int t = TopicIndex(p.topic);
     if (t < 0) continue;
@@ -531,10 +544,14 @@ void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
     // It holds event time back until it delivers or has caught up.
     pipeline_->AddSource(slot);
     if (p.committed_offset < 0) continue;
-    watermark = std::max(watermark, book_.RestoreCommitted(
-                                        slot, p.committed_offset, p.metadata));
+    // Each partition with its own previous owner's watermark: partitions
+    // of a replica killed early must not be judged by one stopped late.
+    const int64_t watermark =
+        book_.RestoreCommitted(slot, p.committed_offset, p.metadata);
+    if (watermark != INT64_MIN) {
+      (void)pipeline_->RestoreWatermark(slot, watermark);
+    }
   }
-  if (watermark != INT64_MIN) (void)pipeline_->RestoreWatermark(watermark);
   PublishFetchProgress();
 }
 
@@ -547,7 +564,7 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
   }
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
-  if (!lost) Commit(slots, /*sync=*/true);
+  if (!lost) Commit(slots, /*sync=*/true, /*final=*/true);
   // The new owner re-reads these events from the committed offsets.
   pipeline_->DropPartitions(slots);
   for (int32_t slot : slots) {

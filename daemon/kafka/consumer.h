@@ -105,7 +105,11 @@ class KafkaIngest final : public stream::ReleaseListener,
   void Handle(RdKafka::Message* message, bool from_table);
   void Periodic();
   void MarkCaughtUpSources();
-  void Commit(const std::vector<int32_t>& slots, bool sync);
+  // `final`: the last commit before this owner stops reading `slots`
+  // (CommitMetadata::final).
+  // Copies the join's replayed-event counts into the status.
+  void PublishReplayed();
+  void Commit(const std::vector<int32_t>& slots, bool sync, bool final = false);
   void UpdatePartitionStats();
   void PublishFetchProgress();
   void LogReadiness(int64_t now);

@@ -4,6 +4,13 @@
 // rankwatch-source-offset). rankwatch-source-partition is the Kafka
 // partition the event was read from (decoded from EventOrigin::source).
 //
+// Sized so that every dead letter can be produced: the producer's
+// message.max.bytes is events.max_event_bytes plus an envelope for key and
+// headers (kafka_conf.h), and what could exceed it is cut: the payload of a
+// too_large event to events.max_event_bytes (with a rankwatch-truncated-from
+// header giving its size), the detail and the key to bounds well inside the
+// envelope. The broker's max.message.bytes of the topic must allow as much.
+//
 // Ownership: owns its producer. `status` (delivery counters) and `clock`
 // must outlive it.
 //
@@ -15,6 +22,8 @@
 
 #include <librdkafka/rdkafkacpp.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,9 +40,12 @@ namespace rankwatch::kafka {
 class KafkaDeadLetterSink : public stream::DeadLetterSink {
  public:
   // Connects with the connection and security properties of `kafka`.
+  // `max_event_bytes` is events.max_event_bytes: the largest payload that
+  // is dead-lettered whole.
   static StatusOr<std::unique_ptr<KafkaDeadLetterSink>> Create(
       const config::KafkaConfig& kafka, const std::string& topic,
-      KafkaStatus* status, const Clock* clock = SystemClock::Get());
+      int64_t max_event_bytes, KafkaStatus* status,
+      const Clock* clock = SystemClock::Get());
   ~KafkaDeadLetterSink() override;
 
   // The key of the message being processed, copied into its dead letter.
@@ -48,10 +60,12 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
 
  private:
   class DeliveryReport;
-  KafkaDeadLetterSink(std::string topic, KafkaStatus* status,
-                      const Clock* clock);
+  KafkaDeadLetterSink(std::string topic, int64_t max_payload_bytes,
+                      KafkaStatus* status, const Clock* clock);
 
   std::string topic_;
+  // Payloads beyond this are cut to it (only too_large ones can be).
+  size_t max_payload_bytes_;
   KafkaStatus* status_;
   ErrorReporter errors_;
   std::unique_ptr<DeliveryReport> report_;

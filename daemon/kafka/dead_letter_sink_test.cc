@@ -21,6 +21,42 @@ std::map<std::string, std::string> HeadersOf(RdKafka::Message* m) {
   return out;
 }
 
+// A dead letter as read back from the topic.
+struct Letter {
+  std::string payload;
+  std::string key;
+  std::map<std::string, std::string> headers;
+};
+
+// The first message of `topic` partition 0; empty after 20 s without one.
+Letter ReadFirst(const std::string& bootstrap, const std::string& topic) {
+  std::unique_ptr<RdKafka::Conf> conf = sim::testutil::MakeConf(
+      {{"bootstrap.servers", bootstrap}, {"group.id", "reader"}});
+  std::string error;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer(
+      RdKafka::KafkaConsumer::create(conf.get(), error));
+  Letter letter;
+  if (consumer == nullptr) {
+    ADD_FAILURE() << error;
+    return letter;
+  }
+  OwnedTopicPartitions parts;
+  parts.Add(topic, 0, RdKafka::Topic::OFFSET_BEGINNING);
+  EXPECT_EQ(consumer->assign(parts.get()), RdKafka::ERR_NO_ERROR);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::unique_ptr<RdKafka::Message> m(consumer->consume(100));
+    if (m->err() != RdKafka::ERR_NO_ERROR) continue;
+    letter.payload.assign(static_cast<const char*>(m->payload()), m->len());
+    if (m->key() != nullptr) letter.key = *m->key();
+    letter.headers = HeadersOf(m.get());
+    break;
+  }
+  consumer->close();
+  return letter;
+}
+
 TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
   std::unique_ptr<sim::MockCluster> cluster =
       testing::StartCluster({{"dead", 1}});
@@ -30,7 +66,7 @@ TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
   KafkaStatus status;
   FakeClock clock;
   StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
-      KafkaDeadLetterSink::Create(kafka, "dead", &status, &clock);
+      KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status, &clock);
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   (*sink)->set_current_key("request-7");
   // Slot 7 = 2 x partition 3 + topic 1 (judgments).
@@ -76,7 +112,87 @@ TEST(KafkaDeadLetterSinkTest, BadPropertyFailsCreate) {
   config::KafkaConfig kafka;
   kafka.properties = {{"socket.timeout.ms", "never"}};
   KafkaStatus status;
-  EXPECT_FALSE(KafkaDeadLetterSink::Create(kafka, "dead", &status).ok());
+  EXPECT_FALSE(
+      KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status).ok());
+}
+
+// librdkafka's default message.max.bytes (1000000) refused such a dead
+// letter before it left the client ("Message size too large", counted as
+// failed); with events.max_event_bytes raised to 4 MiB the producer's bound
+// is 4194304 + 65536 = 4259840 bytes. The librdkafka 2.0 mock broker checks
+// no message size of its own (unlike a real broker's max.message.bytes).
+TEST(KafkaDeadLetterSinkTest, TwoMegabyteEventIsDeadLettered) {
+  std::unique_ptr<sim::MockCluster> cluster =
+      testing::StartCluster({{"dead", 1}});
+  ASSERT_NE(cluster, nullptr);
+  config::KafkaConfig kafka;
+  kafka.bootstrap_servers = cluster->bootstrap_servers();
+  KafkaStatus status;
+  FakeClock clock;
+  StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
+      KafkaDeadLetterSink::Create(kafka, "dead", 4 << 20, &status, &clock);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  // 2000000 bytes: {"request_id":" (15 bytes), 1999974 bytes of id and
+  // ","x":true} (11 bytes); 15 + 1999974 + 11 = 2000000.
+  const std::string payload =
+      R"({"request_id":")" + std::string(1'999'974, 'r') + R"(","x":true})";
+  ASSERT_EQ(payload.size(), 2'000'000u);
+  (*sink)->set_current_key("k");
+  (*sink)->Write(stream::Topic::kResults, stream::RejectReason::kMissingField,
+                 "missing field 'timestamp'", payload,
+                 stream::EventOrigin{0, 5});
+  (*sink)->Flush(20'000);
+  EXPECT_EQ(status.dead_letters_produced, 1);
+  EXPECT_EQ(status.dead_letters_failed, 0);
+  Letter letter = ReadFirst(cluster->bootstrap_servers(), "dead");
+  EXPECT_EQ(letter.payload.size(), 2'000'000u);
+  EXPECT_TRUE(letter.payload == payload);  // Not printed: 2 MB.
+  EXPECT_EQ(letter.key, "k");
+  EXPECT_EQ(letter.headers.count("rankwatch-truncated-from"), 0u);
+  EXPECT_EQ(letter.headers["rankwatch-reason"], "missing_field");
+  EXPECT_EQ(letter.headers["rankwatch-detail"], "missing field 'timestamp'");
+}
+
+// A too_large event may be of any size: its payload is cut to
+// events.max_event_bytes (1 MiB = 1048576 bytes here) so that it fits the
+// producer's 1114112 bytes, and says how large it was. An overlong detail
+// is cut to 4096 bytes, not inside a UTF-8 sequence; a key to 32768 bytes.
+TEST(KafkaDeadLetterSinkTest, OversizedPartsAreCutToFit) {
+  std::unique_ptr<sim::MockCluster> cluster =
+      testing::StartCluster({{"dead", 1}});
+  ASSERT_NE(cluster, nullptr);
+  config::KafkaConfig kafka;
+  kafka.bootstrap_servers = cluster->bootstrap_servers();
+  KafkaStatus status;
+  FakeClock clock;
+  StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
+      KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status, &clock);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  std::string payload(3'000'000, 'p');
+  payload[1'048'575] = 'L';  // The last byte kept.
+  // "x" then 3000 two-byte "\xc3\xa9" (e-acute): 6001 bytes. Byte 4096 is
+  // the second of a pair (pairs start at odd offsets), so the cut backs off
+  // to 4095 bytes: "x" and 2047 pairs.
+  std::string detail = "x";
+  for (int i = 0; i < 3000; ++i) detail += "\xc3\xa9";
+  std::string kept_detail = "x";
+  for (int i = 0; i < 2047; ++i) kept_detail += "\xc3\xa9";
+  const std::string key(40'000, 'k');
+  (*sink)->set_current_key(key);
+  (*sink)->Write(stream::Topic::kJudgments, stream::RejectReason::kTooLarge,
+                 detail, payload, stream::EventOrigin{1, 9});
+  (*sink)->Flush(20'000);
+  EXPECT_EQ(status.dead_letters_produced, 1);
+  EXPECT_EQ(status.dead_letters_failed, 0);
+  Letter letter = ReadFirst(cluster->bootstrap_servers(), "dead");
+  ASSERT_EQ(letter.payload.size(), 1'048'576u);
+  EXPECT_TRUE(letter.payload == payload.substr(0, 1'048'576));
+  EXPECT_EQ(letter.payload.back(), 'L');
+  EXPECT_EQ(letter.headers["rankwatch-truncated-from"], "3000000");
+  EXPECT_EQ(letter.headers["rankwatch-reason"], "too_large");
+  EXPECT_EQ(letter.headers["rankwatch-detail"].size(), 4095u);
+  EXPECT_EQ(letter.headers["rankwatch-detail"], kept_detail);
+  EXPECT_EQ(letter.key, std::string(32'768, 'k'));
 }
 
 }  // namespace

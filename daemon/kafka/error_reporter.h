@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "base/rate_limiter.h"
 #include "daemon/kafka/kafka_status.h"
-#include "daemon/stream/pipeline.h"
 
 namespace rankwatch::kafka {
 
@@ -40,7 +40,7 @@ class ErrorReporter {
 
  private:
   KafkaStatus* status_;
-  stream::RateLimiter log_limit_;
+  RateLimiter log_limit_;
 };
 
 // librdkafka's name of `err`, e.g. "_TRANSPORT" or "UNKNOWN_TOPIC_OR_PART".

@@ -46,9 +46,16 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
   return conf;
 }
 
+int64_t DeadLetterMessageMaxBytes(int64_t max_event_bytes) {
+  if (max_event_bytes > kMaxMessageMaxBytes - kDeadLetterEnvelopeBytes) {
+    return kMaxMessageMaxBytes;
+  }
+  return max_event_bytes + kDeadLetterEnvelopeBytes;
+}
+
 StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
     const config::KafkaConfig& kafka, const std::string& client_id,
-    std::string* refused) {
+    int64_t max_event_bytes, std::string* refused) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::map<std::string, std::string> props = {
@@ -60,6 +67,10 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
       props[k] = v;
     }
   }
+  // After the user's properties (which cannot name it: only connection
+  // ones pass): the bound follows events.max_event_bytes.
+  props["message.max.bytes"] =
+      std::to_string(DeadLetterMessageMaxBytes(max_event_bytes));
   RW_RETURN_IF_ERROR(SetAll(conf.get(), props, refused));
   return conf;
 }
@@ -73,7 +84,8 @@ Status CheckClientConfs(const config::Config& config, std::string* refused) {
   if (!consumer.ok()) return consumer.status();
   if (!config.dead_letter.topic.empty()) {
     StatusOr<std::unique_ptr<RdKafka::Conf>> producer =
-        ProducerConf(config.kafka, "rankwatch-dead-letters", refused);
+        ProducerConf(config.kafka, "rankwatch-dead-letters",
+                     config.events.max_event_bytes, refused);
     if (!producer.ok()) return producer.status();
   }
   return Status::Ok();

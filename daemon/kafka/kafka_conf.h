@@ -9,6 +9,7 @@
 
 #include <librdkafka/rdkafkacpp.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,12 +50,27 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
     const config::KafkaConfig& kafka, const std::string& group_id,
     bool range_assignor, std::string* refused = nullptr);
 
-// The dead-letter producer's properties: the bootstrap servers and the
+// What a dead letter may add to its event's payload: its key, its headers
+// (the detail at most kDeadLetterMaxDetailBytes) and the record's framing.
+inline constexpr int64_t kDeadLetterEnvelopeBytes = 64 * 1024;
+inline constexpr int64_t kDeadLetterMaxDetailBytes = 4 * 1024;
+inline constexpr int64_t kDeadLetterMaxKeyBytes = 32 * 1024;
+// librdkafka's ceiling for message.max.bytes.
+inline constexpr int64_t kMaxMessageMaxBytes = 1'000'000'000;
+
+// The dead-letter producer's message.max.bytes, so that the dead letter of
+// any event of up to `max_event_bytes` (events.max_event_bytes) can be
+// produced: librdkafka's default, 1000000, refuses a larger message before
+// it leaves the client. Capped at librdkafka's ceiling.
+int64_t DeadLetterMessageMaxBytes(int64_t max_event_bytes);
+
+// The dead-letter producer's properties: the bootstrap servers, the
 // connection and security ones of kafka.properties (consumer-only
-// properties would make a producer warn).
+// properties would make a producer warn), and message.max.bytes from
+// `max_event_bytes` (DeadLetterMessageMaxBytes).
 StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
     const config::KafkaConfig& kafka, const std::string& client_id,
-    std::string* refused = nullptr);
+    int64_t max_event_bytes, std::string* refused = nullptr);
 
 // Builds, and drops, the client configurations `rankwatch run` builds from
 // `config`: the consumer's (range assignor in impression mode) and, with

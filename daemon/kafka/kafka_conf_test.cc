@@ -66,11 +66,31 @@ TEST(KafkaConfTest, ProducerTakesOnlyConnectionProperties) {
   kafka.properties = {{"security.protocol", "plaintext"},
                       {"socket.timeout.ms", "1234"},
                       {"session.timeout.ms", "6000"}};  // Consumer-only.
-  StatusOr<std::unique_ptr<RdKafka::Conf>> conf = ProducerConf(kafka, "dl");
+  StatusOr<std::unique_ptr<RdKafka::Conf>> conf =
+      ProducerConf(kafka, "dl", 1 << 20);
   ASSERT_TRUE(conf.ok()) << conf.status().ToString();
   EXPECT_EQ(Get(conf->get(), "socket.timeout.ms"), "1234");
   EXPECT_EQ(Get(conf->get(), "client.id"), "dl");
   EXPECT_EQ(Get(conf->get(), "session.timeout.ms"), "45000");  // Default.
+  // 1048576 + 65536 = 1114112: above librdkafka's default of 1000000.
+  EXPECT_EQ(Get(conf->get(), "message.max.bytes"), "1114112");
+}
+
+// A dead letter is its payload plus 64 KiB (65536) for key and headers, up
+// to librdkafka's ceiling of 1000000000.
+TEST(KafkaConfTest, DeadLetterMessageBoundFollowsTheEventBound) {
+  EXPECT_EQ(DeadLetterMessageMaxBytes(1), 65537);
+  EXPECT_EQ(DeadLetterMessageMaxBytes(2'000'000), 2'065'536);
+  // 1000000000 - 65536 = 999934464: exactly the ceiling.
+  EXPECT_EQ(DeadLetterMessageMaxBytes(999'934'464), 1'000'000'000);
+  EXPECT_EQ(DeadLetterMessageMaxBytes(999'934'465), 1'000'000'000);
+  EXPECT_EQ(DeadLetterMessageMaxBytes(int64_t{1} << 62), 1'000'000'000);
+  // librdkafka takes the ceiling itself.
+  config::KafkaConfig kafka = Kafka();
+  StatusOr<std::unique_ptr<RdKafka::Conf>> conf =
+      ProducerConf(kafka, "dl", int64_t{1} << 62);
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  EXPECT_EQ(Get(conf->get(), "message.max.bytes"), "1000000000");
 }
 
 TEST(KafkaConfTest, CallbackIsChecked) {

@@ -12,6 +12,11 @@ int64_t PartitionBook::RestoreCommitted(int32_t slot, int64_t offset,
   CommitMetadata md;
   DecodeCommitMetadata(metadata, &md);
   if (md.end > offset) replay_end_[slot] = md.end;
+  if (md.final) {
+    clean_.insert(slot);
+  } else {
+    clean_.erase(slot);
+  }
   return md.watermark_ms;
 }
 
@@ -19,6 +24,7 @@ void PartitionBook::Revoke(int32_t slot) {
   tracker_.Revoke(slot);
   replay_end_.erase(slot);
   committed_.erase(slot);
+  clean_.erase(slot);
 }
 
 bool PartitionBook::IsReplay(int32_t slot, int64_t offset) const {
@@ -27,16 +33,17 @@ bool PartitionBook::IsReplay(int32_t slot, int64_t offset) const {
 }
 
 std::vector<PartitionBook::Commit> PartitionBook::CommitsDue(
-    const std::vector<int32_t>& slots, int64_t watermark_ms) const {
+    const std::vector<int32_t>& slots,
+    const std::function<int64_t(int32_t)>& watermark_ms, bool final) const {
   std::vector<Commit> due;
   for (int32_t slot : slots) {
     const std::optional<int64_t> safe = tracker_.SafeOffset(slot);
     if (!safe) continue;
     auto it = committed_.find(slot);
-    if (it != committed_.end() && it->second == *safe) continue;
-    due.push_back(
-        {slot, *safe,
-         EncodeCommitMetadata({watermark_ms, tracker_.NextOffset(slot)})});
+    if (!final && it != committed_.end() && it->second == *safe) continue;
+    due.push_back({slot, *safe,
+                   EncodeCommitMetadata({watermark_ms(slot),
+                                         tracker_.NextOffset(slot), final})});
   }
   return due;
 }

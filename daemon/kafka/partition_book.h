@@ -10,7 +10,9 @@
 #define RANKWATCH_DAEMON_KAFKA_PARTITION_BOOK_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,12 +43,19 @@ class PartitionBook {
   // Whether the event at `offset` of `slot` was already reflected by the
   // previous owner.
   bool IsReplay(int32_t slot, int64_t offset) const;
+  // Whether `slot`'s previous owner stopped cleanly at its last commit
+  // (CommitMetadata::final): it finalized nothing the re-read could repeat.
+  bool StoppedCleanly(int32_t slot) const { return clean_.contains(slot); }
 
   // The commits due for `slots`: each slot's safe offset when it differs
-  // from the one last committed, with `watermark_ms` and the consumed
-  // position as metadata.
-  std::vector<Commit> CommitsDue(const std::vector<int32_t>& slots,
-                                 int64_t watermark_ms) const;
+  // from the one last committed, with the slot's watermark
+  // (`watermark_ms(slot)`) and the consumed position as metadata.
+  // With `final` (the owner stops reading them) every slot is committed,
+  // marked final, even if its offset did not move.
+  std::vector<Commit> CommitsDue(
+      const std::vector<int32_t>& slots,
+      const std::function<int64_t(int32_t)>& watermark_ms,
+      bool final = false) const;
   void MarkCommitted(int32_t slot, int64_t offset);
   // The offset last committed for `slot`, or -1.
   int64_t committed(int32_t slot) const;
@@ -62,6 +71,7 @@ class PartitionBook {
   OffsetTracker tracker_;
   std::map<int32_t, int64_t> replay_end_;  // Slot -> predecessor position.
   std::map<int32_t, int64_t> committed_;   // Slot -> last committed offset.
+  std::set<int32_t> clean_;  // Slots whose predecessor stopped cleanly.
 };
 
 }  // namespace rankwatch::kafka

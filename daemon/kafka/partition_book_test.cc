@@ -31,15 +31,18 @@ TEST(PartitionBookTest, MetadataWithoutReplayOrWatermark) {
 }
 
 TEST(PartitionBookTest, CommitsOnlyWhatMoved) {
+  // Every slot's watermark: 100, then 200, then none.
+  int64_t wm = 100;
+  const auto watermark = [&wm](int32_t) { return wm; };
   PartitionBook book;
   book.Assign(2);
   book.Assign(3);
-  EXPECT_TRUE(book.CommitsDue({2, 3}, 100).empty());  // Nothing consumed.
+  EXPECT_TRUE(book.CommitsDue({2, 3}, watermark).empty());  // Nothing consumed.
   book.tracker().Consumed(2, 20);
   book.tracker().Retain(3, 30);  // Still needed by pending state.
   book.tracker().Consumed(3, 30);
   book.tracker().Consumed(3, 31);
-  std::vector<PartitionBook::Commit> due = book.CommitsDue({2, 3}, 100);
+  std::vector<PartitionBook::Commit> due = book.CommitsDue({2, 3}, watermark);
   ASSERT_EQ(due.size(), 2u);
   EXPECT_EQ(due[0].slot, 2);
   EXPECT_EQ(due[0].offset, 21);
@@ -49,13 +52,56 @@ TEST(PartitionBookTest, CommitsOnlyWhatMoved) {
   EXPECT_EQ(due[1].metadata, "wm=100;end=32");
   book.MarkCommitted(2, 21);
   book.MarkCommitted(3, 30);
-  EXPECT_TRUE(book.CommitsDue({2, 3}, 200).empty());
+  wm = 200;
+  EXPECT_TRUE(book.CommitsDue({2, 3}, watermark).empty());
   book.tracker().Release(3, 30);
-  due = book.CommitsDue({2, 3}, INT64_MIN);
+  wm = INT64_MIN;
+  due = book.CommitsDue({2, 3}, watermark);
   ASSERT_EQ(due.size(), 1u);
   EXPECT_EQ(due[0].offset, 32);
   EXPECT_EQ(due[0].metadata, "end=32");
   EXPECT_EQ(book.Position(3), 32);
+}
+
+// A final commit (the owner stops reading the slots) is written even when
+// the offset did not move, and the next owner learns the stop was clean.
+TEST(PartitionBookTest, FinalCommitMarksACleanStop) {
+  const auto watermark = [](int32_t) { return int64_t{100}; };
+  PartitionBook book;
+  book.Assign(2);
+  book.tracker().Consumed(2, 4);
+  std::vector<PartitionBook::Commit> due = book.CommitsDue({2}, watermark);
+  ASSERT_EQ(due.size(), 1u);
+  book.MarkCommitted(2, due[0].offset);
+  EXPECT_TRUE(book.CommitsDue({2}, watermark).empty());
+  due = book.CommitsDue({2}, watermark, /*final=*/true);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].metadata, "wm=100;end=5;final=1");
+
+  PartitionBook next;
+  next.Assign(2);
+  EXPECT_EQ(next.RestoreCommitted(2, 5, "wm=100;end=5;final=1"), 100);
+  EXPECT_TRUE(next.StoppedCleanly(2));
+  next.Assign(3);
+  EXPECT_EQ(next.RestoreCommitted(3, 5, "wm=100;end=9"), 100);
+  EXPECT_FALSE(next.StoppedCleanly(3));  // A crash: its last commit only.
+  next.Revoke(2);
+  EXPECT_FALSE(next.StoppedCleanly(2));
+}
+
+// Each slot's metadata carries its own watermark (issue 22: restored per
+// partition by the next owner).
+TEST(PartitionBookTest, EachSlotCommitsItsOwnWatermark) {
+  PartitionBook book;
+  book.Assign(2);
+  book.Assign(3);
+  book.tracker().Consumed(2, 0);
+  book.tracker().Consumed(3, 0);
+  const std::vector<PartitionBook::Commit> due = book.CommitsDue(
+      {2, 3}, [](int32_t slot) { return slot == 2 ? int64_t{7} : 9; });
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].metadata, "wm=7;end=1");
+  EXPECT_EQ(due[1].metadata, "wm=9;end=1");
 }
 
 TEST(PartitionBookTest, RevokeForgetsEverything) {

@@ -46,17 +46,51 @@ std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
   check(a.commit_interval == b.commit_interval, "kafka.commit_interval");
   check(a.not_ready_after == b.not_ready_after, "kafka.not_ready_after");
   check(a.properties == b.properties, "kafka.properties");
-  check(running.http.listen == next.http.listen, "http.listen");
-  check(running.http.tls.cert_file == next.http.tls.cert_file &&
-            running.http.tls.key_file == next.http.tls.key_file,
+  // http.enable_reload changes live. The TLS files are re-read on every
+  // reload (a rotated certificate), but which files and how: at start.
+  const config::HttpConfig& ha = running.http;
+  const config::HttpConfig& hb = next.http;
+  check(ha.listen == hb.listen, "http.listen");
+  check(ha.allowed_hosts == hb.allowed_hosts, "http.allowed_hosts");
+  check(ha.response_budget_bytes == hb.response_budget_bytes,
+        "http.response_budget_bytes");
+  check(ha.tls.cert_file == hb.tls.cert_file &&
+            ha.tls.key_file == hb.tls.key_file &&
+            ha.tls.client_ca == hb.tls.client_ca &&
+            ha.tls.min_version == hb.tls.min_version &&
+            ha.tls.cipher_suites == hb.tls.cipher_suites,
         "http.tls");
-  check(running.http.basic_auth.username == next.http.basic_auth.username &&
-            running.http.basic_auth.password == next.http.basic_auth.password,
+  check(ha.basic_auth.username == hb.basic_auth.username &&
+            ha.basic_auth.password == hb.basic_auth.password &&
+            ha.basic_auth.users == hb.basic_auth.users,
         "http.basic_auth");
   for (std::string& k : stream::Pipeline::FixedKeysChanged(running, next)) {
     keys.push_back(std::move(k));
   }
   return keys;
+}
+
+http::HttpLimits HttpLimitsOf(const config::HttpConfig& http) {
+  http::HttpLimits limits;
+  limits.response_budget_bytes =
+      static_cast<size_t>(http.response_budget_bytes);
+  return limits;
+}
+
+http::HttpSecurity HttpSecurityOf(const config::HttpConfig& http) {
+  http::HttpSecurity security;
+  security.tls_cert_file = http.tls.cert_file;
+  security.tls_key_file = http.tls.key_file;
+  security.tls_client_ca_file = http.tls.client_ca;
+  security.tls_min_version = http.tls.min_version;
+  security.tls_cipher_suites = http.tls.cipher_suites;
+  security.basic_auth_username = http.basic_auth.username;
+  security.basic_auth_password = http.basic_auth.password;
+  for (const auto& [name, secret] : http.basic_auth.users) {
+    security.basic_auth_users.push_back({name, secret});
+  }
+  security.allowed_hosts = http.allowed_hosts;
+  return security;
 }
 
 exporter::BuildInfo MakeBuildInfo(const config::Config& config) {
@@ -84,8 +118,8 @@ Status Daemon::Init() {
   ingest_ = std::move(ingest).value();
   if (!config_.dead_letter.topic.empty()) {
     auto sink = kafka::KafkaDeadLetterSink::Create(
-        config_.kafka, config_.dead_letter.topic, ingest_->mutable_status(),
-        clock_);
+        config_.kafka, config_.dead_letter.topic,
+        config_.events.max_event_bytes, ingest_->mutable_status(), clock_);
     if (!sink.ok()) return sink.status();
     dead_letters_ = std::move(sink).value();
   }
@@ -97,13 +131,9 @@ Status Daemon::Init() {
   ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());
   reload_status_.last_success_ms = clock_->NowMillis();
 
-  http::HttpSecurity security;
-  security.tls_cert_file = config_.http.tls.cert_file;
-  security.tls_key_file = config_.http.tls.key_file;
-  security.basic_auth_username = config_.http.basic_auth.username;
-  security.basic_auth_password = config_.http.basic_auth.password;
   StatusOr<std::unique_ptr<http::HttpServer>> http = http::HttpServer::Start(
-      config_.http.listen, kHttpThreads, http::HttpLimits(), security);
+      config_.http.listen, kHttpThreads, HttpLimitsOf(config_.http),
+      HttpSecurityOf(config_.http), clock_);
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
   BuildProbe();  // Before /metrics serves it; it reads the server's counts.
@@ -118,12 +148,22 @@ Status Daemon::Init() {
                 exporter::ReadinessHandler(&ingest_->status(), &mu_, clock_));
   status::RegisterHandlers(http_.get(), &mu_, pipeline_.get(),
                            &ingest_->status(), clock_);
-  // Other methods: 405 with "Allow: POST", from the server.
+  reload_enabled_ = config_.http.enable_reload;
+  // Other methods: 405 with "Allow: POST", and cross-site requests 403,
+  // from the server.
   http_->Handle("/-/reload", {"POST"}, [this](const http::HttpRequest&) {
-    // As Prometheus answers its own /-/reload: 500 with the reason.
-    const Status s = Reload();
-    return s.ok() ? http::HttpResponse::Text(200, "configuration reloaded\n")
-                  : http::HttpResponse::Text(500, s.message() + "\n");
+    if (!reload_enabled_.load()) {
+      // As Prometheus answers without --web.enable-lifecycle.
+      return http::HttpResponse::Text(
+          403, "reload is disabled (http.enable_reload); SIGHUP reloads\n");
+    }
+    // The reason is in the log, not in the reply: it names files, lines
+    // and keys of the configuration.
+    return Reload().ok()
+               ? http::HttpResponse::Text(200, "configuration reloaded\n")
+               : http::HttpResponse::Text(500,
+                                          "reload failed, keeping the running "
+                                          "configuration; the log says why\n");
   });
   spdlog::info("serving /, /metrics, /healthz and /readyz over {} on port {}",
                http_->tls() ? "HTTPS" : "HTTP", http_->port());
@@ -174,8 +214,15 @@ Status Daemon::Reload() {
       return s;
     }
     config_ = *std::move(next);
+    reload_enabled_ = config_.http.enable_reload;
     BuildProbe();
     reload_status_.RecordSuccess(clock_->NowMillis());
+  }
+  // A rotated certificate (cert-manager renews files in place). The files
+  // are also watched; this makes a reload take effect at once.
+  if (const Status tls = http_->ReloadTls(); !tls.ok()) {
+    spdlog::error("reload: keeping the previous TLS certificate: {}",
+                  tls.message());
   }
   if (options_.apply_logging) {
     options_.apply_logging(config_.logging);

@@ -93,6 +93,8 @@ class Daemon {
   std::mutex mu_;  // Guards the pipeline, the ingest's status, the probe
                    // and reload_status_.
   ReloadStatus reload_status_;
+  // http.enable_reload as configured now (read by HTTP workers).
+  std::atomic<bool> reload_enabled_{false};
   std::unique_ptr<kafka::KafkaIngest> ingest_;
   std::unique_ptr<kafka::KafkaDeadLetterSink> dead_letters_;
   std::unique_ptr<stream::Pipeline> pipeline_;
@@ -107,6 +109,10 @@ exporter::BuildInfo MakeBuildInfo(const config::Config& config);
 // while running, as YAML paths: the Kafka consumer's (kafka.*), the HTTP
 // endpoint's (http.*), logging.format, and the pipeline's
 // (Pipeline::FixedKeysChanged). Empty when `next` can be applied live.
+// The HTTP server's limits and security as `http` configures them.
+http::HttpLimits HttpLimitsOf(const config::HttpConfig& http);
+http::HttpSecurity HttpSecurityOf(const config::HttpConfig& http);
+
 std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
                                            const config::Config& next);
 

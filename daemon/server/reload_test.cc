@@ -82,11 +82,11 @@ class DaemonReloadTest : public ::testing::Test {
     ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
     cluster_ = std::move(cluster).value();
   }
-  std::string Yaml(const std::string& group, const std::string& cutoffs) {
+  std::string Yaml(const std::string& group, const std::string& cutoffs,
+                   const std::string& http = "  enable_reload: true\n") {
     return "kafka:\n  bootstrap_servers: \"" + cluster_->bootstrap_servers() +
-           "\"\n  group_id: " + group +
-           "\nhttp:\n  listen: 127.0.0.1:0\nmetrics:\n  cutoffs: " + cutoffs +
-           "\n";
+           "\"\n  group_id: " + group + "\nhttp:\n  listen: 127.0.0.1:0\n" +
+           http + "metrics:\n  cutoffs: " + cutoffs + "\n";
   }
   testing::Scrape Metrics(int port) {
     auto r = testing::HttpGet("127.0.0.1", port, "/metrics");
@@ -151,6 +151,88 @@ TEST_F(DaemonReloadTest, OnlyPostReloads) {
   EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful", {}), 1);
   EXPECT_EQ(s.Sum("rankwatch_config_reloads_total", {{"result", "success"}}),
             1);
+}
+
+// Issue 24: POST /-/reload is off unless enabled, refused from web pages,
+// behind basic authentication when that is on, and its failures are told
+// in the log, not to the client.
+TEST_F(DaemonReloadTest, ReloadEndpointIsOffByDefault) {
+  const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]", ""));
+  StatusOr<config::Config> config = config::LoadConfigFile(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  DaemonOptions options;
+  options.config_path = path;
+  auto daemon = Daemon::Create(*config, options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  dir_.Write("c.yaml", Yaml("g", "[1, 3]", ""));
+  auto post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 403);
+  EXPECT_EQ(post->body,
+            "reload is disabled (http.enable_reload); SIGHUP reloads\n");
+  EXPECT_EQ(Metrics(port).Sum("rankwatch_config_reloads_total", {}), 0);
+  // A reload (SIGHUP's path) that enables it makes the endpoint work.
+  dir_.Write("c.yaml", Yaml("g", "[1, 3]"));
+  ASSERT_TRUE((*daemon)->Reload().ok());
+  post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 200) << post->body;
+}
+
+TEST_F(DaemonReloadTest, ReloadRefusesWebPagesAndNeedsCredentials) {
+  // base64("prom:pw") = "cHJvbTpwdw==" (RFC 4648, by hand).
+  const std::string path = dir_.Write(
+      "c.yaml", Yaml("g", "[1]",
+                     "  enable_reload: true\n  basic_auth: {username: prom, "
+                     "password: pw}\n"));
+  StatusOr<config::Config> config = config::LoadConfigFile(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  DaemonOptions options;
+  options.config_path = path;
+  auto daemon = Daemon::Create(*config, options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  const testing::HttpHeaders auth = {{"Authorization", "Basic cHJvbTpwdw=="}};
+  auto post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 401);
+  // What a page at another origin can send: a "simple" POST with Origin.
+  for (const testing::HttpHeaders& extra : std::vector<testing::HttpHeaders>{
+           {{"Origin", "http://evil.example"}, {"Content-Type", "text/plain"}},
+           {{"Sec-Fetch-Site", "cross-site"}},
+           {{"Sec-Fetch-Site", "same-site"}}}) {
+    testing::HttpHeaders headers = auth;
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload", headers);
+    ASSERT_TRUE(post.ok());
+    EXPECT_EQ(post->status, 403) << extra[0].first << ": " << extra[0].second;
+  }
+  // A DNS-rebinding page reads nothing either: its name is not served.
+  testing::HttpHeaders rebound = auth;
+  rebound.emplace_back("Host", "evil.example:" + std::to_string(port));
+  auto metrics = testing::HttpGet("127.0.0.1", port, "/metrics", rebound);
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_EQ(metrics->status, 403);
+  // With credentials and no browser marks: reloaded; a failure is told in
+  // a short body without the file's path or keys.
+  post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload", auth);
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 200) << post->body;
+  dir_.Write("c.yaml", "metrics: [");
+  post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload", auth);
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 500);
+  EXPECT_EQ(post->body.find("c.yaml"), std::string::npos) << post->body;
+  auto scraped = testing::HttpGet("127.0.0.1", port, "/metrics", auth);
+  ASSERT_TRUE(scraped.ok());
+  const testing::Scrape s = testing::Scrape::Parse(scraped->body);
+  EXPECT_EQ(s.Sum("rankwatch_http_forbidden_requests_total",
+                  {{"reason", "cross_site"}}),
+            3);
+  EXPECT_EQ(
+      s.Sum("rankwatch_http_forbidden_requests_total", {{"reason", "host"}}),
+      1);
 }
 
 }  // namespace

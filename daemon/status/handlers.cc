@@ -3,28 +3,30 @@
 #include <string>
 #include <utility>
 
+#include "base/status.h"
+#include "daemon/status/csp.h"
 #include "daemon/status/summary.h"
 
 namespace rankwatch::status {
 
-namespace {
-
-// The page runs only its own inline script and style and talks only to its
-// own origin: a browser refuses anything else, should the page ever be
-// tricked into loading it.
-constexpr char kContentSecurityPolicy[] =
-    "default-src 'none'; script-src 'unsafe-inline'; "
-    "style-src 'unsafe-inline'; img-src data:; connect-src 'self'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-}  // namespace
-
 http::Handler PageHandler() {
-  return [](const http::HttpRequest&) {
+  // The page runs only its own inline script and style, by their hashes,
+  // and talks only to its own origin (csp.h). Computed once, here: every
+  // response carries the same bytes. Should the hashing fail, the page is
+  // not served at all rather than served under a weaker policy.
+  StatusOr<std::string> policy = PageContentSecurityPolicy(kPageHtml);
+  return [policy = std::move(policy)](const http::HttpRequest&) {
     http::HttpResponse r;
+    if (!policy.ok()) {
+      r.status = 500;
+      r.content_type = "text/plain; charset=utf-8";
+      r.body = policy.status().message() + "\n";
+      r.headers = {{"X-Content-Type-Options", "nosniff"}};
+      return r;
+    }
     r.content_type = "text/html; charset=utf-8";
     r.body = std::string(kPageHtml);
-    r.headers = {{"Content-Security-Policy", kContentSecurityPolicy},
+    r.headers = {{"Content-Security-Policy", *policy},
                  {"X-Content-Type-Options", "nosniff"}};
     return r;
   };

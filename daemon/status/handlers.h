@@ -1,6 +1,7 @@
 // The HTTP handlers of the status page: "/" serves the page (page.html,
 // compiled in by embed_page.cmake, self-contained: no external scripts,
-// fonts or styles), "/api/v1/summary" the JSON it polls (summary.h).
+// fonts or styles; its inline script and style allowed by hash, csp.h),
+// "/api/v1/summary" the JSON it polls (summary.h).
 //
 // Ownership: the handlers keep the pointers they are given, which must
 // outlive the server's handlers (the daemon stops its server first).
@@ -26,7 +27,8 @@ extern const std::string_view kPageHtml;
 inline constexpr char kPagePath[] = "/";
 inline constexpr char kSummaryPath[] = "/api/v1/summary";
 
-// "/": the page, as text/html.
+// "/": the page, as text/html, under the Content-Security-Policy of csp.h
+// (computed here, once); a 500 naming the failure if that cannot be made.
 http::Handler PageHandler();
 
 // "/api/v1/summary": the summary of `pipeline` and `kafka` (may be null),

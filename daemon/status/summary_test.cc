@@ -26,6 +26,9 @@ config::Config SummaryConfig() {
   c.aggregation.windows = {std::chrono::minutes(5)};
   c.aggregation.segments = {"locale"};
   c.experiments = {{"ranker-v2", "A", {"B"}}, {"unserved", "A", {"Z"}}};
+  // Events are stamped at 1 s and 2 s (event time): below the default
+  // events.min_timestamp (2010).
+  c.events.min_timestamp_ms = 0;
   return c;
 }
 

@@ -32,6 +32,14 @@ namespace {
 // first few events, which are usually of similar small sizes.
 constexpr size_t kMinCapacity = 4096;
 
+// Epoch seconds of today's dates have ten digits: [1e9, 1e10) s is
+// 2001-09-09T01:46:40Z to 2286-11-20T17:46:40Z (date -u -d @1000000000,
+// date -u -d @10000000000). Read as milliseconds, such a number is a time
+// in January to April 1970, which no real event has: a producer sending
+// seconds where milliseconds are expected is the likely cause.
+constexpr int64_t kTenDigitsMin = 1'000'000'000;
+constexpr int64_t kTenDigitsMax = 9'999'999'999;
+
 DecodeStatus Reject(RejectReason reason, std::string detail) {
   return DecodeStatus::Reject(reason, std::move(detail));
 }
@@ -116,6 +124,15 @@ DecodeStatus EventDecoder::MissingField(const FieldPath& path) {
   return Reject(RejectReason::kMissingField, std::move(detail));
 }
 
+DecodeStatus EventDecoder::DuplicateKey(const FieldPath& path) {
+  std::string detail = "duplicate key " + Quoted(path.name);
+  if (!path.parent.empty()) {
+    detail += " in ";
+    detail += Describe({path.parent, path.index, {}});
+  }
+  return Reject(RejectReason::kDuplicateKey, std::move(detail));
+}
+
 EventDecoder::EventDecoder(const config::SchemaConfig& schema,
                            const config::EventLimitsConfig& limits,
                            config::JoinMode mode,
@@ -126,7 +143,8 @@ EventDecoder::EventDecoder(const config::SchemaConfig& schema,
       mode_(mode),
       segment_labels_(std::move(segment_labels)),
       clock_(clock),
-      rules_(std::move(rules)) {}
+      rules_(std::move(rules)),
+      seen_labels_(segment_labels_.size(), 0) {}
 
 EventDecoder EventDecoder::ForConfig(const config::Config& config,
                                      const Clock* clock) {
@@ -200,7 +218,8 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
     return MissingField(FieldPath{{}, -1, schema_.results});
   }
   RW_RETURN_IF_REJECTED(ResolveTimestamp(fields.Saw(TopField::kTimestamp),
-                                         fallback, &out->timestamp_ms));
+                                         fields.timestamp_is_text, fallback,
+                                         &out->timestamp_ms));
   if (out->variant.empty()) out->variant = schema_.default_variant;
   out->unit_hash = schema_.unit.empty() ? 0 : UnitHash(*out);
   return ResolveTeams(out);
@@ -293,7 +312,8 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
                       Quoted(schema_.judgments) + ")");
   }
   ResolveKinds(event_kind, &out->judgments);
-  return ResolveTimestamp(fields.Saw(TopField::kTimestamp), fallback,
+  return ResolveTimestamp(fields.Saw(TopField::kTimestamp),
+                          fields.timestamp_is_text, fallback,
                           &out->timestamp_ms);
 }
 
@@ -312,7 +332,8 @@ void EventDecoder::ResolveKinds(std::string_view event_kind,
 
 // The one loop over an event's top-level fields, for both kinds: `kKeys`
 // says which fields the kind has, ReadTopField reads each into `fields`.
-// Keys of no field are skipped unread.
+// Keys of no field are skipped unread. A key names one field and a field
+// has one key, so a field already seen is its key given twice.
 template <const auto& kKeys>
 DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
                                         EventFields* fields) {
@@ -332,6 +353,7 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
           return key == schema_.*k.name && !key.empty();
         });
     if (named == std::end(kKeys)) continue;
+    if (fields->Saw(named->field)) return DuplicateKey({{}, -1, key});
     RW_RETURN_IF_REJECTED(ReadTopField(named->field, field.value(), fields));
     fields->seen |= EventFields::Bit(named->field);
   }
@@ -353,7 +375,8 @@ inline DecodeStatus EventDecoder::ReadTopField(TopField field,
     case TopField::kVariant:
       return ReadId(value, {{}, -1, schema_.variant}, fields->variant);
     case TopField::kTimestamp:
-      return ReadTimestamp(value, fields->timestamp_ms);
+      return ReadTimestamp(value, fields->timestamp_ms,
+                           &fields->timestamp_is_text);
     case TopField::kResults:
       return ReadResults(value, fields->doc_ids, fields->team_values);
     case TopField::kSegments:
@@ -454,10 +477,11 @@ DecodeStatus EventDecoder::CheckIdLength(std::string_view id,
   return DecodeStatus::Ok();
 }
 
-DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value,
-                                         int64_t* ms) const {
+DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value, int64_t* ms,
+                                         bool* is_text) const {
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  *is_text = type == json_type::string;
   const ScalarResult read = ReadEpochMillis(value, type, ms);
   if (read.ok()) return DecodeStatus::Ok();
   return ScalarRejection(read, RejectReason::kBadTimestamp, [this] {
@@ -466,7 +490,7 @@ DecodeStatus EventDecoder::ReadTimestamp(ondemand::value& value,
   });
 }
 
-DecodeStatus EventDecoder::ResolveTimestamp(bool present,
+DecodeStatus EventDecoder::ResolveTimestamp(bool present, bool is_text,
                                             std::optional<int64_t> fallback,
                                             int64_t* ms) {
   if (!present) {
@@ -476,19 +500,16 @@ DecodeStatus EventDecoder::ResolveTimestamp(bool present,
     }
     *ms = *fallback;
   }
-  return CheckTimeBounds(present, *ms);
+  return CheckTimeBounds(present, present && is_text, *ms);
 }
 
-DecodeStatus EventDecoder::CheckTimeBounds(bool present, int64_t ms) {
+DecodeStatus EventDecoder::CheckTimeBounds(bool present, bool is_text,
+                                           int64_t ms) {
   const auto name = [&] {
     return (present ? Quoted(schema_.timestamp) : "the Kafka timestamp") + " " +
            config::FormatRfc3339Millis(ms);
   };
-  if (ms < limits_.min_timestamp_ms) {
-    return Reject(RejectReason::kPastTimestamp,
-                  name() + " is before events.min_timestamp " +
-                      config::FormatRfc3339Millis(limits_.min_timestamp_ms));
-  }
+  if (ms < limits_.min_timestamp_ms) return PastTimestamp(present, is_text, ms);
   if (ms <= clock_seen_ms_) return DecodeStatus::Ok();
   clock_seen_ms_ = clock_->NowMillis();
   // Saturating: now + skew must not overflow for any clock.
@@ -503,6 +524,28 @@ DecodeStatus EventDecoder::CheckTimeBounds(bool present, int64_t ms) {
                 name() + " is " + seconds +
                     " s ahead of the wall clock (events.max_future_skew " +
                     config::FormatDuration(limits_.max_future_skew) + ")");
+}
+
+DecodeStatus EventDecoder::PastTimestamp(bool present, bool is_text,
+                                         int64_t ms) const {
+  const std::string source =
+      present ? Quoted(schema_.timestamp) : "the Kafka timestamp";
+  const std::string floor =
+      config::FormatRfc3339Millis(limits_.min_timestamp_ms);
+  // A date-time written out is what the producer meant; only a bare number
+  // can be in the wrong unit.
+  if (is_text || ms < kTenDigitsMin || ms > kTenDigitsMax) {
+    return Reject(RejectReason::kPastTimestamp,
+                  source + " " + config::FormatRfc3339Millis(ms) +
+                      " is before events.min_timestamp " + floor);
+  }
+  return Reject(RejectReason::kPastTimestamp,
+                source + " " + std::to_string(ms) + " is " +
+                    config::FormatRfc3339Millis(ms) +
+                    ": seconds where milliseconds are expected? (as seconds "
+                    "it is " +
+                    config::FormatRfc3339Millis(ms * 1000) +
+                    "; events.min_timestamp " + floor + ")");
 }
 
 DecodeStatus EventDecoder::CheckRequiredIds(std::string_view request_id,
@@ -596,6 +639,14 @@ DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
     return Malformed(e);
   }
   bool has_doc_id = false;
+  bool has_score = false;
+  bool has_team = false;
+  // Sets *seen, or rejects a key seen before in this entry.
+  const auto first = [&](bool* seen, std::string_view key) {
+    if (*seen) return DuplicateKey({schema_.results, index, key});
+    *seen = true;
+    return DecodeStatus::Ok();
+  };
   for (auto result : object) {
     ondemand::field field;
     std::string_view key;
@@ -603,13 +654,15 @@ DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
       return Malformed(e);
     }
     if (key == schema_.doc_id) {
+      RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
       RW_RETURN_IF_REJECTED(ReadId(
           field.value(), {schema_.results, index, schema_.doc_id}, doc_id));
-      has_doc_id = true;
     } else if (key == schema_.score) {
+      RW_RETURN_IF_REJECTED(first(&has_score, key));
       RW_RETURN_IF_REJECTED(
           ReadScore(field.value(), {schema_.results, index, schema_.score}));
     } else if (key == schema_.team) {
+      RW_RETURN_IF_REJECTED(first(&has_team, key));
       RW_RETURN_IF_REJECTED(
           ReadId(field.value(), {schema_.results, index, schema_.team}, team));
     }
@@ -632,9 +685,10 @@ DecodeStatus EventDecoder::ReadScore(ondemand::value& value,
   });
 }
 
-DecodeStatus EventDecoder::ReadSegments(
-    ondemand::value& value, std::vector<std::string_view>* values) const {
+DecodeStatus EventDecoder::ReadSegments(ondemand::value& value,
+                                        std::vector<std::string_view>* values) {
   std::fill(values->begin(), values->end(), std::string_view());
+  std::fill(seen_labels_.begin(), seen_labels_.end(), 0);
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
   if (type != json_type::object) {
@@ -654,9 +708,11 @@ DecodeStatus EventDecoder::ReadSegments(
     const auto label =
         std::find(segment_labels_.begin(), segment_labels_.end(), key);
     if (label == segment_labels_.end()) continue;
-    RW_RETURN_IF_REJECTED(
-        ReadSegmentValue(field.value(), {schema_.segments, -1, key},
-                         &(*values)[label - segment_labels_.begin()]));
+    const size_t i = static_cast<size_t>(label - segment_labels_.begin());
+    if (seen_labels_[i] != 0) return DuplicateKey({schema_.segments, -1, key});
+    seen_labels_[i] = 1;
+    RW_RETURN_IF_REJECTED(ReadSegmentValue(
+        field.value(), {schema_.segments, -1, key}, &(*values)[i]));
   }
   return DecodeStatus::Ok();
 }
@@ -729,6 +785,13 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
   }
   bool has_doc_id = false;
   bool has_relevance = false;
+  bool has_kind = false;
+  // Sets *seen, or rejects a key seen before in this entry.
+  const auto first = [&](bool* seen, std::string_view key) {
+    if (*seen) return DuplicateKey({schema_.judgments, index, key});
+    *seen = true;
+    return DecodeStatus::Ok();
+  };
   for (auto result : object) {
     ondemand::field field;
     std::string_view key;
@@ -736,16 +799,17 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
       return Malformed(e);
     }
     if (key == schema_.doc_id) {
+      RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
       RW_RETURN_IF_REJECTED(ReadId(field.value(),
                                    {schema_.judgments, index, schema_.doc_id},
                                    &judgment->doc_id));
-      has_doc_id = true;
     } else if (key == schema_.relevance) {
+      RW_RETURN_IF_REJECTED(first(&has_relevance, key));
       RW_RETURN_IF_REJECTED(ReadRelevance(
           field.value(), {schema_.judgments, index, schema_.relevance},
           &judgment->grade));
-      has_relevance = true;
     } else if (key == schema_.kind) {
+      RW_RETURN_IF_REJECTED(first(&has_kind, key));
       RW_RETURN_IF_REJECTED(ReadId(field.value(),
                                    {schema_.judgments, index, schema_.kind},
                                    &judgment->kind));

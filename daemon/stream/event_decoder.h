@@ -82,7 +82,9 @@ class EventDecoder {
   // The event time, from the field or the fallback, must lie in
   // [events.min_timestamp, now + events.max_future_skew]: an event stamped
   // later is future_timestamp, earlier past_timestamp, so that one producer
-  // with a wrong clock cannot move event time.
+  // with a wrong clock cannot move event time. A number of ten digits below
+  // the floor is most likely epoch seconds sent as milliseconds (they read
+  // as January 1970): its past_timestamp detail says so.
   //
   // On success `*out` holds the event (views valid until the next Decode
   // call). On rejection `*out` is cleared: it holds no event and must not be
@@ -106,7 +108,13 @@ class EventDecoder {
   //  - Judgments: if both the batch (`judgments`) and the single form
   //    (top-level doc_id / relevance) are present, the batch wins and the
   //    single pair is ignored (it must still be well-formed).
-  //  - A key repeated within one object: the last occurrence wins.
+  //  - A key the decoder reads (a schema field at the top level or in a
+  //    results or judgments entry, a configured segment label) given twice
+  //    in one object is duplicate_key: JSON parsers disagree on whether the
+  //    first or the last counts, so either choice could score what the
+  //    producer did not mean. Other keys are skipped unread and may repeat:
+  //    they change nothing rankwatch computes, and checking them would mean
+  //    remembering every key of every object on the hot path.
   //  - Teams (schema.team, in results entries) are read only for the
   //    variant of an interleaving experiment: every result must carry one
   //    of its two teams (missing_field, unknown_team); a string or an
@@ -175,10 +183,14 @@ class EventDecoder {
     Judgment* single = nullptr;
     std::string_view* kind = nullptr;  // The event's (top-level) kind.
     uint32_t seen = 0;                 // Bit(f) is set once field f was read.
+    // The timestamp field was an RFC 3339 string, not epoch milliseconds.
+    bool timestamp_is_text = false;
   };
 
   static std::string Describe(const FieldPath& path);
   static DecodeStatus MissingField(const FieldPath& path);
+  // `path` names the key and the object it repeats in.
+  static DecodeStatus DuplicateKey(const FieldPath& path);
 
   DecodeStatus ParseResults(std::string_view payload,
                             std::optional<int64_t> fallback_timestamp_ms,
@@ -206,11 +218,13 @@ class EventDecoder {
   DecodeStatus ReadId(simdjson::ondemand::value& value, const FieldPath& path,
                       std::string_view* id) const;
   DecodeStatus CheckIdLength(std::string_view id, const FieldPath& path) const;
-  DecodeStatus ReadTimestamp(simdjson::ondemand::value& value,
-                             int64_t* ms) const;
-  DecodeStatus ResolveTimestamp(bool present, std::optional<int64_t> fallback,
-                                int64_t* ms);
-  DecodeStatus CheckTimeBounds(bool present, int64_t ms);
+  DecodeStatus ReadTimestamp(simdjson::ondemand::value& value, int64_t* ms,
+                             bool* is_text) const;
+  // `present`: the event has the timestamp field (`is_text`: as RFC 3339).
+  DecodeStatus ResolveTimestamp(bool present, bool is_text,
+                                std::optional<int64_t> fallback, int64_t* ms);
+  DecodeStatus CheckTimeBounds(bool present, bool is_text, int64_t ms);
+  DecodeStatus PastTimestamp(bool present, bool is_text, int64_t ms) const;
   DecodeStatus CheckRequiredIds(std::string_view request_id,
                                 std::string_view query_id) const;
 
@@ -232,7 +246,7 @@ class EventDecoder {
   DecodeStatus ReadScore(simdjson::ondemand::value& value,
                          const FieldPath& path) const;
   DecodeStatus ReadSegments(simdjson::ondemand::value& value,
-                            std::vector<std::string_view>* values) const;
+                            std::vector<std::string_view>* values);
   DecodeStatus ReadSegmentValue(simdjson::ondemand::value& value,
                                 const FieldPath& path,
                                 std::string_view* out) const;
@@ -263,6 +277,9 @@ class EventDecoder {
   // Doc ids of the results list being read, for duplicate detection. Keys
   // point into buffer_ or the parser's string buffer.
   StringIndex seen_docs_;
+  // Per segment label: whether the segments object being read had it yet
+  // (sized once, at construction, so that reading allocates nothing).
+  std::vector<uint8_t> seen_labels_;
 };
 
 // The RFC 3339 parser moved to config/rfc3339.h (the configuration reads

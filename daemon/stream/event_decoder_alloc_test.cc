@@ -123,12 +123,16 @@ TEST(DecoderAllocationTest, WarmDecoderDoesNotAllocate) {
   ResultsEvent results_event;
   JudgmentEvent judgment_event;
   bool all_ok = true;
+  // The Kafka timestamp, for the event without a field: within the
+  // default events.min_timestamp (2010) and the clock
+  // (date -u -d @1763805612 -> 2025-11-22T10:00:12Z).
+  constexpr int64_t kRecordTime = 1763805612000;
   const auto decode_all = [&] {
     for (const std::string& p : results) {
-      all_ok &= decoder.DecodeResults(p, 1, &results_event).ok();
+      all_ok &= decoder.DecodeResults(p, kRecordTime, &results_event).ok();
     }
     for (const std::string& p : judgments) {
-      all_ok &= decoder.DecodeJudgments(p, 1, &judgment_event).ok();
+      all_ok &= decoder.DecodeJudgments(p, kRecordTime, &judgment_event).ok();
     }
   };
   decode_all();  // Warm-up: buffers grow to the largest event.

@@ -37,6 +37,15 @@ std::string SimdjsonMessage(simdjson::error_code e) {
   return std::string("malformed_json: ") + simdjson::error_message(e);
 }
 
+// The default limits but events.min_timestamp at 1970-01-01T00:00:00Z:
+// most cases stamp their events at small times (1 ms) to keep them short.
+// The default floor, 2010, has cases of its own (DecodeTimeBoundsTest).
+EventLimitsConfig AnyTime() {
+  EventLimitsConfig limits;
+  limits.min_timestamp_ms = 0;
+  return limits;
+}
+
 // Decodes with a fresh decoder per test, its wall clock at kNow; keeps the
 // last events for checks.
 class Decoder {
@@ -44,7 +53,8 @@ class Decoder {
   explicit Decoder(JoinMode mode = JoinMode::kImpression,
                    std::vector<std::string> segment_labels = {},
                    const SchemaConfig& schema = {},
-                   const EventLimitsConfig& limits = {}, DecodeRules rules = {})
+                   const EventLimitsConfig& limits = AnyTime(),
+                   DecodeRules rules = {})
       : decoder_(schema, limits, mode, std::move(segment_labels), &clock,
                  std::move(rules)) {}
 
@@ -80,7 +90,7 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
       "bad_timestamp",      "empty_results",    "too_many_results",
       "duplicate_doc",      "non_finite_score", "non_integer_relevance",
       "too_many_judgments", "future_timestamp", "past_timestamp",
-      "unknown_team"};
+      "unknown_team",       "duplicate_key"};
   ASSERT_EQ(static_cast<int>(expected.size()), kNumRejectReasons);
   for (int i = 0; i < kNumRejectReasons; ++i) {
     EXPECT_EQ(RejectReasonName(static_cast<RejectReason>(i)), expected[i]);
@@ -90,7 +100,7 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
 // ---- Results events ---------------------------------------------------------
 
 TEST(DecodeResultsTest, TeamsOfInterleavedVariantsOnly) {
-  Decoder d(JoinMode::kImpression, {}, {}, {},
+  Decoder d(JoinMode::kImpression, {}, {}, AnyTime(),
             DecodeRules{{{"x", "I", {"A", "7"}}}, {}});
   ASSERT_EQ(
       d.Results(
@@ -117,7 +127,7 @@ TEST(DecodeResultsTest, TeamsOfInterleavedVariantsOnly) {
 }
 
 TEST(DecodeJudgmentsTest, KindsOfEntriesAndEvents) {
-  Decoder d(JoinMode::kImpression, {}, {}, {},
+  Decoder d(JoinMode::kImpression, {}, {}, AnyTime(),
             DecodeRules{{}, {"label", "llm"}});
   ASSERT_EQ(d.Judgments(R"({"request_id": "r", "kind": "label", "timestamp": 5,
                 "judgments": [{"doc_id": "a", "relevance": 1},
@@ -324,14 +334,88 @@ TEST(DecodeResultsTest, CustomSchemaNames) {
             "non_finite_score: items[0].s is not a finite number");
 }
 
-TEST(DecodeResultsTest, RepeatedKeysLastWins) {
-  Decoder d;
-  ASSERT_EQ(d.Results(R"({"request_id": "r1", "request_id": "r2",
-                          "timestamp": 1, "results": ["a", "b"],
-                          "results": ["b"]})"),
+// A field read twice would be a guess between the two values: rejected,
+// naming the key and the object. Keys compare unescaped (an escaped
+// underscore still spells request_id).
+TEST(DecodeDuplicateKeyTest, FieldsTheDecoderReadsAreRejected) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  EXPECT_EQ(d.Results(R"({"request_id": "r1", "request_id": "r2",
+                          "timestamp": 1, "results": ["a"]})"),
+            "duplicate_key: duplicate key 'request_id'");
+  EXPECT_EQ(d.Results(R"({"request_id": "r1", "request\u005fid": "r2",
+                          "timestamp": 1, "results": ["a"]})"),
+            "duplicate_key: duplicate key 'request_id'");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1,
+                          "results": ["a", "b"], "results": ["b"]})"),
+            "duplicate_key: duplicate key 'results'");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1,
+                          "timestamp": 2, "results": ["a"]})"),
+            "duplicate_key: duplicate key 'timestamp'");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results":
+                          ["a", {"doc_id": "b", "doc_id": "c"}]})"),
+            "duplicate_key: duplicate key 'doc_id' in results[1]");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results":
+                          [{"doc_id": "b", "score": 1, "score": 2}]})"),
+            "duplicate_key: duplicate key 'score' in results[0]");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results":
+                          [{"doc_id": "b", "team": "A", "team": "B"}]})"),
+            "duplicate_key: duplicate key 'team' in results[0]");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": "de", "locale": "fr"}})"),
+            "duplicate_key: duplicate key 'locale' in segments");
+
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a", "relevance": 1,
+                            "relevance": 0, "timestamp": 1})"),
+            "duplicate_key: duplicate key 'relevance'");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "judgments":
+      [{"doc_id": "a", "relevance": 1},
+       {"doc_id": "b", "relevance": 1, "relevance": 3}]})"),
+            "duplicate_key: duplicate key 'relevance' in judgments[1]");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "judgments":
+      [{"doc_id": "a", "doc_id": "b", "relevance": 1}]})"),
+            "duplicate_key: duplicate key 'doc_id' in judgments[0]");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "judgments":
+      [{"doc_id": "a", "relevance": 1, "kind": "x", "kind": "y"}]})"),
+            "duplicate_key: duplicate key 'kind' in judgments[0]");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a", "relevance": 1,
+                            "kind": "x", "kind": "y", "timestamp": 1})"),
+            "duplicate_key: duplicate key 'kind'");
+}
+
+// Keys the decoder skips unread change nothing it computes: they may
+// repeat, at the top level, in entries and among unconfigured segment
+// labels. So may a key of the other kind of event (doc_id in a results
+// event), and the same key in two different objects.
+TEST(DecodeDuplicateKeyTest, KeysNotReadMayRepeat) {
+  Decoder d(JoinMode::kImpression, {"locale"});
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "extra": 1, "extra": [2],
+                          "doc_id": "x", "doc_id": "y", "timestamp": 1,
+                          "results": [{"doc_id": "a", "x": 1, "x": 2},
+                                      {"doc_id": "b"}],
+                          "segments": {"os": "ios", "os": "android",
+                                       "locale": "de"}})"),
             "ok");
-  EXPECT_EQ(d.results.request_id, "r2");
-  EXPECT_EQ(Strings(d.results.doc_ids), std::vector<std::string>{"b"});
+  EXPECT_EQ(d.results.request_id, "r");
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Strings(d.results.segment_values), std::vector<std::string>{"de"});
+  // The segment seen in the previous event is no duplicate in this one.
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": "fr"}})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.segment_values), std::vector<std::string>{"fr"});
+  // Nor after a rejection in the middle of the segments.
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": "de", "locale": "fr"}})"),
+            "duplicate_key: duplicate key 'locale' in segments");
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "results": ["a"],
+                          "segments": {"locale": "it"}})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.segment_values), std::vector<std::string>{"it"});
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "results": 1,
+                            "results": 2, "judgments":
+                            [{"doc_id": "a", "relevance": 1, "x": 0, "x": 0}]})"),
+            "ok");
+  EXPECT_EQ(d.judgments.judgments.size(), 1u);
 }
 
 TEST(DecodeResultsTest, LongListsAndDuplicates) {
@@ -346,7 +430,7 @@ TEST(DecodeResultsTest, LongListsAndDuplicates) {
   EXPECT_EQ(d.results.doc_ids[999], "doc-999");
   EXPECT_EQ(d.Results(payload + R"(,"doc-500"]})"),
             "too_many_results: 'results' has more than 1000 entries");
-  EventLimitsConfig limits;
+  EventLimitsConfig limits = AnyTime();
   limits.max_results = 2000;
   Decoder big(JoinMode::kImpression, {}, {}, limits);
   EXPECT_EQ(big.Results(payload + R"(,"doc-500"]})"),
@@ -370,8 +454,8 @@ TEST(DecodeResultsTest, ViewsPointIntoTheDecoderNotThePayload) {
 
 TEST(DecodeResultsTest, MovedDecoderKeepsViewsAndWorks) {
   const FakeClock clock(kNow);
-  EventDecoder first(SchemaConfig(), EventLimitsConfig(), JoinMode::kImpression,
-                     {}, &clock);
+  EventDecoder first(SchemaConfig(), AnyTime(), JoinMode::kImpression, {},
+                     &clock);
   ResultsEvent event;
   ASSERT_TRUE(first
                   .DecodeResults(R"({"request_id": "r\u00e9", "timestamp": 1,
@@ -587,6 +671,80 @@ TEST(DecodeTimeBoundsTest, BeforeMinTimestampIsRejected) {
   EXPECT_EQ(d.Judgments(JudgmentAt("-1")),
             "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an "
             "RFC 3339 date-time");
+}
+
+// The default events.min_timestamp, 2010-01-01T00:00:00Z
+// (date -u -d 2010-01-01 +%s -> 1262304000), with the clock at kNow
+// (2026-01-01T00:00:00Z).
+TEST(DecodeTimeBoundsTest, DefaultFloorRejects1970And2001NotBackfills) {
+  Decoder d(JoinMode::kImpression, {}, {}, EventLimitsConfig());
+  ASSERT_EQ(d.Results(ResultsAt("1262304000000")), "ok");  // Inclusive.
+  EXPECT_EQ(d.Results(ResultsAt("1262303999999")),
+            "past_timestamp: 'timestamp' 2009-12-31T23:59:59.999Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+  // A week and a month (30 days) before kNow: 1767225600000 - 604800000 =
+  // 1766620800000 (date -u -d @1766620800 -> 2025-12-25T00:00:00Z) and
+  // 1767225600000 - 2592000000 = 1764633600000 (2025-12-02T00:00:00Z).
+  ASSERT_EQ(d.Results(ResultsAt("1766620800000")), "ok");
+  ASSERT_EQ(d.Judgments(JudgmentAt("1764633600000")), "ok");
+  ASSERT_EQ(d.Results(ResultsAt(R"("2025-12-02T00:00:00Z")")), "ok");
+  EXPECT_EQ(d.Judgments(JudgmentAt("0")),
+            "past_timestamp: 'timestamp' 1970-01-01T00:00:00Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+  EXPECT_EQ(d.Results(ResultsAt(R"("2001-06-01T00:00:00Z")")),
+            "past_timestamp: 'timestamp' 2001-06-01T00:00:00Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+}
+
+// A ten-digit number (1e9 to 1e10 - 1) below the floor reads as January to
+// April 1970 in milliseconds but as 2001 to 2286 in seconds: the detail
+// asks. As milliseconds: date -u -d @1764000 -> 1970-01-21T10:00:00Z; as
+// seconds: date -u -d @1764000000 -> 2025-11-24T16:00:00Z.
+TEST(DecodeTimeBoundsTest, SecondsForMillisecondsAreNamed) {
+  Decoder d(JoinMode::kImpression, {}, {}, EventLimitsConfig());
+  const std::string seconds =
+      "past_timestamp: 'timestamp' 1764000000 is 1970-01-21T10:00:00Z: "
+      "seconds where milliseconds are expected? (as seconds it is "
+      "2025-11-24T16:00:00Z; events.min_timestamp 2010-01-01T00:00:00Z)";
+  EXPECT_EQ(d.Results(ResultsAt("1764000000")), seconds);
+  EXPECT_EQ(d.Judgments(JudgmentAt("1764000000")), seconds);
+  EXPECT_EQ(d.Results(ResultsAt("1764000000.75")), seconds);  // Truncated.
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "results": ["a"]})", 1764000000),
+            "past_timestamp: the Kafka timestamp 1764000000 is "
+            "1970-01-21T10:00:00Z: seconds where milliseconds are expected? "
+            "(as seconds it is 2025-11-24T16:00:00Z; events.min_timestamp "
+            "2010-01-01T00:00:00Z)");
+  // The ends of ten digits. date -u -d @1000000 -> 1970-01-12T13:46:40Z,
+  // date -u -d @1000000000 -> 2001-09-09T01:46:40Z,
+  // date -u -d @9999999.999 -> 1970-04-26T17:46:39.999Z,
+  // date -u -d @9999999999 -> 2286-11-20T17:46:39Z.
+  EXPECT_EQ(d.Results(ResultsAt("1000000000")),
+            "past_timestamp: 'timestamp' 1000000000 is 1970-01-12T13:46:40Z: "
+            "seconds where milliseconds are expected? (as seconds it is "
+            "2001-09-09T01:46:40Z; events.min_timestamp "
+            "2010-01-01T00:00:00Z)");
+  EXPECT_EQ(d.Results(ResultsAt("9999999999")),
+            "past_timestamp: 'timestamp' 9999999999 is "
+            "1970-04-26T17:46:39.999Z: seconds where milliseconds are "
+            "expected? (as seconds it is 2286-11-20T17:46:39Z; "
+            "events.min_timestamp 2010-01-01T00:00:00Z)");
+  // Nine and eleven digits: no such hint (date -u -d @999999.999 ->
+  // 1970-01-12T13:46:39.999Z, date -u -d @10000000 -> 1970-04-26T17:46:40Z).
+  EXPECT_EQ(d.Results(ResultsAt("999999999")),
+            "past_timestamp: 'timestamp' 1970-01-12T13:46:39.999Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+  EXPECT_EQ(d.Results(ResultsAt("10000000000")),
+            "past_timestamp: 'timestamp' 1970-04-26T17:46:40Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+  // A date-time written out is in no wrong unit.
+  EXPECT_EQ(d.Results(ResultsAt(R"("1970-01-21T10:00:00Z")")),
+            "past_timestamp: 'timestamp' 1970-01-21T10:00:00Z is before "
+            "events.min_timestamp 2010-01-01T00:00:00Z");
+  // Above a floor set lower, the same number is an (old) valid time.
+  EventLimitsConfig any = AnyTime();
+  Decoder old(JoinMode::kImpression, {}, {}, any);
+  ASSERT_EQ(old.Results(ResultsAt("1764000000")), "ok");
+  EXPECT_EQ(old.results.timestamp_ms, 1764000000);
 }
 
 TEST(DecodeTimeBoundsTest, RejectionLeavesNoEvent) {
@@ -985,7 +1143,12 @@ std::vector<RejectCase> RejectCases() {
                        "results": [{"doc_id": "a", "team": "A"}, "b"]})",
                  "missing_field: missing field 'team' in results[1] "
                  "(variant 'I' is interleaved: every result needs its "
-                 "team)"}};
+                 "team)"},
+      // duplicate_key
+      RejectCase{R,
+                 R"({"request_id": "r", "timestamp": 5,
+                       "results": [{"doc_id": "a", "doc_id": "b"}]})",
+                 "duplicate_key: duplicate key 'doc_id' in results[0]"}};
 }
 
 void PrintTo(const RejectCase& c, std::ostream* os) {

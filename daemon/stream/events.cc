@@ -46,6 +46,8 @@ std::string_view RejectReasonName(RejectReason r) {
       return "past_timestamp";
     case RejectReason::kUnknownTeam:
       return "unknown_team";
+    case RejectReason::kDuplicateKey:
+      return "duplicate_key";
   }
   return "unknown";
 }

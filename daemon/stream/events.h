@@ -41,8 +41,11 @@ enum class RejectReason {
   kPastTimestamp,        // Before events.min_timestamp.
   // Interleaved traffic: a result's team is not one of the experiment's.
   kUnknownTeam,
+  // A field the decoder reads appears twice in one object: which one the
+  // producer meant is ambiguous (JSON parsers disagree on first or last).
+  kDuplicateKey,
 };
-inline constexpr int kNumRejectReasons = 16;
+inline constexpr int kNumRejectReasons = 17;
 std::string_view RejectReasonName(RejectReason r);
 
 // What a ranker served for one request. `doc_ids` is the ranking, rank 1
@@ -108,6 +111,10 @@ struct EventOrigin {
   // already reflected it (it lies below that owner's consumed position).
   // Such an event found late is skipped as replayed, not counted as late.
   bool replayed = false;
+  // Replayed, and its previous owner did not stop cleanly: it may have
+  // finalized this event's request after its last commit, so a request
+  // finalized from it here may count twice (JoinCounters::reprocessed).
+  bool maybe_counted = false;
 
   // The slot encoding, defined here once.
   static constexpr int32_t SourceOf(int32_t topic_index, int32_t partition) {

@@ -58,7 +58,7 @@ bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
   const int64_t closes = SatAdd(e.timestamp_ms, window_ms_);
   const uint64_t hash = HashBytes(e.request_id);
   PendingRequest* r = store_.Find(e.request_id, hash);
-  if (origin.replayed && closes < watermark_.restored()) {
+  if (origin.replayed && closes < watermark_.restored(origin.source)) {
     // Its window closed before the previous owner's last commit: that owner
     // finalized it, with the judgments held for it here.
     ++counters_.replayed;
@@ -119,11 +119,12 @@ bool ImpressionJoin::AcceptJudgments(const JudgmentEvent& e,
   // The last moment a results event claiming it can be stamped.
   const int64_t claimable_until = SatAdd(e.timestamp_ms, early_ms_);
   if (r == nullptr) {
-    if (origin.replayed &&
-        SatAdd(claimable_until, window_ms_) < watermark_.restored()) {
+    if (origin.replayed && SatAdd(claimable_until, window_ms_) <
+                               watermark_.restored(origin.source)) {
       // Any request it can belong to closed before the previous owner's
       // last commit, which reflected it.
       ++counters_.replayed;
+      ++counters_.replayed_judgments;
       return false;
     }
     if (claimable_until < watermark_.value()) {
@@ -172,7 +173,7 @@ void ImpressionJoin::MakeRoom() {
 
 void ImpressionJoin::ProcessDue(FinalizeCause cause) {
   // A window [.., deadline] closes once the watermark is past it.
-  const int64_t limit = SatSub(watermark_.value(), 1);
+  const int64_t limit = SatSub(watermark_.closing(), 1);
   while (PendingRequest* r = store_.PeekDue(limit)) Finalize(r, cause);
 }
 
@@ -183,7 +184,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
   } else {
     Combine(*r);
     ++counters_.finalized;
-    if (r->results_origin.replayed) ++counters_.reprocessed;
+    if (r->results_origin.maybe_counted) ++counters_.reprocessed;
     FinalizedRequest f;
     f.request_id = r->key;
     f.group = r->group;
@@ -207,7 +208,12 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
 }
 
 void ImpressionJoin::CountUnclaimed(const JudgmentRecord& rec) {
-  ++(rec.replayed ? counters_.replayed : counters_.orphaned_judgments);
+  if (rec.replayed) {
+    ++counters_.replayed;
+    ++counters_.replayed_judgments;
+  } else {
+    ++counters_.orphaned_judgments;
+  }
 }
 
 void ImpressionJoin::Combine(const PendingRequest& r) {
@@ -313,6 +319,7 @@ ImpressionJoin::DocGrade ImpressionJoin::CombineDoc(const PendingRequest& r,
 
 void ImpressionJoin::DiscardReplayed(PendingRequest* r) {
   counters_.replayed += static_cast<int64_t>(r->records.size());
+  counters_.replayed_judgments += static_cast<int64_t>(r->records.size());
   Release(r);
 }
 

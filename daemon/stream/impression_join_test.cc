@@ -214,13 +214,18 @@ TEST_F(ImpressionJoinTest, IdleStreamFinalizesOnWallClock) {
   clock_.Advance(4'000);  // Not idle long enough.
   join().AdvanceWallClock();
   EXPECT_TRUE(listener_.finalized.empty());
-  // Idle for 11.001 s: event time is taken to have advanced as much, to
-  // 1 + 11.001 - 1 (lateness) = 11.001 s, past r1's window end (11 s).
+  // Idle for 11.001 s: windows close as if event time had advanced as
+  // much, to 1 + 11.001 - 1 (lateness) = 11.001 s, past r1's window end
+  // (11 s).
   clock_.Advance(7'001);
   join().AdvanceWallClock();
   ASSERT_EQ(listener_.finalized.size(), 1u);
   EXPECT_EQ(listener_.finalized[0].cause, FinalizeCause::kIdle);
-  EXPECT_EQ(join().watermark_ms(), 11'001);
+  // Lateness stays with event time (1 s - 1 s): an event from the past
+  // arriving after the lull is not late for it (issue 22).
+  EXPECT_EQ(join().watermark_ms(), 0);
+  EXPECT_TRUE(Res("r2", 1500, {"a"}, 2));
+  EXPECT_EQ(join().counters().late_results, 0);
 }
 
 TEST_F(ImpressionJoinTest, CombineMaxOrLastAndNullDeletes) {
@@ -402,12 +407,16 @@ TEST(ImpressionJoinRestoreTest, ReplayedEventsAreSkipped) {
   FakeClock clock(0);
   testing::RecordingListener listener;
   ImpressionJoin join(config, &clock, &listener);
-  join.RestoreWatermark(20'000);  // r1 (served at 1 s) was finalized.
+  // One previous owner of both partitions: r1 (served at 1 s) was
+  // finalized.
+  join.RestoreWatermark(0, 20'000);
+  join.RestoreWatermark(1, 20'000);
   auto r1 = testing::Results("r1", 1000, {"a"});
   auto j1 = testing::Judgments("r1", 2000, {{"a", 1}});
   EXPECT_FALSE(join.OnResults(r1.event, 0, EventOrigin{0, 1, true}));
   EXPECT_FALSE(join.OnJudgments(j1.event, EventOrigin{0, 2, true}));
   EXPECT_EQ(join.counters().replayed, 2);
+  EXPECT_EQ(join.counters().replayed_judgments, 1);  // j1; r1 is results.
   EXPECT_EQ(join.counters().late_results, 0);
   EXPECT_EQ(join.counters().late_judgments, 0);
   // A request still pending at the restart (served at 15 s, closing at
@@ -418,7 +427,8 @@ TEST(ImpressionJoinRestoreTest, ReplayedEventsAreSkipped) {
   auto j2 = testing::Judgments("r2", 12'000, {{"a", 3}});
   EXPECT_TRUE(join.OnJudgments(j2.event, EventOrigin{1, 1, true}));
   auto r2 = testing::Results("r2", 15'000, {"a"});
-  EXPECT_TRUE(join.OnResults(r2.event, 0, EventOrigin{0, 3, true}));
+  // The previous owner crashed (its last commit was not final).
+  EXPECT_TRUE(join.OnResults(r2.event, 0, EventOrigin{0, 3, true, true}));
   EXPECT_TRUE(listener.finalized.empty());
   join.FinishAll();
   ASSERT_EQ(listener.finalized.size(), 1u);
@@ -426,7 +436,47 @@ TEST(ImpressionJoinRestoreTest, ReplayedEventsAreSkipped) {
   EXPECT_EQ(listener.finalized[0].ranked, (std::vector<metrics::Grade>{3}));
   // Its results were read by the previous owner too: it may count twice.
   EXPECT_EQ(join.counters().reprocessed, 1);
-  EXPECT_EQ(join.commit_watermark_ms(), 20'000);
+  EXPECT_EQ(join.commit_watermark_ms(0), 20'000);
+  EXPECT_EQ(join.commit_watermark_ms(1), 20'000);
+}
+
+// Issue 22: the partitions one replica is assigned after a rebalance may
+// come from several previous owners. Partition 1's owner was killed early
+// (its last commit carried 5 s) and partition 0's stopped late (20 s): a
+// request re-read from partition 1, served at 1 s and closing at 11 s, was
+// never finalized by its owner and must be joined afresh, not skipped
+// because partition 0's owner got further. (One watermark per replica, the
+// greatest, skipped it: a lost list.)
+TEST(ImpressionJoinRestoreTest, EachPartitionKeepsItsOwnersWatermark) {
+  config::JoinConfig config;
+  config.window = std::chrono::seconds(10);
+  config.allowed_lateness = std::chrono::seconds(0);
+  FakeClock clock(0);
+  testing::RecordingListener listener;
+  ImpressionJoin join(config, &clock, &listener);
+  join.RestoreWatermark(0, 20'000);
+  join.RestoreWatermark(1, 5'000);
+  auto r0 = testing::Results("r0", 1000, {"a"});  // Closes at 11 s < 20 s.
+  EXPECT_FALSE(join.OnResults(r0.event, 0, EventOrigin{0, 1, true}));
+  auto r1 = testing::Results("r1", 1000, {"a"});  // Closes at 11 s > 5 s.
+  auto j1 = testing::Judgments("r1", 2000, {{"a", 2}});
+  EXPECT_TRUE(join.OnResults(r1.event, 0, EventOrigin{1, 1, true}));
+  EXPECT_TRUE(join.OnJudgments(j1.event, EventOrigin{1, 2, true}));
+  EXPECT_EQ(join.counters().replayed, 1);
+  EXPECT_EQ(join.counters().replayed_judgments, 0);
+  join.FinishAll();
+  ASSERT_EQ(listener.finalized.size(), 1u);
+  EXPECT_EQ(listener.finalized[0].request_id, "r1");
+  // Partition 1's owner stopped cleanly (final commit): it finalized
+  // nothing after that commit, so r1 cannot count twice.
+  EXPECT_EQ(join.counters().reprocessed, 0);
+  EXPECT_EQ(listener.finalized[0].ranked, (std::vector<metrics::Grade>{2}));
+  // Each partition's commit carries its own: the greater of this owner's
+  // watermark (1 s: the least newest event time of the two partitions,
+  // lateness 0; FinishAll closes windows, it does not move event time) and
+  // the one restored for it.
+  EXPECT_EQ(join.commit_watermark_ms(0), 20'000);
+  EXPECT_EQ(join.commit_watermark_ms(1), 5'000);
 }
 
 }  // namespace

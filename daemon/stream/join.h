@@ -39,10 +39,11 @@ struct JoinCounters {
   int64_t unjudged = 0;              // qrels: query without judgments.
   int64_t dropped_on_rebalance = 0;  // Pending requests of revoked partitions.
   int64_t table_full = 0;            // qrels: judgments refused, table full.
-  int64_t replayed = 0;  // Re-read events already reflected: skipped.
+  int64_t replayed = 0;            // Re-read events already reflected: skipped.
+  int64_t replayed_judgments = 0;  // Of which judgments.
   // Requests finalized from a results event a previous owner had already
-  // read (at-least-once: it may have finalized them too, after its last
-  // commit).
+  // read and may have finalized too, after its last commit (at-least-once;
+  // none when it stopped cleanly: EventOrigin::maybe_counted).
   int64_t reprocessed = 0;
   // Judgments beyond join.max_judgments_per_request of one request.
   int64_t over_limit_judgments = 0;
@@ -109,10 +110,10 @@ class Join {
   // Forgets the pending state fed from `partitions`, without scoring it and
   // without OnReleased (another consumer re-reads those events).
   virtual void DropPartitions(std::span<const int32_t> partitions) = 0;
-  // Records a previous owner's committed watermark, so that the re-read
-  // events it had finalized are recognized (EventOrigin::replayed). It
-  // closes no window here.
-  virtual void RestoreWatermark(int64_t watermark_ms) = 0;
+  // Records the watermark `source`'s previous owner committed, so that the
+  // re-read events of that source it had finalized are recognized
+  // (EventOrigin::replayed). It closes no window here.
+  virtual void RestoreWatermark(int32_t source, int64_t watermark_ms) = 0;
   // Event sources (EventOrigin::partition, e.g. Kafka topic-partitions):
   // an added source holds event time back until it delivers events or is
   // reported idle (caught up with its end). See Watermark.
@@ -127,12 +128,14 @@ class Join {
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;
   virtual int64_t table_entries() const = 0;
-  // Event time before which windows are closed (INT64_MIN before any
-  // event): a window [.., end] closes once watermark_ms() > end.
+  // Event time before which events are late (INT64_MIN before any event):
+  // a window [.., end] closes once watermark_ms() > end. Moves with events
+  // only (Watermark::value()); an idle stream closes windows further.
   virtual int64_t watermark_ms() const = 0;
-  // What to commit for a successor: the later of watermark_ms() and a
-  // restored one (whatever either owner finalized, the next one skips).
-  virtual int64_t commit_watermark_ms() const = 0;
+  // What to commit for `source`'s successor: the later of watermark_ms()
+  // and the one restored for it (whatever either owner finalized, the next
+  // one skips).
+  virtual int64_t commit_watermark_ms(int32_t source) const = 0;
 };
 
 // What both joins share: event time from a Watermark over the event
@@ -143,8 +146,8 @@ class WatermarkedJoin : public Join {
   void AdvanceWallClock() override {
     if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
   }
-  void RestoreWatermark(int64_t watermark_ms) override {
-    watermark_.Restore(watermark_ms);
+  void RestoreWatermark(int32_t source, int64_t watermark_ms) override {
+    watermark_.Restore(source, watermark_ms);
   }
   void AddSource(int32_t source) override { watermark_.AddSource(source); }
   void SetSourceIdle(int32_t source, bool idle) override {
@@ -153,8 +156,8 @@ class WatermarkedJoin : public Join {
   }
   const JoinCounters& counters() const override { return counters_; }
   int64_t watermark_ms() const override { return watermark_.value(); }
-  int64_t commit_watermark_ms() const override {
-    return std::max(watermark_.value(), watermark_.restored());
+  int64_t commit_watermark_ms(int32_t source) const override {
+    return std::max(watermark_.value(), watermark_.restored(source));
   }
 
  protected:

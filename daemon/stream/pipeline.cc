@@ -45,22 +45,6 @@ int64_t PipelineCounters::rejected_total(Topic t) const {
   return n;
 }
 
-bool RateLimiter::Allow() {
-  // An interval: monotonic, so a wall-clock step neither floods nor mutes.
-  const int64_t now = clock_->MonotonicMillis();
-  if (window_start_ms_ == INT64_MIN || now < window_start_ms_ ||
-      now - window_start_ms_ >= 1000) {
-    window_start_ms_ = now;
-    used_ = 0;
-  }
-  if (used_ < per_second_) {
-    ++used_;
-    return true;
-  }
-  ++suppressed_;
-  return false;
-}
-
 StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
     const config::Config& config, const Clock* clock, ReleaseListener* releases,
     DeadLetterSink* dead_letters) {
@@ -239,7 +223,7 @@ void Pipeline::FinishAll() {
   Look();
 }
 
-bool Pipeline::RestoreWatermark(int64_t watermark_ms) {
+bool Pipeline::RestoreWatermark(int32_t source, int64_t watermark_ms) {
   const int64_t limit =
       SatAdd(clock_->NowMillis(), config_.events.max_future_skew.count());
   if (watermark_ms > limit) {
@@ -250,7 +234,7 @@ bool Pipeline::RestoreWatermark(int64_t watermark_ms) {
         watermark_ms);
     return false;
   }
-  join_->RestoreWatermark(watermark_ms);
+  join_->RestoreWatermark(source, watermark_ms);
   return true;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/rate_limiter.h"
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
@@ -59,23 +60,6 @@ struct PipelineCounters {
   int64_t rejected_total(Topic t) const;
 };
 
-// Allows `per_second` events per wall-clock second (a token bucket).
-class RateLimiter {
- public:
-  RateLimiter(int32_t per_second, const Clock* clock)
-      : per_second_(per_second), clock_(clock) {}
-  bool Allow();
-  int64_t suppressed() const { return suppressed_; }
-  void set_per_second(int32_t per_second) { per_second_ = per_second; }
-
- private:
-  int32_t per_second_;
-  const Clock* clock_;
-  int64_t window_start_ms_ = INT64_MIN;
-  int32_t used_ = 0;
-  int64_t suppressed_ = 0;
-};
-
 class Pipeline : private JoinListener {
  public:
   // Builds the pipeline for `config`, preloading join.qrels_file in qrels
@@ -106,7 +90,7 @@ class Pipeline : private JoinListener {
   // See Join::RestoreWatermark. A watermark beyond the wall clock plus
   // events.max_future_skew (poisoned by a far-future timestamp, which
   // versions before 0.2 accepted) is ignored with a warning: returns false.
-  [[nodiscard]] bool RestoreWatermark(int64_t watermark_ms);
+  [[nodiscard]] bool RestoreWatermark(int32_t source, int64_t watermark_ms);
   // See Join::AddSource and SetSourceIdle.
   void AddSource(int32_t source) { join_->AddSource(source); }
   void SetSourceIdle(int32_t source, bool idle) {
@@ -157,7 +141,9 @@ class Pipeline : private JoinListener {
   int64_t pending_requests() const { return join_->pending_requests(); }
   int64_t table_entries() const { return join_->table_entries(); }
   int64_t watermark_ms() const { return join_->watermark_ms(); }
-  int64_t commit_watermark_ms() const { return join_->commit_watermark_ms(); }
+  int64_t commit_watermark_ms(int32_t source) const {
+    return join_->commit_watermark_ms(source);
+  }
   // Event time at which sliding windows end ("now"): the watermark.
   int64_t window_now_ms() const;
 

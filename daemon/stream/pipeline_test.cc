@@ -96,13 +96,98 @@ TEST_F(PipelineTest, EventJustWithinTheFutureSkewCounts) {
   EXPECT_EQ(pipeline().watermark_ms(), kNow + 300'000 - 1000);
 }
 
+// Issue 22's measurement, in process: 8 partitions per topic; one results
+// event stamped 4 minutes ahead (inside max_future_skew, 5 minutes), then
+// a 15 s lull with every partition caught up (longer than idle_timeout,
+// 1 s here), then a burst stamped with the true time. The watermark used to
+// jump to the outlier after the lull and drop the whole burst as late
+// (replay counted 8,005 lists, the daemon 6,002).
+TEST_F(PipelineTest, AnOutlierAtTheSkewBoundThenALullDropsNothing) {
+  config_.join.idle_timeout = std::chrono::seconds(1);
+  constexpr int kPartitions = 8;
+  for (int p = 0; p < kPartitions; ++p) {
+    pipeline().AddSource(EventOrigin::SourceOf(0, p));
+    pipeline().AddSource(EventOrigin::SourceOf(1, p));
+  }
+  int64_t offset = 0;
+  // A request on partition i % 8 of each topic, clicked 50 ms later.
+  const auto request = [&](int i, int64_t t) {
+    const std::string id = "r" + std::to_string(i);
+    const int p = i % kPartitions;
+    (void)pipeline().OnPayload(
+        Topic::kResults, ResultsJson(id, t),
+        EventOrigin{EventOrigin::SourceOf(0, p), offset++});
+    (void)pipeline().OnPayload(
+        Topic::kJudgments, ClickJson(id, t + 50),
+        EventOrigin{EventOrigin::SourceOf(1, p), offset++});
+  };
+  for (int i = 0; i < 200; ++i) {
+    clock_.Advance(50);
+    request(i, clock_.NowMillis());
+  }
+  // The outlier: 4 minutes ahead of the wall clock, on partition 3.
+  EXPECT_TRUE(pipeline().OnPayload(
+      Topic::kResults, ResultsJson("outlier", clock_.NowMillis() + 240'000),
+      EventOrigin{EventOrigin::SourceOf(0, 3), offset++}));
+  for (int p = 0; p < kPartitions; ++p) {
+    pipeline().SetSourceIdle(EventOrigin::SourceOf(0, p), true);
+    pipeline().SetSourceIdle(EventOrigin::SourceOf(1, p), true);
+  }
+  for (int tick = 0; tick < 150; ++tick) {  // 15 s of lull, 100 ms ticks.
+    clock_.Advance(100);
+    pipeline().AdvanceWallClock();
+  }
+  for (int i = 200; i < 400; ++i) {
+    clock_.Advance(50);
+    request(i, clock_.NowMillis());
+  }
+  pipeline().FinishAll();
+  EXPECT_EQ(pipeline().join_counters().late_results, 0);
+  EXPECT_EQ(pipeline().join_counters().late_judgments, 0);
+  EXPECT_EQ(pipeline().join_counters().finalized, 401);  // 400 + outlier.
+  EXPECT_DOUBLE_EQ(PrecisionSum(), 400.0);  // The outlier has no click.
+}
+
+// Issue 22: users backfill week-old history into Kafka, and the producer
+// pauses for two minutes (longer than idle_timeout) halfway. The events
+// after the pause continue where it stopped: none is late because the wall
+// clock moved on meanwhile (it used to carry event time 2 minutes ahead,
+// past the next events' windows).
+TEST_F(PipelineTest, BackfillAfterAPauseIsNotLate) {
+  config_.join.idle_timeout = std::chrono::seconds(10);
+  const int64_t week_ago = kNow - 7 * 86'400'000LL;
+  int64_t offset = 0;
+  const auto request = [&](int i) {
+    const std::string id = "b" + std::to_string(i);
+    const int64_t t = week_ago + i * 50;
+    (void)pipeline().OnPayload(Topic::kResults, ResultsJson(id, t),
+                               EventOrigin{0, offset++});
+    (void)pipeline().OnPayload(Topic::kJudgments, ClickJson(id, t + 20),
+                               EventOrigin{0, offset++});
+  };
+  for (int i = 0; i < 300; ++i) request(i);
+  for (int tick = 0; tick < 120; ++tick) {  // The pause: 2 minutes.
+    clock_.Advance(1000);
+    pipeline().AdvanceWallClock();
+  }
+  // The lull closed the windows of the first half (300 lists finalized).
+  EXPECT_EQ(pipeline().join_counters().finalized, 300);
+  for (int i = 300; i < 600; ++i) request(i);
+  pipeline().FinishAll();
+  EXPECT_EQ(pipeline().join_counters().late_results, 0);
+  EXPECT_EQ(pipeline().join_counters().late_judgments, 0);
+  EXPECT_EQ(pipeline().join_counters().finalized, 600);
+  EXPECT_DOUBLE_EQ(PrecisionSum(), 600.0);
+}
+
 TEST_F(PipelineTest, PoisonedCommittedWatermarkIsIgnored) {
   // An older version saved a watermark in year 9999: ignored.
-  EXPECT_FALSE(pipeline().RestoreWatermark(253402300799000));
-  EXPECT_EQ(pipeline().commit_watermark_ms(), INT64_MIN);
+  EXPECT_FALSE(pipeline().RestoreWatermark(0, 253402300799000));
+  EXPECT_EQ(pipeline().commit_watermark_ms(0), INT64_MIN);
   // A sane one is kept for recognizing replays, and committed again.
-  EXPECT_TRUE(pipeline().RestoreWatermark(kNow - 60'000));
-  EXPECT_EQ(pipeline().commit_watermark_ms(), kNow - 60'000);
+  EXPECT_TRUE(pipeline().RestoreWatermark(0, kNow - 60'000));
+  EXPECT_EQ(pipeline().commit_watermark_ms(0), kNow - 60'000);
+  EXPECT_EQ(pipeline().commit_watermark_ms(1), INT64_MIN);  // Not restored.
   EXPECT_EQ(pipeline().watermark_ms(), INT64_MIN);  // Closes nothing here.
   // A re-read list served 2 minutes ago was finalized by the previous
   // owner: skipped. A new one of the same age is not (nobody scored it).

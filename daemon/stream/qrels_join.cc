@@ -245,7 +245,8 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
 
 void QrelsJoin::ProcessDue(FinalizeCause cause) {
   // A delay [.., served + delay] ends once the watermark is past it.
-  while (PendingRequest* r = delayed_.PeekDue(SatSub(watermark_.value(), 1))) {
+  while (PendingRequest* r =
+             delayed_.PeekDue(SatSub(watermark_.closing(), 1))) {
     ScoreDelayed(r, cause);
   }
 }

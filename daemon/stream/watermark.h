@@ -1,14 +1,15 @@
 // Watermark: how far event time has progressed, i.e. up to when join
-// windows may close.
+// windows may close, per event source and over all of them.
 //
 // Events come from several sources (Kafka topic-partitions; one source in a
 // replay), read at different paces: one partition may be read far ahead of
 // another. Each source tracks the highest event time it has delivered, and
-// the watermark is the minimum of those over the sources that may still
-// deliver older data, minus the allowed lateness. So an event whose time is
-// at least (the highest earlier event time of its own source) - lateness
-// is never behind the watermark, however the sources are interleaved: that
-// is what makes the joins independent of arrival order.
+// the watermark (value()) is the minimum of those over the sources that may
+// still deliver older data, minus the allowed lateness. So an event whose
+// time is at least (the highest earlier event time of its own source) -
+// lateness is never behind the watermark, however the sources are
+// interleaved: that is what makes the joins independent of arrival order.
+// value() is what lateness is judged by, and it moves with events only.
 //
 // A source that has caught up with its end (the consumer reports it idle)
 // keeps holding the watermark at its highest event time for
@@ -17,12 +18,24 @@
 // one topic lags another: its partitions are caught up again and again
 // between the lagging producer's writes, and releasing them at once would
 // let the other topic close windows before their judgments are read. When
-// no event arrives at all for `idle_timeout`, event time is taken to
-// advance with the wall clock, so an idle stream still closes its windows.
+// every source has caught up, the watermark moves to the newest event time
+// but never past the wall clock: one event from a clock minutes fast must
+// not carry it (and with it every window) ahead of the stream.
 //
-// Separately it keeps the watermark restored from a previous owner's commit
-// (Restore): it only tells which re-read events that owner had already
-// finalized, and never closes a window here. Never decreases.
+// When no event arrives at all for `idle_timeout`, windows still close:
+// closing() advances with the wall clock from the newest event time (capped
+// at the wall clock when that event arrived), so an idle stream finalizes
+// its last lists. That advance is transient: it closes windows but never
+// makes an event late. The next event takes it back to value(), so events
+// from the past (a backlog, history backfilled into Kafka) are never judged
+// late merely because the wall clock moved on during a lull.
+//
+// Separately it keeps, per source, the watermark restored from that
+// source's previous owner (Restore): it only tells which re-read events of
+// that source the previous owner had already finalized, and never closes a
+// window here. Per source, because the sources assigned to one replica may
+// come from several previous owners (one killed early, one stopped late):
+// one watermark for all would skip what the earlier one never finalized.
 //
 // Not thread-safe.
 #ifndef RANKWATCH_DAEMON_STREAM_WATERMARK_H_
@@ -44,6 +57,8 @@ class Watermark {
   // Registers a source that holds the watermark back until it delivers
   // events or is reported idle (a newly assigned partition).
   void AddSource(int32_t source);
+  // Forgets `source`, its restored watermark included (a revoked
+  // partition).
   void RemoveSource(int32_t source);
   // An idle source has nothing more to deliver for now.
   void SetIdle(int32_t source, bool idle);
@@ -51,14 +66,24 @@ class Watermark {
   void Observe(int32_t source, int64_t event_ms);
 
   // Applies wall-clock progress: idle sources whose hold expired, and a
-  // stream without events. Returns true when the watermark moved.
+  // stream without events. Returns true when closing() moved.
   bool AdvanceWallClock();
 
-  // Records a previous owner's watermark (see the class comment).
-  void Restore(int64_t watermark_ms);
+  // Records the watermark `source`'s previous owner committed (see the
+  // class comment); never decreases.
+  void Restore(int32_t source, int64_t watermark_ms);
 
-  int64_t value() const { return value_; }        // INT64_MIN before any event.
-  int64_t restored() const { return restored_; }  // INT64_MIN if none.
+  // What lateness is judged by: INT64_MIN before any event; never
+  // decreases.
+  int64_t value() const { return value_; }
+  // Up to where windows close: value(), or more while the stream is idle.
+  int64_t closing() const { return closing_ > value_ ? closing_ : value_; }
+  // The furthest closing() has been: every window before it was closed.
+  int64_t closed() const { return closed_; }
+  // `source`'s restored watermark; INT64_MIN if none.
+  int64_t restored(int32_t source) const;
+  // The greatest restored watermark of any source; INT64_MIN if none.
+  int64_t restored_max() const;
   int64_t max_event_ms() const { return max_event_ms_; }
 
  private:
@@ -67,10 +92,12 @@ class Watermark {
     bool idle = false;
     int64_t idle_since_wall_ms = 0;
     int64_t max_ms = INT64_MIN;
+    int64_t restored_ms = INT64_MIN;
   };
 
   Source& At(int32_t source);
   void Recompute(int64_t now_wall_ms);
+  void NoteClosing();
 
   int64_t lateness_ms_;
   int64_t idle_timeout_ms_;
@@ -79,7 +106,8 @@ class Watermark {
   int64_t max_event_ms_ = INT64_MIN;
   int64_t last_event_wall_ms_ = 0;
   int64_t value_ = INT64_MIN;
-  int64_t restored_ = INT64_MIN;
+  int64_t closing_ = INT64_MIN;  // The idle advance; INT64_MIN when none.
+  int64_t closed_ = INT64_MIN;
 };
 
 }  // namespace rankwatch::stream

@@ -68,22 +68,75 @@ TEST_F(WatermarkTest, IdleSourceHoldsAtItsNewestEventWhileBriefly) {
   EXPECT_EQ(w_.value(), 19'901);  // Released: only source 0 holds.
 }
 
-TEST_F(WatermarkTest, WallClockAdvancesAnIdleStream) {
+TEST_F(WatermarkTest, WallClockClosesTheWindowsOfAnIdleStream) {
   w_.Observe(0, 5000);
   clock_.Advance(999);
   EXPECT_FALSE(w_.AdvanceWallClock());
   clock_.Advance(1001);  // 2000 ms without events: 5000 + 2000 - 100.
   EXPECT_TRUE(w_.AdvanceWallClock());
-  EXPECT_EQ(w_.value(), 6900);
+  EXPECT_EQ(w_.closing(), 6900);
+  EXPECT_EQ(w_.closed(), 6900);
+  // Lateness stays with event time: 5000 - 100.
+  EXPECT_EQ(w_.value(), 4900);
 }
 
-TEST_F(WatermarkTest, RestoredIsKeptApartAndNeverClosesWindows) {
-  w_.Restore(100'000);
-  w_.Restore(90'000);  // Never decreases.
-  EXPECT_EQ(w_.restored(), 100'000);
+// Issue 22: history backfilled into Kafka pauses longer than the idle
+// timeout; the events after the pause continue where it stopped and are
+// not late merely because the wall clock moved on. The advance closed the
+// windows while idle, and ends with the next event.
+TEST_F(WatermarkTest, EventsFromThePastAfterALullAreNotLate) {
+  w_.Observe(0, 5000);
+  clock_.Advance(60'000);  // A minute without events.
+  EXPECT_TRUE(w_.AdvanceWallClock());
+  EXPECT_EQ(w_.closing(), 5000 + 60'000 - 100);
+  w_.Observe(0, 5200);          // The backfill resumes where it was.
+  EXPECT_EQ(w_.value(), 5100);  // 5200 - 100: 5200 is not late.
+  EXPECT_EQ(w_.closing(), 5100);
+  EXPECT_EQ(w_.closed(), 64'900);  // What the lull closed stays closed.
+}
+
+// Issue 22's measurement: one results event stamped 4 minutes ahead of the
+// wall clock (inside max_future_skew), then a 15 s lull longer than the
+// idle timeout with every partition caught up, then a burst stamped with
+// the true time. The watermark used to jump to the outlier and drop the
+// whole burst as late.
+TEST_F(WatermarkTest, AnOutlierFromAFastClockDoesNotCarryItAfterALull) {
+  // The wall clock reads 50 s; partitions 0 and 1 deliver at 49.9 s and
+  // 50 s, partition 1 then one event at 50 s + 4 min.
+  w_.AddSource(0);
+  w_.AddSource(1);
+  w_.Observe(0, 49'900);
+  w_.Observe(1, 50'000);
+  w_.Observe(1, 290'000);
+  EXPECT_EQ(w_.value(), 49'800);  // Partition 0 holds: 49.9 s - 0.1 s.
+  w_.SetIdle(0, true);
+  w_.SetIdle(1, true);
+  clock_.Advance(15'000);  // The lull: both released, no events at all.
+  w_.AdvanceWallClock();
+  // Event time is at most the wall clock now (65 s), minus the lateness.
+  EXPECT_EQ(w_.value(), 64'900);
+  // Windows close from the wall clock when the last event arrived (50 s),
+  // not from 290 s: 50 s + 15 s - 0.1 s.
+  EXPECT_EQ(w_.closing(), 64'900);
+  // The burst, stamped with the true time, is not late.
+  w_.Observe(0, 65'000);
+  EXPECT_GE(65'000, w_.value());
+}
+
+TEST_F(WatermarkTest, RestoredIsKeptPerSourceAndNeverClosesWindows) {
+  w_.Restore(0, 100'000);
+  w_.Restore(0, 90'000);  // Never decreases.
+  w_.Restore(3, 20'000);
+  EXPECT_EQ(w_.restored(0), 100'000);
+  EXPECT_EQ(w_.restored(3), 20'000);
+  EXPECT_EQ(w_.restored(1), INT64_MIN);
+  EXPECT_EQ(w_.restored(99), INT64_MIN);
+  EXPECT_EQ(w_.restored_max(), 100'000);
   EXPECT_EQ(w_.value(), INT64_MIN);
   w_.Observe(0, 5000);
   EXPECT_EQ(w_.value(), 4900);
+  w_.RemoveSource(0);  // Revoked: its restored watermark goes too.
+  EXPECT_EQ(w_.restored(0), INT64_MIN);
 }
 
 TEST_F(WatermarkTest, ExtremeTimesSaturate) {

@@ -8,7 +8,8 @@
 //  - a parsed head holds what the parser promises: a method of 1 to
 //    kMaxMethodBytes bytes, at most kMaxRequestHeaders fields, field names
 //    that are non-empty tokens, values without control characters but
-//    HTAB (the path is percent-decoded: "%0a" is a LF there, by design);
+//    HTAB; a path that starts with '/' and holds no '%' (percent-encoded
+//    paths are refused) and no control character;
 //    a rejection is one line (control characters escaped);
 //  - AcceptsGzip ignores ASCII case (coding names and "q" are
 //    case-insensitive, RFC 9110 section 12.5.3) and blanks after commas
@@ -74,6 +75,9 @@ void CheckHead(std::string_view data) {
   FUZZ_CHECK(!request->method.empty());
   FUZZ_CHECK(request->method.size() <= kMaxMethodBytes);
   FUZZ_CHECK(request->headers.size() <= kMaxRequestHeaders);
+  FUZZ_CHECK(!request->path.empty() && request->path.front() == '/');
+  FUZZ_CHECK(request->path.find('%') == std::string::npos);
+  FUZZ_CHECK(!HasControl(request->path, false));
   for (const auto& [name, value] : request->headers) {
     FUZZ_CHECK(!name.empty());
     FUZZ_CHECK(!HasControl(name, false));

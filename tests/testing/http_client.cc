@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -265,7 +266,11 @@ std::string RequestText(const std::string& method, const std::string& host,
                         int port, const std::string& path,
                         const HttpHeaders& headers) {
   std::string text = method + " " + path + " HTTP/1.1\r\n";
-  text += "Host: " + host + ":" + std::to_string(port) + "\r\n";
+  // A Host among `headers` replaces the default (a test of Host checks).
+  const bool own_host = std::any_of(
+      headers.begin(), headers.end(),
+      [](const auto& h) { return EqualsIgnoreCase(h.first, "Host"); });
+  if (!own_host) text += "Host: " + host + ":" + std::to_string(port) + "\r\n";
   text += "Connection: close\r\n";
   for (const auto& [name, value] : headers) {
     text += name + ": " + value + "\r\n";

@@ -30,7 +30,8 @@ struct HttpResult {
 
 // Sends `method` `path` to host:port and reads the whole response, failing
 // (Unavailable, IoError, InvalidArgument for a malformed response) rather
-// than waiting past `timeout` in total.
+// than waiting past `timeout` in total. Sends "Host: host:port" unless
+// `headers` has a Host of its own.
 StatusOr<HttpResult> HttpFetch(
     const std::string& method, const std::string& host, int port,
     const std::string& path, const HttpHeaders& headers = {},
