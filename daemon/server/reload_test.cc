@@ -88,6 +88,18 @@ class DaemonReloadTest : public ::testing::Test {
            "\"\n  group_id: " + group + "\nhttp:\n  listen: 127.0.0.1:0\n" +
            http + "metrics:\n  cutoffs: " + cutoffs + "\n";
   }
+  // The daemon of the configuration file `path`, reloading from it; null
+  // (with a failure) when it does not start.
+  std::unique_ptr<Daemon> Start(const std::string& path) {
+    StatusOr<config::Config> config = config::LoadConfigFile(path);
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    if (!config.ok()) return nullptr;
+    DaemonOptions options;
+    options.config_path = path;
+    StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Create(*config, options);
+    EXPECT_TRUE(daemon.ok()) << daemon.status().ToString();
+    return daemon.ok() ? std::move(daemon).value() : nullptr;
+  }
   testing::Scrape Metrics(int port) {
     auto r = testing::HttpGet("127.0.0.1", port, "/metrics");
     EXPECT_TRUE(r.ok());
@@ -100,28 +112,24 @@ class DaemonReloadTest : public ::testing::Test {
 
 TEST_F(DaemonReloadTest, AppliesLiveChangesAndRefusesTheRest) {
   const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]"));
-  StatusOr<config::Config> config = config::LoadConfigFile(path);
-  ASSERT_TRUE(config.ok()) << config.status().ToString();
-  DaemonOptions options;
-  options.config_path = path;
-  auto daemon = Daemon::Create(*config, options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-  const int port = (*daemon)->http_port();
+  std::unique_ptr<Daemon> daemon = Start(path);
+  ASSERT_NE(daemon, nullptr);
+  const int port = daemon->http_port();
   testing::Scrape s = Metrics(port);
   EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful", {}), 1);
   EXPECT_GT(s.Sum("rankwatch_config_last_reload_success_timestamp_seconds", {}),
             1.7e9);
 
   dir_.Write("c.yaml", Yaml("g", "[1, 3]"));
-  ASSERT_TRUE((*daemon)->Reload().ok());
+  ASSERT_TRUE(daemon->Reload().ok());
   s = Metrics(port);
   EXPECT_EQ(s.Sum("rankwatch_config_reloads_total", {{"result", "success"}}),
             1);
 
   dir_.Write("c.yaml", "metrics: [");  // A YAML syntax error.
-  EXPECT_FALSE((*daemon)->Reload().ok());
+  EXPECT_FALSE(daemon->Reload().ok());
   dir_.Write("c.yaml", Yaml("another-group", "[1, 3, 5]"));
-  const Status refused = (*daemon)->Reload();
+  const Status refused = daemon->Reload();
   EXPECT_NE(refused.message().find("kafka.group_id"), std::string::npos)
       << refused.message();
   s = Metrics(port);
@@ -132,13 +140,9 @@ TEST_F(DaemonReloadTest, AppliesLiveChangesAndRefusesTheRest) {
 
 TEST_F(DaemonReloadTest, OnlyPostReloads) {
   const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]"));
-  StatusOr<config::Config> config = config::LoadConfigFile(path);
-  ASSERT_TRUE(config.ok()) << config.status().ToString();
-  DaemonOptions options;
-  options.config_path = path;
-  auto daemon = Daemon::Create(*config, options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-  const int port = (*daemon)->http_port();
+  std::unique_ptr<Daemon> daemon = Start(path);
+  ASSERT_NE(daemon, nullptr);
+  const int port = daemon->http_port();
   auto get = testing::HttpGet("127.0.0.1", port, "/-/reload");
   ASSERT_TRUE(get.ok());
   EXPECT_EQ(get->status, 405);
@@ -158,13 +162,9 @@ TEST_F(DaemonReloadTest, OnlyPostReloads) {
 // in the log, not to the client.
 TEST_F(DaemonReloadTest, ReloadEndpointIsOffByDefault) {
   const std::string path = dir_.Write("c.yaml", Yaml("g", "[1]", ""));
-  StatusOr<config::Config> config = config::LoadConfigFile(path);
-  ASSERT_TRUE(config.ok()) << config.status().ToString();
-  DaemonOptions options;
-  options.config_path = path;
-  auto daemon = Daemon::Create(*config, options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-  const int port = (*daemon)->http_port();
+  std::unique_ptr<Daemon> daemon = Start(path);
+  ASSERT_NE(daemon, nullptr);
+  const int port = daemon->http_port();
   dir_.Write("c.yaml", Yaml("g", "[1, 3]", ""));
   auto post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
   ASSERT_TRUE(post.ok());
@@ -174,7 +174,7 @@ TEST_F(DaemonReloadTest, ReloadEndpointIsOffByDefault) {
   EXPECT_EQ(Metrics(port).Sum("rankwatch_config_reloads_total", {}), 0);
   // A reload (SIGHUP's path) that enables it makes the endpoint work.
   dir_.Write("c.yaml", Yaml("g", "[1, 3]"));
-  ASSERT_TRUE((*daemon)->Reload().ok());
+  ASSERT_TRUE(daemon->Reload().ok());
   post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
   ASSERT_TRUE(post.ok());
   EXPECT_EQ(post->status, 200) << post->body;
@@ -186,13 +186,9 @@ TEST_F(DaemonReloadTest, ReloadRefusesWebPagesAndNeedsCredentials) {
       "c.yaml", Yaml("g", "[1]",
                      "  enable_reload: true\n  basic_auth: {username: prom, "
                      "password: pw}\n"));
-  StatusOr<config::Config> config = config::LoadConfigFile(path);
-  ASSERT_TRUE(config.ok()) << config.status().ToString();
-  DaemonOptions options;
-  options.config_path = path;
-  auto daemon = Daemon::Create(*config, options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-  const int port = (*daemon)->http_port();
+  std::unique_ptr<Daemon> daemon = Start(path);
+  ASSERT_NE(daemon, nullptr);
+  const int port = daemon->http_port();
   const testing::HttpHeaders auth = {{"Authorization", "Basic cHJvbTpwdw=="}};
   auto post = testing::HttpFetch("POST", "127.0.0.1", port, "/-/reload");
   ASSERT_TRUE(post.ok());
