@@ -133,8 +133,7 @@ void CheckListen(const config::Config& config, ProblemList* problems) {
 // key, a key of another certificate): load them as run will.
 void CheckTls(const config::Config& config, ProblemList* problems) {
   const config::TlsConfig& tls = config.http.tls;
-  const http::TlsOptions options =
-      http::TlsOptionsOf(server::HttpSecurityOf(config.http));
+  const http::TlsOptions options = server::HttpSecurityOf(config.http).tls;
   if (const Status s = http::TlsContext::ValidateOptions(options); !s.ok()) {
     problems->Add({"http", "tls"}, config::NodePart::kKey,
                   "http.tls: " + s.message());
@@ -157,8 +156,7 @@ void CheckTls(const config::Config& config, ProblemList* problems) {
 void CheckBasicAuth(const config::Config& config, ProblemList* problems) {
   if (!config.http.basic_auth.enabled()) return;
   const StatusOr<http::BasicAuth> created = http::BasicAuth::Create(
-      http::AuthUsersOf(server::HttpSecurityOf(config.http)),
-      SystemClock::Get());
+      server::HttpSecurityOf(config.http).users, SystemClock::Get());
   if (!created.ok()) {
     problems->Add({"http", "basic_auth"}, config::NodePart::kKey,
                   "http.basic_auth: " + created.status().message());

@@ -20,8 +20,7 @@ using rankwatch::testing::Scrape;
 // exactly the server's count.
 TEST(HttpCollectorTest, CountsUnauthorizedRequests) {
   http::HttpSecurity security;
-  security.basic_auth_username = "prom";
-  security.basic_auth_password = "pw";
+  security.users = {{"prom", "pw"}};
   auto server =
       http::HttpServer::Start("127.0.0.1:0", 1, http::HttpLimits(), security);
   ASSERT_TRUE(server.ok()) << server.status().ToString();

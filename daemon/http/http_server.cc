@@ -31,27 +31,6 @@ constexpr uint64_t kFdReserve = 256;
 
 }  // namespace
 
-TlsOptions TlsOptionsOf(const HttpSecurity& security) {
-  TlsOptions options;
-  options.cert_file = security.tls_cert_file;
-  options.key_file = security.tls_key_file;
-  options.client_ca_file = security.tls_client_ca_file;
-  options.min_version = security.tls_min_version;
-  options.cipher_suites = security.tls_cipher_suites;
-  return options;
-}
-
-std::vector<BasicAuthUser> AuthUsersOf(const HttpSecurity& security) {
-  std::vector<BasicAuthUser> users;
-  if (!security.basic_auth_username.empty()) {
-    users.push_back(
-        {security.basic_auth_username, security.basic_auth_password});
-  }
-  users.insert(users.end(), security.basic_auth_users.begin(),
-               security.basic_auth_users.end());
-  return users;
-}
-
 HttpServer::HttpServer() = default;
 
 std::string_view OverloadName(Overload reason) {
@@ -93,16 +72,15 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpSecurity& security, const Clock* clock) {
   RW_RETURN_IF_ERROR(ValidateListen(listen));
   std::unique_ptr<TlsContext> tls;
-  if (!security.tls_cert_file.empty() || !security.tls_key_file.empty()) {
+  if (!security.tls.cert_file.empty() || !security.tls.key_file.empty()) {
     StatusOr<std::unique_ptr<TlsContext>> context =
-        TlsContext::Create(TlsOptionsOf(security));
+        TlsContext::Create(security.tls);
     if (!context.ok()) return context.status();
     tls = std::move(context).value();
   }
-  const std::vector<BasicAuthUser> users = AuthUsersOf(security);
   std::optional<BasicAuth> auth;
-  if (!users.empty()) {
-    StatusOr<BasicAuth> created = BasicAuth::Create(users, clock);
+  if (!security.users.empty()) {
+    StatusOr<BasicAuth> created = BasicAuth::Create(security.users, clock);
     if (!created.ok()) return created.status();
     auth.emplace(std::move(created).value());
   }

@@ -80,16 +80,9 @@ namespace rankwatch::http {
 // HTTPS and basic authentication; each off when its fields are empty.
 // Passwords are never logged.
 struct HttpSecurity {
-  std::string tls_cert_file;       // PEM certificate chain; TLS when set.
-  std::string tls_key_file;        // PEM private key, unencrypted.
-  std::string tls_client_ca_file;  // Client certificates required when set.
-  std::string tls_min_version = "1.2";  // "1.2" or "1.3".
-  std::string tls_cipher_suites;        // TLS 1.2 suites; "" = modern.
-  // Basic authentication when any user is set: one user by name and
-  // password (or bcrypt hash), and/or several (basic_auth.h).
-  std::string basic_auth_username;
-  std::string basic_auth_password;
-  std::vector<BasicAuthUser> basic_auth_users;
+  TlsOptions tls;  // HTTPS when tls.cert_file is set (tls.h).
+  // Basic authentication when any is set (basic_auth.h).
+  std::vector<BasicAuthUser> users;
   // Host header names answered (HostPolicy); empty: the default.
   std::vector<std::string> allowed_hosts;
 };
@@ -218,12 +211,6 @@ class HttpServer : private Responder {
   std::unique_ptr<IoLoop> io_;
   std::thread io_thread_;
 };
-
-// The TLS options of `security` (its tls_* fields).
-TlsOptions TlsOptionsOf(const HttpSecurity& security);
-// Every basic-auth user of `security`: basic_auth_username first, then
-// basic_auth_users.
-std::vector<BasicAuthUser> AuthUsersOf(const HttpSecurity& security);
 
 }  // namespace rankwatch::http
 

@@ -445,8 +445,7 @@ TEST(HttpServerLimitsTest, HandlersKnowWhetherTheClientIsAuthenticated) {
   EXPECT_EQ(r->body, "known\n");  // No authentication configured.
 
   HttpSecurity security;
-  security.basic_auth_username = "prom";
-  security.basic_auth_password = "pw";
+  security.users = {{"prom", "pw"}};
   auto guarded = Start(HttpLimits(), 1, security);
   ASSERT_NE(guarded, nullptr);
   guarded->Handle("/readyz", known);

@@ -92,11 +92,10 @@ class HttpTlsTest : public ::testing::Test {
 
   void Start(bool auth, const HttpLimits& limits = HttpLimits()) {
     HttpSecurity security;
-    security.tls_cert_file = Cert();
-    security.tls_key_file = Key();
+    security.tls.cert_file = Cert();
+    security.tls.key_file = Key();
     if (auth) {
-      security.basic_auth_username = kUser;
-      security.basic_auth_password = kPassword;
+      security.users = {{kUser, kPassword}};
     }
     StatusOr<std::unique_ptr<HttpServer>> server =
         HttpServer::Start("127.0.0.1:0", 2, limits, security);
@@ -292,8 +291,8 @@ TEST_F(HttpTlsTest, RefusesTls11) {
 // ticket is issued (s_client prints "TLS session ticket" for one).
 TEST_F(HttpTlsTest, OpensslClientNeedsEcdheWithAead) {
   HttpSecurity security;
-  security.tls_cert_file = RsaCert();
-  security.tls_key_file = RsaKey();
+  security.tls.cert_file = RsaCert();
+  security.tls.key_file = RsaKey();
   StatusOr<std::unique_ptr<HttpServer>> server =
       HttpServer::Start("127.0.0.1:0", 1, HttpLimits(), security);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -591,8 +590,8 @@ TEST_F(HttpTlsTest, ReloadTlsServesTheRotatedCertificate) {
   make("2");
   const int64_t first_expiry = not_after();
   HttpSecurity security;
-  security.tls_cert_file = cert;
-  security.tls_key_file = key;
+  security.tls.cert_file = cert;
+  security.tls.key_file = key;
   auto server = HttpServer::Start("127.0.0.1:0", 1, HttpLimits(), security);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   (*server)->Handle("/metrics", [](const HttpRequest&) {
@@ -621,9 +620,9 @@ TEST_F(HttpTlsTest, ReloadTlsServesTheRotatedCertificate) {
 // signed by it gets no response; one with it (curl --cert) does.
 TEST_F(HttpTlsTest, ClientCertificatesThroughTheServer) {
   HttpSecurity security;
-  security.tls_cert_file = Cert();
-  security.tls_key_file = Key();
-  security.tls_client_ca_file = Cert();  // Self-signed: its own CA.
+  security.tls.cert_file = Cert();
+  security.tls.key_file = Key();
+  security.tls.client_ca_file = Cert();  // Self-signed: its own CA.
   auto server = HttpServer::Start("127.0.0.1:0", 1, HttpLimits(), security);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   (*server)->Handle("/metrics", [](const HttpRequest&) {
@@ -646,8 +645,8 @@ TEST_F(HttpTlsTest, ClientCertificatesThroughTheServer) {
 TEST_F(HttpTlsTest, StartFailsOnUnusableCertificateOrKey) {
   const auto start = [](const std::string& cert, const std::string& key) {
     HttpSecurity security;
-    security.tls_cert_file = cert;
-    security.tls_key_file = key;
+    security.tls.cert_file = cert;
+    security.tls.key_file = key;
     return HttpServer::Start("127.0.0.1:0", 1, HttpLimits(), security).status();
   };
   const Status mismatch = start(Cert(), OtherKey());
@@ -682,8 +681,7 @@ TEST_F(HttpTlsTest, StartFailsOnUnusableCertificateOrKey) {
 // too (with a warning in the log).
 TEST(HttpAuthTest, BasicAuthenticationOverPlainHttp) {
   HttpSecurity security;
-  security.basic_auth_username = kUser;
-  security.basic_auth_password = kPassword;
+  security.users = {{kUser, kPassword}};
   StatusOr<std::unique_ptr<HttpServer>> server =
       HttpServer::Start("127.0.0.1:0", 1, HttpLimits(), security);
   ASSERT_TRUE(server.ok()) << server.status().ToString();

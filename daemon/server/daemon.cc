@@ -79,15 +79,18 @@ http::HttpLimits HttpLimitsOf(const config::HttpConfig& http) {
 
 http::HttpSecurity HttpSecurityOf(const config::HttpConfig& http) {
   http::HttpSecurity security;
-  security.tls_cert_file = http.tls.cert_file;
-  security.tls_key_file = http.tls.key_file;
-  security.tls_client_ca_file = http.tls.client_ca;
-  security.tls_min_version = http.tls.min_version;
-  security.tls_cipher_suites = http.tls.cipher_suites;
-  security.basic_auth_username = http.basic_auth.username;
-  security.basic_auth_password = http.basic_auth.password;
+  security.tls.cert_file = http.tls.cert_file;
+  security.tls.key_file = http.tls.key_file;
+  security.tls.client_ca_file = http.tls.client_ca;
+  security.tls.min_version = http.tls.min_version;
+  security.tls.cipher_suites = http.tls.cipher_suites;
+  // The single user first, then basic_auth.users.
+  if (!http.basic_auth.username.empty()) {
+    security.users.push_back(
+        {http.basic_auth.username, http.basic_auth.password});
+  }
   for (const auto& [name, secret] : http.basic_auth.users) {
-    security.basic_auth_users.push_back({name, secret});
+    security.users.push_back({name, secret});
   }
   security.allowed_hosts = http.allowed_hosts;
   return security;
