@@ -68,7 +68,6 @@ bool Watermark::AdvanceWallClock() {
       // when it arrived: a timestamp minutes fast is not event time.
       const int64_t base = std::min(max_event_ms_, last_event_wall_ms_);
       closing_ = std::max(closing_, SatSub(SatAdd(base, idle), lateness_ms_));
-      NoteClosing();
     }
   }
   return closing() != before;
@@ -85,14 +84,6 @@ int64_t Watermark::restored(int32_t source) const {
   }
   return sources_[static_cast<size_t>(source)].restored_ms;
 }
-
-int64_t Watermark::restored_max() const {
-  int64_t out = INT64_MIN;
-  for (const Source& s : sources_) out = std::max(out, s.restored_ms);
-  return out;
-}
-
-void Watermark::NoteClosing() { closed_ = std::max(closed_, closing()); }
 
 void Watermark::Recompute(int64_t now_wall_ms) {
   bool any_held = false;
@@ -117,7 +108,6 @@ void Watermark::Recompute(int64_t now_wall_ms) {
   if (progress != INT64_MIN) {
     value_ = std::max(value_, SatSub(progress, lateness_ms_));
   }
-  NoteClosing();
 }
 
 }  // namespace rankwatch::stream

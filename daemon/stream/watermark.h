@@ -78,12 +78,8 @@ class Watermark {
   int64_t value() const { return value_; }
   // Up to where windows close: value(), or more while the stream is idle.
   int64_t closing() const { return closing_ > value_ ? closing_ : value_; }
-  // The furthest closing() has been: every window before it was closed.
-  int64_t closed() const { return closed_; }
   // `source`'s restored watermark; INT64_MIN if none.
   int64_t restored(int32_t source) const;
-  // The greatest restored watermark of any source; INT64_MIN if none.
-  int64_t restored_max() const;
   int64_t max_event_ms() const { return max_event_ms_; }
 
  private:
@@ -97,7 +93,6 @@ class Watermark {
 
   Source& At(int32_t source);
   void Recompute(int64_t now_wall_ms);
-  void NoteClosing();
 
   int64_t lateness_ms_;
   int64_t idle_timeout_ms_;
@@ -107,7 +102,6 @@ class Watermark {
   int64_t last_event_wall_ms_ = 0;
   int64_t value_ = INT64_MIN;
   int64_t closing_ = INT64_MIN;  // The idle advance; INT64_MIN when none.
-  int64_t closed_ = INT64_MIN;
 };
 
 }  // namespace rankwatch::stream
