@@ -57,28 +57,44 @@ Letter ReadFirst(const std::string& bootstrap, const std::string& topic) {
   return letter;
 }
 
-TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
-  std::unique_ptr<sim::MockCluster> cluster =
-      testing::StartCluster({{"dead", 1}});
-  ASSERT_NE(cluster, nullptr);
-  config::KafkaConfig kafka;
-  kafka.bootstrap_servers = cluster->bootstrap_servers();
+// A sink on the one-partition topic "dead" of a fresh mock cluster, with
+// its status and clock; null (with a failure) when it cannot start.
+struct SinkOnCluster {
+  std::unique_ptr<sim::MockCluster> cluster;
   KafkaStatus status;
   FakeClock clock;
+  std::unique_ptr<KafkaDeadLetterSink> sink;
+};
+
+std::unique_ptr<SinkOnCluster> StartSink(int64_t max_event_bytes) {
+  auto s = std::make_unique<SinkOnCluster>();
+  s->cluster = testing::StartCluster({{"dead", 1}});
+  if (s->cluster == nullptr) return nullptr;
+  config::KafkaConfig kafka;
+  kafka.bootstrap_servers = s->cluster->bootstrap_servers();
   StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
-      KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status, &clock);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  (*sink)->set_current_key("request-7");
+      KafkaDeadLetterSink::Create(kafka, "dead", max_event_bytes, &s->status,
+                                  &s->clock);
+  EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+  if (!sink.ok()) return nullptr;
+  s->sink = std::move(sink).value();
+  return s;
+}
+
+TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
+  const std::unique_ptr<SinkOnCluster> s = StartSink(1 << 20);
+  ASSERT_NE(s, nullptr);
+  s->sink->set_current_key("request-7");
   // Slot 7 = 2 x partition 3 + topic 1 (judgments).
-  (*sink)->Write(stream::Topic::kJudgments,
+  s->sink->Write(stream::Topic::kJudgments,
                  stream::RejectReason::kMalformedJson, "not an object", "[1,2",
                  stream::EventOrigin{7, 42});
-  (*sink)->Flush(10'000);
-  EXPECT_EQ(status.dead_letters_produced, 1);
-  EXPECT_EQ(status.dead_letters_failed, 0);
+  s->sink->Flush(10'000);
+  EXPECT_EQ(s->status.dead_letters_produced, 1);
+  EXPECT_EQ(s->status.dead_letters_failed, 0);
 
   std::unique_ptr<RdKafka::Conf> conf = sim::testutil::MakeConf(
-      {{"bootstrap.servers", cluster->bootstrap_servers()},
+      {{"bootstrap.servers", s->cluster->bootstrap_servers()},
        {"group.id", "reader"}});
   std::string error;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(
@@ -122,29 +138,21 @@ TEST(KafkaDeadLetterSinkTest, BadPropertyFailsCreate) {
 // is 4194304 + 65536 = 4259840 bytes. The librdkafka 2.0 mock broker checks
 // no message size of its own (unlike a real broker's max.message.bytes).
 TEST(KafkaDeadLetterSinkTest, TwoMegabyteEventIsDeadLettered) {
-  std::unique_ptr<sim::MockCluster> cluster =
-      testing::StartCluster({{"dead", 1}});
-  ASSERT_NE(cluster, nullptr);
-  config::KafkaConfig kafka;
-  kafka.bootstrap_servers = cluster->bootstrap_servers();
-  KafkaStatus status;
-  FakeClock clock;
-  StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
-      KafkaDeadLetterSink::Create(kafka, "dead", 4 << 20, &status, &clock);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  const std::unique_ptr<SinkOnCluster> s = StartSink(4 << 20);
+  ASSERT_NE(s, nullptr);
   // 2000000 bytes: {"request_id":" (15 bytes), 1999974 bytes of id and
   // ","x":true} (11 bytes); 15 + 1999974 + 11 = 2000000.
   const std::string payload =
       R"({"request_id":")" + std::string(1'999'974, 'r') + R"(","x":true})";
   ASSERT_EQ(payload.size(), 2'000'000u);
-  (*sink)->set_current_key("k");
-  (*sink)->Write(stream::Topic::kResults, stream::RejectReason::kMissingField,
+  s->sink->set_current_key("k");
+  s->sink->Write(stream::Topic::kResults, stream::RejectReason::kMissingField,
                  "missing field 'timestamp'", payload,
                  stream::EventOrigin{0, 5});
-  (*sink)->Flush(20'000);
-  EXPECT_EQ(status.dead_letters_produced, 1);
-  EXPECT_EQ(status.dead_letters_failed, 0);
-  Letter letter = ReadFirst(cluster->bootstrap_servers(), "dead");
+  s->sink->Flush(20'000);
+  EXPECT_EQ(s->status.dead_letters_produced, 1);
+  EXPECT_EQ(s->status.dead_letters_failed, 0);
+  Letter letter = ReadFirst(s->cluster->bootstrap_servers(), "dead");
   EXPECT_EQ(letter.payload.size(), 2'000'000u);
   EXPECT_TRUE(letter.payload == payload);  // Not printed: 2 MB.
   EXPECT_EQ(letter.key, "k");
@@ -158,16 +166,8 @@ TEST(KafkaDeadLetterSinkTest, TwoMegabyteEventIsDeadLettered) {
 // producer's 1114112 bytes, and says how large it was. An overlong detail
 // is cut to 4096 bytes, not inside a UTF-8 sequence; a key to 32768 bytes.
 TEST(KafkaDeadLetterSinkTest, OversizedPartsAreCutToFit) {
-  std::unique_ptr<sim::MockCluster> cluster =
-      testing::StartCluster({{"dead", 1}});
-  ASSERT_NE(cluster, nullptr);
-  config::KafkaConfig kafka;
-  kafka.bootstrap_servers = cluster->bootstrap_servers();
-  KafkaStatus status;
-  FakeClock clock;
-  StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
-      KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status, &clock);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  const std::unique_ptr<SinkOnCluster> s = StartSink(1 << 20);
+  ASSERT_NE(s, nullptr);
   std::string payload(3'000'000, 'p');
   payload[1'048'575] = 'L';  // The last byte kept.
   // "x" then 3000 two-byte "\xc3\xa9" (e-acute): 6001 bytes. Byte 4096 is
@@ -178,13 +178,13 @@ TEST(KafkaDeadLetterSinkTest, OversizedPartsAreCutToFit) {
   std::string kept_detail = "x";
   for (int i = 0; i < 2047; ++i) kept_detail += "\xc3\xa9";
   const std::string key(40'000, 'k');
-  (*sink)->set_current_key(key);
-  (*sink)->Write(stream::Topic::kJudgments, stream::RejectReason::kTooLarge,
+  s->sink->set_current_key(key);
+  s->sink->Write(stream::Topic::kJudgments, stream::RejectReason::kTooLarge,
                  detail, payload, stream::EventOrigin{1, 9});
-  (*sink)->Flush(20'000);
-  EXPECT_EQ(status.dead_letters_produced, 1);
-  EXPECT_EQ(status.dead_letters_failed, 0);
-  Letter letter = ReadFirst(cluster->bootstrap_servers(), "dead");
+  s->sink->Flush(20'000);
+  EXPECT_EQ(s->status.dead_letters_produced, 1);
+  EXPECT_EQ(s->status.dead_letters_failed, 0);
+  Letter letter = ReadFirst(s->cluster->bootstrap_servers(), "dead");
   ASSERT_EQ(letter.payload.size(), 1'048'576u);
   EXPECT_TRUE(letter.payload == payload.substr(0, 1'048'576));
   EXPECT_EQ(letter.payload.back(), 'L');
