@@ -24,7 +24,7 @@
 # Environment: KAFKA_HEAP_OPTS (default -Xms128m -Xmx512m),
 # RANKWATCH_KAFKA_CACHE (where the jars go; default
 # ~/.cache/rankwatch/kafka), KAFKA_START_TIMEOUT and KAFKA_STOP_TIMEOUT
-# (seconds; 120 and 30).
+# (seconds; 180 and 30).
 #
 # Exit codes: 0 ready (or stopped), 1 the broker failed to start or stop, 2
 # bad usage.
@@ -45,8 +45,9 @@ usage() {
 }
 
 # The jars of the version named in the pom, copied once into a cache keyed by
-# the pom's hash. Prints the directory. Maven Central is retried once so that
-# a network blip does not fail a CI run.
+# the pom's hash. Prints the directory. Maven Central is tried three times,
+# 10 and 30 s apart, each with Maven's own per-request retries, so that a
+# network blip does not fail a CI run.
 resolve_jars() {
   command -v java >/dev/null || die "java not found (scripts/install-deps.sh installs it)"
   local cache=${RANKWATCH_KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rankwatch/kafka}
@@ -59,18 +60,21 @@ resolve_jars() {
     local tmp
     tmp=$(mktemp -d "$cache/.partial-XXXXXX")
     local attempt
-    for attempt in 1 2; do
+    for attempt in 1 2 3; do
       echo "kafka-server: resolving the broker's jars with Maven (attempt $attempt)" >&2
       if mvn -B -q -f "$pom" dependency:copy-dependencies \
+        -Dmaven.wagon.http.retryHandler.count=3 \
+        -Dmaven.wagon.httpconnectionManager.ttlSeconds=25 \
         -DoutputDirectory="$tmp" >"$tmp.mvn.log" 2>&1; then
         break
       fi
-      if [[ $attempt -eq 2 ]]; then
-        tail -n 20 "$tmp.mvn.log" >&2
+      if [[ $attempt -eq 3 ]]; then
+        grep -E 'ERROR|Could not|refused|timed out' "$tmp.mvn.log" | tail -n 20 >&2 ||
+          tail -n 20 "$tmp.mvn.log" >&2
         rm -rf "$tmp" "$tmp.mvn.log"
-        die "mvn dependency:copy-dependencies failed twice (see above)"
+        die "mvn dependency:copy-dependencies failed three times (see above)"
       fi
-      sleep 5
+      sleep $((attempt == 1 ? 10 : 30))
     done
     rm -f "$tmp.mvn.log"
     touch "$tmp/.complete"
@@ -233,7 +237,7 @@ EOF
 # was taken (the caller may retry with others), 1 on any other failure.
 launch() {
   local dir=$1 jars=$2 plain=$3
-  local timeout=${KAFKA_START_TIMEOUT:-120}
+  local timeout=${KAFKA_START_TIMEOUT:-180}
   # Someone else's server on the port would pass for this broker.
   if metadata_ok "$plain" 2>/dev/null; then
     echo "kafka-server: another Kafka broker already answers on 127.0.0.1:$plain" >&2

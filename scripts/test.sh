@@ -18,10 +18,25 @@ jobs=$(nproc)
 # compile time of -O2 -g (CI has two cores). Assertions stay on.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRANKWATCH_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
+# The real Kafka broker's jars (Maven Central, cached in ~/.cache) resolve
+# while the code compiles, rather than inside the `realkafka` fixture; a
+# failure is reported here, on its own line, before any test runs.
+mkdir -p "$build"
+bash scripts/kafka-server.sh classpath >/dev/null 2>"$build/kafka-jars.log" &
+jars_pid=$!
 cmake --build "$build" -j "$jobs"
+if ! wait "$jars_pid"; then
+  cat "$build/kafka-jars.log" >&2
+  echo "test.sh: resolving Apache Kafka's jars failed; the realkafka tests will try again" >&2
+fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600
+if ! ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600; then
+  # The end of the log is what a CI summary shows: repeat there the last
+  # lines each failed test printed.
+  bash scripts/failed-test-output.sh "$build" >&2 || true
+  exit 8
+fi
 # The libFuzzer targets (tests/fuzz), 20 s each under ASan and UBSan in a
 # separate clang build: about 80 s with that build on two cores.
 tests/fuzz/run.sh 20
