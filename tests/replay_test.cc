@@ -531,5 +531,112 @@ TEST(ReplayTest, ErrorsEchoingConfigValuesAreOneLine) {
   EXPECT_NE(res.err.find("/c\\nd"), std::string::npos) << res.err;
 }
 
+// Issue 25, item 1: replay is strict. Before, `--qrels` in impression mode
+// was ignored (every mean 0, exit 0), no input printed a "no data" table,
+// and judgments given as --results were all rejected with exit 0; rejects
+// were logged as "(partition 0, offset 1)".
+TEST(ReplayTest, StrictAboutFlagsInputsAndAllRejectedFiles) {
+  testing::TempDir dir;
+  const std::string impression = dir.Write(
+      "imp.yaml", "metrics:\n  cutoffs: [1]\nevents:\n  min_timestamp: 0\n");
+  const std::string results = dir.Write(
+      "r.jsonl", R"({"request_id":"r1","timestamp":0,"results":["a"]})"
+                 "\n");
+  const std::string judgments = dir.Write(
+      "j.jsonl",
+      R"({"request_id":"r1","doc_id":"a","relevance":1,"timestamp":5})"
+      "\n"
+      R"({"request_id":"r1","doc_id":"b","relevance":0,"timestamp":6})"
+      "\n");
+  const std::string qrels = dir.Write("q.txt", "q1 0 a 1\n");
+
+  // --qrels does not apply to impression mode: refused, exit 2, one line.
+  CommandResult res =
+      Replay({"--config", impression, "--results", results, "--qrels", qrels});
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_EQ(res.err,
+            "rankwatch replay: --qrels applies to join.mode: qrels, "
+            "and " +
+                impression +
+                " joins impressions (join.mode: impression): give "
+                "judgment events with --judgments, or set "
+                "join.mode: qrels\n");
+  EXPECT_EQ(res.out, "");
+
+  // No input at all: exit 2.
+  res = Replay({"--config", impression});
+  EXPECT_EQ(res.exit_code, 2) << res.err;
+  EXPECT_EQ(res.err,
+            "rankwatch replay: nothing to replay: give --results FILE and/or "
+            "--judgments FILE (JSON lines)\n");
+
+  // Judgments given as --results: both lines rejected, exit 1 with the
+  // count and a hint; each reject is logged with FILE:LINE.
+  res = Replay({"--config", impression, "--results", judgments});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  const std::string last =
+      "rankwatch replay: " + judgments +
+      ": all 2 results events rejected (first at line 1); they are judgment "
+      "events: give them as --judgments\n";
+  ASSERT_GE(res.err.size(), last.size()) << res.err;
+  EXPECT_EQ(res.err.substr(res.err.size() - last.size()), last) << res.err;
+  EXPECT_NE(res.err.find("rejected results event (" + judgments + ":1): "),
+            std::string::npos)
+      << res.err;
+  EXPECT_NE(res.err.find("rejected results event (" + judgments + ":2): "),
+            std::string::npos)
+      << res.err;
+  EXPECT_EQ(res.err.find("partition"), std::string::npos) << res.err;
+  EXPECT_EQ(res.out, "");
+
+  // And results given as --judgments.
+  res = Replay({"--config", impression, "--judgments", results});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(
+      res.err.find(results + ": all 1 judgments events rejected (first at line "
+                             "1); they are results events: give them as "
+                             "--results\n"),
+      std::string::npos)
+      << res.err;
+
+  // A file of garbage: rejected, no hint. An empty file: no events.
+  res = Replay({"--config", impression, "--results",
+                dir.Write("g.jsonl", "nope\n{}\n\n")});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(res.err.find("g.jsonl: all 2 results events rejected (first at "
+                         "line 1)\n"),
+            std::string::npos)
+      << res.err;
+  res = Replay({"--config", impression, "--results", results, "--judgments",
+                dir.Write("empty.jsonl", "\n")});
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_NE(res.err.find("empty.jsonl: no events\n"), std::string::npos)
+      << res.err;
+
+  // One good line among rejected ones is a replay: exit 0. r1's only doc
+  // a is judged relevant at 5 ms: P_1 = 1.
+  res = Replay({"--config", impression, "--results",
+                dir.Write("mixed.jsonl", "nope\n" + ReadFile(results)),
+                "--judgments", judgments, "--format", "json"});
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_NE(res.out.find("\"P_1\":{\"count\":1,\"mean\":1,"), std::string::npos)
+      << res.out;
+
+  // In qrels mode --qrels applies: q1's only doc a has grade 1, P_1 = 1.
+  res = Replay({"--config",
+                dir.Write("q.yaml",
+                          "join:\n  mode: qrels\nmetrics:\n  cutoffs: [1]\n"
+                          "events:\n  min_timestamp: 0\n"),
+                "--results",
+                dir.Write("rq.jsonl", R"({"request_id":"r1","query_id":"q1",)"
+                                      R"("timestamp":0,"results":["a"]})"
+                                      "\n"),
+                "--qrels", dir.Write("qq.txt", "q1 0 a 1\n"), "--format",
+                "json"});
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_NE(res.out.find("\"P_1\":{\"count\":1,\"mean\":1,"), std::string::npos)
+      << res.out;
+}
+
 }  // namespace
 }  // namespace rankwatch

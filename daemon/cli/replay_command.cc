@@ -52,6 +52,24 @@ int RunReplayCommand(const ReplayArgs& args) {
                 Printable(config.status().message(), std::string_view::npos),
                 ExitCodeFor(config.status().code(), ErrorSource::kUsage));
   }
+  // Strict: a flag the configured mode would ignore, or no events at all,
+  // is refused rather than replayed into a table of zeros.
+  if (args.results.empty() && args.judgments.empty()) {
+    return Fail(kCommand,
+                "nothing to replay: give --results FILE and/or --judgments "
+                "FILE (JSON lines)",
+                ExitCode::kUsage);
+  }
+  if (!args.qrels.empty() &&
+      config->join.mode == config::JoinMode::kImpression) {
+    return Fail(kCommand,
+                "--qrels applies to join.mode: qrels, and " +
+                    Printable(args.config, std::string_view::npos) +
+                    " joins impressions (join.mode: impression): give "
+                    "judgment events with --judgments, or set join.mode: "
+                    "qrels",
+                ExitCode::kUsage);
+  }
   stream::ReplayOptions options;
   options.results_path = args.results;
   options.judgments_path = args.judgments;

@@ -9,7 +9,8 @@
 namespace rankwatch::cli {
 
 // Registers the subcommand; its exit code goes to `*exit_code` (0 ok, 1 bad
-// input file, 2 bad configuration or flags).
+// input file, including a file of no events or only rejected ones, 2 bad
+// configuration or flags: no input, or --qrels in impression mode).
 void AddReplayCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rankwatch::cli

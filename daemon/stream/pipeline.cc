@@ -129,15 +129,21 @@ bool Pipeline::OnJudgments(const JudgmentEvent& event, EventOrigin origin) {
 }
 
 void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
-                          std::string_view payload, EventOrigin origin) {
+                          std::string_view payload, EventOrigin origin,
+                          std::string_view location) {
   ++counters_.consumed[TopicIndex(topic)];
   const RejectReason reason = *status.reason;
   ++counters_.rejected[TopicIndex(topic)][static_cast<size_t>(reason)];
   if (reject_log_limit_.Allow()) {
-    // The topic and its Kafka partition, not the slot (origin.source).
-    spdlog::warn("rejected {} event (partition {}, offset {}): {}: {}",
-                 TopicName(topic), origin.partition(), origin.offset,
-                 RejectReasonName(reason), status.detail);
+    if (!location.empty()) {
+      spdlog::warn("rejected {} event ({}): {}: {}", TopicName(topic), location,
+                   RejectReasonName(reason), status.detail);
+    } else {
+      // The topic and its Kafka partition, not the slot (origin.source).
+      spdlog::warn("rejected {} event (partition {}, offset {}): {}: {}",
+                   TopicName(topic), origin.partition(), origin.offset,
+                   RejectReasonName(reason), status.detail);
+    }
   }
   if (dead_letters_ != nullptr) {
     dead_letters_->Write(topic, reason, status.detail, payload, origin);

@@ -78,8 +78,11 @@ class Pipeline : private JoinListener {
   // The same for events decoded elsewhere (replay merges two files).
   bool OnResults(const ResultsEvent& event, EventOrigin origin);
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin);
+  // `location` names the event in the log instead of its partition and
+  // offset when set: replay passes "FILE:LINE".
   void OnRejected(Topic topic, const DecodeStatus& status,
-                  std::string_view payload, EventOrigin origin);
+                  std::string_view payload, EventOrigin origin,
+                  std::string_view location = {});
 
   // Lets wall time close windows of an idle stream; call regularly.
   void AdvanceWallClock();

@@ -56,10 +56,16 @@ class Source {
                            bounds);
       }
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      ++events_;
       int64_t time_ms = 0;
       const DecodeStatus status = Decode(line, &time_ms);
       if (!status.ok()) {
-        pipeline->OnRejected(topic_, status, line, EventOrigin{0, line_no});
+        if (rejected_++ == 0) {
+          first_rejected_line_ = line_no;
+          other_kind_ = DecodesAsTheOtherKind(line);
+        }
+        pipeline->OnRejected(topic_, status, line, EventOrigin{0, line_no},
+                             Location(line_no));
       } else {
         out->push_back({time_ms, offset, static_cast<uint32_t>(line.size()),
                         topic_, line_no});
@@ -75,7 +81,7 @@ class Source {
     const DecodeStatus status = Decode(line, &time_ms);
     const EventOrigin origin{0, e.line_no};
     if (!status.ok()) {  // Decoding is deterministic: not expected.
-      pipeline->OnRejected(topic_, status, line, origin);
+      pipeline->OnRejected(topic_, status, line, origin, Location(e.line_no));
     } else if (topic_ == Topic::kResults) {
       (void)pipeline->OnResults(results_, origin);
     } else {
@@ -83,7 +89,44 @@ class Source {
     }
   }
 
+  // Strict replay: a file given but holding no event, or only events that
+  // were all rejected, is a mistake (a judgments file passed as --results,
+  // the wrong dump), not a replay of nothing. Ok otherwise.
+  Status CheckUsable() const {
+    const std::string name = Printable(file_.path(), std::string_view::npos);
+    if (events_ == 0) return Status::InvalidArgument(name + ": no events");
+    if (rejected_ < events_) return Status::Ok();
+    std::string message = name + ": all " + std::to_string(events_) + " " +
+                          std::string(TopicName(topic_)) +
+                          " events rejected (first at line " +
+                          std::to_string(first_rejected_line_) + ")";
+    if (other_kind_) {
+      message += topic_ == Topic::kResults
+                     ? "; they are judgment events: give them as --judgments"
+                     : "; they are results events: give them as --results";
+    }
+    return Status::InvalidArgument(std::move(message));
+  }
+
  private:
+  // "FILE:LINE" for the log of a rejected event, in a reused buffer.
+  std::string_view Location(int64_t line_no) {
+    location_.assign(file_.path());
+    location_ += ':';
+    location_ += std::to_string(line_no);
+    return location_;
+  }
+
+  // Whether a rejected line is a valid event of the other topic.
+  bool DecodesAsTheOtherKind(std::string_view line) {
+    if (topic_ == Topic::kResults) {
+      JudgmentEvent judgments;
+      return decoder_.DecodeJudgments(line, std::nullopt, &judgments).ok();
+    }
+    ResultsEvent results;
+    return decoder_.DecodeResults(line, std::nullopt, &results).ok();
+  }
+
   DecodeStatus Decode(std::string_view line, int64_t* time_ms) {
     if (topic_ == Topic::kResults) {
       DecodeStatus s = decoder_.DecodeResults(line, std::nullopt, &results_);
@@ -100,6 +143,11 @@ class Source {
   EventDecoder decoder_;
   ResultsEvent results_;
   JudgmentEvent judgments_;
+  int64_t events_ = 0;    // Lines that are not blank.
+  int64_t rejected_ = 0;  // Of those, rejected when indexed.
+  int64_t first_rejected_line_ = 0;
+  bool other_kind_ = false;  // The first rejected line suits the other flag.
+  std::string location_;
 };
 
 // A line over events.max_event_bytes is one rejected event (too_large), as
@@ -488,6 +536,9 @@ StatusOr<ReplayResult> RunReplay(const config::Config& base,
   result.pipeline->FinishAll();
   if (result.dead_letters != nullptr) {
     RW_RETURN_IF_ERROR(result.dead_letters->Close());
+  }
+  for (const Source* s : sources) {
+    if (s != nullptr) RW_RETURN_IF_ERROR(s->CheckUsable());
   }
   return result;
 }

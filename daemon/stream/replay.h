@@ -45,7 +45,11 @@ struct ReplayResult {
 // daemon rejects such an event as too_large; replay stops at it rather
 // than read an unbounded line, so that a pipe or device without line
 // breaks cannot grow memory), a bad
-// qrels file, an unwritable dead-letter file. File names in messages are
+// qrels file, an unwritable dead-letter file, a file given that holds no
+// event or only rejected ones ("FILE: all N results events rejected (first
+// at line L)", with a hint when they are events of the other topic; the
+// dead letters are written first). Rejected events are logged as
+// "FILE:LINE". File names in messages are
 // escaped (Printable, base/strings.h): every error is one line.
 StatusOr<ReplayResult> RunReplay(const config::Config& config,
                                  const ReplayOptions& options,
