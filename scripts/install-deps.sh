@@ -1,7 +1,30 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages rankwatch needs to build, test and run,
-# skipping those already present. Runs apt-get as root, or through sudo.
+# Installs the Debian 12 packages rankwatch needs, skipping those already
+# present. Runs apt-get as root, or through sudo.
+#
+#   scripts/install-deps.sh           # build, test and run (CI, developers)
+#   scripts/install-deps.sh --demo    # build and run the demo only
+#   scripts/install-deps.sh --demo --prometheus   # ... with demo --prometheus
+#   scripts/install-deps.sh --list [--demo [--prometheus]]   # print, install nothing
+#
+# The demo needs the compiler and the libraries (a Release build without
+# tests or benchmarks: tests/demo_deps_test.sh checks that it configures
+# without the test-only packages) and curl for the commands it suggests;
+# not the JDK, Maven, Chromium, Node.js or clang of the tests.
 set -euo pipefail
+
+profile=all list=0 prometheus=0
+for arg in "$@"; do
+  case $arg in
+    --demo) profile=demo ;;
+    --prometheus) prometheus=1 ;;
+    --list) list=1 ;;
+    *)
+      echo "install-deps: unknown option '$arg' (expected --demo, --prometheus, --list)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 packages=(
   # Toolchain (usually present) and build tools.
@@ -13,19 +36,27 @@ packages=(
   librdkafka-dev prometheus-cpp-dev libyaml-cpp-dev libsimdjson-dev
   libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libboost-math-dev libzstd-dev
-  # HTTPS on the endpoint (http.tls), and openssl to make the tests'
-  # self-signed certificates.
-  libssl-dev openssl
+  # HTTPS on the endpoint (http.tls).
+  libssl-dev
   # bcrypt password hashes in http.basic_auth (libxcrypt's crypt_rn).
   libcrypt-dev
+  # The demo's suggested commands.
+  curl
+)
+if [[ $profile == demo ]]; then
+  # `demo --prometheus`: Debian's Prometheus server.
+  if [[ $prometheus == 1 ]]; then packages+=(prometheus); fi
+else
+  packages+=(
+  # openssl makes the tests' self-signed certificates.
+  openssl
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev clang-format zstd
   # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer
   # runtimes (a recommendation of clang that --no-install-recommends skips).
   clang libclang-rt-14-dev
-  # The demo's suggested commands (curl), and real peers for the
-  # end-to-end tests: Prometheus server, promtool, amtool.
-  curl
+  # Real peers for the end-to-end tests: Prometheus server, promtool,
+  # amtool.
   prometheus prometheus-alertmanager
   # A real Kafka broker for the `realkafka` tests (scripts/kafka-server.sh):
   # a Java runtime, Maven to fetch Kafka's jars from Maven Central, and
@@ -36,10 +67,15 @@ packages=(
   # which the test installs into ~/.cache/rankwatch on first use (pinned in
   # tests/status_page/package.json); never a downloaded browser.
   chromium nodejs
-)
-# npm: Debian's package, unless node already brings its own (NodeSource's
-# nodejs includes npm and conflicts with Debian's npm package).
-command -v npm >/dev/null || packages+=(npm)
+  )
+  # npm: Debian's package, unless node already brings its own (NodeSource's
+  # nodejs includes npm and conflicts with Debian's npm package).
+  command -v npm >/dev/null || packages+=(npm)
+fi
+if [[ $list == 1 ]]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

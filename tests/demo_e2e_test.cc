@@ -85,7 +85,21 @@ TEST_F(DemoE2eTest, SaysWithinAMinuteThatBRegressed) {
   EXPECT_NE(out.find("since start, mean [95% interval]"), std::string::npos);
   EXPECT_NE(out.find("\n  A        "), std::string::npos) << out;
   EXPECT_NE(out.find("ranker-v2   B vs A"), std::string::npos) << out;
+  // The guide says when a --duration demo ends (issue 25, item 7).
+  EXPECT_NE(out.find("It stops 40 s after 75s of traffic (the last join "
+                     "window must close), with a final summary"),
+            std::string::npos)
+      << out;
   Stop();
+  // Stopped, it says so and prints the figures of its last look, not
+  // nothing (before, it ended silently).
+  const std::string end = Out().substr(out.size());
+  EXPECT_NE(end.find("\nrankwatch demo: stopped after "), std::string::npos)
+      << end;
+  EXPECT_NE(end.find(" s (stop requested).\nFinal figures (last look, "),
+            std::string::npos)
+      << end;
+  EXPECT_NE(end.find("ranker-v2   B vs A"), std::string::npos) << end;
 }
 
 TEST_F(DemoE2eTest, PrometheusRunsWithTheShippedRules) {

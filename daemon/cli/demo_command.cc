@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,6 +46,14 @@ struct DemoArgs {
   bool prometheus = false;       // Also run Prometheus with the rules.
   std::string prometheus_rules;  // Their folder (default: found).
 };
+
+// With --duration: how long the demo runs on after its last request, so
+// that the last requests' join window closes: their judgments come up to
+// 25 s later (max_delay_ms), then idle_timeout (10 s) lets event time move
+// on to close the 30 s window plus 2 s of lateness; a few seconds more for
+// the story's last look. Counted from the last request, not from the last
+// judgment (which made --duration 20s run 80 s).
+constexpr std::chrono::seconds kDrainAfterTraffic(40);
 
 // How often the terminal story reads /metrics, and prints its table.
 constexpr auto kStoryLookInterval = std::chrono::seconds(2);
@@ -142,7 +151,7 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
       "%s%s\n"
       "Every 10 s a summary follows here, and a line whenever something "
       "changes (a verdict, the sample ratio, the event flow).\n"
-      "Ctrl-C stops.\n\n",
+      "%s\n\n",
       mock ? "a Kafka mock cluster"
            : ("the Kafka cluster at " + bootstrap +
               " (topics results, judgments; group rankwatch-demo)")
@@ -164,6 +173,13 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
           : ("\nPrometheus: " + prometheus->url() +
              " (the shipped rules and alerts; alerts: " + prometheus->url() +
              "alerts, rules: " + prometheus->url() + "rules)\n")
+                .c_str(),
+      args.duration.empty()
+          ? "Ctrl-C stops, with a final summary."
+          : ("It stops " + std::to_string(kDrainAfterTraffic.count()) +
+             " s after " + args.duration +
+             " of traffic (the last join window must close), with a final "
+             "summary; Ctrl-C stops sooner.")
                 .c_str());
   std::fflush(stdout);
 }
@@ -243,13 +259,21 @@ std::vector<Headline> Headlines(const config::Config& config) {
   return out;
 }
 
+// What the story saw last: the final summary prints it.
+struct LastLook {
+  std::optional<DemoSnapshot> snapshot;
+  int64_t at_ms = 0;  // Since the story started.
+};
+
 // Reads the daemon's /metrics every kStoryLookInterval until `stop`,
 // printing what changed at once and the table every kStoryLooksPerTable
 // looks. A failed read is skipped (the daemon may be starting or stopping).
-void TellStory(int port, const std::vector<Headline>& headlines,
-               const std::atomic<bool>& stop) {
+// Returns the story (for its final table) and its last look.
+LastLook TellStory(int port, const std::vector<Headline>& headlines,
+                   const std::atomic<bool>& stop, DemoStory* story_out) {
   const auto start = std::chrono::steady_clock::now();
-  DemoStory story;
+  DemoStory& story = *story_out;
+  LastLook last;
   for (int look = 1; !stop.load(); ++look) {
     const auto until = start + look * kStoryLookInterval;
     while (!stop.load() && std::chrono::steady_clock::now() < until) {
@@ -275,7 +299,30 @@ void TellStory(int port, const std::vector<Headline>& headlines,
       std::printf("\n%s\n", story.Table(*snapshot, now_ms).c_str());
     }
     std::fflush(stdout);
+    last.snapshot = std::move(snapshot).value();
+    last.at_ms = now_ms;
   }
+  return last;
+}
+
+// The demo's last words: how long it ran and why it stopped, then the
+// table of its last look (a demo that ends silently looks like a crash).
+void PrintFinalSummary(const LastLook& last, DemoStory* story, bool by_duration,
+                       std::string_view duration) {
+  std::printf("\nrankwatch demo: stopped after %lld s (%s).\n",
+              static_cast<long long>(last.at_ms / 1000),
+              by_duration ? ("--duration " + std::string(duration) +
+                             " of traffic, then one join window")
+                                .c_str()
+                          : "stop requested");
+  if (last.snapshot.has_value()) {
+    std::printf("Final figures (last look, %lld s):\n\n%s\n",
+                static_cast<long long>(last.at_ms / 1000),
+                story->Table(*last.snapshot, last.at_ms).c_str());
+  } else {
+    std::printf("No figures were read from the daemon.\n");
+  }
+  std::fflush(stdout);
 }
 
 int RunDemo(const DemoArgs& args) {
@@ -330,12 +377,28 @@ int RunDemo(const DemoArgs& args) {
   if (!producer.ok()) {
     return Fail(kCommand, producer.status(), ErrorSource::kUsage);
   }
+  std::atomic<bool> ended_by_duration{false};
   std::thread generator([&] {
+    const auto traffic_start = std::chrono::steady_clock::now();
     auto stats = (*producer)->Run(&stop);
     if (!stats.ok()) spdlog::error("generator: {}", stats.status().message());
-    // With a --duration, the demo ends a join window after the traffic.
+    // With a --duration, the demo ends a join window (and a look of the
+    // story) after the last request, so that the last requests count.
     if (produce.duration_ms > 0 && !stop.load()) {
-      std::this_thread::sleep_for(std::chrono::seconds(35));
+      const auto now = std::chrono::steady_clock::now();
+      const auto until = std::max(
+          traffic_start + std::chrono::milliseconds(produce.duration_ms) +
+              kDrainAfterTraffic,
+          now + std::chrono::seconds(3));
+      std::printf(
+          "[traffic done: the last join window closes in %lld s]\n",
+          static_cast<long long>(
+              std::chrono::ceil<std::chrono::seconds>(until - now).count()));
+      std::fflush(stdout);
+      while (!stop.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      ended_by_duration.store(!stop.load());
       stop.store(true);
     }
   });
@@ -351,8 +414,12 @@ int RunDemo(const DemoArgs& args) {
   }
   PrintGuide((*daemon)->http_port(), args, bootstrap, cluster != nullptr,
              prometheus.get());
-  std::thread story(
-      [&] { TellStory((*daemon)->http_port(), Headlines(*config), stop); });
+  DemoStory story_state;
+  LastLook last;
+  std::thread story([&] {
+    last = TellStory((*daemon)->http_port(), Headlines(*config), stop,
+                     &story_state);
+  });
   StartShutdownWatchdog(&stop, std::chrono::milliseconds(9000));
   const Status s = (*daemon)->Run(stop);
   stop.store(true);
@@ -360,6 +427,8 @@ int RunDemo(const DemoArgs& args) {
   generator.join();
   prometheus.reset();
   if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
+  PrintFinalSummary(last, &story_state, ended_by_duration.load(),
+                    args.duration);
   return ToInt(ExitCode::kOk);
 }
 
