@@ -2,13 +2,17 @@
 // names and content codings compare case-insensitively, and HTTP's optional
 // whitespace is spaces and tabs. Byte-wise and locale-independent (not
 // std::tolower's locale), so that a header matches the same way everywhere.
-// Printable() makes input text fit for a one-line error message.
+// Printable() makes input text fit for a one-line error message;
+// ClosestKey() finds the known name a mistyped one most likely means, for
+// every layer's "did you mean" (configuration keys, measure names).
 //
 // Stateless functions; thread-safe.
 #ifndef RANKWATCH_BASE_STRINGS_H_
 #define RANKWATCH_BASE_STRINGS_H_
 
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +41,15 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep);
 inline constexpr size_t kPrintableMaxBytes = 60;
 std::string Printable(std::string_view text,
                       size_t max_bytes = kPrintableMaxBytes);
+
+// Edit distance counting a swap of neighbours as one edit (optimal string
+// alignment): "jion" is one typo away from "join".
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The known key closest to `key`, when close enough to be a likely typo: at
+// most max(1, key.size() / 3) edits away. The first of equally close keys.
+std::optional<std::string_view> ClosestKey(
+    std::string_view key, std::span<const std::string_view> known);
 
 }  // namespace rankwatch
 

@@ -23,6 +23,7 @@
 
 #include "config/text.h"
 #include "config/yaml_reader.h"
+#include "metrics/measure_names.h"
 
 namespace rankwatch::config {
 
@@ -389,12 +390,20 @@ Status Parser::ReadMeasures(const Field& f,
                             std::vector<metrics::Measure>* out) {
   out->clear();
   RW_RETURN_IF_ERROR(yaml_.ForEachItem(f, [&](const Field& item) {
-    metrics::Measure m = metrics::Measure::kPrecision;
-    RW_RETURN_IF_ERROR(yaml_.ReadChoice(item, "measure", metrics::kAllMeasures,
-                                        metrics::MeasureName, &m));
+    // Any spelling of the measure (ndcg, ndcg_cut, nDCG, precision, P):
+    // metrics/measure_names.h.
+    std::string name;
+    RW_RETURN_IF_ERROR(yaml_.ReadString(item, &name));
+    StatusOr<metrics::Measure> parsed = metrics::ParseMeasureFamily(name);
+    if (!parsed.ok()) return yaml_.Error(item, parsed.status().message());
+    const metrics::Measure m = *parsed;
     if (std::find(out->begin(), out->end(), m) != out->end()) {
-      return yaml_.Error(item, "duplicate measure '" +
-                                   std::string(metrics::MeasureName(m)) + "'");
+      std::string what =
+          "duplicate measure '" + std::string(metrics::MeasureName(m)) + "'";
+      if (name != metrics::MeasureName(m)) {
+        what += " (as '" + Printable(name) + "')";
+      }
+      return yaml_.Error(item, what);
     }
     out->push_back(m);
     return Status::Ok();
@@ -928,8 +937,9 @@ Status Parser::ResolveSplit(const ExperimentFields& fields,
   return Status::Ok();
 }
 
-// `primary: [ndcg@10, average_precision]`: measure@k, or a bare measure
-// (or measure@all) for the uncut series.
+// `primary: [ndcg@10, average_precision]`: a series in any spelling of
+// metrics/measure_names.h (ndcg@10, ndcg_cut.10, ndcg_cut_10, nDCG@10; a
+// bare measure, or measure@all, for the uncut series).
 Status Parser::ResolvePrimary(const ExperimentFields& fields,
                               const MetricsConfig& metrics,
                               ExperimentConfig* e) const {
@@ -939,23 +949,14 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
     return Status::Ok();
   }
   for (const auto& [field, text] : fields.primary) {
-    const size_t at = text.find('@');
-    const std::string name = text.substr(0, at);
-    const std::optional<metrics::Measure> measure = metrics::ParseMeasure(name);
-    if (!measure) {
-      return yaml_.Error(field, "unknown measure '" + Printable(name) + "'");
+    StatusOr<metrics::MeasureRef> parsed = metrics::ParseMeasureName(text);
+    if (!parsed.ok()) return yaml_.Error(field, parsed.status().message());
+    if (!parsed->measure) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' is computed by `rankwatch eval` "
+                                    "only, not by the daemon's engine");
     }
-    SeriesRef ref{*measure, 0};
-    if (at != std::string::npos && text.substr(at + 1) != "all") {
-      const std::string k = text.substr(at + 1);
-      const auto [end, ec] =
-          std::from_chars(k.data(), k.data() + k.size(), ref.cutoff);
-      if (ec != std::errc() || end != k.data() + k.size() || ref.cutoff < 1) {
-        return yaml_.Error(field, "bad cutoff in '" + Printable(text) +
-                                      "' (want measure@k, k >= 1, or a "
-                                      "bare measure for the uncut series)");
-      }
-    }
+    const SeriesRef ref{*parsed->measure, parsed->cutoff.value_or(0)};
     if (!metrics::IsQualityMeasure(ref.measure)) {
       return yaml_.Error(field, "'" + Printable(text) +
                                     "' measures judgment coverage, not "

@@ -690,10 +690,18 @@ TEST(ConfigLoaderErrorTest, MinTimestamp) {
 TEST(ConfigLoaderErrorTest, Metrics) {
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [precision, recall, ndgc]\n"),
             "config.yaml:2:33: metrics.measures[2]: unknown measure 'ndgc' "
-            "(expected one of: precision, recall, reciprocal_rank, "
-            "average_precision, ndcg, success, r_precision, judged, ctr, "
-            "clicks, abandonment, first_click_rank, recip_rank_first_click, "
-            "spearman, kendall_tau)");
+            "(did you mean 'ndcg'?)");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg@10]\n"),
+            "config.yaml:2:14: metrics.measures[0]: measure 'ndcg@10': name "
+            "the measure without its cutoff ('ndcg'): cutoffs are listed "
+            "apart");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [Bpref]\n"),
+            "config.yaml:2:14: metrics.measures[0]: measure 'Bpref': "
+            "trec_eval's bpref is computed by `rankwatch eval` only, not by "
+            "the daemon's engine");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, ndcg_cut]\n"),
+            "config.yaml:2:20: metrics.measures[1]: duplicate measure 'ndcg' "
+            "(as 'ndcg_cut')");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, ndcg]\n"),
             "config.yaml:2:20: metrics.measures[1]: duplicate measure 'ndcg'");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: []\n"),
@@ -819,6 +827,39 @@ TEST(ConfigLoaderTest, DefaultPrimaryIsNdcgAt10) {
   EXPECT_EQ(c.statistics.max_tracked_units, 4'000'000);
 }
 
+// trec_eval's and ir_measures' spellings name the same series as
+// rankwatch's (metrics/measure_names.h): ndcg_cut.10 and nDCG@10 are
+// ndcg@10, map is average_precision uncut, P@5 precision@5.
+TEST(ConfigLoaderTest, PrimaryAndMeasuresInEverySpelling) {
+  const std::string head =
+      "metrics:\n  cutoffs: [5, 10]\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n";
+  using metrics::Measure;
+  for (const std::string_view spelling :
+       {"ndcg@10", "ndcg_cut.10", "ndcg_cut_10", "nDCG@10", "NDCG@10"}) {
+    SCOPED_TRACE(std::string(spelling));
+    const Config c =
+        MustParse(head + "    primary: [" + std::string(spelling) + "]\n");
+    EXPECT_EQ(c.experiments[0].primary,
+              (std::vector<SeriesRef>{{Measure::kNdcg, 10}}));
+  }
+  const Config mixed =
+      MustParse(head + "    primary: [P@5, map, RR@10, average_precision@5]\n");
+  EXPECT_EQ(mixed.experiments[0].primary,
+            (std::vector<SeriesRef>{{Measure::kPrecision, 5},
+                                    {Measure::kAveragePrecision, 0},
+                                    {Measure::kReciprocalRank, 10},
+                                    {Measure::kAveragePrecision, 5}}));
+  const Config measures = MustParse(
+      "metrics:\n  cutoffs: [10]\n  measures: [nDCG, P, map_cut, RR, R, "
+      "Rprec]\n");
+  EXPECT_EQ(
+      measures.metrics.measures,
+      (std::vector<Measure>{
+          Measure::kNdcg, Measure::kPrecision, Measure::kAveragePrecision,
+          Measure::kReciprocalRank, Measure::kRecall, Measure::kRPrecision}));
+}
+
 TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
   const std::string head =
       "metrics:\n  cutoffs: [10]\n  measures: [ndcg, judged, recall]\n"
@@ -839,12 +880,17 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "config.yaml:8:15: experiments[0].primary[0]: 'ndcg@5' is not "
             "computed (see metrics.measures and metrics.cutoffs)");
   EXPECT_EQ(ErrorOf(head + "    primary: [recall]\n"),
-            "config.yaml:8:15: experiments[0].primary[0]: 'recall' is not "
-            "computed (see metrics.measures and metrics.cutoffs)");
+            "config.yaml:8:15: experiments[0].primary[0]: measure 'recall': "
+            "needs a cutoff, as in recall@10");
   EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@x]\n"),
-            "config.yaml:8:15: experiments[0].primary[0]: bad cutoff in "
-            "'ndcg@x' (want measure@k, k >= 1, or a bare measure for the "
-            "uncut series)");
+            "config.yaml:8:15: experiments[0].primary[0]: measure 'ndcg@x': "
+            "the cutoff must be an integer >= 1");
+  EXPECT_EQ(ErrorOf(head + "    primary: [nDCG@1O]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: unknown measure "
+            "'nDCG@1O' (did you mean 'nDCG@10'?)");
+  EXPECT_EQ(ErrorOf(head + "    primary: [Bpref]\n"),
+            "config.yaml:8:15: experiments[0].primary[0]: 'Bpref' is "
+            "computed by `rankwatch eval` only, not by the daemon's engine");
   EXPECT_EQ(ErrorOf("metrics:\n  measures: [ndcg, first_click_rank]\n"
                     "experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B]\n    primary: [first_click_rank]\n"),
@@ -858,11 +904,15 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "no value for lists with fewer than two judged docs or a single "
             "grade: it cannot be primary");
   EXPECT_EQ(ErrorOf(head + "    primary: [map@10]\n"),
-            "config.yaml:8:15: experiments[0].primary[0]: unknown measure "
-            "'map'");
+            "config.yaml:8:15: experiments[0].primary[0]: measure 'map@10': "
+            "map takes no cutoff (at a cutoff it is map_cut.10)");
   EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@10, ndcg@10]\n"),
             "config.yaml:8:24: experiments[0].primary[1]: duplicate "
             "'ndcg@10'");
+  // The same series in two spellings is a duplicate too.
+  EXPECT_EQ(ErrorOf(head + "    primary: [ndcg@10, ndcg_cut.10]\n"),
+            "config.yaml:8:24: experiments[0].primary[1]: duplicate "
+            "'ndcg_cut.10'");
   EXPECT_EQ(ErrorOf("statistics:\n  unit_buckets: 1\n"),
             "config.yaml:2:17: statistics.unit_buckets: must be >= 2, got 1");
   EXPECT_EQ(ErrorOf("statistics:\n  unit_buckets: 4097\n"),

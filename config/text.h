@@ -31,14 +31,10 @@ std::string JoinNames(const Range& items, NameFn name) {
   return out;
 }
 
-// Edit distance counting a swap of neighbours as one edit (optimal string
-// alignment): "jion" is one typo away from "join".
-size_t EditDistance(std::string_view a, std::string_view b);
-
-// The known key closest to `key`, when close enough to be a likely typo: at
-// most max(1, key.size() / 3) edits away. The first of equally close keys.
-std::optional<std::string_view> ClosestKey(
-    std::string_view key, std::span<const std::string_view> known);
+// Edit distance and the closest known key ("did you mean"): base's, for
+// every layer (metrics/measure_names.h suggests measure names with them).
+using ::rankwatch::ClosestKey;
+using ::rankwatch::EditDistance;
 
 // Whether `name` matches [a-zA-Z_][a-zA-Z0-9_]*: environment variable
 // names and Prometheus label names alike.

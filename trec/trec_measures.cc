@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base/strings.h"
+#include "metrics/measure_names.h"
 
 namespace rankwatch::trec {
 
@@ -216,15 +217,6 @@ bool IsPreferenceSet(std::string_view name) {
   return name == "all_prefs" || name == "prefs" || name == "qrels_jg";
 }
 
-std::string SupportedMeasures() {
-  std::string s = "official, all_trec, set";
-  for (const Family& f : Families()) {
-    s += ", ";
-    s += f.name;
-  }
-  return s;
-}
-
 // C's atol: leading blanks, a sign, digits up to the first non-digit; 0
 // when there are none. Saturates instead of overflowing.
 int64_t AtolLike(std::string_view s) {
@@ -353,6 +345,84 @@ Status InitItem(const Family& f, const std::string* spec,
   return Status::Ok();
 }
 
+// A measure named in another spelling than trec_eval's `-m`: its family
+// and the one parameter given ("" for none).
+struct OtherSpelling {
+  const Family* family = nullptr;
+  std::string param;
+};
+
+bool IsCutoffFamily(const Family& f) {
+  return f.params == Params::kLongCutoffs || f.params == Params::kRecipRank ||
+         f.params == Params::kDoubleCutoffs;
+}
+
+// Whether `text` reads as a cutoff of `f`: a positive integer, or for the
+// real cutoffs digits and points (iprec_at_recall_0.10, printed %3.2f).
+bool IsCutoffText(const Family& f, std::string_view text) {
+  const bool real = f.params == Params::kDoubleCutoffs;
+  const bool digits =
+      !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) {
+        return (c >= '0' && c <= '9') || (real && c == '.');
+      });
+  return digits && (real || AtolLike(text) > 0);
+}
+
+// trec_eval's printed row names (P_10, iprec_at_recall_0.10, as eval
+// prints them), then the one measure-name reader of metrics/
+// measure_names.h: rankwatch's (ndcg@10) and ir_measures' (nDCG@10)
+// spellings. Errors suggest the closest name, eval's sets and families
+// included.
+StatusOr<OtherSpelling> ReadOtherSpelling(const std::string& spec) {
+  for (const Family& f : Families()) {
+    if (IsCutoffFamily(f) && spec.size() > f.name.size() + 1 &&
+        spec.starts_with(f.name) && spec[f.name.size()] == '_' &&
+        IsCutoffText(f, std::string_view(spec).substr(f.name.size() + 1))) {
+      return OtherSpelling{&f, spec.substr(f.name.size() + 1)};
+    }
+  }
+  static const std::vector<std::string_view>* const kEvalNames = [] {
+    auto* names =
+        new std::vector<std::string_view>{"official", "all_trec", "set"};
+    for (const Family& f : Families()) names->push_back(f.name);
+    return names;
+  }();
+  StatusOr<metrics::MeasureRef> ref =
+      metrics::ParseMeasureName(spec, *kEvalNames);
+  if (!ref.ok()) return ref.status();
+  const Family* f = FindFamily(ref->trec_family);
+  if (f == nullptr) {
+    return SpecError(spec,
+                     "a click measure of the daemon's impression mode, not a "
+                     "trec_eval measure: rankwatch eval does not compute it");
+  }
+  return OtherSpelling{f, ref->trec_param};
+}
+
+// Joins the cutoffs given in other spellings (`extra`) to `item`'s.
+Status AddOtherCutoffs(const Family& f, std::span<const std::string> extra,
+                       MeasureSelection::Item* item) {
+  if (extra.empty()) return Status::Ok();
+  if (f.params == Params::kDoubleCutoffs) {
+    for (const std::string& v : extra) item->values.push_back(AtofLike(v));
+    std::sort(item->values.begin(), item->values.end());
+    item->values.erase(std::unique(item->values.begin(), item->values.end()),
+                       item->values.end());
+    return Status::Ok();
+  }
+  for (const std::string& k : extra) {
+    const int64_t cutoff = AtolLike(k);
+    if (cutoff <= 0 || cutoff > std::numeric_limits<int32_t>::max()) {
+      return SpecError(k, "cutoffs must be positive integers");
+    }
+    item->cutoffs.push_back(static_cast<int32_t>(cutoff));
+  }
+  std::sort(item->cutoffs.begin(), item->cutoffs.end());
+  item->cutoffs.erase(std::unique(item->cutoffs.begin(), item->cutoffs.end()),
+                      item->cutoffs.end());
+  return Status::Ok();
+}
+
 // The printed names of an item's rows.
 void AppendColumns(const Family& f, const MeasureSelection::Item& item,
                    std::vector<ReportColumn>* columns) {
@@ -452,6 +522,9 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
   std::vector<bool> marked(families.size(), false);
   std::vector<bool> bare(families.size(), false);
   std::vector<const std::string*> with_params(families.size(), nullptr);
+  // Per family: the parameters given in the other spellings (ndcg@10,
+  // nDCG@10, ndcg_cut_10), each one cutoff, joined to the family's list.
+  std::vector<std::vector<std::string>> extra(families.size());
   for (const std::string& spec : specs) {
     const size_t dot = spec.find('.');
     const std::string_view name = std::string_view(spec).substr(0, dot);
@@ -475,9 +548,16 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
     }
     const Family* f = FindFamily(name);
     if (f == nullptr) {
-      return Status::InvalidArgument("unknown measure '" + Printable(name) +
-                                     "' (supported: " + SupportedMeasures() +
-                                     ")");
+      StatusOr<OtherSpelling> other = ReadOtherSpelling(spec);
+      if (!other.ok()) return other.status();
+      const size_t i = static_cast<size_t>(other->family->measure);
+      marked[i] = true;
+      if (other->param.empty()) {
+        bare[i] = true;
+      } else {
+        extra[i].push_back(std::move(other->param));
+      }
+      continue;
     }
     const size_t i = static_cast<size_t>(f->measure);
     marked[i] = true;
@@ -499,7 +579,13 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
       params = std::string_view(*with_params[i])
                    .substr(with_params[i]->find('.') + 1);
     }
-    RW_RETURN_IF_ERROR(InitItem(f, with_params[i], params, &item));
+    // A family asked for only as ndcg@10 gets that cutoff, not the defaults
+    // of a bare ndcg_cut.
+    const bool trec_spelled = bare[i] || with_params[i] != nullptr;
+    if (trec_spelled) {
+      RW_RETURN_IF_ERROR(InitItem(f, with_params[i], params, &item));
+    }
+    RW_RETURN_IF_ERROR(AddOtherCutoffs(f, extra[i], &item));
     sel.items_.push_back(std::move(item));
   }
   return sel;

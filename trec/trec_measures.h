@@ -100,10 +100,17 @@ class MeasureSelection {
     std::string printable;         // Parameters as given; "" when defaulted.
   };
 
-  // An empty `specs` selects trec_eval's default, the official set. Errors
-  // name the offending spec: an unknown measure, a cutoff that is not
-  // positive (after atol-like truncation), duplicate cutoffs, a malformed
-  // `name=value` list.
+  // An empty `specs` selects trec_eval's default, the official set. A spec
+  // that is not trec_eval's `-m` syntax may be a printed row name (P_10,
+  // iprec_at_recall_0.10) or a rankwatch or ir_measures name (ndcg@10,
+  // nDCG@10, AP, RR@10: metrics/measure_names.h); each names one cutoff,
+  // joined to the cutoffs its family gets otherwise (`-m nDCG@5 -m
+  // nDCG@10` prints ndcg_cut_5 and ndcg_cut_10, where trec_eval's own
+  // `-m ndcg_cut.5 -m ndcg_cut.10` keeps the first list). Errors name the
+  // offending spec: an unknown measure (with the closest name, if a likely
+  // typo), a cutoff that is not positive (after atol-like truncation),
+  // duplicate cutoffs, a malformed `name=value` list, a measure eval does
+  // not compute.
   static StatusOr<MeasureSelection> Parse(std::span<const std::string> specs);
 
   const std::vector<Item>& items() const { return items_; }

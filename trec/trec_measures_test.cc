@@ -102,6 +102,55 @@ TEST(MeasureSelectionTest, RejectsBadSpecsWithTheSpecNamed) {
   EXPECT_NE(ParseError("prefs").find("preference"), std::string::npos);
 }
 
+// rankwatch's and ir_measures' spellings, and trec_eval's printed row
+// names, select the trec_eval rows they name (expected rows written from
+// trec_eval's -m syntax: nDCG@10 is ndcg_cut.10, AP@10 map_cut.10, RR@10
+// rankwatch's recip_rank.10, IPrec@0.5 iprec_at_recall.0.5).
+TEST(MeasureSelectionTest, OtherSpellingsSelectTheSameRows) {
+  EXPECT_EQ(Names(Select({"ndcg@10"})),
+            std::vector<std::string>{"ndcg_cut_10"});
+  EXPECT_EQ(Names(Select({"nDCG@10"})),
+            std::vector<std::string>{"ndcg_cut_10"});
+  EXPECT_EQ(Names(Select({"ndcg_cut_10"})),
+            std::vector<std::string>{"ndcg_cut_10"});
+  EXPECT_EQ(Names(Select({"nDCG"})), std::vector<std::string>{"ndcg"});
+  EXPECT_EQ(Names(Select({"AP", "AP@10", "RR", "RR@10", "P@5", "R@10"})),
+            (std::vector<std::string>{"map", "recip_rank", "recip_rank_10",
+                                      "P_5", "recall_10", "map_cut_10"}));
+  EXPECT_EQ(
+      Names(Select({"Success@10", "Judged@10", "Rprec", "Bpref"})),
+      (std::vector<std::string>{"Rprec", "bpref", "success_10", "judged_10"}));
+  EXPECT_EQ(Names(Select({"IPrec@0.5", "iprec_at_recall_0.10"})),
+            (std::vector<std::string>{"iprec_at_recall_0.10",
+                                      "iprec_at_recall_0.50"}));
+  // Each names one cutoff; they add up, and add to a bare family's
+  // defaults (trec_eval's own repeated -m keeps the first list only).
+  EXPECT_EQ(
+      Names(Select({"nDCG@5", "ndcg@10", "ndcg_cut_20"})),
+      (std::vector<std::string>{"ndcg_cut_5", "ndcg_cut_10", "ndcg_cut_20"}));
+  EXPECT_EQ(Names(Select({"success", "success@3"})),
+            (std::vector<std::string>{"success_1", "success_3", "success_5",
+                                      "success_10"}));
+  EXPECT_EQ(Names(Select({"P.5", "P@10", "P.20"})),
+            (std::vector<std::string>{"P_5", "P_10"}));
+}
+
+TEST(MeasureSelectionTest, MissesSuggestOneName) {
+  EXPECT_EQ(ParseError("nDCG@1O"),
+            "unknown measure 'nDCG@1O' (did you mean 'nDCG@10'?)");
+  EXPECT_EQ(ParseError("bpreff"),
+            "unknown measure 'bpreff' (did you mean 'bpref'?)");
+  EXPECT_EQ(ParseError("all_trek"),
+            "unknown measure 'all_trek' (did you mean 'all_trec'?)");
+  EXPECT_EQ(ParseError("ctr@5"),
+            "measure 'ctr@5': a click measure of the daemon's impression "
+            "mode, not a trec_eval measure: rankwatch eval does not compute "
+            "it");
+  EXPECT_EQ(ParseError("ERR@10"),
+            "measure 'ERR@10': ir_measures' ERR has no exact equivalent in "
+            "rankwatch (the ones that do are listed in docs/metrics.md)");
+}
+
 // The hand-made query of the measure tests. Qrels: a 2, b 0, c 1, d -1 (in
 // the pool, unjudged), e 0, f 3 and g 1 (not retrieved): levels 0:2 1:2
 // 2:1 3:1, R = 4 at -l 1. Ranking a x b d c e (x not in the qrels), codes

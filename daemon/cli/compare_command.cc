@@ -142,8 +142,9 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "Two or more run files: qid iter docno rank score run_id")
       ->required();
   cmd->add_option("-m", args->measures,
-                  "Measures as in eval (default: ndcg_cut.10 map recip_rank "
-                  "P.10 recall.100)")
+                  "Measures as in eval, in trec_eval's, rankwatch's or "
+                  "ir_measures' spelling (default: ndcg_cut.10 map "
+                  "recip_rank P.10 recall.100)")
       ->allow_extra_args(false)
       ->take_all();
   cmd->add_flag("-c", args->complete,

@@ -364,6 +364,34 @@ TEST_F(CompareCommandTest, ErrorsAreOneLine) {
   EXPECT_TRUE(r.out.empty());
 }
 
+// ir_measures' AP and P@5 and rankwatch's precision@5 are trec_eval's map
+// and P.5: the same table, with trec_eval's names in it.
+TEST_F(CompareCommandTest, MeasuresInEverySpelling) {
+  const CommandResult trec =
+      CompareAll({"-m", "map", "-m", "P.5", "--format", "csv"});
+  ASSERT_EQ(trec.exit_code, 0) << trec.err;
+  for (const auto& spelled :
+       {std::vector<std::string>{"-m", "AP", "-m", "P@5"},
+        std::vector<std::string>{"-m", "average_precision", "-m",
+                                 "precision@5"},
+        std::vector<std::string>{"-m", "map", "-m", "P_5"}}) {
+    std::vector<std::string> flags = spelled;
+    flags.insert(flags.end(), {"--format", "csv"});
+    const CommandResult r = CompareAll(flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, trec.out) << spelled[1];
+  }
+  // The mean AP of rm3, worked in CsvMatchesIndependentFigures.
+  const std::vector<std::string> rm3 = Row(trec.out, "rm3,map,");
+  ASSERT_EQ(rm3.size(), 28u);
+  EXPECT_NEAR(Num(rm3[4]), 0.26666666666666666, 1e-15);
+  const CommandResult typo = CompareAll({"-m", "nDCG@1O"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.err,
+            "rankwatch compare: unknown measure 'nDCG@1O' (did you mean "
+            "'nDCG@10'?)\n");
+}
+
 TEST_F(CompareCommandTest, HintsAtSwappedQrelsAndRun) {
   // The qrels given second, as a run: the first "qrels" has run lines.
   CommandResult r = Compare({runs_[0], qrels_, runs_[1]});

@@ -169,7 +169,9 @@ void AddEvalCommand(CLI::App& app, int* exit_code) {
                   "(default), all_trec, set, or a family such as P.5,10 "
                   "ndcg_cut.10 ndcg.1=1,2=3 iprec_at_recall.0.5 utility.1,-1,"
                   "0,0 bpref infAP; rankwatch adds judged.k, recip_rank.k, "
-                  "spearman, kendall_tau (see docs/metrics.md)")
+                  "spearman, kendall_tau. Printed names (ndcg_cut_10), "
+                  "rankwatch's (ndcg@10) and ir_measures' (nDCG@10, AP, RR) "
+                  "work too (docs/metrics.md)")
       ->allow_extra_args(false)
       ->take_all();
   cmd->add_option("--gain", args->gain, "nDCG gain: linear | exponential")

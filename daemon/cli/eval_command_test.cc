@@ -2,7 +2,8 @@
 // gzip and zstd qrels and runs, compressed here with the `gzip` and `zstd`
 // tools from the reference corpus (../shared/conformance, read in place),
 // print the bytes the plain files print; damaged input is one line, exit 1;
-// QRELS and RUN given the other way round say so.
+// QRELS and RUN given the other way round say so. Measures named in
+// rankwatch's and ir_measures' spellings print trec_eval's rows.
 #include <string>
 #include <vector>
 
@@ -131,6 +132,71 @@ TEST_F(EvalCompressedTest, TruncatedIsOneLineAndExit1) {
             0u)
       << res.err;
   EXPECT_EQ(res.err.find('\n'), res.err.size() - 1);
+}
+
+// The rows of `report` (trec_eval's text output) whose measure is `name`.
+std::string RowsOf(const std::string& report, const std::string& name) {
+  std::string rows;
+  size_t start = 0;
+  while (start < report.size()) {
+    size_t end = report.find('\n', start);
+    if (end == std::string::npos) end = report.size();
+    const std::string line = report.substr(start, end - start);
+    const size_t blank = line.find_first_of(" \t");
+    if (line.substr(0, blank) == name) rows += line + "\n";
+    start = end + 1;
+  }
+  return rows;
+}
+
+// rankwatch's (ndcg@10), ir_measures' (nDCG@10) and the printed
+// (ndcg_cut_10) names of nDCG at 10 select trec_eval's ndcg_cut.10: the
+// ndcg_cut_10 rows that trec_eval 10.0 printed for the reference corpus
+// (te10.c.focused.txt, `trec_eval -q -c $FOCUS`), byte for byte.
+TEST(EvalMeasureNamesTest, EverySpellingPrintsTrecEvalsRows) {
+  const std::string qrels = kMain + "/qrels.txt";
+  const std::string run = kMain + "/run.txt";
+  const std::string want =
+      RowsOf(testing::ReadFile(kMain + "/te10.c.focused.txt"), "ndcg_cut_10");
+  ASSERT_GT(want.size(), 1000u);
+  for (const std::string spelling :
+       {"ndcg_cut.10", "ndcg@10", "nDCG@10", "ndcg_cut_10", "NDCG@10"}) {
+    SCOPED_TRACE(spelling);
+    const CommandResult r = Eval({"-q", "-c", "-m", spelling, qrels, run});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, want);
+  }
+  // ir_measures' AP@10 is map_cut.10 and RR is recip_rank.
+  const std::string reference =
+      testing::ReadFile(kMain + "/te10.c.focused.txt");
+  CommandResult r = Eval({"-q", "-c", "-m", "AP@10", qrels, run});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, RowsOf(reference, "map_cut_10"));
+  r = Eval({"-q", "-c", "-m", "RR", qrels, run});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, RowsOf(reference, "recip_rank"));
+}
+
+TEST(EvalMeasureNamesTest, AMissIsOneLineWithASuggestion) {
+  const std::string qrels = kMain + "/qrels.txt";
+  const std::string run = kMain + "/run.txt";
+  CommandResult r = Eval({"-m", "nDCG@1O", qrels, run});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch eval: unknown measure 'nDCG@1O' (did you mean "
+            "'nDCG@10'?)\n");
+  EXPECT_TRUE(r.out.empty());
+  r = Eval({"-m", "ndcg_cutt.10", qrels, run});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch eval: unknown measure 'ndcg_cutt.10' (did you mean "
+            "'ndcg_cut.10'?)\n");
+  r = Eval({"-m", "ERR@10", qrels, run});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch eval: measure 'ERR@10': ir_measures' ERR has no exact "
+            "equivalent in rankwatch (the ones that do are listed in "
+            "docs/metrics.md)\n");
 }
 
 TEST(EvalSwappedTest, HintsAtSwappedQrelsAndRun) {
