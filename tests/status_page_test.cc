@@ -8,13 +8,18 @@
 // (script and style allowed by hash only, no 'unsafe-inline', issue 24):
 // the test fails on any violation Chromium reports, and a canary (a style
 // attribute set after the checks) proves the policy is enforced and its
-// violations seen. The screenshot is kept as a test artifact:
-// <build>/Testing/status_page.png.
+// violations seen. The chart's time axis (ticks at plausible times, a
+// frame that fits the data) and its verdict markers (B turns worse) are
+// checked against the summary, and a view (segment, window, k, experiment,
+// charted series) put in the page's address is restored in a second page,
+// whose address then follows a control. The screenshot is kept as a test
+// artifact: <build>/Testing/status_page.png.
 //
 // Skipped (GTEST_SKIP, with the reason) only when node or chromium is
 // missing; playwright-core is installed into a cache directory on first use
 // (npm, pinned in tests/status_page/package.json).
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,6 +103,26 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds t) {
     std::this_thread::sleep_for(200ms);
   }
   return done();
+}
+
+// "HH:MM:SS" of Unix milliseconds, UTC (the page's fmtClock).
+std::string UtcClock(int64_t ms) {
+  const time_t t = static_cast<time_t>(ms / 1000);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+  return buf;
+}
+
+// The index of the series named `name` in the summary, or -1.
+int64_t SeriesIndex(simdjson::dom::element d, std::string_view name) {
+  int64_t i = 0;
+  for (simdjson::dom::element s : d["series"]) {
+    if (std::string_view(s["name"]) == name) return i;
+    ++i;
+  }
+  return -1;
 }
 
 // The value the page shows for a mean or a difference (fmt() in page.html:
@@ -264,7 +289,22 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "pipeline-scored",
       "preference-b_vs_a-all",
       "interleaving-verdict-b_vs_a",
-      "readiness"};
+      "readiness",
+      "impression-note"};
+  // The shared view: locale of the first segment group of B (A serves every
+  // locale too), window all, k 5, the experiment, P_5 charted.
+  simdjson::dom::element before;
+  ASSERT_TRUE(Summary(&before));
+  std::string locale;
+  for (simdjson::dom::element g : before["groups"]) {
+    if (std::string_view(g["variant"]) == "B") {
+      locale = std::string(std::string_view(g["segments"]["locale"]));
+      break;
+    }
+  }
+  ASSERT_FALSE(locale.empty()) << summary_;
+  const std::string view = "segment=locale%3D" + locale +
+                           "&window=all&k=5&experiment=ranker-v2&series=P_5";
   const std::string screenshot = dir_.path() + "/status_page.png";
   std::vector<std::string> argv = {
       node_,
@@ -273,7 +313,11 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       chromium_,
       "http://127.0.0.1:" + std::to_string(daemon_->port()) + "/",
       screenshot,
-      dir_.path() + "/chromium-profile"};
+      dir_.path() + "/chromium-profile",
+      "--view=" + view,
+      "--change-window=2m",
+      "--view-id=difference-ranker-v2-B-P_5-all",
+      "--view-id=ab-segment-note"};
   argv.insert(argv.end(), ids.begin(), ids.end());
   const auto start = std::chrono::steady_clock::now();
   const testing::CommandResult page = testing::RunCommand(argv, 120s);
@@ -312,12 +356,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   ASSERT_TRUE(Summary(&d));
   const testing::Scrape metrics = daemon_->Metrics();
 
-  // Which series is nDCG@10.
-  int64_t ndcg10 = -1, i = 0;
-  for (simdjson::dom::element s : d["series"]) {
-    if (std::string_view(s["name"]) == "ndcg_cut_10") ndcg10 = i;
-    ++i;
-  }
+  const int64_t ndcg10 = SeriesIndex(d, "ndcg_cut_10");
   ASSERT_GE(ndcg10, 0) << summary_;
   for (simdjson::dom::element v : d["variants"]) {
     const std::string variant{std::string_view(v["variant"])};
@@ -390,6 +429,122 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
 
   EXPECT_EQ(text("readiness"), "ready");
   EXPECT_EQ(metrics.Sum("rankwatch_consumer_ready"), 1);
+
+  // The time axis of the chart (nDCG@10 by default): ticks at whole
+  // seconds, labelled with their UTC time of day, inside the history and
+  // near now (the synthetic events carry the wall time). The frame fits the
+  // data: it starts no earlier than the first point with a value (or six
+  // points before the end), not at the start of the 2 min history.
+  const int64_t point_ms = d["history"]["point_ms"];
+  const int64_t end_ms = d["history"]["end_ms"];
+  const int64_t start_ms = end_ms - int64_t(d["history"]["points"]) * point_ms;
+  int64_t first_data_ms = end_ms;
+  for (simdjson::dom::element v : d["variants"]) {
+    int64_t p = 0;
+    for (simdjson::dom::element n :
+         v["series"].at(static_cast<size_t>(ndcg10))["history_count"]) {
+      if (int64_t(n) > 0) {
+        first_data_ms = std::min(first_data_ms, start_ms + p * point_ms);
+      }
+      ++p;
+    }
+  }
+  const int64_t frame_from =
+      std::max(start_ms, std::min(first_data_ms, end_ms - 6 * point_ms));
+  EXPECT_GT(first_data_ms, start_ms + 10 * point_ms)
+      << "the traffic should fill only part of the history";
+  simdjson::dom::array ticks = shown["time-ticks"];
+  EXPECT_GE(ticks.size(), 2u);
+  int64_t previous = INT64_MIN;
+  for (simdjson::dom::element t : ticks) {
+    const int64_t ms = int64_t(double(t["ms"]));
+    SCOPED_TRACE(ms);
+    EXPECT_EQ(ms % 1000, 0);
+    EXPECT_EQ(std::string_view(t["text"]), UtcClock(ms));
+    EXPECT_GE(ms, frame_from);
+    EXPECT_LE(ms, end_ms);
+    EXPECT_LT(std::abs(ms - int64_t(d["generated_ms"])), 10 * 60'000);
+    EXPECT_GT(ms, previous);
+    previous = ms;
+  }
+
+  // Verdict markers: the changes of B's nDCG@10 verdict (window all) in
+  // the history, but the test's start (no data -> inconclusive); B was
+  // regressed 4x, so one of them turns it worse.
+  std::vector<std::pair<int64_t, std::string>> expected_markers;
+  for (simdjson::dom::element c : d["experiments"].at(0)["comparisons"]) {
+    if (std::string_view(c["series"]) != "ndcg_cut_10" ||
+        std::string_view(c["window"]) != "all") {
+      continue;
+    }
+    for (simdjson::dom::element v : c["verdict_changes"]) {
+      const int64_t ms = v["event_ms"];
+      if (ms < start_ms || ms > end_ms ||
+          (std::string_view(v["from"]) == "no_data" &&
+           std::string_view(v["to"]) == "inconclusive")) {
+        continue;
+      }
+      expected_markers.emplace_back(ms, std::string_view(v["to"]));
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> markers;
+  for (simdjson::dom::element m : shown["verdict-markers"]) {
+    markers.emplace_back(int64_t(double(m["ms"])), std::string_view(m["to"]));
+  }
+  EXPECT_EQ(markers, expected_markers) << summary_;
+  EXPECT_TRUE(std::any_of(markers.begin(), markers.end(), [](const auto& m) {
+    return m.second == "worse";
+  })) << summary_;
+
+  // In impression mode with click judgments (grades 1 and 2) and lists of
+  // 10 docs, P_10 and judged_10 coincide, as do recall_10 and success_10,
+  // and the page says why.
+  for (simdjson::dom::element v : d["variants"]) {
+    auto mean = [&](std::string_view series) {
+      return double(
+          v["series"]
+              .at(static_cast<size_t>(SeriesIndex(d, series)))["windows"]
+              .at(0)["mean"]);
+    };
+    EXPECT_DOUBLE_EQ(mean("P_10"), mean("judged_10"));
+    EXPECT_DOUBLE_EQ(mean("recall_10"), mean("success_10"));
+  }
+  EXPECT_NE(text("impression-note").find("P_10 equals judged_10"),
+            std::string::npos)
+      << text("impression-note");
+  EXPECT_NE(text("impression-note").find("recall_10 equals success_10"),
+            std::string::npos)
+      << text("impression-note");
+
+  // The shared view, restored from the address...
+  simdjson::dom::element restored = shown["view-restored"];
+  EXPECT_EQ(std::string_view(restored["segment"]), "locale=" + locale);
+  EXPECT_EQ(std::string_view(restored["window"]), "all");
+  EXPECT_EQ(std::string_view(restored["k"]), "5");
+  EXPECT_EQ(std::string_view(restored["experiment"]), "ranker-v2");
+  EXPECT_EQ(std::string_view(restored["series"]), "row-P_5");
+  EXPECT_EQ(std::string_view(restored["hash"]), "#" + view);
+  // ...with the A/B table on the segment: B's mean minus A's over the
+  // locale's groups (window all), beside intervals over all segments.
+  const int64_t p5 = SeriesIndex(d, "P_5");
+  double segment_mean[2] = {NAN, NAN};
+  for (simdjson::dom::element g : d["groups"]) {
+    const std::string_view variant = g["variant"];
+    if (std::string_view(g["segments"]["locale"]) != locale ||
+        (variant != "A" && variant != "B")) {
+      continue;
+    }
+    segment_mean[variant == "B"] = double(
+        g["series"].at(static_cast<size_t>(p5))["windows"].at(0)["mean"]);
+  }
+  EXPECT_EQ(std::string_view(restored["difference-ranker-v2-B-P_5-all"]),
+            Fixed4(segment_mean[1] - segment_mean[0]));
+  EXPECT_NE(std::string_view(restored["ab-segment-note"]).find(locale),
+            std::string_view::npos);
+  // ...and written back when a control changes.
+  EXPECT_EQ(std::string_view(shown["view-after-change"]),
+            "#window=2m&k=5&segment=locale%3D" + locale +
+                "&experiment=ranker-v2&series=P_5");
 }
 
 }  // namespace

@@ -415,6 +415,23 @@ void WriteComparison(const stream::Comparison& c,
   out->Int(c.verdict);
   out->Key("state");
   out->String(stream::VerdictStateName(c.state));
+  // The latest changes of `state` (bounded by the monitor), for the page's
+  // markers; placed on the history's axis by their event time.
+  out->Key("verdict_changes");
+  out->BeginArray();
+  for (const stream::VerdictChange& change : c.changes) {
+    out->BeginObject();
+    out->Key("event_ms");
+    out->TimeOrNull(change.event_ms);
+    out->Key("look");
+    out->Int(change.look);
+    out->Key("from");
+    out->String(stream::VerdictStateName(change.from));
+    out->Key("to");
+    out->String(stream::VerdictStateName(change.to));
+    out->EndObject();
+  }
+  out->EndArray();
   out->EndObject();
 }
 

@@ -1,11 +1,11 @@
 // The live summary behind the status page: GET /api/v1/summary, one JSON
 // object built from the pipeline's plain state (means per variant and
-// segment group, per window, with a short history; the A/B comparisons and
-// sample-ratio checks; the interleaving experiments) and the Kafka
-// consumer's status (lag, readiness). Every field is documented in
-// docs/metrics-reference.md, "Status page and /api/v1/summary". Numbers
-// that are NaN or infinite (an empty mean, an interval without
-// information) are written as null.
+// segment group, per window, with a short history; the A/B comparisons,
+// their latest verdict changes and sample-ratio checks; the interleaving
+// experiments) and the Kafka consumer's status (lag, readiness). Every
+// field is documented in docs/metrics-reference.md, "Status page and
+// /api/v1/summary". Numbers that are NaN or infinite (an empty mean, an
+// interval without information) are written as null.
 //
 // Ownership: reads its arguments during the call only. Thread-safety: none
 // of its own; the caller holds the mutex that guards the pipeline and the

@@ -205,6 +205,85 @@ TEST_F(SummaryTest, ExperimentsWithIntervalsSrmAndNulls) {
   EXPECT_EQ(json_.find("inf"), std::string::npos);
 }
 
+TEST_F(SummaryTest, VerdictChangesWithTheirLooks) {
+  // Look 1 (FinishAll): the seven lists of the test above, served at 1 s and
+  // filed when their 30 min join window (the default) closes: window "now"
+  // 1'000 + 1'800'000 = 1'801'000. The verdict leaves no_data for
+  // inconclusive (interval half-width 8.57, see above).
+  Request("a1", "A", "en", true);
+  Request("a2", "A", "en", false);
+  Request("a3", "A", "en", false);
+  Request("b1", "B", "en", true);
+  Request("b2", "B", "en", true);
+  Request("b3", "B", "en", false);
+  Request("b4", "B", "en", true);
+  pipeline_->FinishAll();
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::element c = d["experiments"].at(0)["comparisons"].at(0);
+  simdjson::dom::array changes = c["verdict_changes"];
+  ASSERT_EQ(changes.size(), 1u) << json_;
+  EXPECT_EQ(int64_t(changes.at(0)["event_ms"]), 1'801'000);
+  EXPECT_EQ(int64_t(changes.at(0)["look"]), 1);
+  EXPECT_EQ(std::string_view(changes.at(0)["from"]), "no_data");
+  EXPECT_EQ(std::string_view(changes.at(0)["to"]), "inconclusive");
+  // The sliding window has no verdict, so no changes.
+  EXPECT_EQ(d["experiments"]
+                .at(0)["comparisons"]
+                .at(1)["verdict_changes"]
+                .get_array()
+                .size(),
+            0u);
+
+  // Look 2: 40 more lists per arm, served at 100 s (filed at 1'900'000):
+  // A relevant 4 times, B 36 times. Cumulated, A 5/43 = 0.1163 (sample
+  // variance 0.1052), B 39/44 = 0.8864 (0.1036): difference 0.7701,
+  // V = 0.1052/43 + 0.1036/44 = 0.004800. mSPRT half-width, tau = 0.05,
+  // alpha = 0.05: sqrt(V (V + tau^2) / tau^2 * ln((V + tau^2) / (V alpha^2)))
+  // = sqrt(0.01402 * ln(608.3)) = 0.3000: [0.47, 1.07] excludes 0, better.
+  for (int i = 0; i < 40; ++i) {
+    const std::string n = std::to_string(i);
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         ResultsJson("x" + n, "A", 100'000, {"a"}, "en"),
+                         {0, offset_++});
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         ResultsJson("y" + n, "B", 100'000, {"a"}, "en"),
+                         {0, offset_++});
+    if (i < 4) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson("x" + n, "a", 1, 101'000),
+                           {0, offset_++});
+    }
+    if (i < 36) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson("y" + n, "a", 1, 101'000),
+                           {0, offset_++});
+    }
+  }
+  pipeline_->FinishAll();
+  d = Parse(nullptr);
+  c = d["experiments"].at(0)["comparisons"].at(0);
+  EXPECT_EQ(int64_t(c["baseline_arm"]["count"]), 43);
+  EXPECT_EQ(int64_t(c["treatment_arm"]["count"]), 44);
+  EXPECT_EQ(std::string_view(c["state"]), "better");
+  changes = c["verdict_changes"];
+  ASSERT_EQ(changes.size(), 2u) << json_;
+  EXPECT_EQ(std::string_view(changes.at(0)["to"]), "inconclusive");
+  EXPECT_EQ(int64_t(changes.at(1)["event_ms"]), 1'900'000);
+  EXPECT_EQ(int64_t(changes.at(1)["look"]), 2);
+  EXPECT_EQ(std::string_view(changes.at(1)["from"]), "inconclusive");
+  EXPECT_EQ(std::string_view(changes.at(1)["to"]), "better");
+
+  // A look that changes nothing adds nothing.
+  pipeline_->FinishAll();
+  d = Parse(nullptr);
+  EXPECT_EQ(d["experiments"]
+                .at(0)["comparisons"]
+                .at(0)["verdict_changes"]
+                .get_array()
+                .size(),
+            2u);
+}
+
 TEST_F(SummaryTest, PipelineHealthAndKafka) {
   Request("a1", "A", "en", true);
   Request("a2", "A", "en", false);

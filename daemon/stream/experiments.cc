@@ -166,6 +166,7 @@ void ExperimentMonitor::AdoptState(
       c.look = old.look;
       c.verdict = old.verdict;
       c.state = old.state;
+      c.changes = old.changes;
       break;
     }
   }
@@ -313,6 +314,7 @@ void ExperimentMonitor::Update(int64_t now_ms) {
             ? metrics::Direction::kHigherIsBetter
             : metrics::Direction::kLowerIsBetter;
     const int verdict = metrics::Verdict(c.sequential.interval(), direction);
+    const VerdictState before = c.state;
     if (srm_[c.experiment_index].detected) {
       c.verdict = 0;
       c.state = VerdictState::kSampleRatioMismatch;
@@ -324,6 +326,12 @@ void ExperimentMonitor::Update(int64_t now_ms) {
       c.state = verdict > 0   ? VerdictState::kBetter
                 : verdict < 0 ? VerdictState::kWorse
                               : VerdictState::kInconclusive;
+    }
+    if (c.state != before) {
+      if (c.changes.size() >= kMaxVerdictChanges) {
+        c.changes.erase(c.changes.begin());
+      }
+      c.changes.push_back({now_ms, looks_, before, c.state});
     }
   }
   UpdateFamilies();

@@ -55,6 +55,19 @@ enum class VerdictState {
 inline constexpr int kNumVerdictStates = 5;
 std::string_view VerdictStateName(VerdictState s);
 
+// A change of a comparison's verdict state seen by a look, for the status
+// page's markers: the look's event time ("now" of its windows), the look's
+// number (ExperimentMonitor::looks()), the state before and after.
+struct VerdictChange {
+  int64_t event_ms = 0;
+  int64_t look = 0;
+  VerdictState from = VerdictState::kNoData;
+  VerdictState to = VerdictState::kNoData;
+};
+// A comparison keeps its latest changes only (the oldest are dropped), so
+// a verdict flapping at the edge of its interval cannot grow the state.
+inline constexpr size_t kMaxVerdictChanges = 32;
+
 // One row: treatment vs baseline of one experiment, for one series and
 // window.
 struct Comparison {
@@ -77,6 +90,9 @@ struct Comparison {
   double p_value_bh = 1;
   int verdict = 0;  // +1 better, -1 worse, 0 otherwise.
   VerdictState state = VerdictState::kNoData;
+  // The latest changes of `state`, oldest first (at most
+  // kMaxVerdictChanges).
+  std::vector<VerdictChange> changes;
 };
 
 // The sample-ratio check of one experiment.

@@ -14,14 +14,28 @@
 // element must be refused, reported as "csp-canary" ("refused" and
 // "reported on the console", or what was missing).
 //
+// The chart's time axis and verdict markers are reported as "time-ticks"
+// ([{text, ms}]) and "verdict-markers" ([{ms, to}]). With --view=<fragment>
+// the page is then loaded a second time with that view in its address
+// ("view-restored": the controls' values, the charted row, the address and
+// the requested test ids' text), and its window control is changed to
+// --change-window ("view-after-change": the address then).
+//
 // Usage: node check_page.mjs <dir holding node_modules/playwright-core>
 //          <chromium> <page url> <screenshot.png> <fresh user-data dir>
-//          <testid>...
+//          [--view=<fragment> --change-window=<window>
+//           --view-id=<testid>...] <testid>...
 import { createRequire } from "node:module";
 import path from "node:path";
 
-const [modulesDir, chromiumPath, url, screenshot, userDataDir, ...ids] =
+const [modulesDir, chromiumPath, url, screenshot, userDataDir, ...rest] =
     process.argv.slice(2);
+const option = name => rest.filter(a => a.startsWith(`--${name}=`))
+                           .map(a => a.slice(name.length + 3));
+const ids = rest.filter(a => !a.startsWith("--"));
+const view = option("view")[0];
+const changeWindow = option("change-window")[0];
+const viewIds = option("view-id");
 const require = createRequire(path.join(modulesDir, "package.json"));
 const { chromium } = require("playwright-core");
 
@@ -71,8 +85,16 @@ try {
     values[id] = (await page.textContent(`[data-testid="${id}"]`)).trim();
   }
   await page.screenshot({ path: screenshot, fullPage: true });
-  values["page-errors"] = errors.join("\n");
+  values["time-ticks"] = await page.$$eval('[data-testid="time-tick"]',
+      ts => ts.map(t => ({ text: t.textContent,
+                           ms: Number(t.getAttribute("data-ms")) })));
+  values["verdict-markers"] = await page.$$eval(
+      '[data-testid="verdict-marker"]',
+      ms => ms.map(m => ({ ms: Number(m.getAttribute("data-ms")),
+                           to: m.getAttribute("data-to") })));
 
+  // Errors until now (the canary's own console error is not one).
+  const pageErrors = errors.slice();
   // Everything the page did until now, then the canary.
   const consoleBefore = cspConsole.length;
   const seen = await page.evaluate(() =>
@@ -104,6 +126,38 @@ try {
       applied ? "but applied" : "",
       logged ? "reported on the console" : "not on the console"]
       .filter(x => x).join(" and ");
+
+  if (view !== undefined) {
+    // A shared view: the same page opened at an address carrying it.
+    const shared = await context.newPage();
+    // Errors there, CSP violations included (console errors), count as
+    // page errors.
+    shared.on("pageerror", e => pageErrors.push(String(e)));
+    shared.on("console", m => {
+      if (m.type() === "error") pageErrors.push(m.text());
+    });
+    await shared.goto(url + "#" + view, { waitUntil: "load", timeout: 30000 });
+    await shared.waitForSelector("body[data-generated-ms]", { timeout: 30000 });
+    for (const id of viewIds) {
+      await shared.waitForSelector(`[data-testid="${id}"]`, { timeout: 30000 });
+    }
+    const restored = await shared.evaluate(() => {
+      const value = id => document.getElementById(id).value;
+      const row = document.querySelector("#means tr.selected");
+      return { segment: value("segment"), window: value("window"),
+               k: value("cutoff"), experiment: value("experiment"),
+               series: row ? row.getAttribute("data-testid") : "",
+               hash: location.hash };
+    });
+    for (const id of viewIds) {
+      restored[id] = (await shared.textContent(`[data-testid="${id}"]`)).trim();
+    }
+    values["view-restored"] = restored;
+    await shared.selectOption("#window", changeWindow);
+    values["view-after-change"] = await shared.evaluate(() => location.hash);
+    await shared.close();
+  }
+  values["page-errors"] = pageErrors.join("\n");
   process.stdout.write(JSON.stringify(values) + "\n");
 } finally {
   await context.close();
