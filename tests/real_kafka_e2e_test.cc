@@ -6,8 +6,9 @@
 // started, lose nothing; qrels mode on a compacted judgments topic uses the
 // latest labels; a broker stopped and started turns /readyz 503 then 200
 // and loses nothing; SASL/SCRAM with the right password consumes and with a
-// wrong one stays unready without leaking it; `rankwatch demo --bootstrap`
-// runs on the broker.
+// wrong one stays unready without leaking it; a closed port makes /readyz
+// say broker_unreachable within seconds, and `check-config --connect`
+// reaches the broker; `rankwatch demo --bootstrap` runs on the broker.
 //
 // The broker: ctest starts one for the whole suite (fixture `realkafka`,
 // its directory in RANKWATCH_KAFKA_DIR); run alone, the binary starts its
@@ -840,9 +841,8 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
     EXPECT_FALSE(leaks(r.out + r.err)) << r.out << r.err;
   };
 
-  // The wrong password first: the daemon logs the authentication failure
-  // only after its start-up metadata requests time out (10 s per topic), so
-  // it runs while the right one consumes.
+  // The wrong password first: it keeps failing while the right one
+  // consumes.
   setenv("RANKWATCH_TEST_KAFKA_PASSWORD", wrong.c_str(), 1);
   check_config();
   testing::DaemonProcess w(RANKWATCH_BINARY, dir_, config, "wrong");
@@ -891,6 +891,24 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
   const auto [status, body] = Readyz(w);
   EXPECT_EQ(status, 503) << body;
   EXPECT_FALSE(leaks(body)) << body;
+  // Named as a broker that cannot be reached, with the broker's reason
+  // (issue 25: it used to say not_assigned, as for a rebalance).
+  const std::string why =
+      "SASL authentication error: Authentication failed during "
+      "authentication due to invalid credentials with SASL mechanism "
+      "SCRAM-SHA-512";
+  EXPECT_EQ(body,
+            "not ready (broker_unreachable): cannot reach any bootstrap "
+            "broker (" +
+                sasl + "): " + why + "\n");
+  // check-config --connect says the same in one line, exit 1.
+  setenv("RANKWATCH_TEST_KAFKA_PASSWORD", wrong.c_str(), 1);
+  const auto connect = testing::RunCommand(
+      {RANKWATCH_BINARY, "check-config", "--connect", config}, 60s);
+  EXPECT_EQ(connect.exit_code, 1) << connect.err;
+  EXPECT_EQ(connect.err, "rankwatch check-config: cannot reach kafka at " +
+                             sasl + " (" + why + ")\n");
+  EXPECT_FALSE(leaks(connect.out + connect.err));
   auto metrics = testing::HttpGet("127.0.0.1", w.port(), "/metrics");
   ASSERT_TRUE(metrics.ok());
   EXPECT_FALSE(leaks(metrics->body));
@@ -900,6 +918,88 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
       ws.Sum("rankwatch_kafka_errors_total", {{"error", "_AUTHENTICATION"}}),
       0);
   unsetenv("RANKWATCH_TEST_KAFKA_PASSWORD");
+}
+
+// An unreachable broker is named as such, at once (issue 25: it used to
+// look like a rebalance, "not_assigned", after 20 s of silence):
+// `check-config --connect` reaches the suite's broker and finds the topics
+// (4 partitions each), names a misspelt one, and fails in one line on a
+// closed port (nothing listens on 127.0.0.1:1), where a daemon's /readyz
+// says broker_unreachable with the cause within 5 s.
+TEST_F(RealKafkaE2eTest, UnreachableBrokerIsNamedAndCheckConfigConnects) {
+  auto check = [&](const std::string& config) {
+    return testing::RunCommand(
+        {RANKWATCH_BINARY, "check-config", "--connect", config}, 60s);
+  };
+  const auto good = check(WriteConfig(kAbMetrics));
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.err, "");
+  EXPECT_NE(good.out.find("\n# kafka: reached " + RealKafka::bootstrap() +
+                          ", 1 broker: "),
+            std::string::npos)
+      << good.out;
+  for (const auto& [topic, key] : {std::pair{results_, "results_topic"},
+                                   std::pair{judgments_, "judgments_topic"}}) {
+    EXPECT_NE(good.out.find("\n# kafka: topic '" + topic + "' (kafka." + key +
+                            "): 4 partitions\n"),
+              std::string::npos)
+        << good.out;
+  }
+  // "judgment-..." for "judgments-...": one edit away.
+  const std::string misspelt = "judgment-" + judgments_.substr(10);
+  const std::string typo_config = dir_.Write(
+      "typo.yaml", "kafka:\n  bootstrap_servers: \"" + RealKafka::bootstrap() +
+                       "\"\n  results_topic: " + results_ +
+                       "\n  judgments_topic: " + misspelt + "\n");
+  const auto missing = check(typo_config);
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_EQ(missing.err, "rankwatch check-config: kafka: topic '" + misspelt +
+                             "' (kafka.judgments_topic) not found at " +
+                             RealKafka::bootstrap() + " (did you mean '" +
+                             judgments_ + "'?)\n");
+
+  KafkaKeys closed;
+  closed.bootstrap = "127.0.0.1:1";
+  const std::string config = WriteConfig(kAbMetrics, closed);
+  const auto start = std::chrono::steady_clock::now();
+  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "closed");
+  std::pair<int, std::string> ready;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        (void)d.WaitReady(0ms);  // Reads the port.
+        ready = Readyz(d);
+        return ready.second.find("broker_unreachable") != std::string::npos;
+      },
+      20s))
+      << ready.first << " " << ready.second << "\n"
+      << d.log();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("closed port: broker_unreachable after %.1f s\n", took);
+  EXPECT_LT(took, 5.0);
+  EXPECT_EQ(ready.first, 503);
+  EXPECT_EQ(ready.second,
+            "not ready (broker_unreachable): cannot reach any bootstrap broker "
+            "(127.0.0.1:1): Connection refused\n");
+  const Scrape s = d.Metrics();
+  EXPECT_EQ(s.Sum("rankwatch_consumer_ready_reason",
+                  {{"reason", "broker_unreachable"}}),
+            1);
+  EXPECT_EQ(
+      s.Sum("rankwatch_kafka_errors_total", {{"error", "_ALL_BROKERS_DOWN"}}),
+      1);
+  const auto unreachable = check(config);
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_EQ(unreachable.err,
+            "rankwatch check-config: cannot reach kafka at 127.0.0.1:1 "
+            "(Connection refused)\n");
+  // Logged once, however long it lasts.
+  const std::string log = d.log();
+  const std::string line = "kafka consumer: not ready (broker_unreachable)";
+  const size_t first = log.find(line);
+  EXPECT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find(line, first + 1), std::string::npos) << log;
 }
 
 // `rankwatch demo --bootstrap`: the demo on an existing cluster (it creates

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,7 @@
 #include "daemon/cli/command_util.h"
 #include "daemon/http/http_server.h"
 #include "daemon/http/tls.h"
+#include "daemon/kafka/cluster_check.h"
 #include "daemon/kafka/kafka_conf.h"
 #include "daemon/server/daemon.h"
 #include "trec/qrels.h"
@@ -31,6 +33,8 @@ namespace rankwatch::cli {
 namespace {
 
 constexpr std::string_view kCommand = "check-config";
+// --connect: how long the brokers have to answer.
+constexpr std::chrono::seconds kConnectTimeout(10);
 
 // Formats problems as the loader does, positions from the file's text.
 class ProblemList {
@@ -169,10 +173,43 @@ std::string ReadText(const std::string& path) {
                      std::istreambuf_iterator<char>());
 }
 
+// --connect, on a valid configuration: what the brokers offer it, one line
+// per finding. What went well follows the effective configuration on
+// stdout as YAML comments (the output still parses); warnings and errors
+// go to stderr. The cluster is not the configuration: an unreachable
+// broker or a missing topic exits 1, as a failed run would (retrying may
+// help), not 2.
+int ConnectAndCheck(const config::Config& config) {
+  const StatusOr<kafka::ClusterMetadata> cluster =
+      kafka::FetchClusterMetadata(config.kafka, kConnectTimeout);
+  if (!cluster.ok())
+    return Fail(kCommand, cluster.status(), ErrorSource::kInput);
+  std::string found;
+  bool failed = false;
+  for (const kafka::ClusterFinding& f : kafka::CheckCluster(config, *cluster)) {
+    switch (f.level) {
+      case kafka::ClusterFinding::Level::kOk:
+        found += "# " + f.message + "\n";
+        break;
+      case kafka::ClusterFinding::Level::kWarning:
+        Fail(kCommand, "warning: " + f.message, ExitCode::kOk);
+        break;
+      case kafka::ClusterFinding::Level::kError:
+        Fail(kCommand, f.message, ExitCode::kBadInput);
+        failed = true;
+        break;
+    }
+  }
+  const Status written = WriteStdout(found);
+  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+  return ToInt(failed ? ExitCode::kBadInput : ExitCode::kOk);
+}
+
 // The configuration is this command's input and the user's to fix: every
 // failure, the output's included, is a usage error (exit 2), as
-// docs/configuration.md promises.
-int RunCheckConfig(const std::string& path) {
+// docs/configuration.md promises. --connect's findings on the cluster are
+// not (see ConnectAndCheck).
+int RunCheckConfig(const std::string& path, bool connect) {
   StatusOr<config::Config> config = config::LoadConfigFile(path);
   if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
   const std::vector<Status> problems = CheckRunnable(path, *config);
@@ -182,6 +219,7 @@ int RunCheckConfig(const std::string& path) {
   if (!problems.empty()) return ToInt(ExitCode::kUsage);
   const Status written = WriteStdout(config::FormatEffectiveConfig(*config));
   if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+  if (connect) return ConnectAndCheck(*config);
   return ToInt(ExitCode::kOk);
 }
 
@@ -206,13 +244,19 @@ std::vector<Status> CheckRunnable(const std::string& path,
 
 void AddCheckConfigCommand(CLI::App& app, int* exit_code) {
   auto path = std::make_shared<std::string>();
+  auto connect = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "check-config",
       "Validate a configuration file as `run` would (Kafka client "
       "properties, referenced files, HTTP address) and print the effective "
       "configuration (secrets masked)");
   cmd->add_option("FILE", *path, "YAML configuration file")->required();
-  cmd->callback([path, exit_code] { *exit_code = RunCheckConfig(*path); });
+  cmd->add_flag("--connect", *connect,
+                "Then connect to the Kafka brokers as `run` would (10 s at "
+                "most) and check that the configured topics exist");
+  cmd->callback([path, connect, exit_code] {
+    *exit_code = RunCheckConfig(*path, *connect);
+  });
 }
 
 }  // namespace rankwatch::cli

@@ -5,9 +5,12 @@
 #include "daemon/cli/check_config_command.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -222,6 +225,81 @@ TEST_F(CheckConfigTest, EveryProblemGetsItsLine) {
                 dir_.path() + "/no-cert.pem': No such file or directory\n" +
                 head + ":9:15: http.tls.key_file: cannot read '" + dir_.path() +
                 "/no-key.pem': No such file or directory\n");
+}
+
+// --connect against librdkafka's mock cluster (in this process, on
+// loopback): the effective configuration, then what was found as YAML
+// comments; a missing topic is an error line naming the closest existing
+// one, and exit 1 (the cluster, not the file, is what to fix).
+class CheckConfigConnectTest : public CheckConfigTest {
+ protected:
+  void SetUp() override {
+    auto cluster = sim::MockCluster::Start(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(cluster).value();
+    ASSERT_TRUE(cluster_->CreateTopic("results", 3).ok());
+    ASSERT_TRUE(cluster_->CreateTopic("judgments", 3).ok());
+  }
+  std::string Config(const std::string& bootstrap,
+                     const std::string& judgments) {
+    return dir_.Write("connect.yaml",
+                      "kafka:\n  bootstrap_servers: " + bootstrap +
+                          "\n  judgments_topic: " + judgments + "\n");
+  }
+  CommandResult Connect(const std::string& config) {
+    return rankwatch::testing::RunCommand(
+        {RANKWATCH_BINARY, "check-config", "--connect", config}, seconds(60));
+  }
+  std::unique_ptr<sim::MockCluster> cluster_;
+};
+
+TEST_F(CheckConfigConnectTest, FindsTheBrokerAndTopics) {
+  const std::string bootstrap = cluster_->bootstrap_servers();
+  const CommandResult res = Connect(Config(bootstrap, "judgments"));
+  EXPECT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_EQ(res.err, "");
+  // Without --connect, the same YAML and nothing more.
+  const CommandResult plain = CheckConfig(Config(bootstrap, "judgments"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(res.out, plain.out + "# kafka: reached " + bootstrap +
+                         ", 1 broker: 1 at " + bootstrap +
+                         "\n"
+                         "# kafka: topic 'results' (kafka.results_topic): 3 "
+                         "partitions\n"
+                         "# kafka: topic 'judgments' (kafka.judgments_topic): "
+                         "3 partitions\n");
+}
+
+TEST_F(CheckConfigConnectTest, MissingTopicFailsWithTheClosestName) {
+  const std::string bootstrap = cluster_->bootstrap_servers();
+  const CommandResult res = Connect(Config(bootstrap, "judgement"));
+  EXPECT_EQ(res.exit_code, 1) << res.err;
+  EXPECT_EQ(res.err,
+            "rankwatch check-config: kafka: topic 'judgement' "
+            "(kafka.judgments_topic) not found at " +
+                bootstrap + " (did you mean 'judgments'?)\n");
+  EXPECT_NE(res.out.find("# kafka: topic 'results' (kafka.results_topic): 3 "
+                         "partitions\n"),
+            std::string::npos)
+      << res.out;
+}
+
+// Nothing listens on port 1: one line, exit 1, within seconds (librdkafka
+// reports the refused connection at once; the bound is 10 s).
+TEST_F(CheckConfigConnectTest, UnreachableBrokerIsOneLine) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult res = Connect(Config("127.0.0.1:1", "judgments"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(8));
+  EXPECT_EQ(res.exit_code, 1);
+  EXPECT_EQ(res.err,
+            "rankwatch check-config: cannot reach kafka at 127.0.0.1:1 "
+            "(Connection refused)\n");
+  // The configuration itself is valid: its YAML was printed.
+  EXPECT_NE(res.out.find("bootstrap_servers: \"127.0.0.1:1\""),
+            std::string::npos)
+      << res.out;
+  // Without --connect nothing is contacted: exit 0.
+  EXPECT_EQ(CheckConfig(Config("127.0.0.1:1", "judgments")).exit_code, 0);
 }
 
 }  // namespace

@@ -189,6 +189,22 @@ TEST(KafkaCollectorTest, GaugesAndReadyzAgree) {
   check("not_consuming",
         "not ready (not_consuming): not consuming (starting, loading the "
         "judgments table, or shut down)");
+  // Every broker down while starting, then while joining the group: the
+  // broker, not a rebalance, is why (issue 25).
+  status.brokers_down =
+      kafka::BrokersDown{"127.0.0.1:1", "Connection refused", false};
+  check("broker_unreachable",
+        "not ready (broker_unreachable): cannot reach any bootstrap broker "
+        "(127.0.0.1:1): Connection refused");
+  status.consuming = true;
+  status.assigned = false;
+  check("broker_unreachable",
+        "not ready (broker_unreachable): cannot reach any bootstrap broker "
+        "(127.0.0.1:1): Connection refused");
+  status.brokers_down.reset();
+  check("not_assigned",
+        "not ready (not_assigned): no partitions assigned (joining the "
+        "consumer group or rebalancing)");
 }
 
 }  // namespace

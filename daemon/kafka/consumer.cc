@@ -18,6 +18,9 @@ constexpr int kPollMs = 100;        // Blocking wait outside the lock.
 constexpr int64_t kTickMs = 200;    // Idle-window checks.
 constexpr int64_t kStatsMs = 1000;  // Lag and position refresh.
 constexpr int kMetadataTimeoutMs = 10'000;
+// The start-up metadata requests: attempts this long, kMetadataTimeoutMs
+// in all, the client's callbacks served between them.
+constexpr int kMetadataAttemptMs = 500;
 constexpr int kFlushTimeoutMs = 2000;  // Dead letters at shutdown.
 // At most one log line per this interval about readiness changes; the
 // latest state is logged once the interval has passed.
@@ -26,12 +29,14 @@ constexpr int64_t kReadinessLogMs = 1000;
 }  // namespace
 
 // Statistics and client errors, served inside consume() and close().
+// One per client.
 class KafkaIngest::EventHandler : public RdKafka::EventCb {
  public:
-  explicit EventHandler(KafkaIngest* owner) : owner_(owner) {}
+  EventHandler(KafkaIngest* owner, Client client)
+      : owner_(owner), client_(client) {}
   void event_cb(RdKafka::Event& event) override {
     if (event.type() == RdKafka::Event::EVENT_STATS) {
-      owner_->OnStatistics(event.str());
+      owner_->OnStatistics(client_, event.str());
       return;
     }
     if (event.type() != RdKafka::Event::EVENT_ERROR) return;
@@ -39,10 +44,12 @@ class KafkaIngest::EventHandler : public RdKafka::EventCb {
     // counted and logged, never fatal.
     std::lock_guard<std::mutex> lock(*owner_->mu_);
     owner_->errors_.Report(event.err(), "client", event.str());
+    owner_->OnClientError(client_, event.err(), event.str());
   }
 
  private:
   KafkaIngest* owner_;
+  Client client_;
 };
 
 // Results of asynchronous commits, served inside consume() and close().
@@ -90,7 +97,8 @@ Status KafkaIngest::Init() {
   RebalanceListener* listener = this;  // A private base: converted here.
   rebalance_handler_ =
       std::make_unique<RebalanceHandler>(listener, kMetadataTimeoutMs);
-  event_handler_ = std::make_unique<EventHandler>(this);
+  event_handler_ = std::make_unique<EventHandler>(this, kGroupClient);
+  table_event_handler_ = std::make_unique<EventHandler>(this, kTableClient);
   commit_handler_ = std::make_unique<CommitHandler>(this);
   const bool qrels = config_.join.mode == config::JoinMode::kQrels;
   StatusOr<std::unique_ptr<RdKafka::Conf>> conf =
@@ -111,7 +119,7 @@ Status KafkaIngest::Init() {
         config_.kafka, config_.kafka.group_id + ".qrels-table", false);
     if (!table_conf.ok()) return table_conf.status();
     RW_RETURN_IF_ERROR(
-        SetCallback(table_conf->get(), "event_cb", event_handler_.get()));
+        SetCallback(table_conf->get(), "event_cb", table_event_handler_.get()));
     table_consumer_.reset(
         RdKafka::KafkaConsumer::create(table_conf->get(), err));
     if (!table_consumer_) {
@@ -144,8 +152,20 @@ void KafkaIngest::OnReleased(stream::EventOrigin origin) {
 }
 
 // Warns when the two topics cannot be co-partitioned (impression mode), and
-// records the partition counts.
-void KafkaIngest::CheckPartitionCounts() {
+// records the partition counts. Without an answer (no broker reachable),
+// a request is retried in attempts of kMetadataAttemptMs, up to
+// kMetadataTimeoutMs for both topics, serving the client's callbacks in
+// between: librdkafka's ERR__ALL_BROKERS_DOWN reaches the status (and the
+// log) at once, and a stop is heard. True when every request was answered.
+bool KafkaIngest::CheckPartitionCounts(const std::atomic<bool>& stop) {
+  bool answered = true;
+  int attempts_left = kMetadataTimeoutMs / kMetadataAttemptMs;
+  // Callbacks only: nothing is subscribed or assigned yet.
+  auto serve_callbacks = [&] {
+    std::unique_ptr<RdKafka::Message> none(consumer_->consume(0));
+    std::lock_guard<std::mutex> lock(*mu_);
+    LogReadiness(clock_->MonotonicMillis());
+  };
   for (int t = 0; t < 2; ++t) {
     std::string err;
     std::unique_ptr<RdKafka::Topic> topic(
@@ -154,16 +174,29 @@ void KafkaIngest::CheckPartitionCounts() {
       spdlog::warn("kafka: topic '{}': {}", TopicName(t), err);
       continue;
     }
-    RdKafka::Metadata* md = nullptr;
-    const RdKafka::ErrorCode md_err =
-        consumer_->metadata(false, topic.get(), &md, kMetadataTimeoutMs);
-    std::unique_ptr<RdKafka::Metadata> owned(md);
+    RdKafka::ErrorCode md_err = RdKafka::ERR_NO_ERROR;
+    std::unique_ptr<RdKafka::Metadata> owned;
+    do {
+      RdKafka::Metadata* md = nullptr;
+      md_err = consumer_->metadata(false, topic.get(), &md, kMetadataAttemptMs);
+      owned.reset(md);
+      --attempts_left;
+      serve_callbacks();
+      // Retried: no broker answered in time. Another error is final.
+    } while ((md_err == RdKafka::ERR__TRANSPORT ||
+              md_err == RdKafka::ERR__TIMED_OUT) &&
+             attempts_left > 0 && !stop.load());
     if (md_err != RdKafka::ERR_NO_ERROR) {
+      answered = false;
       std::lock_guard<std::mutex> lock(*mu_);
       errors_.Report(md_err, "metadata of " + TopicName(t));
       continue;
     }
-    for (const RdKafka::TopicMetadata* tm : *md->topics()) {
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      MarkReachable(kGroupClient);
+    }
+    for (const RdKafka::TopicMetadata* tm : *owned->topics()) {
       if (tm->topic() == TopicName(t)) {
         topic_partitions_[t] = static_cast<int32_t>(tm->partitions()->size());
       }
@@ -178,6 +211,7 @@ void KafkaIngest::CheckPartitionCounts() {
         "equal partition counts.",
         TopicName(0), topic_partitions_[0], TopicName(1), topic_partitions_[1]);
   }
+  return answered;
 }
 
 Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
@@ -196,6 +230,10 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
       std::lock_guard<std::mutex> lock(*mu_);
       errors_.Report(err, "end offset of the judgments table");
       continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      MarkReachable(kTableClient);
     }
     if (high > low) targets[p] = high;
   }
@@ -216,6 +254,7 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
     std::unique_ptr<RdKafka::Message> msg(table_consumer_->consume(kPollMs));
     std::lock_guard<std::mutex> lock(*mu_);
     Handle(msg.get(), /*from_table=*/true);
+    LogReadiness(clock_->MonotonicMillis());
   }
   std::lock_guard<std::mutex> lock(*mu_);
   spdlog::info("qrels table loaded: {} entries", pipeline_->table_entries());
@@ -223,7 +262,13 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
 }
 
 Status KafkaIngest::Run(const std::atomic<bool>& stop) {
-  CheckPartitionCounts();
+  bool answered = CheckPartitionCounts(stop);
+  // The judgments table is read by partition: loaded before the cluster
+  // answered, it would be empty, and results would be scored without
+  // their labels. Wait for the broker (not ready: broker_unreachable).
+  while (table_consumer_ && !answered && !stop.load()) {
+    answered = CheckPartitionCounts(stop);
+  }
   std::vector<std::string> topics = {config_.kafka.results_topic};
   if (table_consumer_) {
     RW_RETURN_IF_ERROR(LoadTable(stop));
@@ -279,6 +324,9 @@ void KafkaIngest::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(*mu_);
     status_.consuming = false;
+    // Not ready because it stopped, whatever the brokers do from now.
+    shut_down_ = true;
+    PublishReachability();
     Commit(book_.slots(), /*sync=*/true, /*final=*/true);
   }
   const RdKafka::ErrorCode err = consumer_->close();
@@ -308,6 +356,8 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
   // build a std::string per message.
   const rd_kafka_message_t* c_msg =
       static_cast<const rd_kafka_message_t*>(msg->c_ptr());
+  const Client client = from_table ? kTableClient : kGroupClient;
+  if (reachability_[client].all_down) MarkReachable(client);
   const int t = TopicIndex(rd_kafka_topic_name(c_msg->rkt));
   if (t < 0) return;
   const int32_t slot = SlotOf(t, msg->partition());
@@ -409,14 +459,50 @@ void KafkaIngest::LogReadiness(int64_t now) {
   }
 }
 
+void KafkaIngest::OnClientError(Client client, RdKafka::ErrorCode err,
+                                const std::string& text) {
+  Reachability& r = reachability_[client];
+  if (IsConnectionError(err)) r.cause = ConnectionErrorCause(text);
+  if (err != RdKafka::ERR__ALL_BROKERS_DOWN) return;
+  r.all_down = true;
+  // "1/1 brokers are down" when no connection error came first.
+  if (r.cause.empty()) r.cause = text;
+  PublishReachability();
+}
+
+void KafkaIngest::MarkReachable(Client client) {
+  Reachability& r = reachability_[client];
+  r.reached = true;
+  if (!r.all_down) return;
+  r.all_down = false;
+  PublishReachability();
+}
+
+void KafkaIngest::PublishReachability() {
+  status_.brokers_down.reset();
+  if (shut_down_) return;
+  for (const Reachability& r : reachability_) {
+    if (!r.all_down) continue;
+    status_.brokers_down =
+        BrokersDown{config_.kafka.bootstrap_servers, r.cause, r.reached};
+    return;
+  }
+}
+
 // Records which partitions are fetched from a reachable leader, and when
 // their fetcher last heard from it: an active fetch from an UP leader that
 // answered rx_idle_ms ago is fetch progress at now - rx_idle_ms (fetches
-// are long polls, answered even without data). Runs on the consumer thread
-// and touches only its own state: no lock.
-void KafkaIngest::OnStatistics(const std::string& json) {
+// are long polls, answered even without data); and whether any broker of
+// `client` is UP. Runs on the consumer thread and touches only its own
+// state, but for the client's reachability (under the lock, served
+// outside it).
+void KafkaIngest::OnStatistics(Client client, const std::string& json) {
   const int64_t now = clock_->MonotonicMillis();
   const FetchStatistics statistics = ParseFetchStatistics(json);
+  if (statistics.brokers_up > 0) {
+    std::lock_guard<std::mutex> lock(*mu_);
+    MarkReachable(client);
+  }
   for (const PartitionFetchHealth& p : statistics.partitions) {
     const int t = TopicIndex(p.topic);
     if (t >= 0) fetch_health_.Record(SlotOf(t, p.partition), p.healthy, now);
@@ -534,6 +620,7 @@ void KafkaIngest::UpdatePartitionStats() {
 void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
+  MarkReachable(kGroupClient);  // Its group coordinator answered.
   const int64_t now = clock_->MonotonicMillis();
   for (const AssignedPartition& p : partitions) {
     const int t = TopicIndex(p.topic);

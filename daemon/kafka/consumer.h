@@ -25,6 +25,12 @@
 //   per assigned partition (a message, or statistics showing an active
 //   fetch from an UP leader that answered recently), publishes the stalest
 //   partition into the status, and logs readiness changes with the reason.
+//   Each client's brokers as a whole are tracked too: librdkafka's
+//   ERR__ALL_BROKERS_DOWN (within a second of the first failed connection)
+//   marks them unreachable until one answers (UP in statistics, metadata,
+//   a message, an assignment), published as KafkaStatus::brokers_down. The
+//   start-up metadata requests serve the callbacks between short attempts,
+//   so that this shows before the consume loop runs.
 //
 // Threading: Run() is the consumer thread. The pipeline and the status are
 // shared with the HTTP threads under the mutex given to Attach(). The
@@ -97,8 +103,11 @@ class KafkaIngest final : public stream::ReleaseListener,
 
   KafkaIngest(const config::Config& config, const Clock* clock);
   Status Init();
+  // The clients, for what their callbacks report.
+  enum Client { kGroupClient = 0, kTableClient = 1 };
+
   Status LoadTable(const std::atomic<bool>& stop);
-  void CheckPartitionCounts();
+  bool CheckPartitionCounts(const std::atomic<bool>& stop);
   void HandleBatch(RdKafka::KafkaConsumer* consumer, bool from_table);
   void Shutdown();
   // The methods below run with *mu_ held.
@@ -113,9 +122,18 @@ class KafkaIngest final : public stream::ReleaseListener,
   void UpdatePartitionStats();
   void PublishFetchProgress();
   void LogReadiness(int64_t now);
+  // A client error `err` with librdkafka's `text`: a connection error's
+  // cause is kept; ERR__ALL_BROKERS_DOWN marks the client's brokers down.
+  void OnClientError(Client client, RdKafka::ErrorCode err,
+                     const std::string& text);
+  // A broker of `client` answered.
+  void MarkReachable(Client client);
+  // status_.brokers_down from the clients' states.
+  void PublishReachability();
 
-  // Statistics callback (consumer thread, no lock needed).
-  void OnStatistics(const std::string& json);
+  // Statistics callback (consumer thread; takes the lock only to mark the
+  // client's brokers reachable).
+  void OnStatistics(Client client, const std::string& json);
 
   // RebalanceListener (consumer thread, inside consume() or close()).
   void OnAssigned(const std::vector<AssignedPartition>& partitions) override;
@@ -139,6 +157,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   // Consumer thread only.
   std::unique_ptr<RebalanceHandler> rebalance_handler_;
   std::unique_ptr<EventHandler> event_handler_;
+  std::unique_ptr<EventHandler> table_event_handler_;
   std::unique_ptr<CommitHandler> commit_handler_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
   std::unique_ptr<RdKafka::KafkaConsumer> table_consumer_;  // qrels mode.
@@ -152,6 +171,14 @@ class KafkaIngest final : public stream::ReleaseListener,
   int64_t last_commit_mono_ms_ = 0;
   int64_t last_tick_mono_ms_ = 0;
   int64_t last_stats_mono_ms_ = 0;
+  // What each client reports of its brokers (guarded by *mu_).
+  struct Reachability {
+    bool all_down = false;  // ERR__ALL_BROKERS_DOWN, none answered since.
+    bool reached = false;   // Some broker answered once.
+    std::string cause;      // Of the latest connection error.
+  };
+  std::array<Reachability, 2> reachability_;
+  bool shut_down_ = false;  // Guarded by *mu_: reachability is not reported.
   // The readiness last logged, and when (guarded by *mu_).
   ReadyReason logged_reason_ = ReadyReason::kNotConsuming;
   std::optional<int64_t> last_readiness_log_mono_ms_;

@@ -1,9 +1,11 @@
 #include "daemon/kafka/consumer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/kafka/commit_metadata.h"
 #include "daemon/kafka/kafka_test_cluster.h"
@@ -56,6 +58,7 @@ class RunningIngest {
     }
     return false;
   }
+  int64_t table_entries() const { return pipeline_->table_entries(); }
   int64_t consumed(stream::Topic t) const {
     return pipeline_->counters().consumed[static_cast<size_t>(t)];
   }
@@ -195,6 +198,134 @@ TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {
   // call and by the commit callback that close() serves).
   EXPECT_GE(ingest.status().commits_ok, 1);
   EXPECT_EQ(ingest.status().commits_failed, 0);
+}
+
+// The readiness reasons a running ingest goes through, each recorded once
+// when it changes, sampled every 20 ms until `done` or 30 s.
+std::vector<ReadyReason> ReasonsUntil(RunningIngest& ingest,
+                                      const std::function<bool()>& done) {
+  std::vector<ReadyReason> seen;
+  (void)ingest.WaitFor([&] {
+    const ReadyReason r =
+        ingest.status().ready_reason(SystemClock::Get()->MonotonicMillis());
+    if (seen.empty() || seen.back() != r) seen.push_back(r);
+    return done();
+  });
+  return seen;
+}
+
+// Nothing listens on 127.0.0.1:1: librdkafka's first connection attempt is
+// refused at once and it reports every broker down (1/1) within
+// milliseconds; readiness names the broker and the cause within the
+// metadata requests of the start (a bound of 5 s for a loaded machine),
+// where it used to say nothing for 20 s and then "not_assigned".
+TEST_F(KafkaIngestTest, UnreachableBootstrapIsBrokerUnreachableAtStart) {
+  config_.kafka.bootstrap_servers = "127.0.0.1:1";
+  const auto start = std::chrono::steady_clock::now();
+  RunningIngest ingest(config_, SystemClock::Get());
+  ASSERT_TRUE(ingest.WaitFor([&] {
+    return ingest.status().brokers_down.has_value();
+  })) << ingest.status().ReadinessMessage(0);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(5));
+  {
+    std::lock_guard<std::mutex> lock(ingest.mu());
+    const KafkaStatus& s = ingest.status();
+    const int64_t now = SystemClock::Get()->MonotonicMillis();
+    EXPECT_EQ(s.ready_reason(now), ReadyReason::kBrokerUnreachable);
+    EXPECT_EQ(s.ReadinessMessage(now),
+              "not ready (broker_unreachable): cannot reach any bootstrap "
+              "broker (127.0.0.1:1): Connection refused");
+    // Counted under librdkafka's names: the refused connection and the
+    // one report that every broker is down.
+    EXPECT_EQ(s.errors.at("_ALL_BROKERS_DOWN"), 1);
+    EXPECT_GE(s.errors.at("_TRANSPORT"), 1);
+  }
+  // The start-up metadata requests hear the stop (they used to wait 10 s
+  // per topic).
+  const auto stopping = std::chrono::steady_clock::now();
+  ingest.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopping,
+            std::chrono::seconds(5));
+  EXPECT_TRUE(ingest.run_status().ok()) << ingest.run_status().ToString();
+  std::lock_guard<std::mutex> lock(ingest.mu());
+  // Stopped: not consuming, whatever the broker.
+  EXPECT_EQ(ingest.status().ready_reason(SystemClock::Get()->MonotonicMillis()),
+            ReadyReason::kNotConsuming);
+}
+
+// The only broker of the mock cluster down when the consumer starts, then
+// up: broker_unreachable, then joining the group (not_assigned), then
+// ready; never unreachable again once a broker answered. A reconnect
+// backoff of at most 500 ms notices the broker within a second.
+TEST_F(KafkaIngestTest, BrokerDownAtStartThenUpGoesThroughJoiningToReady) {
+  config_.kafka.properties["reconnect.backoff.max.ms"] = "500";
+  ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
+  RunningIngest ingest(config_, SystemClock::Get());
+  const std::vector<ReadyReason> before = ReasonsUntil(
+      ingest, [&] { return ingest.status().brokers_down.has_value(); });
+  ASSERT_FALSE(before.empty());
+  ASSERT_EQ(before.back(), ReadyReason::kBrokerUnreachable);
+  {
+    std::lock_guard<std::mutex> lock(ingest.mu());
+    const std::string message =
+        ingest.status().ReadinessMessage(SystemClock::Get()->MonotonicMillis());
+    const std::string expected =
+        "not ready (broker_unreachable): cannot reach any bootstrap broker (" +
+        cluster_->bootstrap_servers() + "): ";
+    EXPECT_EQ(message.substr(0, expected.size()), expected) << message;
+    EXPECT_GT(message.size(), expected.size()) << "no cause: " << message;
+  }
+  ASSERT_TRUE(cluster_->SetBrokerUp(-1).ok());
+  const std::vector<ReadyReason> after = ReasonsUntil(ingest, [&] {
+    return ingest.status().ready(SystemClock::Get()->MonotonicMillis());
+  });
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.back(), ReadyReason::kReady);
+  // From unreachable to joining: the group's first join takes about 3 s on
+  // the mock, sampled every 20 ms.
+  EXPECT_NE(std::find(after.begin(), after.end(), ReadyReason::kNotAssigned),
+            after.end());
+  const auto unreachable =
+      std::find(after.begin(), after.end(), ReadyReason::kBrokerUnreachable);
+  if (unreachable != after.end()) {
+    EXPECT_EQ(unreachable, after.begin()) << "unreachable again later";
+  }
+  std::lock_guard<std::mutex> lock(ingest.mu());
+  EXPECT_FALSE(ingest.status().brokers_down.has_value());
+  EXPECT_EQ(ingest.status().errors.at("_ALL_BROKERS_DOWN"), 1);
+}
+
+// qrels mode reads the judgments table by partition before anything else:
+// started while the broker is down, it must wait for the broker (it used
+// to load an empty table after the metadata requests timed out, and score
+// results without their labels).
+TEST_F(KafkaIngestTest, QrelsTableWaitsForAnUnreachableBroker) {
+  config_.join.mode = config::JoinMode::kQrels;
+  config_.kafka.properties["reconnect.backoff.max.ms"] = "500";
+  const int64_t now = SystemClock::Get()->NowMillis();
+  Produce("judgments", "q1",
+          "{\"query_id\":\"q1\",\"timestamp\":" + std::to_string(now) +
+              ",\"doc_id\":\"a\",\"relevance\":2}");
+  ASSERT_TRUE(cluster_->SetBrokerDown(-1).ok());
+  RunningIngest ingest(config_, SystemClock::Get());
+  ASSERT_TRUE(
+      ingest.WaitFor([&] { return ingest.status().brokers_down.has_value(); }));
+  // Longer than the start-up metadata requests' 10 s.
+  std::this_thread::sleep_for(std::chrono::seconds(11));
+  {
+    std::lock_guard<std::mutex> lock(ingest.mu());
+    EXPECT_EQ(
+        ingest.status().ready_reason(SystemClock::Get()->MonotonicMillis()),
+        ReadyReason::kBrokerUnreachable);
+    EXPECT_FALSE(ingest.status().consuming);
+  }
+  ASSERT_TRUE(cluster_->SetBrokerUp(-1).ok());
+  // The one (query, doc) label produced before.
+  EXPECT_TRUE(ingest.WaitFor([&] { return ingest.table_entries() == 1; }));
+  EXPECT_TRUE(ingest.WaitFor([&] {
+    return ingest.status().ready(SystemClock::Get()->MonotonicMillis());
+  }));
 }
 
 TEST_F(KafkaIngestTest, BadPropertyFailsCreate) {

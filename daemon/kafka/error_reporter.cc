@@ -11,6 +11,45 @@ std::string_view ErrorName(RdKafka::ErrorCode err) {
   return rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err));
 }
 
+bool IsConnectionError(RdKafka::ErrorCode err) {
+  switch (err) {
+    case RdKafka::ERR__TRANSPORT:
+    case RdKafka::ERR__RESOLVE:
+    case RdKafka::ERR__SSL:
+    case RdKafka::ERR__AUTHENTICATION:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string ConnectionErrorCause(std::string_view text) {
+  // librdkafka appends how long the attempt took and which state it
+  // reached; a closing parenthesis ends the text.
+  if (const size_t after = text.rfind(" (after ");
+      after != std::string_view::npos && text.ends_with(')')) {
+    text = text.substr(0, after);
+  }
+  // The broker's name: "host:port/id: " or "proto://host:port/id: ",
+  // without spaces.
+  if (const size_t colon = text.find(": "); colon != std::string_view::npos) {
+    const std::string_view name = text.substr(0, colon);
+    if (name.find('/') != std::string_view::npos &&
+        name.find(' ') == std::string_view::npos) {
+      text = text.substr(colon + 2);
+    }
+  }
+  constexpr std::string_view kConnect = "Connect to ";
+  constexpr std::string_view kFailed = " failed: ";
+  if (text.starts_with(kConnect)) {
+    if (const size_t failed = text.find(kFailed);
+        failed != std::string_view::npos) {
+      text = text.substr(failed + kFailed.size());
+    }
+  }
+  return std::string(text);
+}
+
 void ErrorReporter::Report(RdKafka::ErrorCode err, std::string_view context,
                            std::string_view detail) {
   ++status_->errors[std::string(ErrorName(err))];

@@ -13,6 +13,7 @@
 #include <librdkafka/rdkafkacpp.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "base/clock.h"
@@ -45,6 +46,19 @@ class ErrorReporter {
 
 // librdkafka's name of `err`, e.g. "_TRANSPORT" or "UNKNOWN_TOPIC_OR_PART".
 std::string_view ErrorName(RdKafka::ErrorCode err);
+
+// Whether `err` is an error librdkafka reports about one broker connection
+// (connect, resolve, TLS, SASL): the cause of a later ERR__ALL_BROKERS_DOWN.
+bool IsConnectionError(RdKafka::ErrorCode err);
+
+// The cause in librdkafka's text of a connection error, without the broker
+// name in front and the "(after 0ms in state CONNECT, ...)" behind:
+// "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection
+// refused (after 0ms in state CONNECT)" gives "Connection refused";
+// "h:9092/bootstrap: Failed to resolve 'h:9092': Name or service not known
+// (after 2ms in state CONNECT)" gives "Failed to resolve 'h:9092': Name or
+// service not known". Text of another shape is returned as it is.
+std::string ConnectionErrorCause(std::string_view text);
 
 }  // namespace rankwatch::kafka
 

@@ -28,5 +28,42 @@ TEST(ErrorReporterTest, Names) {
             "UNKNOWN_TOPIC_OR_PART");
 }
 
+// Texts as librdkafka 2.0.2's error callback gives them (seen against a
+// closed port, an unknown host and a SASL listener with a wrong password).
+TEST(ErrorReporterTest, ConnectionErrorCause) {
+  EXPECT_EQ(ConnectionErrorCause(
+                "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
+                "Connection refused (after 0ms in state CONNECT)"),
+            "Connection refused");
+  EXPECT_EQ(ConnectionErrorCause(
+                "127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: "
+                "Connection refused (after 0ms in state CONNECT, 1 identical "
+                "error(s) suppressed)"),
+            "Connection refused");
+  EXPECT_EQ(ConnectionErrorCause(
+                "nohost.invalid:9092/bootstrap: Failed to resolve "
+                "'nohost.invalid:9092': Name or service not known (after 2ms "
+                "in state CONNECT)"),
+            "Failed to resolve 'nohost.invalid:9092': Name or service not "
+            "known");
+  EXPECT_EQ(
+      ConnectionErrorCause("sasl_plaintext://127.0.0.1:9094/bootstrap: SASL "
+                           "authentication error: Authentication failed"),
+      "SASL authentication error: Authentication failed");
+  EXPECT_EQ(ConnectionErrorCause("127.0.0.1:39021/1: Disconnected (after "
+                                 "12ms in state UP)"),
+            "Disconnected");
+  // Another shape: as it is.
+  EXPECT_EQ(ConnectionErrorCause("1/1 brokers are down"),
+            "1/1 brokers are down");
+  EXPECT_EQ(ConnectionErrorCause("Local: Timed out (waiting)"),
+            "Local: Timed out (waiting)");
+  EXPECT_TRUE(IsConnectionError(RdKafka::ERR__TRANSPORT));
+  EXPECT_TRUE(IsConnectionError(RdKafka::ERR__RESOLVE));
+  EXPECT_TRUE(IsConnectionError(RdKafka::ERR__AUTHENTICATION));
+  EXPECT_FALSE(IsConnectionError(RdKafka::ERR__ALL_BROKERS_DOWN));
+  EXPECT_FALSE(IsConnectionError(RdKafka::ERR_UNKNOWN_TOPIC_OR_PART));
+}
+
 }  // namespace
 }  // namespace rankwatch::kafka

@@ -29,6 +29,14 @@ std::map<int64_t, bool> BrokersUp(simdjson::dom::object brokers) {
   return up;
 }
 
+// A connection of the configured or learned brokers in state UP.
+bool RealBrokerUp(simdjson::dom::element broker) {
+  std::string_view source, state;
+  return broker["source"].get(source) == simdjson::SUCCESS &&
+         (source == "configured" || source == "learned") &&
+         broker["state"].get(state) == simdjson::SUCCESS && state == "UP";
+}
+
 bool ValidPartition(int64_t partition) {
   return partition >= 0 && partition <= std::numeric_limits<int32_t>::max();
 }
@@ -91,7 +99,10 @@ FetchStatistics ParseFetchStatistics(std::string_view json) {
   simdjson::dom::object brokers;
   if (doc["brokers"].get(brokers) == simdjson::SUCCESS) {
     broker_up = BrokersUp(brokers);
-    for (auto [name, broker] : brokers) AppendToppars(broker, &out.brokers);
+    for (auto [name, broker] : brokers) {
+      AppendToppars(broker, &out.brokers);
+      if (RealBrokerUp(broker)) ++out.brokers_up;
+    }
   }
   simdjson::dom::object topics;
   if (doc["topics"].get(topics) != simdjson::SUCCESS) return out;

@@ -57,10 +57,15 @@ struct BrokerFetch {
 // that does not parse gives an empty list.
 std::vector<BrokerFetch> ParseBrokerFetches(std::string_view json);
 
-// Both of the above from one parse of the report.
+// Both of the above from one parse of the report, and how many brokers
+// the client is connected to.
 struct FetchStatistics {
   std::vector<PartitionFetchHealth> partitions;  // As ParseFetchHealth.
   std::vector<BrokerFetch> brokers;              // As ParseBrokerFetches.
+  // Brokers in state "UP" among the configured (bootstrap) and learned
+  // ones; not the logical aliases (GroupCoordinator) nor librdkafka's
+  // internal one. Above 0: some broker can be reached.
+  int brokers_up = 0;
 };
 FetchStatistics ParseFetchStatistics(std::string_view json);
 

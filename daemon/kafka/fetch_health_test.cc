@@ -124,5 +124,34 @@ TEST(ParseBrokerFetchesTest, TopparsOfRealBrokers) {
   EXPECT_TRUE(ParseBrokerFetches("{\"brokers\": []}").empty());
 }
 
+// The brokers a client is connected to: the bootstrap one (configured)
+// and learned ones in state UP; not the logical GroupCoordinator, not the
+// internal broker, not one in another state. Seen in librdkafka 2.0.2's
+// statistics of a consumer of 127.0.0.1:1 (a closed port): the bootstrap
+// broker in INIT between attempts, nothing else.
+TEST(ParseFetchStatisticsTest, BrokersUp) {
+  EXPECT_EQ(ParseFetchStatistics(R"({"brokers": {
+      "127.0.0.1:1/bootstrap": {"nodeid": -1, "source": "configured",
+                                "state": "INIT"},
+      "GroupCoordinator": {"nodeid": -1, "source": "logical",
+                           "state": "INIT"}}})")
+                .brokers_up,
+            0);
+  EXPECT_EQ(ParseFetchStatistics(R"({"brokers": {
+      "127.0.0.1:9092/bootstrap": {"source": "configured", "state": "UP"},
+      "127.0.0.1:9092/1": {"source": "learned", "state": "UP"},
+      "127.0.0.1:9093/2": {"source": "learned", "state": "DOWN"},
+      "GroupCoordinator": {"source": "logical", "state": "UP"},
+      ":0/internal": {"source": "internal", "state": "UP"}}})")
+                .brokers_up,
+            2);
+  EXPECT_EQ(ParseFetchStatistics(R"({"brokers": {
+      "b": {"source": "learned", "state": "TRY_CONNECT"},
+      "c": {"state": "UP"}}})")
+                .brokers_up,
+            0);
+  EXPECT_EQ(ParseFetchStatistics("{not json").brokers_up, 0);
+}
+
 }  // namespace
 }  // namespace rankwatch::kafka

@@ -33,6 +33,10 @@ std::string_view ReadyReasonName(ReadyReason reason) {
 }
 
 ReadyReason KafkaStatus::ready_reason(int64_t now_mono_ms) const {
+  // Not ready either way; the broker says why.
+  if ((!consuming || !assigned) && brokers_down.has_value()) {
+    return ReadyReason::kBrokerUnreachable;
+  }
   if (!consuming) return ReadyReason::kNotConsuming;
   if (!assigned) return ReadyReason::kNotAssigned;
   if (last_poll_mono_ms != kUnwatched &&
@@ -74,7 +78,14 @@ std::string KafkaStatus::ReadinessMessage(int64_t now_mono_ms) const {
       return out + "the consume loop has not polled for " +
              Ms(now_mono_ms - last_poll_mono_ms);
     case ReadyReason::kBrokerUnreachable:
-      return out + fetch_detail() + "its leader broker is unreachable";
+      if (consuming && assigned) {
+        return out + fetch_detail() + "its leader broker is unreachable";
+      }
+      return out +
+             (brokers_down->reached_before
+                  ? "lost every broker connection (bootstrap "
+                  : "cannot reach any bootstrap broker (") +
+             brokers_down->bootstrap + "): " + brokers_down->cause;
     case ReadyReason::kFetchStalled:
       return out + fetch_detail() + "its leader broker does not answer";
   }

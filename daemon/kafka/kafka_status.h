@@ -36,13 +36,15 @@ struct PartitionStatus {
 
 // Why the consumer is (not) ready: a fixed set, each exported as a series
 // of rankwatch_consumer_ready_reason. In the order the predicate checks
-// them.
+// them, except kBrokerUnreachable, which also replaces kNotConsuming and
+// kNotAssigned while no broker can be reached (see ready_reason()).
 enum class ReadyReason {
   kReady,
   kNotConsuming,       // Starting, loading the qrels table, or shut down.
   kNotAssigned,        // No partitions: joining the group or rebalancing.
   kLoopStalled,        // The consume loop has not polled for kStallMs.
-  kBrokerUnreachable,  // No fetch for the bound; the leader is not UP.
+  kBrokerUnreachable,  // Every broker down while unassigned; or no fetch
+                       // for the bound and the leader is not UP.
   kFetchStalled,       // No fetch for the bound; the leader is UP (frozen?).
 };
 inline constexpr std::array<ReadyReason, 6> kAllReadyReasons = {
@@ -61,6 +63,19 @@ struct FetchLag {
   int32_t partition = 0;
   int64_t progress_mono_ms = 0;  // Its latest fetch progress.
   bool leader_up = true;         // Its leader was UP at the last statistics.
+};
+
+// librdkafka reports every broker a consumer knows down
+// (ERR__ALL_BROKERS_DOWN: each connection attempt failed, or each
+// connection was lost), and none has answered since.
+struct BrokersDown {
+  std::string bootstrap;  // kafka.bootstrap_servers, for the message.
+  // Why, from the client's last connection error ("Connection refused",
+  // "Failed to resolve 'kafka:9092': ...", "SASL authentication error:
+  // ..."; ConnectionErrorCause() in error_reporter.h).
+  std::string cause;
+  // Some broker answered earlier: the cluster was lost, not never found.
+  bool reached_before = false;
 };
 
 struct KafkaStatus {
@@ -84,6 +99,15 @@ struct KafkaStatus {
   // The stalest assigned partition; none while nothing is assigned (or in
   // a status that no loop drives).
   std::optional<FetchLag> stalest_fetch;
+  // Set while no broker can be reached (see BrokersDown), cleared as soon
+  // as one answers. While the consumer has no partitions (starting,
+  // joining the group, or after losing them) it makes the reason
+  // kBrokerUnreachable at once, instead of kNotConsuming or kNotAssigned:
+  // a broker that cannot be reached is not a rebalance. While partitions
+  // are assigned, the fetch bound (not_ready_after_ms) decides as before,
+  // so that a broker restart shorter than the bound keeps the replica
+  // ready.
+  std::optional<BrokersDown> brokers_down;
 
   // The one readiness predicate, at monotonic time `now_mono_ms`: the first
   // reason that holds, in the order of ReadyReason.

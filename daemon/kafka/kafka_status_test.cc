@@ -96,6 +96,43 @@ TEST(KafkaStatusTest, LoopStallTakesPrecedenceOverFetchStall) {
             "consumer group or rebalancing)");
 }
 
+// Every broker down: the reason while nothing is assigned (starting,
+// joining, or after losing the partitions), named with the bootstrap
+// servers and the cause; once assigned, the fetch bound decides.
+TEST(KafkaStatusTest, BrokersDownReplacesNotConsumingAndNotAssigned) {
+  KafkaStatus s;
+  s.brokers_down = BrokersDown{"127.0.0.1:1", "Connection refused", false};
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kBrokerUnreachable);
+  EXPECT_EQ(s.ReadinessMessage(0),
+            "not ready (broker_unreachable): cannot reach any bootstrap "
+            "broker (127.0.0.1:1): Connection refused");
+  s.consuming = true;
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kBrokerUnreachable);
+  s.brokers_down->reached_before = true;
+  s.brokers_down->bootstrap = "k1:9092,k2:9092";
+  s.brokers_down->cause = "Disconnected";
+  EXPECT_EQ(s.ReadinessMessage(0),
+            "not ready (broker_unreachable): lost every broker connection "
+            "(bootstrap k1:9092,k2:9092): Disconnected");
+  // Assigned, last fetch 1 s ago, bound 3 s: a restart shorter than the
+  // bound keeps the replica ready.
+  s = Consuming(10'000);
+  s.brokers_down = BrokersDown{"127.0.0.1:1", "Connection refused", true};
+  EXPECT_EQ(s.ready_reason(11'000), ReadyReason::kReady);
+  // 3001 ms without a fetch, leader down: the fetch message.
+  s.stalest_fetch->leader_up = false;
+  s.last_poll_mono_ms = 13'001;
+  EXPECT_EQ(s.ReadinessMessage(13'001),
+            "not ready (broker_unreachable): no fetch for results/2 for 3s1ms "
+            "(kafka.not_ready_after 3s): its leader broker is unreachable");
+  s.assigned = false;
+  EXPECT_EQ(s.ReadinessMessage(13'001),
+            "not ready (broker_unreachable): lost every broker connection "
+            "(bootstrap 127.0.0.1:1): Connection refused");
+  s.brokers_down.reset();
+  EXPECT_EQ(s.ready_reason(13'001), ReadyReason::kNotAssigned);
+}
+
 TEST(KafkaStatusTest, ReasonNamesAreDistinct) {
   std::set<std::string_view> names;
   for (ReadyReason r : kAllReadyReasons) names.insert(ReadyReasonName(r));
