@@ -453,7 +453,13 @@ void KafkaIngest::LogReadiness(int64_t now) {
   logged_reason_ = reason;
   last_readiness_log_mono_ms_ = now;
   if (reason == ReadyReason::kReady) {
+    ever_ready_ = true;
     spdlog::info("kafka consumer: ready");
+  } else if (!ever_ready_ && (reason == ReadyReason::kNotConsuming ||
+                              reason == ReadyReason::kNotAssigned)) {
+    // Every start joins the group first: not a warning (it looked like a
+    // failure on every demo start). An unreachable broker still warns.
+    spdlog::info("kafka consumer: starting, {}", status_.ReadinessMessage(now));
   } else {
     spdlog::warn("kafka consumer: {}", status_.ReadinessMessage(now));
   }

@@ -182,6 +182,9 @@ class KafkaIngest final : public stream::ReleaseListener,
   // The readiness last logged, and when (guarded by *mu_).
   ReadyReason logged_reason_ = ReadyReason::kNotConsuming;
   std::optional<int64_t> last_readiness_log_mono_ms_;
+  // Whether readiness was logged as ready once: before, joining the group
+  // is the start, logged at info.
+  bool ever_ready_ = false;
 };
 
 }  // namespace rankwatch::kafka
