@@ -131,7 +131,16 @@ Status SyntheticProducer::Init() {
   std::map<std::string, std::string> properties = {
       {"client.id", "rankwatch-synthetic"},
       {"compression.type", "lz4"},
-      {"linger.ms", "5"},
+      // 100 ms batches: librdkafka's mock cluster (the demo's broker)
+      // stores each produced batch as one message set in a list, scans that
+      // list from its oldest entry on every fetch and answers a fetch with
+      // one message set per partition (rdkafka_mock.c 2.0.2,
+      // rd_kafka_mock_msgset_find). With 5 ms batches of one or two events
+      // each, a full partition log held ~20,000 sets: kafka-mock spent most
+      // of a core scanning and the daemon fell behind (issue 25, item 9;
+      // bench/demo_soak.sh). Larger batches cut both the list and the
+      // fetches per event; 100 ms is invisible next to the join window.
+      {"linger.ms", "100"},
       // Room for bursts of judgments in fast mode.
       {"queue.buffering.max.messages", "500000"},
   };
