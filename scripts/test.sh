@@ -24,6 +24,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRANKWATCH_SANITIZE=ON
 mkdir -p "$build"
 bash scripts/kafka-server.sh classpath >/dev/null 2>"$build/kafka-jars.log" &
 jars_pid=$!
+# A failed build leaves no Maven behind.
+trap 'kill "$jars_pid" 2>/dev/null || true' EXIT
 cmake --build "$build" -j "$jobs"
 if ! wait "$jars_pid"; then
   cat "$build/kafka-jars.log" >&2
@@ -31,12 +33,13 @@ if ! wait "$jars_pid"; then
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if ! ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600; then
+ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 || {
+  rc=$?
   # The end of the log is what a CI summary shows: repeat there the last
   # lines each failed test printed.
   bash scripts/failed-test-output.sh "$build" >&2 || true
-  exit 8
-fi
+  exit "$rc"
+}
 # The libFuzzer targets (tests/fuzz), 20 s each under ASan and UBSan in a
 # separate clang build: about 80 s with that build on two cores.
 tests/fuzz/run.sh 20

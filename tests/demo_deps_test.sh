@@ -48,15 +48,22 @@ while IFS= read -r path; do
     *) continue ;;
   esac
   # The path itself first: a library's .so link belongs to its -dev
-  # package, the file it points to to the runtime one.
-  owner=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1) || true
-  [[ -n $owner ]] || owner=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -n 1 | cut -d: -f1) || true
-  [[ -n $owner ]] || continue
+  # package, the file it points to to the runtime one. A path of several
+  # packages reads "pkgA, pkgB: path"; an architecture suffix ":amd64" is
+  # dropped.
+  owners=$(dpkg -S "$path" 2>/dev/null | head -n 1 | sed 's/: .*//') || true
+  [[ -n $owners ]] || owners=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -n 1 | sed 's/: .*//') || true
+  [[ -n $owners ]] || continue
   checked=$((checked + 1))
-  if [[ -n ${test_only[$owner]:-} ]]; then
-    echo "FAIL: the demo's build uses $path from $owner, which install-deps.sh --demo does not install"
-    exit 1
-  fi
+  IFS=',' read -r -a list <<<"$owners"
+  for owner in "${list[@]}"; do
+    owner=${owner// /}
+    owner=${owner%%:*}
+    if [[ -n ${test_only[$owner]:-} ]]; then
+      echo "FAIL: the demo's build uses $path from $owner, which install-deps.sh --demo does not install"
+      exit 1
+    fi
+  done
 done < <(grep -E '^[A-Za-z0-9_+.-]+:(FILEPATH|PATH)=/usr/' "$build/CMakeCache.txt" | cut -d= -f2 | sort -u)
 [[ $checked -ge 10 ]] || { echo "FAIL: only $checked paths checked"; exit 1; }
 echo "demo dependencies: ${#demo[@]} packages of ${#all[@]}; $checked paths the demo's build found checked"

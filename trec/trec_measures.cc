@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -358,14 +359,26 @@ bool IsCutoffFamily(const Family& f) {
 }
 
 // Whether `text` reads as a cutoff of `f`: a positive integer, or for the
-// real cutoffs digits and points (iprec_at_recall_0.10, printed %3.2f).
+// real cutoffs (recall levels) a number in [0, 1] written with digits and
+// at most one point between them (iprec_at_recall_0.10, printed %3.2f):
+// not "5", ".", "0.1.2".
 bool IsCutoffText(const Family& f, std::string_view text) {
   const bool real = f.params == Params::kDoubleCutoffs;
   const bool digits =
       !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) {
         return (c >= '0' && c <= '9') || (real && c == '.');
       });
-  return digits && (real || AtolLike(text) > 0);
+  if (!digits) return false;
+  if (!real) return AtolLike(text) > 0;
+  if (std::count(text.begin(), text.end(), '.') > 1 || text.front() == '.' ||
+      text.back() == '.') {
+    return false;
+  }
+  double level = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), level);
+  return ec == std::errc() && end == text.data() + text.size() && level >= 0 &&
+         level <= 1;
 }
 
 // trec_eval's printed row names (P_10, iprec_at_recall_0.10, as eval

@@ -151,6 +151,23 @@ TEST(MeasureSelectionTest, MissesSuggestOneName) {
             "rankwatch (the ones that do are listed in docs/metrics.md)");
 }
 
+// A printed recall level is a number in [0, 1] with at most one point:
+// "5", "." and "0.1.2" are not levels, and read as unknown names.
+TEST(MeasureSelectionTest, PrintedRecallLevelsAreNumbersInZeroOne) {
+  // "iprec_at_recall_." reads in trec_eval's own syntax first (a family
+  // "iprec_at_recall_" with an empty parameter list): an error too.
+  EXPECT_EQ(ParseError("iprec_at_recall_."),
+            "measure 'iprec_at_recall_.': empty parameter list after '.'");
+  for (const char* bad :
+       {"iprec_at_recall_5", "iprec_at_recall_0.1.2", "iprec_at_recall_1.5"}) {
+    EXPECT_TRUE(ParseError(bad).starts_with("unknown measure '" +
+                                            std::string(bad) + "'"))
+        << bad << ": " << ParseError(bad);
+  }
+  EXPECT_EQ(Names(Select({"iprec_at_recall_1.00"})),
+            (std::vector<std::string>{"iprec_at_recall_1.00"}));
+}
+
 // The hand-made query of the measure tests. Qrels: a 2, b 0, c 1, d -1 (in
 // the pool, unjudged), e 0, f 3 and g 1 (not retrieved): levels 0:2 1:2
 // 2:1 3:1, R = 4 at -l 1. Ranking a x b d c e (x not in the qrels), codes

@@ -182,8 +182,9 @@ std::string ReadText(const std::string& path) {
 int ConnectAndCheck(const config::Config& config) {
   const StatusOr<kafka::ClusterMetadata> cluster =
       kafka::FetchClusterMetadata(config.kafka, kConnectTimeout);
-  if (!cluster.ok())
+  if (!cluster.ok()) {
     return Fail(kCommand, cluster.status(), ErrorSource::kInput);
+  }
   std::string found;
   bool failed = false;
   for (const kafka::ClusterFinding& f : kafka::CheckCluster(config, *cluster)) {

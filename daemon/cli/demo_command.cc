@@ -325,6 +325,34 @@ void PrintFinalSummary(const LastLook& last, DemoStory* story, bool by_duration,
   std::fflush(stdout);
 }
 
+// The generator thread: the traffic, then, with a --duration, a join
+// window (and a look of the story) after the last request, so that the
+// last requests count; then it stops the demo. `ended_by_duration` tells
+// the final summary why the demo stopped.
+void ProduceThenDrain(sim::SyntheticProducer* producer, int64_t duration_ms,
+                      std::atomic<bool>* stop,
+                      std::atomic<bool>* ended_by_duration) {
+  const auto traffic_start = std::chrono::steady_clock::now();
+  auto stats = producer->Run(stop);
+  if (!stats.ok()) spdlog::error("generator: {}", stats.status().message());
+  if (duration_ms <= 0 || stop->load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto until =
+      std::max(traffic_start + std::chrono::milliseconds(duration_ms) +
+                   kDrainAfterTraffic,
+               now + std::chrono::seconds(3));
+  std::printf(
+      "[traffic done: the last join window closes in %lld s]\n",
+      static_cast<long long>(
+          std::chrono::ceil<std::chrono::seconds>(until - now).count()));
+  std::fflush(stdout);
+  while (!stop->load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ended_by_duration->store(!stop->load());
+  stop->store(true);
+}
+
 int RunDemo(const DemoArgs& args) {
   // First, so that a bad --interleave or --regress-variant is a usage error
   // before anything starts.
@@ -379,28 +407,8 @@ int RunDemo(const DemoArgs& args) {
   }
   std::atomic<bool> ended_by_duration{false};
   std::thread generator([&] {
-    const auto traffic_start = std::chrono::steady_clock::now();
-    auto stats = (*producer)->Run(&stop);
-    if (!stats.ok()) spdlog::error("generator: {}", stats.status().message());
-    // With a --duration, the demo ends a join window (and a look of the
-    // story) after the last request, so that the last requests count.
-    if (produce.duration_ms > 0 && !stop.load()) {
-      const auto now = std::chrono::steady_clock::now();
-      const auto until = std::max(
-          traffic_start + std::chrono::milliseconds(produce.duration_ms) +
-              kDrainAfterTraffic,
-          now + std::chrono::seconds(3));
-      std::printf(
-          "[traffic done: the last join window closes in %lld s]\n",
-          static_cast<long long>(
-              std::chrono::ceil<std::chrono::seconds>(until - now).count()));
-      std::fflush(stdout);
-      while (!stop.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      ended_by_duration.store(!stop.load());
-      stop.store(true);
-    }
+    ProduceThenDrain(producer->get(), produce.duration_ms, &stop,
+                     &ended_by_duration);
   });
   std::unique_ptr<DemoPrometheus> prometheus;
   if (args.prometheus) {

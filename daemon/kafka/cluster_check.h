@@ -49,6 +49,8 @@ struct ClusterMetadata {
 StatusOr<ClusterMetadata> FetchClusterMetadata(
     const config::KafkaConfig& kafka, std::chrono::milliseconds timeout);
 
+// One line of `check-config --connect`: what was found (kOk), what may be
+// a mistake (kWarning: exit 0), or what a daemon would fail on (kError).
 struct ClusterFinding {
   enum class Level { kOk, kWarning, kError };
   Level level = Level::kOk;

@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
+#include <thread>
 
 #include "daemon/kafka/kafka_conf.h"
 #include "daemon/kafka/rdkafka_handles.h"
@@ -163,6 +165,12 @@ bool KafkaIngest::CheckPartitionCounts(const std::atomic<bool>& stop) {
   // Callbacks only: nothing is subscribed or assigned yet.
   auto serve_callbacks = [&] {
     std::unique_ptr<RdKafka::Message> none(consumer_->consume(0));
+    // The table consumer (qrels mode) connects from Init() on: served too,
+    // or its statistics and errors queue up for as long as the broker is
+    // away, and replay stale when the table loads.
+    if (table_consumer_) {
+      std::unique_ptr<RdKafka::Message> table(table_consumer_->consume(0));
+    }
     std::lock_guard<std::mutex> lock(*mu_);
     LogReadiness(clock_->MonotonicMillis());
   };
@@ -267,6 +275,12 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
   // answered, it would be empty, and results would be scored without
   // their labels. Wait for the broker (not ready: broker_unreachable).
   while (table_consumer_ && !answered && !stop.load()) {
+    // A round that failed at once (an error other than a timeout) would
+    // make this loop spin: a pause of kMetadataAttemptMs between rounds,
+    // in steps that hear a stop.
+    for (int step = 0; step < kMetadataAttemptMs / 50 && !stop.load(); ++step) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     answered = CheckPartitionCounts(stop);
   }
   std::vector<std::string> topics = {config_.kafka.results_topic};
@@ -468,7 +482,12 @@ void KafkaIngest::LogReadiness(int64_t now) {
 void KafkaIngest::OnClientError(Client client, RdKafka::ErrorCode err,
                                 const std::string& text) {
   Reachability& r = reachability_[client];
-  if (IsConnectionError(err)) r.cause = ConnectionErrorCause(text);
+  if (IsConnectionError(err)) {
+    r.cause = ConnectionErrorCause(text);
+    // librdkafka reports every broker down once per outage: a later,
+    // different cause (DNS fixed, now refused) is published by itself.
+    if (r.all_down) PublishReachability();
+  }
   if (err != RdKafka::ERR__ALL_BROKERS_DOWN) return;
   r.all_down = true;
   // "1/1 brokers are down" when no connection error came first.

@@ -140,6 +140,12 @@ bool SameExperiment(const config::ExperimentConfig& a,
 
 }  // namespace
 
+void RecordVerdictChange(std::vector<VerdictChange>* changes,
+                         const VerdictChange& change) {
+  if (changes->size() >= kMaxVerdictChanges) changes->erase(changes->begin());
+  changes->push_back(change);
+}
+
 void ExperimentMonitor::AdoptState(
     const ExperimentMonitor& previous,
     const std::vector<SeriesSpec>& previous_series, bool same_statistics) {
@@ -328,10 +334,7 @@ void ExperimentMonitor::Update(int64_t now_ms) {
                               : VerdictState::kInconclusive;
     }
     if (c.state != before) {
-      if (c.changes.size() >= kMaxVerdictChanges) {
-        c.changes.erase(c.changes.begin());
-      }
-      c.changes.push_back({now_ms, looks_, before, c.state});
+      RecordVerdictChange(&c.changes, {now_ms, looks_, before, c.state});
     }
   }
   UpdateFamilies();

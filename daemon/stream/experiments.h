@@ -67,6 +67,10 @@ struct VerdictChange {
 // A comparison keeps its latest changes only (the oldest are dropped), so
 // a verdict flapping at the edge of its interval cannot grow the state.
 inline constexpr size_t kMaxVerdictChanges = 32;
+// Appends `change` to `changes` (oldest first), dropping the oldest beyond
+// kMaxVerdictChanges.
+void RecordVerdictChange(std::vector<VerdictChange>* changes,
+                         const VerdictChange& change);
 
 // One row: treatment vs baseline of one experiment, for one series and
 // window.

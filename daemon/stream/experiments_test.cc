@@ -331,5 +331,29 @@ TEST(ExperimentUnitTest, SampleRatioMismatchBlocksVerdicts) {
   EXPECT_EQ(srm.counts, (std::vector<int64_t>{3000, 2000}));
 }
 
+// A verdict flapping at the edge of its interval: 40 changes, alternately
+// inconclusive -> worse and back; only the latest 32 (looks 9 to 40) stay,
+// oldest first.
+TEST(RecordVerdictChangeTest, KeepsTheLatestThirtyTwo) {
+  std::vector<VerdictChange> changes;
+  for (int64_t look = 1; look <= 40; ++look) {
+    const bool to_worse = look % 2 == 1;
+    RecordVerdictChange(
+        &changes,
+        {look * 1000, look,
+         to_worse ? VerdictState::kInconclusive : VerdictState::kWorse,
+         to_worse ? VerdictState::kWorse : VerdictState::kInconclusive});
+  }
+  ASSERT_EQ(changes.size(), 32u);
+  EXPECT_EQ(changes.front().look, 9);
+  EXPECT_EQ(changes.front().event_ms, 9000);
+  EXPECT_EQ(changes.front().to, VerdictState::kWorse);  // Look 9 is odd.
+  EXPECT_EQ(changes.back().look, 40);
+  EXPECT_EQ(changes.back().to, VerdictState::kInconclusive);
+  for (size_t i = 1; i < changes.size(); ++i) {
+    EXPECT_EQ(changes[i].look, changes[i - 1].look + 1);
+  }
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

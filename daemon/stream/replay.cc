@@ -111,7 +111,7 @@ class Source {
  private:
   // "FILE:LINE" for the log of a rejected event, in a reused buffer.
   std::string_view Location(int64_t line_no) {
-    location_.assign(file_.path());
+    location_.assign(Printable(file_.path(), std::string_view::npos));
     location_ += ':';
     location_ += std::to_string(line_no);
     return location_;
