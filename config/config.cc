@@ -4,6 +4,105 @@
 
 namespace rankwatch::config {
 
+namespace {
+
+// A row of kConfigKeys for the member path `member` of Config: the path is
+// the member expression spelled out, compared and copied as a whole with
+// the structs' defaulted operator==.
+// (clang-format takes `#member` at a line start for a directive.)
+// clang-format off
+#define RW_CONFIG_KEY(member, reload, owner)                                  \
+  ConfigKey{                                                                  \
+      #member, Reload::reload, KeyOwner::owner,                               \
+      [](const Config& a, const Config& b) { return a.member == b.member; },  \
+      [](const Config& from, Config* to) { to->member = from.member; }}
+// clang-format on
+
+// Refused keys are named in this order: the server's, then the pipeline's
+// (the schema, the join, dead_letter, the label dimensions, then the
+// impression join's click threshold).
+const ConfigKey kConfigKeys[] = {
+    // The consumer and the endpoint are built once: their group membership,
+    // subscriptions and listening socket would have to be torn down.
+    RW_CONFIG_KEY(kafka.bootstrap_servers, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.group_id, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.results_topic, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.judgments_topic, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.commit_interval, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.not_ready_after, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.properties, kRestart, kServer),
+    RW_CONFIG_KEY(http.listen, kRestart, kServer),
+    RW_CONFIG_KEY(http.enable_reload, kLive, kServer),
+    RW_CONFIG_KEY(http.allowed_hosts, kRestart, kServer),
+    RW_CONFIG_KEY(http.response_budget_bytes, kRestart, kServer),
+    // The TLS files are re-read on every reload (a rotated certificate),
+    // but which files and how: at start.
+    RW_CONFIG_KEY(http.tls, kRestart, kServer),
+    RW_CONFIG_KEY(http.basic_auth, kRestart, kServer),
+    // Level, format and rate apply live (the daemon's apply_logging).
+    RW_CONFIG_KEY(logging, kLive, kServer),
+    RW_CONFIG_KEY(schema, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.mode, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.window, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.early_tolerance, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.allowed_lateness, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.idle_timeout, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.combine, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.qrels_delay, kRestart, kPipeline),
+    RW_CONFIG_KEY(join.qrels_file, kRestart, kPipeline),
+    // The join's bounds follow a reload (Join::SetLimits).
+    RW_CONFIG_KEY(join.max_pending_requests, kLive, kPipeline),
+    RW_CONFIG_KEY(join.max_judgments_per_request, kLive, kPipeline),
+    RW_CONFIG_KEY(join.max_table_entries, kLive, kPipeline),
+    RW_CONFIG_KEY(events, kLive, kPipeline),
+    RW_CONFIG_KEY(dead_letter.file, kRestart, kPipeline),
+    RW_CONFIG_KEY(dead_letter.topic, kRestart, kPipeline),
+    // The label dimensions are fixed; the windows and the caps are not.
+    RW_CONFIG_KEY(aggregation.windows, kLive, kPipeline),
+    RW_CONFIG_KEY(aggregation.bucket, kLive, kPipeline),
+    RW_CONFIG_KEY(aggregation.segments, kRestart, kPipeline),
+    RW_CONFIG_KEY(aggregation.variants, kRestart, kPipeline),
+    RW_CONFIG_KEY(aggregation.max_variants, kLive, kPipeline),
+    RW_CONFIG_KEY(aggregation.segment_values, kRestart, kPipeline),
+    RW_CONFIG_KEY(aggregation.max_segment_values, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.cutoffs, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.measures, kLive, kPipeline),
+    // The impression join is built with the threshold (its clicks: a grade
+    // at or above it); in qrels mode only scoring reads it, and a change
+    // empties the series as any other definition does.
+    RW_CONFIG_KEY(metrics.definitions.relevance_threshold,
+                  kRestartInImpressionMode, kPipeline),
+    RW_CONFIG_KEY(metrics.definitions.gain, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.definitions.recall_denominator, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.definitions.ap_denominator, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.definitions.zero_relevant, kLive, kPipeline),
+    RW_CONFIG_KEY(metrics.click_exclude_kinds, kLive, kPipeline),
+    RW_CONFIG_KEY(experiments, kLive, kPipeline),
+    RW_CONFIG_KEY(interleaving, kLive, kPipeline),
+    RW_CONFIG_KEY(statistics, kLive, kPipeline),
+};
+
+#undef RW_CONFIG_KEY
+
+}  // namespace
+
+std::span<const ConfigKey> ConfigKeys() { return kConfigKeys; }
+
+std::vector<std::string> FixedKeysChanged(const Config& running,
+                                          const Config& next, KeyOwner owner) {
+  const bool impression = next.join.mode == JoinMode::kImpression;
+  std::vector<std::string> keys;
+  for (const ConfigKey& key : kConfigKeys) {
+    const bool fixed =
+        key.reload == Reload::kRestart ||
+        (key.reload == Reload::kRestartInImpressionMode && impression);
+    if (key.owner == owner && fixed && !key.same(running, next)) {
+      keys.emplace_back(key.path);
+    }
+  }
+  return keys;
+}
+
 std::string_view JoinModeName(JoinMode m) {
   switch (m) {
     case JoinMode::kImpression:

@@ -3,7 +3,11 @@
 // sensible one. Plain values; copy freely; not synchronized.
 //
 // Every field documents its YAML key. config/example.yaml lists them all
-// with comments; docs/configuration.md explains them.
+// with comments; docs/configuration.md explains them. The structs compare
+// with defaulted operator==, never field by field. A new key: its field
+// here, its row in ConfigKeys() (config.cc: how it reloads), the loader,
+// the writer (effective_config.cc), FullConfig() in effective_config_test.cc
+// and the docs; the tests there fail when the row or the writer is missing.
 #ifndef RANKWATCH_CONFIG_CONFIG_H_
 #define RANKWATCH_CONFIG_CONFIG_H_
 
@@ -12,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,7 @@ struct SchemaConfig {
   // Grade of a judgment without a relevance field (e.g. a click event);
   // nullopt means the field is required.
   std::optional<int32_t> default_relevance;
+  bool operator==(const SchemaConfig&) const = default;
 };
 
 enum class JoinMode {
@@ -87,6 +93,7 @@ struct JoinConfig {
   // counted and dropped, so that one request cannot take all the memory.
   int32_t max_judgments_per_request = 1000;
   int64_t max_table_entries = 10'000'000;  // qrels: (query, doc) entries.
+  bool operator==(const JoinConfig&) const = default;
 };
 
 // `events:` limits on single events; anything beyond is rejected.
@@ -105,6 +112,7 @@ struct EventLimitsConfig {
   // its epoch, epoch seconds read as milliseconds: January 1970) yet
   // accepts any plausible backfill; older data sets lower it.
   int64_t min_timestamp_ms = 1'262'304'000'000;
+  bool operator==(const EventLimitsConfig&) const = default;
 };
 
 // `metrics:` what to compute for every served list.
@@ -116,6 +124,7 @@ struct MetricsConfig {
   // Judgment kinds (schema.kind) that never count as clicks (e.g. human or
   // LLM labels): they still grade docs for the relevance measures.
   std::vector<std::string> click_exclude_kinds;
+  bool operator==(const MetricsConfig&) const = default;
 };
 
 // `aggregation:` running means and the bounds on label cardinality.
@@ -131,12 +140,14 @@ struct AggregationConfig {
   // max_segment_values seen. Anything else is folded into "other".
   std::map<std::string, std::vector<std::string>> segment_values;
   int32_t max_segment_values = 50;
+  bool operator==(const AggregationConfig&) const = default;
 };
 
 // `dead_letter:` where rejected events are copied (optional).
 struct DeadLetterConfig {
   std::string file;   // replay: a JSON-lines file.
   std::string topic;  // daemon: a Kafka topic (payload + reason header).
+  bool operator==(const DeadLetterConfig&) const = default;
 };
 
 // `kafka:` the consumer (rankwatch run).
@@ -151,6 +162,7 @@ struct KafkaConfig {
   Duration not_ready_after = std::chrono::seconds(30);
   // Any librdkafka property (TLS, SASL, timeouts...), passed through.
   std::map<std::string, std::string> properties;
+  bool operator==(const KafkaConfig&) const = default;
 };
 
 // `http.tls:` HTTPS for the endpoint; both files set, or neither (plain
@@ -165,6 +177,7 @@ struct TlsConfig {
   // or ChaCha20-Poly1305 only.
   std::string cipher_suites;
   bool enabled() const { return !cert_file.empty(); }
+  bool operator==(const TlsConfig&) const = default;
 };
 
 // `http.basic_auth:` HTTP basic authentication of every path but /healthz
@@ -176,6 +189,7 @@ struct BasicAuthConfig {
   // basic_auth_users) or plaintext password; shown masked.
   std::map<std::string, std::string> users;
   bool enabled() const { return !username.empty() || !users.empty(); }
+  bool operator==(const BasicAuthConfig&) const = default;
 };
 
 // `http:` the metrics endpoint.
@@ -191,6 +205,7 @@ struct HttpConfig {
   int64_t response_budget_bytes = int64_t{64} << 20;
   TlsConfig tls;
   BasicAuthConfig basic_auth;
+  bool operator==(const HttpConfig&) const = default;
 };
 
 // `experiments:` (a list) A/B comparisons of a baseline variant with one or
@@ -213,6 +228,7 @@ struct ExperimentConfig {
   // measures only. Defaults to ndcg@10 when configured, else the first
   // quality series.
   std::vector<SeriesRef> primary = {};
+  bool operator==(const ExperimentConfig&) const = default;
 };
 
 // `statistics:` how A/B differences are tested.
@@ -230,6 +246,7 @@ struct StatisticsConfig {
   // Prior standard deviation of the chance that the challenger wins a
   // decided interleaved impression, in the sequential interleaving test.
   double interleaving_prior_sd = 0.05;
+  bool operator==(const StatisticsConfig&) const = default;
 };
 
 // `interleaving:` (a list) live team-draft interleaving experiments: the
@@ -241,6 +258,7 @@ struct InterleavingConfig {
   // The team values: the incumbent, then the challenger (a verdict of +1
   // means the challenger is better).
   std::array<std::string, 2> teams;
+  bool operator==(const InterleavingConfig&) const = default;
 };
 
 // `logging:`
@@ -253,6 +271,7 @@ struct LoggingConfig {
   std::string level = "info";  // trace|debug|info|warn|error|off
   LogFormat format = LogFormat::kText;
   int32_t max_rejects_logged_per_second = 5;
+  bool operator==(const LoggingConfig&) const = default;
 };
 
 struct Config {
@@ -268,7 +287,45 @@ struct Config {
   std::vector<InterleavingConfig> interleaving;
   StatisticsConfig statistics;
   LoggingConfig logging;
+  bool operator==(const Config&) const = default;
 };
+
+// How a configuration key takes a reload (docs/configuration.md,
+// "Reloading").
+enum class Reload {
+  kLive,     // Applied by a reload.
+  kRestart,  // Built once at start: a change refuses the whole reload.
+  // kRestart while the next join.mode is impression, else kLive.
+  kRestartInImpressionMode,
+};
+
+// The part of the daemon that reads a key: the server (Kafka consumer, HTTP
+// endpoint, logging) or the pipeline (stream::Pipeline).
+enum class KeyOwner { kServer, kPipeline };
+
+// One row of ConfigKeys(): a key or a whole section, as its YAML path, with
+// how it reloads. `same` and `copy` are made from the member path itself
+// (config.cc), so the path printed cannot drift from the field compared.
+// Plain constant data; thread-safe.
+struct ConfigKey {
+  std::string_view path;  // "join.window", or a whole section: "schema".
+  Reload reload;
+  KeyOwner owner;
+  bool (*same)(const Config& a, const Config& b);
+  void (*copy)(const Config& from, Config* to);  // Sets the key in `to`.
+};
+
+// Every key of Config, each field exactly once (a field inside a listed
+// section is not listed again), in the order in which refused keys are
+// named. Adding a field to Config means adding its row (a test fails
+// otherwise).
+std::span<const ConfigKey> ConfigKeys();
+
+// The paths of the keys of `owner` that cannot change live (Reload) and
+// differ between `running` and `next`, in ConfigKeys() order. Empty when
+// `next` can be applied live as far as `owner` is concerned.
+std::vector<std::string> FixedKeysChanged(const Config& running,
+                                          const Config& next, KeyOwner owner);
 
 std::string_view JoinModeName(JoinMode m);
 std::string_view CombineRuleName(CombineRule r);

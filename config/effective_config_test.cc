@@ -557,6 +557,24 @@ std::vector<ExperimentConfig> RandomExperiments(
   return out;
 }
 
+// Interleaving needs the impression join; distinct names and variants,
+// from the allow-list when there is one.
+std::vector<InterleavingConfig> RandomInterleaving(
+    Xoshiro256& rng, JoinMode mode, const std::vector<std::string>& allowed) {
+  std::vector<InterleavingConfig> out;
+  if (mode != JoinMode::kImpression) return out;
+  const std::vector<std::string> variants =
+      allowed.empty() ? RandomNames(rng, 2) : allowed;
+  for (size_t i = 0; i < variants.size() && i < 2; ++i) {
+    InterleavingConfig e;
+    e.name = "i" + std::to_string(i) + RandomString(rng, 0, 6);
+    e.variant = variants[i];
+    e.teams = {RandomString(rng, 1, 6), RandomString(rng, 1, 6)};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Config RandomConfig(uint64_t seed) {
   Xoshiro256 rng(seed);
   Config c;
@@ -599,113 +617,142 @@ Config RandomConfig(uint64_t seed) {
   c.logging.level = RandomOf<std::string>(
       rng, {"trace", "debug", "info", "warn", "error", "off"});
   c.logging.max_rejects_logged_per_second = RandomInt<int32_t>(rng, 0);
+  // Drawn last, so that the fields above get the values they always had.
+  // basic_auth prints masked: RandomConfigsRoundTripWithMaskedSecrets.
+  c.schema.team = RandomString(rng, 1, 10);
+  c.schema.kind = RandomString(rng, 1, 10);
+  c.metrics.click_exclude_kinds = RandomNames(rng, 3);
+  c.interleaving = RandomInterleaving(rng, c.join.mode, c.aggregation.variants);
+  // Strictly between 0 and 0.5.
+  do {
+    c.statistics.interleaving_prior_sd = rng.Uniform() / 2;
+  } while (c.statistics.interleaving_prior_sd == 0);
+  c.logging.format = RandomOf(rng, {LogFormat::kText, LogFormat::kJson});
   return c;
 }
 
-// Every field of config.h, compared one by one.
-void ExpectSameConfig(const Config& want, const Config& got) {
-  const SchemaConfig &ws = want.schema, &gs = got.schema;
-  EXPECT_EQ(ws.request_id, gs.request_id);
-  EXPECT_EQ(ws.query_id, gs.query_id);
-  EXPECT_EQ(ws.variant, gs.variant);
-  EXPECT_EQ(ws.timestamp, gs.timestamp);
-  EXPECT_EQ(ws.results, gs.results);
-  EXPECT_EQ(ws.doc_id, gs.doc_id);
-  EXPECT_EQ(ws.score, gs.score);
-  EXPECT_EQ(ws.segments, gs.segments);
-  EXPECT_EQ(ws.relevance, gs.relevance);
-  EXPECT_EQ(ws.judgments, gs.judgments);
-  EXPECT_EQ(ws.default_variant, gs.default_variant);
-  EXPECT_EQ(ws.unit, gs.unit);
-  EXPECT_EQ(ws.default_relevance, gs.default_relevance);
+// Every field of Config set to a valid value other than its default, but
+// for join.mode and join.qrels_file in the impression configuration and
+// interleaving in the qrels one (interleaving needs the impression join,
+// and only the qrels join reads a file). Secrets are the mask itself, so
+// that they print and load back unchanged.
+Config FullConfig(JoinMode mode) {
+  Config c;
+  SchemaConfig& s = c.schema;
+  s.request_id = "rid";
+  s.query_id = "qid";
+  s.variant = "arm";
+  s.timestamp = "ts";
+  s.results = "hits";
+  s.doc_id = "id";
+  s.score = "s";
+  s.segments = "labels";
+  s.relevance = "grade";
+  s.judgments = "batch";
+  s.default_variant = "control";
+  s.unit = "user_id";
+  s.team = "ranker";
+  s.kind = "type";
+  s.default_relevance = 1;
 
-  const JoinConfig &wj = want.join, &gj = got.join;
-  EXPECT_EQ(wj.mode, gj.mode);
-  EXPECT_EQ(wj.window, gj.window);
-  EXPECT_EQ(wj.early_tolerance, gj.early_tolerance);
-  EXPECT_EQ(wj.allowed_lateness, gj.allowed_lateness);
-  EXPECT_EQ(wj.idle_timeout, gj.idle_timeout);
-  EXPECT_EQ(wj.combine, gj.combine);
-  EXPECT_EQ(wj.qrels_delay, gj.qrels_delay);
-  EXPECT_EQ(wj.qrels_file, gj.qrels_file);
-  EXPECT_EQ(wj.max_pending_requests, gj.max_pending_requests);
-  EXPECT_EQ(wj.max_judgments_per_request, gj.max_judgments_per_request);
-  EXPECT_EQ(wj.max_table_entries, gj.max_table_entries);
+  JoinConfig& j = c.join;
+  j.mode = mode;
+  j.window = minutes(10);
+  j.early_tolerance = seconds(2);
+  j.allowed_lateness = seconds(30);
+  j.idle_timeout = seconds(20);
+  j.combine = CombineRule::kLast;
+  j.qrels_delay = seconds(3);
+  if (mode == JoinMode::kQrels) j.qrels_file = "judged.qrels";
+  j.max_pending_requests = 1000;
+  j.max_judgments_per_request = 10;
+  j.max_table_entries = 5000;
 
-  const EventLimitsConfig &we = want.events, &ge = got.events;
-  EXPECT_EQ(we.max_results, ge.max_results);
-  EXPECT_EQ(we.max_id_length, ge.max_id_length);
-  EXPECT_EQ(we.max_judgments, ge.max_judgments);
-  EXPECT_EQ(we.max_event_bytes, ge.max_event_bytes);
-  EXPECT_EQ(we.max_future_skew, ge.max_future_skew);
-  EXPECT_EQ(we.min_timestamp_ms, ge.min_timestamp_ms);
+  EventLimitsConfig& e = c.events;
+  e.max_results = 500;
+  e.max_id_length = 256;
+  e.max_judgments = 200;
+  e.max_event_bytes = 4096;
+  e.max_future_skew = minutes(1);
+  e.min_timestamp_ms = 1'577'836'800'000;  // 2020-01-01T00:00:00Z.
 
-  const MetricsConfig &wm = want.metrics, &gm = got.metrics;
-  EXPECT_EQ(wm.cutoffs, gm.cutoffs);
-  EXPECT_EQ(wm.measures, gm.measures);
-  EXPECT_EQ(wm.definitions.relevance_threshold,
-            gm.definitions.relevance_threshold);
-  EXPECT_EQ(wm.definitions.gain, gm.definitions.gain);
-  EXPECT_EQ(wm.definitions.recall_denominator,
-            gm.definitions.recall_denominator);
-  EXPECT_EQ(wm.definitions.ap_denominator, gm.definitions.ap_denominator);
-  EXPECT_EQ(wm.definitions.zero_relevant, gm.definitions.zero_relevant);
+  MetricsConfig& m = c.metrics;
+  m.cutoffs = {5, 20};
+  m.measures = {metrics::Measure::kSuccess, metrics::Measure::kNdcg};
+  m.definitions.relevance_threshold = 2;
+  m.definitions.gain = metrics::Gain::kExponential;
+  m.definitions.recall_denominator =
+      metrics::RecallDenominator::kMinCutoffRelevant;
+  m.definitions.ap_denominator = metrics::ApDenominator::kRetrievedRelevant;
+  m.definitions.zero_relevant = metrics::ZeroRelevantPolicy::kSkip;
+  m.click_exclude_kinds = {"label"};
 
-  const AggregationConfig &wa = want.aggregation, &ga = got.aggregation;
-  EXPECT_EQ(wa.windows, ga.windows);
-  EXPECT_EQ(wa.bucket, ga.bucket);
-  EXPECT_EQ(wa.segments, ga.segments);
-  EXPECT_EQ(wa.variants, ga.variants);
-  EXPECT_EQ(wa.max_variants, ga.max_variants);
-  EXPECT_EQ(wa.segment_values, ga.segment_values);
-  EXPECT_EQ(wa.max_segment_values, ga.max_segment_values);
+  AggregationConfig& a = c.aggregation;
+  a.windows = {minutes(15)};
+  a.bucket = seconds(30);
+  a.segments = {"locale"};
+  a.variants = {"A", "B", "C"};
+  a.max_variants = 5;
+  a.segment_values = {{"locale", {"de", "en"}}};
+  a.max_segment_values = 10;
 
-  EXPECT_EQ(want.dead_letter.file, got.dead_letter.file);
-  EXPECT_EQ(want.dead_letter.topic, got.dead_letter.topic);
+  c.dead_letter.file = "dead.jsonl";
+  c.dead_letter.topic = "dead";
 
-  const KafkaConfig &wk = want.kafka, &gk = got.kafka;
-  EXPECT_EQ(wk.bootstrap_servers, gk.bootstrap_servers);
-  EXPECT_EQ(wk.group_id, gk.group_id);
-  EXPECT_EQ(wk.results_topic, gk.results_topic);
-  EXPECT_EQ(wk.judgments_topic, gk.judgments_topic);
-  EXPECT_EQ(wk.commit_interval, gk.commit_interval);
-  EXPECT_EQ(wk.not_ready_after, gk.not_ready_after);
-  EXPECT_EQ(wk.properties, gk.properties);
+  KafkaConfig& k = c.kafka;
+  k.bootstrap_servers = "k1:9092";
+  k.group_id = "g";
+  k.results_topic = "served";
+  k.judgments_topic = "judged";
+  k.commit_interval = seconds(1);
+  k.not_ready_after = minutes(1);
+  k.properties = {{"client.id", "rw"},
+                  {"sasl.password", std::string(kMaskedSecret)}};
 
-  EXPECT_EQ(want.http.listen, got.http.listen);
-  EXPECT_EQ(want.http.enable_reload, got.http.enable_reload);
-  EXPECT_EQ(want.http.allowed_hosts, got.http.allowed_hosts);
-  EXPECT_EQ(want.http.response_budget_bytes, got.http.response_budget_bytes);
-  EXPECT_EQ(want.http.tls.cert_file, got.http.tls.cert_file);
-  EXPECT_EQ(want.http.tls.key_file, got.http.tls.key_file);
-  EXPECT_EQ(want.http.tls.client_ca, got.http.tls.client_ca);
-  EXPECT_EQ(want.http.tls.min_version, got.http.tls.min_version);
-  EXPECT_EQ(want.http.tls.cipher_suites, got.http.tls.cipher_suites);
-  EXPECT_EQ(want.http.basic_auth.username, got.http.basic_auth.username);
-  EXPECT_EQ(want.http.basic_auth.password, got.http.basic_auth.password);
-  EXPECT_EQ(want.http.basic_auth.users, got.http.basic_auth.users);
+  HttpConfig& h = c.http;
+  h.listen = "0.0.0.0:9999";
+  h.enable_reload = true;
+  h.allowed_hosts = {"rank.example"};
+  h.response_budget_bytes = 1 << 20;
+  h.tls.cert_file = "cert.pem";
+  h.tls.key_file = "key.pem";
+  h.tls.client_ca = "ca.pem";
+  h.tls.min_version = "1.3";
+  h.tls.cipher_suites = "ECDHE-RSA-AES128-GCM-SHA256";
+  h.basic_auth.username = "admin";
+  h.basic_auth.password = std::string(kMaskedSecret);
+  h.basic_auth.users = {{"bob", std::string(kMaskedSecret)}};
 
-  ASSERT_EQ(want.experiments.size(), got.experiments.size());
-  for (size_t i = 0; i < want.experiments.size(); ++i) {
-    EXPECT_EQ(want.experiments[i].name, got.experiments[i].name);
-    EXPECT_EQ(want.experiments[i].baseline, got.experiments[i].baseline);
-    EXPECT_EQ(want.experiments[i].treatments, got.experiments[i].treatments);
-    EXPECT_EQ(want.experiments[i].split, got.experiments[i].split);
-    EXPECT_EQ(want.experiments[i].primary, got.experiments[i].primary);
+  c.experiments = {{"ab", "A", {"B"}}};
+  c.experiments[0].split = {1, 3};
+  c.experiments[0].primary = {{metrics::Measure::kNdcg, 20}};
+  if (mode == JoinMode::kImpression) {
+    c.interleaving = {{"il", "C", {"old", "new"}}};
   }
 
-  EXPECT_EQ(want.statistics.level, got.statistics.level);
-  EXPECT_EQ(want.statistics.mixture_sd, got.statistics.mixture_sd);
-  EXPECT_EQ(want.statistics.unit_buckets, got.statistics.unit_buckets);
-  EXPECT_EQ(want.statistics.srm_level, got.statistics.srm_level);
-  EXPECT_EQ(want.statistics.max_tracked_units,
-            got.statistics.max_tracked_units);
+  StatisticsConfig& st = c.statistics;
+  st.level = 0.9;
+  st.mixture_sd = 0.1;
+  st.unit_buckets = 32;
+  st.srm_level = 0.01;
+  st.max_tracked_units = 1000;
+  st.interleaving_prior_sd = 0.1;
 
-  EXPECT_EQ(want.logging.level, got.logging.level);
-  EXPECT_EQ(want.logging.max_rejects_logged_per_second,
-            got.logging.max_rejects_logged_per_second);
+  c.logging.level = "debug";
+  c.logging.format = LogFormat::kJson;
+  c.logging.max_rejects_logged_per_second = 7;
+  return c;
 }
 
+// The whole Config, by its defaulted operator==: a field that the writer
+// does not print, or the loader does not read, fails here. The keys of
+// ConfigKeys() are compared first only to name the one that differs.
+void ExpectSameConfig(const Config& want, const Config& got) {
+  for (const ConfigKey& key : ConfigKeys()) {
+    EXPECT_TRUE(key.same(want, got)) << key.path << " differs";
+  }
+  EXPECT_TRUE(want == got);
+}
 // YAML limits implicit keys to 1024 characters (the config fuzzer found a
 // long variant name printing a configuration that does not load): such keys
 // are written as explicit keys, and the configuration loads again.
@@ -749,8 +796,12 @@ TEST(EffectiveConfigTest, RandomConfigsRoundTripWithMaskedSecrets) {
     c.kafka.properties["sasl.password"] = RandomString(rng, 0, 8);
     c.http.basic_auth.users["u" + std::to_string(rng.Below(1000))] =
         "p" + RandomString(rng, 0, 8);
+    // Named apart from the users ("u..."), as the loader asks.
+    c.http.basic_auth.username = "n" + std::to_string(rng.Below(1000));
+    c.http.basic_auth.password = "p" + RandomString(rng, 0, 8);
     const Config reloaded = MustParse(FormatEffectiveConfig(c));
     c.kafka.properties["sasl.password"] = std::string(kMaskedSecret);
+    c.http.basic_auth.password = std::string(kMaskedSecret);
     for (auto& [name, secret] : c.http.basic_auth.users) {
       secret = std::string(kMaskedSecret);
     }
@@ -758,6 +809,121 @@ TEST(EffectiveConfigTest, RandomConfigsRoundTripWithMaskedSecrets) {
     if (HasFailure()) break;
   }
 }
+
+// Every field set, in both join modes, prints and loads back equal.
+TEST(EffectiveConfigTest, EveryFieldRoundTrips) {
+  for (JoinMode mode : {JoinMode::kImpression, JoinMode::kQrels}) {
+    SCOPED_TRACE(JoinModeName(mode));
+    const Config c = FullConfig(mode);
+    const std::string out = FormatEffectiveConfig(c);
+    StatusOr<Config> reloaded = ParseConfig(out, "effective.yaml", EnvLookup());
+    ASSERT_TRUE(reloaded.ok()) << reloaded.status().message() << "\n" << out;
+    ExpectSameConfig(c, *reloaded);
+    EXPECT_EQ(FormatEffectiveConfig(*reloaded), out);
+  }
+}
+
+// FullConfig() leaves no field at its default (but the join's mode and
+// file, and interleaving, each in one of the two), so that the round trip
+// above covers every field.
+TEST(EffectiveConfigTest, FullConfigSetsEveryKey) {
+  const Config defaults;
+  for (const ConfigKey& key : ConfigKeys()) {
+    EXPECT_FALSE(key.same(FullConfig(JoinMode::kImpression), defaults) &&
+                 key.same(FullConfig(JoinMode::kQrels), defaults))
+        << key.path << " is left at its default";
+  }
+}
+
+// ConfigKeys() holds every field of Config exactly once: copying every key
+// into a default Config gives the whole, and each key copies only itself.
+// A field added to Config without its row fails here (when FullConfig sets
+// it; the size check below catches one that is not set either).
+TEST(ConfigKeysTest, CoverEveryFieldOnce) {
+  for (JoinMode mode : {JoinMode::kImpression, JoinMode::kQrels}) {
+    SCOPED_TRACE(JoinModeName(mode));
+    const Config full = FullConfig(mode);
+    Config copied;
+    for (const ConfigKey& key : ConfigKeys()) key.copy(full, &copied);
+    EXPECT_TRUE(copied == full);
+    for (const ConfigKey& key : ConfigKeys()) {
+      Config one;
+      key.copy(full, &one);
+      for (const ConfigKey& other : ConfigKeys()) {
+        if (other.path == key.path) continue;
+        EXPECT_TRUE(other.same(one, Config()))
+            << key.path << " sets " << other.path;
+      }
+    }
+  }
+  std::vector<std::string_view> paths;
+  for (const ConfigKey& key : ConfigKeys()) paths.push_back(key.path);
+  std::sort(paths.begin(), paths.end());
+  EXPECT_EQ(std::adjacent_find(paths.begin(), paths.end()), paths.end());
+}
+
+// The refused keys of docs/configuration.md ("Reloading"), each owner's
+// in table order; the click threshold only when the next join is the
+// impression join.
+TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
+  const Config defaults;
+  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
+                             KeyOwner::kServer),
+            (std::vector<std::string>{
+                "kafka.bootstrap_servers", "kafka.group_id",
+                "kafka.results_topic", "kafka.judgments_topic",
+                "kafka.commit_interval", "kafka.not_ready_after",
+                "kafka.properties", "http.listen", "http.allowed_hosts",
+                "http.response_budget_bytes", "http.tls", "http.basic_auth"}));
+  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
+                             KeyOwner::kPipeline),
+            (std::vector<std::string>{
+                "schema", "join.window", "join.early_tolerance",
+                "join.allowed_lateness", "join.idle_timeout", "join.combine",
+                "join.qrels_delay", "dead_letter.file", "dead_letter.topic",
+                "aggregation.segments", "aggregation.variants",
+                "aggregation.segment_values",
+                "metrics.definitions.relevance_threshold"}));
+  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kQrels),
+                             KeyOwner::kPipeline),
+            (std::vector<std::string>{
+                "schema", "join.mode", "join.window", "join.early_tolerance",
+                "join.allowed_lateness", "join.idle_timeout", "join.combine",
+                "join.qrels_delay", "join.qrels_file", "dead_letter.file",
+                "dead_letter.topic", "aggregation.segments",
+                "aggregation.variants", "aggregation.segment_values"}));
+  // One field deep inside a section names the section.
+  Config next;
+  next.http.tls.cipher_suites = "x";
+  EXPECT_EQ(FixedKeysChanged(defaults, next, KeyOwner::kServer),
+            (std::vector<std::string>{"http.tls"}));
+  EXPECT_TRUE(FixedKeysChanged(defaults, next, KeyOwner::kPipeline).empty());
+}
+
+// A tripwire for a field added to a config struct and to nothing else (not
+// FullConfig, not ConfigKeys(), not the writer): the struct grows. Sizes of
+// libstdc++ on 64-bit x86; when this fails, add the field to FullConfig()
+// and to ConfigKeys() (config.cc), print it in effective_config.cc, then
+// update the size.
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+static_assert(sizeof(SchemaConfig) == 456);
+static_assert(sizeof(JoinConfig) == 112);
+static_assert(sizeof(EventLimitsConfig) == 40);
+static_assert(sizeof(MetricsConfig) == 96);
+static_assert(sizeof(metrics::Definitions) == 20);
+static_assert(sizeof(AggregationConfig) == 144);
+static_assert(sizeof(DeadLetterConfig) == 64);
+static_assert(sizeof(KafkaConfig) == 192);
+static_assert(sizeof(TlsConfig) == 160);
+static_assert(sizeof(BasicAuthConfig) == 112);
+static_assert(sizeof(HttpConfig) == 344);
+static_assert(sizeof(ExperimentConfig) == 136);
+static_assert(sizeof(SeriesRef) == 8);
+static_assert(sizeof(InterleavingConfig) == 128);
+static_assert(sizeof(StatisticsConfig) == 48);
+static_assert(sizeof(LoggingConfig) == 40);
+static_assert(sizeof(Config) == 1584);
+#endif
 
 // Whole seconds print without a fraction, others with milliseconds; both
 // read back to the same time.

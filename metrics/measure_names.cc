@@ -18,20 +18,14 @@ using D = MeasureDialect;
 // One accepted base name, in one dialect.
 struct Entry {
   std::string_view name;
-  D dialect;
+  D dialect = D::kRankwatch;
   std::optional<Measure> measure;  // nullopt: a trec_eval-only family.
   std::string_view uncut_family;   // trec_eval's family of the uncut series.
   std::string_view cut_family;     // trec_eval's family at a cutoff.
-  bool uncut;                      // The name alone is a series.
-  bool cut;                        // The name with a cutoff is a series.
-  bool real_param;  // The parameter is a recall level in [0, 1], not a k.
+  bool uncut = false;              // The name alone is a series.
+  bool cut = false;                // The name with a cutoff is a series.
+  bool real_param = false;         // A recall level in [0, 1], not a cutoff k.
 };
-
-constexpr Entry Named(std::string_view name, D dialect, Measure m,
-                      std::string_view uncut_family,
-                      std::string_view cut_family, bool uncut, bool cut) {
-  return Entry{name, dialect, m, uncut_family, cut_family, uncut, cut, false};
-}
 
 // An ir_measures name of a trec_eval family the engine does not compute.
 constexpr Entry TrecOnly(std::string_view name, std::string_view family) {
@@ -39,92 +33,8 @@ constexpr Entry TrecOnly(std::string_view name, std::string_view family) {
                "",   true,           false,        false};
 }
 
-// The three spellings of every measure with an exact equivalent. Within a
-// dialect a name appears once; the same name in two dialects (recall,
-// ndcg, Rprec) means the same measure in both. Candidates for "did you
-// mean" come in this order, which settles ties.
-constexpr std::array kEntries = {
-    // rankwatch: MeasureName(m), "@k" or "@all"; the cut and uncut variants
-    // are HasCutoffVariant and HasUncutVariant (measure_names_test checks).
-    Named("precision", D::kRankwatch, Measure::kPrecision, "", "P", false,
-          true),
-    Named("recall", D::kRankwatch, Measure::kRecall, "", "recall", false, true),
-    Named("reciprocal_rank", D::kRankwatch, Measure::kReciprocalRank,
-          "recip_rank", "recip_rank", true, true),
-    Named("average_precision", D::kRankwatch, Measure::kAveragePrecision, "map",
-          "map_cut", true, true),
-    Named("ndcg", D::kRankwatch, Measure::kNdcg, "ndcg", "ndcg_cut", true,
-          true),
-    Named("success", D::kRankwatch, Measure::kSuccess, "", "success", false,
-          true),
-    Named("r_precision", D::kRankwatch, Measure::kRPrecision, "Rprec", "", true,
-          false),
-    Named("judged", D::kRankwatch, Measure::kJudged, "", "judged", false, true),
-    Named("ctr", D::kRankwatch, Measure::kCtr, "", "", false, true),
-    Named("clicks", D::kRankwatch, Measure::kClicks, "", "", false, true),
-    Named("abandonment", D::kRankwatch, Measure::kAbandonment, "", "", true,
-          false),
-    Named("first_click_rank", D::kRankwatch, Measure::kFirstClickRank, "", "",
-          true, false),
-    Named("recip_rank_first_click", D::kRankwatch,
-          Measure::kRecipRankFirstClick, "", "", true, false),
-    Named("spearman", D::kRankwatch, Measure::kSpearman, "spearman", "", true,
-          false),
-    Named("kendall_tau", D::kRankwatch, Measure::kKendallTau, "kendall_tau", "",
-          true, false),
-    // trec_eval: "-m family.k" and the printed "family_k" (TrecName).
-    Named("P", D::kTrecEval, Measure::kPrecision, "", "P", false, true),
-    Named("recall", D::kTrecEval, Measure::kRecall, "", "recall", false, true),
-    Named("recip_rank", D::kTrecEval, Measure::kReciprocalRank, "recip_rank",
-          "recip_rank", true, true),
-    Named("map", D::kTrecEval, Measure::kAveragePrecision, "map", "", true,
-          false),
-    Named("map_cut", D::kTrecEval, Measure::kAveragePrecision, "", "map_cut",
-          false, true),
-    Named("ndcg", D::kTrecEval, Measure::kNdcg, "ndcg", "", true, false),
-    Named("ndcg_cut", D::kTrecEval, Measure::kNdcg, "", "ndcg_cut", false,
-          true),
-    Named("success", D::kTrecEval, Measure::kSuccess, "", "success", false,
-          true),
-    Named("Rprec", D::kTrecEval, Measure::kRPrecision, "Rprec", "", true,
-          false),
-    Named("judged", D::kTrecEval, Measure::kJudged, "", "judged", false, true),
-    Named("spearman", D::kTrecEval, Measure::kSpearman, "spearman", "", true,
-          false),
-    Named("kendall_tau", D::kTrecEval, Measure::kKendallTau, "kendall_tau", "",
-          true, false),
-    // The click measures' printed names (replay, the status page).
-    Named("ctr", D::kTrecEval, Measure::kCtr, "", "", false, true),
-    Named("clicks", D::kTrecEval, Measure::kClicks, "", "", false, true),
-    // ir_measures: "Name@k"; P, R, Success and Judged require the cutoff.
-    Named("nDCG", D::kIrMeasures, Measure::kNdcg, "ndcg", "ndcg_cut", true,
-          true),
-    Named("P", D::kIrMeasures, Measure::kPrecision, "", "P", false, true),
-    Named("R", D::kIrMeasures, Measure::kRecall, "", "recall", false, true),
-    Named("AP", D::kIrMeasures, Measure::kAveragePrecision, "map", "map_cut",
-          true, true),
-    Named("RR", D::kIrMeasures, Measure::kReciprocalRank, "recip_rank",
-          "recip_rank", true, true),
-    Named("Success", D::kIrMeasures, Measure::kSuccess, "", "success", false,
-          true),
-    Named("Judged", D::kIrMeasures, Measure::kJudged, "", "judged", false,
-          true),
-    Named("Rprec", D::kIrMeasures, Measure::kRPrecision, "Rprec", "", true,
-          false),
-    // ir_measures' aliases (its measures/__init__.py registry).
-    Named("NDCG", D::kIrMeasures, Measure::kNdcg, "ndcg", "ndcg_cut", true,
-          true),
-    Named("Precision", D::kIrMeasures, Measure::kPrecision, "", "P", false,
-          true),
-    Named("Recall", D::kIrMeasures, Measure::kRecall, "", "recall", false,
-          true),
-    Named("MAP", D::kIrMeasures, Measure::kAveragePrecision, "map", "map_cut",
-          true, true),
-    Named("MRR", D::kIrMeasures, Measure::kReciprocalRank, "recip_rank",
-          "recip_rank", true, true),
-    Named("RPrec", D::kIrMeasures, Measure::kRPrecision, "Rprec", "", true,
-          false),
-    // ir_measures' names of trec_eval families only eval computes.
+// ir_measures' names of trec_eval families only eval computes.
+constexpr std::array kTrecOnlyEntries = {
     TrecOnly("Bpref", "bpref"),
     TrecOnly("BPref", "bpref"),
     TrecOnly("infAP", "infAP"),
@@ -140,6 +50,76 @@ constexpr std::array kEntries = {
     Entry{"IPrec", D::kIrMeasures, std::nullopt, "", "iprec_at_recall", false,
           true, true},
 };
+
+// The entry of one spelling of `info`'s measure: the measure's trec_eval
+// families, for the series the spelling names.
+constexpr Entry Named(const MeasureInfo& info, D dialect,
+                      const MeasureSpelling& spelling) {
+  return Entry{spelling.name,
+               dialect,
+               info.measure,
+               spelling.uncut ? info.trec_family : std::string_view(),
+               spelling.cut ? info.trec_cut_family : std::string_view(),
+               spelling.uncut,
+               spelling.cut,
+               false};
+}
+
+// The trec_eval and ir_measures spellings in kMeasureTable.
+constexpr size_t CountSpellings() {
+  size_t n = 0;
+  for (const MeasureInfo& info : kMeasureTable) {
+    for (const MeasureSpelling& s : info.trec_spellings) n += !s.name.empty();
+    for (const MeasureSpelling& s : info.ir_spellings) n += !s.name.empty();
+  }
+  return n;
+}
+
+// Every accepted base name, from kMeasureTable: rankwatch's names, then
+// trec_eval's, then ir_measures' (names first, then aliases), then the
+// trec_eval-only families. Within a dialect a name appears once; the same
+// name in two dialects (recall, ndcg, Rprec) means the same measure in
+// both. Candidates for "did you mean" come in this order, which settles
+// ties.
+constexpr auto kEntries = [] {
+  std::array<Entry,
+             kMeasureTable.size() + CountSpellings() + kTrecOnlyEntries.size()>
+      entries{};
+  size_t n = 0;
+  for (const MeasureInfo& info : kMeasureTable) {
+    const bool uncut = (info.flags & MeasureFlag::kUncutVariant) != 0;
+    const bool cut = (info.flags & MeasureFlag::kCutVariant) != 0;
+    entries[n++] =
+        Named(info, D::kRankwatch, MeasureSpelling{info.name, uncut, cut});
+  }
+  for (const MeasureInfo& info : kMeasureTable) {
+    for (const MeasureSpelling& s : info.trec_spellings) {
+      if (!s.name.empty()) entries[n++] = Named(info, D::kTrecEval, s);
+    }
+  }
+  for (size_t slot = 0; slot < 2; ++slot) {
+    for (const MeasureInfo& info : kMeasureTable) {
+      const MeasureSpelling& s = info.ir_spellings[slot];
+      if (!s.name.empty()) entries[n++] = Named(info, D::kIrMeasures, s);
+    }
+  }
+  for (const Entry& e : kTrecOnlyEntries) entries[n++] = e;
+  return entries;
+}();
+static_assert(
+    [] {
+      for (size_t i = 0; i < kEntries.size(); ++i) {
+        for (size_t j = i + 1; j < kEntries.size(); ++j) {
+          if (kEntries[i].dialect == kEntries[j].dialect &&
+              kEntries[i].name == kEntries[j].name) {
+            return false;
+          }
+        }
+      }
+      return true;
+    }(),
+    "a spelling appears twice in one dialect (kMeasureTable, "
+    "kTrecOnlyEntries): Find would read only the first");
 
 // ir_measures measures rankwatch has no exact equivalent of: refused by
 // name rather than read as something close.

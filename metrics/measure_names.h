@@ -2,7 +2,8 @@
 // configuration's metrics.measures and experiments' primary, `rankwatch
 // eval -m`, `rankwatch compare -m`). It accepts the three spellings a
 // relevance engineer meets, for every measure that has an exact equivalent
-// in rankwatch (the table is in docs/metrics.md, "Measure names"):
+// in rankwatch (the table is in docs/metrics.md, "Measure names"; each
+// measure's spellings are its row in kMeasureTable, metrics/measures.h):
 //
 //   trec_eval    ndcg_cut.10  P.5  recall.10  map  map_cut.10  recip_rank
 //                success.10  Rprec  ndcg, and the printed form ndcg_cut_10,

@@ -40,25 +40,6 @@ constexpr std::array<std::pair<std::string_view, ZeroRelevantPolicy>, 2>
         {"score_zero", ZeroRelevantPolicy::kScoreZero},
         {"skip", ZeroRelevantPolicy::kSkip},
     }};
-constexpr std::array<std::pair<std::string_view, Measure>, 15> kMeasureNames = {
-    {
-        {"precision", Measure::kPrecision},
-        {"recall", Measure::kRecall},
-        {"reciprocal_rank", Measure::kReciprocalRank},
-        {"average_precision", Measure::kAveragePrecision},
-        {"ndcg", Measure::kNdcg},
-        {"success", Measure::kSuccess},
-        {"r_precision", Measure::kRPrecision},
-        {"judged", Measure::kJudged},
-        {"ctr", Measure::kCtr},
-        {"clicks", Measure::kClicks},
-        {"abandonment", Measure::kAbandonment},
-        {"first_click_rank", Measure::kFirstClickRank},
-        {"recip_rank_first_click", Measure::kRecipRankFirstClick},
-        {"spearman", Measure::kSpearman},
-        {"kendall_tau", Measure::kKendallTau},
-    }};
-
 template <typename Enum, size_t N>
 std::string_view NameOf(
     Enum e, const std::array<std::pair<std::string_view, Enum>, N>& table) {
@@ -121,9 +102,12 @@ std::optional<ZeroRelevantPolicy> ParseZeroRelevantPolicy(
     std::string_view name) {
   return ParseByName(name, kZeroNames);
 }
-std::string_view MeasureName(Measure m) { return NameOf(m, kMeasureNames); }
+std::string_view MeasureName(Measure m) { return GetMeasureInfo(m).name; }
 std::optional<Measure> ParseMeasure(std::string_view name) {
-  return ParseByName(name, kMeasureNames);
+  for (const MeasureInfo& info : kMeasureTable) {
+    if (info.name == name) return info.measure;
+  }
+  return std::nullopt;
 }
 
 Evaluator::Evaluator(std::vector<int32_t> cutoffs, Definitions definitions)
@@ -307,54 +291,15 @@ void Evaluator::ComputeRankCorrelations(std::span<const Grade> ranked,
   out->kendall_tau = c.kendall_tau.value_or(kUndefined);
 }
 
-bool HasCutoffVariant(Measure m) {
-  switch (m) {
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kSuccess:
-    case Measure::kJudged:
-    case Measure::kCtr:
-    case Measure::kClicks:
-      return true;
-    case Measure::kRPrecision:
-    case Measure::kAbandonment:
-    case Measure::kFirstClickRank:
-    case Measure::kRecipRankFirstClick:
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return false;
-  }
-  return false;
-}
+namespace {
 
-bool HasUncutVariant(Measure m) {
-  switch (m) {
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kRPrecision:
-    case Measure::kAbandonment:
-    case Measure::kFirstClickRank:
-    case Measure::kRecipRankFirstClick:
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return true;
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kSuccess:
-    case Measure::kJudged:
-    case Measure::kCtr:
-    case Measure::kClicks:
-      return false;
-  }
-  return false;
-}
-
-bool HigherIsBetter(Measure m) {
-  switch (m) {
+// The number of Measure enumerators. The switch has no default, so a new
+// enumerator fails the build here (-Wswitch is an error) until it is
+// listed and, as the last one, named below; the static_assert then asks
+// for its row in kMeasureTable.
+constexpr size_t MeasureCount() {
+  constexpr Measure kLast = Measure::kKendallTau;
+  switch (kLast) {
     case Measure::kPrecision:
     case Measure::kRecall:
     case Measure::kReciprocalRank:
@@ -363,51 +308,6 @@ bool HigherIsBetter(Measure m) {
     case Measure::kSuccess:
     case Measure::kRPrecision:
     case Measure::kJudged:
-    case Measure::kCtr:
-    case Measure::kClicks:
-    case Measure::kRecipRankFirstClick:
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return true;
-    case Measure::kAbandonment:     // Fewer abandoned requests is better.
-    case Measure::kFirstClickRank:  // A first click nearer the top is better.
-      return false;
-  }
-  return true;
-}
-
-bool IsClickMeasure(Measure m) {
-  switch (m) {
-    case Measure::kCtr:
-    case Measure::kClicks:
-    case Measure::kAbandonment:
-    case Measure::kFirstClickRank:
-    case Measure::kRecipRankFirstClick:
-      return true;
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kSuccess:
-    case Measure::kRPrecision:
-    case Measure::kJudged:
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return false;
-  }
-  return false;
-}
-
-bool IsQualityMeasure(Measure m) {
-  switch (m) {
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kSuccess:
-    case Measure::kRPrecision:
     case Measure::kCtr:
     case Measure::kClicks:
     case Measure::kAbandonment:
@@ -415,101 +315,36 @@ bool IsQualityMeasure(Measure m) {
     case Measure::kRecipRankFirstClick:
     case Measure::kSpearman:
     case Measure::kKendallTau:
-      return true;
-    case Measure::kJudged:
-      return false;
+      break;
   }
-  return false;
+  return static_cast<size_t>(kLast) + 1;
+}
+static_assert(MeasureCount() == kMeasureTable.size(),
+              "every Measure needs its row in kMeasureTable");
+
+bool Has(Measure m, uint32_t flag) {
+  return (GetMeasureInfo(m).flags & flag) != 0;
 }
 
+}  // namespace
+
+bool HasCutoffVariant(Measure m) { return Has(m, MeasureFlag::kCutVariant); }
+bool HasUncutVariant(Measure m) { return Has(m, MeasureFlag::kUncutVariant); }
+bool HigherIsBetter(Measure m) { return !Has(m, MeasureFlag::kLowerIsBetter); }
+bool IsClickMeasure(Measure m) { return Has(m, MeasureFlag::kClick); }
+bool IsQualityMeasure(Measure m) { return Has(m, MeasureFlag::kQuality); }
 bool DefinedForEveryList(Measure m) {
-  switch (m) {
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kSuccess:
-    case Measure::kRPrecision:
-    case Measure::kJudged:
-    case Measure::kCtr:
-    case Measure::kClicks:
-    case Measure::kAbandonment:
-    case Measure::kRecipRankFirstClick:
-      return true;
-    case Measure::kFirstClickRank:
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return false;
-  }
-  return true;
+  return !Has(m, MeasureFlag::kSometimesUndefined);
 }
-
 bool IsRankCorrelationMeasure(Measure m) {
-  switch (m) {
-    case Measure::kSpearman:
-    case Measure::kKendallTau:
-      return true;
-    case Measure::kPrecision:
-    case Measure::kRecall:
-    case Measure::kReciprocalRank:
-    case Measure::kAveragePrecision:
-    case Measure::kNdcg:
-    case Measure::kSuccess:
-    case Measure::kRPrecision:
-    case Measure::kJudged:
-    case Measure::kCtr:
-    case Measure::kClicks:
-    case Measure::kAbandonment:
-    case Measure::kFirstClickRank:
-    case Measure::kRecipRankFirstClick:
-      return false;
-  }
-  return false;
+  return Has(m, MeasureFlag::kRankCorrelation);
 }
 
 std::string TrecName(Measure m, std::optional<int32_t> k) {
-  auto with = [&](std::string_view base) {
-    std::string s(base);
-    if (k) {
-      s += '_';
-      s += std::to_string(*k);
-    }
-    return s;
-  };
-  switch (m) {
-    case Measure::kPrecision:
-      return with("P");
-    case Measure::kRecall:
-      return with("recall");
-    case Measure::kSuccess:
-      return with("success");
-    case Measure::kJudged:
-      return with("judged");
-    case Measure::kReciprocalRank:
-      return with("recip_rank");
-    case Measure::kAveragePrecision:
-      return k ? with("map_cut") : "map";
-    case Measure::kNdcg:
-      return k ? with("ndcg_cut") : "ndcg";
-    case Measure::kRPrecision:
-      return "Rprec";
-    case Measure::kCtr:
-      return with("ctr");
-    case Measure::kClicks:
-      return with("clicks");
-    case Measure::kAbandonment:
-      return "abandonment";
-    case Measure::kFirstClickRank:
-      return "first_click_rank";
-    case Measure::kRecipRankFirstClick:
-      return "recip_rank_first_click";
-    case Measure::kSpearman:
-      return "spearman";
-    case Measure::kKendallTau:
-      return "kendall_tau";
-  }
-  return "?";
+  const MeasureInfo& info = GetMeasureInfo(m);
+  // A measure without a cut series prints its one name at any k.
+  if (!k || info.trec_cut_name.empty()) return std::string(info.trec_name);
+  return std::string(info.trec_cut_name) + "_" + std::to_string(*k);
 }
 
 double MeasureValue(const ListScores& s, Measure m, int cutoff_index) {

@@ -68,6 +68,7 @@ struct Definitions {
   RecallDenominator recall_denominator = RecallDenominator::kRelevant;
   ApDenominator ap_denominator = ApDenominator::kRelevant;
   ZeroRelevantPolicy zero_relevant = ZeroRelevantPolicy::kScoreZero;
+  bool operator==(const Definitions&) const = default;
 };
 
 // Option names as written in configuration files and on command lines.
@@ -174,6 +175,8 @@ class Evaluator {
 // The rank correlation measures (kSpearman, kKendallTau) are rankwatch's:
 // how well the order of a list's judged retrieved docs agrees with their
 // grades, +1 when higher grades always come first.
+//
+// A new measure goes last, with its row in kMeasureTable below.
 enum class Measure {
   kPrecision,
   kRecall,
@@ -191,22 +194,271 @@ enum class Measure {
   kSpearman,             // Spearman's rho of -rank and grade.
   kKendallTau,           // Kendall's tau-b of -rank and grade.
 };
-inline constexpr std::array<Measure, 15> kAllMeasures = {
-    Measure::kPrecision,
-    Measure::kRecall,
-    Measure::kReciprocalRank,
-    Measure::kAveragePrecision,
-    Measure::kNdcg,
-    Measure::kSuccess,
-    Measure::kRPrecision,
-    Measure::kJudged,
-    Measure::kCtr,
-    Measure::kClicks,
-    Measure::kAbandonment,
-    Measure::kFirstClickRank,
-    Measure::kRecipRankFirstClick,
-    Measure::kSpearman,
-    Measure::kKendallTau};
+
+// One accepted spelling of a measure's name outside rankwatch's own
+// (metrics/measure_names.h reads them), and which series it names: the
+// measure without a cutoff (uncut), at a cutoff k (cut), or both.
+struct MeasureSpelling {
+  std::string_view name;  // "" for an unused slot.
+  bool uncut = false;
+  bool cut = false;
+};
+
+// Bits of MeasureInfo::flags.
+struct MeasureFlag {
+  static constexpr uint32_t kCutVariant = 1u << 0;    // Defined at a cutoff.
+  static constexpr uint32_t kUncutVariant = 1u << 1;  // Defined without one.
+  static constexpr uint32_t kLowerIsBetter = 1u << 2;
+  static constexpr uint32_t kQuality = 1u << 3;  // Rates ranking quality.
+  static constexpr uint32_t kClick = 1u << 4;    // Reads judgments as clicks.
+  // Some lists have no value (NaN, left out of the means).
+  static constexpr uint32_t kSometimesUndefined = 1u << 5;
+  // Computed only when asked (Evaluator::set_rank_correlations).
+  static constexpr uint32_t kRankCorrelation = 1u << 6;
+};
+
+// Everything rankwatch knows about a measure except how to compute it
+// (Evaluator::Evaluate and MeasureValue do that): its names, its flags and
+// its help text. The predicates below, MeasureName, ParseMeasure, TrecName,
+// the exporter's HELP texts and measure_names' spelling tables all read
+// kMeasureTable; adding a measure means adding its enumerator, its row
+// (static_asserts below check that every enumerator has one, in order) and
+// its computation (Evaluator::Evaluate, MeasureValue).
+struct MeasureInfo {
+  Measure measure;
+  std::string_view name;  // rankwatch's (Prometheus, YAML, JSON) name.
+  uint32_t flags;         // MeasureFlag bits.
+  // How trec_eval-style outputs (eval, compare, replay, the status page)
+  // print the series: trec_name without a cutoff, trec_cut_name + "_k" at
+  // cutoff k ("" when only the uncut series exists).
+  std::string_view trec_name;
+  std::string_view trec_cut_name;
+  // trec_eval's `-m` family of the uncut and the cut series; "" when
+  // trec_eval has none (the click measures are rankwatch's).
+  std::string_view trec_family;
+  std::string_view trec_cut_family;
+  // The names trec_eval's `-m` and its printed output accept (with '.' or
+  // '_' before k), and ir_measures' names and aliases (with '@' before k).
+  std::array<MeasureSpelling, 2> trec_spellings;
+  std::array<MeasureSpelling, 2> ir_spellings;
+  // What the measure is, for the Prometheus HELP texts ("Per-list <help>,
+  // ..."). Dashboards may compare them: change with care.
+  std::string_view help;
+};
+
+// One row per enumerator of Measure, in enumerator order.
+inline constexpr std::array<MeasureInfo, 15> kMeasureTable = [] {
+  using F = MeasureFlag;
+  constexpr auto uncut = [](std::string_view n) {
+    return MeasureSpelling{n, true, false};
+  };
+  constexpr auto cut = [](std::string_view n) {
+    return MeasureSpelling{n, false, true};
+  };
+  constexpr auto both = [](std::string_view n) {
+    return MeasureSpelling{n, true, true};
+  };
+  constexpr MeasureSpelling none{};
+  constexpr uint32_t kQualityCut = F::kCutVariant | F::kQuality;
+  constexpr uint32_t kQualityUncut = F::kUncutVariant | F::kQuality;
+  constexpr uint32_t kQualityBoth = kQualityCut | kQualityUncut;
+  return std::array<MeasureInfo, 15>{{
+      {.measure = Measure::kPrecision,
+       .name = "precision",
+       .flags = kQualityCut,
+       .trec_name = "P",
+       .trec_cut_name = "P",
+       .trec_family = "",
+       .trec_cut_family = "P",
+       .trec_spellings = {cut("P"), none},
+       .ir_spellings = {cut("P"), cut("Precision")},
+       .help = "precision at k (trec_eval P_k)"},
+      {.measure = Measure::kRecall,
+       .name = "recall",
+       .flags = kQualityCut,
+       .trec_name = "recall",
+       .trec_cut_name = "recall",
+       .trec_family = "",
+       .trec_cut_family = "recall",
+       .trec_spellings = {cut("recall"), none},
+       .ir_spellings = {cut("R"), cut("Recall")},
+       .help = "recall at k (trec_eval recall_k)"},
+      {.measure = Measure::kReciprocalRank,
+       .name = "reciprocal_rank",
+       .flags = kQualityBoth,
+       .trec_name = "recip_rank",
+       .trec_cut_name = "recip_rank",
+       .trec_family = "recip_rank",
+       .trec_cut_family = "recip_rank",
+       .trec_spellings = {both("recip_rank"), none},
+       .ir_spellings = {both("RR"), both("MRR")},
+       .help = "reciprocal rank of the first relevant doc in the top k or, "
+               "for k=all, the whole list (trec_eval recip_rank)"},
+      {.measure = Measure::kAveragePrecision,
+       .name = "average_precision",
+       .flags = kQualityBoth,
+       .trec_name = "map",
+       .trec_cut_name = "map_cut",
+       .trec_family = "map",
+       .trec_cut_family = "map_cut",
+       .trec_spellings = {uncut("map"), cut("map_cut")},
+       .ir_spellings = {both("AP"), both("MAP")},
+       .help = "average precision at k or, for k=all, over the whole list "
+               "(trec_eval map_cut_k, map)"},
+      {.measure = Measure::kNdcg,
+       .name = "ndcg",
+       .flags = kQualityBoth,
+       .trec_name = "ndcg",
+       .trec_cut_name = "ndcg_cut",
+       .trec_family = "ndcg",
+       .trec_cut_family = "ndcg_cut",
+       .trec_spellings = {uncut("ndcg"), cut("ndcg_cut")},
+       .ir_spellings = {both("nDCG"), both("NDCG")},
+       .help = "nDCG at k or, for k=all, over the whole list (trec_eval "
+               "ndcg_cut_k, ndcg)"},
+      {.measure = Measure::kSuccess,
+       .name = "success",
+       .flags = kQualityCut,
+       .trec_name = "success",
+       .trec_cut_name = "success",
+       .trec_family = "",
+       .trec_cut_family = "success",
+       .trec_spellings = {cut("success"), none},
+       .ir_spellings = {cut("Success"), none},
+       .help = "success at k: 1 if a relevant doc is in the top k, else 0 "
+               "(trec_eval success_k)"},
+      {.measure = Measure::kRPrecision,
+       .name = "r_precision",
+       .flags = kQualityUncut,
+       .trec_name = "Rprec",
+       .trec_cut_name = "",
+       .trec_family = "Rprec",
+       .trec_cut_family = "",
+       .trec_spellings = {uncut("Rprec"), none},
+       .ir_spellings = {uncut("Rprec"), uncut("RPrec")},
+       .help = "precision at rank R, the number of relevant docs (trec_eval "
+               "Rprec)"},
+      // Rates judgment coverage, not ranking quality: no kQuality.
+      {.measure = Measure::kJudged,
+       .name = "judged",
+       .flags = F::kCutVariant,
+       .trec_name = "judged",
+       .trec_cut_name = "judged",
+       .trec_family = "",
+       .trec_cut_family = "judged",
+       .trec_spellings = {cut("judged"), none},
+       .ir_spellings = {cut("Judged"), none},
+       .help = "fraction of the top k that is judged (judged_k)"},
+      // The click measures are rankwatch's: no trec_eval family.
+      {.measure = Measure::kCtr,
+       .name = "ctr",
+       .flags = kQualityCut | F::kClick,
+       .trec_name = "ctr",
+       .trec_cut_name = "ctr",
+       .trec_family = "",
+       .trec_cut_family = "",
+       .trec_spellings = {cut("ctr"), none},
+       .ir_spellings = {none, none},
+       .help = "click-through at k: 1 if a doc in the top k was clicked, else "
+               "0 (ctr_k)"},
+      {.measure = Measure::kClicks,
+       .name = "clicks",
+       .flags = kQualityCut | F::kClick,
+       .trec_name = "clicks",
+       .trec_cut_name = "clicks",
+       .trec_family = "",
+       .trec_cut_family = "",
+       .trec_spellings = {cut("clicks"), none},
+       .ir_spellings = {none, none},
+       .help = "clicked docs in the top k (clicks_k; counts above 1 fall in "
+               "the +Inf bucket)"},
+      // Fewer abandoned requests is better.
+      {.measure = Measure::kAbandonment,
+       .name = "abandonment",
+       .flags = kQualityUncut | F::kClick | F::kLowerIsBetter,
+       .trec_name = "abandonment",
+       .trec_cut_name = "",
+       .trec_family = "",
+       .trec_cut_family = "",
+       .trec_spellings = {none, none},
+       .ir_spellings = {none, none},
+       .help = "abandonment: 1 if no served doc was clicked, else 0; lower is "
+               "better"},
+      // A first click nearer the top is better; a list without a click has
+      // none.
+      {.measure = Measure::kFirstClickRank,
+       .name = "first_click_rank",
+       .flags = kQualityUncut | F::kClick | F::kLowerIsBetter |
+                F::kSometimesUndefined,
+       .trec_name = "first_click_rank",
+       .trec_cut_name = "",
+       .trec_family = "",
+       .trec_cut_family = "",
+       .trec_spellings = {none, none},
+       .ir_spellings = {none, none},
+       .help = "rank of the first clicked doc, over lists with a click only; "
+               "lower is better (ranks above 1 fall in the +Inf bucket)"},
+      {.measure = Measure::kRecipRankFirstClick,
+       .name = "recip_rank_first_click",
+       .flags = kQualityUncut | F::kClick,
+       .trec_name = "recip_rank_first_click",
+       .trec_cut_name = "",
+       .trec_family = "",
+       .trec_cut_family = "",
+       .trec_spellings = {none, none},
+       .ir_spellings = {none, none},
+       .help = "reciprocal rank of the first clicked doc, 0 without a click "
+               "(recip_rank under binary click relevance)"},
+      // Undefined below two judged retrieved docs or with one grade.
+      {.measure = Measure::kSpearman,
+       .name = "spearman",
+       .flags = kQualityUncut | F::kSometimesUndefined | F::kRankCorrelation,
+       .trec_name = "spearman",
+       .trec_cut_name = "",
+       .trec_family = "spearman",
+       .trec_cut_family = "",
+       .trec_spellings = {uncut("spearman"), none},
+       .ir_spellings = {none, none},
+       .help = "Spearman's rho between the order of the judged retrieved docs "
+               "and their grades, in [-1, 1], over lists with two or more such "
+               "docs and two or more grades (values below 0.1 fall in the "
+               "0.1 bucket)"},
+      {.measure = Measure::kKendallTau,
+       .name = "kendall_tau",
+       .flags = kQualityUncut | F::kSometimesUndefined | F::kRankCorrelation,
+       .trec_name = "kendall_tau",
+       .trec_cut_name = "",
+       .trec_family = "kendall_tau",
+       .trec_cut_family = "",
+       .trec_spellings = {uncut("kendall_tau"), none},
+       .ir_spellings = {none, none},
+       .help = "Kendall's tau-b between the order of the judged retrieved docs "
+               "and their grades, in [-1, 1], over lists with two or more such "
+               "docs and two or more grades (values below 0.1 fall in the "
+               "0.1 bucket)"},
+  }};
+}();
+
+// The table has a row for every enumerator (measures.cc counts them), in
+// order, so that kMeasureTable[static_cast<size_t>(m)] is m's row.
+static_assert(
+    [] {
+      for (size_t i = 0; i < kMeasureTable.size(); ++i) {
+        if (kMeasureTable[i].measure != static_cast<Measure>(i)) return false;
+      }
+      return true;
+    }(),
+    "kMeasureTable rows must follow the order of Measure's enumerators");
+
+inline constexpr const MeasureInfo& GetMeasureInfo(Measure m) {
+  return kMeasureTable[static_cast<size_t>(m)];
+}
+
+inline constexpr std::array<Measure, kMeasureTable.size()> kAllMeasures = [] {
+  std::array<Measure, kMeasureTable.size()> all{};
+  for (size_t i = 0; i < all.size(); ++i) all[i] = kMeasureTable[i].measure;
+  return all;
+}();
 // The measures computed when the configuration lists none (metrics.measures
 // absent): the relevance measures. The click and rank correlation measures
 // are opt-in.

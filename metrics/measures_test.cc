@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "base/random.h"
@@ -244,6 +246,41 @@ TEST(MeasureNamesTest, ParseRoundTrips) {
   EXPECT_EQ(ParseMeasure("kendall_tau"), Measure::kKendallTau);
   EXPECT_EQ(MeasureName(Measure::kSpearman), "spearman");
   EXPECT_EQ(MeasureName(Measure::kKendallTau), "kendall_tau");
+}
+
+// kMeasureTable is where a new measure is added; these are the mistakes a
+// copied row brings in that the static_asserts in measures.h cannot see.
+TEST(MeasureTableTest, RowsAreDistinctAndComplete) {
+  std::set<std::string_view> names;
+  std::set<std::string_view> printed;
+  std::set<std::string_view> helps;
+  for (const MeasureInfo& info : kMeasureTable) {
+    SCOPED_TRACE(info.name);
+    EXPECT_TRUE(names.insert(info.name).second) << "rankwatch name twice";
+    EXPECT_TRUE(printed.insert(info.trec_name).second) << "printed twice";
+    EXPECT_TRUE(helps.insert(info.help).second) << "help text twice";
+    EXPECT_FALSE(info.help.empty());
+    // Every series has a name and a printed name: a cut series prints as
+    // trec_cut_name_k.
+    EXPECT_TRUE(HasCutoffVariant(info.measure) ||
+                HasUncutVariant(info.measure));
+    EXPECT_EQ(HasCutoffVariant(info.measure), !info.trec_cut_name.empty());
+    // A trec_eval family exists only for a series the measure has.
+    EXPECT_TRUE(HasCutoffVariant(info.measure) || info.trec_cut_family.empty());
+    EXPECT_TRUE(HasUncutVariant(info.measure) || info.trec_family.empty());
+    // A spelling names only series the measure has.
+    for (const std::array<MeasureSpelling, 2>* spellings :
+         {&info.trec_spellings, &info.ir_spellings}) {
+      for (const MeasureSpelling& s : *spellings) {
+        if (s.name.empty()) continue;
+        EXPECT_TRUE(s.cut || s.uncut) << s.name;
+        EXPECT_TRUE(!s.cut || HasCutoffVariant(info.measure)) << s.name;
+        EXPECT_TRUE(!s.uncut || HasUncutVariant(info.measure)) << s.name;
+      }
+    }
+  }
+  // The hand count: 15 measures of 15 distinct names.
+  EXPECT_EQ(names.size(), 15u);
 }
 
 TEST(MeasureNamesTest, ClickMeasuresAreOptIn) {

@@ -16,57 +16,10 @@ using prometheus::MetricType;
 
 constexpr char kWindowAll[] = "all";
 
-// What a measure is, for HELP texts.
+// What a measure is, for HELP texts (the measure's row in
+// metrics::kMeasureTable).
 std::string Describe(metrics::Measure m) {
-  switch (m) {
-    case metrics::Measure::kPrecision:
-      return "precision at k (trec_eval P_k)";
-    case metrics::Measure::kRecall:
-      return "recall at k (trec_eval recall_k)";
-    case metrics::Measure::kReciprocalRank:
-      return "reciprocal rank of the first relevant doc in the top k or, "
-             "for k=all, the whole list (trec_eval recip_rank)";
-    case metrics::Measure::kAveragePrecision:
-      return "average precision at k or, for k=all, over the whole list "
-             "(trec_eval map_cut_k, map)";
-    case metrics::Measure::kNdcg:
-      return "nDCG at k or, for k=all, over the whole list (trec_eval "
-             "ndcg_cut_k, ndcg)";
-    case metrics::Measure::kSuccess:
-      return "success at k: 1 if a relevant doc is in the top k, else 0 "
-             "(trec_eval success_k)";
-    case metrics::Measure::kRPrecision:
-      return "precision at rank R, the number of relevant docs (trec_eval "
-             "Rprec)";
-    case metrics::Measure::kJudged:
-      return "fraction of the top k that is judged (judged_k)";
-    case metrics::Measure::kCtr:
-      return "click-through at k: 1 if a doc in the top k was clicked, else "
-             "0 (ctr_k)";
-    case metrics::Measure::kClicks:
-      return "clicked docs in the top k (clicks_k; counts above 1 fall in "
-             "the +Inf bucket)";
-    case metrics::Measure::kAbandonment:
-      return "abandonment: 1 if no served doc was clicked, else 0; lower is "
-             "better";
-    case metrics::Measure::kFirstClickRank:
-      return "rank of the first clicked doc, over lists with a click only; "
-             "lower is better (ranks above 1 fall in the +Inf bucket)";
-    case metrics::Measure::kRecipRankFirstClick:
-      return "reciprocal rank of the first clicked doc, 0 without a click "
-             "(recip_rank under binary click relevance)";
-    case metrics::Measure::kSpearman:
-      return "Spearman's rho between the order of the judged retrieved docs "
-             "and their grades, in [-1, 1], over lists with two or more such "
-             "docs and two or more grades (values below 0.1 fall in the "
-             "0.1 bucket)";
-    case metrics::Measure::kKendallTau:
-      return "Kendall's tau-b between the order of the judged retrieved docs "
-             "and their grades, in [-1, 1], over lists with two or more such "
-             "docs and two or more grades (values below 0.1 fall in the "
-             "0.1 bucket)";
-  }
-  return "unknown measure";
+  return std::string(metrics::GetMeasureInfo(m).help);
 }
 
 // The three families of one measure.

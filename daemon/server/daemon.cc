@@ -31,39 +31,9 @@ std::string JoinKeys(const std::vector<std::string>& keys) {
 
 std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
                                            const config::Config& next) {
-  std::vector<std::string> keys;
-  auto check = [&keys](bool same, const char* key) {
-    if (!same) keys.emplace_back(key);
-  };
-  // The consumer and the endpoint are built once: their group membership,
-  // subscriptions and listening socket would have to be torn down.
-  const config::KafkaConfig& a = running.kafka;
-  const config::KafkaConfig& b = next.kafka;
-  check(a.bootstrap_servers == b.bootstrap_servers, "kafka.bootstrap_servers");
-  check(a.group_id == b.group_id, "kafka.group_id");
-  check(a.results_topic == b.results_topic, "kafka.results_topic");
-  check(a.judgments_topic == b.judgments_topic, "kafka.judgments_topic");
-  check(a.commit_interval == b.commit_interval, "kafka.commit_interval");
-  check(a.not_ready_after == b.not_ready_after, "kafka.not_ready_after");
-  check(a.properties == b.properties, "kafka.properties");
-  // http.enable_reload changes live. The TLS files are re-read on every
-  // reload (a rotated certificate), but which files and how: at start.
-  const config::HttpConfig& ha = running.http;
-  const config::HttpConfig& hb = next.http;
-  check(ha.listen == hb.listen, "http.listen");
-  check(ha.allowed_hosts == hb.allowed_hosts, "http.allowed_hosts");
-  check(ha.response_budget_bytes == hb.response_budget_bytes,
-        "http.response_budget_bytes");
-  check(ha.tls.cert_file == hb.tls.cert_file &&
-            ha.tls.key_file == hb.tls.key_file &&
-            ha.tls.client_ca == hb.tls.client_ca &&
-            ha.tls.min_version == hb.tls.min_version &&
-            ha.tls.cipher_suites == hb.tls.cipher_suites,
-        "http.tls");
-  check(ha.basic_auth.username == hb.basic_auth.username &&
-            ha.basic_auth.password == hb.basic_auth.password &&
-            ha.basic_auth.users == hb.basic_auth.users,
-        "http.basic_auth");
+  // The consumer, the endpoint (config::ConfigKeys()), then the pipeline.
+  std::vector<std::string> keys =
+      config::FixedKeysChanged(running, next, config::KeyOwner::kServer);
   for (std::string& k : stream::Pipeline::FixedKeysChanged(running, next)) {
     keys.push_back(std::move(k));
   }

@@ -105,14 +105,15 @@ class Daemon {
 // The version, revision and join mode reported by rankwatch_build_info.
 exporter::BuildInfo MakeBuildInfo(const config::Config& config);
 
-// The keys that differ between `running` and `next` and cannot change
-// while running, as YAML paths: the Kafka consumer's (kafka.*), the HTTP
-// endpoint's (http.*), logging.format, and the pipeline's
-// (Pipeline::FixedKeysChanged). Empty when `next` can be applied live.
 // The HTTP server's limits and security as `http` configures them.
 http::HttpLimits HttpLimitsOf(const config::HttpConfig& http);
 http::HttpSecurity HttpSecurityOf(const config::HttpConfig& http);
 
+// The keys that differ between `running` and `next` and cannot change
+// while running, as YAML paths, in the order of config::ConfigKeys(): the
+// Kafka consumer's (kafka.*), the HTTP endpoint's (http.* but
+// http.enable_reload), then the pipeline's (Pipeline::FixedKeysChanged).
+// Empty when `next` can be applied live.
 std::vector<std::string> ReloadRefusedKeys(const config::Config& running,
                                            const config::Config& next);
 

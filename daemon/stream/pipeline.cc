@@ -260,68 +260,9 @@ int64_t Pipeline::window_now_ms() const {
   return std::max(join_->watermark_ms(), aggregator_.newest_time_ms());
 }
 
-namespace {
-
-bool SameSchema(const config::SchemaConfig& a, const config::SchemaConfig& b) {
-  return a.request_id == b.request_id && a.query_id == b.query_id &&
-         a.variant == b.variant && a.timestamp == b.timestamp &&
-         a.results == b.results && a.doc_id == b.doc_id && a.score == b.score &&
-         a.segments == b.segments && a.relevance == b.relevance &&
-         a.judgments == b.judgments && a.default_variant == b.default_variant &&
-         a.unit == b.unit && a.team == b.team && a.kind == b.kind &&
-         a.default_relevance == b.default_relevance;
-}
-
-bool SameDefinitions(const metrics::Definitions& a,
-                     const metrics::Definitions& b) {
-  return a.relevance_threshold == b.relevance_threshold && a.gain == b.gain &&
-         a.recall_denominator == b.recall_denominator &&
-         a.ap_denominator == b.ap_denominator &&
-         a.zero_relevant == b.zero_relevant;
-}
-
-bool SameStatistics(const config::StatisticsConfig& a,
-                    const config::StatisticsConfig& b) {
-  return a.level == b.level && a.mixture_sd == b.mixture_sd &&
-         a.unit_buckets == b.unit_buckets && a.srm_level == b.srm_level &&
-         a.max_tracked_units == b.max_tracked_units &&
-         a.interleaving_prior_sd == b.interleaving_prior_sd;
-}
-
-}  // namespace
-
 std::vector<std::string> Pipeline::FixedKeysChanged(
     const config::Config& running, const config::Config& next) {
-  std::vector<std::string> keys;
-  auto check = [&keys](bool same, const char* key) {
-    if (!same) keys.emplace_back(key);
-  };
-  const config::JoinConfig& a = running.join;
-  const config::JoinConfig& b = next.join;
-  check(SameSchema(running.schema, next.schema), "schema");
-  check(a.mode == b.mode, "join.mode");
-  check(a.window == b.window, "join.window");
-  check(a.early_tolerance == b.early_tolerance, "join.early_tolerance");
-  check(a.allowed_lateness == b.allowed_lateness, "join.allowed_lateness");
-  check(a.idle_timeout == b.idle_timeout, "join.idle_timeout");
-  check(a.combine == b.combine, "join.combine");
-  check(a.qrels_delay == b.qrels_delay, "join.qrels_delay");
-  check(a.qrels_file == b.qrels_file, "join.qrels_file");
-  check(running.dead_letter.file == next.dead_letter.file, "dead_letter.file");
-  check(running.dead_letter.topic == next.dead_letter.topic,
-        "dead_letter.topic");
-  check(running.aggregation.segments == next.aggregation.segments,
-        "aggregation.segments");
-  check(running.aggregation.variants == next.aggregation.variants,
-        "aggregation.variants");
-  check(running.aggregation.segment_values == next.aggregation.segment_values,
-        "aggregation.segment_values");
-  if (b.mode == config::JoinMode::kImpression) {
-    check(running.metrics.definitions.relevance_threshold ==
-              next.metrics.definitions.relevance_threshold,
-          "metrics.definitions.relevance_threshold");
-  }
-  return keys;
+  return config::FixedKeysChanged(running, next, config::KeyOwner::kPipeline);
 }
 
 Status Pipeline::Reconfigure(const config::Config& next) {
@@ -340,7 +281,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   std::vector<SeriesSpec> series =
       BuildSeries(next.metrics.measures, next.metrics.cutoffs);
   const bool same_definitions =
-      SameDefinitions(config_.metrics.definitions, next.metrics.definitions);
+      config_.metrics.definitions == next.metrics.definitions;
   const bool same_click_kinds =
       config_.metrics.click_exclude_kinds == next.metrics.click_exclude_kinds;
   std::vector<int> from(series.size(), -1);
@@ -356,8 +297,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
       }
     }
   }
-  const bool same_statistics =
-      SameStatistics(config_.statistics, next.statistics);
+  const bool same_statistics = config_.statistics == next.statistics;
 
   // The monitors point into config_: the old ones read the old lists
   // (moved, so their elements stay where they were) while the new ones

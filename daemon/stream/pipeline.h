@@ -123,7 +123,7 @@ class Pipeline : private JoinListener {
   // schema, the join's mode, timing and qrels file, dead_letter, the label
   // dimensions (aggregation.segments, variants, segment_values) and, in
   // impression mode, metrics.definitions.relevance_threshold (the join's
-  // click threshold).
+  // click threshold). Decided by the table config::ConfigKeys().
   static std::vector<std::string> FixedKeysChanged(
       const config::Config& running, const config::Config& next);
 
