@@ -33,8 +33,28 @@ constexpr Entry TrecOnly(std::string_view name, std::string_view family) {
                "",   true,           false,        false};
 }
 
-// ir_measures' names of trec_eval families only eval computes.
+// trec_eval's own name of a family the engine does not compute.
+constexpr Entry TrecEvalOnly(std::string_view family) {
+  return Entry{family, D::kTrecEval, std::nullopt, family,
+               "",     true,         false,        false};
+}
+
+// The names, in trec_eval's and ir_measures' spellings, of trec_eval
+// families only eval computes: accepted everywhere, so that `primary:
+// [bpref]` says "eval only" rather than suggesting ir_measures' 'Bpref'.
 constexpr std::array kTrecOnlyEntries = {
+    TrecEvalOnly("bpref"),
+    TrecEvalOnly("num_q"),
+    TrecEvalOnly("num_ret"),
+    TrecEvalOnly("num_rel"),
+    TrecEvalOnly("num_rel_ret"),
+    TrecEvalOnly("set_P"),
+    TrecEvalOnly("set_relative_P"),
+    TrecEvalOnly("set_recall"),
+    TrecEvalOnly("set_F"),
+    TrecEvalOnly("set_map"),
+    Entry{"iprec_at_recall", D::kTrecEval, std::nullopt, "", "iprec_at_recall",
+          false, true, true},
     TrecOnly("Bpref", "bpref"),
     TrecOnly("BPref", "bpref"),
     TrecOnly("infAP", "infAP"),

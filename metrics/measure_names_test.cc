@@ -123,6 +123,11 @@ TEST(MeasureSpellingsTest, IrMeasuresSpellings) {
       {"BPref", std::nullopt, std::nullopt, "bpref", kIr},
       {"infAP", std::nullopt, std::nullopt, "infAP", kIr},
       {"IPrec@0.5", std::nullopt, std::nullopt, "iprec_at_recall.0.5", kIr},
+      {"bpref", std::nullopt, std::nullopt, "bpref", kTrec},
+      {"num_q", std::nullopt, std::nullopt, "num_q", kTrec},
+      {"set_F", std::nullopt, std::nullopt, "set_F", kTrec},
+      {"iprec_at_recall.0.5", std::nullopt, std::nullopt, "iprec_at_recall.0.5",
+       kTrec},
       {"NumQ", std::nullopt, std::nullopt, "num_q", kIr},
       {"NumRet", std::nullopt, std::nullopt, "num_ret", kIr},
       {"NumRel", std::nullopt, std::nullopt, "num_rel", kIr},
@@ -272,6 +277,11 @@ TEST(MeasureSpellingsTest, FamiliesInEverySpelling) {
             "('ndcg_cut'): cutoffs are listed apart");
   EXPECT_EQ(ParseMeasureFamily("Bpref").status().message(),
             "measure 'Bpref': trec_eval's bpref is computed by `rankwatch "
+            "eval` only, not by the daemon's engine");
+  // trec_eval's own spelling says the same (it used to be unknown, with
+  // ir_measures' 'Bpref' suggested).
+  EXPECT_EQ(ParseMeasureFamily("bpref").status().message(),
+            "measure 'bpref': trec_eval's bpref is computed by `rankwatch "
             "eval` only, not by the daemon's engine");
   EXPECT_EQ(ParseMeasureFamily("ndgc").status().message(),
             "unknown measure 'ndgc' (did you mean 'ndcg'?)");

@@ -152,14 +152,16 @@ TEST(MeasureSelectionTest, MissesSuggestOneName) {
 }
 
 // A printed recall level is a number in [0, 1] with at most one point:
-// "5", "." and "0.1.2" are not levels, and read as unknown names.
+// "5", "." and "0.1.2" are not levels (AtofLike read them as 5, 0 and 0.1).
 TEST(MeasureSelectionTest, PrintedRecallLevelsAreNumbersInZeroOne) {
   // "iprec_at_recall_." reads in trec_eval's own syntax first (a family
   // "iprec_at_recall_" with an empty parameter list): an error too.
   EXPECT_EQ(ParseError("iprec_at_recall_."),
             "measure 'iprec_at_recall_.': empty parameter list after '.'");
-  for (const char* bad :
-       {"iprec_at_recall_5", "iprec_at_recall_0.1.2", "iprec_at_recall_1.5"}) {
+  EXPECT_EQ(ParseError("iprec_at_recall_5"),
+            "measure 'iprec_at_recall_5': the recall level must be a number "
+            "from 0 to 1");
+  for (const char* bad : {"iprec_at_recall_0.1.2", "iprec_at_recall_1.5"}) {
     EXPECT_TRUE(ParseError(bad).starts_with("unknown measure '" +
                                             std::string(bad) + "'"))
         << bad << ": " << ParseError(bad);
