@@ -46,15 +46,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# HTTP GET with bash alone (no curl needed): prints the body.
-http_get() {
-  local port=$1 path=$2
-  exec 3<>"/dev/tcp/127.0.0.1/$port"
-  printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
-    "$path" >&3
-  sed '1,/^\r$/d' <&3
-  exec 3<&-
-}
+# shellcheck source=bench/lib.sh
+source "$here/bench/lib.sh"
 metric_sum() {  # metric_sum PORT NAME: sum of the samples of NAME.
   http_get "$1" /metrics | awk -v n="$2" \
     '$1 == n || index($1, n "{") == 1 { s += $NF } END { printf "%.0f", s }'
@@ -73,8 +66,6 @@ scrape_sum() {  # scrape_sum FILE NAME [key="value"...]
     END { printf "%.0f", s }' "$file"
 }
 scrape_has() { grep -q "^$2[ {]" "$1"; }  # scrape_has FILE NAME
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-rss_kib() { awk -v k="$2" '$1 == k ":" { print $2 }' "/proc/$1/status"; }
 
 echo "== machine"
 echo "nproc: $(nproc); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

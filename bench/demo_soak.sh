@@ -44,15 +44,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-http_get() {  # http_get PORT PATH: prints the body.
-  exec 3<>"/dev/tcp/127.0.0.1/$1"
-  printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
-    "$2" >&3
-  sed '1,/^\r$/d' <&3
-  exec 3<&-
-}
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-rss_mb() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+rss_mb() { awk -v k="$(rss_kib "$1" VmRSS)" 'BEGIN { printf "%.0f", k / 1024 }'; }
 alive() { for p in "$@"; do kill -0 "$p" 2>/dev/null || return 1; done; }
 
 echo "# $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); rate $rate/s; ${minutes} min; producer: ${producer_args[*]:-defaults}"

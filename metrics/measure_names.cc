@@ -27,16 +27,16 @@ struct Entry {
   bool real_param = false;         // A recall level in [0, 1], not a cutoff k.
 };
 
-// An ir_measures name of a trec_eval family the engine does not compute.
-constexpr Entry TrecOnly(std::string_view name, std::string_view family) {
-  return Entry{name, D::kIrMeasures, std::nullopt, family,
-               "",   true,           false,        false};
+// A name, in `dialect`, of a trec_eval family the engine does not compute.
+constexpr Entry EvalOnly(D dialect, std::string_view name,
+                         std::string_view family) {
+  return Entry{name, dialect, std::nullopt, family, "", true, false, false};
 }
-
-// trec_eval's own name of a family the engine does not compute.
+constexpr Entry TrecOnly(std::string_view name, std::string_view family) {
+  return EvalOnly(D::kIrMeasures, name, family);
+}
 constexpr Entry TrecEvalOnly(std::string_view family) {
-  return Entry{family, D::kTrecEval, std::nullopt, family,
-               "",     true,         false,        false};
+  return EvalOnly(D::kTrecEval, family, family);
 }
 
 // The names, in trec_eval's and ir_measures' spellings, of trec_eval

@@ -259,6 +259,16 @@ std::vector<Headline> Headlines(const config::Config& config) {
   return out;
 }
 
+// Sleeps until `deadline`, waking every 100 ms to hear `stop`. True when
+// the deadline came, false when stopped first.
+bool WaitUntil(std::chrono::steady_clock::time_point deadline,
+               const std::atomic<bool>& stop) {
+  while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return !stop.load();
+}
+
 // What the story saw last: the final summary prints it.
 struct LastLook {
   std::optional<DemoSnapshot> snapshot;
@@ -275,11 +285,7 @@ LastLook TellStory(int port, const std::vector<Headline>& headlines,
   DemoStory& story = *story_out;
   LastLook last;
   for (int look = 1; !stop.load(); ++look) {
-    const auto until = start + look * kStoryLookInterval;
-    while (!stop.load() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (stop.load()) break;
+    if (!WaitUntil(start + look * kStoryLookInterval, stop)) break;
     auto text = LocalHttpGet(port, "/metrics");
     if (!text.ok()) continue;
     auto snapshot = ParseMetricsSnapshot(*text, headlines);
@@ -346,10 +352,7 @@ void ProduceThenDrain(sim::SyntheticProducer* producer, int64_t duration_ms,
       static_cast<long long>(
           std::chrono::ceil<std::chrono::seconds>(until - now).count()));
   std::fflush(stdout);
-  while (!stop->load() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ended_by_duration->store(!stop->load());
+  ended_by_duration->store(WaitUntil(until, *stop));
   stop->store(true);
 }
 
