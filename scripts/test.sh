@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 scripts/check-format.sh
+scripts/check-file-size.sh
 
 build=build-test
 # ccache (CMakeLists.txt uses it when installed) keyed on paths relative to
