@@ -10,6 +10,17 @@
 //   BM_DecodeJudgment:        a single judgment event (118 bytes).
 //   BM_DecodeJudgmentBatch:   a batch of 10 judgments.
 //
+// OpenSearch User Behavior Insights (schema.preset: ubi, the variant at
+// query_attributes.experiment, unit client_id): nested paths.
+//   BM_DecodeUbiQuery:        a query record with 10 hit ids and an RFC 3339
+//                             timestamp (compare BM_DecodeResultsStrings /
+//                             BM_DecodeResultsRfc3339).
+//   BM_DecodeUbiQueryOffset:  the same stamped "+0000" (Java's ISO 8601,
+//                             rewritten into RFC 3339 before parsing).
+//   BM_DecodeUbiEvent:        a click event: doc and position under
+//                             event_attributes (compare BM_DecodeJudgment).
+//   BM_DecodeUbiEventIgnored: a "view" event (not in schema.actions).
+//
 // items/s counts events; bytes/s counts payload bytes.
 #include <benchmark/benchmark.h>
 
@@ -56,10 +67,44 @@ std::string BatchPayload() {
   return p + "]}";
 }
 
+std::string UbiQueryPayload(std::string_view timestamp) {
+  std::string p =
+      R"({"query_id": "d194b734-70a4-41dc-b103-b26a56a277b5",)"
+      R"( "user_query": "laptop", "application": "Chorus",)"
+      R"( "client_id": "CLIENT-9a9968ac-664b-42d7-9a9e-96f412b5ab49",)"
+      R"( "query_attributes": {"experiment": "B", "page": 1},)"
+      R"( "timestamp": ")";
+  p.append(timestamp);
+  p += R"(", "query_response_hit_ids": [)";
+  for (int i = 0; i < kDocs; ++i) {
+    if (i > 0) p += ", ";
+    p += "\"B07" + std::to_string(1000000 + 37 * i) + "\"";
+  }
+  return p + "]}";
+}
+
+std::string UbiEventPayload(std::string_view action) {
+  return R"({"application": "Chorus", "action_name": ")" + std::string(action) +
+         R"(", "query_id": "d194b734-70a4-41dc-b103-b26a56a277b5",)"
+         R"( "client_id": "CLIENT-9a9968ac-664b-42d7-9a9e-96f412b5ab49",)"
+         R"( "session_id": "s-81f2a9c4", "timestamp": "2025-11-22T10:00:12.345Z",)"
+         R"( "message_type": "INFO", "event_attributes": {"object":)"
+         R"( {"object_id": "B071000037", "object_id_field": "product"},)"
+         R"( "position": {"ordinal": 2}}})";
+}
+
 EventDecoder MakeDecoder() {
   return EventDecoder(rankwatch::config::SchemaConfig(),
                       rankwatch::config::EventLimitsConfig(),
                       rankwatch::config::JoinMode::kImpression, {"locale"},
+                      rankwatch::SystemClock::Get());
+}
+
+EventDecoder MakeUbiDecoder() {
+  rankwatch::config::SchemaConfig schema = rankwatch::config::UbiSchema();
+  schema.unit = "client_id";
+  return EventDecoder(schema, rankwatch::config::EventLimitsConfig(),
+                      rankwatch::config::JoinMode::kImpression, {},
                       rankwatch::SystemClock::Get());
 }
 
@@ -69,8 +114,8 @@ void Fail(const rankwatch::stream::DecodeStatus& status) {
   std::abort();
 }
 
-void DecodeResults(benchmark::State& state, const std::string& payload) {
-  EventDecoder decoder = MakeDecoder();
+void DecodeResults(benchmark::State& state, const std::string& payload,
+                   EventDecoder decoder = MakeDecoder()) {
   ResultsEvent event;
   for (auto _ : state) {
     rankwatch::stream::DecodeStatus status =
@@ -84,8 +129,8 @@ void DecodeResults(benchmark::State& state, const std::string& payload) {
   state.counters["payload_bytes"] = static_cast<double>(payload.size());
 }
 
-void DecodeJudgments(benchmark::State& state, const std::string& payload) {
-  EventDecoder decoder = MakeDecoder();
+void DecodeJudgments(benchmark::State& state, const std::string& payload,
+                     EventDecoder decoder = MakeDecoder()) {
   JudgmentEvent event;
   for (auto _ : state) {
     rankwatch::stream::DecodeStatus status =
@@ -126,6 +171,28 @@ void BM_DecodeJudgmentBatch(benchmark::State& state) {
   DecodeJudgments(state, BatchPayload());
 }
 BENCHMARK(BM_DecodeJudgmentBatch);
+
+void BM_DecodeUbiQuery(benchmark::State& state) {
+  DecodeResults(state, UbiQueryPayload("2025-11-22T10:00:00.123Z"),
+                MakeUbiDecoder());
+}
+BENCHMARK(BM_DecodeUbiQuery);
+
+void BM_DecodeUbiQueryOffset(benchmark::State& state) {
+  DecodeResults(state, UbiQueryPayload("2025-11-22T10:00:00.123+0000"),
+                MakeUbiDecoder());
+}
+BENCHMARK(BM_DecodeUbiQueryOffset);
+
+void BM_DecodeUbiEvent(benchmark::State& state) {
+  DecodeJudgments(state, UbiEventPayload("click"), MakeUbiDecoder());
+}
+BENCHMARK(BM_DecodeUbiEvent);
+
+void BM_DecodeUbiEventIgnored(benchmark::State& state) {
+  DecodeJudgments(state, UbiEventPayload("view"), MakeUbiDecoder());
+}
+BENCHMARK(BM_DecodeUbiEventIgnored);
 
 }  // namespace
 

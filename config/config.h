@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -26,9 +27,14 @@
 namespace rankwatch::config {
 
 // `schema:` the field names of the JSON events, so that users map their own
-// events without code. Nested paths are not supported: names are top-level
-// keys (and keys inside each entry of `results` / `judgments`).
+// events without code. A name with dots is a path into nested objects
+// ("query_attributes.experiment"), read from the top of the event; the names
+// inside each entry of `results` / `judgments` (doc_id, score, team,
+// relevance, kind) are plain keys there.
 struct SchemaConfig {
+  // "" or "ubi": the defaults of the other keys (UbiSchema() below), which
+  // the keys written next to it override.
+  std::string preset;
   std::string request_id = "request_id";
   std::string query_id = "query_id";
   std::string variant = "variant";
@@ -53,8 +59,39 @@ struct SchemaConfig {
   // Grade of a judgment without a relevance field (e.g. a click event);
   // nullopt means the field is required.
   std::optional<int32_t> default_relevance;
+  // Judgment kind -> grade (UBI: action_name -> grade). When not empty, a
+  // judgment's grade is its kind's, relevance fields are not read, and a
+  // judgment of any other kind is ignored (DecodeStatus::ignored), not
+  // rejected.
+  std::map<std::string, int32_t, std::less<>> actions;
+  // Judgment events: the rank at which the event says its doc was served
+  // (UBI: event_attributes.position.ordinal), checked against the served
+  // list; "" reads none.
+  std::string position;
+  // The value of `position` that means rank 1: 1 (the UBI specification's
+  // "nth position") or 0 (zero-based ordinals).
+  int32_t position_base = 1;
   bool operator==(const SchemaConfig&) const = default;
 };
+
+// The field names of `schema.preset: ubi`: OpenSearch User Behavior
+// Insights 1.x query records as results events (query_id the request,
+// query_response_hit_ids the ranking) and UBI events as judgments
+// (action_name the kind, graded by `actions`; the doc and its position
+// under event_attributes).
+inline SchemaConfig UbiSchema() {
+  SchemaConfig s;
+  s.preset = "ubi";
+  s.request_id = "query_id";
+  s.query_id = "user_query";
+  s.variant = "query_attributes.experiment";
+  s.results = "query_response_hit_ids";
+  s.doc_id = "event_attributes.object.object_id";
+  s.kind = "action_name";
+  s.actions = {{"click", 1}, {"add_to_cart", 2}, {"purchase", 3}};
+  s.position = "event_attributes.position.ordinal";
+  return s;
+}
 
 enum class JoinMode {
   kImpression,  // Results and judgments meet on request_id in a window.
@@ -160,8 +197,20 @@ struct KafkaConfig {
   // Not ready (/readyz 503) once an assigned partition has had no fetch
   // progress for longer than this.
   Duration not_ready_after = std::chrono::seconds(30);
+  // Durable state (docs/operations.md, "Durable state"): every assigned
+  // partition's state is checkpointed, with the offsets it covers, every
+  // checkpoint_interval (and when the partition leaves) into the compacted
+  // changelog_topic, and restored from there where the partition is
+  // assigned next, so restarts, rollouts and rebalances keep every figure.
+  bool durable_state = false;
+  std::string changelog_topic;  // Empty: "<group_id>-changelog".
+  Duration checkpoint_interval = std::chrono::seconds(5);
   // Any librdkafka property (TLS, SASL, timeouts...), passed through.
   std::map<std::string, std::string> properties;
+  // The changelog topic in effect.
+  std::string changelog() const {
+    return changelog_topic.empty() ? group_id + "-changelog" : changelog_topic;
+  }
   bool operator==(const KafkaConfig&) const = default;
 };
 

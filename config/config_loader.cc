@@ -117,6 +117,8 @@ class Parser {
  private:
   // Sections.
   Status ReadSchema(const Field& f, SchemaConfig* c);
+  Status ReadFieldPath(const Field& f, std::string* out) const;
+  Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);
   Status ReadEvents(const Field& f, EventLimitsConfig* c);
   Status ReadMetrics(const Field& f, MetricsConfig* c);
@@ -226,23 +228,63 @@ Status Parser::Parse(const YAML::Node& root, Config* config) {
   return ResolveExperiments(&c);
 }
 
+// A schema field name: non-empty, and as a dotted path ("a.b.c") no empty
+// step, which no event key could match.
+Status Parser::ReadFieldPath(const Field& f, std::string* out) const {
+  std::string name;
+  RW_RETURN_IF_ERROR(yaml_.ReadName(f, &name));
+  if (name.front() == '.' || name.back() == '.' ||
+      name.find("..") != std::string::npos) {
+    return yaml_.Error(f, "'" + Printable(name) +
+                              "' has an empty step (a nested field is "
+                              "written a.b.c)");
+  }
+  *out = std::move(name);
+  return Status::Ok();
+}
+
 Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
-  return yaml_.ReadMap(
+  // The preset first, wherever it is written: the keys next to it override
+  // its names.
+  if (f.node.IsMap()) {
+    const YAML::Node& map = f.node;
+    if (const YAML::Node preset = map["preset"]) {
+      const Field v = {preset, f.path + ".preset", preset.Mark()};
+      StatusOr<std::string> name = yaml_.Text(v, "a preset name (ubi)");
+      if (!name.ok()) return name.status();
+      if (*name == "ubi") {
+        *c = UbiSchema();
+      } else if (!name->empty()) {
+        return yaml_.Error(v, "unknown schema preset '" + Printable(*name) +
+                                  "' (expected: ubi)");
+      }
+    }
+  }
+  const auto path = [this](std::string* out) {
+    return [this, out](const Field& v) { return ReadFieldPath(v, out); };
+  };
+  RW_RETURN_IF_ERROR(yaml_.ReadMap(
       f, {
-             {"request_id", yaml_.NameInto(&c->request_id)},
-             {"query_id", yaml_.NameInto(&c->query_id)},
-             {"variant", yaml_.NameInto(&c->variant)},
-             {"timestamp", yaml_.NameInto(&c->timestamp)},
-             {"results", yaml_.NameInto(&c->results)},
-             {"doc_id", yaml_.NameInto(&c->doc_id)},
+             {"preset", [](const Field&) { return Status::Ok(); }},  // Above.
+             {"request_id", path(&c->request_id)},
+             {"query_id", path(&c->query_id)},
+             {"variant", path(&c->variant)},
+             {"timestamp", path(&c->timestamp)},
+             {"results", path(&c->results)},
+             {"doc_id", path(&c->doc_id)},
              {"score", yaml_.NameInto(&c->score)},
-             {"segments", yaml_.NameInto(&c->segments)},
-             {"relevance", yaml_.NameInto(&c->relevance)},
-             {"judgments", yaml_.NameInto(&c->judgments)},
+             {"segments", path(&c->segments)},
+             {"relevance", path(&c->relevance)},
+             {"judgments", path(&c->judgments)},
              {"default_variant", yaml_.NameInto(&c->default_variant)},
-             {"unit", yaml_.StringInto(&c->unit)},
+             {"unit",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(yaml_.ReadString(v, &c->unit));
+                return c->unit.empty() ? Status::Ok()
+                                       : ReadFieldPath(v, &c->unit);
+              }},
              {"team", yaml_.NameInto(&c->team)},
-             {"kind", yaml_.NameInto(&c->kind)},
+             {"kind", path(&c->kind)},
              {"default_relevance",
               [&](const Field& v) {
                 // null is a value here: "no default, the field is
@@ -257,7 +299,87 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                 c->default_relevance = grade;
                 return Status::Ok();
               }},
-         });
+             {"actions",
+              [&](const Field& v) {
+                // The map replaces the preset's: an action left out is
+                // ignored, not graded as before.
+                c->actions.clear();
+                if (v.node.IsNull()) return Status::Ok();
+                return yaml_.ForEachPair(
+                    v, [&](const Field& key, const Field& value) {
+                      // A key, so not substituted (as every key).
+                      const std::string& action = key.node.Scalar();
+                      if (action.empty()) {
+                        return yaml_.Error(key, "empty action name");
+                      }
+                      int32_t grade = 0;
+                      RW_RETURN_IF_ERROR(yaml_.ReadInt(
+                          value, std::numeric_limits<int32_t>::min(), &grade));
+                      c->actions[action] = grade;
+                      return Status::Ok();
+                    });
+              }},
+             {"position",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(yaml_.ReadString(v, &c->position));
+                return c->position.empty() ? Status::Ok()
+                                           : ReadFieldPath(v, &c->position);
+              }},
+             {"position_base",
+              [&](const Field& v) {
+                int64_t base = 0;
+                RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 1, &base));
+                c->position_base = static_cast<int32_t>(base);
+                return Status::Ok();
+              }},
+         }));
+  return CheckSchemaPaths(f, *c);
+}
+
+// A field read as a value cannot also hold another field: "variant: a" and
+// "unit: a.b" would need 'a' to be both an id and an object. Only the
+// segments object may hold other fields (schema.segments: query_attributes
+// with schema.variant: query_attributes.experiment). The two kinds of
+// events are read apart.
+Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
+  struct Named {
+    std::string_view key;
+    const std::string* path;
+  };
+  const std::vector<std::vector<Named>> kinds = {
+      {{"request_id", &c.request_id},
+       {"query_id", &c.query_id},
+       {"variant", &c.variant},
+       {"timestamp", &c.timestamp},
+       {"results", &c.results},
+       {"segments", &c.segments},
+       {"unit", &c.unit}},
+      {{"request_id", &c.request_id},
+       {"query_id", &c.query_id},
+       {"timestamp", &c.timestamp},
+       {"judgments", &c.judgments},
+       {"doc_id", &c.doc_id},
+       {"relevance", &c.relevance},
+       {"kind", &c.kind},
+       {"position", &c.position}},
+  };
+  for (const std::vector<Named>& fields : kinds) {
+    for (const Named& outer : fields) {
+      if (outer.path->empty() || outer.key == "segments") continue;
+      for (const Named& inner : fields) {
+        if (inner.path->size() > outer.path->size() &&
+            inner.path->starts_with(*outer.path) &&
+            (*inner.path)[outer.path->size()] == '.') {
+          return yaml_.Error(
+              f, "schema." + std::string(inner.key) + " '" +
+                     Printable(*inner.path) + "' is inside schema." +
+                     std::string(outer.key) + " '" + Printable(*outer.path) +
+                     "', which is read as a value");
+        }
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status Parser::ReadJoin(const Field& f, JoinConfig* c) {
@@ -528,6 +650,10 @@ Status Parser::ReadKafka(const Field& f, KafkaConfig* c) {
           {"judgments_topic", yaml_.NameInto(&c->judgments_topic)},
           {"commit_interval", yaml_.DurationInto(true, &c->commit_interval)},
           {"not_ready_after", yaml_.DurationInto(true, &c->not_ready_after)},
+          {"durable_state", yaml_.BoolInto(&c->durable_state)},
+          {"changelog_topic", yaml_.StringInto(&c->changelog_topic)},
+          {"checkpoint_interval",
+           yaml_.DurationInto(true, &c->checkpoint_interval)},
           {"properties",
            [&](const Field& v) { return ReadProperties(v, &c->properties); }},
       });

@@ -435,6 +435,70 @@ TEST(ConfigLoaderTest, DefaultRelevanceNullAndNegative) {
       std::optional<int32_t>(0));
 }
 
+// The preset's names, written out here from the UBI 1.x specification's
+// field names (o19s/ubi schema/1.3.0), not from UbiSchema().
+TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
+  const SchemaConfig ubi = MustParse("schema:\n  preset: ubi\n").schema;
+  EXPECT_EQ(ubi.preset, "ubi");
+  EXPECT_EQ(ubi.request_id, "query_id");
+  EXPECT_EQ(ubi.query_id, "user_query");
+  EXPECT_EQ(ubi.variant, "query_attributes.experiment");
+  EXPECT_EQ(ubi.timestamp, "timestamp");
+  EXPECT_EQ(ubi.results, "query_response_hit_ids");
+  EXPECT_EQ(ubi.doc_id, "event_attributes.object.object_id");
+  EXPECT_EQ(ubi.kind, "action_name");
+  EXPECT_EQ(ubi.position, "event_attributes.position.ordinal");
+  EXPECT_EQ(ubi.position_base, 1);
+  EXPECT_EQ(ubi.unit, "");
+  EXPECT_EQ(ubi.actions,
+            (std::map<std::string, int32_t, std::less<>>{
+                {"add_to_cart", 2}, {"click", 1}, {"purchase", 3}}));
+  // Keys override the preset wherever they are written, before it too; an
+  // actions map replaces the preset's whole map.
+  const SchemaConfig s = MustParse(
+                             "schema:\n"
+                             "  variant: query_attributes.experiment.variant\n"
+                             "  actions: {click: 1, watch: 4}\n"
+                             "  unit: client_id\n"
+                             "  preset: ubi\n"
+                             "  position_base: 0\n")
+                             .schema;
+  EXPECT_EQ(s.variant, "query_attributes.experiment.variant");
+  EXPECT_EQ(s.actions, (std::map<std::string, int32_t, std::less<>>{
+                           {"click", 1}, {"watch", 4}}));
+  EXPECT_EQ(s.unit, "client_id");
+  EXPECT_EQ(s.position_base, 0);
+  EXPECT_EQ(s.results, "query_response_hit_ids");  // From the preset.
+  // No preset: actions and position are off.
+  EXPECT_TRUE(Config().schema.actions.empty());
+  EXPECT_EQ(Config().schema.position, "");
+  EXPECT_EQ(MustParse("schema:\n  preset: \"\"\n").schema, SchemaConfig());
+}
+
+TEST(ConfigLoaderErrorTest, UbiPresetAndPaths) {
+  EXPECT_EQ(ErrorOf("schema:\n  preset: ubj\n"),
+            "config.yaml:2:11: schema.preset: unknown schema preset 'ubj' "
+            "(expected: ubi)");
+  EXPECT_EQ(ErrorOf("schema:\n  doc_id: a..b\n"),
+            "config.yaml:2:11: schema.doc_id: 'a..b' has an empty step (a "
+            "nested field is written a.b.c)");
+  EXPECT_EQ(ErrorOf("schema:\n  unit: .user\n"),
+            "config.yaml:2:9: schema.unit: '.user' has an empty step (a "
+            "nested field is written a.b.c)");
+  EXPECT_EQ(ErrorOf("schema:\n  actions: {click: x}\n"),
+            "config.yaml:2:20: schema.actions.click: expected an integer, got "
+            "'x'");
+  EXPECT_EQ(ErrorOf("schema:\n  position_base: 2\n"),
+            "config.yaml:2:18: schema.position_base: must be <= 1, got 2");
+  // A field read as a value cannot hold another one; the segments object
+  // can, and fields of the other kind of event do not collide.
+  EXPECT_EQ(ErrorOf("schema:\n  variant: a\n  unit: a.b\n"),
+            "config.yaml:2:3: schema: schema.unit 'a.b' is inside "
+            "schema.variant 'a', which is read as a value");
+  EXPECT_EQ(ErrorOf("schema:\n  segments: qa\n  variant: qa.exp\n"), "OK");
+  EXPECT_EQ(ErrorOf("schema:\n  results: a\n  doc_id: a.b\n"), "OK");
+}
+
 TEST(ConfigLoaderTest, CutoffsMayBeEmptyWithOnlyRPrecision) {
   const Config c = MustParse(
       "metrics:\n  cutoffs: []\n"

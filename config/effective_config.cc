@@ -90,6 +90,8 @@ void MapEntry(std::string* out, int indent, std::string_view key,
 
 void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 0, "schema", "");
+  // First, as the loader applies it first: the names below override it.
+  Line(out, 2, "preset", QuoteValue(c.preset));
   Line(out, 2, "request_id", QuoteValue(c.request_id));
   Line(out, 2, "query_id", QuoteValue(c.query_id));
   Line(out, 2, "variant", QuoteValue(c.variant));
@@ -106,6 +108,12 @@ void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 2, "kind", QuoteValue(c.kind));
   Line(out, 2, "default_relevance",
        c.default_relevance ? std::to_string(*c.default_relevance) : "null");
+  Line(out, 2, "actions", c.actions.empty() ? "{}" : "");
+  for (const auto& [action, grade] : c.actions) {
+    MapEntry(out, 4, action, std::to_string(grade));
+  }
+  Line(out, 2, "position", QuoteValue(c.position));
+  Line(out, 2, "position_base", std::to_string(c.position_base));
 }
 
 void WriteJoin(const JoinConfig& c, std::string* out) {
@@ -175,6 +183,9 @@ void WriteKafka(const KafkaConfig& c, std::string* out) {
   Line(out, 2, "judgments_topic", QuoteValue(c.judgments_topic));
   Line(out, 2, "commit_interval", FormatDuration(c.commit_interval));
   Line(out, 2, "not_ready_after", FormatDuration(c.not_ready_after));
+  Line(out, 2, "durable_state", c.durable_state ? "true" : "false");
+  Line(out, 2, "changelog_topic", QuoteValue(c.changelog_topic));
+  Line(out, 2, "checkpoint_interval", FormatDuration(c.checkpoint_interval));
   Line(out, 2, "properties", c.properties.empty() ? "{}" : "");
   for (const auto& [name, value] : c.properties) {
     MapEntry(out, 4, name,

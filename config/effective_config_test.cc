@@ -134,6 +134,7 @@ TEST(EffectiveConfigTest, DefaultsExactly) {
   EXPECT_EQ(Defaults(),
             R"(# rankwatch effective configuration; secrets are shown as "****".
 schema:
+  preset: ""
   request_id: "request_id"
   query_id: "query_id"
   variant: "variant"
@@ -149,6 +150,9 @@ schema:
   team: "team"
   kind: "kind"
   default_relevance: null
+  actions: {}
+  position: ""
+  position_base: 1
 join:
   mode: impression
   window: 30m
@@ -195,6 +199,9 @@ kafka:
   judgments_topic: "judgments"
   commit_interval: 5s
   not_ready_after: 30s
+  durable_state: false
+  changelog_topic: ""
+  checkpoint_interval: 5s
   properties: {}
 http:
   listen: "127.0.0.1:9464"
@@ -375,6 +382,35 @@ void RandomSchema(Xoshiro256& rng, SchemaConfig* c) {
   }
 }
 
+// A random name as a valid field path: a dot that would leave a step
+// empty ("a..b", ".a", "a.") becomes '_'.
+std::string AsFieldPath(std::string name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '.' &&
+        (i == 0 || i + 1 == name.size() || name[i + 1] == '.')) {
+      name[i] = '_';
+    }
+  }
+  return name;
+}
+
+// The schema keys added with the UBI preset, drawn after everything else
+// so that the other fields keep the values they always had.
+void RandomSchemaExtensions(Xoshiro256& rng, SchemaConfig* c) {
+  for (std::string* field :
+       {&c->request_id, &c->query_id, &c->variant, &c->timestamp, &c->results,
+        &c->doc_id, &c->segments, &c->relevance, &c->judgments, &c->unit,
+        &c->kind}) {
+    *field = AsFieldPath(*field);
+  }
+  c->preset = RandomOf<std::string>(rng, {"", "ubi"});
+  for (const std::string& action : RandomNames(rng, 3)) {
+    c->actions[action] = RandomInt<int32_t>(rng, INT32_MIN);
+  }
+  c->position = AsFieldPath(RandomString(rng, 0, 10));
+  c->position_base = static_cast<int32_t>(rng.Between(0, 1));
+}
+
 void RandomJoin(Xoshiro256& rng, JoinConfig* c) {
   c->mode = RandomOf(rng, {JoinMode::kImpression, JoinMode::kQrels});
   c->window = RandomDuration(rng, true);
@@ -477,6 +513,9 @@ void RandomKafka(Xoshiro256& rng, KafkaConfig* c) {
   c->judgments_topic = RandomString(rng, 1, 10);
   c->commit_interval = RandomDuration(rng, true);
   c->not_ready_after = RandomDuration(rng, true);
+  c->durable_state = rng.Below(2) == 1;
+  c->changelog_topic = rng.Below(2) == 1 ? RandomString(rng, 1, 10) : "";
+  c->checkpoint_interval = RandomDuration(rng, true);
   c->properties.clear();
   for (int64_t n = rng.Between(0, 4); n > 0; --n) {
     const std::string name = RandomString(rng, 1, 8);
@@ -628,6 +667,7 @@ Config RandomConfig(uint64_t seed) {
     c.statistics.interleaving_prior_sd = rng.Uniform() / 2;
   } while (c.statistics.interleaving_prior_sd == 0);
   c.logging.format = RandomOf(rng, {LogFormat::kText, LogFormat::kJson});
+  RandomSchemaExtensions(rng, &c.schema);
   return c;
 }
 
@@ -654,6 +694,10 @@ Config FullConfig(JoinMode mode) {
   s.team = "ranker";
   s.kind = "type";
   s.default_relevance = 1;
+  s.preset = "ubi";
+  s.actions = {{"view", 0}, {"buy", 4}};
+  s.position = "where.rank";
+  s.position_base = 0;
 
   JoinConfig& j = c.join;
   j.mode = mode;
@@ -706,6 +750,9 @@ Config FullConfig(JoinMode mode) {
   k.judgments_topic = "judged";
   k.commit_interval = seconds(1);
   k.not_ready_after = minutes(1);
+  k.durable_state = true;
+  k.changelog_topic = "state";
+  k.checkpoint_interval = seconds(2);
   k.properties = {{"client.id", "rw"},
                   {"sasl.password", std::string(kMaskedSecret)}};
 
@@ -867,14 +914,16 @@ TEST(ConfigKeysTest, CoverEveryFieldOnce) {
 // impression join.
 TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
   const Config defaults;
-  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
-                             KeyOwner::kServer),
-            (std::vector<std::string>{
-                "kafka.bootstrap_servers", "kafka.group_id",
-                "kafka.results_topic", "kafka.judgments_topic",
-                "kafka.commit_interval", "kafka.not_ready_after",
-                "kafka.properties", "http.listen", "http.allowed_hosts",
-                "http.response_budget_bytes", "http.tls", "http.basic_auth"}));
+  EXPECT_EQ(
+      FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
+                       KeyOwner::kServer),
+      (std::vector<std::string>{
+          "kafka.bootstrap_servers", "kafka.group_id", "kafka.results_topic",
+          "kafka.judgments_topic", "kafka.commit_interval",
+          "kafka.not_ready_after", "kafka.durable_state",
+          "kafka.changelog_topic", "kafka.checkpoint_interval",
+          "kafka.properties", "http.listen", "http.allowed_hosts",
+          "http.response_budget_bytes", "http.tls", "http.basic_auth"}));
   EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
                              KeyOwner::kPipeline),
             (std::vector<std::string>{
@@ -906,14 +955,14 @@ TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 456);
+static_assert(sizeof(SchemaConfig) == 576);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
 static_assert(sizeof(MetricsConfig) == 96);
 static_assert(sizeof(metrics::Definitions) == 20);
 static_assert(sizeof(AggregationConfig) == 144);
 static_assert(sizeof(DeadLetterConfig) == 64);
-static_assert(sizeof(KafkaConfig) == 192);
+static_assert(sizeof(KafkaConfig) == 240);
 static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
@@ -922,7 +971,7 @@ static_assert(sizeof(SeriesRef) == 8);
 static_assert(sizeof(InterleavingConfig) == 128);
 static_assert(sizeof(StatisticsConfig) == 48);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(Config) == 1584);
+static_assert(sizeof(Config) == 1752);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -28,6 +28,18 @@ class RunningStats {
 
   void Clear() { *this = RunningStats(); }
 
+  // The stats whose accessors return these values (a checkpoint restored).
+  static RunningStats FromState(int64_t count, double mean, double m2,
+                                double sum, double sum_of_squares) {
+    RunningStats s;
+    s.count_ = count;
+    s.mean_ = mean;
+    s.m2_ = m2;
+    s.sum_ = sum;
+    s.sum_of_squares_ = sum_of_squares;
+    return s;
+  }
+
   int64_t count() const { return count_; }
   double mean() const { return mean_; }
   double sum() const { return sum_; }

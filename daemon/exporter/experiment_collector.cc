@@ -236,12 +236,23 @@ void ExperimentCollector::CollectComparisons(
 void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
   const stream::ExperimentMonitor& monitor = pipeline_->experiments();
   const bool units = monitor.units();
-  MetricFamily counts = MakeFamily(
-      "rankwatch_ab_units_total",
+  const std::string what =
       units ? "Randomization units first seen in the variant (schema.unit)"
             : "Lists of the variant (requests are the randomization unit: no "
-              "schema.unit)",
-      MetricType::Counter);
+              "schema.unit)";
+  MetricFamily counts =
+      MakeFamily("rankwatch_ab_units_total", what + ", counted by this process",
+                 MetricType::Counter);
+  MetricFamily state_counts = MakeFamily(
+      "rankwatch_ab_units",
+      what +
+          (units ? ", counted by this process (unit tables are not yet "
+                   "durable)"
+                 : ", since the state began (survives restarts and "
+                   "rebalances)") +
+          "; sum over replicas",
+      MetricType::Gauge);
+  const stream::Aggregator& aggregator = pipeline_->aggregator();
   MetricFamily shares =
       MakeFamily("rankwatch_ab_expected_share",
                  "Share of the experiment's units the variant should get "
@@ -284,7 +295,19 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
     for (size_t i = 0; i < srm.variants.size(); ++i) {
       Labels labels = experiment;
       labels.push_back({"variant", srm.variants[i]});
-      AddCounter(&counts, labels, static_cast<double>(srm.counts[i]));
+      // Without units, the lists this process scored (the counts are the
+      // state's, which can shrink when a partition leaves).
+      int64_t flow = srm.counts[i];
+      if (!units) {
+        flow = 0;
+        for (size_t g = 0; g < aggregator.num_groups(); ++g) {
+          if (aggregator.group(g).variant == srm.variants[i]) {
+            flow += aggregator.flow(g).requests;
+          }
+        }
+      }
+      AddCounter(&counts, labels, static_cast<double>(flow));
+      AddGauge(&state_counts, labels, static_cast<double>(srm.counts[i]));
       AddGauge(&shares, std::move(labels), srm.shares[i]);
     }
     AddGauge(&statistic, experiment, srm.chi_square.statistic);
@@ -298,6 +321,7 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
     }
   }
   out->push_back(std::move(counts));
+  out->push_back(std::move(state_counts));
   out->push_back(std::move(shares));
   out->push_back(std::move(statistic));
   out->push_back(std::move(p_value));
@@ -327,34 +351,56 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
       }
     }
   }
+  // Counters: what this process scored (never backwards). Gauges: the
+  // state's totals, which move with their partitions (summed over the
+  // replicas: the fleet's, exactly, surviving restarts).
   MetricFamily lists =
       MakeFamily("rankwatch_ab_bucket_lists_total",
-                 "Scored lists of the variant whose unit hashes to the bucket",
+                 "Scored lists of the variant whose unit hashes to the "
+                 "bucket, scored by this process",
                  MetricType::Counter);
   MetricFamily sums = MakeFamily(
       "rankwatch_ab_bucket_sum_total",
-      "Sum of a primary series over the variant's lists in the unit bucket",
+      "Sum of a primary series over the variant's lists in the unit bucket, "
+      "scored by this process",
       MetricType::Counter);
+  MetricFamily state_lists = MakeFamily(
+      "rankwatch_ab_bucket_lists",
+      "Scored lists of the variant whose unit hashes to the bucket, since "
+      "the state began (survives restarts and rebalances); sum over replicas",
+      MetricType::Gauge);
+  MetricFamily state_sums = MakeFamily(
+      "rankwatch_ab_bucket_sum",
+      "Sum of a primary series over the variant's lists in the unit bucket, "
+      "since the state began; sum over replicas",
+      MetricType::Gauge);
   const size_t buckets = static_cast<size_t>(monitor.num_buckets());
-  for (const stream::ExperimentMonitor::ArmBuckets& arm :
-       monitor.arm_buckets()) {
-    for (size_t b = 0; b < buckets; ++b) {
-      const std::string bucket = std::to_string(b);
-      AddCounter(&lists, {{"variant", arm.variant}, {"bucket", bucket}},
-                 static_cast<double>(arm.counts[b]));
-      for (size_t s : primary) {
-        AddCounter(
-            &sums,
-            {{"variant", arm.variant},
-             {"measure", std::string(metrics::MeasureName(series[s].measure))},
-             {"k", series[s].k_label},
-             {"bucket", bucket}},
-            arm.sums[s * buckets + b]);
+  auto add = [&](const std::vector<stream::ExperimentMonitor::ArmBuckets>& arms,
+                 MetricFamily* l, MetricFamily* y, bool counter) {
+    auto put = counter ? AddCounter : AddGauge;
+    for (const stream::ExperimentMonitor::ArmBuckets& arm : arms) {
+      for (size_t b = 0; b < buckets; ++b) {
+        const std::string bucket = std::to_string(b);
+        put(l, {{"variant", arm.variant}, {"bucket", bucket}},
+            static_cast<double>(arm.counts[b]));
+        for (size_t s : primary) {
+          put(y,
+              {{"variant", arm.variant},
+               {"measure",
+                std::string(metrics::MeasureName(series[s].measure))},
+               {"k", series[s].k_label},
+               {"bucket", bucket}},
+              arm.sums[s * buckets + b]);
+        }
       }
     }
-  }
+  };
+  add(monitor.flow_arm_buckets(), &lists, &sums, true);
+  add(monitor.arm_buckets(), &state_lists, &state_sums, false);
   out->push_back(std::move(lists));
   out->push_back(std::move(sums));
+  out->push_back(std::move(state_lists));
+  out->push_back(std::move(state_sums));
 }
 
 }  // namespace rankwatch::exporter

@@ -94,8 +94,11 @@ void InterleavingCollector::CollectTotals(
       "1 per interleaving experiment: its interleaved variant, incumbent "
       "(first team) and challenger (second team)",
       MetricType::Gauge);
-  CountFamilies totals = MakeCountFamilies("rankwatch_interleaving_",
-                                           "since start", MetricType::Counter);
+  // Counters: what this process counted (never backwards); the state's
+  // counts since the experiment began are the window="all" gauges.
+  CountFamilies totals =
+      MakeCountFamilies("rankwatch_interleaving_", "counted by this process",
+                        MetricType::Counter);
   for (const stream::InterleavingState& s : m.experiments()) {
     const Labels labels = ExperimentLabels(s);
     AddGauge(&info,
@@ -104,7 +107,7 @@ void InterleavingCollector::CollectTotals(
               {"incumbent", s.config->teams[0]},
               {"challenger", s.config->teams[1]}},
              1);
-    totals.Add(s, labels, s.all, true);
+    totals.Add(s, labels, s.flow, true);
   }
   out->push_back(std::move(info));
   totals.MoveTo(out);

@@ -87,6 +87,23 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
                  "Consumer group rebalances this consumer took part in",
                  MetricType::Counter);
   AddCounter(&rebalances, {}, Value(s.rebalances));
+  MetricFamily checkpoints = MakeFamily(
+      "rankwatch_checkpoints_total",
+      "Durable state: checkpoint rounds written to the changelog topic, by "
+      "result (ok, failed)",
+      MetricType::Counter);
+  AddCounter(&checkpoints, {{"result", "ok"}}, Value(s.checkpoints_ok));
+  AddCounter(&checkpoints, {{"result", "failed"}}, Value(s.checkpoints_failed));
+  MetricFamily checkpoint_bytes =
+      MakeFamily("rankwatch_checkpoint_bytes",
+                 "Durable state: bytes written by the latest checkpoint round",
+                 MetricType::Gauge);
+  AddGauge(&checkpoint_bytes, {}, Value(s.checkpoint_bytes));
+  MetricFamily restored = MakeFamily(
+      "rankwatch_partitions_restored_total",
+      "Durable state: partitions whose state was restored from a checkpoint",
+      MetricType::Counter);
+  AddCounter(&restored, {}, Value(s.partitions_restored));
   MetricFamily dead_letters = MakeFamily(
       "rankwatch_dead_letters_total",
       "Rejected events copied to the dead-letter topic, by result (produced, "
@@ -116,8 +133,8 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   MetricFamily ready_reason = MakeFamily(
       "rankwatch_consumer_ready_reason",
       "1 for the current readiness reason (ready, not_consuming, "
-      "not_assigned, loop_stalled, broker_unreachable, fetch_stalled), 0 for "
-      "the others",
+      "not_assigned, loop_stalled, broker_unreachable, fetch_stalled, "
+      "state_unavailable), 0 for the others",
       MetricType::Gauge);
   for (kafka::ReadyReason r : kafka::kAllReadyReasons) {
     AddGauge(&ready_reason,
@@ -127,6 +144,9 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(errors));
   out->push_back(std::move(commits));
   out->push_back(std::move(rebalances));
+  out->push_back(std::move(checkpoints));
+  out->push_back(std::move(checkpoint_bytes));
+  out->push_back(std::move(restored));
   out->push_back(std::move(dead_letters));
   out->push_back(std::move(replayed));
   out->push_back(std::move(ready));

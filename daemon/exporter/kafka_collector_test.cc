@@ -41,7 +41,7 @@ TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
   EXPECT_TRUE(HasLine(text, "rankwatch_consumer_ready 0"));
   // Every reason, from the start.
   EXPECT_EQ(LinesWithPrefix(text, "rankwatch_consumer_ready_reason{").size(),
-            6u);
+            7u);
   EXPECT_TRUE(HasLine(
       text, "rankwatch_consumer_ready_reason{reason=\"not_consuming\"} 1"));
   EXPECT_TRUE(

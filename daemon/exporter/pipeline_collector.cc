@@ -22,33 +22,80 @@ std::string Describe(metrics::Measure m) {
   return std::string(metrics::GetMeasureInfo(m).help);
 }
 
-// The three families of one measure.
+// The families of one measure: what this process scored (counters: they
+// never go backwards), and the state's totals and means (gauges: a
+// partition's state moves between replicas; summed over the replicas they
+// are the fleet's, exactly, at every scrape).
 struct MeasureFamilies {
   MetricFamily histogram;
   MetricFamily squares;
   MetricFamily mean;
+  MetricFamily window_count;
+  MetricFamily window_sum;
+  MetricFamily window_squares;
 };
 
 MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
   const std::string name = "rankwatch_" + std::string(metrics::MeasureName(m));
   const std::string what = Describe(m);
+  const std::string state =
+      " over the window (all: since the state began; survives restarts and "
+      "rebalances); sum over replicas";
   return {
-      MakeFamily(name, "Per-list " + what + ", one observation per scored list",
-                 MetricType::Histogram),
+      MakeFamily(
+          name,
+          "Per-list " + what + ", one observation per list this process scored",
+          MetricType::Histogram),
       MakeFamily(name + "_squares_total",
                  "Sum of squared per-list values of " + what +
-                     "; variance = (squares - sum^2/count) / (count - 1)",
+                     " this process scored; variance = (squares - "
+                     "sum^2/count) / (count - 1)",
                  MetricType::Counter),
       MakeFamily(name + "_mean",
                  "Running mean of " + what +
                      " over the window (all: since start); NaN while the "
                      "window holds no list",
+                 MetricType::Gauge),
+      MakeFamily(name + "_window_lists",
+                 "Lists with a value of " + what + state, MetricType::Gauge),
+      MakeFamily(name + "_window_sum_values",
+                 "Sum of the values of " + what + state, MetricType::Gauge),
+      MakeFamily(name + "_window_sum_squares",
+                 "Sum of the squared values of " + what + state,
                  MetricType::Gauge)};
 }
 
 Labels WithLabel(Labels labels, std::string name, std::string value) {
   labels.push_back({std::move(name), std::move(value)});
   return labels;
+}
+
+// Appends the `_mean` and `_window_*` samples of series `s` of `group`,
+// one per window ("all" first).
+void AddMeans(MeasureFamilies* f, const Labels& labels,
+              const stream::GroupStats& group, size_t s, int64_t now_ms,
+              const std::vector<int64_t>& windows,
+              const std::vector<std::string>& window_labels) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const metrics::RunningStats& all = group.all[s];
+  auto add = [&](const std::string& window, const stream::WindowTotals& t,
+                 double mean) {
+    const Labels l = WithLabel(labels, "window", window);
+    AddGauge(&f->mean, l, mean);
+    AddGauge(&f->window_count, l, static_cast<double>(t.count));
+    AddGauge(&f->window_sum, l, t.sum);
+    AddGauge(&f->window_squares, l, t.sum_of_squares);
+  };
+  add(kWindowAll, {all.count(), all.sum(), all.sum_of_squares()},
+      all.count() > 0 ? all.mean() : kNaN);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    // A group with no value yet has an empty ring; its windows are empty
+    // (and WindowRing::Sum is not meant for a ring never added to).
+    const stream::WindowTotals t =
+        all.count() > 0 ? group.windows.Sum(s, now_ms, windows[w])
+                        : stream::WindowTotals{};
+    add(window_labels[w], t, all.count() > 0 ? t.mean() : kNaN);
+  }
 }
 
 MetricFamily Counter(std::string name, std::string help, double value) {
@@ -93,24 +140,6 @@ Labels PipelineCollector::SeriesLabels(const stream::GroupStats& group,
   return labels;
 }
 
-void PipelineCollector::AddMeans(MetricFamily* family, const Labels& labels,
-                                 const stream::GroupStats& group, size_t s,
-                                 int64_t now_ms) const {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const metrics::RunningStats& all = group.all[s];
-  AddGauge(family, WithLabel(labels, "window", kWindowAll),
-           all.count() > 0 ? all.mean() : kNaN);
-  const std::vector<int64_t>& windows = pipeline_->aggregator().windows_ms();
-  for (size_t w = 0; w < windows.size(); ++w) {
-    // A group with no value yet has an empty ring; its windows are empty
-    // (and WindowRing::Sum is not meant for a ring never added to).
-    const double mean = all.count() > 0
-                            ? group.windows.Sum(s, now_ms, windows[w]).mean()
-                            : kNaN;
-    AddGauge(family, WithLabel(labels, "window", window_labels_[w]), mean);
-  }
-}
-
 void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
   const stream::Aggregator& aggregator = pipeline_->aggregator();
   const std::vector<stream::SeriesSpec>& series = aggregator.series();
@@ -128,20 +157,25 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
   const int64_t now_ms = pipeline_->window_now_ms();
   for (size_t g = 0; g < aggregator.num_groups(); ++g) {
     const stream::GroupStats& group = aggregator.group(g);
+    const stream::GroupFlow& flow = aggregator.flow(g);
     for (size_t s = 0; s < series.size(); ++s) {
       MeasureFamilies& f =
           families[family_of[static_cast<size_t>(series[s].measure)]];
       Labels labels = SeriesLabels(group, series[s]);
       AddHistogram(&f.histogram, labels, stream::kHistogramBounds,
-                   group.histograms[s], group.all[s].sum());
-      AddCounter(&f.squares, labels, group.all[s].sum_of_squares());
-      AddMeans(&f.mean, labels, group, s, now_ms);
+                   flow.histograms[s], flow.all[s].sum());
+      AddCounter(&f.squares, labels, flow.all[s].sum_of_squares());
+      AddMeans(&f, labels, group, s, now_ms, aggregator.windows_ms(),
+               window_labels_);
     }
   }
   for (MeasureFamilies& f : families) {
     out->push_back(std::move(f.histogram));
     out->push_back(std::move(f.squares));
     out->push_back(std::move(f.mean));
+    out->push_back(std::move(f.window_count));
+    out->push_back(std::move(f.window_sum));
+    out->push_back(std::move(f.window_squares));
   }
   CollectFirstClick(out);
 }
@@ -165,8 +199,9 @@ void PipelineCollector::CollectFirstClick(
          ++i) {
       labels.push_back({segments[i], group.segment_values[i]});
     }
-    AddHistogram(&f, std::move(labels), stream::kFirstClickBounds,
-                 group.first_click.counts, group.first_click.sum_seconds);
+    const stream::FirstClickHistogram& first = aggregator.flow(g).first_click;
+    AddHistogram(&f, std::move(labels), stream::kFirstClickBounds, first.counts,
+                 first.sum_seconds);
   }
   out->push_back(std::move(f));
 }
@@ -181,6 +216,11 @@ void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {
       "rankwatch_events_rejected_total",
       "Events rejected per topic and reason; a rejected event affects "
       "nothing else",
+      MetricType::Counter);
+  MetricFamily ignored = MakeFamily(
+      "rankwatch_events_ignored_total",
+      "Valid events of no interest per topic (an action schema.actions "
+      "maps to no grade): counted, never joined",
       MetricType::Counter);
   MetricFamily last_event = MakeFamily(
       "rankwatch_last_event_timestamp_seconds",
@@ -199,11 +239,13 @@ void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {
                                  static_cast<stream::RejectReason>(r)))}},
                  static_cast<double>(c.rejected[t][static_cast<size_t>(r)]));
     }
+    AddCounter(&ignored, {{"topic", name}}, static_cast<double>(c.ignored[t]));
     AddGauge(&last_event, {{"topic", name}},
              TimestampSeconds(c.last_event_ms[t]));
   }
   out->push_back(std::move(consumed));
   out->push_back(std::move(rejected));
+  out->push_back(std::move(ignored));
   out->push_back(std::move(last_event));
 }
 
@@ -256,6 +298,10 @@ void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
                          "Judgments dropped because their request already "
                          "held join.max_judgments_per_request",
                          count(j.over_limit_judgments)));
+  out->push_back(Counter("rankwatch_position_mismatches_total",
+                         "Judgments whose claimed rank (schema.position) "
+                         "is not where their doc was served",
+                         count(j.position_mismatches)));
   out->push_back(Counter("rankwatch_requests_unjudged_total",
                          "qrels mode: served lists of queries without any "
                          "judgment",

@@ -45,10 +45,6 @@ class PipelineCollector : public Collector {
   // variant, k, then one label per configured segment.
   Labels SeriesLabels(const stream::GroupStats& group,
                       const stream::SeriesSpec& series) const;
-  // Appends the `_mean` samples of series `s` of `group`, one per window.
-  void AddMeans(prometheus::MetricFamily* family, const Labels& labels,
-                const stream::GroupStats& group, size_t s,
-                int64_t now_ms) const;
 
   const stream::Pipeline* pipeline_;
   std::vector<std::string> window_labels_;  // Parallel to windows_ms().

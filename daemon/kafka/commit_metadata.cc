@@ -18,6 +18,11 @@ std::string EncodeCommitMetadata(const CommitMetadata& metadata) {
     if (!s.empty()) s += ';';
     s += "final=1";
   }
+  if (metadata.changelog_partition >= 0 && metadata.changelog_offset >= 0) {
+    if (!s.empty()) s += ';';
+    s += "clp=" + std::to_string(metadata.changelog_partition) +
+         ";clo=" + std::to_string(metadata.changelog_offset);
+  }
   return s;
 }
 
@@ -42,6 +47,8 @@ void DecodeCommitMetadata(std::string_view s, CommitMetadata* metadata) {
         if (key == "wm") metadata->watermark_ms = v;
         if (key == "end") metadata->end = v;
         if (key == "final") metadata->final = v == 1;
+        if (key == "clp") metadata->changelog_partition = v;
+        if (key == "clo") metadata->changelog_offset = v;
       }
     }
     if (semi == std::string_view::npos) break;

@@ -1,5 +1,6 @@
 // The metadata rankwatch stores with each committed offset:
-// "wm=<watermark ms>;end=<next offset consumed>[;final=1]". A new owner of
+// "wm=<watermark ms>;end=<next offset consumed>[;final=1]", or with durable
+// state "clp=<partition>;clo=<offset>" (see below). A new owner of
 // the partition restores the watermark from it and skips, as replayed, the
 // events below `end` that its predecessor had already reflected. `final`
 // marks the last commit of an owner that stopped cleanly (SIGTERM, a
@@ -20,6 +21,13 @@ struct CommitMetadata {
   int64_t watermark_ms = INT64_MIN;  // INT64_MIN: none.
   int64_t end = -1;                  // Next offset consumed; -1: none.
   bool final = false;  // The owner's last commit before a clean stop.
+  // Durable state (kafka.durable_state): the changelog record of the
+  // checkpoint these offsets were committed after ("clp=<changelog
+  // partition>;clo=<offset>"). A new owner reads the partition's newest
+  // checkpoint from there on; a pointer without a readable checkpoint
+  // means the state was lost (the topic deleted or compacted away).
+  int64_t changelog_partition = -1;  // -1: none.
+  int64_t changelog_offset = -1;
 };
 
 // "wm=..;end=..;final=1", leaving out what is unset ("" when all are).

@@ -42,6 +42,21 @@ TEST(CommitMetadataTest, FinalCommit) {
   EXPECT_FALSE(Decode("final=yes").final);  // Not a number: skipped.
 }
 
+TEST(CommitMetadataTest, ChangelogPointer) {
+  CommitMetadata m;
+  m.changelog_partition = 3;
+  m.changelog_offset = 1234;
+  EXPECT_EQ(EncodeCommitMetadata(m), "clp=3;clo=1234");
+  CommitMetadata back;
+  DecodeCommitMetadata("clo=77;clp=2", &back);
+  EXPECT_EQ(back.changelog_partition, 2);
+  EXPECT_EQ(back.changelog_offset, 77);
+  // Half a pointer is none: it is written whole or not at all.
+  CommitMetadata half;
+  half.changelog_partition = 1;
+  EXPECT_EQ(EncodeCommitMetadata(half), "");
+}
+
 TEST(CommitMetadataTest, EmptyLeavesDefaults) {
   const CommitMetadata m = Decode("");
   EXPECT_EQ(m.watermark_ms, INT64_MIN);

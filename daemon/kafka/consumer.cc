@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "daemon/kafka/commit_metadata.h"
 #include "daemon/kafka/kafka_conf.h"
 #include "daemon/kafka/rdkafka_handles.h"
 
@@ -115,6 +116,12 @@ Status KafkaIngest::Init() {
   std::string err;
   consumer_.reset(RdKafka::KafkaConsumer::create(conf->get(), err));
   if (!consumer_) return Status::InvalidArgument("kafka consumer: " + err);
+  if (config_.kafka.durable_state) {
+    StatusOr<std::unique_ptr<Changelog>> changelog =
+        Changelog::Create(config_.kafka);
+    if (!changelog.ok()) return changelog.status();
+    changelog_ = std::move(changelog).value();
+  }
   if (qrels) {
     // Group-less in effect: assigned by hand, never committed.
     StatusOr<std::unique_ptr<RdKafka::Conf>> table_conf = ConsumerConf(
@@ -283,6 +290,7 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     }
     answered = CheckPartitionCounts(stop);
   }
+  if (changelog_) RW_RETURN_IF_ERROR(PrepareChangelog(stop));
   std::vector<std::string> topics = {config_.kafka.results_topic};
   if (table_consumer_) {
     RW_RETURN_IF_ERROR(LoadTable(stop));
@@ -341,7 +349,11 @@ void KafkaIngest::Shutdown() {
     // Not ready because it stopped, whatever the brokers do from now.
     shut_down_ = true;
     PublishReachability();
-    Commit(book_.slots(), /*sync=*/true, /*final=*/true);
+    if (changelog_) {
+      Checkpoint(AssignedShards(), /*force=*/false);
+    } else {
+      Commit(book_.slots(), /*sync=*/true, /*final=*/true);
+    }
   }
   const RdKafka::ErrorCode err = consumer_->close();
   const RdKafka::ErrorCode table_err =
@@ -423,7 +435,14 @@ void KafkaIngest::Periodic() {
     last_stats_mono_ms_ = now;
     UpdatePartitionStats();
   }
-  if (now - last_commit_mono_ms_ >= config_.kafka.commit_interval.count()) {
+  if (changelog_) {
+    if (now - last_checkpoint_mono_ms_ >=
+        config_.kafka.checkpoint_interval.count()) {
+      last_checkpoint_mono_ms_ = now;
+      Checkpoint(AssignedShards(), /*force=*/false);
+    }
+  } else if (now - last_commit_mono_ms_ >=
+             config_.kafka.commit_interval.count()) {
     last_commit_mono_ms_ = now;
     Commit(book_.slots(), /*sync=*/false);
   }
@@ -642,12 +661,28 @@ void KafkaIngest::UpdatePartitionStats() {
   }
 }
 
-void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
+void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
+  // Durable state: each shard's checkpoint is read before the lock is
+  // taken (a read can take seconds; scrapes go on meanwhile).
+  std::vector<Restore> restores;
+  if (changelog_) {
+    std::vector<int32_t> shards;
+    for (const AssignedPartition& p : partitions) {
+      if (TopicIndex(p.topic) < 0) continue;
+      if (std::find(shards.begin(), shards.end(), p.partition) ==
+          shards.end()) {
+        shards.push_back(p.partition);
+      }
+    }
+    for (int32_t shard : shards) {
+      restores.push_back(ReadCheckpoint(shard, partitions));
+    }
+  }
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
   MarkReachable(kGroupClient);  // Its group coordinator answered.
   const int64_t now = clock_->MonotonicMillis();
-  for (const AssignedPartition& p : partitions) {
+  for (AssignedPartition& p : partitions) {
     const int t = TopicIndex(p.topic);
     if (t < 0) continue;
     const int32_t slot = SlotOf(t, p.partition);
@@ -655,6 +690,11 @@ void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
     fetch_progress_.Track(slot, now);
     // It holds event time back until it delivers or has caught up.
     pipeline_->AddSource(slot);
+    if (changelog_) {
+      if (p.committed_offset >= 0)
+        book_.MarkCommitted(slot, p.committed_offset);
+      continue;
+    }
     if (p.committed_offset < 0) continue;
     // Each partition with its own previous owner's watermark: partitions
     // of a replica killed early must not be judged by one stopped late.
@@ -664,6 +704,7 @@ void KafkaIngest::OnAssigned(const std::vector<AssignedPartition>& partitions) {
       (void)pipeline_->RestoreWatermark(slot, watermark);
     }
   }
+  for (const Restore& r : restores) ApplyRestore(r, partitions);
   PublishFetchProgress();
 }
 
@@ -676,9 +717,28 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
   }
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
-  if (!lost) Commit(slots, /*sync=*/true, /*final=*/true);
-  // The new owner re-reads these events from the committed offsets.
-  pipeline_->DropPartitions(slots);
+  if (changelog_) {
+    std::vector<int32_t> shards;
+    for (int32_t slot : slots) {
+      const int32_t shard = SlotPartition(slot);
+      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) {
+        shards.push_back(shard);
+      }
+    }
+    // Its state moves with it: checkpointed (unless lost: then the new
+    // owner restores the last checkpoint and re-reads from its offsets).
+    if (!lost) Checkpoint(shards, /*force=*/false);
+    for (int32_t shard : shards) {
+      pipeline_->DropShard(shard);
+      checkpointed_.erase(shard);
+      unrestored_.erase(shard);
+    }
+    PublishStateProblem();
+  } else {
+    if (!lost) Commit(slots, /*sync=*/true, /*final=*/true);
+    // The new owner re-reads these events from the committed offsets.
+    pipeline_->DropPartitions(slots);
+  }
   for (int32_t slot : slots) {
     book_.Revoke(slot);
     fetch_progress_.Untrack(slot);

@@ -19,6 +19,17 @@
 //   replayed, what its predecessor had already reflected.
 // * On revocation, pending state fed from the revoked partitions is dropped
 //   (the new owner re-reads it from the committed offsets).
+// * Durable state (kafka.durable_state): instead of the two points above,
+//   every kafka.checkpoint_interval, on revocation and on shutdown, each
+//   assigned partition whose position moved is checkpointed into the
+//   changelog (changelog.h) with the offsets its state covers, and the
+//   group's offsets are committed to those offsets with a pointer to the
+//   record. On assignment each partition's newest checkpoint is restored
+//   (Pipeline::DecodeShard) and reading resumes at its offsets; one that
+//   cannot be restored is paused and the replica is not ready
+//   (state_unavailable) rather than counting from zero. A revoked
+//   partition's state is dropped (Pipeline::DropShard): it lives on in
+//   its checkpoint.
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
 // * Readiness (KafkaStatus::ready_reason): the loop tracks fetch progress
@@ -60,6 +71,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "daemon/kafka/changelog.h"
 #include "daemon/kafka/dead_letter_sink.h"
 #include "daemon/kafka/error_reporter.h"
 #include "daemon/kafka/fetch_health.h"
@@ -119,6 +131,28 @@ class KafkaIngest final : public stream::ReleaseListener,
   // Copies the join's replayed-event counts into the status.
   void PublishReplayed();
   void Commit(const std::vector<int32_t>& slots, bool sync, bool final = false);
+
+  // Durable state. The changelog topic ready for use (retried until it is
+  // or `stop`; the status says why meanwhile).
+  Status PrepareChangelog(const std::atomic<bool>& stop);
+  // The input partitions (shards) assigned to the group consumer.
+  std::vector<int32_t> AssignedShards() const;
+  // Checkpoints `shards` (those whose position moved since their last
+  // checkpoint, or all with `force`) and commits their offsets; under *mu_.
+  void Checkpoint(const std::vector<int32_t>& shards, bool force);
+  // What restoring one shard found (read without the lock).
+  struct Restore {
+    int32_t shard = 0;
+    std::optional<std::string> record;  // The newest checkpoint, if any.
+    std::string problem;                // Why it cannot be restored.
+  };
+  Restore ReadCheckpoint(int32_t shard,
+                         const std::vector<AssignedPartition>& partitions);
+  // Applies `restore` to the pipeline and the shard's partitions (start
+  // offsets, or paused with the reason in the status); under *mu_.
+  void ApplyRestore(const Restore& restore,
+                    std::vector<AssignedPartition>& partitions);
+  void PublishStateProblem();
   void UpdatePartitionStats();
   void PublishFetchProgress();
   void LogReadiness(int64_t now);
@@ -136,7 +170,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   void OnStatistics(Client client, const std::string& json);
 
   // RebalanceListener (consumer thread, inside consume() or close()).
-  void OnAssigned(const std::vector<AssignedPartition>& partitions) override;
+  void OnAssigned(std::vector<AssignedPartition>& partitions) override;
   void OnRevoked(const std::vector<RevokedPartition>& partitions,
                  bool lost) override;
   void OnAssignmentChanged(bool assigned) override;
@@ -161,6 +195,12 @@ class KafkaIngest final : public stream::ReleaseListener,
   std::unique_ptr<CommitHandler> commit_handler_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
   std::unique_ptr<RdKafka::KafkaConsumer> table_consumer_;  // qrels mode.
+  std::unique_ptr<Changelog> changelog_;  // With kafka.durable_state.
+  // Per shard: the positions its last checkpoint covers (results,
+  // judgments), and why its state could not be restored.
+  std::map<int32_t, std::array<int64_t, 2>> checkpointed_;
+  std::map<int32_t, std::string> unrestored_;
+  int64_t last_checkpoint_mono_ms_ = 0;
   PartitionBook book_;
   std::map<int32_t, int64_t> table_positions_;  // qrels table partitions.
   FetchHealthTable fetch_health_;

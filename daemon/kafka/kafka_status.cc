@@ -28,6 +28,8 @@ std::string_view ReadyReasonName(ReadyReason reason) {
       return "broker_unreachable";
     case ReadyReason::kFetchStalled:
       return "fetch_stalled";
+    case ReadyReason::kStateUnavailable:
+      return "state_unavailable";
   }
   return "unknown";
 }
@@ -38,6 +40,7 @@ ReadyReason KafkaStatus::ready_reason(int64_t now_mono_ms) const {
     return ReadyReason::kBrokerUnreachable;
   }
   if (!consuming) return ReadyReason::kNotConsuming;
+  if (!state_problem.empty()) return ReadyReason::kStateUnavailable;
   if (!assigned) return ReadyReason::kNotAssigned;
   if (last_poll_mono_ms != kUnwatched &&
       now_mono_ms - last_poll_mono_ms >= kStallMs) {
@@ -66,6 +69,8 @@ std::string KafkaStatus::ReadinessMessage(int64_t now_mono_ms) const {
   switch (reason) {
     case ReadyReason::kReady:
       break;
+    case ReadyReason::kStateUnavailable:
+      return out + state_problem;
     case ReadyReason::kNotConsuming:
       return out +
              "not consuming (starting, loading the judgments table, or "

@@ -46,14 +46,19 @@ enum class ReadyReason {
   kBrokerUnreachable,  // Every broker down while unassigned; or no fetch
                        // for the bound and the leader is not UP.
   kFetchStalled,       // No fetch for the bound; the leader is UP (frozen?).
+  // Durable state: a partition's state could not be restored (changelog
+  // unreadable, a corrupt or newer checkpoint, a lost one); the partition
+  // is paused rather than counted from zero.
+  kStateUnavailable,
 };
-inline constexpr std::array<ReadyReason, 6> kAllReadyReasons = {
+inline constexpr std::array<ReadyReason, 7> kAllReadyReasons = {
     ReadyReason::kReady,
     ReadyReason::kNotConsuming,
     ReadyReason::kNotAssigned,
     ReadyReason::kLoopStalled,
     ReadyReason::kBrokerUnreachable,
-    ReadyReason::kFetchStalled};
+    ReadyReason::kFetchStalled,
+    ReadyReason::kStateUnavailable};
 // "ready", "not_consuming", ...: the label value of the reason series.
 std::string_view ReadyReasonName(ReadyReason reason);
 
@@ -108,6 +113,9 @@ struct KafkaStatus {
   // so that a broker restart shorter than the bound keeps the replica
   // ready.
   std::optional<BrokersDown> brokers_down;
+  // Durable state: why a partition's state is unavailable (the first
+  // one); empty when every assigned partition's state is in place.
+  std::string state_problem;
 
   // The one readiness predicate, at monotonic time `now_mono_ms`: the first
   // reason that holds, in the order of ReadyReason.
@@ -125,6 +133,12 @@ struct KafkaStatus {
   int64_t commits_ok = 0;
   int64_t commits_failed = 0;
   int64_t rebalances = 0;
+  // Durable state: checkpoint rounds written (each with its offset
+  // commit), failed, and the bytes of the latest round.
+  int64_t checkpoints_ok = 0;
+  int64_t checkpoints_failed = 0;
+  int64_t checkpoint_bytes = 0;
+  int64_t partitions_restored = 0;  // Shards restored from checkpoints.
   int64_t dead_letters_produced = 0;
   int64_t dead_letters_failed = 0;
   // Events re-read after a restart or rebalance and skipped because the

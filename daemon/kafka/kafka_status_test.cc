@@ -136,9 +136,10 @@ TEST(KafkaStatusTest, BrokersDownReplacesNotConsumingAndNotAssigned) {
 TEST(KafkaStatusTest, ReasonNamesAreDistinct) {
   std::set<std::string_view> names;
   for (ReadyReason r : kAllReadyReasons) names.insert(ReadyReasonName(r));
-  EXPECT_EQ(names, (std::set<std::string_view>{
-                       "ready", "not_consuming", "not_assigned", "loop_stalled",
-                       "broker_unreachable", "fetch_stalled"}));
+  EXPECT_EQ(names,
+            (std::set<std::string_view>{
+                "ready", "not_consuming", "not_assigned", "loop_stalled",
+                "broker_unreachable", "fetch_stalled", "state_unavailable"}));
 }
 
 TEST(FetchProgressTableTest, StalestTrackedSlot) {

@@ -71,18 +71,27 @@ std::vector<AssignedPartition> RebalanceHandler::Committed(
 void RebalanceHandler::Assign(
     RdKafka::KafkaConsumer* consumer,
     const std::vector<RdKafka::TopicPartition*>& partitions) {
-  listener_->OnAssigned(Committed(consumer, partitions));
+  std::vector<AssignedPartition> assigned = Committed(consumer, partitions);
+  listener_->OnAssigned(assigned);
+  std::vector<RdKafka::TopicPartition*> paused;
+  for (size_t i = 0; i < assigned.size() && i < partitions.size(); ++i) {
+    if (assigned[i].start_offset >= 0) {
+      partitions[i]->set_offset(assigned[i].start_offset);
+    }
+    if (assigned[i].pause) paused.push_back(partitions[i]);
+  }
   const bool ok = Cooperative(consumer)
                       ? Check(consumer->incremental_assign(partitions),
                               "incremental assign")
                       : Check(consumer->assign(partitions), "assign");
   if (ok) {
     std::vector<RdKafka::TopicPartition*> now;
-    const bool assigned =
+    const bool assigned_any =
         consumer->assignment(now) == RdKafka::ERR_NO_ERROR && !now.empty();
     RdKafka::TopicPartition::destroy(now);
-    listener_->OnAssignmentChanged(assigned);
+    listener_->OnAssignmentChanged(assigned_any);
   }
+  if (ok && !paused.empty()) (void)Check(consumer->pause(paused), "pause");
   spdlog::info("assigned {} partitions", partitions.size());
 }
 

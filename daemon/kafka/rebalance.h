@@ -29,6 +29,11 @@ struct AssignedPartition {
   int32_t partition = 0;
   int64_t committed_offset = -1;  // -1: nothing committed, or unknown.
   std::string metadata;           // The commit's metadata.
+  // Set by the listener: where to start reading (a restored checkpoint's
+  // offset; -1: the committed offset), and whether to hold the partition
+  // paused (its state could not be restored).
+  int64_t start_offset = -1;
+  bool pause = false;
 };
 
 struct RevokedPartition {
@@ -39,7 +44,7 @@ struct RevokedPartition {
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
-  virtual void OnAssigned(const std::vector<AssignedPartition>& partitions) = 0;
+  virtual void OnAssigned(std::vector<AssignedPartition>& partitions) = 0;
   // `lost`: the partitions may already belong to another consumer; their
   // offsets must not be committed.
   virtual void OnRevoked(const std::vector<RevokedPartition>& partitions,

@@ -14,7 +14,7 @@ namespace {
 // Records what the handler reports.
 class RecordingListener : public RebalanceListener {
  public:
-  void OnAssigned(const std::vector<AssignedPartition>& partitions) override {
+  void OnAssigned(std::vector<AssignedPartition>& partitions) override {
     assigned.insert(assigned.end(), partitions.begin(), partitions.end());
   }
   void OnRevoked(const std::vector<RevokedPartition>& partitions,

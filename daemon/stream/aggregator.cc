@@ -5,9 +5,14 @@
 #include <cstring>
 #include <limits>
 
+#include "base/saturating.h"
+
 namespace rankwatch::stream {
 
 namespace {
+
+// More series than any configuration has: a count beyond is corruption.
+constexpr uint64_t kMaxEncodedSeries = 4096;
 
 // Floor division, also for event times before 1970.
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -27,14 +32,14 @@ std::vector<SeriesSpec> BuildSeries(
   for (metrics::Measure m : measures) {
     if (metrics::HasCutoffVariant(m)) {
       for (size_t i = 0; i < sorted.size(); ++i) {
-        series.push_back({m, static_cast<int>(i), sorted[i],
-                          metrics::TrecName(m, sorted[i]),
-                          std::to_string(sorted[i])});
+        const std::string name = metrics::TrecName(m, sorted[i]);
+        series.push_back({m, static_cast<int>(i), sorted[i], name,
+                          std::to_string(sorted[i]), name});
       }
     }
     if (metrics::HasUncutVariant(m)) {
-      series.push_back(
-          {m, -1, 0, metrics::TrecName(m, std::nullopt), std::string("all")});
+      const std::string name = metrics::TrecName(m, std::nullopt);
+      series.push_back({m, -1, 0, name, std::string("all"), name});
     }
   }
   return series;
@@ -124,6 +129,104 @@ void WindowRing::BucketTotals(size_t series, int64_t now_ms,
   }
 }
 
+void WindowRing::MergeFrom(const WindowRing& other) {
+  if (other.newest_bucket_ == INT64_MIN || other.bucket_ms_ != bucket_ms_ ||
+      other.num_series_ != num_series_) {
+    return;
+  }
+  newest_bucket_ = std::max(newest_bucket_, other.newest_bucket_);
+  const int64_t oldest_kept =
+      newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
+  for (size_t from = 0; from < other.num_slots_; ++from) {
+    const int64_t b = other.slot_bucket_[from];
+    if (b == -1 || b < oldest_kept) continue;
+    if (b <= other.newest_bucket_ - static_cast<int64_t>(other.num_slots_)) {
+      continue;  // Stale in `other`: outside its own span.
+    }
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) {
+      slot_bucket_[slot] = b;
+      std::fill_n(&slot_counts_[slot * num_series_], num_series_, 0);
+      std::fill_n(&slot_sums_[slot * num_series_ * 2], num_series_ * 2, 0.0);
+    }
+    for (size_t s = 0; s < num_series_; ++s) {
+      slot_counts_[slot * num_series_ + s] +=
+          other.slot_counts_[from * num_series_ + s];
+      slot_sums_[(slot * num_series_ + s) * 2] +=
+          other.slot_sums_[(from * num_series_ + s) * 2];
+      slot_sums_[(slot * num_series_ + s) * 2 + 1] +=
+          other.slot_sums_[(from * num_series_ + s) * 2 + 1];
+    }
+  }
+}
+
+void WindowRing::Encode(ByteWriter* out) const {
+  out->I64(bucket_ms_);
+  out->I64(newest_bucket_);
+  out->Varint(num_series_);
+  size_t held = 0;
+  const int64_t oldest_kept =
+      newest_bucket_ == INT64_MIN
+          ? INT64_MAX
+          : newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
+  auto live = [&](size_t slot) {
+    return slot_bucket_[slot] != -1 && slot_bucket_[slot] >= oldest_kept;
+  };
+  for (size_t slot = 0; slot < num_slots_; ++slot) held += live(slot) ? 1 : 0;
+  out->Varint(held);
+  for (size_t slot = 0; slot < num_slots_; ++slot) {
+    if (!live(slot)) continue;
+    out->I64(slot_bucket_[slot]);
+    for (size_t s = 0; s < num_series_; ++s) {
+      out->Varint(static_cast<uint64_t>(slot_counts_[slot * num_series_ + s]));
+      out->Double(slot_sums_[(slot * num_series_ + s) * 2]);
+      out->Double(slot_sums_[(slot * num_series_ + s) * 2 + 1]);
+    }
+  }
+}
+
+WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
+                              int64_t span_ms, std::span<const int> from) {
+  WindowRing ring(bucket_ms, span_ms, from.size());
+  const int64_t encoded_bucket_ms = in->I64();
+  const int64_t newest = in->I64();
+  // A corrupt count must not size the vectors below: the checkpoint holds
+  // a few dozen series.
+  const uint64_t num_series = in->Varint();
+  if (num_series > kMaxEncodedSeries) in->Fail("too many window series");
+  // A bucket: its index, then per series a count (>= 1 byte) and two sums.
+  const uint64_t held = in->ok() ? in->Count(8 + num_series * 17) : 0;
+  const bool same_width = encoded_bucket_ms == ring.bucket_ms_;
+  if (same_width && held > 0) ring.newest_bucket_ = newest;
+  const int64_t oldest_kept =
+      SatAdd(SatSub(newest, static_cast<int64_t>(ring.num_slots_)), 1);
+  if (!in->ok()) return ring;
+  std::vector<int64_t> counts(num_series);
+  std::vector<double> sums(num_series * 2);
+  for (uint64_t i = 0; i < held && in->ok(); ++i) {
+    const int64_t b = in->I64();
+    for (uint64_t s = 0; s < num_series; ++s) {
+      counts[s] = static_cast<int64_t>(in->Varint());
+      sums[2 * s] = in->Double();
+      sums[2 * s + 1] = in->Double();
+    }
+    if (b > newest) in->Fail("a window bucket newer than the ring's newest");
+    if (!same_width || b < oldest_kept || !in->ok()) continue;
+    const size_t slot = ring.Slot(b);
+    ring.slot_bucket_[slot] = b;
+    for (size_t s = 0; s < from.size(); ++s) {
+      if (from[s] < 0 || static_cast<uint64_t>(from[s]) >= num_series) continue;
+      const size_t at = slot * ring.num_series_ + s;
+      const size_t old = static_cast<size_t>(from[s]);
+      ring.slot_counts_[at] = counts[old];
+      ring.slot_sums_[2 * at] = sums[2 * old];
+      ring.slot_sums_[2 * at + 1] = sums[2 * old + 1];
+    }
+  }
+  if (!in->ok()) return WindowRing(bucket_ms, span_ms, from.size());
+  return ring;
+}
+
 WindowRing WindowRing::Remapped(int64_t bucket_ms, int64_t span_ms,
                                 std::span<const int> from) const {
   WindowRing ring(bucket_ms, span_ms, from.size());
@@ -193,6 +296,7 @@ Aggregator::Aggregator(const config::AggregationConfig& config,
     span_ms_ = std::max<int64_t>(span_ms_, w.count());
   }
   dimensions_.emplace_back(config.variants, config.max_variants);
+  segment_labels_ = config.segments;
   for (const std::string& label : config.segments) {
     auto it = config.segment_values.find(label);
     dimensions_.emplace_back(it == config.segment_values.end()
@@ -241,6 +345,10 @@ uint32_t Aggregator::ResolveGroup(
       0, std::vector<metrics::RunningStats>(series_.size()),
       std::vector<Histogram>(series_.size(), Histogram{}),
       WindowRing(bucket_ms_, span_ms_, series_.size()), FirstClickHistogram{}});
+  flow_.push_back(GroupFlow{0,
+                            std::vector<metrics::RunningStats>(series_.size()),
+                            std::vector<Histogram>(series_.size(), Histogram{}),
+                            FirstClickHistogram{}});
   return id;
 }
 
@@ -257,23 +365,237 @@ void FirstClickHistogram::Add(int64_t delay_ms) {
   sum_seconds += seconds;
 }
 
-void Aggregator::Add(uint32_t group, int64_t time_ms,
-                     std::span<const double> values, bool without_relevant) {
-  GroupStats& g = groups_[group];
-  ++g.requests;
-  if (without_relevant) ++g.without_relevant;
+void FirstClickHistogram::Merge(const FirstClickHistogram& other) {
+  for (size_t b = 0; b < counts.size(); ++b) counts[b] += other.counts[b];
+  count += other.count;
+  sum_seconds += other.sum_seconds;
+}
+
+namespace {
+
+// The histogram bucket of `v`: Prometheus buckets are upper-inclusive.
+size_t HistogramBucket(double v) {
+  return static_cast<size_t>(
+      std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), v) -
+      kHistogramBounds.begin());
+}
+
+void AddToGroup(GroupStats* g, int64_t time_ms, std::span<const double> values,
+                bool without_relevant, size_t num_series) {
+  ++g->requests;
+  if (without_relevant) ++g->without_relevant;
   if (values.empty()) return;
-  for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
+  for (size_t s = 0; s < values.size() && s < num_series; ++s) {
     const double v = values[s];
     if (!metrics::IsDefinedValue(v)) continue;  // first_click_rank: no click.
-    g.all[s].Add(v);
-    const size_t bucket = static_cast<size_t>(
-        std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), v) -
-        kHistogramBounds.begin());
-    ++g.histograms[s][bucket];
+    g->all[s].Add(v);
+    ++g->histograms[s][HistogramBucket(v)];
   }
-  g.windows.Add(time_ms, values);
+  g->windows.Add(time_ms, values);
+}
+
+void MergeGroup(const GroupStats& from, GroupStats* into) {
+  into->requests += from.requests;
+  into->without_relevant += from.without_relevant;
+  for (size_t s = 0; s < into->all.size() && s < from.all.size(); ++s) {
+    into->all[s].Merge(from.all[s]);
+    for (size_t b = 0; b < into->histograms[s].size(); ++b) {
+      into->histograms[s][b] += from.histograms[s][b];
+    }
+  }
+  into->windows.MergeFrom(from.windows);
+  into->first_click.Merge(from.first_click);
+}
+
+// Format of one shard's aggregates (inside a versioned checkpoint).
+constexpr uint32_t kShardMagic = 0x41475231;  // "AGR1"
+
+}  // namespace
+
+GroupStats Aggregator::NewGroupStats(const GroupStats& labels) const {
+  return GroupStats{labels.variant,
+                    labels.segment_values,
+                    0,
+                    0,
+                    std::vector<metrics::RunningStats>(series_.size()),
+                    std::vector<Histogram>(series_.size(), Histogram{}),
+                    WindowRing(bucket_ms_, span_ms_, series_.size()),
+                    FirstClickHistogram{}};
+}
+
+GroupStats& Aggregator::ShardGroup(int32_t shard, uint32_t group) {
+  const size_t index = static_cast<size_t>(std::max(shard, 0));
+  if (index >= shards_.size()) shards_.resize(index + 1);
+  if (!shards_[index]) shards_[index] = std::make_unique<Shard>();
+  std::deque<GroupStats>& groups = shards_[index]->groups;
+  while (groups.size() <= group) {
+    groups.push_back(NewGroupStats(groups_[groups.size()]));
+  }
+  return groups[group];
+}
+
+void Aggregator::Add(uint32_t group, int64_t time_ms,
+                     std::span<const double> values, bool without_relevant,
+                     int32_t shard) {
+  AddToGroup(&groups_[group], time_ms, values, without_relevant,
+             series_.size());
+  GroupFlow& flow = flow_[group];
+  ++flow.requests;
+  for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
+    if (!metrics::IsDefinedValue(values[s])) continue;
+    flow.all[s].Add(values[s]);
+    ++flow.histograms[s][HistogramBucket(values[s])];
+  }
+  AddToGroup(&ShardGroup(shard, group), time_ms, values, without_relevant,
+             series_.size());
+  if (values.empty()) return;
   newest_time_ms_ = std::max(newest_time_ms_, time_ms);
+  Shard& s = *shards_[static_cast<size_t>(std::max(shard, 0))];
+  s.newest_time_ms = std::max(s.newest_time_ms, time_ms);
+}
+
+void Aggregator::AddFirstClick(uint32_t group, int64_t delay_ms,
+                               int32_t shard) {
+  groups_[group].first_click.Add(delay_ms);
+  flow_[group].first_click.Add(delay_ms);
+  ShardGroup(shard, group).first_click.Add(delay_ms);
+}
+
+bool Aggregator::HasShard(int32_t shard) const {
+  return shard >= 0 && static_cast<size_t>(shard) < shards_.size() &&
+         shards_[static_cast<size_t>(shard)] != nullptr;
+}
+
+void Aggregator::DropShard(int32_t shard) {
+  if (!HasShard(shard)) return;
+  shards_[static_cast<size_t>(shard)].reset();
+  RebuildMerged();
+}
+
+void Aggregator::RebuildMerged() {
+  for (GroupStats& g : groups_) g = NewGroupStats(g);
+  for (const std::unique_ptr<Shard>& shard : shards_) {
+    if (!shard) continue;
+    for (size_t g = 0; g < shard->groups.size(); ++g) {
+      MergeGroup(shard->groups[g], &groups_[g]);
+    }
+  }
+}
+
+void Aggregator::EncodeShard(int32_t shard, ByteWriter* out) const {
+  out->Fixed32(kShardMagic);
+  out->Varint(series_.size());
+  for (const SeriesSpec& s : series_) out->String(s.state_key);
+  out->Varint(dimensions_.size() - 1);
+  for (const std::string& label : segment_labels_) out->String(label);
+  const Shard* state =
+      HasShard(shard) ? shards_[static_cast<size_t>(shard)].get() : nullptr;
+  out->I64(state == nullptr ? INT64_MIN : state->newest_time_ms);
+  size_t touched = 0;
+  if (state != nullptr) {
+    for (const GroupStats& g : state->groups) touched += g.requests > 0 ? 1 : 0;
+  }
+  out->Varint(touched);
+  if (state == nullptr) return;
+  for (const GroupStats& g : state->groups) {
+    if (g.requests == 0) continue;
+    out->String(g.variant);
+    for (const std::string& v : g.segment_values) out->String(v);
+    out->I64(g.requests);
+    out->I64(g.without_relevant);
+    for (size_t s = 0; s < series_.size(); ++s) {
+      const metrics::RunningStats& r = g.all[s];
+      out->I64(r.count());
+      out->Double(r.mean());
+      out->Double(r.m2());
+      out->Double(r.sum());
+      out->Double(r.sum_of_squares());
+      for (int64_t c : g.histograms[s]) out->Varint(static_cast<uint64_t>(c));
+    }
+    for (int64_t c : g.first_click.counts)
+      out->Varint(static_cast<uint64_t>(c));
+    out->I64(g.first_click.count);
+    out->Double(g.first_click.sum_seconds);
+    g.windows.Encode(out);
+  }
+}
+
+Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
+  if (shard < 0) return Status::InvalidArgument("negative shard");
+  if (in->Fixed32() != kShardMagic) in->Fail("not an aggregate record");
+  // Current series i takes the encoded series from[i] of the same name.
+  const uint64_t num_series = in->Count(1);
+  std::vector<int> from(series_.size(), -1);
+  for (uint64_t i = 0; i < num_series; ++i) {
+    const std::string_view name = in->String();
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (series_[s].state_key == name) from[s] = static_cast<int>(i);
+    }
+  }
+  const uint64_t num_segments = in->Count(1);
+  bool same_labels = num_segments == segment_labels_.size();
+  for (uint64_t i = 0; i < num_segments; ++i) {
+    const std::string_view label = in->String();
+    if (same_labels && label != segment_labels_[i]) same_labels = false;
+  }
+  const int64_t newest_time_ms = in->I64();
+  const uint64_t num_groups = in->Count(1);
+  shards_.resize(std::max(shards_.size(), static_cast<size_t>(shard) + 1));
+  auto restored = std::make_unique<Shard>();
+  restored->newest_time_ms = newest_time_ms;
+  std::vector<std::string_view> segments(num_segments);
+  for (uint64_t i = 0; i < num_groups && in->ok(); ++i) {
+    const std::string_view variant = in->String();
+    for (std::string_view& v : segments) v = in->String();
+    GroupStats g = NewGroupStats(GroupStats{
+        std::string(variant), {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}});
+    g.requests = in->I64();
+    g.without_relevant = in->I64();
+    for (uint64_t s = 0; s < num_series; ++s) {
+      const int64_t count = in->I64();
+      const double mean = in->Double();
+      const double m2 = in->Double();
+      const double sum = in->Double();
+      const double squares = in->Double();
+      Histogram h{};
+      for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
+      for (size_t cur = 0; cur < series_.size(); ++cur) {
+        if (from[cur] != static_cast<int>(s)) continue;
+        g.all[cur] =
+            metrics::RunningStats::FromState(count, mean, m2, sum, squares);
+        g.histograms[cur] = h;
+      }
+    }
+    for (int64_t& c : g.first_click.counts) {
+      c = static_cast<int64_t>(in->Varint());
+    }
+    g.first_click.count = in->I64();
+    g.first_click.sum_seconds = in->Double();
+    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from);
+    if (g.requests < 0 || g.without_relevant < 0) {
+      in->Fail("a negative request count");
+    }
+    if (!in->ok() || !same_labels) continue;  // Other labels: start afresh.
+    const uint32_t id = ResolveGroup(variant, segments);
+    std::deque<GroupStats>& groups = restored->groups;
+    while (groups.size() <= id) {
+      groups.push_back(NewGroupStats(groups_[groups.size()]));
+    }
+    // Merged, not assigned: two encoded groups can resolve to one ("other"
+    // under a lower bound).
+    MergeGroup(g, &groups[id]);
+  }
+  if (!in->ok()) {
+    shards_[static_cast<size_t>(shard)].reset();
+    RebuildMerged();
+    return Status::InvalidArgument("aggregates of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  newest_time_ms_ = std::max(newest_time_ms_, restored->newest_time_ms);
+  shards_[static_cast<size_t>(shard)] = std::move(restored);
+  RebuildMerged();
+  return Status::Ok();
 }
 
 void Aggregator::Reconfigure(const config::AggregationConfig& config,
@@ -291,7 +613,7 @@ void Aggregator::Reconfigure(const config::AggregationConfig& config,
   for (size_t d = 1; d < dimensions_.size(); ++d) {
     dimensions_[d].set_max_values(config.max_segment_values);
   }
-  for (GroupStats& g : groups_) {
+  auto remap = [&](GroupStats& g) {
     std::vector<metrics::RunningStats> all(series_.size());
     std::vector<Histogram> histograms(series_.size(), Histogram{});
     for (size_t s = 0; s < series_.size(); ++s) {
@@ -302,6 +624,22 @@ void Aggregator::Reconfigure(const config::AggregationConfig& config,
     g.all = std::move(all);
     g.histograms = std::move(histograms);
     g.windows = g.windows.Remapped(bucket_ms_, span_ms_, from);
+  };
+  for (GroupStats& g : groups_) remap(g);
+  for (GroupFlow& f : flow_) {
+    std::vector<metrics::RunningStats> all(series_.size());
+    std::vector<Histogram> histograms(series_.size(), Histogram{});
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (from[s] < 0) continue;
+      all[s] = f.all[static_cast<size_t>(from[s])];
+      histograms[s] = f.histograms[static_cast<size_t>(from[s])];
+    }
+    f.all = std::move(all);
+    f.histograms = std::move(histograms);
+  }
+  for (std::unique_ptr<Shard>& shard : shards_) {
+    if (!shard) continue;
+    for (GroupStats& g : shard->groups) remap(g);
   }
 }
 

@@ -12,6 +12,14 @@
 // beyond the allow-list or the configured maximum fold into "other" and are
 // counted.
 //
+// State is kept per shard (an input partition: what moves between replicas
+// in a rebalance) and merged: every figure read through group() is the sum
+// of the shards' states, so a shard can be encoded into a checkpoint,
+// dropped when its partition leaves, and restored where it arrives
+// (EncodeShard, DropShard, DecodeShard). Folding a value in updates its
+// shard and the merged view; dropping a shard rebuilds the merged view from
+// the others, so it holds what the remaining shards hold, nothing more.
+//
 // Owned and driven by one thread (the pipeline); readers must synchronize
 // externally (the daemon snapshots under a mutex).
 #ifndef RANKWATCH_DAEMON_STREAM_AGGREGATOR_H_
@@ -20,11 +28,14 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/byte_codec.h"
+#include "base/status.h"
 #include "base/string_index.h"
 #include "config/config.h"
 #include "metrics/measures.h"
@@ -39,6 +50,11 @@ struct SeriesSpec {
   int32_t cutoff;         // The cutoff k, or 0 when uncut.
   std::string trec_name;  // P_5, map, ndcg_cut_10, recip_rank, judged_10...
   std::string k_label;    // "5", or "all" when uncut.
+  // What the series' values mean, as checkpoints name it: trec_name, plus
+  // whatever else changes the values (the pipeline appends the metric
+  // definitions). A checkpoint's series restores into the series with the
+  // same key only.
+  std::string state_key;
 };
 
 // The series of `measures` at `cutoffs` (sorted), in measure order, each
@@ -63,6 +79,7 @@ struct FirstClickHistogram {
   int64_t count = 0;
   double sum_seconds = 0;
   void Add(int64_t delay_ms);
+  void Merge(const FirstClickHistogram& other);
 };
 
 // Totals of one series over a window.
@@ -104,6 +121,18 @@ class WindowRing {
   // width the buckets cannot be re-cut exactly: the new ring starts empty.
   WindowRing Remapped(int64_t bucket_ms, int64_t span_ms,
                       std::span<const int> from) const;
+  // Adds `other`'s buckets (same bucket width and series) into this ring,
+  // as if its values had been added here; buckets older than this ring's
+  // span (after the merge) are not kept, as in Add().
+  void MergeFrom(const WindowRing& other);
+  // The held buckets and their sums, for a checkpoint.
+  void Encode(ByteWriter* out) const;
+  // A ring of `bucket_ms`, `span_ms` and `from.size()` series from an
+  // encoded one: series i takes the encoded series from[i] (-1: empty). An
+  // encoding of another bucket width restores empty (the buckets cannot be
+  // re-cut), as Remapped() does.
+  static WindowRing Decode(ByteReader* in, int64_t bucket_ms, int64_t span_ms,
+                           std::span<const int> from);
 
  private:
   size_t Slot(int64_t bucket) const;
@@ -129,6 +158,17 @@ struct GroupStats {
   FirstClickHistogram first_click;  // Impression mode: clicked requests.
 };
 
+// What one process has folded into a group since it started (not what
+// it restored, and kept when a shard is dropped): the source of the
+// exported counters, which must never go backwards whatever partitions
+// come and go (docs/metrics-reference.md).
+struct GroupFlow {
+  int64_t requests = 0;
+  std::vector<metrics::RunningStats> all;  // Per series.
+  std::vector<Histogram> histograms;       // Per series.
+  FirstClickHistogram first_click;
+};
+
 class Aggregator {
  public:
   static constexpr std::string_view kOther = "other";
@@ -149,17 +189,35 @@ class Aggregator {
   // per series) they are folded in at event time `time_ms`. A NaN value
   // (a measure undefined for the request, such as first_click_rank without
   // a click) is left out of its series: count, mean, histogram and windows.
+  // `shard` is the input partition the request came from (0 when there is
+  // one, as in replay): small non-negative numbers.
   void Add(uint32_t group, int64_t time_ms, std::span<const double> values,
-           bool without_relevant);
+           bool without_relevant, int32_t shard = 0);
   // Records the delay from a finalized request of `group` to its first
   // click (FinalizedRequest::first_click_delay_ms >= 0).
-  void AddFirstClick(uint32_t group, int64_t delay_ms) {
-    groups_[group].first_click.Add(delay_ms);
-  }
+  void AddFirstClick(uint32_t group, int64_t delay_ms, int32_t shard = 0);
+
+  // The state of `shard` (every group it has touched), for a checkpoint.
+  // Series are written by name and windows with their bucket width, so a
+  // checkpoint of another configuration restores what still applies.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  // Restores `shard` from EncodeShard()'s output, replacing what it held:
+  // series by name (a series the checkpoint lacks starts empty, one no
+  // longer configured is dropped), windows when the bucket width is
+  // unchanged. Label values resolve as new events' do (bounded). On error
+  // (a corrupt record) the shard is left empty.
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  // Forgets `shard` (its partition moved to another replica): the merged
+  // figures then hold the other shards' state only.
+  void DropShard(int32_t shard);
+  // Whether `shard` holds state.
+  bool HasShard(int32_t shard) const;
 
   const std::vector<SeriesSpec>& series() const { return series_; }
   size_t num_groups() const { return groups_.size(); }
   const GroupStats& group(size_t i) const { return groups_[i]; }
+  // What this process folded into group i (see GroupFlow).
+  const GroupFlow& flow(size_t i) const { return flow_[i]; }
   // The configured windows, in milliseconds.
   const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
   // Width of the windows' time buckets (aggregation.bucket), milliseconds.
@@ -201,14 +259,30 @@ class Aggregator {
     uint32_t other_ = UINT32_MAX;
   };
 
+  // One shard's groups, indexed by group id (a group it never touched has
+  // a default entry: requests 0), and its newest event time folded in.
+  struct Shard {
+    std::deque<GroupStats> groups;
+    int64_t newest_time_ms = INT64_MIN;
+  };
+
+  GroupStats NewGroupStats(const GroupStats& labels) const;
+  // `shard`'s entry of `group`, created (with the shard) on first use.
+  GroupStats& ShardGroup(int32_t shard, uint32_t group);
+  // The merged view from the shards (after one is dropped or restored).
+  void RebuildMerged();
+
   std::vector<SeriesSpec> series_;
   int64_t bucket_ms_;
   int64_t span_ms_;
   std::vector<int64_t> windows_ms_;
-  std::deque<Dimension> dimensions_;  // Variant, then segments; stable.
+  std::deque<Dimension> dimensions_;         // Variant, then segments; stable.
+  std::vector<std::string> segment_labels_;  // aggregation.segments.
   std::vector<int64_t> overflowed_;
-  std::deque<GroupStats> groups_;
-  std::deque<std::string> group_keys_;  // Packed dimension indices.
+  std::deque<GroupStats> groups_;               // Merged over the shards.
+  std::deque<GroupFlow> flow_;                  // Parallel to groups_.
+  std::vector<std::unique_ptr<Shard>> shards_;  // Indexed by shard.
+  std::deque<std::string> group_keys_;          // Packed dimension indices.
   StringIndex group_index_;
   std::string key_scratch_;
   int64_t newest_time_ms_ = INT64_MIN;

@@ -33,11 +33,23 @@ namespace rankwatch::stream {
 struct [[nodiscard]] DecodeStatus {
   std::optional<RejectReason> reason;
   std::string detail;
+  // Decoded, but with nothing to score: a judgment event whose kinds are
+  // all outside schema.actions (a UBI "view", "page_exit"...). ok() holds,
+  // the event has no judgments; callers count it and never dead-letter it.
+  bool ignored = false;
 
   bool ok() const { return !reason.has_value(); }
   static DecodeStatus Ok() { return {}; }
+  static DecodeStatus Ignored() {
+    DecodeStatus s;
+    s.ignored = true;
+    return s;
+  }
   static DecodeStatus Reject(RejectReason r, std::string d) {
-    return {r, std::move(d)};
+    DecodeStatus s;
+    s.reason = r;
+    s.detail = std::move(d);
+    return s;
   }
 };
 
@@ -121,12 +133,29 @@ class EventDecoder {
   //    integer, as ids. Other variants' teams are ignored.
   //  - A judgment's kind (schema.kind) is its batch entry's, else the
   //    event's; a string or an integer.
+  //  - A schema name with dots is a path through nested objects, read in
+  //    the same single pass; an object on the path that is null or absent
+  //    means the field is absent, any other non-object is wrong_type.
+  //    Keys of those objects are duplicate_key when read twice, as at the
+  //    top level. The segments object may hold other paths' fields.
+  //  - With schema.actions, a judgment's grade is its kind's grade and no
+  //    relevance field is read. A judgment without a kind is
+  //    missing_field; one of another kind is dropped, and an event left
+  //    without judgments is DecodeStatus::Ignored() (after its ids and
+  //    time were checked, so that it still moves event time).
+  //  - schema.position (top level, single form): an integer >=
+  //    schema.position_base or null (none); claimed_rank() has it.
   DecodeStatus DecodeResults(std::string_view payload,
                              std::optional<int64_t> fallback_timestamp_ms,
                              ResultsEvent* out);
   DecodeStatus DecodeJudgments(std::string_view payload,
                                std::optional<int64_t> fallback_timestamp_ms,
                                JudgmentEvent* out);
+
+  // After a DecodeJudgments that succeeded: the rank (1 first) at which
+  // schema.position says the single judgment's doc was served, for the join
+  // to check against the served list; 0 when the event does not say.
+  int32_t claimed_rank() const { return claimed_rank_; }
 
  private:
   // Where a value sits in the event, for reject details: "'name'" at the
@@ -151,6 +180,7 @@ class EventDecoder {
     kRelevance,
     kUnit,
     kKind,
+    kPosition,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -158,6 +188,28 @@ class EventDecoder {
   struct TopKey {
     std::string config::SchemaConfig::*name;
     TopField field;
+  };
+
+  // The key tables of the two kinds. A key naming two fields (a schema
+  // may) reads the first one listed.
+  static constexpr TopKey kResultsKeys[] = {
+      {&config::SchemaConfig::request_id, TopField::kRequestId},
+      {&config::SchemaConfig::query_id, TopField::kQueryId},
+      {&config::SchemaConfig::variant, TopField::kVariant},
+      {&config::SchemaConfig::timestamp, TopField::kTimestamp},
+      {&config::SchemaConfig::results, TopField::kResults},
+      {&config::SchemaConfig::segments, TopField::kSegments},
+      {&config::SchemaConfig::unit, TopField::kUnit},
+  };
+  static constexpr TopKey kJudgmentsKeys[] = {
+      {&config::SchemaConfig::request_id, TopField::kRequestId},
+      {&config::SchemaConfig::query_id, TopField::kQueryId},
+      {&config::SchemaConfig::timestamp, TopField::kTimestamp},
+      {&config::SchemaConfig::judgments, TopField::kJudgments},
+      {&config::SchemaConfig::doc_id, TopField::kDocId},
+      {&config::SchemaConfig::relevance, TopField::kRelevance},
+      {&config::SchemaConfig::kind, TopField::kKind},
+      {&config::SchemaConfig::position, TopField::kPosition},
   };
 
   // Where the top-level loop puts what it reads (views into the output
@@ -182,9 +234,28 @@ class EventDecoder {
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
     std::string_view* kind = nullptr;  // The event's (top-level) kind.
+    int32_t* rank = nullptr;           // schema.position, as a rank.
     uint32_t seen = 0;                 // Bit(f) is set once field f was read.
     // The timestamp field was an RFC 3339 string, not epoch milliseconds.
     bool timestamp_is_text = false;
+  };
+
+  // One step of a kind's field tree, built from its schema names split at
+  // the dots: the root is the event, inner nodes are nested objects, and a
+  // leaf is a field. Children are a sibling list.
+  struct PathNode {
+    std::string key;   // This step; empty for the root.
+    std::string path;  // The steps to here ("a.b"), for details.
+    int32_t first_child = -1;
+    int32_t next_sibling = -1;
+    int32_t field = -1;     // The TopField of a leaf; -1 otherwise.
+    bool segments = false;  // The segments object (its labels are read).
+  };
+  // A kind's fields as a tree; `nested` when some name has a dot (else the
+  // flat loop of ReadTopLevel reads the kind).
+  struct FieldTree {
+    std::vector<PathNode> nodes;
+    bool nested = false;
   };
 
   static std::string Describe(const FieldPath& path);
@@ -204,6 +275,17 @@ class EventDecoder {
   // hand-written chain of ifs would make.
   template <const auto& kKeys>
   DecodeStatus ReadTopLevel(std::string_view payload, EventFields* fields);
+  // The same for a schema with nested names: walks `tree`.
+  DecodeStatus ReadNested(std::string_view payload, const FieldTree& tree,
+                          EventFields* fields);
+  DecodeStatus ReadNode(simdjson::ondemand::object& object,
+                        const FieldTree& tree, int32_t node,
+                        EventFields* fields);
+  DecodeStatus ReadSegmentLabel(simdjson::ondemand::value& value,
+                                std::string_view key, std::string_view parent,
+                                std::vector<std::string_view>* values);
+  template <const auto& kKeys>
+  FieldTree BuildTree() const;
   DecodeStatus ReadTopField(TopField field, simdjson::ondemand::value& value,
                             EventFields* fields);
 
@@ -260,6 +342,10 @@ class EventDecoder {
                              std::optional<metrics::Grade>* grade) const;
   DecodeStatus DefaultRelevance(const FieldPath& path,
                                 std::optional<metrics::Grade>* grade) const;
+  DecodeStatus ReadPosition(simdjson::ondemand::value& value,
+                            int32_t* rank) const;
+  // schema.actions: grades each judgment by its kind, dropping other kinds.
+  DecodeStatus GradeByKind(std::vector<Judgment>* judgments) const;
 
   const config::SchemaConfig schema_;
   const config::EventLimitsConfig limits_;
@@ -280,6 +366,12 @@ class EventDecoder {
   // Per segment label: whether the segments object being read had it yet
   // (sized once, at construction, so that reading allocates nothing).
   std::vector<uint8_t> seen_labels_;
+  // The field trees of the two kinds, and per node whether the event being
+  // read had its key yet (sized once, as seen_labels_).
+  FieldTree results_tree_;
+  FieldTree judgments_tree_;
+  std::vector<uint8_t> seen_nodes_;
+  int32_t claimed_rank_ = 0;
 };
 
 // The RFC 3339 parser moved to config/rfc3339.h (the configuration reads

@@ -155,5 +155,47 @@ TEST(DecoderAllocationTest, WarmDecoderDoesNotAllocate) {
   EXPECT_GT(g_allocations.load(), 0);
 }
 
+// Nested paths (the UBI preset) are read without allocating too.
+TEST(DecoderAllocationTest, WarmUbiDecoderDoesNotAllocate) {
+  const FakeClock clock(1767225600000);
+  config::SchemaConfig schema = config::UbiSchema();
+  schema.segments = "query_attributes";
+  schema.variant = "query_attributes.experiment.variant";
+  schema.unit = "client_id";
+  EventDecoder decoder(schema, config::EventLimitsConfig(),
+                       config::JoinMode::kImpression, {"page"}, &clock);
+  const std::string query =
+      R"({"query_id": "q-1", "client_id": "c-1", "user_query": "laptop",
+          "query_attributes": {"page": 1, "experiment": {"variant": "B"}},
+          "query_response_hit_ids": ["a", "b", "c"],
+          "timestamp": "2025-01-23T13:18:22.274+0000"})";
+  const std::vector<std::string> events = {
+      R"({"action_name": "click", "query_id": "q-1", "timestamp":
+          "2025-01-23T13:18:30", "event_attributes": {"object":
+          {"object_id": "b"}, "position": {"ordinal": 2}}})",
+      R"({"action_name": "view", "query_id": "q-1", "timestamp":
+          1737638310000, "event_attributes": {"position": null}})"};
+  ResultsEvent results_event;
+  JudgmentEvent judgment_event;
+  bool all_ok = true;
+  const auto decode_all = [&] {
+    all_ok &= decoder.DecodeResults(query, -1, &results_event).ok();
+    for (const std::string& p : events) {
+      all_ok &= decoder.DecodeJudgments(p, -1, &judgment_event).ok();
+    }
+  };
+  decode_all();
+  ASSERT_TRUE(all_ok);
+  g_allocations = 0;
+  g_counting = true;
+  for (int round = 0; round < 200; ++round) decode_all();
+  g_counting = false;
+  EXPECT_TRUE(all_ok);
+  EXPECT_EQ(g_allocations.load(), 0);
+  // Views last until the next decode: decode the query again to look.
+  ASSERT_TRUE(decoder.DecodeResults(query, -1, &results_event).ok());
+  EXPECT_EQ(results_event.variant, "B");
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

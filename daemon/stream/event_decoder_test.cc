@@ -1,6 +1,7 @@
 #include "daemon/stream/event_decoder.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -534,8 +535,8 @@ TEST(DecodeTimestampTest, NumbersStringsAndFallback) {
   EXPECT_EQ(d.judgments.timestamp_ms, 42);
 
   const std::string bad =
-      "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an RFC "
-      "3339 date-time";
+      "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an ISO "
+      "8601 date-time";
   for (const char* ts :
        {"-1", "-0.5", "1e999", "9223372036854775808", "1e19", "true", "null",
         "[]", "{}", R"("1763805600123")", R"("yesterday")",
@@ -670,7 +671,7 @@ TEST(DecodeTimeBoundsTest, BeforeMinTimestampIsRejected) {
   // A negative time stays malformed rather than early.
   EXPECT_EQ(d.Judgments(JudgmentAt("-1")),
             "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor an "
-            "RFC 3339 date-time");
+            "ISO 8601 date-time");
 }
 
 // The default events.min_timestamp, 2010-01-01T00:00:00Z
@@ -1068,10 +1069,10 @@ std::vector<RejectCase> RejectCases() {
       // bad_timestamp
       RejectCase{R, R"({"request_id": "r", "timestamp": "2025-11-22"})",
                  "bad_timestamp: 'timestamp' is not epoch milliseconds >= "
-                 "0 nor an RFC 3339 date-time"},
+                 "0 nor an ISO 8601 date-time"},
       RejectCase{J, R"({"request_id": "r", "timestamp": -5})",
                  "bad_timestamp: 'timestamp' is not epoch milliseconds >= "
-                 "0 nor an RFC 3339 date-time"},
+                 "0 nor an ISO 8601 date-time"},
       // empty_results
       RejectCase{R, R"({"request_id": "r", "results": []})",
                  "empty_results: 'results' is empty"},
@@ -1333,6 +1334,259 @@ TEST(RobustnessTest, DeepNesting) {
   EXPECT_EQ(d.Results(R"({"request_id": "r", "timestamp": 1, "x": )" + arrays +
                       R"(, "results": ["a"]})"),
             "ok");
+}
+
+// ---- OpenSearch User Behavior Insights (schema.preset: ubi) ----------------
+
+// "ignored" for DecodeStatus::Ignored(), else as Outcome().
+std::string UbiOutcome(const DecodeStatus& status) {
+  if (status.ok() && status.ignored) return "ignored";
+  return Outcome(status);
+}
+
+// A decoder of config::UbiSchema() (written out in config_loader_test.cc)
+// with `changes` applied, its clock at kNow.
+class UbiDecoder {
+ public:
+  explicit UbiDecoder(const std::function<void(SchemaConfig*)>& changes = {},
+                      std::vector<std::string> segment_labels = {})
+      : decoder_(Schema(changes), AnyTime(), JoinMode::kImpression,
+                 std::move(segment_labels), &clock) {}
+
+  std::string Query(std::string_view payload) {
+    return UbiOutcome(decoder_.DecodeResults(payload, kNoFallback, &results));
+  }
+  std::string Event(std::string_view payload) {
+    return UbiOutcome(
+        decoder_.DecodeJudgments(payload, kNoFallback, &judgments));
+  }
+  int32_t rank() const { return decoder_.claimed_rank(); }
+
+  FakeClock clock{kNow};
+  ResultsEvent results;
+  JudgmentEvent judgments;
+
+ private:
+  static SchemaConfig Schema(
+      const std::function<void(SchemaConfig*)>& changes) {
+    SchemaConfig s = config::UbiSchema();
+    if (changes) changes(&s);
+    return s;
+  }
+  EventDecoder decoder_;
+};
+
+// The query record of the OpenSearch documentation's UBI tutorial
+// (tests/data/ubi/README.md): 20 hit ids, a "+0000" offset.
+TEST(DecodeUbiTest, QueryRecordFromTheOpenSearchDocs) {
+  UbiDecoder d;
+  ASSERT_EQ(
+      d.Query(R"({"query_response_id": "117d75fb-ea76-41dc-9d1d-1d7bba548bd8",
+      "user_query": "laptop", "query_id": "d194b734-70a4-41dc-b103-b26a56a277b5",
+      "application": "Chorus",
+      "query_response_hit_ids": ["B076YX2LML", "B07S3T59VP", "B075ZGJSL1"],
+      "query_attributes": {},
+      "client_id": "CLIENT-9a9968ac-664b-42d7-9a9e-96f412b5ab49",
+      "timestamp": "2025-01-23T13:18:22.274+0000"})"),
+      "ok");
+  EXPECT_EQ(d.results.request_id, "d194b734-70a4-41dc-b103-b26a56a277b5");
+  EXPECT_EQ(d.results.query_id, "laptop");
+  EXPECT_EQ(
+      Strings(d.results.doc_ids),
+      (std::vector<std::string>{"B076YX2LML", "B07S3T59VP", "B075ZGJSL1"}));
+  // date -u -d 2025-01-23T13:18:22Z +%s -> 1737638302.
+  EXPECT_EQ(d.results.timestamp_ms, 1737638302274);
+  EXPECT_EQ(d.results.variant, "default");  // No query_attributes.experiment.
+  EXPECT_EQ(d.results.unit, "");            // schema.unit not configured.
+}
+
+TEST(DecodeUbiTest, VariantUnitAndSegmentsFromNestedPaths) {
+  UbiDecoder d(
+      [](SchemaConfig* s) {
+        s->variant = "query_attributes.experiment.variant";
+        s->segments = "query_attributes";
+        s->unit = "client_id";
+      },
+      {"page", "locale"});
+  ASSERT_EQ(d.Query(R"({"query_id": "q1", "client_id": "c-7",
+      "query_attributes": {"page": 2, "experiment": {"id": "e1", "variant": "B"},
+                           "locale": "de", "filter": {"x": [1]}},
+      "query_response_hit_ids": ["a", "b"], "timestamp": "2024-05-16T12:34:56"})"),
+            "ok");
+  EXPECT_EQ(d.results.variant, "B");
+  EXPECT_EQ(d.results.unit, "c-7");
+  EXPECT_EQ(Strings(d.results.segment_values),
+            (std::vector<std::string>{"2", "de"}));
+  // No zone is UTC: date -u -d 2024-05-16T12:34:56Z +%s -> 1715862896.
+  EXPECT_EQ(d.results.timestamp_ms, 1715862896000);
+  // Objects on the path that are null or absent: the default variant.
+  ASSERT_EQ(
+      d.Query(R"({"query_id": "q2", "query_attributes": {"experiment": null},
+      "query_response_hit_ids": ["a"], "timestamp": 1})"),
+      "ok");
+  EXPECT_EQ(d.results.variant, "default");
+  EXPECT_EQ(Strings(d.results.segment_values),
+            (std::vector<std::string>{"", ""}));
+  EXPECT_EQ(
+      d.Query(R"({"query_id": "q3", "query_attributes": {"experiment": "B"},
+      "query_response_hit_ids": ["a"], "timestamp": 1})"),
+      "wrong_type: 'query_attributes.experiment' is not an object");
+  EXPECT_EQ(d.Query(R"({"query_id": "q3", "query_attributes": {"experiment":
+      {"variant": "B", "variant": "C"}}, "query_response_hit_ids": ["a"],
+      "timestamp": 1})"),
+            "duplicate_key: duplicate key 'variant' in "
+            "query_attributes.experiment");
+  EXPECT_EQ(d.Query(R"({"query_id": "q3", "query_attributes": [],
+      "query_response_hit_ids": ["a"], "timestamp": 1})"),
+            "wrong_type: 'query_attributes' is not an object");
+}
+
+// The click of the UBI JavaScript collector's shape: the doc and its
+// position under event_attributes, the action graded by schema.actions.
+TEST(DecodeUbiTest, EventsGradedByAction) {
+  UbiDecoder d;
+  ASSERT_EQ(d.Event(R"({"application": "Chorus", "action_name": "add_to_cart",
+      "query_id": "q1", "session_id": "s1", "client_id": "c1",
+      "timestamp": "2024-05-16T12:34:56.789Z", "message_type": "INFO",
+      "event_attributes": {"object": {"object_id": "B07S3T59VP",
+        "object_id_field": "product", "object_detail": null},
+        "position": {"ordinal": 2, "x": null}}})"),
+            "ok");
+  EXPECT_EQ(d.judgments.request_id, "q1");
+  EXPECT_EQ(d.judgments.timestamp_ms, 1715862896789);
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "B07S3T59VP");
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(2));
+  EXPECT_EQ(d.judgments.judgments[0].kind, "add_to_cart");
+  EXPECT_EQ(d.rank(), 2);
+  // An integer object_id is its text; a relevance field is not read; no
+  // position claims no rank.
+  ASSERT_EQ(d.Event(R"({"action_name": "purchase", "query_id": "q1",
+      "relevance": "high", "timestamp": 1724944081669,
+      "event_attributes": {"object": {"object_id": 1625640}}})"),
+            "ok");
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "1625640");
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(3));
+  EXPECT_EQ(d.judgments.timestamp_ms, 1724944081669);
+  EXPECT_EQ(d.rank(), 0);
+}
+
+TEST(DecodeUbiTest, OtherActionsAreIgnoredNotRejected) {
+  UbiDecoder d;
+  // The o19s/ubi sample event (samples/event-opensearch.json): a page_exit
+  // without an object_id, an empty position.
+  EXPECT_EQ(
+      d.Event(R"({"action_name": "page_exit", "user_id": "1821196507152684",
+      "query_id": "00112233-4455-6677-8899-aabbccddeeff",
+      "session_id": "c3d22be7-6bdc-4250-91e1-fc8a92a9b1f9",
+      "page_id": "/docs/latest/", "timestamp": "2024-05-16T12:34:56.789Z",
+      "message_type": "INFO", "event_attributes": {"position": {},
+      "object": {"idleTimeoutMs": 5000, "timeElapsedCallbacks": []}}})"),
+      "ignored");
+  EXPECT_TRUE(d.judgments.judgments.empty());
+  EXPECT_EQ(d.judgments.request_id, "00112233-4455-6677-8899-aabbccddeeff");
+  EXPECT_EQ(d.judgments.timestamp_ms, 1715862896789);  // Still moves time.
+  // An ignored event is still checked: its time and ids are bad input.
+  EXPECT_EQ(d.Event(R"({"action_name": "view", "query_id": "q1",
+      "timestamp": "2024-05-16"})"),
+            "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor "
+            "an ISO 8601 date-time");
+  EXPECT_EQ(d.Event(R"({"action_name": "view", "timestamp": 1})"),
+            "missing_field: missing field 'query_id'");
+  // A graded action needs its doc, and every event its action.
+  EXPECT_EQ(d.Event(R"({"action_name": "click", "query_id": "q1",
+      "timestamp": 1, "event_attributes": {"object": null}})"),
+            "missing_field: missing field 'event_attributes.object.object_id' "
+            "(or 'judgments')");
+  EXPECT_EQ(d.Event(R"({"query_id": "q1", "timestamp": 1,
+      "event_attributes": {"object": {"object_id": "a"}}})"),
+            "missing_field: missing field 'action_name'");
+}
+
+TEST(DecodeUbiTest, PositionIsAnOrdinalFromTheBase) {
+  const std::string click =
+      R"({"action_name": "click", "query_id": "q1", "timestamp": 1,
+          "event_attributes": {"object": {"object_id": "a"},
+                               "position": {"ordinal": %}}})";
+  const auto with = [&](std::string_view ordinal) {
+    std::string p = click;
+    p.replace(p.find('%'), 1, ordinal);
+    return p;
+  };
+  UbiDecoder one_based;
+  ASSERT_EQ(one_based.Event(with("1")), "ok");
+  EXPECT_EQ(one_based.rank(), 1);
+  ASSERT_EQ(one_based.Event(with("null")), "ok");
+  EXPECT_EQ(one_based.rank(), 0);
+  EXPECT_EQ(one_based.Event(with("0")),
+            "wrong_type: 'event_attributes.position.ordinal' 0 is not a "
+            "position (the first is 1, schema.position_base)");
+  EXPECT_EQ(one_based.Event(with(R"("3")")),
+            "wrong_type: 'event_attributes.position.ordinal' is not an "
+            "integer");
+  EXPECT_EQ(one_based.Event(with("1.5")),
+            "wrong_type: 'event_attributes.position.ordinal' is not an "
+            "integer");
+  // The OpenSearch UBI data generator writes zero-based ordinals.
+  UbiDecoder zero_based([](SchemaConfig* s) { s->position_base = 0; });
+  ASSERT_EQ(zero_based.Event(with("0")), "ok");
+  EXPECT_EQ(zero_based.rank(), 1);
+  ASSERT_EQ(zero_based.Event(with("4")), "ok");
+  EXPECT_EQ(zero_based.rank(), 5);
+  // A rejection leaves no rank behind.
+  EXPECT_NE(zero_based.Event(with("-1")), "ok");
+  EXPECT_EQ(zero_based.rank(), 0);
+}
+
+// schema.actions is not UBI-only: batch entries are graded by their kinds
+// too, and entries of other kinds are dropped.
+TEST(DecodeUbiTest, ActionsGradeBatchEntries) {
+  SchemaConfig schema;
+  schema.actions = {{"click", 1}, {"purchase", 3}};
+  Decoder d(JoinMode::kImpression, {}, schema);
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1, "kind": "click",
+      "judgments": [{"doc_id": "a"}, {"doc_id": "b", "kind": "view"},
+                    {"doc_id": "c", "kind": "purchase", "relevance": 0}]})"),
+            "ok");
+  const std::vector<Judgment>& j = d.judgments.judgments;
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0].doc_id, "a");
+  EXPECT_EQ(j[0].grade, std::optional<metrics::Grade>(1));
+  EXPECT_EQ(j[1].doc_id, "c");
+  EXPECT_EQ(j[1].grade, std::optional<metrics::Grade>(3));
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 1,
+      "judgments": [{"doc_id": "a", "kind": "click"}, {"doc_id": "b"}]})"),
+            "missing_field: missing field 'kind' in judgments[1]");
+}
+
+// Dotted names outside the preset, and a flat schema whose names hold no
+// dot reads exactly as before (the rest of this file).
+TEST(DecodeUbiTest, NestedIdsInACustomSchema) {
+  SchemaConfig schema;
+  schema.request_id = "meta.request.id";
+  schema.timestamp = "meta.ts";
+  schema.doc_id = "item.id";
+  schema.relevance = "item.grade";
+  Decoder d(JoinMode::kImpression, {}, schema);
+  ASSERT_EQ(d.Judgments(R"({"item": {"grade": 2, "id": "d1"}, "x": {"y": 1},
+      "meta": {"ts": 5, "request": {"id": "r9"}}})"),
+            "ok");
+  EXPECT_EQ(d.judgments.request_id, "r9");
+  EXPECT_EQ(d.judgments.timestamp_ms, 5);
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "d1");
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(2));
+  EXPECT_EQ(d.Judgments(R"({"meta": {"ts": 5}, "item": {"id": "d1"}})"),
+            "missing_field: missing field 'meta.request.id'");
+  EXPECT_EQ(d.Judgments(R"({"meta": {"ts": 5, "request": {"id": ""}},
+      "item": {"id": "d1", "grade": 1}})"),
+            "empty_id: 'meta.request.id' is empty");
+  EXPECT_EQ(d.Judgments(R"({"meta": {"ts": 5}, "meta": {"ts": 6}})"),
+            "duplicate_key: duplicate key 'meta'");
+  // Broken JSON inside a nested object is malformed, as anywhere.
+  EXPECT_EQ(d.Judgments(R"({"meta": {"ts": 5, "request": {"id": "r9"}},
+      "item": {"id": "d1", "grade": 1)"),
+            SimdjsonMessage(simdjson::INCOMPLETE_ARRAY_OR_OBJECT));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ enum class RejectReason {
   kWrongType,            // A field has the wrong JSON type.
   kEmptyId,              // request_id, query_id, doc_id... is "".
   kIdTooLong,            // An id over events.max_id_length bytes.
-  kBadTimestamp,         // Not epoch ms >= 0 nor an RFC 3339 date-time.
+  kBadTimestamp,         // Not epoch ms >= 0 nor an ISO 8601 date-time.
   kEmptyResults,         // `results` is [].
   kTooManyResults,       // Over events.max_results entries.
   kDuplicateDoc,         // The same doc id twice in one results list.
@@ -86,6 +86,9 @@ struct Judgment {
   std::string_view kind;
   // The kind is in metrics.click_exclude_kinds: never a click.
   bool click_excluded = false;
+  // The rank the event says the doc was shown at (schema.position, made
+  // 1-based), checked against the served list; 0 when absent.
+  int32_t claimed_rank = 0;
 };
 
 // One judgment, or a batch of them, for one request (impression mode) or

@@ -128,6 +128,7 @@ ExperimentMonitor::ExperimentMonitor(
           {x, static_cast<uint8_t>(i)});
     }
   }
+  flow_arms_ = arms_;  // Zero, the same shape.
 }
 
 namespace {
@@ -192,23 +193,154 @@ int32_t ExperimentMonitor::ArmOf(uint32_t group) {
 }
 
 void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
-                            std::span<const double> values) {
+                            std::span<const double> values, int32_t shard) {
   if (!units_) return;
   const int32_t a = ArmOf(group);
   if (a < 0) return;
   const size_t arm_index = static_cast<size_t>(a);
   CountUnit(arm_index, unit_hash);
   if (values.empty()) return;
-  ArmBuckets& arm = arms_[arm_index];
+  const size_t index = static_cast<size_t>(std::max(shard, 0));
+  if (index >= shard_arms_.size()) shard_arms_.resize(index + 1);
+  if (!shard_arms_[index]) {
+    shard_arms_[index] = std::make_unique<std::vector<ArmBuckets>>(EmptyArms());
+  }
   const size_t buckets = static_cast<size_t>(num_buckets_);
   const size_t b =
       metrics::UnitBucket(unit_hash, static_cast<uint32_t>(num_buckets_));
-  ++arm.counts[b];
-  for (size_t s = 0; s < values.size() && s * buckets < arm.sums.size(); ++s) {
-    if (std::isnan(values[s])) continue;  // This list lacks the measure.
-    arm.sums[s * buckets + b] += values[s];
-    ++arm.series_counts[s * buckets + b];
+  for (ArmBuckets* arm : {&arms_[arm_index], &(*shard_arms_[index])[arm_index],
+                          &flow_arms_[arm_index]}) {
+    ++arm->counts[b];
+    for (size_t s = 0; s < values.size() && s * buckets < arm->sums.size();
+         ++s) {
+      if (std::isnan(values[s])) continue;  // This list lacks the measure.
+      arm->sums[s * buckets + b] += values[s];
+      ++arm->series_counts[s * buckets + b];
+    }
   }
+}
+
+std::vector<ExperimentMonitor::ArmBuckets> ExperimentMonitor::EmptyArms()
+    const {
+  std::vector<ArmBuckets> arms = arms_;
+  for (ArmBuckets& arm : arms) {
+    std::fill(arm.counts.begin(), arm.counts.end(), 0);
+    std::fill(arm.sums.begin(), arm.sums.end(), 0.0);
+    std::fill(arm.series_counts.begin(), arm.series_counts.end(), 0);
+  }
+  return arms;
+}
+
+void ExperimentMonitor::RebuildArms() {
+  arms_ = EmptyArms();
+  for (const auto& shard : shard_arms_) {
+    if (!shard) continue;
+    for (size_t a = 0; a < arms_.size(); ++a) {
+      const ArmBuckets& from = (*shard)[a];
+      ArmBuckets& into = arms_[a];
+      for (size_t i = 0; i < into.counts.size(); ++i) {
+        into.counts[i] += from.counts[i];
+      }
+      for (size_t i = 0; i < into.sums.size(); ++i) {
+        into.sums[i] += from.sums[i];
+        into.series_counts[i] += from.series_counts[i];
+      }
+    }
+  }
+}
+
+namespace {
+constexpr uint32_t kArmShardMagic = 0x41524d31;  // "ARM1"
+}  // namespace
+
+void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
+  out->Fixed32(kArmShardMagic);
+  out->Varint(static_cast<uint64_t>(num_buckets_));
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  out->Varint(series.size());
+  for (const SeriesSpec& s : series) out->String(s.state_key);
+  const std::vector<ArmBuckets>* arms =
+      shard >= 0 && static_cast<size_t>(shard) < shard_arms_.size()
+          ? shard_arms_[static_cast<size_t>(shard)].get()
+          : nullptr;
+  out->Varint(arms == nullptr ? 0 : arms->size());
+  if (arms == nullptr) return;
+  for (const ArmBuckets& arm : *arms) {
+    out->String(arm.variant);
+    for (int64_t c : arm.counts) out->Varint(static_cast<uint64_t>(c));
+    for (size_t i = 0; i < arm.sums.size(); ++i) {
+      out->Double(arm.sums[i]);
+      out->Varint(static_cast<uint64_t>(arm.series_counts[i]));
+    }
+  }
+}
+
+Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
+  if (shard < 0) return Status::InvalidArgument("negative shard");
+  if (in->Fixed32() != kArmShardMagic) in->Fail("not an experiment record");
+  const uint64_t buckets = in->Varint();
+  // statistics.unit_buckets is bounded far below this: beyond is corruption
+  // (and must not size the vectors below).
+  if (buckets > (1u << 20)) in->Fail("too many unit buckets");
+  const uint64_t num_series = in->ok() ? in->Count(1) : 0;
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  std::vector<int> from(series.size(), -1);
+  for (uint64_t i = 0; i < num_series; ++i) {
+    const std::string_view name = in->String();
+    for (size_t s = 0; s < series.size(); ++s) {
+      if (series[s].state_key == name) from[s] = static_cast<int>(i);
+    }
+  }
+  // Per arm: its name, then a count per bucket and a sum and count per
+  // series and bucket.
+  const uint64_t num_arms = in->Count(1 + buckets * (1 + num_series * 9));
+  auto restored = std::make_unique<std::vector<ArmBuckets>>(EmptyArms());
+  const bool same_buckets = buckets == static_cast<uint64_t>(num_buckets_);
+  std::vector<int64_t> counts(buckets);
+  std::vector<double> sums(num_series * buckets);
+  std::vector<int64_t> series_counts(num_series * buckets);
+  for (uint64_t a = 0; a < num_arms && in->ok(); ++a) {
+    const std::string_view variant = in->String();
+    for (int64_t& c : counts) c = static_cast<int64_t>(in->Varint());
+    for (size_t i = 0; i < sums.size(); ++i) {
+      sums[i] = in->Double();
+      series_counts[i] = static_cast<int64_t>(in->Varint());
+    }
+    if (!same_buckets || !in->ok()) continue;
+    for (ArmBuckets& arm : *restored) {
+      if (arm.variant != variant) continue;
+      arm.counts = counts;
+      for (size_t s = 0; s < series.size(); ++s) {
+        if (from[s] < 0) continue;
+        const size_t old = static_cast<size_t>(from[s]) * buckets;
+        std::copy_n(&sums[old], buckets, &arm.sums[s * buckets]);
+        std::copy_n(&series_counts[old], buckets,
+                    &arm.series_counts[s * buckets]);
+      }
+    }
+  }
+  if (static_cast<size_t>(shard) >= shard_arms_.size()) {
+    shard_arms_.resize(static_cast<size_t>(shard) + 1);
+  }
+  if (!in->ok()) {
+    shard_arms_[static_cast<size_t>(shard)].reset();
+    RebuildArms();
+    return Status::InvalidArgument("experiment sums of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  shard_arms_[static_cast<size_t>(shard)] = std::move(restored);
+  RebuildArms();
+  return Status::Ok();
+}
+
+void ExperimentMonitor::DropShard(int32_t shard) {
+  if (shard < 0 || static_cast<size_t>(shard) >= shard_arms_.size() ||
+      !shard_arms_[static_cast<size_t>(shard)]) {
+    return;
+  }
+  shard_arms_[static_cast<size_t>(shard)].reset();
+  RebuildArms();
 }
 
 void ExperimentMonitor::CountUnit(size_t arm, uint64_t unit_hash) {
@@ -314,6 +446,12 @@ void ExperimentMonitor::Update(int64_t now_ms) {
     if (!c.has_sequential) continue;
     // A look without enough data leaves the test as it was.
     c.look = c.sequential.Update(c.baseline_arm, c.treatment_arm);
+    if (c.look.status == metrics::ComparisonStatus::kCountDecreased) {
+      // A partition's state left this replica (DropShard): the sequential
+      // test, which is the process's, starts afresh on what it now holds.
+      c.sequential.Reset();
+      c.look = c.sequential.Update(c.baseline_arm, c.treatment_arm);
+    }
     if (!c.quality) continue;
     const metrics::Direction direction =
         metrics::HigherIsBetter(aggregator_->series()[c.series].measure)
@@ -356,9 +494,14 @@ void ExperimentMonitor::UpdateSrm() {
       }
     }
     srm.chi_square = metrics::TestSampleRatio(srm.counts, srm.shares);
-    // Counts that cannot go down: an error here is a bug, and leaves the
-    // test where it was.
-    (void)srm.sequential.Update(srm.counts);
+    // The counts go down only when a partition's state leaves this
+    // replica (DropShard): the sequential test, which is the process's,
+    // starts afresh on what the replica now holds.
+    if (srm.sequential.Update(srm.counts) ==
+        metrics::SrmStatus::kInvalidInput) {
+      srm.sequential.Reset();
+      (void)srm.sequential.Update(srm.counts);
+    }
     srm.detected = srm.sequential.p_value() < srm_level_;
   }
 }

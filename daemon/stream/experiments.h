@@ -32,10 +32,13 @@
 #define RANKWATCH_DAEMON_STREAM_EXPERIMENTS_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/byte_codec.h"
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
 #include "daemon/stream/unit_table.h"
@@ -127,7 +130,18 @@ class ExperimentMonitor {
   // Records one finalized list of aggregator group `group` served to the
   // unit with `unit_hash`; `values` (one per series) when it was scored,
   // empty when left out. Only needed with units; a no-op otherwise.
-  void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values);
+  // `shard`: the input partition of the list (see Aggregator).
+  void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values,
+           int32_t shard = 0);
+
+  // Checkpoints of one shard's per-unit-bucket sums (with units; without,
+  // the comparisons read the aggregator, whose shards hold the state): by
+  // variant and series name; a variant or series no longer configured is
+  // dropped, and another statistics.unit_buckets starts afresh. The SRM's
+  // unit counts and the sequential tests are the process's, not a shard's.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  void DropShard(int32_t shard);
 
   // Takes a look at the state, windows ending at `now_ms` (event time, as
   // the `_mean` gauges).
@@ -164,6 +178,10 @@ class ExperimentMonitor {
     std::vector<int64_t> series_counts;
   };
   const std::vector<ArmBuckets>& arm_buckets() const { return arms_; }
+  // What this process folded into the arms since it started (not what it
+  // restored, and kept when a shard is dropped): the exported counters'
+  // source. Parallel to arm_buckets().
+  const std::vector<ArmBuckets>& flow_arm_buckets() const { return flow_arms_; }
   int32_t num_buckets() const { return num_buckets_; }
 
  private:
@@ -189,8 +207,16 @@ class ExperimentMonitor {
   void UpdateSrm();
   void UpdateFamilies();
 
+  // Zeroed per-bucket sums of every arm (the shape of arms_).
+  std::vector<ArmBuckets> EmptyArms() const;
+  void RebuildArms();
+
   const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
+  // With units: each shard's arms (parallel to arms_), which merge into
+  // arms_.
+  std::vector<std::unique_ptr<std::vector<ArmBuckets>>> shard_arms_;
+  std::vector<ArmBuckets> flow_arms_;
   double level_;
   double srm_level_;
   bool units_;

@@ -49,7 +49,7 @@ bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
                                EventOrigin origin) {
   watermark_.Observe(origin.source, e.timestamp_ms);
   const bool retained = AcceptResults(e, group, origin);
-  ProcessDue(FinalizeCause::kWindowClosed);
+  ProcessDueIn(origin.partition(), FinalizeCause::kWindowClosed);
   return retained;
 }
 
@@ -57,7 +57,9 @@ bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
                                    EventOrigin origin) {
   const int64_t closes = SatAdd(e.timestamp_ms, window_ms_);
   const uint64_t hash = HashBytes(e.request_id);
-  PendingRequest* r = store_.Find(e.request_id, hash);
+  const int32_t shard = origin.partition();
+  PendingStore& store = store_.Shard(shard);
+  PendingRequest* r = store.Find(e.request_id, hash);
   if (origin.replayed && closes < watermark_.restored(origin.source)) {
     // Its window closed before the previous owner's last commit: that owner
     // finalized it, with the judgments held for it here.
@@ -65,7 +67,7 @@ bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
     if (r != nullptr && !r->has_results) DiscardReplayed(r);
     return false;
   }
-  if (closes < watermark_.value()) {
+  if (closes < watermark_.value(shard)) {
     // Its window has closed already: its judgments may have been dropped as
     // unclaimed, so scoring it now would count clicks as missing.
     ++counters_.late_results;
@@ -78,10 +80,12 @@ bool ImpressionJoin::AcceptResults(const ResultsEvent& e, uint32_t group,
                           (DocsLess(e.doc_ids, *r) ||
                            (!DocsLess(*r, e.doc_ids) && e.teams < r->teams)));
     if (!earlier) return false;
-    listener_->OnReleased(r->results_origin);  // Replaced: no longer needed.
+    // Replaced: no longer needed (unless restored: not retained).
+    if (r->results_origin.source >= 0) listener_->OnReleased(r->results_origin);
   } else if (r == nullptr) {
     MakeRoom();
-    r = store_.Create(e.request_id, hash);
+    r = store.Create(e.request_id, hash);
+    r->shard = shard;
   }
   SetResults(r, e, group, origin);
   return true;
@@ -102,20 +106,22 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
     r->docs.append(doc);
     r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
   }
-  store_.Schedule(r, SatAdd(e.timestamp_ms, window_ms_));
+  store_.Shard(r->shard).Schedule(r, SatAdd(e.timestamp_ms, window_ms_));
 }
 
 bool ImpressionJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
   watermark_.Observe(origin.source, e.timestamp_ms);
   const bool retained = AcceptJudgments(e, origin);
-  ProcessDue(FinalizeCause::kWindowClosed);
+  ProcessDueIn(origin.partition(), FinalizeCause::kWindowClosed);
   return retained;
 }
 
 bool ImpressionJoin::AcceptJudgments(const JudgmentEvent& e,
                                      EventOrigin origin) {
   const uint64_t hash = HashBytes(e.request_id);
-  PendingRequest* r = store_.Find(e.request_id, hash);
+  const int32_t shard = origin.partition();
+  PendingStore& store = store_.Shard(shard);
+  PendingRequest* r = store.Find(e.request_id, hash);
   // The last moment a results event claiming it can be stamped.
   const int64_t claimable_until = SatAdd(e.timestamp_ms, early_ms_);
   if (r == nullptr) {
@@ -127,17 +133,18 @@ bool ImpressionJoin::AcceptJudgments(const JudgmentEvent& e,
       ++counters_.replayed_judgments;
       return false;
     }
-    if (claimable_until < watermark_.value()) {
+    if (claimable_until < watermark_.value(shard)) {
       // No results event on time can claim it any more, and none pending
       // does (its request was finalized, or never served).
       counters_.late_judgments += static_cast<int64_t>(e.judgments.size());
       return false;
     }
     MakeRoom();
-    r = store_.Create(e.request_id, hash);
+    r = store.Create(e.request_id, hash);
+    r->shard = shard;
   }
   if (!r->has_results) {
-    store_.Schedule(r, std::max(r->deadline_ms, claimable_until));
+    store.Schedule(r, std::max(r->deadline_ms, claimable_until));
   }
   AddRecords(r, e, origin);
   return true;
@@ -157,7 +164,7 @@ void ImpressionJoin::AddRecords(PendingRequest* r, const JudgmentEvent& e,
     r->records.push_back(JudgmentRecord{
         begin, static_cast<uint32_t>(r->judged_docs.size()), e.timestamp_ms,
         j.grade.value_or(0), !j.grade.has_value(), origin.replayed,
-        j.click_excluded});
+        j.click_excluded, j.claimed_rank});
   }
   r->origins.push_back(origin);
 }
@@ -171,10 +178,12 @@ void ImpressionJoin::MakeRoom() {
   }
 }
 
-void ImpressionJoin::ProcessDue(FinalizeCause cause) {
-  // A window [.., deadline] closes once the watermark is past it.
-  const int64_t limit = SatSub(watermark_.closing(), 1);
-  while (PendingRequest* r = store_.PeekDue(limit)) Finalize(r, cause);
+void ImpressionJoin::ProcessDueIn(int32_t shard, FinalizeCause cause) {
+  PendingStore* store = store_.Find(shard);
+  if (store == nullptr) return;
+  // A window [.., deadline] closes once its shard's watermark is past it.
+  const int64_t limit = SatSub(watermark_.closing(shard), 1);
+  while (PendingRequest* r = store->PeekDue(limit)) Finalize(r, cause);
 }
 
 void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
@@ -202,6 +211,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
             : std::max<int64_t>(0, first_click_ms_ - r->served_ms);
     f.interleaving = r->interleaving;
     f.teams = r->teams;
+    f.shard = r->shard;
     listener_->OnFinalized(f);
   }
   Release(r);
@@ -226,6 +236,12 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
       CountUnclaimed(rec);
     } else {
       in_window_.push_back(i);
+      // The rank the event claims against where the doc was served (a
+      // client logging positions off by one, or from another list).
+      if (rec.claimed_rank > 0 &&
+          r.FindDoc(r.judged_doc(rec)) + 1 != rec.claimed_rank) {
+        ++counters_.position_mismatches;
+      }
     }
   }
   // Group the records by doc. A request has a few judgments: moving each
@@ -324,7 +340,10 @@ void ImpressionJoin::DiscardReplayed(PendingRequest* r) {
 }
 
 void ImpressionJoin::Release(PendingRequest* r) {
-  if (r->has_results) listener_->OnReleased(r->results_origin);
+  // A request restored from a checkpoint retains no results event.
+  if (r->has_results && r->results_origin.source >= 0) {
+    listener_->OnReleased(r->results_origin);
+  }
   for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
   store_.Release(r);
 }

@@ -67,7 +67,8 @@ class ImpressionJoin final : public WatermarkedJoin {
   // Drops a request without scoring it: its records count as replayed.
   void DiscardReplayed(PendingRequest* request);
   void MakeRoom();
-  void ProcessDue(FinalizeCause cause) override;
+  void ProcessDueIn(int32_t shard, FinalizeCause cause) override;
+  ShardedPendingStore& store() override { return store_; }
   void Finalize(PendingRequest* request, FinalizeCause cause);
   // Fills ranked_, judged_, clicks_ and first_click_ms_ from the request's
   // records in its window.
@@ -89,7 +90,7 @@ class ImpressionJoin final : public WatermarkedJoin {
   int64_t early_ms_;
   JoinListener* listener_;
   metrics::Grade click_threshold_;
-  PendingStore store_;
+  ShardedPendingStore store_;
   std::vector<metrics::Grade> ranked_;  // Scratch for Finalize().
   std::vector<metrics::Grade> judged_;
   std::vector<metrics::Grade> clicks_;

@@ -11,14 +11,22 @@
 // (FinalizedRequest::closed_ms), like the aggregator's means, so windows
 // depend on the events only, not on processing order.
 //
+// Counts are kept per shard (input partition) and merged, as the
+// aggregator's are (see Aggregator): a shard's counts are checkpointed,
+// dropped and restored with its partition. The sequential tests and
+// verdicts are the process's: they look at the merged counts.
+//
 // Ownership: keeps a pointer to the experiments, which must outlive it.
 // Thread-safety: none; the pipeline's owner serializes access.
 #ifndef RANKWATCH_DAEMON_STREAM_INTERLEAVING_MONITOR_H_
 #define RANKWATCH_DAEMON_STREAM_INTERLEAVING_MONITOR_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "base/byte_codec.h"
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
 #include "daemon/stream/experiments.h"
@@ -29,7 +37,10 @@ namespace rankwatch::stream {
 // What the monitor knows of one experiment.
 struct InterleavingState {
   const config::InterleavingConfig* config = nullptr;
-  metrics::InterleavingCounts all;  // Since start.
+  metrics::InterleavingCounts all;  // Since the state began (merged shards).
+  // What this process counted since it started (not restored, kept when a
+  // shard is dropped): the exported counters' source.
+  metrics::InterleavingCounts flow;
   // Per configured window (parallel to windows_ms()), at the latest look.
   std::vector<metrics::InterleavingCounts> windows;
   metrics::SequentialPreferenceTest sequential;
@@ -54,7 +65,14 @@ class InterleavingMonitor {
   // Counts one impression of experiment `experiment` (an index into the
   // configured list) whose window closed at `time_ms`.
   void Add(int32_t experiment, int64_t time_ms,
-           metrics::InterleavingOutcome outcome);
+           metrics::InterleavingOutcome outcome, int32_t shard = 0);
+
+  // Checkpoints of one shard's counts (see Aggregator::EncodeShard): by
+  // experiment name, variant and teams; an experiment whose configuration
+  // changed, or that is gone, starts afresh.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  void DropShard(int32_t shard);
 
   // A look: windows ending at `now_ms` (event time), the sequential tests
   // and the verdicts.
@@ -87,10 +105,23 @@ class InterleavingMonitor {
     kNumSeries
   };
 
+  // One experiment's counts in one shard.
+  struct ShardCounts {
+    metrics::InterleavingCounts all;
+    WindowRing ring;
+  };
+  using Shard = std::vector<ShardCounts>;  // Parallel to states_.
+
+  Shard NewShard() const;
+  // The merged counts and rings from the shards.
+  void RebuildMerged();
+
+  std::vector<std::unique_ptr<Shard>> shards_;  // Indexed by shard.
   std::vector<int64_t> windows_ms_;
   int64_t bucket_ms_;
   int64_t span_ms_;
   double alpha_;
+  double prior_sd_;
   double prior_shape_;
   std::vector<InterleavingState> states_;
 };

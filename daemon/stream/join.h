@@ -12,9 +12,12 @@
 #include <span>
 #include <string_view>
 
+#include "base/byte_codec.h"
 #include "base/clock.h"
+#include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/events.h"
+#include "daemon/stream/pending_store.h"
 #include "daemon/stream/watermark.h"
 #include "metrics/measures.h"
 
@@ -47,6 +50,9 @@ struct JoinCounters {
   int64_t reprocessed = 0;
   // Judgments beyond join.max_judgments_per_request of one request.
   int64_t over_limit_judgments = 0;
+  // Judgments whose claimed rank (schema.position) is not where their doc
+  // was served: counted when their request is scored.
+  int64_t position_mismatches = 0;
 };
 
 // Why a request was finalized.
@@ -78,6 +84,8 @@ struct FinalizedRequest {
   // click (a judgment in `clicks` at or above the relevance threshold) on
   // a served doc, at least 0; -1 without a click (and in qrels mode).
   int64_t first_click_delay_ms = -1;
+  // The input partition whose state it belongs to (PendingRequest::shard).
+  int32_t shard = 0;
   // Interleaved traffic: ResultsEvent::interleaving and teams.
   int32_t interleaving = -1;
   std::span<const uint8_t> teams;
@@ -125,6 +133,20 @@ class Join {
   // beyond a lowered bound: new state waits until it shrinks.
   virtual void SetLimits(const config::JoinConfig& limits) = 0;
 
+  // Checkpoints (see Pipeline::EncodeShard). A shard is an input partition
+  // number: its sources are that partition of each topic
+  // (EventOrigin::SourceOf). EncodeShard writes the event-time progress of
+  // its sources and its pending requests; DecodeShard restores them into
+  // this join (on a corrupt record it leaves the shard empty and fails);
+  // DropShard forgets them without scoring (the partition moved, its state
+  // lives on in the checkpoint).
+  virtual void EncodeShard(int32_t shard, const GroupCodec& groups,
+                           ByteWriter* out) const = 0;
+  [[nodiscard]] virtual Status DecodeShard(int32_t shard,
+                                           const GroupCodec& groups,
+                                           ByteReader* in) = 0;
+  virtual void DropShard(int32_t shard) = 0;
+
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;
   virtual int64_t table_entries() const = 0;
@@ -155,6 +177,11 @@ class WatermarkedJoin : public Join {
     ProcessDue(FinalizeCause::kWindowClosed);
   }
   const JoinCounters& counters() const override { return counters_; }
+  void EncodeShard(int32_t shard, const GroupCodec& groups,
+                   ByteWriter* out) const override;
+  [[nodiscard]] Status DecodeShard(int32_t shard, const GroupCodec& groups,
+                                   ByteReader* in) override;
+  void DropShard(int32_t shard) override;
   int64_t watermark_ms() const override { return watermark_.value(); }
   int64_t commit_watermark_ms(int32_t source) const override {
     return std::max(watermark_.value(), watermark_.restored(source));
@@ -166,8 +193,17 @@ class WatermarkedJoin : public Join {
       : watermark_(config.allowed_lateness.count(), config.idle_timeout.count(),
                    clock) {}
 
-  // Finalizes (or scores) everything the watermark has made due.
-  virtual void ProcessDue(FinalizeCause cause) = 0;
+  // Finalizes (or scores) everything the watermark has made due, in
+  // every shard.
+  void ProcessDue(FinalizeCause cause) {
+    for (int32_t shard = 0; shard < store().num_shards(); ++shard) {
+      ProcessDueIn(shard, cause);
+    }
+  }
+  // The same in one shard, by its own event time (Watermark::closing).
+  virtual void ProcessDueIn(int32_t shard, FinalizeCause cause) = 0;
+  // The pending requests, per shard.
+  virtual ShardedPendingStore& store() = 0;
 
   // The subclasses observe events into the watermark and count outcomes.
   Watermark watermark_;

@@ -1,6 +1,7 @@
 #include "daemon/stream/json_scalar.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -144,6 +145,45 @@ ScalarResult RejectScalar(ondemand::value& value, json_type type) {
   return ScalarResult::Rejected();
 }
 
+std::optional<int64_t> ParseDateTimeMillis(std::string_view text) {
+  if (std::optional<int64_t> ms = config::ParseRfc3339Millis(text)) return ms;
+  // The ISO 8601 forms RFC 3339 leaves out, rewritten into RFC 3339: after
+  // "YYYY-MM-DDThh:mm:ss" and an optional fraction, no zone (UTC), or an
+  // offset without its colon ("+0000", as Java formats it) or minutes.
+  constexpr size_t kSeconds = 19;  // "YYYY-MM-DDThh:mm:ss".
+  constexpr size_t kMaxLength = 48;
+  if (text.size() < kSeconds || text.size() > kMaxLength) return std::nullopt;
+  size_t zone = kSeconds;
+  if (zone < text.size() && text[zone] == '.')
+    zone = SkipDigits(text, zone + 1);
+  const std::string_view offset = text.substr(zone);
+  const auto digits = [&](size_t from, size_t to) {
+    return SkipDigits(offset, from) >= to;
+  };
+  const bool signed_offset =
+      !offset.empty() && (offset[0] == '+' || offset[0] == '-');
+  char buf[kMaxLength + 8];
+  std::memcpy(buf, text.data(), zone);
+  size_t n = zone;
+  if (offset.empty()) {
+    buf[n++] = 'Z';
+  } else if (signed_offset && offset.size() == 5 && digits(1, 5)) {
+    std::memcpy(buf + n, offset.data(), 3);  // "+hh"
+    n += 3;
+    buf[n++] = ':';
+    std::memcpy(buf + n, offset.data() + 3, 2);  // "mm"
+    n += 2;
+  } else if (signed_offset && offset.size() == 3 && digits(1, 3)) {
+    std::memcpy(buf + n, offset.data(), 3);
+    n += 3;
+    std::memcpy(buf + n, ":00", 3);
+    n += 3;
+  } else {
+    return std::nullopt;
+  }
+  return config::ParseRfc3339Millis(std::string_view(buf, n));
+}
+
 ScalarResult ReadEpochMillis(ondemand::value& value, json_type type,
                              int64_t* ms) {
   if (type == json_type::string) {
@@ -151,7 +191,7 @@ ScalarResult ReadEpochMillis(ondemand::value& value, json_type type,
     if (simdjson::error_code e = GetString(value, &text)) {
       return ScalarResult::Malformed(e);
     }
-    const std::optional<int64_t> parsed = config::ParseRfc3339Millis(text);
+    const std::optional<int64_t> parsed = ParseDateTimeMillis(text);
     if (!parsed || *parsed < 0) return ScalarResult::Rejected();
     *ms = *parsed;
     return ScalarResult::Ok();

@@ -100,9 +100,15 @@ ScalarResult ReadIdText(simdjson::ondemand::value& value,
                         simdjson::ondemand::json_type type,
                         std::string_view* id);
 
-// A time in epoch milliseconds >= 0: an RFC 3339 date-time string, an
-// integer that fits int64, or a float truncated toward zero that fits
-// int64 (1.9 is 1, 1.5e12 is 1500000000000).
+// An ISO 8601 date-time in epoch milliseconds: RFC 3339
+// ("2025-11-22T10:00:00.123Z", "...+01:00"), and the forms UBI producers
+// write besides: no zone, which is UTC ("2025-11-22T10:00:00"), and an
+// offset without a colon or minutes ("+0000", "+01"). nullopt otherwise.
+std::optional<int64_t> ParseDateTimeMillis(std::string_view text);
+
+// A time in epoch milliseconds >= 0: a date-time string
+// (ParseDateTimeMillis), an integer that fits int64, or a float truncated
+// toward zero that fits int64 (1.9 is 1, 1.5e12 is 1500000000000).
 ScalarResult ReadEpochMillis(simdjson::ondemand::value& value,
                              simdjson::ondemand::json_type type, int64_t* ms);
 

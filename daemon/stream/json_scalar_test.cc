@@ -267,6 +267,26 @@ TEST(ReadEpochMillisTest, Rfc3339Strings) {
   EXPECT_EQ(Millis(R"("1763805600123")"), "rejected");
 }
 
+// The ISO 8601 forms of UBI producers: no zone (UTC), and offsets without
+// a colon (Java's "+0000") or minutes.
+TEST(ReadEpochMillisTest, Iso8601FormsBeyondRfc3339) {
+  // date -u -d 2025-11-22T10:00:00Z +%s -> 1763805600.
+  EXPECT_EQ(Millis(R"("2025-11-22T10:00:00")"), "ok 1763805600000");
+  EXPECT_EQ(Millis(R"("2025-11-22T10:00:00.123")"), "ok 1763805600123");
+  EXPECT_EQ(Millis(R"("2025-11-22T10:00:00.123456789")"), "ok 1763805600123");
+  EXPECT_EQ(Millis(R"("2025-11-22T10:00:00.123+0000")"), "ok 1763805600123");
+  EXPECT_EQ(Millis(R"("2025-11-22T11:30:00+0130")"), "ok 1763805600000");
+  EXPECT_EQ(Millis(R"("2025-11-22T08:00:00-02")"), "ok 1763805600000");
+  EXPECT_EQ(Millis(R"("2025-11-22 10:00:00")"), "ok 1763805600000");
+  for (std::string_view bad :
+       {R"("2025-11-22T10:00")", R"("2025-11-22T10:00:00+1")",
+        R"("2025-11-22T10:00:00+01:0")", R"("2025-11-22T10:00:00+01000")",
+        R"("2025-11-22T10:00:00UTC")", R"("2025-11-22T10:00:00.")",
+        R"("2025-11-22T25:00:00")", R"("2025-11-22T10:00:00+2400")"}) {
+    EXPECT_EQ(Millis(bad), "rejected") << bad;
+  }
+}
+
 TEST(ReadEpochMillisTest, OtherTypesAndBrokenLiterals) {
   EXPECT_EQ(Millis("true"), "rejected");
   EXPECT_EQ(Millis("null"), "rejected");

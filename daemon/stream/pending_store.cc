@@ -1,6 +1,9 @@
 #include "daemon/stream/pending_store.h"
 
+#include <algorithm>
 #include <bit>
+
+#include "base/string_index.h"
 
 namespace rankwatch::stream {
 
@@ -74,7 +77,10 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.origins.clear();
   r.results_origin = EventOrigin();
   r.group = 0;
+  r.shard = 0;
   r.unit_hash = 0;
+  r.interleaving = -1;
+  r.teams.clear();
   r.has_results = false;
   r.served_ms = 0;
   r.deadline_ms = INT64_MIN;
@@ -141,6 +147,146 @@ void PendingStore::Release(PendingRequest* r) {
   r->deadline_ms = INT64_MIN;
   free_.push_back(slot);
   --size_;
+}
+
+PendingStore& ShardedPendingStore::Shard(int32_t shard) {
+  const size_t i = static_cast<size_t>(std::max(shard, 0));
+  if (i >= shards_.size()) shards_.resize(i + 1);
+  if (!shards_[i]) shards_[i] = std::make_unique<PendingStore>();
+  return *shards_[i];
+}
+
+PendingStore* ShardedPendingStore::Find(int32_t shard) {
+  if (shard < 0 || static_cast<size_t>(shard) >= shards_.size()) {
+    return nullptr;
+  }
+  return shards_[static_cast<size_t>(shard)].get();
+}
+
+PendingRequest* ShardedPendingStore::PeekEarliest() {
+  PendingRequest* earliest = nullptr;
+  for (std::unique_ptr<PendingStore>& s : shards_) {
+    if (!s) continue;
+    PendingRequest* r = s->PeekEarliest();
+    if (r != nullptr &&
+        (earliest == nullptr || r->deadline_ms < earliest->deadline_ms)) {
+      earliest = r;
+    }
+  }
+  return earliest;
+}
+
+void ShardedPendingStore::Drop(int32_t shard) {
+  if (PendingStore* s = Find(shard)) {
+    shards_[static_cast<size_t>(shard)].reset();
+    (void)s;
+  }
+}
+
+size_t ShardedPendingStore::size() const {
+  size_t n = 0;
+  for (const std::unique_ptr<PendingStore>& s : shards_) {
+    if (s) n += s->size();
+  }
+  return n;
+}
+
+namespace {
+
+constexpr uint8_t kRecordWithdraws = 1;
+constexpr uint8_t kRecordReplayed = 2;
+constexpr uint8_t kRecordClickExcluded = 4;
+
+}  // namespace
+
+void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
+                          ByteWriter* out) {
+  out->String(r.key);
+  out->String(r.query_id);
+  out->String(r.docs);
+  out->Varint(r.doc_ends.size());
+  for (uint32_t end : r.doc_ends) out->Varint(end);
+  out->String(r.judged_docs);
+  out->Varint(r.records.size());
+  for (const JudgmentRecord& j : r.records) {
+    out->Varint(j.begin);
+    out->Varint(j.end);
+    out->I64(j.time_ms);
+    out->I64(j.grade);
+    out->U8((j.withdraws ? kRecordWithdraws : 0) |
+            (j.replayed ? kRecordReplayed : 0) |
+            (j.click_excluded ? kRecordClickExcluded : 0));
+    out->Varint(static_cast<uint32_t>(j.claimed_rank));
+  }
+  out->Bool(r.has_results);
+  if (r.has_results) groups.Write(r.group, out);
+  out->Fixed64(r.unit_hash);
+  out->I64(r.interleaving);
+  out->String(std::string_view(reinterpret_cast<const char*>(r.teams.data()),
+                               r.teams.size()));
+  out->I64(r.served_ms);
+  out->I64(r.deadline_ms);
+}
+
+PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
+                                     int32_t shard, PendingStore* store) {
+  const std::string_view key = in->String();
+  const std::string_view query_id = in->String();
+  const std::string_view docs = in->String();
+  std::vector<uint32_t> doc_ends(in->Count(1));
+  uint32_t previous = 0;
+  for (uint32_t& end : doc_ends) {
+    end = static_cast<uint32_t>(in->Varint());
+    if (end < previous || end > docs.size()) in->Fail("a doc past the list");
+    previous = end;
+  }
+  if (in->ok() && previous != docs.size()) in->Fail("doc ids past the list");
+  const std::string_view judged_docs = in->String();
+  // begin, end, time, grade, flags, rank: at least 20 bytes each.
+  std::vector<JudgmentRecord> records(in->Count(20));
+  for (JudgmentRecord& j : records) {
+    j.begin = static_cast<uint32_t>(in->Varint());
+    j.end = static_cast<uint32_t>(in->Varint());
+    j.time_ms = in->I64();
+    j.grade = static_cast<metrics::Grade>(in->I64());
+    const uint8_t flags = in->U8();
+    j.withdraws = (flags & kRecordWithdraws) != 0;
+    j.replayed = (flags & kRecordReplayed) != 0;
+    j.click_excluded = (flags & kRecordClickExcluded) != 0;
+    j.claimed_rank = static_cast<int32_t>(in->Varint());
+    if (j.begin > j.end || j.end > judged_docs.size()) {
+      in->Fail("a judged doc past the record");
+    }
+  }
+  const bool has_results = in->Bool();
+  const uint32_t group = has_results && in->ok() ? groups.Read(in) : 0;
+  const uint64_t unit_hash = in->Fixed64();
+  const int64_t interleaving = in->I64();
+  const std::string_view teams = in->String();
+  const int64_t served_ms = in->I64();
+  const int64_t deadline_ms = in->I64();
+  if (in->ok() && teams.size() != doc_ends.size() && !teams.empty()) {
+    in->Fail("teams not parallel to the docs");
+  }
+  if (!in->ok()) return nullptr;
+  const uint64_t hash = HashBytes(key);
+  if (PendingRequest* old = store->Find(key, hash)) store->Release(old);
+  PendingRequest* r = store->Create(key, hash);
+  r->query_id.assign(query_id);
+  r->docs.assign(docs);
+  r->doc_ends = std::move(doc_ends);
+  r->judged_docs.assign(judged_docs);
+  r->records = std::move(records);
+  r->has_results = has_results;
+  r->group = group;
+  r->shard = shard;
+  r->unit_hash = unit_hash;
+  r->interleaving = static_cast<int32_t>(interleaving);
+  r->teams.assign(teams.begin(), teams.end());
+  r->served_ms = served_ms;
+  r->results_origin.source = -1;  // Not retained (see the field).
+  store->Schedule(r, deadline_ms);
+  return r;
 }
 
 }  // namespace rankwatch::stream

@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <queue>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/byte_codec.h"
 #include "daemon/stream/events.h"
 #include "metrics/measures.h"
 
@@ -35,6 +37,7 @@ struct JudgmentRecord {
   bool withdraws;        // "relevance": null.
   bool replayed;         // See EventOrigin::replayed.
   bool click_excluded;   // Judgment::click_excluded: never a click.
+  int32_t claimed_rank;  // Judgment::claimed_rank; 0: none.
 };
 
 struct PendingRequest {
@@ -45,8 +48,14 @@ struct PendingRequest {
   std::string judged_docs;
   std::vector<JudgmentRecord> records;
   std::vector<EventOrigin> origins;  // The judgment events it retains.
-  EventOrigin results_origin;        // Valid when has_results.
+  // Valid when has_results; source -1 when restored from a checkpoint (the
+  // event is not retained: the checkpoint's offsets are past it).
+  EventOrigin results_origin;
   uint32_t group = 0;
+  // The input partition whose state it belongs to (EventOrigin::partition()
+  // of the event that created it): what a checkpoint of that partition
+  // holds and a rebalance moves.
+  int32_t shard = 0;
   uint64_t unit_hash = 0;      // ResultsEvent::unit_hash.
   int32_t interleaving = -1;   // ResultsEvent::interleaving.
   std::vector<uint8_t> teams;  // ResultsEvent::teams.
@@ -66,6 +75,29 @@ struct PendingRequest {
   // Rank - 1 of `doc` in the results, or -1.
   int32_t FindDoc(std::string_view doc) const;
 };
+
+class PendingStore;
+
+// Labels of an aggregator group in a checkpoint: the group ids of one
+// process mean nothing to another, so requests carry their labels.
+class GroupCodec {
+ public:
+  virtual ~GroupCodec() = default;
+  virtual void Write(uint32_t group, ByteWriter* out) const = 0;
+  // The group of the labels read (created, or folded into "other", as a new
+  // event's would be).
+  virtual uint32_t Read(ByteReader* in) const = 0;
+};
+
+// A request's state in a checkpoint: what Finalize() needs, not the
+// origins of the events (a checkpoint's offsets are past them).
+void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
+                          ByteWriter* out);
+// Reads a request encoded by EncodePendingRequest into `store` (a request
+// with the same key is replaced) and schedules it. Fails `in` on corrupt
+// input; returns the request or null.
+PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
+                                     int32_t shard, PendingStore* store);
 
 class PendingStore {
  public:
@@ -124,6 +156,40 @@ class PendingStore {
   std::priority_queue<HeapEntry, std::vector<HeapEntry>,
                       std::greater<HeapEntry>>
       heap_;
+};
+
+// One PendingStore per shard (input partition): a shard's requests are
+// looked up, scheduled and closed by that shard's own event time, and
+// checkpointed, dropped or restored together. A request's events all
+// come from one shard (both topics keyed by request_id, co-partitioned),
+// so the shard of an event is where its request lives.
+class ShardedPendingStore {
+ public:
+  // The store of `shard` (>= 0), created on first use.
+  PendingStore& Shard(int32_t shard);
+  // The store of `shard`, or null when it has none.
+  PendingStore* Find(int32_t shard);
+  // Removes `request` from its shard's store.
+  void Release(PendingRequest* request) {
+    Shard(request->shard).Release(request);
+  }
+  // The request with the earliest deadline over every shard, or null.
+  PendingRequest* PeekEarliest();
+  // Forgets every request of `shard` (without telling anyone).
+  void Drop(int32_t shard);
+  size_t size() const;
+  // Shards with a store, ascending.
+  int32_t num_shards() const { return static_cast<int32_t>(shards_.size()); }
+  // Calls f(PendingRequest&) for every live request (see PendingStore).
+  template <typename F>
+  void ForEach(F f) {
+    for (std::unique_ptr<PendingStore>& s : shards_) {
+      if (s) s->ForEach(f);
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<PendingStore>> shards_;  // Indexed by shard.
 };
 
 }  // namespace rankwatch::stream

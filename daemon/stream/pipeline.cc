@@ -13,6 +13,30 @@ namespace rankwatch::stream {
 
 namespace {
 
+// The configured series, each keyed by what its values mean
+// (SeriesSpec::state_key): the trec name, the metric definitions, and for
+// click measures the kinds that are not clicks.
+std::vector<SeriesSpec> KeyedSeries(const config::Config& config) {
+  std::vector<SeriesSpec> series =
+      BuildSeries(config.metrics.measures, config.metrics.cutoffs);
+  const metrics::Definitions& d = config.metrics.definitions;
+  const std::string definitions =
+      "|l=" + std::to_string(d.relevance_threshold) +
+      ",gain=" + std::string(metrics::GainName(d.gain)) + ",recall=" +
+      std::string(metrics::RecallDenominatorName(d.recall_denominator)) +
+      ",ap=" + std::string(metrics::ApDenominatorName(d.ap_denominator)) +
+      ",zero=" + std::string(metrics::ZeroRelevantPolicyName(d.zero_relevant));
+  std::string kinds = "|not_clicks=";
+  for (const std::string& k : config.metrics.click_exclude_kinds) {
+    kinds += k + ",";
+  }
+  for (SeriesSpec& s : series) {
+    s.state_key = s.trec_name + definitions;
+    if (metrics::IsClickMeasure(s.measure)) s.state_key += kinds;
+  }
+  return series;
+}
+
 size_t TopicIndex(Topic t) { return static_cast<size_t>(t); }
 
 // A configuration built in code (not loaded) may leave an experiment's
@@ -76,8 +100,7 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       clock_(clock),
       decoder_(EventDecoder::ForConfig(config, clock)),
       evaluator_(std::move(evaluator)),
-      aggregator_(config.aggregation,
-                  BuildSeries(config.metrics.measures, config.metrics.cutoffs)),
+      aggregator_(config.aggregation, KeyedSeries(config)),
       experiments_(std::make_unique<ExperimentMonitor>(
           &config_.experiments, config.statistics, &aggregator_,
           !config.schema.unit.empty())),
@@ -109,6 +132,10 @@ bool Pipeline::OnPayload(Topic topic, std::string_view payload,
     OnRejected(topic, s, payload, origin);
     return false;
   }
+  if (s.ignored) {
+    OnIgnored(topic);
+    return false;
+  }
   return OnJudgments(judgments_scratch_, origin);
 }
 
@@ -126,6 +153,11 @@ bool Pipeline::OnJudgments(const JudgmentEvent& event, EventOrigin origin) {
   int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kJudgments)];
   last = std::max(last, event.timestamp_ms);
   return join_->OnJudgments(event, origin);
+}
+
+void Pipeline::OnIgnored(Topic topic) {
+  ++counters_.consumed[TopicIndex(topic)];
+  ++counters_.ignored[TopicIndex(topic)];
 }
 
 void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
@@ -165,14 +197,17 @@ bool Pipeline::IsInterleavingOf(int32_t experiment, uint32_t group) const {
 }
 
 void Pipeline::OnFinalized(const FinalizedRequest& request) {
+  const int32_t shard = request.shard;
   if (request.first_click_delay_ms >= 0) {
-    aggregator_.AddFirstClick(request.group, request.first_click_delay_ms);
+    aggregator_.AddFirstClick(request.group, request.first_click_delay_ms,
+                              shard);
   }
   if (IsInterleavingOf(request.interleaving, request.group)) {
     interleaving_->Add(
         request.interleaving, request.closed_ms,
         metrics::CreditClicks(request.teams, request.clicks,
-                              config_.metrics.definitions.relevance_threshold));
+                              config_.metrics.definitions.relevance_threshold),
+        shard);
   }
   evaluator_.Evaluate(request.ranked, request.judged, &scores_);
   // Some judgments are not clicks: the click measures read their own
@@ -186,8 +221,8 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   if (without_relevant) ++counters_.without_relevant;
   if (without_relevant && config_.metrics.definitions.zero_relevant ==
                               metrics::ZeroRelevantPolicy::kSkip) {
-    aggregator_.Add(request.group, request.closed_ms, {}, true);
-    experiments_->Add(request.group, request.unit_hash, {});
+    aggregator_.Add(request.group, request.closed_ms, {}, true, shard);
+    experiments_->Add(request.group, request.unit_hash, {}, shard);
     return;
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
@@ -199,8 +234,9 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
                               series[s].measure, series[s].cutoff_index);
   }
   ++counters_.scored;
-  aggregator_.Add(request.group, request.closed_ms, values_, without_relevant);
-  experiments_->Add(request.group, request.unit_hash, values_);
+  aggregator_.Add(request.group, request.closed_ms, values_, without_relevant,
+                  shard);
+  experiments_->Add(request.group, request.unit_hash, values_, shard);
 }
 
 void Pipeline::OnReleased(EventOrigin origin) {
@@ -248,6 +284,77 @@ void Pipeline::DropPartitions(std::span<const int32_t> partitions) {
   join_->DropPartitions(partitions);
 }
 
+namespace {
+
+constexpr uint32_t kCheckpointMagic = 0x4b435752;  // "RWCK"
+
+}  // namespace
+
+void Pipeline::AggregatorGroups::Write(uint32_t group, ByteWriter* out) const {
+  const GroupStats& g = aggregator_->group(group);
+  out->String(g.variant);
+  out->Varint(g.segment_values.size());
+  for (const std::string& v : g.segment_values) out->String(v);
+}
+
+uint32_t Pipeline::AggregatorGroups::Read(ByteReader* in) const {
+  const std::string_view variant = in->String();
+  std::array<std::string_view, 16> segments;
+  const uint64_t n = in->Count(1);
+  if (n > segments.size()) in->Fail("more segment labels than supported");
+  for (uint64_t i = 0; i < n && in->ok(); ++i) segments[i] = in->String();
+  if (!in->ok()) return 0;
+  return aggregator_->ResolveGroup(variant, std::span(segments.data(), n));
+}
+
+void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
+  ByteWriter w(out);
+  w.Fixed32(kCheckpointMagic);
+  w.Fixed32(kCheckpointVersion);
+  const AggregatorGroups groups(const_cast<Aggregator*>(&aggregator_));
+  aggregator_.EncodeShard(shard, &w);
+  join_->EncodeShard(shard, groups, &w);
+  experiments_->EncodeShard(shard, &w);
+  interleaving_->EncodeShard(shard, &w);
+}
+
+Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
+  ByteReader in(record);
+  if (in.Fixed32() != kCheckpointMagic) {
+    return Status::InvalidArgument("not a rankwatch checkpoint");
+  }
+  const uint32_t version = in.Fixed32();
+  if (version != kCheckpointVersion) {
+    return Status::InvalidArgument(
+        "checkpoint format version " + std::to_string(version) +
+        ", this rankwatch reads version " + std::to_string(kCheckpointVersion));
+  }
+  DropShard(shard);
+  const AggregatorGroups groups(&aggregator_);
+  Status status = aggregator_.DecodeShard(shard, &in);
+  if (status.ok()) status = join_->DecodeShard(shard, groups, &in);
+  if (status.ok()) status = experiments_->DecodeShard(shard, &in);
+  if (status.ok()) status = interleaving_->DecodeShard(shard, &in);
+  if (status.ok() && !in.at_end()) {
+    status = Status::InvalidArgument(std::to_string(in.remaining()) +
+                                     " bytes after the checkpoint's end");
+  }
+  if (!status.ok()) {
+    DropShard(shard);
+    return status;
+  }
+  // The restored figures show at once.
+  Look();
+  return Status::Ok();
+}
+
+void Pipeline::DropShard(int32_t shard) {
+  join_->DropShard(shard);
+  aggregator_.DropShard(shard);
+  experiments_->DropShard(shard);
+  interleaving_->DropShard(shard);
+}
+
 bool Pipeline::tracks_clicks() const {
   const config::Config& c = config_;
   return c.join.mode == config::JoinMode::kImpression &&
@@ -278,8 +385,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   // The series: the same measure at the same cutoff keeps its values,
   // unless what the values mean changed.
   const std::vector<SeriesSpec> old_series = aggregator_.series();
-  std::vector<SeriesSpec> series =
-      BuildSeries(next.metrics.measures, next.metrics.cutoffs);
+  std::vector<SeriesSpec> series = KeyedSeries(next);
   const bool same_definitions =
       config_.metrics.definitions == next.metrics.definitions;
   const bool same_click_kinds =

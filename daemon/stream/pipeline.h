@@ -53,6 +53,9 @@ class ReleaseListener {
 struct PipelineCounters {
   std::array<int64_t, 2> consumed{};  // Per Topic, every event fed.
   std::array<std::array<int64_t, kNumRejectReasons>, 2> rejected{};
+  // Valid events of no interest (schema.actions maps no grade to their
+  // action): counted, never joined or rejected.
+  std::array<int64_t, 2> ignored{};
   std::array<int64_t, 2> last_event_ms{INT64_MIN, INT64_MIN};  // Per Topic.
   int64_t without_relevant = 0;  // Finalized lists with R = 0.
   int64_t scored = 0;            // Lists folded into the means.
@@ -78,6 +81,8 @@ class Pipeline : private JoinListener {
   // The same for events decoded elsewhere (replay merges two files).
   bool OnResults(const ResultsEvent& event, EventOrigin origin);
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin);
+  // A valid event the schema says to skip (DecodeStatus::ignored).
+  void OnIgnored(Topic topic);
   // `location` names the event in the log instead of its partition and
   // offset when set: replay passes "FILE:LINE".
   void OnRejected(Topic topic, const DecodeStatus& status,
@@ -94,6 +99,31 @@ class Pipeline : private JoinListener {
   // events.max_future_skew (poisoned by a far-future timestamp, which
   // versions before 0.2 accepted) is ignored with a warning: returns false.
   [[nodiscard]] bool RestoreWatermark(int32_t source, int64_t watermark_ms);
+  // Checkpoints of one shard: an input partition number (Kafka partition
+  // n of both topics in impression mode; 0 in replay), whose state moves
+  // with the partition when a rebalance gives it to another replica.
+  //
+  // EncodeShard appends to `out` a versioned record (kCheckpointVersion)
+  // of everything that determines a figure of the shard: the event-time
+  // progress of its sources, its pending requests, its aggregates (running
+  // stats, histograms, window buckets, first-click delays), its per-unit
+  // experiment sums and its interleaving counts. Series are named by what
+  // their values mean (SeriesSpec::state_key), so a checkpoint written
+  // under another configuration restores what still means the same and
+  // leaves the rest to start afresh (docs/operations.md, "Durable state").
+  // Not in a shard: process counters, the sequential tests' state and the
+  // SRM's unit counts (with schema.unit).
+  void EncodeShard(int32_t shard, std::string* out) const;
+  // Restores `shard` from an EncodeShard record, replacing what it held.
+  // A record of another format version, or corrupt, is an error naming
+  // the cause; the shard is then left empty (the caller decides what to
+  // do: the daemon stays unready rather than count from zero).
+  [[nodiscard]] Status DecodeShard(int32_t shard, std::string_view record);
+  // Forgets `shard` without scoring its pending requests (its partition
+  // moved; its state lives on in its checkpoint).
+  void DropShard(int32_t shard);
+  static constexpr uint32_t kCheckpointVersion = 1;
+
   // See Join::AddSource and SetSourceIdle.
   void AddSource(int32_t source) { join_->AddSource(source); }
   void SetSourceIdle(int32_t source, bool idle) {
@@ -160,6 +190,18 @@ class Pipeline : private JoinListener {
   // Whether a finalized request of `group` belongs to interleaving
   // experiment `experiment` (an index into config_.interleaving).
   bool IsInterleavingOf(int32_t experiment, uint32_t group) const;
+
+  // Group labels in checkpoints, through the aggregator.
+  class AggregatorGroups : public GroupCodec {
+   public:
+    explicit AggregatorGroups(Aggregator* aggregator)
+        : aggregator_(aggregator) {}
+    void Write(uint32_t group, ByteWriter* out) const override;
+    uint32_t Read(ByteReader* in) const override;
+
+   private:
+    Aggregator* aggregator_;
+  };
 
   // JoinListener.
   void OnFinalized(const FinalizedRequest& request) override;

@@ -159,10 +159,10 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
   bool retained = false;
   if (!e.request_id.empty() && !recent_.Insert(HashBytes(e.request_id))) {
     ++counters_.duplicate_results;
-  } else if (delay_ms_ <= 0 ||
-             SatAdd(e.timestamp_ms, delay_ms_) < watermark_.value()) {
+  } else if (delay_ms_ <= 0 || SatAdd(e.timestamp_ms, delay_ms_) <
+                                   watermark_.value(origin.partition())) {
     Score(e.request_id, e.query_id, group, e.unit_hash, e.timestamp_ms,
-          e.doc_ids, FinalizeCause::kWindowClosed);
+          e.doc_ids, FinalizeCause::kWindowClosed, origin.partition());
   } else {
     // Keyed by request_id when there is one; otherwise by a key that no
     // JSON string produces (a NUL byte then a counter).
@@ -179,8 +179,12 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
         ScoreDelayed(oldest, FinalizeCause::kEvicted);
       }
     }
-    PendingRequest* r = delayed_.Find(key, hash);
-    if (r == nullptr) r = delayed_.Create(key, hash);
+    PendingStore& store = delayed_.Shard(origin.partition());
+    PendingRequest* r = store.Find(key, hash);
+    if (r == nullptr) {
+      r = store.Create(key, hash);
+      r->shard = origin.partition();
+    }
     r->has_results = true;
     r->query_id.assign(e.query_id);
     r->group = group;
@@ -191,17 +195,17 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
       r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
     }
     r->origins.push_back(origin);
-    delayed_.Schedule(r, SatAdd(e.timestamp_ms, delay_ms_));
+    store.Schedule(r, SatAdd(e.timestamp_ms, delay_ms_));
     retained = true;
   }
-  ProcessDue(FinalizeCause::kWindowClosed);
+  ProcessDueIn(origin.partition(), FinalizeCause::kWindowClosed);
   return retained;
 }
 
 void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
                       uint32_t group, uint64_t unit_hash, int64_t served_ms,
                       std::span<const std::string_view> docs,
-                      FinalizeCause cause) {
+                      FinalizeCause cause, int32_t shard) {
   const QueryTable* t = FindTable(query_id);
   if (t == nullptr || t->live == 0) {
     ++counters_.unjudged;
@@ -229,6 +233,7 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
   f.cause = cause;
   f.ranked = ranked_;
   f.judged = judged_;
+  f.shard = shard;
   listener_->OnFinalized(f);
 }
 
@@ -238,17 +243,17 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
   const std::string_view request_id =
       !r->key.empty() && r->key[0] == '\0' ? std::string_view() : r->key;
   Score(request_id, r->query_id, r->group, r->unit_hash, r->served_ms,
-        docs_scratch_, cause);
+        docs_scratch_, cause, r->shard);
   for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
   delayed_.Release(r);
 }
 
-void QrelsJoin::ProcessDue(FinalizeCause cause) {
-  // A delay [.., served + delay] ends once the watermark is past it.
-  while (PendingRequest* r =
-             delayed_.PeekDue(SatSub(watermark_.closing(), 1))) {
-    ScoreDelayed(r, cause);
-  }
+void QrelsJoin::ProcessDueIn(int32_t shard, FinalizeCause cause) {
+  PendingStore* store = delayed_.Find(shard);
+  if (store == nullptr) return;
+  // A delay [.., served + delay] ends once its shard's watermark is past it.
+  const int64_t limit = SatSub(watermark_.closing(shard), 1);
+  while (PendingRequest* r = store->PeekDue(limit)) ScoreDelayed(r, cause);
 }
 
 void QrelsJoin::FinishAll() {

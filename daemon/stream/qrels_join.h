@@ -104,8 +104,10 @@ class QrelsJoin final : public WatermarkedJoin {
               std::optional<metrics::Grade> grade, int64_t time_ms);
   void Score(std::string_view request_id, std::string_view query_id,
              uint32_t group, uint64_t unit_hash, int64_t served_ms,
-             std::span<const std::string_view> docs, FinalizeCause cause);
-  void ProcessDue(FinalizeCause cause) override;
+             std::span<const std::string_view> docs, FinalizeCause cause,
+             int32_t shard);
+  void ProcessDueIn(int32_t shard, FinalizeCause cause) override;
+  ShardedPendingStore& store() override { return delayed_; }
   void ScoreDelayed(PendingRequest* request, FinalizeCause cause);
 
   config::JoinConfig config_;
@@ -115,7 +117,7 @@ class QrelsJoin final : public WatermarkedJoin {
   StringIndex table_index_;
   int64_t entries_ = 0;     // Live labels.
   int64_t tombstones_ = 0;  // Withdrawn labels kept for their time.
-  PendingStore delayed_;
+  ShardedPendingStore delayed_;
   RecentIds recent_;
   uint64_t next_synthetic_key_ = 0;
   std::string key_scratch_;

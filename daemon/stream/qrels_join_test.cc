@@ -98,6 +98,9 @@ TEST_F(QrelsJoinTest, LatestLabelWinsWhateverTheArrivalOrder) {
 
 TEST_F(QrelsJoinTest, DelayLetsLabelsProducedWithResultsLandFirst) {
   config_.qrels_delay = std::chrono::seconds(5);
+  // Event time never runs ahead of the wall clock: the events below are
+  // in the past.
+  clock_.Advance(1'000'000);
   EXPECT_TRUE(Res("i1", "q1", 1000, {"a"}, /*offset=*/7));
   Label("q1", 3000, {{"a", 3}});
   EXPECT_TRUE(listener_.finalized.empty());

@@ -66,6 +66,8 @@ class Source {
         }
         pipeline->OnRejected(topic_, status, line, EventOrigin{0, line_no},
                              Location(line_no));
+      } else if (status.ignored) {
+        pipeline->OnIgnored(topic_);
       } else {
         out->push_back({time_ms, offset, static_cast<uint32_t>(line.size()),
                         topic_, line_no});
@@ -591,6 +593,8 @@ std::string FormatReplayJson(const Pipeline& p) {
   AppendInt(&out, c.consumed[0]);
   out.append(",\"judgments\":");
   AppendInt(&out, c.consumed[1]);
+  out.append(",\"ignored\":");
+  AppendInt(&out, c.ignored[0] + c.ignored[1]);
   out.append(",\"rejected\":{");
   first = true;
   for (int r = 0; r < kNumRejectReasons; ++r) {
@@ -614,6 +618,7 @@ std::string FormatReplayJson(const Pipeline& p) {
       {"finalized", j.finalized},
       {"scored", c.scored},
       {"table_full", j.table_full},
+      {"position_mismatches", j.position_mismatches},
   };
   for (const auto& [name, n] : counts) {
     out.append(",\"");

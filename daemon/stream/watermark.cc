@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/saturating.h"
+#include "daemon/stream/events.h"
 
 namespace rankwatch::stream {
 
@@ -26,6 +27,15 @@ void Watermark::AddSource(int32_t source) {
 void Watermark::RemoveSource(int32_t source) {
   if (source >= 0 && static_cast<size_t>(source) < sources_.size()) {
     sources_[source] = Source();
+    // A shard none of whose sources is registered starts afresh (its
+    // partition left; if it comes back, it brings its own progress).
+    const int32_t shard = EventOrigin::PartitionOf(source);
+    const bool other_present =
+        At(EventOrigin::SourceOf(1 - EventOrigin::TopicIndexOf(source), shard))
+            .present;
+    if (!other_present && static_cast<size_t>(shard) < shard_values_.size()) {
+      shard_values_[static_cast<size_t>(shard)] = INT64_MIN;
+    }
     Recompute(clock_->NowMillis());
   }
 }
@@ -53,7 +63,8 @@ void Watermark::Observe(int32_t source, int64_t event_ms) {
   s.idle = false;
   if (event_ms > s.max_ms || was_idle) {
     s.max_ms = std::max(s.max_ms, event_ms);
-    Recompute(now);  // O(sources): a few dozen partitions at most.
+    RecomputeGlobal(now);  // O(sources): a few dozen partitions at most.
+    RecomputeShard(EventOrigin::PartitionOf(source), now);
   }
 }
 
@@ -78,6 +89,23 @@ void Watermark::Restore(int32_t source, int64_t watermark_ms) {
   s.restored_ms = std::max(s.restored_ms, watermark_ms);
 }
 
+int64_t Watermark::progress(int32_t source) const {
+  if (source < 0 || static_cast<size_t>(source) >= sources_.size()) {
+    return INT64_MIN;
+  }
+  return sources_[static_cast<size_t>(source)].max_ms;
+}
+
+void Watermark::RestoreProgress(int32_t source, int64_t max_ms) {
+  Source& s = At(source);
+  s.present = true;
+  s.max_ms = std::max(s.max_ms, max_ms);
+  // Not an event (the idle advance is unaffected), but the newest event
+  // time the stream has reached includes it.
+  max_event_ms_ = std::max(max_event_ms_, max_ms);
+  Recompute(clock_->NowMillis());
+}
+
 int64_t Watermark::restored(int32_t source) const {
   if (source < 0 || static_cast<size_t>(source) >= sources_.size()) {
     return INT64_MIN;
@@ -85,29 +113,70 @@ int64_t Watermark::restored(int32_t source) const {
   return sources_[static_cast<size_t>(source)].restored_ms;
 }
 
-void Watermark::Recompute(int64_t now_wall_ms) {
+int64_t Watermark::Progress(const Source* const* sources, size_t n,
+                            int64_t max_ms, int64_t now_wall_ms) const {
   bool any_held = false;
   int64_t held_min = INT64_MAX;
-  for (const Source& s : sources_) {
+  for (size_t i = 0; i < n; ++i) {
+    const Source& s = *sources[i];
     if (!s.present) continue;
     if (s.idle && now_wall_ms - s.idle_since_wall_ms >= idle_timeout_ms_) {
       continue;  // Caught up for long enough: no longer holds.
     }
     any_held = true;
-    held_min = std::min(held_min, s.max_ms);
+    // Not past the wall clock either: an event from a clock minutes fast
+    // must not carry event time (and every window) ahead of the stream,
+    // even while its partition's other source is idle.
+    held_min = std::min(held_min, std::min(s.max_ms, now_wall_ms));
   }
   // Every source caught up: the newest event time, but not past the wall
   // clock (an event from a clock minutes fast is not how far the stream
   // has come; the least of the sources' newest would let one stale
   // partition hold every window).
+  if (any_held) return held_min;
+  return max_ms == INT64_MIN ? INT64_MIN : std::min(max_ms, now_wall_ms);
+}
+
+void Watermark::Recompute(int64_t now_wall_ms) {
+  RecomputeGlobal(now_wall_ms);
+  const int32_t shards = static_cast<int32_t>((sources_.size() + 1) / 2);
+  for (int32_t shard = 0; shard < shards; ++shard) {
+    RecomputeShard(shard, now_wall_ms);
+  }
+}
+
+void Watermark::RecomputeGlobal(int64_t now_wall_ms) {
+  std::vector<const Source*>& all = scratch_;
+  all.clear();
+  for (const Source& s : sources_) all.push_back(&s);
   const int64_t progress =
-      any_held
-          ? held_min
-          : (max_event_ms_ == INT64_MIN ? INT64_MIN
-                                        : std::min(max_event_ms_, now_wall_ms));
+      Progress(all.data(), all.size(), max_event_ms_, now_wall_ms);
   if (progress != INT64_MIN) {
     value_ = std::max(value_, SatSub(progress, lateness_ms_));
   }
+}
+
+void Watermark::RecomputeShard(int32_t shard, int64_t now_wall_ms) {
+  (void)At(EventOrigin::SourceOf(1, shard));  // Both exist from here on.
+  const Source& results = At(EventOrigin::SourceOf(0, shard));
+  const Source& judgments = At(EventOrigin::SourceOf(1, shard));
+  const Source* sources[2] = {&results, &judgments};
+  if (!results.present && !judgments.present) return;
+  const int64_t progress = Progress(
+      sources, 2, std::max(results.max_ms, judgments.max_ms), now_wall_ms);
+  if (progress == INT64_MIN) return;
+  if (static_cast<size_t>(shard) >= shard_values_.size()) {
+    shard_values_.resize(static_cast<size_t>(shard) + 1, INT64_MIN);
+  }
+  int64_t& v = shard_values_[static_cast<size_t>(shard)];
+  v = std::max(v, SatSub(progress, lateness_ms_));
+}
+
+int64_t Watermark::value(int32_t shard) const {
+  if (shard < 0 || static_cast<size_t>(shard) >= shard_values_.size()) {
+    return INT64_MIN;
+  }
+  return shard_values_[static_cast<size_t>(shard)];
 }
 
 }  // namespace rankwatch::stream

@@ -18,9 +18,10 @@
 // one topic lags another: its partitions are caught up again and again
 // between the lagging producer's writes, and releasing them at once would
 // let the other topic close windows before their judgments are read. When
-// every source has caught up, the watermark moves to the newest event time
-// but never past the wall clock: one event from a clock minutes fast must
-// not carry it (and with it every window) ahead of the stream.
+// every source has caught up, the watermark moves to the newest event time.
+// A source's event time never counts past the wall clock: one event from a
+// clock minutes fast must not carry the watermark (and with it every
+// window) ahead of the stream, whether or not the other sources are idle.
 //
 // When no event arrives at all for `idle_timeout`, windows still close:
 // closing() advances with the wall clock from the newest event time (capped
@@ -36,6 +37,16 @@
 // window here. Per source, because the sources assigned to one replica may
 // come from several previous owners (one killed early, one stopped late):
 // one watermark for all would skip what the earlier one never finalized.
+//
+// Event time is also kept per shard: an input partition, whose two sources
+// are that partition of the results and of the judgments topic
+// (EventOrigin::SourceOf). value(shard) is computed as value() is, over
+// the shard's sources only: a request of a shard is judged late, and its
+// window closed, by its own partition's progress, never by another's. So
+// what a shard computes depends on its own events only, whichever replica
+// reads it, whatever else that replica reads, and however far ahead its
+// other partitions are (a partition restored on a replica that is ahead
+// elsewhere, a backlog read beside live traffic).
 //
 // Not thread-safe.
 #ifndef RANKWATCH_DAEMON_STREAM_WATERMARK_H_
@@ -78,6 +89,19 @@ class Watermark {
   int64_t value() const { return value_; }
   // Up to where windows close: value(), or more while the stream is idle.
   int64_t closing() const { return closing_ > value_ ? closing_ : value_; }
+  // The same for one shard (see the class comment): INT64_MIN before its
+  // sources deliver; never decreases while a source of it is registered.
+  int64_t value(int32_t shard) const;
+  int64_t closing(int32_t shard) const {
+    const int64_t v = value(shard);
+    return closing_ > v ? closing_ : v;
+  }
+  // The highest event time `source` has delivered (INT64_MIN if none), and
+  // its restoration from a checkpoint of the source's partition: the source
+  // is registered (it holds the watermark back until it delivers or is
+  // idle, as AddSource) at that progress.
+  int64_t progress(int32_t source) const;
+  void RestoreProgress(int32_t source, int64_t max_ms);
   // `source`'s restored watermark; INT64_MIN if none.
   int64_t restored(int32_t source) const;
   int64_t max_event_ms() const { return max_event_ms_; }
@@ -92,7 +116,15 @@ class Watermark {
   };
 
   Source& At(int32_t source);
-  void Recompute(int64_t now_wall_ms);
+  void Recompute(int64_t now_wall_ms);  // Global and every shard.
+  void RecomputeGlobal(int64_t now_wall_ms);
+  // value(shard) from its sources.
+  void RecomputeShard(int32_t shard, int64_t now_wall_ms);
+  // The progress of a set of sources: the least newest event time of
+  // those that still hold, or when none holds the newest event time `max`
+  // (capped at the wall clock); INT64_MIN when unknown.
+  int64_t Progress(const Source* const* sources, size_t n, int64_t max_ms,
+                   int64_t now_wall_ms) const;
 
   int64_t lateness_ms_;
   int64_t idle_timeout_ms_;
@@ -101,6 +133,8 @@ class Watermark {
   int64_t max_event_ms_ = INT64_MIN;
   int64_t last_event_wall_ms_ = 0;
   int64_t value_ = INT64_MIN;
+  std::vector<int64_t> shard_values_;   // Indexed by shard.
+  std::vector<const Source*> scratch_;  // Recompute(): no allocation.
   int64_t closing_ = INT64_MIN;  // The idle advance; INT64_MIN when none.
 };
 

@@ -145,7 +145,7 @@ bool WaitConsumed(const std::vector<DaemonProcess*>& daemons, double events) {
 void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
                         const std::vector<std::string>& variants,
-                        double tolerance, bool relative) {
+                        double tolerance, bool relative, Figures figures) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(simdjson::padded_string(replay_json)).get(doc),
@@ -163,8 +163,18 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
       SCOPED_TRACE(v + " " + trec);
       double count = 0, sum = 0;
       for (const Scrape& s : scrapes) {
-        count += s.Sum(metric + "_count", {{"variant", v}, {"k", k}});
-        sum += s.Sum(metric + "_sum", {{"variant", v}, {"k", k}});
+        switch (figures) {
+          case Figures::kCounters:
+            count += s.Sum(metric + "_count", {{"variant", v}, {"k", k}});
+            sum += s.Sum(metric + "_sum", {{"variant", v}, {"k", k}});
+            break;
+          case Figures::kState:
+            count += s.Sum(metric + "_window_lists",
+                           {{"variant", v}, {"k", k}, {"window", "all"}});
+            sum += s.Sum(metric + "_window_sum_values",
+                         {{"variant", v}, {"k", k}, {"window", "all"}});
+            break;
+        }
       }
       simdjson::dom::element m = doc["variants"][v]["measures"][trec];
       ASSERT_TRUE(m.is_object());

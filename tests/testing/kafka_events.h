@@ -110,13 +110,21 @@ class Producer {
 // follows.
 bool WaitConsumed(const std::vector<DaemonProcess*>& daemons, double events);
 
+// Which series of a scrape hold the figures compared with replay's.
+enum class Figures {
+  kCounters,  // What each process scored: the histograms' _count and _sum.
+  kState,     // The durable state: _window_lists and _window_sum_values
+              // with window="all".
+};
+
 // Expects the summed counts and means of `scrapes` to equal replay's JSON
 // output, per variant and series (P@1, P@3, RR@3, RR, nDCG@3, nDCG): counts
 // exactly, means to `tolerance` (absolute, or relative when `relative`).
 void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
                         const std::vector<std::string>& variants,
-                        double tolerance = 1e-9, bool relative = false);
+                        double tolerance = 1e-9, bool relative = false,
+                        Figures figures = Figures::kCounters);
 
 // `rankwatch replay --format json` (the binary `rankwatch`) over `events`,
 // written as JSON-lines files r.jsonl and j.jsonl in `dir`, with `config`:

@@ -1,0 +1,351 @@
+#include "daemon/kafka/changelog.h"
+
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "base/byte_codec.h"
+#include "daemon/kafka/kafka_conf.h"
+
+namespace rankwatch::kafka {
+
+namespace {
+
+constexpr uint32_t kRecordMagic = 0x4c435752;  // "RWCL"
+constexpr uint32_t kRecordVersion = 1;
+constexpr int kDescribeTimeoutMs = 1500;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// An admin request's event, waited for on its own queue.
+struct AdminCall {
+  explicit AdminCall(rd_kafka_t* rk) : queue(rd_kafka_queue_new(rk)) {}
+  ~AdminCall() {
+    if (event != nullptr) rd_kafka_event_destroy(event);
+    rd_kafka_queue_destroy(queue);
+  }
+  rd_kafka_event_t* Wait(int timeout_ms) {
+    event = rd_kafka_queue_poll(queue, timeout_ms);
+    return event;
+  }
+  rd_kafka_queue_t* queue;
+  rd_kafka_event_t* event = nullptr;
+};
+
+rd_kafka_AdminOptions_t* Options(rd_kafka_t* rk, rd_kafka_admin_op_t op,
+                                 int timeout_ms) {
+  rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, op);
+  char errstr[256];
+  (void)rd_kafka_AdminOptions_set_request_timeout(options, timeout_ms, errstr,
+                                                  sizeof(errstr));
+  return options;
+}
+
+}  // namespace
+
+void EncodeCheckpointRecord(const CheckpointRecord& record, std::string* out) {
+  ByteWriter w(out);
+  w.Fixed32(kRecordMagic);
+  w.Fixed32(kRecordVersion);
+  w.Varint(static_cast<uint64_t>(record.partition));
+  w.I64(record.offsets[0]);
+  w.I64(record.offsets[1]);
+  out->append(record.state);
+}
+
+StatusOr<CheckpointRecord> DecodeCheckpointRecord(std::string_view bytes) {
+  ByteReader r(bytes);
+  if (r.Fixed32() != kRecordMagic) {
+    return Status::InvalidArgument("not a rankwatch checkpoint record");
+  }
+  const uint32_t version = r.Fixed32();
+  if (r.ok() && version != kRecordVersion) {
+    return Status::InvalidArgument(
+        "checkpoint record version " + std::to_string(version) +
+        ", this rankwatch reads version " + std::to_string(kRecordVersion));
+  }
+  CheckpointRecord record;
+  record.partition = static_cast<int32_t>(r.Varint());
+  record.offsets[0] = r.I64();
+  record.offsets[1] = r.I64();
+  if (!r.ok()) return r.status();
+  record.state = bytes.substr(bytes.size() - r.remaining());
+  return record;
+}
+
+// Delivery reports of Write(): each message's opaque is its index.
+class Changelog::Deliveries : public RdKafka::DeliveryReportCb {
+ public:
+  struct Report {
+    bool done = false;
+    RdKafka::ErrorCode err = RdKafka::ERR_NO_ERROR;
+    int32_t partition = -1;
+    int64_t offset = -1;
+  };
+  void dr_cb(RdKafka::Message& message) override {
+    const size_t i = reinterpret_cast<size_t>(message.msg_opaque());
+    if (i >= reports.size()) return;
+    reports[i] = {true, message.err(), message.partition(), message.offset()};
+  }
+  std::vector<Report> reports;
+};
+
+Changelog::Changelog(std::string topic) : topic_(std::move(topic)) {}
+
+Changelog::~Changelog() {
+  if (reader_) reader_->close();
+}
+
+StatusOr<std::unique_ptr<Changelog>> Changelog::Create(
+    const config::KafkaConfig& kafka) {
+  std::unique_ptr<Changelog> c(new Changelog(kafka.changelog()));
+  c->deliveries_ = std::make_unique<Deliveries>();
+  StatusOr<std::unique_ptr<RdKafka::Conf>> pconf =
+      ProducerConf(kafka, "rankwatch-changelog", kMaxCheckpointBytes);
+  if (!pconf.ok()) return pconf.status();
+  // Idempotent (no duplicates or reordering on retries), compressed (a
+  // checkpoint repeats doc ids and labels).
+  RW_RETURN_IF_ERROR(SetAll(pconf->get(), {{"enable.idempotence", "true"},
+                                           {"compression.type", "lz4"},
+                                           {"linger.ms", "0"}}));
+  RW_RETURN_IF_ERROR(SetCallback(pconf->get(), "dr_cb", c->deliveries_.get()));
+  std::string err;
+  c->producer_.reset(RdKafka::Producer::create(pconf->get(), err));
+  if (!c->producer_) {
+    return Status::InvalidArgument("changelog producer: " + err);
+  }
+  StatusOr<std::unique_ptr<RdKafka::Conf>> rconf =
+      ConsumerConf(kafka, kafka.group_id + ".changelog-reader", false);
+  if (!rconf.ok()) return rconf.status();
+  RW_RETURN_IF_ERROR(SetAll(rconf->get(), {{"enable.partition.eof", "true"},
+                                           {"fetch.max.bytes", "134217728"}}));
+  c->reader_.reset(RdKafka::KafkaConsumer::create(rconf->get(), err));
+  if (!c->reader_) return Status::InvalidArgument("changelog reader: " + err);
+  return c;
+}
+
+StatusOr<int32_t> Changelog::PartitionCount(int timeout_ms) {
+  std::string err;
+  std::unique_ptr<RdKafka::Topic> topic(
+      RdKafka::Topic::create(producer_.get(), topic_, nullptr, err));
+  if (!topic) return Status::Internal("changelog topic handle: " + err);
+  RdKafka::Metadata* raw = nullptr;
+  const RdKafka::ErrorCode code =
+      producer_->metadata(false, topic.get(), &raw, timeout_ms);
+  std::unique_ptr<RdKafka::Metadata> md(raw);
+  if (code != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("metadata of changelog topic '" + topic_ +
+                               "': " + RdKafka::err2str(code));
+  }
+  for (const RdKafka::TopicMetadata* t : *md->topics()) {
+    if (t->topic() != topic_) continue;
+    if (t->err() == RdKafka::ERR_UNKNOWN_TOPIC_OR_PART) return 0;
+    if (t->err() != RdKafka::ERR_NO_ERROR) {
+      return Status::Unavailable("changelog topic '" + topic_ +
+                                 "': " + RdKafka::err2str(t->err()));
+    }
+    return static_cast<int32_t>(t->partitions()->size());
+  }
+  return 0;
+}
+
+Status Changelog::CreateTopic(int32_t partitions, int timeout_ms) {
+  rd_kafka_t* rk = producer_->c_ptr();
+  char errstr[512];
+  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(
+      topic_.c_str(), partitions, -1, errstr, sizeof(errstr));
+  if (topic == nullptr) return Status::InvalidArgument(errstr);
+  (void)rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
+  (void)rd_kafka_NewTopic_set_config(
+      topic, "max.message.bytes", std::to_string(kMaxCheckpointBytes).c_str());
+  AdminCall call(rk);
+  rd_kafka_AdminOptions_t* options =
+      Options(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout_ms);
+  rd_kafka_CreateTopics(rk, &topic, 1, options, call.queue);
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_NewTopic_destroy(topic);
+  rd_kafka_event_t* event = call.Wait(timeout_ms + 1000);
+  if (event == nullptr) return Status::Unavailable("CreateTopics timed out");
+  if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(rd_kafka_event_error_string(event));
+  }
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(
+      rd_kafka_event_CreateTopics_result(event), &n);
+  for (size_t i = 0; i < n; ++i) {
+    const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+        err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      return Status::Unavailable(
+          rd_kafka_topic_result_error_string(results[i]));
+    }
+  }
+  spdlog::info("created changelog topic '{}' ({} partitions, compacted)",
+               topic_, partitions);
+  return Status::Ok();
+}
+
+Status Changelog::CheckCleanupPolicy(int timeout_ms) {
+  rd_kafka_t* rk = producer_->c_ptr();
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic_.c_str());
+  AdminCall call(rk);
+  rd_kafka_AdminOptions_t* options =
+      Options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, timeout_ms);
+  rd_kafka_DescribeConfigs(rk, &resource, 1, options, call.queue);
+  rd_kafka_AdminOptions_destroy(options);
+  rd_kafka_ConfigResource_destroy(resource);
+  rd_kafka_event_t* event = call.Wait(timeout_ms + 1000);
+  if (event == nullptr ||
+      rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // The mock cluster has no DescribeConfigs: nothing to check.
+    spdlog::debug(
+        "changelog topic '{}': cleanup policy not checked ({})", topic_,
+        event == nullptr ? "timed out" : rd_kafka_event_error_string(event));
+    return Status::Ok();
+  }
+  size_t n = 0;
+  const rd_kafka_ConfigResource_t** resources =
+      rd_kafka_DescribeConfigs_result_resources(
+          rd_kafka_event_DescribeConfigs_result(event), &n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t m = 0;
+    const rd_kafka_ConfigEntry_t** entries =
+        rd_kafka_ConfigResource_configs(resources[i], &m);
+    for (size_t j = 0; j < m; ++j) {
+      if (std::string_view(rd_kafka_ConfigEntry_name(entries[j])) !=
+          "cleanup.policy") {
+        continue;
+      }
+      const char* value = rd_kafka_ConfigEntry_value(entries[j]);
+      const std::string_view policy = value == nullptr ? "" : value;
+      if (policy.find("compact") == std::string_view::npos) {
+        return Status::InvalidArgument(
+            "changelog topic '" + topic_ +
+            "' has cleanup.policy=" + std::string(policy) +
+            ": checkpoints would expire with retention and the state with "
+            "them; set cleanup.policy=compact");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
+  StatusOr<int32_t> count = PartitionCount(timeout_ms);
+  if (!count.ok()) return count.status();
+  if (*count == 0) {
+    const Status created = CreateTopic(std::max(1, partitions), timeout_ms);
+    if (!created.ok()) {
+      // The mock cluster has no CreateTopics; it creates topics on use.
+      spdlog::info(
+          "changelog topic '{}' not created ({}); relying on "
+          "automatic topic creation",
+          topic_, created.message());
+    }
+    for (int attempt = 0; attempt < 10 && count.ok() && *count == 0;
+         ++attempt) {
+      count = PartitionCount(timeout_ms);
+    }
+    if (!count.ok()) return count.status();
+    if (*count == 0) {
+      return Status::Unavailable(
+          "changelog topic '" + topic_ +
+          "' does not exist and could not be created: create it with "
+          "cleanup.policy=compact and " +
+          std::to_string(partitions) + " partitions");
+    }
+  }
+  partitions_ = *count;
+  // A broker answers DescribeConfigs at once; one without it (the mock
+  // cluster) lets the request time out: a short bound.
+  return CheckCleanupPolicy(std::min(timeout_ms, kDescribeTimeoutMs));
+}
+
+Status Changelog::Write(
+    const std::vector<std::pair<int32_t, std::string>>& records, int timeout_ms,
+    std::vector<Written>* written) {
+  written->assign(records.size(), Written{});
+  deliveries_->reports.assign(records.size(), Deliveries::Report{});
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string key = std::to_string(records[i].first);
+    const RdKafka::ErrorCode err = producer_->produce(
+        topic_, PartitionOf(records[i].first), RdKafka::Producer::RK_MSG_COPY,
+        const_cast<char*>(records[i].second.data()), records[i].second.size(),
+        key.data(), key.size(), 0, reinterpret_cast<void*>(i));
+    if (err != RdKafka::ERR_NO_ERROR) {
+      return Status::Unavailable("checkpoint of partition " + key + ": " +
+                                 RdKafka::err2str(err));
+    }
+  }
+  (void)producer_->flush(timeout_ms);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Deliveries::Report& r = deliveries_->reports[i];
+    if (!r.done) return Status::Unavailable("checkpoint write timed out");
+    if (r.err != RdKafka::ERR_NO_ERROR) {
+      return Status::Unavailable("checkpoint of partition " +
+                                 std::to_string(records[i].first) + ": " +
+                                 RdKafka::err2str(r.err));
+    }
+    (*written)[i] = {r.partition, r.offset};
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
+                                                           int64_t from,
+                                                           int timeout_ms) {
+  const int32_t cp = PartitionOf(partition);
+  int64_t low = 0, high = 0;
+  const RdKafka::ErrorCode werr =
+      reader_->query_watermark_offsets(topic_, cp, &low, &high, timeout_ms);
+  if (werr != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("offsets of changelog '" + topic_ + "' [" +
+                               std::to_string(cp) +
+                               "]: " + RdKafka::err2str(werr));
+  }
+  if (high <= low || from >= high) return std::optional<std::string>();
+  const int64_t start = std::max(from, low);
+  std::unique_ptr<RdKafka::TopicPartition> tp(
+      RdKafka::TopicPartition::create(topic_, cp, start));
+  std::vector<RdKafka::TopicPartition*> list = {tp.get()};
+  if (reader_->assign(list) != RdKafka::ERR_NO_ERROR) {
+    return Status::Internal("cannot assign the changelog reader");
+  }
+  const std::string key = std::to_string(partition);
+  std::optional<std::string> latest;
+  const int64_t deadline = NowMs() + timeout_ms;
+  Status status;
+  for (;;) {
+    const int64_t left = deadline - NowMs();
+    if (left <= 0) {
+      status = Status::Unavailable("reading changelog '" + topic_ + "' [" +
+                                   std::to_string(cp) + "] timed out");
+      break;
+    }
+    std::unique_ptr<RdKafka::Message> m(
+        reader_->consume(static_cast<int>(std::min<int64_t>(left, 500))));
+    if (m->err() == RdKafka::ERR__TIMED_OUT) continue;
+    if (m->err() == RdKafka::ERR__PARTITION_EOF) break;
+    if (m->err() != RdKafka::ERR_NO_ERROR) {
+      status = Status::Unavailable("reading changelog '" + topic_ +
+                                   "': " + m->errstr());
+      break;
+    }
+    const std::string* k = m->key();
+    if (k != nullptr && *k == key) {
+      latest.emplace(static_cast<const char*>(m->payload()), m->len());
+    }
+    if (m->offset() >= high - 1) break;
+  }
+  (void)reader_->unassign();
+  if (!status.ok()) return status;
+  return latest;
+}
+
+}  // namespace rankwatch::kafka

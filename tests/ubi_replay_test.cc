@@ -1,0 +1,232 @@
+// OpenSearch User Behavior Insights read as it is (issue 30): the UBI
+// specification's sample documents and the OpenSearch documentation's, in
+// tests/data/ubi (see its README for sources and licences), checked against
+// the specification's JSON schemas and replayed through `rankwatch replay`
+// with `schema.preset: ubi`, against measures worked out by hand below.
+#include <simdjson.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace rankwatch {
+namespace {
+
+using testing::CommandResult;
+using testing::ReadFile;
+using testing::RunCommand;
+
+const std::string kData = RANKWATCH_UBI_DATA_DIR;
+
+// Prints, per document, "<name> valid" or "<name> invalid: <messages>"
+// (sorted, joined by "; "): draft 2020-12, formats not asserted.
+constexpr char kValidate[] = R"(
+import json, sys
+import jsonschema
+d = sys.argv[1]
+def load(p): return json.load(open(d + '/' + p))
+event = load('o19s-ubi/schema/1.3.0/event.schema.json')
+query = load('o19s-ubi/schema/1.3.0/query.request.schema.json')
+docs = [
+  ('o19s-query', query, load('o19s-ubi/samples/query-opensearch.json')['ext']['ubi']),
+  ('o19s-event', event, load('o19s-ubi/samples/event-opensearch.json')),
+  ('docs-query', query, load('opensearch-docs/tutorial-query.json')[0]),
+  ('docs-event', event, load('opensearch-docs/tutorial-event.json')[0]),
+]
+for i, line in enumerate(open(d + '/replay/queries.jsonl')):
+  docs.append(('queries.jsonl:%d' % (i + 1), query, json.loads(line)))
+for i, line in enumerate(open(d + '/replay/events.jsonl')):
+  docs.append(('events.jsonl:%d' % (i + 1), event, json.loads(line)))
+for name, schema, doc in docs:
+  errors = sorted(e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(doc))
+  print(name + (' invalid: ' + '; '.join(errors) if errors else ' valid'))
+)";
+
+// What the schemas say, read off them by hand: event.schema.json requires
+// event_attributes.position, which must hold an ordinal or xy (oneOf), and
+// object.object_id when object is there; timestamps are strings. Its
+// action_name is a oneOf of a string in the list of common actions and any
+// string, so a common action (click, purchase...) matches both branches
+// and fails under a draft 2020-12 validator, while a name of one's own
+// (page_exit, product_hover) passes: a defect of the schema (anyOf is
+// meant), which rankwatch does not share.
+TEST(UbiSamplesTest, SchemasSayWhatTheReadmeSays) {
+  if (RunCommand({"/usr/bin/env", "python3", "-c", "import jsonschema"})
+          .exit_code != 0) {
+    GTEST_SKIP() << "python3 with jsonschema is not installed";
+  }
+  const CommandResult res =
+      RunCommand({"/usr/bin/env", "python3", "-c", kValidate, kData});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  std::vector<std::string> lines;
+  std::istringstream in(res.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::vector<std::string> exact = {
+      "o19s-query valid",
+      "o19s-event invalid: 'object_id' is a required property; {} is not "
+      "valid under any of the given schemas",
+      "docs-query valid",
+      "docs-event invalid: 'position' is a required property; "
+      "1724944081669 is not of type 'string'",
+      "queries.jsonl:1 valid",
+      "queries.jsonl:2 valid",
+      "events.jsonl:1 invalid: 'object_id' is a required property; {} is "
+      "not valid under any of the given schemas",
+      "events.jsonl:2 invalid: 'position' is a required property; "
+      "1724944081669 is not of type 'string'",
+  };
+  // Lines 3 to 8 of events.jsonl: only the action_name oneOf fails.
+  const std::vector<std::string> actions = {
+      "impression", "click", "add_to_cart", "click", "click", "purchase"};
+  ASSERT_EQ(lines.size(), exact.size() + actions.size()) << res.out;
+  for (size_t i = 0; i < exact.size(); ++i) EXPECT_EQ(lines[i], exact[i]);
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const std::string prefix = "events.jsonl:" + std::to_string(i + 3) +
+                               " invalid: '" + actions[i] +
+                               "' is valid under each of ";
+    const std::string& line = lines[exact.size() + i];
+    EXPECT_EQ(line.substr(0, prefix.size()), prefix) << line;
+    EXPECT_EQ(line.find(';'), std::string::npos) << line;  // One error.
+  }
+}
+
+constexpr char kConfig[] = R"(
+schema:
+  preset: ubi
+  unit: client_id
+metrics:
+  cutoffs: [1, 3, 5]
+  measures: [precision, reciprocal_rank, ndcg]
+)";
+
+// Two bad documents, one line each, appended to the sample streams.
+constexpr char kBadQuery[] =
+    R"({"query_id":"bad-q","query_response_hit_ids":["x"],"timestamp":"2025-01-23"})";
+constexpr char kBadEvent[] =
+    R"({"action_name":"click","query_id":"d194b734-70a4-41dc-b103-b26a56a277b5","timestamp":"2025-01-23T13:19:30Z","event_attributes":{"object":{"object_id":"B07KN5JP3H"},"position":{"ordinal":"5"}}})";
+
+// By hand, from replay/*.jsonl (linear gain, relevance threshold 1,
+// 30 minute window; nDCG discounts rank r by log2(r + 1)):
+//
+// Query d194b734 (no query_attributes.experiment: variant "default"),
+// served at 13:18:22.274Z, 20 hits. Events: page_exit (another query) and
+// product_hover and impression (no grade: ignored); click on B075ZGJSL1
+// (rank 3, grade 1) then add_to_cart on it (grade 2; join.combine max: 2);
+// click on B07FMGGRGG (rank 4, grade 1; its ordinal says 2). Relevant
+// ranks 3 (grade 2) and 4 (grade 1), R = 2:
+//   P_1 = 0, P_3 = 1/3, P_5 = 2/5, recip_rank = 1/3
+//   DCG = 2/log2(4) + 1/log2(5); ideal 2/log2(2) + 1/log2(3)
+//   ndcg_cut_1 = 0, ndcg_cut_3 = (2/log2(4)) / ideal, ndcg = DCG / ideal
+// Query 5e3b2a1c (variant "B"), 3 hits: click on B07S3T59VP (rank 1,
+// grade 1), purchase of B07KN5JP3H (rank 3, grade 3). R = 2:
+//   P_1 = 1, P_3 = 2/3, P_5 = 2/5, recip_rank = 1
+//   DCG = 1/log2(2) + 3/log2(4); ideal 3/log2(2) + 1/log2(3)
+//   ndcg_cut_1 = (1/1) / (3/1), ndcg_cut_3 = ndcg = DCG / ideal
+TEST(UbiReplayTest, SamplesGiveHandWorkedMeasures) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", kConfig);
+  const std::string queries =
+      dir.Write("queries.jsonl",
+                ReadFile(kData + "/replay/queries.jsonl") + kBadQuery + "\n");
+  const std::string events =
+      dir.Write("events.jsonl",
+                ReadFile(kData + "/replay/events.jsonl") + kBadEvent + "\n");
+  const std::string dead = dir.path() + "/dead.jsonl";
+  const CommandResult res = RunCommand(
+      {RANKWATCH_BINARY, "replay", "--config", config, "--results", queries,
+       "--judgments", events, "--format", "json", "--dead-letter", dead});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  const auto mean = [&](std::string_view variant, std::string_view measure) {
+    simdjson::dom::element m = doc["variants"][variant]["measures"][measure];
+    EXPECT_EQ(int64_t(m["count"]), 1) << variant << " " << measure;
+    return double(m["mean"]);
+  };
+  const double ideal_a = 2 / std::log2(2) + 1 / std::log2(3);
+  EXPECT_EQ(int64_t(doc["variants"]["default"]["requests"]), 1);
+  EXPECT_DOUBLE_EQ(mean("default", "P_1"), 0.0);
+  EXPECT_DOUBLE_EQ(mean("default", "P_3"), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(mean("default", "P_5"), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(mean("default", "recip_rank"), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(mean("default", "ndcg_cut_1"), 0.0);
+  EXPECT_NEAR(mean("default", "ndcg_cut_3"), (2 / std::log2(4)) / ideal_a,
+              1e-12);
+  EXPECT_NEAR(mean("default", "ndcg"),
+              (2 / std::log2(4) + 1 / std::log2(5)) / ideal_a, 1e-12);
+  const double ideal_b = 3 / std::log2(2) + 1 / std::log2(3);
+  EXPECT_EQ(int64_t(doc["variants"]["B"]["requests"]), 1);
+  EXPECT_DOUBLE_EQ(mean("B", "P_1"), 1.0);
+  EXPECT_DOUBLE_EQ(mean("B", "P_3"), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(mean("B", "P_5"), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(mean("B", "recip_rank"), 1.0);
+  EXPECT_NEAR(mean("B", "ndcg_cut_1"), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(mean("B", "ndcg_cut_3"),
+              (1 / std::log2(2) + 3 / std::log2(4)) / ideal_b, 1e-12);
+  EXPECT_NEAR(mean("B", "ndcg"),
+              (1 / std::log2(2) + 3 / std::log2(4)) / ideal_b, 1e-12);
+
+  simdjson::dom::element counts = doc["events"];
+  EXPECT_EQ(int64_t(counts["results"]), 3);
+  EXPECT_EQ(int64_t(counts["judgments"]), 9);
+  EXPECT_EQ(int64_t(counts["finalized"]), 2);
+  EXPECT_EQ(int64_t(counts["rejected"]["bad_timestamp"]), 1);
+  EXPECT_EQ(int64_t(counts["rejected"]["wrong_type"]), 1);
+  // The ignored actions (page_exit, product_hover, impression: 3) are
+  // neither rejected nor orphaned clicks. Of the five graded events one
+  // claims a position other than its doc's served rank (B07FMGGRGG: ordinal
+  // 2, served 4th): the join's count of such events is 1.
+  EXPECT_EQ(int64_t(counts["orphaned_judgments"]), 0);
+  EXPECT_EQ(int64_t(counts["late"]), 0);
+  EXPECT_EQ(int64_t(counts["ignored"]), 3);
+  EXPECT_EQ(int64_t(counts["position_mismatches"]), 1);
+
+  // The two bad documents, and only they, are dead letters: one line
+  // each, with the reason and the original payload.
+  std::istringstream lines(ReadFile(dead));
+  std::multiset<std::string> letters;
+  for (std::string line; std::getline(lines, line);) {
+    simdjson::dom::element d;
+    ASSERT_EQ(parser.parse(simdjson::padded_string(line)).get(d),
+              simdjson::SUCCESS)
+        << line;
+    letters.insert(std::string(std::string_view(d["reason"])) + " " +
+                   std::string(std::string_view(d["payload"])));
+  }
+  EXPECT_EQ(letters, (std::multiset<std::string>{
+                         std::string("bad_timestamp ") + kBadQuery,
+                         std::string("wrong_type ") + kBadEvent}));
+  // Each rejection is one log line that names the field.
+  EXPECT_NE(res.err.find("'event_attributes.position.ordinal' is not an "
+                         "integer"),
+            std::string::npos)
+      << res.err;
+}
+
+// The example configuration loads, with the preset's names in effect.
+TEST(UbiReplayTest, ExampleConfigLoads) {
+  const CommandResult res =
+      RunCommand({RANKWATCH_BINARY, "check-config",
+                  std::string(RANKWATCH_SOURCE_DIR) + "/config/ubi.yaml"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  for (const char* line :
+       {"  preset: \"ubi\"\n", "  request_id: \"query_id\"\n",
+        "  results: \"query_response_hit_ids\"\n",
+        "  doc_id: \"event_attributes.object.object_id\"\n",
+        "  variant: \"query_attributes.experiment\"\n",
+        "  unit: \"client_id\"\n", "    \"add_to_cart\": 2\n"}) {
+    EXPECT_NE(res.out.find(line), std::string::npos) << line << res.out;
+  }
+}
+
+}  // namespace
+}  // namespace rankwatch
