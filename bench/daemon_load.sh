@@ -20,6 +20,9 @@
 # Maven) instead of librdkafka's mock cluster; the topics are created first
 # with Kafka's own TopicCommand.
 #
+# DURABLE=true runs the daemon with kafka.durable_state (its changelog on
+# the same broker), for the cost of the checkpoints.
+#
 # Phase 2 (memory): a fresh daemon with a one-hour join window is fed
 # PENDING results events (default 100000) without judgments, all within one
 # second of event time, so all stay pending; reports the RSS they add.
@@ -97,6 +100,7 @@ start_daemon() {  # start_daemon NAME WINDOW TOPIC_SUFFIX IDLE_TIMEOUT
 kafka:
   bootstrap_servers: "$bootstrap"
   group_id: $1
+  durable_state: ${DURABLE:-false}
   results_topic: results${3:-}
   judgments_topic: judgments${3:-}
   properties:
@@ -246,6 +250,10 @@ awk -v e="$events" -v t0="$t0" -v tp="$t_produced" -v t1="$t1" \
            b, (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
   }'
 echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
+if [[ ${DURABLE:-false} == true ]]; then
+  echo "checkpoints: $(metric_sum "$port" rankwatch_checkpoints_total)," \
+    "latest round $(metric_sum "$port" rankwatch_checkpoint_bytes) bytes"
+fi
 echo "when all events were consumed:" \
   "finalized $(metric_sum "$port" rankwatch_requests_finalized_total)," \
   "pending $(metric_sum "$port" rankwatch_pending_requests)," \

@@ -139,6 +139,80 @@ BENCHMARK(BM_PendingRequestMemory)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
+// One partition's state as checkpoints hold it (kafka.durable_state):
+// range(0) == 0, what the stream of BM_PipelineEvents leaves after 200,000
+// requests (its aggregates for 2 variants x 2 locales x 36 series, the
+// windows' buckets, 1,000 requests pending); range(0) > 0, that many
+// requests of 10 results pending (a day's join window) besides.
+std::unique_ptr<Pipeline> StateOfOnePartition(int64_t pending,
+                                              const Clock* clock) {
+  config::Config c = BenchConfig();
+  if (pending > 0) {
+    c.join.window = std::chrono::hours(24);
+    c.join.max_pending_requests = pending + 1;
+  }
+  auto p = Pipeline::Create(c, clock);
+  if (!p.ok()) return nullptr;
+  static const Stream* stream = new Stream(MakeStream(200'000));
+  int64_t offset = 0;
+  if (pending == 0) {
+    for (size_t i = 0; i < stream->events.size(); ++i) {
+      (void)(*p)->OnPayload(stream->topics[i], stream->events[i],
+                            EventOrigin{0, offset++});
+    }
+  } else {
+    for (int64_t i = 0; i < pending; ++i) {
+      (void)(*p)->OnPayload(Topic::kResults, ResultsJson(i),
+                            EventOrigin{0, offset++});
+    }
+  }
+  return std::move(p).value();
+}
+
+// Bytes and time of encoding one partition's checkpoint.
+void BM_CheckpointEncode(benchmark::State& state) {
+  FakeClock clock(kClockMs);
+  std::unique_ptr<Pipeline> p = StateOfOnePartition(state.range(0), &clock);
+  std::string record;
+  for (auto _ : state) {
+    record.clear();
+    p->EncodeShard(0, &record);
+    benchmark::DoNotOptimize(record.data());
+  }
+  state.counters["bytes"] = static_cast<double>(record.size());
+  state.counters["pending"] = static_cast<double>(p->pending_requests());
+}
+BENCHMARK(BM_CheckpointEncode)
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
+// Time of restoring it into a fresh pipeline (what a new owner does once
+// it has read the record).
+void BM_CheckpointRestore(benchmark::State& state) {
+  FakeClock clock(kClockMs);
+  std::string record;
+  StateOfOnePartition(state.range(0), &clock)->EncodeShard(0, &record);
+  config::Config c = BenchConfig();
+  c.join.window = std::chrono::hours(24);
+  c.join.max_pending_requests = state.range(0) + 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto fresh = Pipeline::Create(c, &clock);
+    state.ResumeTiming();
+    const Status s = (*fresh)->DecodeShard(0, record);
+    if (!s.ok()) state.SkipWithError(s.message().c_str());
+    state.PauseTiming();
+    fresh->reset();
+    state.ResumeTiming();
+  }
+  state.counters["bytes"] = static_cast<double>(record.size());
+}
+BENCHMARK(BM_CheckpointRestore)
+    ->Arg(0)
+    ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace rankwatch::stream
 

@@ -410,5 +410,123 @@ TEST(DurableStateTest, FaultSchedulesWithUnitsKeepTheClusteredSums) {
   CheckSchedules(/*units=*/true);
 }
 
+// Item 6: a checkpoint written under one configuration restored under
+// another keeps what still means the same and starts the rest afresh.
+// Two lists of variant A, both served docs [a, b, c], scored under the
+// old configuration (cutoffs 1 and 3; precision and ndcg):
+//   list 1: a clicked (grade 1): P@1 = 1, P@3 = 1/3
+//   list 2: c clicked (grade 1): P@1 = 0, P@3 = 1/3
+// so P_1 sums to 1 over 2 lists and P_3 to 2/3. Under the new
+// configuration (cutoffs 3 and 5; precision and recall; the same metric
+// definitions) P_3 is kept (2 lists, sum 2/3), P_5 and recall start empty.
+// With another gain (exponential), nDCG's and P's meaning key changes:
+// nothing is kept.
+TEST(DurableStateTest, ConfigurationChangesKeepWhatMeansTheSame) {
+  FakeClock clock(kStart + 3'600'000);
+  config::Config before;
+  before.join.window = std::chrono::seconds(10);
+  before.metrics.cutoffs = {1, 3};
+  before.metrics.measures = {metrics::Measure::kPrecision,
+                             metrics::Measure::kNdcg};
+  auto p = Pipeline::Create(before, &clock);
+  ASSERT_TRUE(p.ok());
+  const std::string docs = R"("results":["a","b","c"])";
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    const int64_t t = kStart + i * 1000;
+    (void)(*p)->OnPayload(Topic::kResults,
+                          "{\"request_id\":\"" + id +
+                              "\",\"variant\":\"A\",\"timestamp\":" +
+                              std::to_string(t) + "," + docs + "}",
+                          EventOrigin{0, 2 * i});
+    (void)(*p)->OnPayload(Topic::kJudgments,
+                          "{\"request_id\":\"" + id + "\",\"timestamp\":" +
+                              std::to_string(t + 10) + ",\"doc_id\":\"" +
+                              (i == 0 ? "a" : "c") + "\",\"relevance\":1}",
+                          EventOrigin{0, 2 * i + 1});
+  }
+  (*p)->FinishAll();
+  std::string record;
+  (*p)->EncodeShard(0, &record);
+
+  auto stats = [](const Pipeline& q, const std::string& trec) {
+    const stream::Aggregator& agg = q.aggregator();
+    metrics::RunningStats out;
+    for (size_t g = 0; g < agg.num_groups(); ++g) {
+      for (size_t s = 0; s < agg.series().size(); ++s) {
+        if (agg.series()[s].trec_name == trec) out.Merge(agg.group(g).all[s]);
+      }
+    }
+    return out;
+  };
+  ASSERT_EQ(stats(**p, "P_1").count(), 2);
+  EXPECT_DOUBLE_EQ(stats(**p, "P_1").sum(), 1.0);
+
+  config::Config after = before;
+  after.metrics.cutoffs = {3, 5};
+  after.metrics.measures = {metrics::Measure::kPrecision,
+                            metrics::Measure::kRecall};
+  auto q = Pipeline::Create(after, &clock);
+  ASSERT_TRUE(q.ok());
+  ASSERT_TRUE((*q)->DecodeShard(0, record).ok());
+  EXPECT_EQ(stats(**q, "P_3").count(), 2);
+  EXPECT_NEAR(stats(**q, "P_3").sum(), 2.0 / 3, 1e-15);
+  EXPECT_EQ(stats(**q, "P_5").count(), 0);
+  EXPECT_EQ(stats(**q, "recall_3").count(), 0);
+  // The requests of the label group are kept with it.
+  EXPECT_EQ((*q)->aggregator().group(0).requests, 2);
+
+  config::Config regained = before;
+  regained.metrics.definitions.gain = metrics::Gain::kExponential;
+  auto r = Pipeline::Create(regained, &clock);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->DecodeShard(0, record).ok());
+  EXPECT_EQ(stats(**r, "P_1").count(), 0);
+  EXPECT_EQ(stats(**r, "ndcg_cut_3").count(), 0);
+}
+
+// A record of another format version, a truncated one and one of another
+// kind are errors that name the cause, and leave the shard empty.
+TEST(DurableStateTest, BadRecordsAreClearErrors) {
+  FakeClock clock(kStart + 3'600'000);
+  const config::Config c = MakeConfig(false);
+  auto p = Pipeline::Create(c, &clock);
+  ASSERT_TRUE(p.ok());
+  const std::vector<Event> events = Generate(7);
+  int64_t offset = 0;
+  for (const Event& e : events) {
+    if (e.partition != 1) continue;
+    (void)(*p)->OnPayload(
+        e.topic, e.json,
+        EventOrigin{EventOrigin::SourceOf(static_cast<int>(e.topic), 1),
+                    ++offset});
+  }
+  std::string record;
+  (*p)->EncodeShard(1, &record);
+  ASSERT_GT(record.size(), 100u);
+  auto fresh = Pipeline::Create(c, &clock);
+  ASSERT_TRUE(fresh.ok());
+  std::string newer = record;
+  newer[4] = 9;  // The version field (little-endian) says 9.
+  EXPECT_EQ((*fresh)->DecodeShard(1, newer).message(),
+            "checkpoint format version 9, this rankwatch reads version 1");
+  EXPECT_EQ((*fresh)->DecodeShard(1, "garbage!").message(),
+            "not a rankwatch checkpoint");
+  // Every truncation fails (none crashes, none restores half a shard).
+  for (size_t cut = 8; cut < record.size(); cut += 97) {
+    const Status s =
+        (*fresh)->DecodeShard(1, std::string_view(record).substr(0, cut));
+    EXPECT_FALSE(s.ok()) << cut;
+    EXPECT_EQ((*fresh)->pending_requests(), 0) << cut;
+    EXPECT_EQ((*fresh)->aggregator().num_groups() == 0 ||
+                  (*fresh)->aggregator().group(0).requests == 0,
+              true)
+        << cut;
+  }
+  // And the whole record restores.
+  EXPECT_TRUE((*fresh)->DecodeShard(1, record).ok());
+  EXPECT_EQ((*fresh)->pending_requests(), (*p)->pending_requests());
+}
+
 }  // namespace
 }  // namespace rankwatch

@@ -422,6 +422,77 @@ TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
   }
 }
 
+// Issue 22 on the real broker: durable state through a kill -9 and then a
+// rolling restart (SIGTERM, a new process). rankwatch creates the changelog
+// topic itself (CreateTopics, cleanup.policy=compact; checked with
+// DescribeConfigs), which the mock cluster cannot show. The last process
+// alone then holds replay's figures over every event of the three phases.
+TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
+  KafkaKeys keys;
+  keys.keys = "  durable_state: true\n  checkpoint_interval: 300ms\n";
+  const std::string config = WriteConfig(kAbMetrics, keys);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> phases[] = {testing::Requests(0, 100, false),
+                                       testing::Requests(100, 100, false),
+                                       testing::Requests(200, 50, false)};
+  const int signals[] = {SIGKILL, SIGTERM};
+  for (int phase = 0; phase < 2; ++phase) {
+    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config,
+                             "d" + std::to_string(phase));
+    ASSERT_TRUE(d.WaitReady(60s)) << d.log();
+    if (phase == 0) {
+      EXPECT_NE(d.log().find("created changelog topic 'g-" +
+                             std::string(::testing::UnitTest::GetInstance()
+                                             ->current_test_info()
+                                             ->name()) +
+                             "-changelog'"),
+                std::string::npos)
+          << d.log();
+    }
+    producer.SendPaced(phases[phase]);
+    ASSERT_TRUE(testing::WaitConsumed({&d}, double(phases[phase].size())))
+        << d.Summary() << "\n"
+        << d.log();
+    testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
+    EXPECT_GT(
+        d.Metrics().Sum("rankwatch_checkpoints_total", {{"result", "ok"}}), 0)
+        << d.log();
+    d.process().Signal(signals[phase]);
+    EXPECT_EQ(d.process().Wait(10s),
+              signals[phase] == SIGKILL ? 128 + SIGKILL : 0);
+  }
+  testing::DaemonProcess last(RANKWATCH_BINARY, dir_, config, "last");
+  ASSERT_TRUE(last.WaitReady(60s)) << last.log();
+  producer.SendPaced(phases[2]);
+  ASSERT_TRUE(testing::WaitConsumed({&last}, double(phases[2].size())))
+      << last.Summary() << "\n"
+      << last.log();
+  producer.Sentinels(kT0 + 3'600'000);
+  auto lists = [&](const Scrape& s) {
+    return s.Sum("rankwatch_precision_window_lists",
+                 {{"k", "1"}, {"window", "all"}, {"variant", "A"}}) +
+           s.Sum("rankwatch_precision_window_lists",
+                 {{"k", "1"}, {"window", "all"}, {"variant", "B"}});
+  };
+  Scrape s;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = last.Metrics();
+        return lists(s) >= 250;
+      },
+      30s))
+      << lists(s) << "\n"
+      << last.log();
+  EXPECT_EQ(lists(s), 250);
+  std::vector<Event> all;
+  for (const std::vector<Event>& p : phases) {
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  testing::ExpectSameAsReplay({s}, ReplayJson(config, all), {"A", "B"}, 1e-9,
+                              false, testing::Figures::kState);
+}
+
 // ---------------------------------------------------------------------------
 // qrels mode: a table of (query, doc) labels, keyed "query|doc" (the key a
 // compacted topic keeps one record per), and results events that it scores.

@@ -104,15 +104,20 @@ Changelog::~Changelog() {
 StatusOr<std::unique_ptr<Changelog>> Changelog::Create(
     const config::KafkaConfig& kafka) {
   std::unique_ptr<Changelog> c(new Changelog(kafka.changelog()));
+  c->kafka_ = std::make_unique<config::KafkaConfig>(kafka);
   c->deliveries_ = std::make_unique<Deliveries>();
   StatusOr<std::unique_ptr<RdKafka::Conf>> pconf =
       ProducerConf(kafka, "rankwatch-changelog", kMaxCheckpointBytes);
   if (!pconf.ok()) return pconf.status();
   // Idempotent (no duplicates or reordering on retries), compressed (a
   // checkpoint repeats doc ids and labels).
-  RW_RETURN_IF_ERROR(SetAll(pconf->get(), {{"enable.idempotence", "true"},
-                                           {"compression.type", "lz4"},
-                                           {"linger.ms", "0"}}));
+  // No automatic creation: a broker's default topic would have the delete
+  // policy (Prepare creates the topic compacted instead).
+  RW_RETURN_IF_ERROR(
+      SetAll(pconf->get(), {{"enable.idempotence", "true"},
+                            {"compression.type", "lz4"},
+                            {"linger.ms", "0"},
+                            {"allow.auto.create.topics", "false"}}));
   RW_RETURN_IF_ERROR(SetCallback(pconf->get(), "dr_cb", c->deliveries_.get()));
   std::string err;
   c->producer_.reset(RdKafka::Producer::create(pconf->get(), err));
@@ -190,6 +195,28 @@ Status Changelog::CreateTopic(int32_t partitions, int timeout_ms) {
   return Status::Ok();
 }
 
+Status Changelog::AutoCreate(int timeout_ms) {
+  StatusOr<std::unique_ptr<RdKafka::Conf>> conf =
+      ProducerConf(*kafka_, "rankwatch-changelog-create", 0);
+  if (!conf.ok()) return conf.status();
+  RW_RETURN_IF_ERROR(
+      SetAll(conf->get(), {{"allow.auto.create.topics", "true"}}));
+  std::string err;
+  std::unique_ptr<RdKafka::Producer> producer(
+      RdKafka::Producer::create(conf->get(), err));
+  if (!producer) return Status::Internal(err);
+  std::unique_ptr<RdKafka::Topic> topic(
+      RdKafka::Topic::create(producer.get(), topic_, nullptr, err));
+  if (!topic) return Status::Internal(err);
+  RdKafka::Metadata* raw = nullptr;
+  const RdKafka::ErrorCode code =
+      producer->metadata(false, topic.get(), &raw, timeout_ms);
+  delete raw;
+  return code == RdKafka::ERR_NO_ERROR
+             ? Status::Ok()
+             : Status::Unavailable(RdKafka::err2str(code));
+}
+
 Status Changelog::CheckCleanupPolicy(int timeout_ms) {
   rd_kafka_t* rk = producer_->c_ptr();
   rd_kafka_ConfigResource_t* resource =
@@ -239,14 +266,18 @@ Status Changelog::CheckCleanupPolicy(int timeout_ms) {
 Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
   StatusOr<int32_t> count = PartitionCount(timeout_ms);
   if (!count.ok()) return count.status();
+  bool created_here = false;
   if (*count == 0) {
     const Status created = CreateTopic(std::max(1, partitions), timeout_ms);
+    created_here = created.ok();
     if (!created.ok()) {
-      // The mock cluster has no CreateTopics; it creates topics on use.
+      // The mock cluster has no CreateTopics; it creates topics when a
+      // client's metadata request allows it.
       spdlog::info(
-          "changelog topic '{}' not created ({}); relying on "
-          "automatic topic creation",
+          "changelog topic '{}' not created ({}); trying automatic "
+          "topic creation",
           topic_, created.message());
+      (void)AutoCreate(timeout_ms);
     }
     for (int attempt = 0; attempt < 10 && count.ok() && *count == 0;
          ++attempt) {
@@ -262,8 +293,11 @@ Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
     }
   }
   partitions_ = *count;
-  // A broker answers DescribeConfigs at once; one without it (the mock
-  // cluster) lets the request time out: a short bound.
+  // Created compacted here: nothing to check (a broker may still describe
+  // its default policy for a moment after the creation). A broker answers
+  // DescribeConfigs at once; one without it (the mock cluster) lets the
+  // request time out: a short bound.
+  if (created_here) return Status::Ok();
   return CheckCleanupPolicy(std::min(timeout_ms, kDescribeTimeoutMs));
 }
 

@@ -100,9 +100,13 @@ class Changelog {
   // The topic's partition count from metadata; 0 when it does not exist.
   StatusOr<int32_t> PartitionCount(int timeout_ms);
   Status CreateTopic(int32_t partitions, int timeout_ms);
+  // A metadata request that lets the cluster create the topic (the mock
+  // cluster, which has no CreateTopics).
+  Status AutoCreate(int timeout_ms);
   Status CheckCleanupPolicy(int timeout_ms);
 
   std::string topic_;
+  std::unique_ptr<config::KafkaConfig> kafka_;  // For AutoCreate().
   int32_t partitions_ = 0;
   std::unique_ptr<Deliveries> deliveries_;
   std::unique_ptr<RdKafka::Producer> producer_;
