@@ -52,6 +52,12 @@ struct SchemaConfig {
   // Interleaved traffic: in each results entry, the team (ranker) that
   // contributed the doc (see `interleaving:`).
   std::string team = "team";
+  // Interleaved traffic whose results are plain doc ids (UBI's
+  // query_response_hit_ids): a field of results events (a dotted path,
+  // e.g. "query_attributes.teams") holding an array parallel to the
+  // results, entry i the team of result i. When an event has it, it gives
+  // every result's team (entries' `team` fields are not used); empty: none.
+  std::string teams;
   // Judgment events (top level, or in each batch entry): the kind of
   // judgment (click, purchase, label...), matched against
   // metrics.click_exclude_kinds. Absent: not excluded.

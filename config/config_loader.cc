@@ -284,6 +284,12 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                                        : ReadFieldPath(v, &c->unit);
               }},
              {"team", yaml_.NameInto(&c->team)},
+             {"teams",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(yaml_.ReadString(v, &c->teams));
+                return c->teams.empty() ? Status::Ok()
+                                        : ReadFieldPath(v, &c->teams);
+              }},
              {"kind", path(&c->kind)},
              {"default_relevance",
               [&](const Field& v) {
@@ -353,7 +359,8 @@ Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
        {"timestamp", &c.timestamp},
        {"results", &c.results},
        {"segments", &c.segments},
-       {"unit", &c.unit}},
+       {"unit", &c.unit},
+       {"teams", &c.teams}},
       {{"request_id", &c.request_id},
        {"query_id", &c.query_id},
        {"timestamp", &c.timestamp},

@@ -450,6 +450,7 @@ TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
   EXPECT_EQ(ubi.position, "event_attributes.position.ordinal");
   EXPECT_EQ(ubi.position_base, 1);
   EXPECT_EQ(ubi.unit, "");
+  EXPECT_EQ(ubi.teams, "");  // Interleaving is opt-in: UBI has no such key.
   EXPECT_EQ(ubi.actions,
             (std::map<std::string, int32_t, std::less<>>{
                 {"add_to_cart", 2}, {"click", 1}, {"purchase", 3}}));
@@ -461,17 +462,22 @@ TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
                              "  actions: {click: 1, watch: 4}\n"
                              "  unit: client_id\n"
                              "  preset: ubi\n"
-                             "  position_base: 0\n")
+                             "  position_base: 0\n"
+                             "  teams: query_attributes.teams\n")
                              .schema;
   EXPECT_EQ(s.variant, "query_attributes.experiment.variant");
   EXPECT_EQ(s.actions, (std::map<std::string, int32_t, std::less<>>{
                            {"click", 1}, {"watch", 4}}));
   EXPECT_EQ(s.unit, "client_id");
   EXPECT_EQ(s.position_base, 0);
+  EXPECT_EQ(s.teams, "query_attributes.teams");
   EXPECT_EQ(s.results, "query_response_hit_ids");  // From the preset.
   // No preset: actions and position are off.
   EXPECT_TRUE(Config().schema.actions.empty());
   EXPECT_EQ(Config().schema.position, "");
+  EXPECT_EQ(Config().schema.teams, "");
+  EXPECT_EQ(MustParse("schema:\n  teams: \"\"\n").schema, SchemaConfig());
+  EXPECT_EQ(MustParse("schema:\n  teams: teams\n").schema.teams, "teams");
   EXPECT_EQ(MustParse("schema:\n  preset: \"\"\n").schema, SchemaConfig());
 }
 
@@ -485,6 +491,9 @@ TEST(ConfigLoaderErrorTest, UbiPresetAndPaths) {
   EXPECT_EQ(ErrorOf("schema:\n  unit: .user\n"),
             "config.yaml:2:9: schema.unit: '.user' has an empty step (a "
             "nested field is written a.b.c)");
+  EXPECT_EQ(ErrorOf("schema:\n  teams: attrs.\n"),
+            "config.yaml:2:10: schema.teams: 'attrs.' has an empty step (a "
+            "nested field is written a.b.c)");
   EXPECT_EQ(ErrorOf("schema:\n  actions: {click: x}\n"),
             "config.yaml:2:20: schema.actions.click: expected an integer, got "
             "'x'");
@@ -495,7 +504,11 @@ TEST(ConfigLoaderErrorTest, UbiPresetAndPaths) {
   EXPECT_EQ(ErrorOf("schema:\n  variant: a\n  unit: a.b\n"),
             "config.yaml:2:3: schema: schema.unit 'a.b' is inside "
             "schema.variant 'a', which is read as a value");
+  EXPECT_EQ(ErrorOf("schema:\n  variant: qa\n  teams: qa.teams\n"),
+            "config.yaml:2:3: schema: schema.teams 'qa.teams' is inside "
+            "schema.variant 'qa', which is read as a value");
   EXPECT_EQ(ErrorOf("schema:\n  segments: qa\n  variant: qa.exp\n"), "OK");
+  EXPECT_EQ(ErrorOf("schema:\n  segments: qa\n  teams: qa.teams\n"), "OK");
   EXPECT_EQ(ErrorOf("schema:\n  results: a\n  doc_id: a.b\n"), "OK");
 }
 

@@ -105,6 +105,7 @@ void WriteSchema(const SchemaConfig& c, std::string* out) {
   Line(out, 2, "default_variant", QuoteValue(c.default_variant));
   Line(out, 2, "unit", QuoteValue(c.unit));
   Line(out, 2, "team", QuoteValue(c.team));
+  Line(out, 2, "teams", QuoteValue(c.teams));
   Line(out, 2, "kind", QuoteValue(c.kind));
   Line(out, 2, "default_relevance",
        c.default_relevance ? std::to_string(*c.default_relevance) : "null");

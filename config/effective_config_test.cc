@@ -148,6 +148,7 @@ schema:
   default_variant: "default"
   unit: ""
   team: "team"
+  teams: ""
   kind: "kind"
   default_relevance: null
   actions: {}
@@ -409,6 +410,7 @@ void RandomSchemaExtensions(Xoshiro256& rng, SchemaConfig* c) {
   }
   c->position = AsFieldPath(RandomString(rng, 0, 10));
   c->position_base = static_cast<int32_t>(rng.Between(0, 1));
+  c->teams = AsFieldPath(RandomString(rng, 0, 10));
 }
 
 void RandomJoin(Xoshiro256& rng, JoinConfig* c) {
@@ -692,6 +694,7 @@ Config FullConfig(JoinMode mode) {
   s.default_variant = "control";
   s.unit = "user_id";
   s.team = "ranker";
+  s.teams = "attrs.teams";
   s.kind = "type";
   s.default_relevance = 1;
   s.preset = "ubi";
@@ -955,7 +958,7 @@ TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 576);
+static_assert(sizeof(SchemaConfig) == 608);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
 static_assert(sizeof(MetricsConfig) == 96);
@@ -971,7 +974,7 @@ static_assert(sizeof(SeriesRef) == 8);
 static_assert(sizeof(InterleavingConfig) == 128);
 static_assert(sizeof(StatisticsConfig) == 48);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(Config) == 1752);
+static_assert(sizeof(Config) == 1784);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -212,6 +212,103 @@ TEST(UbiReplayTest, SamplesGiveHandWorkedMeasures) {
       << res.err;
 }
 
+// Interleaved UBI traffic: the search client puts each hit's team in
+// query_attributes.teams (schema.teams), parallel to query_response_hit_ids.
+constexpr char kInterleavingConfig[] = R"(
+schema:
+  preset: ubi
+  teams: query_attributes.teams
+interleaving:
+  - name: v2_vs_v1
+    variant: il
+    teams: [v1, v2]
+)";
+
+// Eight query records: q1 to q5 interleaved (experiment "il"), q6 of
+// variant "B" (no teams: not interleaved), q7 and q8 interleaved but
+// broken (one team short; a team "v3").
+constexpr char kInterleavedQueries[] =
+    R"({"query_id":"q1","user_query":"laptop","client_id":"c1","query_attributes":{"experiment":"il","teams":["v1","v2","v2","v1"]},"query_response_hit_ids":["d1","d2","d3","d4"],"timestamp":"2025-01-23T13:00:00.000+0000"}
+{"query_id":"q2","user_query":"mouse","client_id":"c2","query_attributes":{"experiment":"il","teams":["v2","v1","v1","v2"]},"query_response_hit_ids":["d5","d6","d7","d8"],"timestamp":"2025-01-23T13:00:01.000+0000"}
+{"query_id":"q3","user_query":"laptop","client_id":"c3","query_response_hit_ids":["d1","d2"],"query_attributes":{"teams":["v1","v2"],"experiment":"il"},"timestamp":"2025-01-23T13:00:02.000+0000"}
+{"query_id":"q4","user_query":"tablet","client_id":"c4","query_attributes":{"experiment":"il","teams":["v2","v1","v2"]},"query_response_hit_ids":["d1","d2","d3"],"timestamp":"2025-01-23T13:00:03Z"}
+{"query_id":"q5","user_query":"pen","client_id":"c5","query_attributes":{"experiment":"il","teams":["v1","v2"]},"query_response_hit_ids":["a","b"],"timestamp":"2025-01-23T13:00:04Z"}
+{"query_id":"q6","user_query":"pen","client_id":"c6","query_attributes":{"experiment":"B"},"query_response_hit_ids":["a","b"],"timestamp":"2025-01-23T13:00:05Z"}
+{"query_id":"q7","user_query":"pen","client_id":"c7","query_attributes":{"experiment":"il","teams":["v1"]},"query_response_hit_ids":["a","b"],"timestamp":"2025-01-23T13:00:06Z"}
+{"query_id":"q8","user_query":"pen","client_id":"c8","query_attributes":{"experiment":"il","teams":["v1","v3"]},"query_response_hit_ids":["a","b"],"timestamp":"2025-01-23T13:00:07Z"}
+)";
+
+constexpr char kInterleavedEvents[] =
+    R"({"action_name":"click","query_id":"q1","timestamp":"2025-01-23T13:01:00Z","event_attributes":{"object":{"object_id":"d1"},"position":{"ordinal":1}}}
+{"action_name":"click","query_id":"q1","timestamp":"2025-01-23T13:01:10Z","event_attributes":{"object":{"object_id":"d3"},"position":{"ordinal":3}}}
+{"action_name":"purchase","query_id":"q1","timestamp":"2025-01-23T13:02:00Z","event_attributes":{"object":{"object_id":"d3"},"position":{"ordinal":3}}}
+{"action_name":"click","query_id":"q2","timestamp":"2025-01-23T13:01:00Z","event_attributes":{"object":{"object_id":"d5"},"position":{"ordinal":1}}}
+{"action_name":"add_to_cart","query_id":"q2","timestamp":"2025-01-23T13:01:30Z","event_attributes":{"object":{"object_id":"d8"},"position":{"ordinal":4}}}
+{"action_name":"click","query_id":"q2","timestamp":"2025-01-23T13:01:40Z","event_attributes":{"object":{"object_id":"d6"},"position":{"ordinal":2}}}
+{"action_name":"impression","query_id":"q3","timestamp":"2025-01-23T13:00:30Z","event_attributes":{"object":{"object_id":"d2"},"position":{"ordinal":2}}}
+{"action_name":"click","query_id":"q3","timestamp":"2025-01-23T13:01:00Z","event_attributes":{"object":{"object_id":"d1"},"position":{"ordinal":1}}}
+{"action_name":"impression","query_id":"q4","timestamp":"2025-01-23T13:00:30Z","event_attributes":{"object":{"object_id":"d1"},"position":null}}
+{"action_name":"click","query_id":"q5","timestamp":"2025-01-23T13:01:00Z","event_attributes":{"object":{"object_id":"b"},"position":{"ordinal":2}}}
+{"action_name":"click","query_id":"q5","timestamp":"2025-01-23T13:01:20Z","event_attributes":{"object":{"object_id":"b"},"position":{"ordinal":2}}}
+{"action_name":"add_to_cart","query_id":"q5","timestamp":"2025-01-23T13:01:40Z","event_attributes":{"object":{"object_id":"b"},"position":{"ordinal":2}}}
+{"action_name":"click","query_id":"q6","timestamp":"2025-01-23T13:01:00Z","event_attributes":{"object":{"object_id":"a"},"position":{"ordinal":1}}}
+)";
+
+// By hand (every graded action, click 1 to purchase 3, is >= the relevance
+// threshold 1, so every one is a click; c_0 and c_1 count the clicked docs
+// of teams v1 and v2, a doc once however often it is clicked):
+//   q1: d1 (v1) clicked; d3 (v2) clicked and bought: c_0 = 1, c_1 = 1: tie
+//   q2: d5 (v2) clicked, d8 (v2) carted, d6 (v1) clicked: 1 < 2: v2 wins
+//   q3: d2 only an impression (ignored), d1 (v1) clicked: 1 > 0: v1 wins
+//   q4: only an impression: no click
+//   q5: b (v2) clicked twice and carted: one doc, 0 < 1: v2 wins
+//   q6: variant B, not interleaved: not an impression of the experiment
+//   q7: 1 team for 2 hits: missing_field; q8: "v3": unknown_team
+// impressions 5, wins v1 1, wins v2 2, ties 1, no_click 1, and
+// preference = (wins_v2 + ties / 2) / (wins_v1 + wins_v2 + ties) - 1/2
+//            = (2 + 0.5) / 4 - 0.5 = 0.125.
+TEST(UbiReplayTest, InterleavedHitIdsGiveHandWorkedOutcomes) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", kInterleavingConfig);
+  const std::string queries = dir.Write("queries.jsonl", kInterleavedQueries);
+  const std::string events = dir.Write("events.jsonl", kInterleavedEvents);
+  const CommandResult res =
+      RunCommand({RANKWATCH_BINARY, "replay", "--config", config, "--results",
+                  queries, "--judgments", events, "--format", "json"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  simdjson::dom::element il = doc["interleaving"]["v2_vs_v1"];
+  ASSERT_TRUE(il.is_object()) << res.out;
+  EXPECT_EQ(int64_t(il["impressions"]), 5);
+  EXPECT_EQ(int64_t(il["wins"]["v1"]), 1);
+  EXPECT_EQ(int64_t(il["wins"]["v2"]), 2);
+  EXPECT_EQ(int64_t(il["ties"]), 1);
+  EXPECT_EQ(int64_t(il["no_click"]), 1);
+  EXPECT_DOUBLE_EQ(double(il["preference"]), 0.125);
+  EXPECT_EQ(int64_t(doc["variants"]["il"]["requests"]), 5);
+  EXPECT_EQ(int64_t(doc["variants"]["B"]["requests"]), 1);
+
+  simdjson::dom::element counts = doc["events"];
+  EXPECT_EQ(int64_t(counts["results"]), 8);
+  EXPECT_EQ(int64_t(counts["finalized"]), 6);
+  EXPECT_EQ(int64_t(counts["ignored"]), 2);  // The two impressions.
+  EXPECT_EQ(int64_t(counts["rejected"]["missing_field"]), 1);
+  EXPECT_EQ(int64_t(counts["rejected"]["unknown_team"]), 1);
+  // Each rejection is one log line that names the field.
+  EXPECT_NE(res.err.find("'query_attributes.teams' has 1 team for 2 results "
+                         "in 'query_response_hit_ids'"),
+            std::string::npos)
+      << res.err;
+  EXPECT_NE(res.err.find("query_attributes.teams[1] 'v3' is not a team of "
+                         "interleaving experiment 'v2_vs_v1'"),
+            std::string::npos)
+      << res.err;
+}
+
 // The example configuration loads, with the preset's names in effect.
 TEST(UbiReplayTest, ExampleConfigLoads) {
   const CommandResult res =

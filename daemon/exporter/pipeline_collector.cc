@@ -163,8 +163,8 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
           families[family_of[static_cast<size_t>(series[s].measure)]];
       Labels labels = SeriesLabels(group, series[s]);
       AddHistogram(&f.histogram, labels, stream::kHistogramBounds,
-                   flow.histograms[s], flow.all[s].sum());
-      AddCounter(&f.squares, labels, flow.all[s].sum_of_squares());
+                   flow.histograms[s], flow.all[s].sum);
+      AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
       AddMeans(&f, labels, group, s, now_ms, aggregator.windows_ms(),
                window_labels_);
     }

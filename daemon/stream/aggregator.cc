@@ -345,8 +345,7 @@ uint32_t Aggregator::ResolveGroup(
       0, std::vector<metrics::RunningStats>(series_.size()),
       std::vector<Histogram>(series_.size(), Histogram{}),
       WindowRing(bucket_ms_, span_ms_, series_.size()), FirstClickHistogram{}});
-  flow_.push_back(GroupFlow{0,
-                            std::vector<metrics::RunningStats>(series_.size()),
+  flow_.push_back(GroupFlow{0, std::vector<GroupFlow::Sums>(series_.size()),
                             std::vector<Histogram>(series_.size(), Histogram{}),
                             FirstClickHistogram{}});
   return id;
@@ -437,14 +436,17 @@ GroupStats& Aggregator::ShardGroup(int32_t shard, uint32_t group) {
 void Aggregator::Add(uint32_t group, int64_t time_ms,
                      std::span<const double> values, bool without_relevant,
                      int32_t shard) {
-  AddToGroup(&groups_[group], time_ms, values, without_relevant,
-             series_.size());
+  merged_stale_ = true;
   GroupFlow& flow = flow_[group];
   ++flow.requests;
   for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
-    if (!metrics::IsDefinedValue(values[s])) continue;
-    flow.all[s].Add(values[s]);
-    ++flow.histograms[s][HistogramBucket(values[s])];
+    const double v = values[s];
+    if (!metrics::IsDefinedValue(v)) continue;
+    GroupFlow::Sums& sums = flow.all[s];
+    ++sums.count;
+    sums.sum += v;
+    sums.sum_of_squares += v * v;
+    ++flow.histograms[s][HistogramBucket(v)];
   }
   AddToGroup(&ShardGroup(shard, group), time_ms, values, without_relevant,
              series_.size());
@@ -456,7 +458,7 @@ void Aggregator::Add(uint32_t group, int64_t time_ms,
 
 void Aggregator::AddFirstClick(uint32_t group, int64_t delay_ms,
                                int32_t shard) {
-  groups_[group].first_click.Add(delay_ms);
+  merged_stale_ = true;
   flow_[group].first_click.Add(delay_ms);
   ShardGroup(shard, group).first_click.Add(delay_ms);
 }
@@ -472,7 +474,8 @@ void Aggregator::DropShard(int32_t shard) {
   RebuildMerged();
 }
 
-void Aggregator::RebuildMerged() {
+void Aggregator::RebuildMerged() const {
+  merged_stale_ = false;
   for (GroupStats& g : groups_) g = NewGroupStats(g);
   for (const std::unique_ptr<Shard>& shard : shards_) {
     if (!shard) continue;
@@ -627,7 +630,7 @@ void Aggregator::Reconfigure(const config::AggregationConfig& config,
   };
   for (GroupStats& g : groups_) remap(g);
   for (GroupFlow& f : flow_) {
-    std::vector<metrics::RunningStats> all(series_.size());
+    std::vector<GroupFlow::Sums> all(series_.size());
     std::vector<Histogram> histograms(series_.size(), Histogram{});
     for (size_t s = 0; s < series_.size(); ++s) {
       if (from[s] < 0) continue;

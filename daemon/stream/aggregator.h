@@ -17,8 +17,10 @@
 // of the shards' states, so a shard can be encoded into a checkpoint,
 // dropped when its partition leaves, and restored where it arrives
 // (EncodeShard, DropShard, DecodeShard). Folding a value in updates its
-// shard and the merged view; dropping a shard rebuilds the merged view from
-// the others, so it holds what the remaining shards hold, nothing more.
+// shard only; the merged view is rebuilt from the shards when it is read
+// after a change (at most once per look or scrape, not per request: the
+// hot path writes one copy), so it holds what the shards hold, nothing
+// more, also after one is dropped.
 //
 // Owned and driven by one thread (the pipeline); readers must synchronize
 // externally (the daemon snapshots under a mutex).
@@ -163,9 +165,16 @@ struct GroupStats {
 // exported counters, which must never go backwards whatever partitions
 // come and go (docs/metrics-reference.md).
 struct GroupFlow {
+  // Per series: what the counters need, plain sums (no Welford update on
+  // the hot path).
+  struct Sums {
+    int64_t count = 0;
+    double sum = 0;
+    double sum_of_squares = 0;
+  };
   int64_t requests = 0;
-  std::vector<metrics::RunningStats> all;  // Per series.
-  std::vector<Histogram> histograms;       // Per series.
+  std::vector<Sums> all;              // Per series.
+  std::vector<Histogram> histograms;  // Per series.
   FirstClickHistogram first_click;
 };
 
@@ -215,7 +224,17 @@ class Aggregator {
 
   const std::vector<SeriesSpec>& series() const { return series_; }
   size_t num_groups() const { return groups_.size(); }
-  const GroupStats& group(size_t i) const { return groups_[i]; }
+  // Group i's labels, without the merged figures (no rebuild).
+  const std::string& variant(size_t i) const { return groups_[i].variant; }
+  const std::vector<std::string>& segment_values(size_t i) const {
+    return groups_[i].segment_values;
+  }
+  // The merged state of group i (rebuilt here when stale: callers hold the
+  // owner's lock, as for every read).
+  const GroupStats& group(size_t i) const {
+    if (merged_stale_) RebuildMerged();
+    return groups_[i];
+  }
   // What this process folded into group i (see GroupFlow).
   const GroupFlow& flow(size_t i) const { return flow_[i]; }
   // The configured windows, in milliseconds.
@@ -269,8 +288,8 @@ class Aggregator {
   GroupStats NewGroupStats(const GroupStats& labels) const;
   // `shard`'s entry of `group`, created (with the shard) on first use.
   GroupStats& ShardGroup(int32_t shard, uint32_t group);
-  // The merged view from the shards (after one is dropped or restored).
-  void RebuildMerged();
+  // The merged view from the shards.
+  void RebuildMerged() const;
 
   std::vector<SeriesSpec> series_;
   int64_t bucket_ms_;
@@ -279,7 +298,9 @@ class Aggregator {
   std::deque<Dimension> dimensions_;         // Variant, then segments; stable.
   std::vector<std::string> segment_labels_;  // aggregation.segments.
   std::vector<int64_t> overflowed_;
-  std::deque<GroupStats> groups_;               // Merged over the shards.
+  // Merged over the shards (and the group labels); rebuilt when stale.
+  mutable std::deque<GroupStats> groups_;
+  mutable bool merged_stale_ = false;
   std::deque<GroupFlow> flow_;                  // Parallel to groups_.
   std::vector<std::unique_ptr<Shard>> shards_;  // Indexed by shard.
   std::deque<std::string> group_keys_;          // Packed dimension indices.

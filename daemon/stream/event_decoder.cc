@@ -241,6 +241,9 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   out->doc_ids.clear();
   out->team_values.clear();
   out->segment_values.assign(segment_labels_.size(), std::string_view());
+  team_array_.clear();
+  team_array_entries_ = 0;
+  team_array_present_ = false;
 
   EventFields fields;
   fields.request_id = &out->request_id;
@@ -271,14 +274,41 @@ DecodeStatus EventDecoder::ResolveTeams(ResultsEvent* out) const {
   for (size_t e = 0; e < rules_.interleaving.size(); ++e) {
     const config::InterleavingConfig& experiment = rules_.interleaving[e];
     if (experiment.variant != out->variant) continue;
-    for (size_t i = 0; i < out->team_values.size(); ++i) {
-      const std::string_view team = out->team_values[i];
-      const FieldPath path{schema_.results, static_cast<int64_t>(i),
-                           schema_.team};
-      if (team.empty()) {
+    // Formatted only on the error path: the hot path builds no strings.
+    const auto interleaved = [&] {
+      return " (variant " + Quoted(out->variant) +
+             " is interleaved: every result needs its team)";
+    };
+    const size_t n = out->doc_ids.size();
+    if (team_array_present_ && team_array_entries_ != n) {
+      // Fewer: some result has no team, as an entry without `team`. More:
+      // the array is not the one of this list.
+      const auto counted = [](size_t k, const char* noun) {
+        return std::to_string(k) + " " + noun + (k == 1 ? "" : "s");
+      };
+      const std::string count = Quoted(schema_.teams) + " has " +
+                                counted(team_array_entries_, "team") + " for " +
+                                counted(n, "result") + " in " +
+                                Quoted(schema_.results);
+      if (team_array_entries_ < n) {
+        return Reject(RejectReason::kMissingField, count + interleaved());
+      }
+      return Reject(RejectReason::kWrongType, count + " (one team per result)");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view team =
+          team_array_present_ ? team_array_[i] : out->team_values[i];
+      const FieldPath path =
+          team_array_present_
+              ? FieldPath{schema_.teams, static_cast<int64_t>(i), {}}
+              : FieldPath{schema_.results, static_cast<int64_t>(i),
+                          schema_.team};
+      if (team.empty()) {  // Only an entry's: an array's team is never "".
         DecodeStatus missing = MissingField(path);
-        missing.detail += " (variant " + Quoted(out->variant) +
-                          " is interleaved: every result needs its team)";
+        if (!schema_.teams.empty()) {
+          missing.detail += " (or " + Quoted(schema_.teams) + ")";
+        }
+        missing.detail += interleaved();
         return missing;
       }
       if (team == experiment.teams[0]) {
@@ -461,6 +491,8 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
       return ReadId(value, {{}, -1, schema_.kind}, fields->kind);
     case TopField::kPosition:
       return ReadPosition(value, fields->rank);
+    case TopField::kTeams:
+      return ReadTeamArray(value);
   }
   return DecodeStatus::Ok();  // Not reached: the switch is exhaustive.
 }
@@ -748,6 +780,37 @@ DecodeStatus EventDecoder::ReadResults(
     return Reject(RejectReason::kEmptyResults,
                   Quoted(schema_.results) + " is empty");
   }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ReadTeamArray(ondemand::value& value) {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type == json_type::null) return DecodeStatus::Ok();  // Absent.
+  if (type != json_type::array) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Quoted(schema_.teams) + " is not an array");
+  }
+  ondemand::array array;
+  if (simdjson::error_code e = value.get_array().get(array)) {
+    return Malformed(e);
+  }
+  // No valid list is longer: what is beyond is counted, not kept.
+  const size_t max_results =
+      static_cast<size_t>(std::max<int32_t>(limits_.max_results, 0));
+  for (auto result : array) {
+    ondemand::value entry;
+    if (simdjson::error_code e = std::move(result).get(entry)) {
+      return Malformed(e);
+    }
+    std::string_view team;
+    RW_RETURN_IF_REJECTED(ReadId(
+        entry, {schema_.teams, static_cast<int64_t>(team_array_entries_), {}},
+        &team));
+    if (team_array_.size() < max_results) team_array_.push_back(team);
+    ++team_array_entries_;
+  }
+  team_array_present_ = true;
   return DecodeStatus::Ok();
 }
 

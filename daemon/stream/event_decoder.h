@@ -131,6 +131,14 @@ class EventDecoder {
   //    variant of an interleaving experiment: every result must carry one
   //    of its two teams (missing_field, unknown_team); a string or an
   //    integer, as ids. Other variants' teams are ignored.
+  //  - schema.teams (a results event field, e.g. UBI's
+  //    query_attributes.teams): an array parallel to the results, entry i
+  //    the team of result i, each entry read as a team above (wrong_type,
+  //    empty_id...); null is absent. When present it gives the teams and
+  //    entries' own team fields are not used (still checked, as the single
+  //    judgment beside a batch). For an interleaved variant it must have
+  //    one entry per result: fewer is missing_field, more wrong_type; then
+  //    unknown_team as above. Other variants' arrays are not matched.
   //  - A judgment's kind (schema.kind) is its batch entry's, else the
   //    event's; a string or an integer.
   //  - A schema name with dots is a path through nested objects, read in
@@ -181,6 +189,7 @@ class EventDecoder {
     kUnit,
     kKind,
     kPosition,
+    kTeams,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -200,6 +209,7 @@ class EventDecoder {
       {&config::SchemaConfig::results, TopField::kResults},
       {&config::SchemaConfig::segments, TopField::kSegments},
       {&config::SchemaConfig::unit, TopField::kUnit},
+      {&config::SchemaConfig::teams, TopField::kTeams},
   };
   static constexpr TopKey kJudgmentsKeys[] = {
       {&config::SchemaConfig::request_id, TopField::kRequestId},
@@ -319,7 +329,10 @@ class EventDecoder {
   DecodeStatus ReadResultObject(simdjson::ondemand::value& value, int64_t index,
                                 std::string_view* doc_id,
                                 std::string_view* team) const;
-  // Sets out->interleaving and out->teams from out->team_values.
+  // Reads the schema.teams array into team_array_.
+  DecodeStatus ReadTeamArray(simdjson::ondemand::value& value);
+  // Sets out->interleaving and out->teams from team_array_ when the event
+  // had one, else from out->team_values.
   DecodeStatus ResolveTeams(ResultsEvent* out) const;
   // Gives batch entries without a kind the event's, and marks the kinds
   // of metrics.click_exclude_kinds.
@@ -371,6 +384,12 @@ class EventDecoder {
   FieldTree results_tree_;
   FieldTree judgments_tree_;
   std::vector<uint8_t> seen_nodes_;
+  // The schema.teams array of the results event being read: its first
+  // events.max_results entries (views, as doc ids; capacity kept between
+  // events), how many it had, and whether the event had one (not null).
+  std::vector<std::string_view> team_array_;
+  size_t team_array_entries_ = 0;
+  bool team_array_present_ = false;
   int32_t claimed_rank_ = 0;
 };
 

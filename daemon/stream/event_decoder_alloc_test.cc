@@ -155,20 +155,33 @@ TEST(DecoderAllocationTest, WarmDecoderDoesNotAllocate) {
   EXPECT_GT(g_allocations.load(), 0);
 }
 
-// Nested paths (the UBI preset) are read without allocating too.
+// Nested paths (the UBI preset) are read without allocating too, and so
+// are the teams of interleaved hit ids (schema.teams).
 TEST(DecoderAllocationTest, WarmUbiDecoderDoesNotAllocate) {
   const FakeClock clock(1767225600000);
   config::SchemaConfig schema = config::UbiSchema();
   schema.segments = "query_attributes";
   schema.variant = "query_attributes.experiment.variant";
   schema.unit = "client_id";
+  schema.teams = "query_attributes.teams";
   EventDecoder decoder(schema, config::EventLimitsConfig(),
-                       config::JoinMode::kImpression, {"page"}, &clock);
+                       config::JoinMode::kImpression, {"page"}, &clock,
+                       DecodeRules{{{"ab", "il", {"A", "B"}}}, {}});
   const std::string query =
       R"({"query_id": "q-1", "client_id": "c-1", "user_query": "laptop",
           "query_attributes": {"page": 1, "experiment": {"variant": "B"}},
           "query_response_hit_ids": ["a", "b", "c"],
           "timestamp": "2025-01-23T13:18:22.274+0000"})";
+  std::string interleaved =
+      R"({"query_id": "q-2", "client_id": "c-1", "user_query": "laptop",
+          "query_attributes": {"experiment": {"variant": "il"}, "teams": [)";
+  for (int i = 0; i < 50; ++i) interleaved += i == 0 ? "\"B\"" : ", \"A\"";
+  interleaved +=
+      R"(]}, "timestamp": 1737638302274, "query_response_hit_ids": [)";
+  for (int i = 0; i < 50; ++i) {
+    interleaved += (i == 0 ? "\"d" : ", \"d") + std::to_string(i) + "\"";
+  }
+  interleaved += "]}";
   const std::vector<std::string> events = {
       R"({"action_name": "click", "query_id": "q-1", "timestamp":
           "2025-01-23T13:18:30", "event_attributes": {"object":
@@ -179,6 +192,7 @@ TEST(DecoderAllocationTest, WarmUbiDecoderDoesNotAllocate) {
   JudgmentEvent judgment_event;
   bool all_ok = true;
   const auto decode_all = [&] {
+    all_ok &= decoder.DecodeResults(interleaved, -1, &results_event).ok();
     all_ok &= decoder.DecodeResults(query, -1, &results_event).ok();
     for (const std::string& p : events) {
       all_ok &= decoder.DecodeJudgments(p, -1, &judgment_event).ok();
@@ -195,6 +209,12 @@ TEST(DecoderAllocationTest, WarmUbiDecoderDoesNotAllocate) {
   // Views last until the next decode: decode the query again to look.
   ASSERT_TRUE(decoder.DecodeResults(query, -1, &results_event).ok());
   EXPECT_EQ(results_event.variant, "B");
+  EXPECT_EQ(results_event.interleaving, -1);
+  ASSERT_TRUE(decoder.DecodeResults(interleaved, -1, &results_event).ok());
+  EXPECT_EQ(results_event.interleaving, 0);
+  ASSERT_EQ(results_event.teams.size(), 50u);
+  EXPECT_EQ(results_event.teams[0], 1);   // "B"
+  EXPECT_EQ(results_event.teams[49], 0);  // "A"
 }
 
 }  // namespace

@@ -1349,9 +1349,10 @@ std::string UbiOutcome(const DecodeStatus& status) {
 class UbiDecoder {
  public:
   explicit UbiDecoder(const std::function<void(SchemaConfig*)>& changes = {},
-                      std::vector<std::string> segment_labels = {})
+                      std::vector<std::string> segment_labels = {},
+                      DecodeRules rules = {})
       : decoder_(Schema(changes), AnyTime(), JoinMode::kImpression,
-                 std::move(segment_labels), &clock) {}
+                 std::move(segment_labels), &clock, std::move(rules)) {}
 
   std::string Query(std::string_view payload) {
     return UbiOutcome(decoder_.DecodeResults(payload, kNoFallback, &results));
@@ -1587,6 +1588,122 @@ TEST(DecodeUbiTest, NestedIdsInACustomSchema) {
   EXPECT_EQ(d.Judgments(R"({"meta": {"ts": 5, "request": {"id": "r9"}},
       "item": {"id": "d1", "grade": 1)"),
             SimdjsonMessage(simdjson::INCOMPLETE_ARRAY_OR_OBJECT));
+}
+
+// Interleaved UBI traffic: query_response_hit_ids are plain ids, so the
+// teams come as an array parallel to them (schema.teams), read as the
+// per-entry `team` field is (TeamsOfInterleavedVariantsOnly, RejectTest).
+TEST(DecodeUbiTest, TeamsArrayOfInterleavedHitIds) {
+  UbiDecoder d([](SchemaConfig* s) { s->teams = "query_attributes.teams"; }, {},
+               DecodeRules{{{"ab", "il", {"A", "B"}}}, {}});
+  // The array before or after the hits; an integer team is its text.
+  ASSERT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["B", "A", "B"]},
+      "query_response_hit_ids": ["d1", "d2", "d3"]})"),
+            "ok");
+  EXPECT_EQ(d.results.interleaving, 0);
+  EXPECT_EQ(d.results.teams, (std::vector<uint8_t>{1, 0, 1}));
+  ASSERT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_response_hit_ids": ["d1", "d2"],
+      "query_attributes": {"teams": ["A", "B"], "experiment": "il"}})"),
+            "ok");
+  EXPECT_EQ(d.results.teams, (std::vector<uint8_t>{0, 1}));
+  // Another variant: the array is not matched against the list, nor its
+  // teams against an experiment's.
+  ASSERT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "B", "teams": ["C"]},
+      "query_response_hit_ids": ["d1", "d2", "d3"]})"),
+            "ok");
+  EXPECT_EQ(d.results.interleaving, -1);
+  EXPECT_TRUE(d.results.teams.empty());
+
+  // Length mismatch: fewer teams than hits, then more.
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["A", "B"]},
+      "query_response_hit_ids": ["d1", "d2", "d3"]})"),
+            "missing_field: 'query_attributes.teams' has 2 teams for 3 "
+            "results in 'query_response_hit_ids' (variant 'il' is "
+            "interleaved: every result needs its team)");
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["A", "B", "A"]},
+      "query_response_hit_ids": ["d1", "d2"]})"),
+            "wrong_type: 'query_attributes.teams' has 3 teams for 2 "
+            "results in 'query_response_hit_ids' (one team per result)");
+  // Entries that are not teams, for any variant, as `team` values.
+  for (const char* entry :
+       {"true", "null", "1.5", "{\"t\": \"A\"}", "[\"A\"]"}) {
+    SCOPED_TRACE(entry);
+    for (const char* variant : {"il", "B"}) {
+      EXPECT_EQ(d.Query(std::string(R"({"query_id": "q1", "timestamp": 5,
+          "query_attributes": {"experiment": ")") +
+                        variant + R"(", "teams": ["A", )" + entry + R"(]},
+          "query_response_hit_ids": ["d1", "d2"]})"),
+                "wrong_type: query_attributes.teams[1] is not a string or an "
+                "integer");
+    }
+  }
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["A", ""]},
+      "query_response_hit_ids": ["d1", "d2"]})"),
+            "empty_id: query_attributes.teams[1] is empty");
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["A", "B", "C"]},
+      "query_response_hit_ids": ["d1", "d2", "d3"]})"),
+            "unknown_team: query_attributes.teams[2] 'C' is not a team of "
+            "interleaving experiment 'ab' ('A' or 'B')");
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": "AB"},
+      "query_response_hit_ids": ["d1", "d2"]})"),
+            "wrong_type: 'query_attributes.teams' is not an array");
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il", "teams": ["A"], "teams": []},
+      "query_response_hit_ids": ["d1"]})"),
+            "duplicate_key: duplicate key 'teams' in query_attributes");
+  // Absent or null: the hits would need teams of their own.
+  for (const char* teams : {"", R"(, "teams": null)"}) {
+    SCOPED_TRACE(teams);
+    EXPECT_EQ(d.Query(std::string(R"({"query_id": "q1", "timestamp": 5,
+        "query_attributes": {"experiment": "il")") +
+                      teams + R"(}, "query_response_hit_ids": ["d1"]})"),
+              "missing_field: missing field 'team' in "
+              "query_response_hit_ids[0] (or 'query_attributes.teams') "
+              "(variant 'il' is interleaved: every result needs its team)");
+  }
+}
+
+// schema.teams at the top level of a flat schema (the loop without paths).
+TEST(DecodeResultsTest, TeamsArrayAtTheTopLevel) {
+  SchemaConfig schema;
+  schema.teams = "teams";
+  EventLimitsConfig limits = AnyTime();
+  limits.max_results = 2;
+  Decoder d(JoinMode::kImpression, {}, schema, limits,
+            DecodeRules{{{"x", "I", {"A", "7"}}}, {}});
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "teams": [7, "A"], "results": ["a", "b"]})"),
+            "ok");
+  EXPECT_EQ(d.results.teams, (std::vector<uint8_t>{1, 0}));
+  // The array wins over entries' own team fields (as a batch of judgments
+  // over the single form), which are still checked.
+  ASSERT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "results": [{"doc_id": "a", "team": "7"}, "b"], "teams": ["A", "A"]})"),
+            "ok");
+  EXPECT_EQ(d.results.teams, (std::vector<uint8_t>{0, 0}));
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "results": [{"doc_id": "a", "team": true}], "teams": ["A"]})"),
+            "wrong_type: results[0].team is not a string or an integer");
+  // Beyond events.max_results the array is counted, not kept.
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "teams": ["A", "A", "A", "A"], "results": ["a", "b"]})"),
+            "wrong_type: 'teams' has 4 teams for 2 results in 'results' "
+            "(one team per result)");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "teams": ["A"], "teams": ["A"], "results": ["a"]})"),
+            "duplicate_key: duplicate key 'teams'");
+  EXPECT_EQ(d.Results(R"({"request_id": "r", "variant": "I", "timestamp": 5,
+      "teams": ["A"], "results": ["a", "b"]})"),
+            "missing_field: 'teams' has 1 team for 2 results in 'results' "
+            "(variant 'I' is interleaved: every result needs its team)");
 }
 
 }  // namespace

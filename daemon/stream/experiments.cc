@@ -184,7 +184,7 @@ int32_t ExperimentMonitor::ArmOf(uint32_t group) {
   int32_t& arm = group_arm_[group];
   if (arm == kUnknownArm) {
     arm = kNoArm;
-    const std::string& variant = aggregator_->group(group).variant;
+    const std::string& variant = aggregator_->variant(group);
     for (size_t a = 0; a < arms_.size(); ++a) {
       if (arms_[a].variant == variant) arm = static_cast<int32_t>(a);
     }

@@ -190,7 +190,7 @@ bool Pipeline::IsInterleavingOf(int32_t experiment, uint32_t group) const {
       static_cast<size_t>(experiment) >= config_.interleaving.size()) {
     return false;
   }
-  const std::string& variant = aggregator_.group(group).variant;
+  const std::string& variant = aggregator_.variant(group);
   return variant == Aggregator::kOther ||
          variant ==
              config_.interleaving[static_cast<size_t>(experiment)].variant;
@@ -291,10 +291,10 @@ constexpr uint32_t kCheckpointMagic = 0x4b435752;  // "RWCK"
 }  // namespace
 
 void Pipeline::AggregatorGroups::Write(uint32_t group, ByteWriter* out) const {
-  const GroupStats& g = aggregator_->group(group);
-  out->String(g.variant);
-  out->Varint(g.segment_values.size());
-  for (const std::string& v : g.segment_values) out->String(v);
+  out->String(aggregator_->variant(group));
+  const std::vector<std::string>& segments = aggregator_->segment_values(group);
+  out->Varint(segments.size());
+  for (const std::string& v : segments) out->String(v);
 }
 
 uint32_t Pipeline::AggregatorGroups::Read(ByteReader* in) const {
