@@ -666,15 +666,12 @@ void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
   // taken (a read can take seconds; scrapes go on meanwhile).
   std::vector<Restore> restores;
   if (changelog_) {
-    std::vector<int32_t> shards;
+    std::vector<int32_t> slots;
     for (const AssignedPartition& p : partitions) {
-      if (TopicIndex(p.topic) < 0) continue;
-      if (std::find(shards.begin(), shards.end(), p.partition) ==
-          shards.end()) {
-        shards.push_back(p.partition);
-      }
+      const int t = TopicIndex(p.topic);
+      if (t >= 0) slots.push_back(SlotOf(t, p.partition));
     }
-    for (int32_t shard : shards) {
+    for (int32_t shard : ShardsOf(slots)) {
       restores.push_back(ReadCheckpoint(shard, partitions));
     }
   }
@@ -718,13 +715,7 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
   std::lock_guard<std::mutex> lock(*mu_);
   ++status_.rebalances;
   if (changelog_) {
-    std::vector<int32_t> shards;
-    for (int32_t slot : slots) {
-      const int32_t shard = SlotPartition(slot);
-      if (std::find(shards.begin(), shards.end(), shard) == shards.end()) {
-        shards.push_back(shard);
-      }
-    }
+    const std::vector<int32_t> shards = ShardsOf(slots);
     // Its state moves with it: checkpointed (unless lost: then the new
     // owner restores the last checkpoint and re-reads from its offsets).
     if (!lost) Checkpoint(shards, /*force=*/false);

@@ -135,6 +135,8 @@ class KafkaIngest final : public stream::ReleaseListener,
   // Durable state. The changelog topic ready for use (retried until it is
   // or `stop`; the status says why meanwhile).
   Status PrepareChangelog(const std::atomic<bool>& stop);
+  // The input partitions (shards) of `slots`, each once, in slot order.
+  static std::vector<int32_t> ShardsOf(const std::vector<int32_t>& slots);
   // The input partitions (shards) assigned to the group consumer.
   std::vector<int32_t> AssignedShards() const;
   // Checkpoints `shards` (those whose position moved since their last

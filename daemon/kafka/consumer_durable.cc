@@ -111,16 +111,21 @@ void KafkaIngest::PublishStateProblem() {
       unrestored_.empty() ? std::string() : unrestored_.begin()->second;
 }
 
-std::vector<int32_t> KafkaIngest::AssignedShards() const {
+std::vector<int32_t> KafkaIngest::ShardsOf(const std::vector<int32_t>& slots) {
   std::vector<int32_t> shards;
-  for (int32_t slot : book_.slots()) {
-    if (table_consumer_ && SlotTopic(slot) != 0) continue;
+  for (int32_t slot : slots) {
     const int32_t shard = SlotPartition(slot);
     if (std::find(shards.begin(), shards.end(), shard) == shards.end()) {
       shards.push_back(shard);
     }
   }
   return shards;
+}
+
+std::vector<int32_t> KafkaIngest::AssignedShards() const {
+  // The group's slots: in qrels mode the judgments are the table's, not
+  // the group's, and the results slots name every shard.
+  return ShardsOf(book_.slots());
 }
 
 void KafkaIngest::Checkpoint(const std::vector<int32_t>& shards, bool force) {

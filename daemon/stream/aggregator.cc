@@ -471,7 +471,7 @@ bool Aggregator::HasShard(int32_t shard) const {
 void Aggregator::DropShard(int32_t shard) {
   if (!HasShard(shard)) return;
   shards_[static_cast<size_t>(shard)].reset();
-  RebuildMerged();
+  merged_stale_ = true;
 }
 
 void Aggregator::RebuildMerged() const {
@@ -590,14 +590,14 @@ Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
   }
   if (!in->ok()) {
     shards_[static_cast<size_t>(shard)].reset();
-    RebuildMerged();
+    merged_stale_ = true;
     return Status::InvalidArgument("aggregates of shard " +
                                    std::to_string(shard) + ": " +
                                    in->status().message());
   }
   newest_time_ms_ = std::max(newest_time_ms_, restored->newest_time_ms);
   shards_[static_cast<size_t>(shard)] = std::move(restored);
-  RebuildMerged();
+  merged_stale_ = true;
   return Status::Ok();
 }
 
