@@ -981,11 +981,15 @@ bool PollMetrics(testing::DaemonProcess& daemon, Done done,
   }
 }
 
-// Results events past the offsets `group` last committed on `topic` (the
-// whole partition where nothing was committed): what a restarted member
-// reads again, so the bound on requests it can finalize twice.
-int64_t EventsPastCommit(const std::string& bootstrap, const std::string& group,
-                         const std::string& topic) {
+// Offsets `group` has committed on `topic`, per partition (-1001, librdkafka's
+// "invalid offset", where nothing was committed); with `past`, also the
+// results events past them (the whole partition where nothing was
+// committed): what a restarted member reads again, so the bound on requests
+// it can finalize twice. Empty on error.
+std::map<int32_t, int64_t> CommittedOffsets(const std::string& bootstrap,
+                                            const std::string& group,
+                                            const std::string& topic,
+                                            int64_t* past = nullptr) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string err;
@@ -994,27 +998,52 @@ int64_t EventsPastCommit(const std::string& bootstrap, const std::string& group,
   conf->set("enable.auto.commit", "false", err);
   std::unique_ptr<RdKafka::KafkaConsumer> c(
       RdKafka::KafkaConsumer::create(conf.get(), err));
-  if (c == nullptr) return -1;
+  if (c == nullptr) return {};
   std::vector<RdKafka::TopicPartition*> parts;
   for (int p = 0; p < kBacklogPartitions; ++p) {
     parts.push_back(RdKafka::TopicPartition::create(topic, p));
   }
-  int64_t past = -1;
+  std::map<int32_t, int64_t> offsets;
   if (c->committed(parts, 10'000) == RdKafka::ERR_NO_ERROR) {
-    past = 0;
+    if (past != nullptr) *past = 0;
     for (RdKafka::TopicPartition* tp : parts) {
+      offsets[tp->partition()] = tp->offset();
+      if (past == nullptr) continue;
       int64_t low = 0, high = 0;
       if (c->query_watermark_offsets(topic, tp->partition(), &low, &high,
                                      10'000) != RdKafka::ERR_NO_ERROR) {
-        past = -1;
+        offsets.clear();
         break;
       }
-      past += high - std::max(low, tp->offset() < 0 ? low : tp->offset());
+      *past += high - std::max(low, tp->offset() < 0 ? low : tp->offset());
     }
   }
   RdKafka::TopicPartition::destroy(parts);
   c->close();
+  return offsets;
+}
+
+int64_t EventsPastCommit(const std::string& bootstrap, const std::string& group,
+                         const std::string& topic) {
+  int64_t past = -1;
+  if (CommittedOffsets(bootstrap, group, topic, &past).empty()) return -1;
   return past;
+}
+
+// Offsets `group` has committed on both backlog topics, keyed by topic and
+// partition; empty on error.
+std::map<std::pair<std::string, int32_t>, int64_t> BacklogCommits(
+    const std::string& bootstrap, const std::string& group) {
+  std::map<std::pair<std::string, int32_t>, int64_t> all;
+  for (const char* topic : {kBacklogResults, kBacklogJudgments}) {
+    const std::map<int32_t, int64_t> offsets =
+        CommittedOffsets(bootstrap, group, topic);
+    if (offsets.empty()) return {};
+    for (const auto& [partition, offset] : offsets) {
+      all[{topic, partition}] = offset;
+    }
+  }
+  return all;
 }
 
 class DaemonBacklogE2eTest : public DaemonE2eTest {
@@ -1038,7 +1067,8 @@ class DaemonBacklogE2eTest : public DaemonE2eTest {
   // `properties`: more librdkafka property lines.
   std::string BacklogConfig(const std::string& group, const std::string& window,
                             const std::string& allowed_lateness,
-                            const std::string& properties = "") {
+                            const std::string& properties = "",
+                            const std::string& commit_interval = "500ms") {
     return dir_.Write(group + ".yaml", R"(
 kafka:
   bootstrap_servers: ")" + cluster_->bootstrap_servers() +
@@ -1048,7 +1078,7 @@ kafka:
                                            R"(
   judgments_topic: )" + kBacklogJudgments +
                                            R"(
-  commit_interval: 500ms
+  commit_interval: )" + commit_interval + R"(
   properties:
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
@@ -1236,7 +1266,10 @@ TEST_F(DaemonBacklogE2eTest, BacklogKillNineMidwayLosesNothing) {
       BacklogConfig(group, "5s", "1s",
                     // Small fetches, so that a slowed broker slows the
                     // first process enough to kill it midway.
-                    "    max.partition.fetch.bytes: \"16384\"\n");
+                    "    max.partition.fetch.bytes: \"16384\"\n",
+                    // Commits far enough apart for the kill below to fall
+                    // between two of them.
+                    "3s");
   {
     // Small batches: a fetch returns at least one whole batch.
     Producer producer(cluster_->bootstrap_servers(), kBacklogResults,
@@ -1252,13 +1285,32 @@ TEST_F(DaemonBacklogE2eTest, BacklogKillNineMidwayLosesNothing) {
     ASSERT_TRUE(cluster_->SetBrokerRtt(-1, kKillRttMs).ok());
     Daemon d1(dir_, config, "first");
     ASSERT_TRUE(d1.WaitReady()) << d1.log();
-    // Kill it once it has finalized a quarter of the requests.
-    const bool midway = PollMetrics(
-        d1,
-        [&](const Scrape& m) {
-          return m.Sum("rankwatch_requests_finalized_total") >= expected / 4;
-        },
-        45s, &first);
+    // Kill it once it has finalized a quarter of the requests. What it
+    // counted is known only from its last scrape, so no commit may land
+    // between that scrape and the kill: it would cover requests that neither
+    // process counts. So: read the group's commits, scrape, freeze the
+    // process (SIGSTOP), let in-flight commits land (several broker round
+    // trips), and kill it only if the commits have not moved; otherwise
+    // resume it and try again (commits are 3 s apart, the check takes 1 s).
+    bool midway = false;
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      const auto before = BacklogCommits(cluster_->bootstrap_servers(), group);
+      midway = PollMetrics(
+          d1,
+          [&](const Scrape& m) {
+            return m.Sum("rankwatch_requests_finalized_total") >= expected / 4;
+          },
+          45s, &first);
+      d1.process().Signal(SIGSTOP);
+      if (!midway) break;
+      testing::SleepFor(std::chrono::milliseconds(5 * kKillRttMs));
+      if (!before.empty() &&
+          before == BacklogCommits(cluster_->bootstrap_servers(), group)) {
+        break;
+      }
+      midway = false;
+      d1.process().Signal(SIGCONT);
+    }
     d1.process().Signal(SIGKILL);
     EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 128 + SIGKILL);
     ASSERT_TRUE(midway) << d1.Summary() << "\n" << d1.log();
