@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,65 @@ bool CreateTopics(const std::string& bootstrap,
   rd_kafka_queue_destroy(queue);
   rd_kafka_destroy(rk);
   return ok;
+}
+
+// Deletes `name` through the Admin API and waits (30 s at most) until the
+// broker's metadata no longer lists it; true when it is gone.
+bool DeleteTopic(const std::string& bootstrap, const std::string& name,
+                 std::string* error) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                    sizeof(errstr));
+  // Metadata requests must not create the topic again.
+  rd_kafka_conf_set(conf, "allow.auto.create.topics", "false", errstr,
+                    sizeof(errstr));
+  rd_kafka_t* rk =
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) {
+    *error = errstr;
+    return false;
+  }
+  rd_kafka_DeleteTopic_t* topic = rd_kafka_DeleteTopic_new(name.c_str());
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_DeleteTopics(rk, &topic, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  bool ok = event != nullptr && rd_kafka_event_error(event) == 0;
+  if (event == nullptr) *error = "DeleteTopics timed out";
+  if (event != nullptr && !ok) *error = rd_kafka_event_error_string(event);
+  if (ok) {
+    size_t n = 0;
+    const rd_kafka_topic_result_t** results =
+        rd_kafka_DeleteTopics_result_topics(
+            rd_kafka_event_DeleteTopics_result(event), &n);
+    for (size_t i = 0; i < n; ++i) {
+      if (rd_kafka_topic_result_error(results[i]) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        ok = false;
+        *error = rd_kafka_err2str(rd_kafka_topic_result_error(results[i]));
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_DeleteTopic_destroy(topic);
+  rd_kafka_queue_destroy(queue);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  bool gone = false;
+  while (ok && !gone && std::chrono::steady_clock::now() < deadline) {
+    const rd_kafka_metadata_t* md = nullptr;
+    if (rd_kafka_metadata(rk, 1, nullptr, &md, 5'000) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      gone = true;
+      for (int i = 0; i < md->topic_cnt; ++i) {
+        if (name == md->topics[i].topic) gone = false;
+      }
+      rd_kafka_metadata_destroy(md);
+    }
+    if (!gone) std::this_thread::sleep_for(200ms);
+  }
+  if (ok && !gone) *error = "the topic is still listed 30 s after deletion";
+  rd_kafka_destroy(rk);
+  return ok && gone;
 }
 
 bool CreateTopics(const std::vector<std::string>& names, std::string* error) {
@@ -491,6 +551,63 @@ TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
   }
   testing::ExpectSameAsReplay({s}, ReplayJson(config, all), {"A", "B"}, 1e-9,
                               false, testing::Figures::kState);
+}
+
+// A deleted changelog topic is never silently replaced by counting from
+// zero: the group's committed offsets point to checkpoints that are gone, so
+// the restarted replica recreates the topic (compacted), reads nothing
+// where a checkpoint should be, pauses those partitions and stays unready,
+// saying why; it counts nothing meanwhile.
+TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
+  KafkaKeys keys;
+  keys.keys = "  durable_state: true\n  checkpoint_interval: 300ms\n";
+  const std::string config = WriteConfig(kAbMetrics, keys);
+  const std::string changelog = group_ + "-changelog";
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  {
+    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "first");
+    ASSERT_TRUE(d.WaitReady(60s)) << d.log();
+    const std::vector<Event> events = testing::Requests(0, 60, false);
+    producer.SendPaced(events);
+    ASSERT_TRUE(testing::WaitConsumed({&d}, double(events.size())))
+        << d.Summary() << "\n"
+        << d.log();
+    testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
+    d.process().Signal(SIGTERM);
+    EXPECT_EQ(d.process().Wait(10s), 0);
+  }
+  std::string error;
+  ASSERT_TRUE(DeleteTopic(RealKafka::bootstrap(), changelog, &error)) << error;
+  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "second");
+  EXPECT_FALSE(d.WaitReady(10s)) << d.log();
+  ASSERT_GT(d.port(), 0) << d.log();
+  std::pair<int, std::string> ready;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        ready = Readyz(d);
+        return ready.first == 503 &&
+               ready.second.find("state_unavailable") != std::string::npos;
+      },
+      30s))
+      << ready.first << " " << ready.second << "\n"
+      << d.log();
+  EXPECT_NE(ready.second.find("the topic was deleted or compacted away"),
+            std::string::npos)
+      << ready.second;
+  EXPECT_NE(ready.second.find("changelog '" + changelog + "'"),
+            std::string::npos)
+      << ready.second;
+  producer.SendPaced(testing::Requests(60, 20, false));
+  testing::SleepFor(1000ms);
+  const Scrape s = d.Metrics();
+  EXPECT_EQ(s.Sum("rankwatch_consumer_ready_reason",
+                  {{"reason", "state_unavailable"}}),
+            1);
+  EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), 0);
+  // Nothing counted from zero.
+  EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), 0) << d.log();
+  EXPECT_EQ(s.Sum("rankwatch_precision_window_lists", {{"window", "all"}}), 0);
 }
 
 // ---------------------------------------------------------------------------

@@ -74,7 +74,8 @@ ExperimentMonitor::ExperimentMonitor(
       srm_level_(statistics.srm_level),
       units_(units),
       num_buckets_(statistics.unit_buckets),
-      units_seen_(units ? statistics.max_tracked_units : 0) {
+      units_seen_(units ? statistics.max_tracked_units : 0),
+      max_units_(units ? statistics.max_tracked_units : 0) {
   metrics::SequentialOptions options;
   options.level = statistics.level;
   options.mixing_stddev = statistics.mixture_sd;
@@ -198,9 +199,9 @@ void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
   const int32_t a = ArmOf(group);
   if (a < 0) return;
   const size_t arm_index = static_cast<size_t>(a);
-  CountUnit(arm_index, unit_hash);
-  if (values.empty()) return;
   const size_t index = static_cast<size_t>(std::max(shard, 0));
+  CountUnit(arm_index, unit_hash, index);
+  if (values.empty()) return;
   if (index >= shard_arms_.size()) shard_arms_.resize(index + 1);
   if (!shard_arms_[index]) {
     shard_arms_[index] = std::make_unique<std::vector<ArmBuckets>>(EmptyArms());
@@ -250,7 +251,8 @@ void ExperimentMonitor::RebuildArms() {
 }
 
 namespace {
-constexpr uint32_t kArmShardMagic = 0x41524d31;  // "ARM1"
+// "ARM2": ARM1 (never released) had no units.
+constexpr uint32_t kArmShardMagic = 0x41524d32;
 }  // namespace
 
 void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
@@ -264,15 +266,17 @@ void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
           ? shard_arms_[static_cast<size_t>(shard)].get()
           : nullptr;
   out->Varint(arms == nullptr ? 0 : arms->size());
-  if (arms == nullptr) return;
-  for (const ArmBuckets& arm : *arms) {
-    out->String(arm.variant);
-    for (int64_t c : arm.counts) out->Varint(static_cast<uint64_t>(c));
-    for (size_t i = 0; i < arm.sums.size(); ++i) {
-      out->Double(arm.sums[i]);
-      out->Varint(static_cast<uint64_t>(arm.series_counts[i]));
+  if (arms != nullptr) {
+    for (const ArmBuckets& arm : *arms) {
+      out->String(arm.variant);
+      for (int64_t c : arm.counts) out->Varint(static_cast<uint64_t>(c));
+      for (size_t i = 0; i < arm.sums.size(); ++i) {
+        out->Double(arm.sums[i]);
+        out->Varint(static_cast<uint64_t>(arm.series_counts[i]));
+      }
     }
   }
+  EncodeUnits(shard, out);
 }
 
 Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
@@ -319,46 +323,159 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
       }
     }
   }
-  if (static_cast<size_t>(shard) >= shard_arms_.size()) {
-    shard_arms_.resize(static_cast<size_t>(shard) + 1);
-  }
+  std::vector<ShardUnit> units;
+  if (in->ok()) DecodeUnits(in, &units);
+  const size_t index = static_cast<size_t>(shard);
+  if (index >= shard_arms_.size()) shard_arms_.resize(index + 1);
+  if (index >= shard_units_.size()) shard_units_.resize(index + 1);
   if (!in->ok()) {
-    shard_arms_[static_cast<size_t>(shard)].reset();
+    shard_arms_[index].reset();
+    shard_units_[index].clear();
     RebuildArms();
+    if (units_) RebuildUnits();
     return Status::InvalidArgument("experiment sums of shard " +
                                    std::to_string(shard) + ": " +
                                    in->status().message());
   }
-  shard_arms_[static_cast<size_t>(shard)] = std::move(restored);
+  shard_arms_[index] = std::move(restored);
   RebuildArms();
+  if (units_) {
+    shard_units_[index] = std::move(units);
+    RebuildUnits();
+  }
   return Status::Ok();
 }
 
 void ExperimentMonitor::DropShard(int32_t shard) {
-  if (shard < 0 || static_cast<size_t>(shard) >= shard_arms_.size() ||
-      !shard_arms_[static_cast<size_t>(shard)]) {
-    return;
+  if (shard < 0) return;
+  const size_t index = static_cast<size_t>(shard);
+  if (index < shard_arms_.size() && shard_arms_[index]) {
+    shard_arms_[index].reset();
+    RebuildArms();
   }
-  shard_arms_[static_cast<size_t>(shard)].reset();
-  RebuildArms();
+  if (index < shard_units_.size() && !shard_units_[index].empty()) {
+    shard_units_[index].clear();
+    RebuildUnits();
+  }
 }
 
-void ExperimentMonitor::CountUnit(size_t arm, uint64_t unit_hash) {
+void ExperimentMonitor::CountUnit(size_t arm, uint64_t unit_hash,
+                                  size_t shard) {
   for (const Membership& m : memberships_[arm]) {
-    SrmState& srm = srm_[m.experiment];
     uint8_t first = m.position;
-    switch (units_seen_.Insert(ExperimentUnitKey(unit_hash, m.experiment),
-                               &first)) {
-      case UnitTable::Outcome::kInserted:
-        ++srm.counts[m.position];
-        break;
-      case UnitTable::Outcome::kPresent:
-        if (first != m.position) ++srm.unit_conflicts;
-        break;
-      case UnitTable::Outcome::kFull:
-        srm.capped = true;
-        break;
+    if (CountNewUnit(unit_hash, m.experiment, &first)) {
+      if (shard >= shard_units_.size()) shard_units_.resize(shard + 1);
+      shard_units_[shard].push_back(
+          {unit_hash, static_cast<uint32_t>(m.experiment), m.position});
+    } else if (first != m.position) {
+      ++srm_[m.experiment].unit_conflicts;
     }
+  }
+}
+
+bool ExperimentMonitor::CountNewUnit(uint64_t unit_hash, size_t experiment,
+                                     uint8_t* position) {
+  SrmState& srm = srm_[experiment];
+  const uint8_t seen_as = *position;
+  switch (
+      units_seen_.Insert(ExperimentUnitKey(unit_hash, experiment), position)) {
+    case UnitTable::Outcome::kInserted:
+      ++srm.counts[seen_as];
+      return true;
+    case UnitTable::Outcome::kPresent:
+      return false;
+    case UnitTable::Outcome::kFull:
+      srm.capped = true;
+      return false;
+  }
+  return false;
+}
+
+void ExperimentMonitor::RebuildUnits() {
+  units_seen_ = UnitTable(max_units_);
+  for (SrmState& srm : srm_) {
+    std::fill(srm.counts.begin(), srm.counts.end(), 0);
+  }
+  for (std::vector<ShardUnit>& units : shard_units_) {
+    // A unit two shards brought (each restored from a replica that counted
+    // it first) stays with the first of them.
+    std::erase_if(units, [&](const ShardUnit& u) {
+      uint8_t position = u.position;
+      return !CountNewUnit(u.unit_hash, u.experiment, &position);
+    });
+  }
+}
+
+namespace {
+constexpr uint32_t kUnitsMagic = 0x554e5431;  // "UNT1"
+}  // namespace
+
+// Per experiment its name and variants, then the units: experiment and
+// variant by their index in that list, and the unit's hash.
+void ExperimentMonitor::EncodeUnits(int32_t shard, ByteWriter* out) const {
+  out->Fixed32(kUnitsMagic);
+  out->Varint(srm_.size());
+  for (size_t x = 0; x < srm_.size(); ++x) {
+    out->String((*experiments_)[x].name);
+    out->Varint(srm_[x].variants.size());
+    for (const std::string& v : srm_[x].variants) out->String(v);
+  }
+  const std::vector<ShardUnit>* units =
+      shard >= 0 && static_cast<size_t>(shard) < shard_units_.size()
+          ? &shard_units_[static_cast<size_t>(shard)]
+          : nullptr;
+  out->Varint(units == nullptr ? 0 : units->size());
+  if (units == nullptr) return;
+  for (const ShardUnit& u : *units) {
+    out->Varint(u.experiment);
+    out->Varint(u.position);
+    out->Fixed64(u.unit_hash);
+  }
+}
+
+// The units of a record, mapped to this configuration's experiments and
+// variants by name; those of experiments or variants no longer configured
+// are left out.
+void ExperimentMonitor::DecodeUnits(ByteReader* in,
+                                    std::vector<ShardUnit>* units) const {
+  if (in->Fixed32() != kUnitsMagic) in->Fail("not a units record");
+  const uint64_t num_experiments = in->Count(2);
+  // [record experiment][record variant] -> (experiment, position) here.
+  std::vector<std::vector<std::pair<int64_t, int>>> map(num_experiments);
+  for (uint64_t e = 0; e < num_experiments && in->ok(); ++e) {
+    const std::string_view name = in->String();
+    int64_t x = -1;
+    for (size_t i = 0; i < experiments_->size(); ++i) {
+      if ((*experiments_)[i].name == name) x = static_cast<int64_t>(i);
+    }
+    const uint64_t num_variants = in->Count(1);
+    for (uint64_t v = 0; v < num_variants && in->ok(); ++v) {
+      const std::string_view variant = in->String();
+      int position = -1;
+      if (x >= 0) {
+        const std::vector<std::string>& here =
+            srm_[static_cast<size_t>(x)].variants;
+        for (size_t i = 0; i < here.size(); ++i) {
+          if (here[i] == variant) position = static_cast<int>(i);
+        }
+      }
+      map[e].push_back({x, position});
+    }
+  }
+  const uint64_t num_units = in->Count(10);
+  for (uint64_t i = 0; i < num_units && in->ok(); ++i) {
+    const uint64_t e = in->Varint();
+    const uint64_t v = in->Varint();
+    const uint64_t hash = in->Fixed64();
+    if (!in->ok()) break;
+    if (e >= map.size() || v >= map[e].size()) {
+      in->Fail("a unit of an experiment or variant the record does not list");
+      break;
+    }
+    const auto [x, position] = map[e][v];
+    if (x < 0 || position < 0) continue;
+    units->push_back(
+        {hash, static_cast<uint32_t>(x), static_cast<uint8_t>(position)});
   }
 }
 

@@ -117,6 +117,13 @@ struct SrmState {
   int64_t unit_conflicts = 0;
 };
 
+// A unit counted for the sample ratio, in the shard it was first seen in.
+struct ShardUnit {
+  uint64_t unit_hash = 0;
+  uint32_t experiment = 0;  // Into the configured experiments.
+  uint8_t position = 0;     // Its variant among the experiment's.
+};
+
 class ExperimentMonitor {
  public:
   // `experiments` and `aggregator` must outlive the monitor. With `units`
@@ -134,11 +141,16 @@ class ExperimentMonitor {
   void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values,
            int32_t shard = 0);
 
-  // Checkpoints of one shard's per-unit-bucket sums (with units; without,
-  // the comparisons read the aggregator, whose shards hold the state): by
-  // variant and series name; a variant or series no longer configured is
-  // dropped, and another statistics.unit_buckets starts afresh. The SRM's
-  // unit counts and the sequential tests are the process's, not a shard's.
+  // Checkpoints of one shard's per-unit-bucket sums and of the units it
+  // brought to the sample-ratio counts (with units; without, the
+  // comparisons and the SRM read the aggregator, whose shards hold the
+  // state): by variant and series name; a variant or series no longer
+  // configured is dropped, and another statistics.unit_buckets starts the
+  // sums afresh. A unit is counted once per process, in the shard where
+  // it was first seen: the counts are the distinct units of the shards
+  // held, exact over replicas when a unit's events stay in one partition
+  // (docs/operations.md). The sequential tests are the process's: after a
+  // restore their next look starts from the restored sums.
   void EncodeShard(int32_t shard, ByteWriter* out) const;
   [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
   void DropShard(int32_t shard);
@@ -203,7 +215,15 @@ class ExperimentMonitor {
   // The arm of aggregator group `group`, or -1 if its variant is in no
   // experiment.
   int32_t ArmOf(uint32_t group);
-  void CountUnit(size_t arm, uint64_t unit_hash);
+  void CountUnit(size_t arm, uint64_t unit_hash, size_t shard);
+  // Counts one unit first seen in a shard (the SRM counts and units_seen_);
+  // true when it was new.
+  bool CountNewUnit(uint64_t unit_hash, size_t experiment, uint8_t* position);
+  // Recounts the SRM's units from the shards' units (after a restore or a
+  // drop).
+  void RebuildUnits();
+  void EncodeUnits(int32_t shard, ByteWriter* out) const;
+  void DecodeUnits(ByteReader* in, std::vector<ShardUnit>* units) const;
   void UpdateSrm();
   void UpdateFamilies();
 
@@ -227,6 +247,10 @@ class ExperimentMonitor {
   std::vector<std::vector<Membership>> memberships_;  // Parallel to arms_.
   std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
   UnitTable units_seen_;
+  int64_t max_units_;
+  // With units: per shard, the units first seen in it (the SRM counts'
+  // source when shards move).
+  std::vector<std::vector<ShardUnit>> shard_units_;
   std::vector<metrics::ArmSummary> baseline_scratch_;
   std::vector<metrics::ArmSummary> treatment_scratch_;
   std::vector<double> family_p_;

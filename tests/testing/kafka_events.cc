@@ -145,7 +145,8 @@ bool WaitConsumed(const std::vector<DaemonProcess*>& daemons, double events) {
 void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
                         const std::vector<std::string>& variants,
-                        double tolerance, bool relative, Figures figures) {
+                        double tolerance, bool relative, Figures figures,
+                        const std::string& window) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(simdjson::padded_string(replay_json)).get(doc),
@@ -170,9 +171,9 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
             break;
           case Figures::kState:
             count += s.Sum(metric + "_window_lists",
-                           {{"variant", v}, {"k", k}, {"window", "all"}});
+                           {{"variant", v}, {"k", k}, {"window", window}});
             sum += s.Sum(metric + "_window_sum_values",
-                         {{"variant", v}, {"k", k}, {"window", "all"}});
+                         {{"variant", v}, {"k", k}, {"window", window}});
             break;
         }
       }

@@ -114,7 +114,7 @@ bool WaitConsumed(const std::vector<DaemonProcess*>& daemons, double events);
 enum class Figures {
   kCounters,  // What each process scored: the histograms' _count and _sum.
   kState,     // The durable state: _window_lists and _window_sum_values
-              // with window="all".
+              // with window="all" (or the window given).
 };
 
 // Expects the summed counts and means of `scrapes` to equal replay's JSON
@@ -124,7 +124,8 @@ void ExpectSameAsReplay(const std::vector<Scrape>& scrapes,
                         const std::string& replay_json,
                         const std::vector<std::string>& variants,
                         double tolerance = 1e-9, bool relative = false,
-                        Figures figures = Figures::kCounters);
+                        Figures figures = Figures::kCounters,
+                        const std::string& window = "all");
 
 // `rankwatch replay --format json` (the binary `rankwatch`) over `events`,
 // written as JSON-lines files r.jsonl and j.jsonl in `dir`, with `config`:
