@@ -390,4 +390,31 @@ std::optional<RankCorrelation> SpearmanRho(std::span<const double> x,
   return result;
 }
 
+std::optional<double> TauAp(std::span<const double> reference,
+                            std::span<const double> estimated) {
+  const size_t n = reference.size();
+  if (n != estimated.size() || n < 2) return std::nullopt;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(reference[i]) || std::isnan(estimated[i])) {
+      return std::nullopt;
+    }
+  }
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return estimated[a] > estimated[b];
+  });
+  // O(N^2): N is a number of systems.
+  double sum = 0;
+  for (size_t i = 1; i < n; ++i) {
+    double correct = 0;
+    for (size_t j = 0; j < i; ++j) {
+      const double above = reference[order[j]], here = reference[order[i]];
+      correct += above > here ? 1.0 : above == here ? 0.5 : 0.0;
+    }
+    sum += correct / static_cast<double>(i);
+  }
+  return 2 * sum / static_cast<double>(n - 1) - 1;
+}
+
 }  // namespace rankwatch::metrics

@@ -54,6 +54,19 @@ struct RankCorrelation {
 [[nodiscard]] std::optional<RankCorrelation> SpearmanRho(
     std::span<const double> x, std::span<const double> y);
 
+// Yilmaz, Aslam and Robertson's AP rank correlation (tau_AP, SIGIR 2008),
+// of the ranking by `estimated` against the ranking by `reference`
+// (higher first in both): tau_AP = 2 / (N - 1) sum_{i=2..N} C(i) / (i - 1)
+// - 1, where C(i) counts the items above the i-th of the estimated ranking
+// that the reference ranks above it too. Unlike Kendall's tau it weighs a
+// swap at the top more than one at the bottom, and it is asymmetric: the
+// reference is the trusted ranking (the human judges' when comparing
+// judges). A pair the reference ties counts half; items the estimated
+// ranking ties keep their order in the spans. nullopt for spans of
+// different sizes, fewer than two items or a NaN.
+[[nodiscard]] std::optional<double> TauAp(std::span<const double> reference,
+                                          std::span<const double> estimated);
+
 // Working memory of the coefficient functions. Reusing one keeps them free
 // of allocations once its buffers have grown to the largest sample seen.
 // Owned by the caller; not thread-safe; its contents between calls mean

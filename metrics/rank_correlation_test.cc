@@ -284,5 +284,38 @@ TEST(RankCorrelationTest, OrderGradeCorrelationsMatchTheGeneralFunctions) {
   }
 }
 
+// tau_AP by hand (Yilmaz et al. 2008). Reference A > B > C > D (scores 4,
+// 3, 2, 1).
+// - Estimated B, A, C, D: i=2 (A): B above it, the reference puts B below
+//   A: 0/1; i=3 (C): B, A both above in the reference: 2/2; i=4 (D): 3/3.
+//   tau_AP = 2/3 (0 + 1 + 1) - 1 = 1/3 (Kendall's tau: 4/6 = 2/3).
+// - Estimated A, B, D, C: 1/1, 2/2, then C below A, B (right) and D
+//   (wrong): 2/3. tau_AP = 2/3 (1 + 1 + 2/3) - 1 = 7/9: a swap at the
+//   bottom costs less than one at the top.
+// - The same order: 1; the reverse: 2/3 (0 + 0 + 0) - 1 = -1.
+// - A pair the reference ties counts half: reference 2, 2, 1 and estimated
+//   B, A, C: i=2: 1/2; i=3: 2/2; tau_AP = (1/2 + 1) - 1 = 1/2.
+TEST(TauApTest, HandWorkedRankings) {
+  const std::vector<double> ref = {4, 3, 2, 1};  // A, B, C, D.
+  EXPECT_NEAR(*TauAp(ref, std::vector<double>{3, 4, 2, 1}), 1.0 / 3, 1e-15);
+  EXPECT_NEAR(*TauAp(ref, std::vector<double>{4, 3, 1, 2}), 7.0 / 9, 1e-15);
+  EXPECT_NEAR(*TauAp(ref, ref), 1.0, 1e-15);
+  EXPECT_NEAR(*TauAp(ref, std::vector<double>{1, 2, 3, 4}), -1.0, 1e-15);
+  EXPECT_NEAR(
+      *TauAp(std::vector<double>{2, 2, 1}, std::vector<double>{0.5, 0.9, 0.1}),
+      0.5, 1e-15);
+  // Asymmetric. Estimated B, C, A, D (scores A 2, B 4, C 3, D 1) against
+  // A > B > C > D: i=2 (C): B above, right: 1/1; i=3 (A): B, C above, both
+  // wrong: 0/2; i=4: 3/3; (1 + 0 + 1) 2/3 - 1 = 1/3. The other way round,
+  // A, B, C, D against B > C > A > D: i=2 (B): A above, wrong: 0; i=3 (C):
+  // A wrong, B right: 1/2; i=4: 1; (0 + 1/2 + 1) 2/3 - 1 = 0.
+  const std::vector<double> bcad = {2, 4, 3, 1};
+  EXPECT_NEAR(*TauAp(ref, bcad), 1.0 / 3, 1e-15);
+  EXPECT_NEAR(*TauAp(bcad, ref), 0.0, 1e-15);
+  EXPECT_FALSE(TauAp(ref, std::vector<double>{1, 2}).has_value());
+  EXPECT_FALSE(TauAp(std::vector<double>{1}, std::vector<double>{1}));
+  EXPECT_FALSE(TauAp(ref, std::vector<double>{1, 2, NAN, 4}).has_value());
+}
+
 }  // namespace
 }  // namespace rankwatch::metrics

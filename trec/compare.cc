@@ -11,6 +11,7 @@
 #include "base/json_writer.h"
 #include "metrics/multiple_testing.h"
 #include "trec/parallel.h"
+#include "trec/report_format.h"
 
 namespace rankwatch::trec {
 
@@ -183,37 +184,6 @@ std::vector<MeasureAgreement> Agreements(
 // ---------------------------------------------------------------------------
 // Formatting.
 
-std::string Format(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, value);
-  return buf;
-}
-
-// Full precision, "" for NaN (CSV) or "null" (JSON).
-std::string Exact(double value, std::string_view nan) {
-  if (std::isnan(value)) return std::string(nan);
-  if (std::isinf(value)) return value > 0 ? "1e999" : "-1e999";
-  return Format("%.17g", value);
-}
-
-std::string Fixed(double value) {
-  return std::isnan(value) ? "-" : Format("%.4f", value);
-}
-
-std::string Signed(double value) {
-  return std::isnan(value) ? "-" : Format("%+.4f", value);
-}
-
-// p-values: four decimals, or two significant digits below 0.0001; a
-// t-test p-value that underflows a double is below 1e-300, not 0.
-std::string PValue(double p) {
-  if (std::isnan(p)) return "-";
-  if (p == 0) return "<1e-300";
-  return p < 1e-4 ? Format("%.1e", p) : Format("%.4f", p);
-}
-
-std::string Int(int64_t value) { return std::to_string(value); }
-
 std::string CorrectionLabel(Correction correction) {
   switch (correction) {
     case Correction::kHolm:
@@ -224,32 +194,6 @@ std::string CorrectionLabel(Correction correction) {
       return "unadjusted";
   }
   return "";
-}
-
-// Rows of cells printed in columns: the first left-aligned, the others
-// right-aligned, two spaces apart.
-void AppendTable(const std::vector<std::vector<std::string>>& rows,
-                 std::string* out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t c = 0; c < row.size(); ++c) {
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(widths[c] - row[c].size(), ' ');
-      if (c == 0) {
-        line += row[c] + pad;
-      } else {
-        line += "  " + pad + row[c];
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    *out += line + "\n";
-  }
 }
 
 std::string Coefficient(const std::optional<metrics::RankCorrelation>& c) {
@@ -300,15 +244,6 @@ std::string LatexEscape(std::string_view s) {
     }
   }
   return out;
-}
-
-void AppendJsonNumber(std::string* out, double value) {
-  *out += Exact(value, "null");
-}
-
-void AppendJsonKey(std::string* out, std::string_view key) {
-  AppendJsonString(out, key);
-  *out += ": ";
 }
 
 void AppendJsonCorrelation(std::string* out, std::string_view key,

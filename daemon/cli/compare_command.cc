@@ -1,6 +1,7 @@
 #include "daemon/cli/compare_command.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@
 #include "daemon/cli/command_util.h"
 #include "trec/batch_eval.h"
 #include "trec/compare.h"
+#include "trec/judge_compare.h"
+#include "trec/qrels.h"
 
 namespace rankwatch::cli {
 
@@ -20,6 +23,10 @@ namespace {
 struct CompareArgs {
   std::string qrels;
   std::vector<std::string> runs;
+  // --qrels, twice or more: compare the judges (every positional is a run).
+  std::vector<std::string> judges;
+  std::string kappa_weights = "linear";
+  std::string alpha_metric = "ordinal";
   std::vector<std::string> measures = {"ndcg_cut.10", "map", "recip_rank",
                                        "P.10", "recall.100"};
   bool complete = false;
@@ -42,8 +49,78 @@ int Usage(std::string_view message) {
   return Fail(kCommand, message, ExitCode::kUsage);
 }
 
+// Names of the judges: their files' names, or the paths as given when two
+// files share a name.
+std::vector<std::string> JudgeNames(const std::vector<std::string>& paths) {
+  std::vector<std::string> names;
+  for (const std::string& p : paths) {
+    names.push_back(std::filesystem::path(p).filename().string());
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::count(names.begin(), names.end(), names[i]) > 1) return paths;
+  }
+  return names;
+}
+
+// `rankwatch compare --qrels A --qrels B [RUN...]`: label agreement between
+// the judges, and the runs' rankings under each (trec/judge_compare.h).
+int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
+                     int parallel_runs) {
+  if (args.judges.size() < 2) {
+    return Usage(
+        "--qrels compares judges: give it twice or more (one qrels file is "
+        "the QRELS argument)");
+  }
+  if (args.format != "text" && args.format != "json") {
+    return Usage("comparing judges prints text or json, not " + args.format);
+  }
+  std::vector<std::string> runs = args.runs;
+  if (!args.qrels.empty()) runs.insert(runs.begin(), args.qrels);
+  trec::JudgeCompareOptions options;
+  options.weights = args.kappa_weights == "quadratic"
+                        ? metrics::KappaWeights::kQuadratic
+                        : metrics::KappaWeights::kLinear;
+  options.alpha_metric =
+      args.alpha_metric == "nominal"    ? metrics::AlphaMetric::kNominal
+      : args.alpha_metric == "interval" ? metrics::AlphaMetric::kInterval
+                                        : metrics::AlphaMetric::kOrdinal;
+  options.confidence = args.confidence;
+  std::vector<trec::Qrels> qrels;
+  std::vector<trec::EvaluatedRuns> evaluated;
+  for (const std::string& path : args.judges) {
+    StatusOr<trec::Qrels> q = trec::Qrels::Load(path);
+    if (!q.ok()) return Fail(kCommand, q.status(), ErrorSource::kInput);
+    qrels.push_back(std::move(q).value());
+    if (runs.empty()) {
+      evaluated.emplace_back();
+      continue;
+    }
+    StatusOr<trec::EvaluatedRuns> e =
+        trec::EvaluateRunFiles(path, runs, eval, parallel_runs);
+    if (!e.ok()) return Fail(kCommand, e.status(), ErrorSource::kInput);
+    evaluated.push_back(std::move(e).value());
+  }
+  StatusOr<trec::JudgeComparison> c =
+      trec::CompareJudges(JudgeNames(args.judges), qrels, evaluated, options);
+  if (!c.ok()) return Fail(kCommand, c.status(), ErrorSource::kInput);
+  std::string out;
+  if (args.format == "json") {
+    trec::WriteJudgeComparisonJson(*c, &out);
+  } else {
+    trec::WriteJudgeComparisonText(*c, &out);
+  }
+  const Status written = WriteStdout(out);
+  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  return ToInt(ExitCode::kOk);
+}
+
 int RunCompare(const CompareArgs& args) {
-  if (args.runs.size() < 2) {
+  if (args.judges.empty() && args.qrels.empty()) {
+    return Usage(
+        "give a QRELS file and two runs or more (or --qrels twice "
+        "or more to compare judges)");
+  }
+  if (args.judges.empty() && args.runs.size() < 2) {
     return Usage("compare needs at least two run files (got " +
                  std::to_string(args.runs.size()) + ")");
   }
@@ -70,9 +147,12 @@ int RunCompare(const CompareArgs& args) {
           ? args.threads
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   compare.threads = cores;
-  // Up to `cores` runs at once, the cores split among them.
+  // Up to `cores` runs at once, the cores split among them. Comparing
+  // judges, the QRELS positional is a run too.
+  const size_t num_runs =
+      args.runs.size() + (args.judges.empty() || args.qrels.empty() ? 0 : 1);
   const int parallel_runs =
-      static_cast<int>(std::min<size_t>(cores, args.runs.size()));
+      static_cast<int>(std::max<size_t>(1, std::min<size_t>(cores, num_runs)));
   trec::EvalOptions eval;
   eval.measures = *measures;
   eval.complete = args.complete;
@@ -80,6 +160,9 @@ int RunCompare(const CompareArgs& args) {
   if (args.max_docs > 0) eval.max_docs_per_query = args.max_docs;
   eval.definitions.relevance_threshold = args.relevance_level;
 
+  if (!args.judges.empty()) {
+    return RunCompareJudges(args, eval, parallel_runs);
+  }
   StatusOr<trec::EvaluatedRuns> runs =
       trec::EvaluateRunFiles(args.qrels, args.runs, eval, parallel_runs);
   if (!runs.ok()) {
@@ -136,11 +219,22 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
       "Compare TREC runs with the first (or --baseline): paired t and "
       "randomization tests, bootstrap intervals, Holm/BH correction, "
       "Kendall's tau and Spearman's rho (docs/compare.md)");
-  cmd->add_option("QRELS", args->qrels, "Qrels file: qid iter docno grade")
-      ->required();
+  cmd->add_option("QRELS", args->qrels, "Qrels file: qid iter docno grade");
   cmd->add_option("RUN", args->runs,
-                  "Two or more run files: qid iter docno rank score run_id")
-      ->required();
+                  "Two or more run files: qid iter docno rank score run_id");
+  cmd->add_option("--qrels", args->judges,
+                  "Compare judges: a qrels file per judge, the first the "
+                  "reference (give it twice or more; every positional is "
+                  "then a run): label agreement and the runs' rankings under "
+                  "each")
+      ->allow_extra_args(false);
+  cmd->add_option("--kappa-weights", args->kappa_weights,
+                  "Weighted kappa's weights with --qrels: linear | quadratic")
+      ->check(CLI::IsMember({"linear", "quadratic"}));
+  cmd->add_option("--alpha-metric", args->alpha_metric,
+                  "Krippendorff's alpha's difference with --qrels: nominal | "
+                  "ordinal | interval")
+      ->check(CLI::IsMember({"nominal", "ordinal", "interval"}));
   cmd->add_option("-m", args->measures,
                   "Measures as in eval, in trec_eval's, rankwatch's or "
                   "ir_measures' spelling (default: ndcg_cut.10 map "

@@ -411,5 +411,97 @@ TEST_F(CompareCommandTest, HintsAtSwappedQrelsAndRun) {
   EXPECT_EQ(r.err.find("swapped"), std::string::npos) << r.err;
 }
 
+// Comparing judges (issue 29): two qrels of the same two queries and three
+// runs (trec/judge_compare_test.cc works the same figures by hand: 7 pairs
+// both graded, kappa 4/11; P@2 under human A 0.75, B 0.25, C 0.5, under llm
+// A 0.75, B 0.25, C 1; one swap, A and C; tau 1/3, tau_AP 0). Each judge's
+// means are also those of `rankwatch eval` (the trec_eval drop-in) run
+// separately with that qrels.
+constexpr char kHumanQrels[] =
+    "q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq1 0 d4 1\n"
+    "q2 0 d1 1\nq2 0 d2 0\nq2 0 d3 2\nq2 0 d4 0\n";
+constexpr char kLlmQrels[] =
+    "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 0\nq1 0 d4 2\nq1 0 d5 1\n"
+    "q2 0 d1 1\nq2 0 d2 1\nq2 0 d3 2\nq2 0 d5 -1\n";
+
+TEST_F(CompareCommandTest, JudgesLabelAgreementAndRankings) {
+  const std::string human = dir_.Write("human.txt", kHumanQrels);
+  const std::string llm = dir_.Write("llm.txt", kLlmQrels);
+  const std::vector<std::string> runs = {
+      dir_.Write("A.txt",
+                 "q1 Q0 d1 1 3 A\nq1 Q0 d4 2 2 A\n"
+                 "q2 Q0 d3 1 3 A\nq2 Q0 d4 2 2 A\n"),
+      dir_.Write("B.txt",
+                 "q1 Q0 d2 1 3 B\nq1 Q0 d3 2 2 B\n"
+                 "q2 Q0 d2 1 3 B\nq2 Q0 d4 2 2 B\n"),
+      dir_.Write("C.txt",
+                 "q1 Q0 d4 1 3 C\nq1 Q0 d5 2 2 C\n"
+                 "q2 Q0 d1 1 3 C\nq2 Q0 d2 2 2 C\n")};
+  CommandResult r = Compare({"--qrels", human, "--qrels", llm, "-m", "P.2",
+                             "--format", "json", runs[0], runs[1], runs[2]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"agreement\": [{\"judges\": [\"human.txt\", "
+                       "\"llm.txt\"], \"pairs\": 7, \"only_first\": 1, "
+                       "\"only_second\": 1, \"kappa\": 0.363636363636363"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"kendall_tau\": 0.33333333333333"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"tau_ap\": 0, \"swaps\": [[\"A\", \"C\"]]"),
+            std::string::npos)
+      << r.out;
+  // The means each judge gives, and `rankwatch eval` with its qrels alone.
+  const std::pair<std::string, std::string> judges[] = {{human, "human.txt"},
+                                                        {llm, "llm.txt"}};
+  const double expected[2][3] = {{0.75, 0.25, 0.5}, {0.75, 0.25, 1}};
+  for (int j = 0; j < 2; ++j) {
+    for (int run = 0; run < 3; ++run) {
+      const std::string name(1, static_cast<char>('A' + run));
+      const CommandResult eval = RunCommand(
+          {RANKWATCH_BINARY, "eval", "-m", "P.2", judges[j].first, runs[run]},
+          std::chrono::seconds(60));
+      ASSERT_EQ(eval.exit_code, 0) << eval.err;
+      // trec_eval's line: "P_2 (padded)<TAB>all<TAB>0.7500".
+      const size_t at = eval.out.find("\tall\t");
+      ASSERT_EQ(eval.out.rfind("P_2 ", 0), 0u) << eval.out;
+      ASSERT_NE(at, std::string::npos) << eval.out;
+      EXPECT_NEAR(std::stod(eval.out.substr(at + 5)), expected[j][run], 1e-12)
+          << judges[j].second << " " << name;
+    }
+  }
+  EXPECT_NE(r.out.find("\"human.txt\": {\"A\": {\"P_2\": 0.75}, \"B\": "
+                       "{\"P_2\": 0.25}, \"C\": {\"P_2\": 0.5}}"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"llm.txt\": {\"A\": {\"P_2\": 0.75}, \"B\": "
+                       "{\"P_2\": 0.25}, \"C\": {\"P_2\": 1}}"),
+            std::string::npos)
+      << r.out;
+
+  // Text: the swap in words. Labels only, without runs: no rankings.
+  r = Compare({"--qrels", human, "--qrels", llm, "-m", "P.2", runs[0], runs[1],
+               runs[2]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("P_2: human.txt ranks A (0.7500) above C (0.5000); "
+                       "llm.txt the other way (0.7500 < 1.0000)"),
+            std::string::npos)
+      << r.out;
+  r = Compare({"--qrels", human, "--qrels", llm});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No runs given"), std::string::npos) << r.out;
+
+  // One --qrels is a usage error; so are formats that only runs have.
+  r = Compare({"--qrels", human, runs[0], runs[1]});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch compare: --qrels compares judges: give it twice or more "
+            "(one qrels file is the QRELS argument)\n");
+  r = Compare({"--qrels", human, "--qrels", llm, "--format", "csv", runs[0]});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch compare: comparing judges prints text or json, not "
+            "csv\n");
+}
+
 }  // namespace
 }  // namespace rankwatch::cli

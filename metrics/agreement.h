@@ -1,0 +1,85 @@
+// Agreement between two judges who graded the same items: Cohen's kappa
+// (unweighted, and weighted for graded labels) and Krippendorff's alpha,
+// each with an interval. `rankwatch compare --qrels A --qrels B` reports
+// them for every pair of qrels files (issue 29: are an LLM judge's labels
+// those of the human assessors?).
+//
+// Input: parallel spans of integer grades, x[i] and y[i] the two judges'
+// grades of item i (a (query, doc) pair both judged). The categories are
+// the integers from the smallest to the largest grade seen in either span,
+// so a weighted kappa's distances are the grades' differences (a grade
+// nobody gave still counts in the spread: 0, 1 and 3 are three categories
+// of a four-point scale).
+//
+// Cohen's kappa (Cohen, Educ. Psychol. Meas. 20(1), 1960) and its weighted
+// form (Cohen, Psychol. Bull. 70(4), 1968) with agreement weights w_ij =
+// 1 - |i - j| / (k - 1) (linear) or 1 - (i - j)^2 / (k - 1)^2 (quadratic):
+//   kappa = (p_o - p_e) / (1 - p_e),  p_o = sum w_ij p_ij,
+//   p_e = sum w_ij p_i. p_.j,
+// with the large-sample standard error of Fleiss, Cohen and Everitt
+// (Psychol. Bull. 72(5), 1969, eq. 5):
+//   var = [sum p_ij (w_ij - (wbar_i. + wbar_.j)(1 - kappa))^2
+//          - (kappa - p_e (1 - kappa))^2] / (n (1 - p_e)^2),
+//   wbar_i. = sum_j p_.j w_ij, wbar_.j = sum_i p_i. w_ij,
+// and the interval kappa +- z se (the normal approximation; statsmodels'
+// cohens_kappa computes the same figures), its upper end clipped at 1, the
+// largest value kappa and alpha can take.
+//
+// Krippendorff's alpha (Krippendorff, Content Analysis, 4th ed., 2018,
+// ch. 12) for two coders and no missing values: alpha = 1 - D_o / D_e,
+// from the coincidence matrix of the pairable values (each item adds
+// (x, y) and (y, x)), with the nominal, ordinal or interval difference
+// function. Its interval is the jackknife's (leave one item out; Quenouille
+// 1956, Tukey 1958): se^2 = (n - 1) / n sum (alpha_(i) - mean)^2 and
+// alpha +- z se (clipped at 1), deterministic, unlike Krippendorff's
+// bootstrap; NaN when leaving some item out leaves no disagreement to
+// expect (one item alone holds a grade).
+//
+// All return nullopt where the figure is undefined: spans of different
+// sizes, fewer than two items, or no expected disagreement (every grade the
+// same: p_e = 1, D_e = 0). Grades must lie within 64 of each other (the
+// categories are a dense table); beyond that, nullopt.
+//
+// Pure functions; thread-safe.
+#ifndef RANKWATCH_METRICS_AGREEMENT_H_
+#define RANKWATCH_METRICS_AGREEMENT_H_
+
+#include <optional>
+#include <span>
+
+namespace rankwatch::metrics {
+
+// A figure with its standard error and a two-sided interval.
+struct AgreementEstimate {
+  double estimate = 0;
+  double std_error = 0;
+  double lower = 0;
+  double upper = 0;
+};
+
+enum class KappaWeights {
+  kNone,       // Cohen's kappa: only equal grades agree.
+  kLinear,     // 1 - |i - j| / (k - 1).
+  kQuadratic,  // 1 - (i - j)^2 / (k - 1)^2.
+};
+
+enum class AlphaMetric {
+  kNominal,   // Different grades differ by 1.
+  kOrdinal,   // By the count of values between them (Krippendorff's).
+  kInterval,  // By the square of their difference.
+};
+
+// The largest spread of grades (max - min + 1) the functions accept.
+inline constexpr int kMaxAgreementCategories = 64;
+
+[[nodiscard]] std::optional<AgreementEstimate> CohenKappa(
+    std::span<const int> x, std::span<const int> y, KappaWeights weights,
+    double confidence = 0.95);
+
+[[nodiscard]] std::optional<AgreementEstimate> KrippendorffAlpha(
+    std::span<const int> x, std::span<const int> y, AlphaMetric metric,
+    double confidence = 0.95);
+
+}  // namespace rankwatch::metrics
+
+#endif  // RANKWATCH_METRICS_AGREEMENT_H_

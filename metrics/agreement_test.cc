@@ -1,0 +1,126 @@
+#include "metrics/agreement.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+// Expected figures: scikit-learn 1.x `cohen_kappa_score(x, y, weights=w)`,
+// statsmodels `cohens_kappa(table, wt=w)` (kappa, std_kappa, kappa_low,
+// kappa_upp) and the `krippendorff` package's `alpha(reliability_data=[x,
+// y], level_of_measurement=...)`, run once on the data below (PyPI, the
+// session of issue 29); the jackknife of alpha by calling that package on
+// each leave-one-out sample. Nothing runs Python at test time.
+
+namespace rankwatch::metrics {
+namespace {
+
+// 40 (query, doc) pairs graded 0-3 by two judges.
+const std::vector<int> kX = {0, 1, 2, 3, 0, 1, 1, 2, 3, 3, 0, 0, 1, 2,
+                             2, 3, 1, 0, 2, 1, 0, 1, 2, 3, 3, 2, 1, 0,
+                             0, 2, 1, 1, 3, 2, 0, 1, 2, 3, 1, 0};
+const std::vector<int> kY = {0, 1, 1, 3, 0, 2, 1, 2, 2, 3, 0, 1, 1, 2,
+                             3, 3, 0, 0, 2, 1, 1, 1, 2, 2, 3, 2, 0, 0,
+                             0, 3, 1, 2, 3, 2, 0, 1, 1, 3, 1, 1};
+
+TEST(CohenKappaTest, MatchesScikitLearnAndStatsmodels) {
+  const auto none = CohenKappa(kX, kY, KappaWeights::kNone);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_NEAR(none->estimate, 0.5630252100840336, 1e-14);
+  EXPECT_NEAR(none->std_error, 0.1003675472856941, 1e-14);
+  EXPECT_NEAR(none->lower, 0.3663084321874524, 1e-12);
+  EXPECT_NEAR(none->upper, 0.7597419879806151, 1e-12);
+  const auto linear = CohenKappa(kX, kY, KappaWeights::kLinear);
+  ASSERT_TRUE(linear.has_value());
+  EXPECT_NEAR(linear->estimate, 0.7239915074309979, 1e-14);
+  EXPECT_NEAR(linear->std_error, 0.06803801858179195, 1e-14);
+  EXPECT_NEAR(linear->lower, 0.5906394414312187, 1e-12);
+  EXPECT_NEAR(linear->upper, 0.8573435734307772, 1e-12);
+  const auto quadratic = CohenKappa(kX, kY, KappaWeights::kQuadratic);
+  ASSERT_TRUE(quadratic.has_value());
+  EXPECT_NEAR(quadratic->estimate, 0.854586129753915, 1e-14);
+  EXPECT_NEAR(quadratic->std_error, 0.039997793501984416, 1e-14);
+  EXPECT_NEAR(quadratic->lower, 0.7761918950289554, 1e-12);
+  EXPECT_NEAR(quadratic->upper, 0.9329803644788747, 1e-12);
+  // A 90% interval is z(0.95) = 1.6448536269514722 standard errors wide.
+  const auto ninety = CohenKappa(kX, kY, KappaWeights::kNone, 0.90);
+  EXPECT_NEAR(ninety->upper - ninety->estimate,
+              1.6448536269514722 * 0.1003675472856941, 1e-12);
+}
+
+// Grades 0, 1 and 3 (nobody gave 2): the weights' distances are the grades'
+// (statsmodels with the 4 x 4 table, its row and column 2 empty).
+TEST(CohenKappaTest, AGradeNobodyGaveStillCountsInTheSpread) {
+  const std::vector<int> x = {0, 0, 1, 3, 3, 1, 0, 3, 1, 1, 0, 3};
+  const std::vector<int> y = {0, 1, 1, 3, 1, 1, 0, 3, 3, 1, 0, 3};
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kNone)->estimate, 0.625, 1e-14);
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kNone)->std_error,
+              0.18782523875267668, 1e-14);
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kLinear)->estimate,
+              0.6808510638297873, 1e-14);
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kLinear)->std_error,
+              0.1735617770782288, 1e-14);
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kQuadratic)->estimate,
+              0.7476635514018692, 1e-14);
+  EXPECT_NEAR(CohenKappa(x, y, KappaWeights::kQuadratic)->std_error,
+              0.15369846478738264, 1e-14);
+  EXPECT_NEAR(KrippendorffAlpha(x, y, AlphaMetric::kNominal)->estimate,
+              0.6387434554973822, 1e-14);
+  EXPECT_NEAR(KrippendorffAlpha(x, y, AlphaMetric::kOrdinal)->estimate,
+              0.8041053921568628, 1e-14);
+  EXPECT_NEAR(KrippendorffAlpha(x, y, AlphaMetric::kInterval)->estimate,
+              0.7578947368421053, 1e-14);
+}
+
+TEST(KrippendorffAlphaTest, MatchesTheKrippendorffPackageAndItsJackknife) {
+  struct Case {
+    AlphaMetric metric;
+    double alpha, se, lower, upper;
+  };
+  const Case cases[] = {
+      {AlphaMetric::kNominal, 0.5683060109289617, 0.10108580213893088,
+       0.37018147938831525, 0.7664305424696082},
+      {AlphaMetric::kOrdinal, 0.8575031418876461, 0.038540136397664654,
+       0.7819658625889621, 0.9330404211863301},
+      {AlphaMetric::kInterval, 0.8563837225562858, 0.04068014537241498,
+       0.7766521027404987, 0.936115342372073},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.metric));
+    const auto a = KrippendorffAlpha(kX, kY, c.metric);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_NEAR(a->estimate, c.alpha, 1e-14);
+    EXPECT_NEAR(a->std_error, c.se, 1e-12);
+    EXPECT_NEAR(a->lower, c.lower, 1e-12);
+    EXPECT_NEAR(a->upper, c.upper, 1e-12);
+  }
+}
+
+// Perfect agreement is 1 for both; undefined figures are nullopt.
+TEST(AgreementTest, PerfectAndUndefined) {
+  const std::vector<int> x = {0, 1, 2, 2, 1};
+  EXPECT_NEAR(CohenKappa(x, x, KappaWeights::kNone)->estimate, 1, 1e-15);
+  EXPECT_NEAR(CohenKappa(x, x, KappaWeights::kNone)->std_error, 0, 1e-15);
+  EXPECT_NEAR(KrippendorffAlpha(x, x, AlphaMetric::kOrdinal)->estimate, 1,
+              1e-15);
+  // Every grade the same: no expected disagreement.
+  const std::vector<int> same = {2, 2, 2};
+  EXPECT_FALSE(CohenKappa(same, same, KappaWeights::kLinear).has_value());
+  EXPECT_FALSE(KrippendorffAlpha(same, same, AlphaMetric::kNominal));
+  // Sizes differ; one item; grades too far apart for a dense table.
+  EXPECT_FALSE(CohenKappa(x, same, KappaWeights::kNone).has_value());
+  EXPECT_FALSE(CohenKappa(std::vector<int>{1}, std::vector<int>{0},
+                          KappaWeights::kNone));
+  EXPECT_FALSE(CohenKappa(std::vector<int>{0, 100}, std::vector<int>{0, 100},
+                          KappaWeights::kNone));
+  // One item alone holds the only other grade: leaving it out leaves no
+  // disagreement to expect, so the jackknife (not alpha) is undefined.
+  const auto lone =
+      KrippendorffAlpha(std::vector<int>{0, 0, 0, 1},
+                        std::vector<int>{0, 0, 0, 0}, AlphaMetric::kNominal);
+  ASSERT_TRUE(lone.has_value());
+  EXPECT_TRUE(std::isnan(lone->std_error));
+}
+
+}  // namespace
+}  // namespace rankwatch::metrics
