@@ -99,6 +99,36 @@ void AppendJsonEstimate(std::string* out, std::string_view key,
   *out += "]";
 }
 
+// PpiRow of run `r` under measure `m`: trusted judge 0, cheap judge 1.
+PpiRow Ppi(const RunScores& trusted, const RunScores& cheap, size_t r, size_t m,
+           const JudgeCompareOptions& options) {
+  PpiRow row;
+  row.run = r;
+  row.measure = m;
+  std::vector<double> truth, predicted, others;
+  // Both qid lists are ascending (strcmp order): a merge.
+  size_t t = 0;
+  for (size_t c = 0; c < cheap.qids.size(); ++c) {
+    const double f = cheap.scores[m][c];
+    while (t < trusted.qids.size() && trusted.qids[t] < cheap.qids[c]) ++t;
+    const bool labelled = t < trusted.qids.size() &&
+                          trusted.qids[t] == cheap.qids[c] &&
+                          !std::isnan(trusted.scores[m][t]);
+    if (std::isnan(f)) continue;
+    if (labelled) {
+      truth.push_back(trusted.scores[m][t]);
+      predicted.push_back(f);
+    } else {
+      others.push_back(f);
+    }
+  }
+  row.labelled = static_cast<int64_t>(truth.size());
+  row.others = static_cast<int64_t>(others.size());
+  row.estimate = metrics::PpiMean(truth, predicted, others, options.confidence,
+                                  options.ppi_tune);
+  return row;
+}
+
 }  // namespace
 
 LabelAgreement CompareLabels(const Qrels& first, const Qrels& second,
@@ -180,8 +210,45 @@ StatusOr<JudgeComparison> CompareJudges(
       c.rankings.push_back(std::move(r));
     }
   }
+  if (options.ppi) {
+    for (size_t r = 0; r < c.runs.size(); ++r) {
+      for (size_t m = 0; m < c.measures.size(); ++m) {
+        c.ppi.push_back(
+            Ppi(evaluated[0].runs[r], evaluated[1].runs[r], r, m, options));
+      }
+    }
+  }
   return c;
 }
+
+namespace {
+
+std::string WithInterval(double estimate, double lower, double upper) {
+  return Fixed(estimate) + " [" + Fixed(lower) + ", " + Fixed(upper) + "]";
+}
+
+void AppendPpiText(const JudgeComparison& c, std::string* out) {
+  if (!c.options.ppi) return;
+  *out += "\nPrediction-powered means: " + c.judges[0] + " trusted, " +
+          c.judges[1] + " cheap (" +
+          (c.options.ppi_tune ? "PPI++, tuned lambda" : "PPI") + "); " +
+          Format("%g", 100 * c.options.confidence) + "% intervals\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"run", "measure", "labelled", "others", "PPI", "trusted labels alone",
+       "cheap judge alone"}};
+  for (const PpiRow& p : c.ppi) {
+    const auto& e = p.estimate;
+    rows.push_back(
+        {c.runs[p.run], c.measures[p.measure], Int(p.labelled), Int(p.others),
+         e ? WithInterval(e->estimate, e->lower, e->upper) : "-",
+         e ? WithInterval(e->classical, e->classical_lower, e->classical_upper)
+           : "-",
+         e ? Fixed(e->naive) : "-"});
+  }
+  AppendTable(rows, out);
+}
+
+}  // namespace
 
 void WriteJudgeComparisonText(const JudgeComparison& c, std::string* out) {
   const std::string level = Format("%g", 100 * c.options.confidence) + "%";
@@ -213,6 +280,7 @@ void WriteJudgeComparisonText(const JudgeComparison& c, std::string* out) {
                     Int(static_cast<int64_t>(r.swaps.size()))});
   }
   AppendTable(rows, out);
+  AppendPpiText(c, out);
   bool any = false;
   for (const RankingAgreement& r : c.rankings) {
     for (const RankSwap& s : r.swaps) {
@@ -324,7 +392,55 @@ void WriteJudgeComparisonJson(const JudgeComparison& c, std::string* out) {
     }
     *out += "]}";
   }
-  *out += "]}\n";
+  *out += "]";
+  if (c.options.ppi) {
+    *out += ", ";
+    AppendJsonKey(out, "ppi");
+    *out += "{\"trusted\": ";
+    AppendJsonString(out, c.judges[0]);
+    *out += ", \"cheap\": ";
+    AppendJsonString(out, c.judges[1]);
+    *out += ", \"tuned\": ";
+    *out += c.options.ppi_tune ? "true" : "false";
+    *out += ", \"means\": [";
+    for (size_t i = 0; i < c.ppi.size(); ++i) {
+      const PpiRow& p = c.ppi[i];
+      if (i > 0) *out += ", ";
+      *out += "{\"run\": ";
+      AppendJsonString(out, c.runs[p.run]);
+      *out += ", \"measure\": ";
+      AppendJsonString(out, c.measures[p.measure]);
+      *out += ", \"labelled\": " + Int(p.labelled) +
+              ", \"others\": " + Int(p.others);
+      const auto& e = p.estimate;
+      const auto pair = [&](std::string_view key, double v, double lo,
+                            double hi) {
+        *out += ", ";
+        AppendJsonKey(out, key);
+        AppendJsonNumber(out, v);
+        *out += ", ";
+        AppendJsonKey(out, std::string(key) + "_interval");
+        *out += "[";
+        AppendJsonNumber(out, lo);
+        *out += ", ";
+        AppendJsonNumber(out, hi);
+        *out += "]";
+      };
+      if (e) {
+        pair("estimate", e->estimate, e->lower, e->upper);
+        *out += ", \"lambda\": ";
+        AppendJsonNumber(out, e->lambda);
+        pair("classical", e->classical, e->classical_lower, e->classical_upper);
+        *out += ", \"naive\": ";
+        AppendJsonNumber(out, e->naive);
+      } else {
+        *out += ", \"estimate\": null";
+      }
+      *out += "}";
+    }
+    *out += "]}";
+  }
+  *out += "}\n";
 }
 
 }  // namespace rankwatch::trec

@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "metrics/agreement.h"
+#include "metrics/ppi.h"
 #include "metrics/rank_correlation.h"
 #include "trec/compare.h"
 #include "trec/qrels.h"
@@ -36,6 +37,10 @@ struct JudgeCompareOptions {
   metrics::KappaWeights weights = metrics::KappaWeights::kLinear;
   metrics::AlphaMetric alpha_metric = metrics::AlphaMetric::kOrdinal;
   double confidence = 0.95;
+  // Prediction-powered means (metrics/ppi.h): the first judge trusted, the
+  // second cheap; `ppi_tune`: PPI++'s lambda instead of plain PPI's 1.
+  bool ppi = false;
+  bool ppi_tune = false;
 };
 
 // Two judges' labels.
@@ -67,6 +72,18 @@ struct RankingAgreement {
   std::vector<RankSwap> swaps;
 };
 
+// One run's mean of one measure as the first (trusted) judge would give it
+// over every query the second (cheap) judge labelled: the queries both
+// judges evaluated are the labelled sample, those only the cheap judge
+// evaluated the others (a query only the trusted judge has is left out).
+struct PpiRow {
+  size_t run = 0;
+  size_t measure = 0;
+  int64_t labelled = 0;
+  int64_t others = 0;
+  std::optional<metrics::PpiMeanEstimate> estimate;  // nullopt: too few.
+};
+
 struct JudgeComparison {
   JudgeCompareOptions options;
   std::vector<std::string> judges;  // The first is the reference.
@@ -77,6 +94,7 @@ struct JudgeComparison {
   std::vector<std::vector<std::vector<double>>> means;
   std::vector<LabelAgreement> labels;      // Every pair of judges.
   std::vector<RankingAgreement> rankings;  // Measure-major, then judge.
+  std::vector<PpiRow> ppi;                 // With options.ppi; run-major.
 };
 
 // The labels both qrels grade.

@@ -128,6 +128,59 @@ TEST(CompareJudgesTest, RankingsUnderEachJudge) {
       << json;
 }
 
+// Prediction-powered means by hand (plain PPI, lambda 1). The trusted
+// judge evaluated q0 (which the cheap judge lacks: left out) and q1-q3 (the
+// labelled sample) with y = 0.5, 0.2, 0.9; the cheap judge q1-q6 with f =
+// 0.6, 0.4, 0.8, then 0.3, 0.7, 0.5 (the others).
+//   estimate = mean(others) + mean(y - f) = 0.5 + (-0.1 - 0.2 + 0.1) / 3
+//            = 0.5 - 0.2/3 = 0.43333...
+//   se^2 = var(others)/3 + var(y - f)/3, variances with divisors 3:
+//        = (0.08 / 3) / 3 + (0.046666... / 3) / 3 = 0.0140740...
+//   classical: mean(y) = 1.6 / 3; cheap alone: 3.3 / 6 = 0.55.
+//   95% interval: 0.4333 -+ 1.96 * 0.11863 = [0.2008, 0.6659].
+TEST(CompareJudgesTest, PredictionPoweredMeans) {
+  std::vector<Qrels> qrels = TwoJudges();
+  std::vector<EvaluatedRuns> evaluated(2);
+  evaluated[0].measures = {"P_2"};
+  evaluated[0].runs = {
+      RunScores{"A", {"q0", "q1", "q2", "q3"}, {{1.0, 0.5, 0.2, 0.9}}}};
+  evaluated[1].measures = {"P_2"};
+  evaluated[1].runs = {RunScores{"A",
+                                 {"q1", "q2", "q3", "q4", "q5", "q6"},
+                                 {{0.6, 0.4, 0.8, 0.3, 0.7, 0.5}}}};
+  JudgeCompareOptions options;
+  options.ppi = true;
+  const std::vector<std::string> judges = {"human", "llm"};
+  const StatusOr<JudgeComparison> c =
+      CompareJudges(judges, qrels, evaluated, options);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->ppi.size(), 1u);
+  const PpiRow& p = c->ppi[0];
+  EXPECT_EQ(p.labelled, 3);
+  EXPECT_EQ(p.others, 3);
+  ASSERT_TRUE(p.estimate.has_value());
+  EXPECT_NEAR(p.estimate->estimate, 0.5 - 0.2 / 3, 1e-15);
+  EXPECT_NEAR(p.estimate->std_error, std::sqrt(0.08 / 9 + (0.14 / 3) / 9),
+              1e-15);
+  EXPECT_EQ(p.estimate->lambda, 1);
+  EXPECT_NEAR(p.estimate->classical, 1.6 / 3, 1e-15);
+  EXPECT_NEAR(p.estimate->naive, 0.55, 1e-15);
+  std::string text;
+  WriteJudgeComparisonText(*c, &text);
+  EXPECT_NE(
+      text.find("A        P_2         3       3  0.4333 [0.2008, 0.6659]"),
+      std::string::npos)
+      << text;
+  std::string json;
+  WriteJudgeComparisonJson(*c, &json);
+  EXPECT_NE(json.find("\"ppi\": {\"trusted\": \"human\", \"cheap\": "
+                      "\"llm\", \"tuned\": false, \"means\": [{\"run\": "
+                      "\"A\", \"measure\": \"P_2\", \"labelled\": 3, "
+                      "\"others\": 3, \"estimate\": 0.4333333"),
+            std::string::npos)
+      << json;
+}
+
 TEST(CompareJudgesTest, Errors) {
   std::vector<Qrels> qrels = TwoJudges();
   std::vector<EvaluatedRuns> evaluated(2);

@@ -27,6 +27,8 @@ struct CompareArgs {
   std::vector<std::string> judges;
   std::string kappa_weights = "linear";
   std::string alpha_metric = "ordinal";
+  bool ppi = false;
+  bool ppi_tune = false;
   std::vector<std::string> measures = {"ndcg_cut.10", "map", "recip_rank",
                                        "P.10", "recall.100"};
   bool complete = false;
@@ -66,16 +68,19 @@ std::vector<std::string> JudgeNames(const std::vector<std::string>& paths) {
 // the judges, and the runs' rankings under each (trec/judge_compare.h).
 int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
                      int parallel_runs) {
+  std::vector<std::string> runs = args.runs;
+  if (!args.qrels.empty()) runs.insert(runs.begin(), args.qrels);
   if (args.judges.size() < 2) {
     return Usage(
         "--qrels compares judges: give it twice or more (one qrels file is "
         "the QRELS argument)");
   }
+  if ((args.ppi || args.ppi_tune) && runs.empty()) {
+    return Usage("--ppi estimates the runs' means: give runs");
+  }
   if (args.format != "text" && args.format != "json") {
     return Usage("comparing judges prints text or json, not " + args.format);
   }
-  std::vector<std::string> runs = args.runs;
-  if (!args.qrels.empty()) runs.insert(runs.begin(), args.qrels);
   trec::JudgeCompareOptions options;
   options.weights = args.kappa_weights == "quadratic"
                         ? metrics::KappaWeights::kQuadratic
@@ -85,6 +90,8 @@ int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
       : args.alpha_metric == "interval" ? metrics::AlphaMetric::kInterval
                                         : metrics::AlphaMetric::kOrdinal;
   options.confidence = args.confidence;
+  options.ppi = args.ppi || args.ppi_tune;
+  options.ppi_tune = args.ppi_tune;
   std::vector<trec::Qrels> qrels;
   std::vector<trec::EvaluatedRuns> evaluated;
   for (const std::string& path : args.judges) {
@@ -119,6 +126,9 @@ int RunCompare(const CompareArgs& args) {
     return Usage(
         "give a QRELS file and two runs or more (or --qrels twice "
         "or more to compare judges)");
+  }
+  if (args.judges.empty() && (args.ppi || args.ppi_tune)) {
+    return Usage("--ppi needs two judges: --qrels TRUSTED --qrels CHEAP");
   }
   if (args.judges.empty() && args.runs.size() < 2) {
     return Usage("compare needs at least two run files (got " +
@@ -235,6 +245,12 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
                   "Krippendorff's alpha's difference with --qrels: nominal | "
                   "ordinal | interval")
       ->check(CLI::IsMember({"nominal", "ordinal", "interval"}));
+  cmd->add_flag("--ppi", args->ppi,
+                "With --qrels: prediction-powered means, the first qrels "
+                "trusted (a random sample of the queries), the second cheap");
+  cmd->add_flag("--ppi-tune", args->ppi_tune,
+                "--ppi with PPI++'s tuned lambda (narrower; see "
+                "docs/compare.md for its coverage)");
   cmd->add_option("-m", args->measures,
                   "Measures as in eval, in trec_eval's, rankwatch's or "
                   "ir_measures' spelling (default: ndcg_cut.10 map "

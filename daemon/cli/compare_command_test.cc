@@ -496,6 +496,21 @@ TEST_F(CompareCommandTest, JudgesLabelAgreementAndRankings) {
   EXPECT_EQ(r.err,
             "rankwatch compare: --qrels compares judges: give it twice or more "
             "(one qrels file is the QRELS argument)\n");
+  r = Compare({"--ppi", human, runs[0], runs[1]});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "rankwatch compare: --ppi needs two judges: --qrels TRUSTED "
+            "--qrels CHEAP\n");
+  // Both judges evaluated the same two queries: no query for PPI to carry
+  // the cheap labels to, so no estimate (null), but the row is there.
+  r = Compare({"--qrels", human, "--qrels", llm, "--ppi", "-m", "P.2",
+               "--format", "json", runs[0]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"means\": [{\"run\": \"A\", \"measure\": "
+                       "\"P_2\", \"labelled\": 2, \"others\": 0, "
+                       "\"estimate\": null}]"),
+            std::string::npos)
+      << r.out;
   r = Compare({"--qrels", human, "--qrels", llm, "--format", "csv", runs[0]});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
