@@ -99,8 +99,33 @@ double Mean(std::span<const double> values) {
   return count == 0 ? kNaN : sum / static_cast<double>(count);
 }
 
+// The `n` largest differences (run - baseline) of one sign, largest in
+// magnitude first.
+std::vector<QueryDifference> Extremes(std::span<const double> run,
+                                      std::span<const double> baseline,
+                                      const std::vector<std::string>& qids,
+                                      int64_t n, bool gains) {
+  std::vector<QueryDifference> out;
+  for (size_t i = 0; i < run.size(); ++i) {
+    const double d = run[i] - baseline[i];
+    if (std::isnan(d) || (gains ? d <= 0 : d >= 0)) continue;
+    out.push_back({qids[i], baseline[i], run[i], d});
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    return gains ? a.difference > b.difference : a.difference < b.difference;
+  });
+  if (static_cast<int64_t>(out.size()) > n) out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 void ComparePair(std::vector<double> treatment, std::vector<double> baseline,
+                 const std::vector<std::string>& qids,
                  const CompareOptions& options, PairComparison* pair) {
+  if (options.per_query > 0) {
+    pair->gains = Extremes(treatment, baseline, qids, options.per_query, true);
+    pair->losses =
+        Extremes(treatment, baseline, qids, options.per_query, false);
+  }
   // A measure undefined on a query for either run (rankwatch's per-list
   // spearman and kendall_tau) leaves that query out of the pair.
   size_t kept = 0;
@@ -325,7 +350,7 @@ StatusOr<Comparison> CompareRuns(std::span<const std::string> measures,
   RunParallel(c.pairs.size(), options.threads, [&](size_t i, size_t) {
     PairComparison& pair = c.pairs[i];
     ComparePair(aligned[pair.run][pair.measure],
-                aligned[baseline][pair.measure], options, &pair);
+                aligned[baseline][pair.measure], c.qids, options, &pair);
     return true;
   });
   Adjust(options, &c.pairs);
@@ -539,6 +564,20 @@ void WriteCompareText(const Comparison& c, std::string* out) {
                     CoefficientP(p.query_spearman)});
   }
   AppendTable(rows, out);
+  if (o.per_query <= 0) return;
+  *out += "\nqueries that gain and lose most against the baseline (at most " +
+          Int(o.per_query) + " each)\n";
+  rows = {{"run", "measure", "moved", "query", "baseline", "run", "diff"}};
+  for (const PairComparison& p : c.pairs) {
+    for (const auto* list : {&p.gains, &p.losses}) {
+      for (const QueryDifference& q : *list) {
+        rows.push_back({c.runs[p.run], c.measures[p.measure],
+                        list == &p.gains ? "gain" : "loss", q.qid,
+                        Fixed(q.baseline), Fixed(q.run), Signed(q.difference)});
+      }
+    }
+  }
+  AppendTable(rows, out);
 }
 
 void WriteCompareCsv(const Comparison& c, std::string* out) {
@@ -659,6 +698,20 @@ void WriteCompareJson(const Comparison& c, std::string* out) {
     AppendJsonCorrelation(out, "kendall_tau_b", p.query_kendall);
     *out += ", ";
     AppendJsonCorrelation(out, "spearman_rho", p.query_spearman);
+    if (o.per_query > 0) {
+      for (const auto* list : {&p.gains, &p.losses}) {
+        *out += list == &p.gains ? ", \"gains\": [" : ", \"losses\": [";
+        for (size_t q = 0; q < list->size(); ++q) {
+          const QueryDifference& d = (*list)[q];
+          *out += q > 0 ? ", {\"query\": " : "{\"query\": ";
+          AppendJsonString(out, d.qid);
+          *out += ", \"baseline\": " + Exact(d.baseline, "null") +
+                  ", \"run\": " + Exact(d.run, "null") +
+                  ", \"difference\": " + Exact(d.difference, "null") + "}";
+        }
+        *out += "]";
+      }
+    }
     *out += "}";
   }
   *out += "], ";

@@ -63,6 +63,17 @@ struct CompareOptions {
   uint64_t seed = 0x5eed;
   // Threads over the (run, measure) pairs; 0: one per hardware thread.
   int threads = 0;
+  // Per pair, keep the `per_query` queries that gain most and the as many
+  // that lose most (0: none), for "which queries moved".
+  int64_t per_query = 0;
+};
+
+// One query's scores under a run and the baseline.
+struct QueryDifference {
+  std::string qid;
+  double baseline = 0;
+  double run = 0;
+  double difference = 0;  // run - baseline.
 };
 
 // One run's evaluation: the pure layer's input.
@@ -97,6 +108,11 @@ struct PairComparison {
   // where undefined (a constant score vector, fewer than two queries).
   std::optional<metrics::RankCorrelation> query_kendall;
   std::optional<metrics::RankCorrelation> query_spearman;
+  // With CompareOptions::per_query: the queries where the run beats the
+  // baseline most (largest difference first) and loses most (most negative
+  // first); ties in query order; queries with no difference in neither.
+  std::vector<QueryDifference> gains;
+  std::vector<QueryDifference> losses;
 };
 
 // How alike two measures order the runs: the correlation of the runs' mean

@@ -223,6 +223,60 @@ TEST(CompareRunsTest, UndefinedValuesLeaveTheQueryOutOfThePair) {
   EXPECT_NEAR(c->means[0][0], 2.6 / 7, 1e-15);
 }
 
+// --per-query by hand. Baseline over q1..q5: 0.5 0.2 0.9 0.4 0.3; the run:
+// 0.7 0.1 0.9 0.0 NaN. Differences: q1 +0.2, q2 -0.1, q3 0 (neither),
+// q4 -0.4, q5 undefined (neither). One each: gain q1, loss q4; five each:
+// gain q1; losses q4 then q2.
+TEST(CompareRunsTest, PerQueryGainsAndLosses) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::string> qids = {"q1", "q2", "q3", "q4", "q5"};
+  std::vector<RunScores> runs = {{"base", qids, {{0.5, 0.2, 0.9, 0.4, 0.3}}},
+                                 {"run", qids, {{0.7, 0.1, 0.9, 0.0, nan}}}};
+  const std::vector<std::string> measures = {"m"};
+  CompareOptions options;
+  options.permutations = 100;
+  options.bootstrap = 100;
+  options.per_query = 1;
+  StatusOr<Comparison> c = CompareRuns(measures, runs, 0, options);
+  ASSERT_TRUE(c.ok());
+  const PairComparison& p = c->Pair(1, 0);
+  ASSERT_EQ(p.gains.size(), 1u);
+  EXPECT_EQ(p.gains[0].qid, "q1");
+  EXPECT_NEAR(p.gains[0].difference, 0.2, 1e-15);
+  EXPECT_EQ(p.gains[0].baseline, 0.5);
+  EXPECT_EQ(p.gains[0].run, 0.7);
+  ASSERT_EQ(p.losses.size(), 1u);
+  EXPECT_EQ(p.losses[0].qid, "q4");
+  EXPECT_NEAR(p.losses[0].difference, -0.4, 1e-15);
+  options.per_query = 5;
+  c = CompareRuns(measures, runs, 0, options);
+  ASSERT_TRUE(c.ok());
+  const PairComparison& all = c->Pair(1, 0);
+  ASSERT_EQ(all.gains.size(), 1u);
+  ASSERT_EQ(all.losses.size(), 2u);
+  EXPECT_EQ(all.losses[0].qid, "q4");
+  EXPECT_EQ(all.losses[1].qid, "q2");
+  std::string text, json;
+  WriteCompareText(*c, &text);
+  EXPECT_NE(text.find("run        m   loss     q4    0.4000  0.0000  -0.4000"),
+            std::string::npos)
+      << text;
+  WriteCompareJson(*c, &json);
+  EXPECT_NE(json.find("\"gains\": [{\"query\": \"q1\", \"baseline\": 0.5, "
+                      "\"run\": 0.69999999999999996, \"difference\": "
+                      "0.19999999999999996}], \"losses\": [{\"query\": "
+                      "\"q4\""),
+            std::string::npos)
+      << json;
+  // Without the option: no lists, no keys.
+  options.per_query = 0;
+  c = CompareRuns(measures, runs, 0, options);
+  EXPECT_TRUE(c->Pair(1, 0).gains.empty());
+  json.clear();
+  WriteCompareJson(*c, &json);
+  EXPECT_EQ(json.find("\"gains\""), std::string::npos);
+}
+
 TEST(CompareRunsTest, RefusesBadInput) {
   const std::vector<RunScores> runs = ThreeRuns();
   EXPECT_FALSE(CompareRuns(kMeasures, std::span(runs).first(1), 0, {}).ok());

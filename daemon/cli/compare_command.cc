@@ -27,6 +27,7 @@ struct CompareArgs {
   std::vector<std::string> judges;
   std::string kappa_weights = "linear";
   std::string alpha_metric = "ordinal";
+  int64_t per_query = 0;
   bool ppi = false;
   bool ppi_tune = false;
   std::vector<std::string> measures = {"ndcg_cut.10", "map", "recip_rank",
@@ -152,6 +153,7 @@ int RunCompare(const CompareArgs& args) {
   compare.bootstrap = args.bootstrap;
   compare.confidence = args.confidence;
   compare.seed = args.seed;
+  compare.per_query = args.per_query;
   const int cores =
       args.threads > 0
           ? args.threads
@@ -232,6 +234,10 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("QRELS", args->qrels, "Qrels file: qid iter docno grade");
   cmd->add_option("RUN", args->runs,
                   "Two or more run files: qid iter docno rank score run_id");
+  cmd->add_option("--per-query", args->per_query,
+                  "Per run and measure, the N queries that gain and the N "
+                  "that lose most against the baseline (text and json)")
+      ->check(IntegerAtLeast(1));
   cmd->add_option("--qrels", args->judges,
                   "Compare judges: a qrels file per judge, the first the "
                   "reference (give it twice or more; every positional is "

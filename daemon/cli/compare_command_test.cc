@@ -518,5 +518,28 @@ TEST_F(CompareCommandTest, JudgesLabelAgreementAndRankings) {
             "csv\n");
 }
 
+// --per-query: runs A and C of the judges' test under the human qrels. P@2
+// per query (threshold 1): A q1 1 (d1, d4 relevant), q2 1/2 (d3); C q1 1/2
+// (d4), q2 1/2 (d1). C against A: q1 -0.5, q2 0: one loss, no gain.
+TEST_F(CompareCommandTest, PerQueryNamesTheQueriesThatMoved) {
+  const std::string human = dir_.Write("human.txt", kHumanQrels);
+  const std::string a = dir_.Write("A.txt",
+                                   "q1 Q0 d1 1 3 A\nq1 Q0 d4 2 2 A\n"
+                                   "q2 Q0 d3 1 3 A\nq2 Q0 d4 2 2 A\n");
+  const std::string c = dir_.Write("C.txt",
+                                   "q1 Q0 d4 1 3 C\nq1 Q0 d5 2 2 C\n"
+                                   "q2 Q0 d1 1 3 C\nq2 Q0 d2 2 2 C\n");
+  const CommandResult r =
+      Compare({"-m", "P.2", "--per-query", "3", "--permutations", "10",
+               "--bootstrap", "10", "--format", "json", human, a, c});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"gains\": [], \"losses\": [{\"query\": \"q1\", "
+                       "\"baseline\": 1, \"run\": 0.5, \"difference\": "
+                       "-0.5}]"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(Compare({"--per-query", "0", human, a, c}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace rankwatch::cli
