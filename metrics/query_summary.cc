@@ -133,6 +133,27 @@ void QuerySummary::Add(std::string_view query, uint64_t hash,
   }
 }
 
+bool QuerySummary::Restore(std::string_view query, uint64_t hash, int64_t count,
+                           int64_t error,
+                           std::span<const RunningStats> series) {
+  if (size_ >= capacity_ || Lookup(hash) >= 0 ||
+      series.size() != static_cast<size_t>(num_series_)) {
+    return false;
+  }
+  const int32_t e = size_++;
+  Entry& entry = entries_[static_cast<size_t>(e)];
+  entry.query.assign(query);
+  entry.hash = hash;
+  entry.count = count;
+  entry.error = error;
+  std::copy(series.begin(), series.end(), entry.series.begin());
+  heap_.push_back(e);
+  place_[static_cast<size_t>(e)] = heap_.size() - 1;
+  SiftUp(heap_.size() - 1);
+  Insert(hash, e);
+  return true;
+}
+
 size_t QuerySummary::bytes() const {
   size_t b =
       sizeof(*this) + entries_.capacity() * sizeof(Entry) +

@@ -50,6 +50,14 @@ class QuerySummary {
   void Add(std::string_view query, uint64_t hash,
            std::span<const double> values);
 
+  // Takes in a tracked query as a checkpoint or a merge holds it: `query`
+  // with its counts and statistics (num_series of them), if not tracked yet
+  // and a counter is free; false otherwise (nothing changes).
+  bool Restore(std::string_view query, uint64_t hash, int64_t count,
+               int64_t error, std::span<const RunningStats> series);
+  // Sets total() (a restored summary's lists).
+  void set_total(int64_t total) { total_ = total; }
+
   int64_t total() const { return total_; }  // Lists added.
   int32_t capacity() const { return capacity_; }
   // The tracked queries, in no particular order.

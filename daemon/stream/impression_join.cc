@@ -96,6 +96,7 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
   r->has_results = true;
   r->group = group;
   r->unit_hash = e.unit_hash;
+  r->query_id.assign(e.query_id);  // For the query movers.
   r->interleaving = e.interleaving;
   r->teams.assign(e.teams.begin(), e.teams.end());
   r->served_ms = e.timestamp_ms;
@@ -212,6 +213,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.interleaving = r->interleaving;
     f.teams = r->teams;
     f.shard = r->shard;
+    f.query_id = r->query_id;
     listener_->OnFinalized(f);
   }
   Release(r);

@@ -86,6 +86,8 @@ struct FinalizedRequest {
   int64_t first_click_delay_ms = -1;
   // The input partition whose state it belongs to (PendingRequest::shard).
   int32_t shard = 0;
+  // The results event's query id; empty without one.
+  std::string_view query_id;
   // Interleaved traffic: ResultsEvent::interleaving and teams.
   int32_t interleaving = -1;
   std::span<const uint8_t> teams;

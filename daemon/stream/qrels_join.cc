@@ -234,6 +234,7 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
   f.ranked = ranked_;
   f.judged = judged_;
   f.shard = shard;
+  f.query_id = query_id;
   listener_->OnFinalized(f);
 }
 

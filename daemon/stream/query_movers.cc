@@ -1,0 +1,247 @@
+#include "daemon/stream/query_movers.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "base/string_index.h"
+
+namespace rankwatch::stream {
+
+namespace {
+
+constexpr int32_t kUnknownArm = -2;
+constexpr int32_t kNoArm = -1;
+constexpr uint32_t kMagic = 0x514d5631;  // "QMV1"
+
+// A tracked query of one arm, summed over shards.
+struct MergedQuery {
+  std::string query;
+  int64_t count = 0;
+  int64_t error = 0;
+  std::vector<metrics::RunningStats> series;
+};
+
+}  // namespace
+
+QueryMovers::QueryMovers(
+    const std::vector<config::ExperimentConfig>* experiments,
+    const Aggregator* aggregator, int32_t capacity)
+    : experiments_(experiments),
+      aggregator_(aggregator),
+      capacity_(std::max(capacity, 0)) {
+  for (const config::ExperimentConfig& e : *experiments_) {
+    std::vector<std::string> variants = {e.baseline};
+    variants.insert(variants.end(), e.treatments.begin(), e.treatments.end());
+    for (const std::string& v : variants) {
+      if (std::find(arms_.begin(), arms_.end(), v) == arms_.end()) {
+        arms_.push_back(v);
+      }
+    }
+  }
+}
+
+int32_t QueryMovers::ArmIndex(std::string_view variant) const {
+  for (size_t a = 0; a < arms_.size(); ++a) {
+    if (arms_[a] == variant) return static_cast<int32_t>(a);
+  }
+  return kNoArm;
+}
+
+int32_t QueryMovers::ArmOf(uint32_t group) {
+  if (group >= group_arm_.size()) group_arm_.resize(group + 1, kUnknownArm);
+  int32_t& arm = group_arm_[group];
+  if (arm == kUnknownArm) arm = ArmIndex(aggregator_->variant(group));
+  return arm;
+}
+
+QueryMovers::Shard& QueryMovers::ShardAt(int32_t shard) {
+  const size_t index = static_cast<size_t>(std::max(shard, 0));
+  if (index >= shards_.size()) shards_.resize(index + 1);
+  if (!shards_[index]) {
+    auto s = std::make_unique<Shard>();
+    const int32_t series = static_cast<int32_t>(aggregator_->series().size());
+    for (size_t a = 0; a < arms_.size(); ++a) {
+      s->summaries.push_back(
+          std::make_unique<metrics::QuerySummary>(capacity_, series));
+    }
+    s->lists.assign(arms_.size(), 0);
+    shards_[index] = std::move(s);
+  }
+  return *shards_[index];
+}
+
+void QueryMovers::Add(uint32_t group, std::string_view query,
+                      std::span<const double> values, int32_t shard) {
+  if (capacity_ == 0) return;
+  const int32_t arm = ArmOf(group);
+  if (arm < 0) return;
+  Shard& s = ShardAt(shard);
+  ++s.lists[static_cast<size_t>(arm)];
+  if (query.empty()) return;
+  s.summaries[static_cast<size_t>(arm)]->Add(query, HashBytes(query), values);
+}
+
+void QueryMovers::EncodeShard(int32_t shard, ByteWriter* out) const {
+  out->Fixed32(kMagic);
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  out->Varint(series.size());
+  for (const SeriesSpec& s : series) out->String(s.state_key);
+  const Shard* s = shard >= 0 && static_cast<size_t>(shard) < shards_.size()
+                       ? shards_[static_cast<size_t>(shard)].get()
+                       : nullptr;
+  out->Varint(s == nullptr ? 0 : arms_.size());
+  if (s == nullptr) return;
+  for (size_t a = 0; a < arms_.size(); ++a) {
+    out->String(arms_[a]);
+    out->Varint(static_cast<uint64_t>(s->lists[a]));
+    const metrics::QuerySummary& summary = *s->summaries[a];
+    out->Varint(static_cast<uint64_t>(summary.total()));
+    out->Varint(summary.entries().size());
+    for (const metrics::QuerySummary::Entry& e : summary.entries()) {
+      out->String(e.query);
+      out->Varint(static_cast<uint64_t>(e.count));
+      out->Varint(static_cast<uint64_t>(e.error));
+      for (const metrics::RunningStats& r : e.series) {
+        out->Varint(static_cast<uint64_t>(r.count()));
+        out->Double(r.mean());
+        out->Double(r.m2());
+        out->Double(r.sum());
+        out->Double(r.sum_of_squares());
+      }
+    }
+  }
+}
+
+Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
+  if (shard < 0) return Status::InvalidArgument("negative shard");
+  if (in->Fixed32() != kMagic) in->Fail("not a query movers record");
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  const uint64_t num_series = in->Count(1);
+  std::vector<int> to(num_series, -1);  // Record series -> series here.
+  for (uint64_t i = 0; i < num_series && in->ok(); ++i) {
+    const std::string_view key = in->String();
+    for (size_t s = 0; s < series.size(); ++s) {
+      if (series[s].state_key == key) to[i] = static_cast<int>(s);
+    }
+  }
+  DropShard(shard);
+  Shard& s = ShardAt(shard);
+  const uint64_t num_arms = in->Count(3);
+  std::vector<metrics::RunningStats> stats(series.size());
+  for (uint64_t a = 0; a < num_arms && in->ok(); ++a) {
+    const int32_t arm = ArmIndex(in->String());
+    const int64_t lists = static_cast<int64_t>(in->Varint());
+    const int64_t total = static_cast<int64_t>(in->Varint());
+    const uint64_t entries = in->Count(3 + num_series * 33);
+    if (arm >= 0) {
+      s.lists[static_cast<size_t>(arm)] = lists;
+      s.summaries[static_cast<size_t>(arm)]->set_total(total);
+    }
+    for (uint64_t e = 0; e < entries && in->ok(); ++e) {
+      const std::string_view query = in->String();
+      const int64_t count = static_cast<int64_t>(in->Varint());
+      const int64_t error = static_cast<int64_t>(in->Varint());
+      std::fill(stats.begin(), stats.end(), metrics::RunningStats());
+      for (uint64_t i = 0; i < num_series; ++i) {
+        const int64_t n = static_cast<int64_t>(in->Varint());
+        const double mean = in->Double(), m2 = in->Double();
+        const double sum = in->Double(), squares = in->Double();
+        if (to[i] >= 0) {
+          stats[static_cast<size_t>(to[i])] =
+              metrics::RunningStats::FromState(n, mean, m2, sum, squares);
+        }
+      }
+      // Entries are written in no order: a smaller capacity keeps some.
+      if (arm >= 0 && in->ok()) {
+        (void)s.summaries[static_cast<size_t>(arm)]->Restore(
+            query, HashBytes(query), count, error, stats);
+      }
+    }
+  }
+  if (!in->ok()) {
+    DropShard(shard);
+    return Status::InvalidArgument("query movers of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  return Status::Ok();
+}
+
+void QueryMovers::DropShard(int32_t shard) {
+  if (shard >= 0 && static_cast<size_t>(shard) < shards_.size()) {
+    shards_[static_cast<size_t>(shard)].reset();
+  }
+}
+
+std::unique_ptr<metrics::QuerySummary> QueryMovers::Merged(
+    size_t arm, int64_t* lists) const {
+  const size_t num_series = aggregator_->series().size();
+  std::map<uint64_t, MergedQuery> merged;
+  *lists = 0;
+  int64_t total = 0;
+  for (const auto& shard : shards_) {
+    if (!shard) continue;
+    *lists += shard->lists[arm];
+    total += shard->summaries[arm]->total();
+    for (const auto& e : shard->summaries[arm]->entries()) {
+      MergedQuery& m = merged[e.hash];
+      if (m.series.empty()) {
+        m.query = e.query;
+        m.series.resize(num_series);
+      }
+      m.count += e.count;
+      m.error += e.error;
+      for (size_t s = 0; s < num_series; ++s) m.series[s].Merge(e.series[s]);
+    }
+  }
+  std::vector<std::pair<uint64_t, const MergedQuery*>> order;
+  for (const auto& [hash, m] : merged) order.emplace_back(hash, &m);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->count != b.second->count
+               ? a.second->count > b.second->count
+               : a.second->query < b.second->query;
+  });
+  auto out = std::make_unique<metrics::QuerySummary>(
+      std::max(capacity_, 1), static_cast<int32_t>(num_series));
+  for (const auto& [hash, m] : order) {
+    if (!out->Restore(m->query, hash, m->count, m->error, m->series)) break;
+  }
+  out->set_total(total);
+  return out;
+}
+
+std::vector<metrics::QueryMover> QueryMovers::Movers(
+    size_t experiment, std::string_view treatment, size_t series,
+    const metrics::MoverOptions& options) const {
+  if (experiment >= experiments_->size()) return {};
+  const int32_t b = ArmIndex((*experiments_)[experiment].baseline);
+  const int32_t t = ArmIndex(treatment);
+  if (b < 0 || t < 0 || series >= aggregator_->series().size()) return {};
+  int64_t baseline_lists = 0, treatment_lists = 0;
+  const auto baseline = Merged(static_cast<size_t>(b), &baseline_lists);
+  const auto treated = Merged(static_cast<size_t>(t), &treatment_lists);
+  std::vector<metrics::MoverInput> in;
+  for (const auto& e : baseline->entries()) {
+    const metrics::QuerySummary::Entry* other = treated->Find(e.hash);
+    in.push_back(
+        {e.query, e.series[series],
+         other == nullptr ? metrics::RunningStats() : other->series[series]});
+  }
+  for (const auto& e : treated->entries()) {
+    if (baseline->Find(e.hash) != nullptr) continue;
+    in.push_back({e.query, metrics::RunningStats(), e.series[series]});
+  }
+  return metrics::RankMovers(in, baseline_lists, treatment_lists, options);
+}
+
+size_t QueryMovers::bytes() const {
+  size_t b = sizeof(*this);
+  for (const auto& shard : shards_) {
+    if (!shard) continue;
+    for (const auto& s : shard->summaries) b += s->bytes();
+  }
+  return b;
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,90 @@
+// QueryMovers: per A/B arm (a variant of a configured experiment), the most
+// frequent queries and their statistics per series, for "which queries
+// moved" (issue 26): the tracked queries of a treatment and its baseline,
+// ranked by their contribution to the difference (metrics/movers.h).
+//
+// State is per shard (input partition), as every figure of the pipeline
+// (Aggregator), so it moves with its partition (EncodeShard, DecodeShard,
+// DropShard): each shard keeps a QuerySummary of `capacity` counters per
+// arm and the arm's scored lists. Reading merges the shards (Movers()): a
+// query's counts, error bounds and statistics are summed over the shards
+// that track it; the merged summary keeps the `capacity` largest counts.
+// Memory: shards x arms x capacity counters (QuerySummary::bytes()).
+//
+// Ownership: keeps pointers to the experiments and the aggregator (for
+// group -> variant), which must outlive it. Thread-safety: none; the
+// pipeline's owner serializes access.
+#ifndef RANKWATCH_DAEMON_STREAM_QUERY_MOVERS_H_
+#define RANKWATCH_DAEMON_STREAM_QUERY_MOVERS_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/byte_codec.h"
+#include "base/status.h"
+#include "config/config.h"
+#include "daemon/stream/aggregator.h"
+#include "metrics/movers.h"
+#include "metrics/query_summary.h"
+
+namespace rankwatch::stream {
+
+class QueryMovers {
+ public:
+  // `capacity` counters per arm and shard (0: nothing is tracked).
+  QueryMovers(const std::vector<config::ExperimentConfig>* experiments,
+              const Aggregator* aggregator, int32_t capacity);
+  QueryMovers(const QueryMovers&) = delete;
+  QueryMovers& operator=(const QueryMovers&) = delete;
+
+  // One scored list of aggregator group `group` for query `query` (empty:
+  // it counts among the arm's lists, no query is tracked), one value per
+  // aggregator series (NaN where the list lacks one), in input partition
+  // `shard`. Lists of variants in no experiment are ignored.
+  void Add(uint32_t group, std::string_view query,
+           std::span<const double> values, int32_t shard);
+
+  // A shard's state: per arm (by variant name) its lists and tracked
+  // queries with their statistics (series by SeriesSpec::state_key; those
+  // no longer computed are dropped). Another capacity keeps the largest
+  // counts that fit.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  void DropShard(int32_t shard);
+
+  // The movers of `treatment` against experiment `experiment`'s baseline on
+  // aggregator series `series`, over every shard held.
+  std::vector<metrics::QueryMover> Movers(
+      size_t experiment, std::string_view treatment, size_t series,
+      const metrics::MoverOptions& options) const;
+
+  int32_t capacity() const { return capacity_; }
+  size_t bytes() const;
+
+ private:
+  struct Shard {
+    std::vector<std::unique_ptr<metrics::QuerySummary>> summaries;  // [arm]
+    std::vector<int64_t> lists;                                     // [arm]
+  };
+  int32_t ArmOf(uint32_t group);
+  int32_t ArmIndex(std::string_view variant) const;
+  Shard& ShardAt(int32_t shard);
+  // The arm's summaries merged over the shards, and its lists.
+  std::unique_ptr<metrics::QuerySummary> Merged(size_t arm,
+                                                int64_t* lists) const;
+
+  const std::vector<config::ExperimentConfig>* experiments_;
+  const Aggregator* aggregator_;
+  int32_t capacity_;
+  std::vector<std::string> arms_;   // Variants of every experiment.
+  std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_QUERY_MOVERS_H_
