@@ -1,5 +1,7 @@
 #include "base/json_writer.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace rankwatch {
@@ -45,6 +47,74 @@ void AppendJsonString(std::string* out, std::string_view s) {
     }
   }
   out->push_back('"');
+}
+
+void JsonWriter::Key(std::string_view key) {
+  Separate();
+  AppendJsonString(&out_, key);
+  out_ += ':';
+  after_key_ = true;
+}
+
+void JsonWriter::String(std::string_view s) {
+  Separate();
+  AppendJsonString(&out_, s);
+}
+
+void JsonWriter::Int(int64_t v) {
+  Separate();
+  out_ += std::to_string(v);
+}
+
+void JsonWriter::Double(double v) {
+  Separate();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out_.append(buf, ec == std::errc() ? end : buf);
+}
+
+void JsonWriter::Bool(bool v) {
+  Separate();
+  out_ += v ? "true" : "false";
+}
+
+void JsonWriter::Null() {
+  Separate();
+  out_ += "null";
+}
+
+void JsonWriter::TimeOrNull(int64_t ms) {
+  if (ms == INT64_MIN) {
+    Null();
+  } else {
+    Int(ms);
+  }
+}
+
+void JsonWriter::Separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_member_.empty()) {
+    if (has_member_.back()) out_ += ',';
+    has_member_.back() = true;
+  }
+}
+
+void JsonWriter::Open(char c) {
+  Separate();
+  out_ += c;
+  has_member_.push_back(false);
+}
+
+void JsonWriter::Close(char c) {
+  out_ += c;
+  has_member_.pop_back();
 }
 
 }  // namespace rankwatch

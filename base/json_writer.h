@@ -1,5 +1,8 @@
-// The project's one JSON string writer: appends a string as a JSON string
-// literal. Valid UTF-8 passes through; quotes, backslashes and control
+// The project's JSON writers. AppendJsonString appends a string as a JSON
+// string literal; JsonWriter builds a whole document (the status API's
+// /api/v1/summary) with the commas managed and one number format.
+//
+// AppendJsonString: Valid UTF-8 passes through; quotes, backslashes and control
 // characters are escaped; bytes that are not UTF-8 are written as the
 // \u00XX of their Latin-1 code point, so the output is always valid JSON
 // (dead letters carry arbitrary payloads).
@@ -7,8 +10,10 @@
 #define RANKWATCH_BASE_JSON_WRITER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rankwatch {
 
@@ -17,6 +22,39 @@ void AppendJsonString(std::string* out, std::string_view s);
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0.
 size_t Utf8SequenceLength(std::string_view s, size_t i);
+
+// Appends JSON values to a document, managing the commas between members
+// and elements. Keys and strings go through AppendJsonString; numbers print
+// as the shortest decimal that reads back as the same double
+// (std::to_chars), and non-finite numbers as null (JSON has no NaN or
+// Infinity). The caller balances Begin and End.
+//
+// Value type; not thread-safe.
+class JsonWriter {
+ public:
+  void BeginObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void BeginArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  void Key(std::string_view key);
+  void String(std::string_view s);
+  void Int(int64_t v);
+  void Double(double v);
+  void Bool(bool v);
+  void Null();
+  // An event time, or null while none is known (INT64_MIN).
+  void TimeOrNull(int64_t ms);
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Separate();
+  void Open(char c);
+  void Close(char c);
+
+  std::string out_;
+  std::vector<bool> has_member_;  // Per open container.
+  bool after_key_ = false;
+};
 
 }  // namespace rankwatch
 

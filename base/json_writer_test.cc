@@ -1,5 +1,8 @@
 #include "base/json_writer.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -37,6 +40,35 @@ TEST(JsonWriterTest, Utf8SequenceLength) {
   EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98\x80", 0), 4u);
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);  // Truncated.
   EXPECT_EQ(Utf8SequenceLength("\xc3x", 0), 0u);     // Bad continuation.
+}
+
+// A document with every kind of value: commas between members and
+// elements only, keys escaped, doubles in their shortest round-trip form
+// (0.1 prints as 0.1, 1/3 with its 17 digits), NaN and infinity as null.
+TEST(JsonWriterDocumentTest, CommasNumbersAndNulls) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("a\"b");
+  w.Int(-3);
+  w.Key("list");
+  w.BeginArray();
+  w.Double(0.1);
+  w.Double(1.0 / 3);
+  w.Double(std::nan(""));
+  w.Double(-std::numeric_limits<double>::infinity());
+  w.Bool(true);
+  w.Null();
+  w.TimeOrNull(INT64_MIN);
+  w.TimeOrNull(42);
+  w.BeginObject();
+  w.EndObject();
+  w.EndArray();
+  w.Key("s");
+  w.String("x\ny");
+  w.EndObject();
+  EXPECT_EQ(w.Take(),
+            "{\"a\\\"b\":-3,\"list\":[0.1,0.3333333333333333,null,null,true,"
+            "null,null,42,{}],\"s\":\"x\\u000ay\"}");
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ struct Setup {
 
   rankwatch::FakeClock clock{1'700'000'000'000};
   std::unique_ptr<rankwatch::stream::Pipeline> pipeline;
-  rankwatch::kafka::KafkaStatus kafka;
+  rankwatch::kafka::IngestState kafka;
   std::unique_ptr<Probe> probe;
 };
 

@@ -5,12 +5,15 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/random.h"
 #include "config/config.h"
 #include "daemon/stream/pipeline.h"
 
@@ -28,9 +31,10 @@ struct Stream {
   std::vector<Topic> topics;
 };
 
-std::string ResultsJson(int64_t i) {
+// `query`: the request's query number (round-robin over 5,000 by default).
+std::string ResultsJson(int64_t i, int64_t query) {
   std::string s = "{\"request_id\":\"req-" + std::to_string(i) +
-                  "\",\"query_id\":\"q-" + std::to_string(i % 5000) +
+                  "\",\"query_id\":\"q-" + std::to_string(query) +
                   "\",\"variant\":\"" + (i % 2 ? "B" : "A") +
                   "\",\"timestamp\":" + std::to_string(1'700'000'000'000 + i) +
                   ",\"results\":[";
@@ -50,10 +54,23 @@ std::string JudgmentJson(int64_t i, int rank, int64_t delay_ms, int grade) {
          "}";
 }
 
-Stream MakeStream(int64_t requests) {
+// `zipf`: queries drawn from a Zipf law (exponent 1.1 over 5,000 queries,
+// a fixed seed), as search traffic is; else round-robin.
+Stream MakeStream(int64_t requests, bool zipf = false) {
   Stream s;
+  std::vector<double> cdf;
+  double total = 0;
+  for (int q = 0; q < 5000; ++q) {
+    total += std::pow(q + 1, -1.1);
+    cdf.push_back(total);
+  }
+  Xoshiro256 rng(42);
   for (int64_t i = 0; i < requests; ++i) {
-    s.events.push_back(ResultsJson(i));
+    const int64_t query =
+        zipf ? std::lower_bound(cdf.begin(), cdf.end(), rng.Uniform() * total) -
+                   cdf.begin()
+             : i % 5000;
+    s.events.push_back(ResultsJson(i, query));
     s.topics.push_back(Topic::kResults);
     // Judgments of earlier requests interleave, as in a live stream.
     if (i >= 600) {
@@ -105,6 +122,46 @@ void BM_PipelineEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_PipelineEvents);
 
+// The same stream in an A/B experiment (A against B), with the query movers
+// tracking `state.range(0)` queries per variant (statistics.tracked_queries;
+// 0: off). range(1) 0: the 5,000 queries come round-robin, so every counter
+// changes hands all the time (Space-Saving's worst case); 1: they follow a
+// Zipf law, as search traffic does, and mostly hit their counter.
+void BM_PipelineEventsExperiment(benchmark::State& state) {
+  static const Stream* round_robin = new Stream(MakeStream(200'000));
+  static const Stream* zipf = new Stream(MakeStream(200'000, true));
+  const Stream* stream = state.range(1) == 0 ? round_robin : zipf;
+  FakeClock clock(kClockMs);
+  config::Config c = BenchConfig();
+  c.experiments = {{"ab", "A", {"B"}}};
+  c.statistics.tracked_queries = static_cast<int32_t>(state.range(0));
+  auto pipeline = Pipeline::Create(c, &clock);
+  if (!pipeline.ok()) {
+    state.SkipWithError(pipeline.status().message().c_str());
+    return;
+  }
+  size_t i = 0;
+  int64_t offset = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize((*pipeline)->OnPayload(
+        stream->topics[i], stream->events[i], EventOrigin{0, offset++}));
+    if (++i == stream->events.size()) {
+      state.PauseTiming();
+      i = 0;
+      pipeline = Pipeline::Create(c, &clock);
+      state.ResumeTiming();
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["movers_bytes"] =
+      static_cast<double>((*pipeline)->query_movers().bytes());
+}
+BENCHMARK(BM_PipelineEventsExperiment)
+    ->Args({0, 0})
+    ->Args({1000, 0})
+    ->Args({0, 1})
+    ->Args({1000, 1});
+
 size_t HeapInUse() { return mallinfo2().uordblks; }
 
 // Heap bytes per pending request: 1M requests of 10 results (ids like
@@ -122,7 +179,7 @@ void BM_PendingRequestMemory(benchmark::State& state) {
     state.ResumeTiming();
     for (int64_t i = 0; i < n; ++i) {
       benchmark::DoNotOptimize((*pipeline)->OnPayload(
-          Topic::kResults, ResultsJson(i), EventOrigin{0, i}));
+          Topic::kResults, ResultsJson(i, i % 5000), EventOrigin{0, i}));
     }
     state.PauseTiming();
     const size_t after = HeapInUse();
@@ -162,7 +219,7 @@ std::unique_ptr<Pipeline> StateOfOnePartition(int64_t pending,
     }
   } else {
     for (int64_t i = 0; i < pending; ++i) {
-      (void)(*p)->OnPayload(Topic::kResults, ResultsJson(i),
+      (void)(*p)->OnPayload(Topic::kResults, ResultsJson(i, i % 5000),
                             EventOrigin{0, offset++});
     }
   }

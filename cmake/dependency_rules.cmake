@@ -49,3 +49,11 @@ rankwatch_check_links(rankwatch_status ALLOWED rankwatch::base
 rankwatch_check_links(rankwatch_server ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
   rankwatch::http rankwatch::exporter rankwatch::status)
+# The subcommands: every library, sim included (the one the server may
+# not link); no library may link the CLI (none lists it above).
+rankwatch_check_links(rankwatch_cli ALLOWED rankwatch::base
+  rankwatch::metrics rankwatch::trec rankwatch::config rankwatch::stream
+  rankwatch::kafka rankwatch::sim rankwatch::http rankwatch::exporter
+  rankwatch::status rankwatch::server)
+# The binary is main.cc over the CLI, nothing else of rankwatch.
+rankwatch_check_links(rankwatch ALLOWED rankwatch::cli)

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "config/duration.h"
+#include "base/duration.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::config {
@@ -298,23 +298,31 @@ struct StatisticsConfig {
   // Distinct units remembered for the SRM counts, over all experiments;
   // later new units are not counted (the counts stay a valid sample).
   int64_t max_tracked_units = 4'000'000;
+  // Query movers: counters of the most frequent queries per experiment
+  // variant and input partition (Space-Saving); 0 tracks none.
+  int32_t tracked_queries = 1000;
   // Prior standard deviation of the chance that the challenger wins a
   // decided interleaved impression, in the sequential interleaving test.
   double interleaving_prior_sd = 0.05;
   bool operator==(const StatisticsConfig&) const = default;
 };
 
-// `interleaving:` (a list) live team-draft interleaving experiments: the
-// traffic of `variant` serves lists merged from two rankers, each result
-// tagged with the team that contributed it (schema.team).
+// `interleaving:` (a list) live team-draft interleaving and multileaving
+// experiments: the traffic of `variant` serves lists merged from two or
+// more rankers, each result tagged with the team that contributed it
+// (schema.team or schema.teams).
 struct InterleavingConfig {
   std::string name;
   std::string variant;
-  // The team values: the incumbent, then the challenger (a verdict of +1
-  // means the challenger is better).
-  std::array<std::string, 2> teams;
+  // The team values, distinct, 2 to kMaxInterleavingTeams: the incumbent
+  // first, then the challengers. With two teams a verdict of +1 means the
+  // challenger is better; with more, each pair (X, Y) of teams, X listed
+  // first, has its own verdict (+1: Y is better).
+  std::vector<std::string> teams;
   bool operator==(const InterleavingConfig&) const = default;
 };
+// metrics::kMaxMultileavingTeams: 28 pairs of teams at most.
+inline constexpr size_t kMaxInterleavingTeams = 8;
 
 // `logging:`
 enum class LogFormat {

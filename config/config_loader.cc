@@ -957,14 +957,19 @@ Status Parser::ReadInterleaving(const Field& f, InterleavingConfig* out) {
                 teams = v;
                 std::vector<std::string> values;
                 RW_RETURN_IF_ERROR(yaml_.ReadNameList(v, "team", &values));
-                if (values.size() != 2) {
+                // Two teams interleave; more multileave (every pair of
+                // teams is compared). The bound keeps the pairs few enough
+                // for each to gather evidence (docs/statistics.md).
+                if (values.size() < 2 ||
+                    values.size() > kMaxInterleavingTeams) {
                   return yaml_.Error(
-                      v,
-                      "must list exactly two teams (the incumbent, then "
-                      "the challenger), got " +
-                          std::to_string(values.size()));
+                      v, "must list 2 to " +
+                             std::to_string(kMaxInterleavingTeams) +
+                             " teams (the incumbent, then the challengers), "
+                             "got " +
+                             std::to_string(values.size()));
                 }
-                out->teams = {values[0], values[1]};
+                out->teams = std::move(values);
                 return Status::Ok();
               }},
          }));
@@ -1154,6 +1159,13 @@ Status Parser::ReadStatistics(const Field& f, StatisticsConfig* c) {
              return Status::Ok();
            }},
           {"max_tracked_units", yaml_.IntInto(0, &c->max_tracked_units)},
+          {"tracked_queries",
+           [&](const Field& v) {
+             int64_t n = 0;
+             RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 1'000'000, &n));
+             c->tracked_queries = static_cast<int32_t>(n);
+             return Status::Ok();
+           }},
           {"interleaving_prior_sd",
            [&](const Field& v) {
              RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->interleaving_prior_sd));

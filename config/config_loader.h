@@ -34,7 +34,7 @@
 // The pieces below are part of this header's interface too (EnvLookup and
 // SystemEnv in the signatures; durations and the effective configuration
 // for the callers that load a configuration and print it back).
-#include "config/duration.h"
+#include "base/duration.h"
 #include "config/effective_config.h"
 #include "config/env_expansion.h"
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/effective_config.h"
 #include "config/env_test_util.h"
 
 namespace rankwatch::config {
@@ -307,8 +308,8 @@ TEST(ConfigLoaderTest, InterleavingAndClickKinds) {
 
 TEST(ConfigLoaderErrorTest, InterleavingErrors) {
   EXPECT_EQ(ErrorOf("interleaving:\n  - {name: x, variant: AB, teams: [A]}\n"),
-            "config.yaml:2:35: interleaving[0].teams: must list exactly two "
-            "teams (the incumbent, then the challenger), got 1");
+            "config.yaml:2:35: interleaving[0].teams: must list 2 to 8 "
+            "teams (the incumbent, then the challengers), got 1");
   EXPECT_EQ(
       ErrorOf("interleaving:\n  - {name: x, variant: AB, teams: [A, A]}\n"),
       "config.yaml:2:39: interleaving[0].teams[1]: duplicate team 'A'");
@@ -1104,7 +1105,7 @@ TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
   EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
             "config.yaml:2:3: statistics.confidence: unknown key (expected "
             "one of: level, mixture_sd, unit_buckets, srm_level, "
-            "max_tracked_units, interleaving_prior_sd)");
+            "max_tracked_units, tracked_queries, interleaving_prior_sd)");
 }
 
 TEST(ConfigLoaderErrorTest, DuplicateKeys) {
@@ -1366,6 +1367,42 @@ TEST(ConfigFileTest, ErrorsNameTheFileAsGiven) {
             std::string(path) +
                 ":2:11: join.window: expected a duration like 30s, 5m, 1h, "
                 "got '30' (a unit is needed: 30s or 30ms?)");
+}
+
+// Multileaving: 2 to 8 distinct teams, the incumbent first; the effective
+// configuration writes them back in the same order.
+TEST(ConfigLoaderTest, MultileavingTeams) {
+  const Config c = MustParse(
+      "schema: {team: ranker}\n"
+      "interleaving:\n"
+      "  - {name: m, variant: M, teams: [prod, b, c, d, e, f, g, h]}\n");
+  ASSERT_EQ(c.interleaving.size(), 1u);
+  EXPECT_EQ(
+      c.interleaving[0].teams,
+      (std::vector<std::string>{"prod", "b", "c", "d", "e", "f", "g", "h"}));
+  const Config reloaded = MustParse(FormatEffectiveConfig(c));
+  EXPECT_EQ(reloaded.interleaving, c.interleaving);
+  EXPECT_NE(FormatEffectiveConfig(c).find(
+                "teams: [\"prod\", \"b\", \"c\", \"d\", \"e\", \"f\", "
+                "\"g\", \"h\"]"),
+            std::string::npos)
+      << FormatEffectiveConfig(c);
+}
+
+TEST(ConfigLoaderErrorTest, MultileavingTeamBounds) {
+  // Nine teams: one past the bound (36 pairs).
+  EXPECT_EQ(ErrorOf("interleaving:\n"
+                    "  - {name: x, variant: M, teams: [a, b, c, d, e, f, g, "
+                    "h, i]}\n"),
+            "config.yaml:2:34: interleaving[0].teams: must list 2 to 8 "
+            "teams (the incumbent, then the challengers), got 9");
+  EXPECT_EQ(ErrorOf("interleaving:\n  - {name: x, variant: M, teams: []}\n"),
+            "config.yaml:2:34: interleaving[0].teams: must list 2 to 8 "
+            "teams (the incumbent, then the challengers), got 0");
+  // Distinct: a repeated challenger is named where it repeats.
+  EXPECT_EQ(ErrorOf("interleaving:\n  - {name: x, variant: M, teams: [a, b, "
+                    "c, b]}\n"),
+            "config.yaml:2:44: interleaving[0].teams[3]: duplicate team 'b'");
 }
 
 }  // namespace

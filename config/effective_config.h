@@ -1,6 +1,7 @@
 // The effective configuration printed back as YAML (`rankwatch
 // check-config`): every key present, in the order of config.h, so that
-// operators see the defaults they did not write. Stateless and thread-safe.
+// operators see the defaults they did not write. Written with yaml-cpp's
+// emitter, which quotes and escapes. Stateless and thread-safe.
 #ifndef RANKWATCH_CONFIG_EFFECTIVE_CONFIG_H_
 #define RANKWATCH_CONFIG_EFFECTIVE_CONFIG_H_
 

@@ -12,7 +12,7 @@
 #include <system_error>
 #include <utility>
 
-#include "config/rfc3339.h"
+#include "base/rfc3339.h"
 
 namespace rankwatch::config {
 

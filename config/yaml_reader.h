@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/status.h"
-#include "config/duration.h"
 #include "config/env_expansion.h"
 #include "config/text.h"
 

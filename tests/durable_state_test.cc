@@ -67,8 +67,8 @@ std::vector<Event> Generate(uint64_t seed) {
     const std::string id = "r" + std::to_string(i);
     const int partition = static_cast<int>(rng.Below(kPartitions));
     const int64_t t = kStart + i * 200 + rng.Between(0, 150);
-    const char* variants[] = {"A", "B", "I"};
-    const std::string variant = variants[rng.Below(3)];
+    const char* variants[] = {"A", "B", "I", "M"};
+    const std::string variant = variants[rng.Below(4)];
     std::vector<int64_t> docs;
     while (docs.size() < 5) {
       const int64_t d = rng.Between(0, 19);
@@ -81,8 +81,13 @@ std::vector<Event> Generate(uint64_t seed) {
                     "\",\"timestamp\":" + std::to_string(t) + ",\"results\":[";
     for (size_t k = 0; k < docs.size(); ++k) {
       if (k > 0) r += ",";
-      r += "{\"doc_id\":\"" + Doc(docs[k]) + "\",\"team\":\"" +
-           (docs[k] % 2 == 0 ? "A" : "B") + "\"}";
+      // I interleaves two teams; M multileaves three.
+      const char* team = variant == "M"     ? (docs[k] % 3 == 0   ? "A"
+                                               : docs[k] % 3 == 1 ? "B"
+                                                                  : "C")
+                         : docs[k] % 2 == 0 ? "A"
+                                            : "B";
+      r += "{\"doc_id\":\"" + Doc(docs[k]) + "\",\"team\":\"" + team + "\"}";
     }
     events.push_back({t, seq++, Topic::kResults, partition, r + "]}"});
     const int clicks = static_cast<int>(rng.Below(4));
@@ -116,7 +121,7 @@ config::Config MakeConfig(bool units) {
   c.aggregation.windows = {std::chrono::seconds(30), std::chrono::minutes(1)};
   c.aggregation.bucket = std::chrono::seconds(5);
   c.experiments = {{"ab", "A", {"B"}}};
-  c.interleaving = {{"x", "I", {"A", "B"}}};
+  c.interleaving = {{"x", "I", {"A", "B"}}, {"m", "M", {"A", "B", "C"}}};
   if (units) c.schema.unit = "user_id";
   return c;
 }
@@ -129,6 +134,7 @@ struct Figures {
   std::vector<double> arm_sums;
   std::vector<int64_t> arm_counts;
   std::vector<int64_t> interleaving;
+  std::vector<std::vector<int64_t>> multileaving;  // Per experiment.
 
   void Add(const Pipeline& p, int64_t now_ms) {
     const stream::Aggregator& agg = p.aggregator();
@@ -172,6 +178,8 @@ struct Figures {
         arm_counts[a * arms[a].counts.size() + i] += arms[a].counts[i];
       }
     }
+    multileaving.resize(p.interleaving().experiments().size());
+    size_t e = 0;
     for (const stream::InterleavingState& s : p.interleaving().experiments()) {
       interleaving.resize(5);
       interleaving[0] += s.all.impressions;
@@ -179,6 +187,25 @@ struct Figures {
       interleaving[2] += s.all.wins[1];
       interleaving[3] += s.all.ties;
       interleaving[4] += s.all.no_click;
+      // Every pair and team of the multileaved experiment too, and the
+      // windows' pairs (from the restored buckets).
+      std::vector<int64_t> all = {s.counts.impressions, s.counts.no_click};
+      all.insert(all.end(), s.counts.clicks.begin(), s.counts.clicks.end());
+      std::vector<metrics::MultileavingCounts> views = {s.counts};
+      for (int64_t w : p.interleaving().windows_ms()) {
+        views.push_back(
+            stream::InterleavingMonitor::MultiWindowCounts(s, now_ms, w));
+      }
+      for (const metrics::MultileavingCounts& v : views) {
+        all.push_back(v.impressions);
+        for (const metrics::InterleavingCounts& pair : v.pairs) {
+          all.insert(all.end(), {pair.wins[0], pair.wins[1], pair.ties});
+        }
+      }
+      // Summed over the pipelines (replicas) as the rest.
+      std::vector<int64_t>& sum = multileaving[e++];
+      sum.resize(std::max(sum.size(), all.size()));
+      for (size_t i = 0; i < all.size(); ++i) sum[i] += all[i];
     }
   }
 };
@@ -189,6 +216,7 @@ void ExpectSame(const Figures& want, const Figures& got,
   EXPECT_EQ(got.counts, want.counts) << context;
   EXPECT_EQ(got.arm_counts, want.arm_counts) << context;
   EXPECT_EQ(got.interleaving, want.interleaving) << context;
+  EXPECT_EQ(got.multileaving, want.multileaving) << context;
   auto near = [&](const std::vector<double>& a, const std::vector<double>& b,
                   const std::string& what) {
     ASSERT_EQ(a.size(), b.size()) << context << " " << what;

@@ -287,6 +287,102 @@ not json at all
 // newest partition first) replay like sorted ones, and a far-future event
 // is rejected and dead-lettered without moving event time: before, one
 // event stamped 9999-12-31 made every later event late.
+// Query movers (issue 26) by hand: an A/B experiment on P@1 (primary).
+// q-good: 10 lists per arm, all clicked at rank 1 (P@1 = 1 in both);
+// q-bad: A clicked at rank 1 in 8 of 10 (mean 0.8), B in 2 of 10 (0.2);
+// q-rare: one list per arm, A clicked at rank 1, B at rank 2. Each arm has
+// 21 lists. Contributions (share x difference):
+//   q-bad  20/42 x (0.2 - 0.8) = -0.2857142857...
+//   q-rare  2/42 x (0 - 1)     = -0.0476190476...  (untested: 1 list)
+//   q-good 20/42 x 0           =  0
+// Welch's p of q-bad (SciPy ttest_ind(b, a, equal_var=False)):
+// 0.005162925673676802; q-good has no variance (p 1); BH over the two:
+// 0.010325851347353604.
+TEST(ReplayTest, QueryMoversNameTheQueriesThatMoved) {
+  testing::TempDir dir;
+  const std::string config = dir.Write("config.yaml", R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+experiments:
+  - name: ab
+    baseline: A
+    treatments: [B]
+    primary: [precision@1]
+)");
+  std::string results, judgments;
+  int n = 0;
+  auto list = [&](const std::string& query, const std::string& variant,
+                  int clicked_rank) {
+    const std::string id = "r" + std::to_string(n);
+    const std::string t = std::to_string(1000 * n++);
+    results += "{\"request_id\":\"" + id + "\",\"query_id\":\"" + query +
+               "\",\"variant\":\"" + variant + "\",\"timestamp\":" + t +
+               ",\"results\":[\"d1\",\"d2\"]}\n";
+    judgments += "{\"request_id\":\"" + id + "\",\"doc_id\":\"d" +
+                 std::to_string(clicked_rank) +
+                 "\",\"relevance\":1,\"timestamp\":" + t + "}\n";
+  };
+  for (int i = 0; i < 10; ++i) {
+    list("q-good", "A", 1);
+    list("q-good", "B", 1);
+    list("q-bad", "A", i < 8 ? 1 : 2);
+    list("q-bad", "B", i < 2 ? 1 : 2);
+  }
+  list("q-rare", "A", 1);
+  list("q-rare", "B", 2);
+  const CommandResult res = Replay(
+      {"--config", config, "--results", dir.Write("r.jsonl", results),
+       "--judgments", dir.Write("j.jsonl", judgments), "--format", "json"});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(res.out)).get(doc),
+            simdjson::SUCCESS)
+      << res.out;
+  simdjson::dom::array movers;
+  ASSERT_EQ(
+      doc["experiments"]["ab"]["treatments"]["B"]["P_1"]["query_movers"].get(
+          movers),
+      simdjson::SUCCESS)
+      << res.out;
+  ASSERT_EQ(movers.size(), 3u);
+  simdjson::dom::element bad = movers.at(0);
+  EXPECT_EQ(std::string_view(bad["query"]), "q-bad");
+  EXPECT_EQ(int64_t(bad["baseline_count"]), 10);
+  EXPECT_EQ(int64_t(bad["treatment_count"]), 10);
+  EXPECT_NEAR(double(bad["baseline_mean"]), 0.8, 1e-15);
+  EXPECT_NEAR(double(bad["treatment_mean"]), 0.2, 1e-15);
+  EXPECT_NEAR(double(bad["difference"]), -0.6, 1e-15);
+  EXPECT_NEAR(double(bad["contribution"]), -0.6 * 20 / 42, 1e-15);
+  EXPECT_NEAR(double(bad["p_value"]), 0.005162925673676802, 1e-12);
+  EXPECT_NEAR(double(bad["p_value_bh"]), 0.010325851347353604, 1e-12);
+  EXPECT_TRUE(bool(bad["tested"]));
+  simdjson::dom::element rare = movers.at(1);
+  EXPECT_EQ(std::string_view(rare["query"]), "q-rare");
+  EXPECT_NEAR(double(rare["contribution"]), -2.0 / 42, 1e-15);
+  EXPECT_FALSE(bool(rare["tested"]));
+  EXPECT_TRUE(rare["p_value"].is_null());
+  EXPECT_EQ(std::string_view(movers.at(2)["query"]), "q-good");
+  EXPECT_EQ(double(movers.at(2)["contribution"]), 0.0);
+
+  const CommandResult table =
+      Replay({"--config", config, "--results", dir.path() + "/r.jsonl",
+              "--judgments", dir.path() + "/j.jsonl"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("queries moving B's P_1 most"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("    q-bad                      -0.2857  diff "
+                           "-0.6000  lists 10/10  p(BH) 0.01"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST(ReplayTest, FileOrderAndFarFutureEventsChangeNothing) {
   testing::TempDir dir;
   const std::string config = dir.Write("config.yaml", R"(

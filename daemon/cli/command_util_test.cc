@@ -174,9 +174,11 @@ TEST_F(CommandLineTest, MissingAndExtraArguments) {
   ExpectUsageError({"eval", "qrels.txt"},
                    "rankwatch eval: RUN is required (usage: rankwatch eval "
                    "[OPTIONS] QRELS RUN)");
+  // QRELS is optional since --qrels (judges): the command says what it
+  // needs.
   ExpectUsageError({"compare"},
-                   "rankwatch compare: QRELS is required (usage: rankwatch "
-                   "compare [OPTIONS] QRELS RUN...)");
+                   "rankwatch compare: give a QRELS file and two runs or more "
+                   "(or --qrels twice or more to compare judges)");
   ExpectUsageError({"run"},
                    "rankwatch run: --config is required (see rankwatch run "
                    "--help)");

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/exit_code.h"
+#include "base/strings.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
 #include "daemon/cli/demo_prometheus.h"
@@ -43,6 +45,7 @@ struct DemoArgs {
   std::string duration;
   std::string bootstrap;         // An existing cluster instead of the mock.
   std::string interleave;        // A challenger variant to interleave with A.
+  std::string multileave;        // Variants to multileave: "A,B,C".
   bool prometheus = false;       // Also run Prometheus with the rules.
   std::string prometheus_rules;  // Their folder (default: found).
 };
@@ -67,10 +70,17 @@ constexpr char kTopics[2][10] = {"results", "judgments"};
 std::string InterleavingConfig(const sim::SyntheticTraffic& traffic) {
   if (traffic.interleaved_variant().empty()) return "";
   const sim::SyntheticConfig& c = traffic.config();
+  const std::vector<std::string> teams =
+      c.multileave.empty()
+          ? std::vector<std::string>{c.variants[0].name, c.interleave}
+          : c.multileave;
+  std::string list;
+  for (const std::string& team : teams) {
+    list += (list.empty() ? "\"" : ", \"") + team + "\"";
+  }
   return "interleaving:\n  - name: \"" + traffic.interleaved_variant() +
          "\"\n    variant: \"" + traffic.interleaved_variant() +
-         "\"\n    teams: [\"" + c.variants[0].name + "\", \"" + c.interleave +
-         "\"]\n";
+         "\"\n    teams: [" + list + "]\n";
 }
 
 constexpr std::string_view kClickMeasures = R"(
@@ -116,6 +126,11 @@ http:
 )" + interleaving;
 }
 
+// The noise of the rankers --multileave adds beyond A (1.0) and B (0.85),
+// in order: lower ranks better.
+constexpr std::array<double, 6> kExtraRankerSigma = {0.7, 1.2, 0.95,
+                                                     1.5, 0.8, 1.1};
+
 sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
   sim::SyntheticConfig c;
   c.seed = static_cast<uint64_t>(SystemClock::Get()->NowMillis());
@@ -127,11 +142,25 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
   c.purchase_delay_mean_ms = 8000;
   c.max_delay_ms = 25'000;
   c.regress_variant = args.regress_variant;
-  if (auto d = config::ParseDuration(args.regress_after)) {
+  if (auto d = ParseDuration(args.regress_after)) {
     c.regress_after_ms = d->count();
   }
   c.regress_factor = args.regress_factor;
   c.interleave = args.interleave;
+  // --multileave: rankers beyond A and B are synthetic ones of known
+  // quality (kExtraRankerSigma, C the best), served only merged: their
+  // weight is negligible, so the A/B traffic keeps its split.
+  if (!args.multileave.empty()) {
+    for (std::string_view name : SplitOn(args.multileave, ',')) {
+      c.multileave.emplace_back(name);
+      const bool known = std::any_of(
+          c.variants.begin(), c.variants.end(),
+          [&](const sim::VariantSpec& v) { return v.name == name; });
+      const size_t extra = c.variants.size() - 2;
+      if (known || name.empty() || extra >= kExtraRankerSigma.size()) continue;
+      c.variants.push_back({std::string(name), kExtraRankerSigma[extra], 1e-9});
+    }
+  }
   return c;
 }
 
@@ -162,11 +191,11 @@ void PrintGuide(int port, const DemoArgs& args, const std::string& bootstrap,
                                       " regresses after " + args.regress_after)
                                          .c_str(),
       port, port, port, port, port, port,
-      args.interleave.empty()
+      args.interleave.empty() && args.multileave.empty()
           ? ""
           : ("  curl -s localhost:" + std::to_string(port) +
              "/metrics | grep -E 'rankwatch_interleaving_(wins_total|"
-             "preference|verdict)'\n")
+             "preference|verdict|pair_verdict|rank)'\n")
                 .c_str(),
       prometheus == nullptr
           ? ""
@@ -400,7 +429,7 @@ int RunDemo(const DemoArgs& args) {
   sim::ProduceOptions produce;
   produce.bootstrap_servers = bootstrap;
   produce.rate = args.rate;
-  if (auto d = config::ParseDuration(args.duration); d && d->count() > 0) {
+  if (auto d = ParseDuration(args.duration); d && d->count() > 0) {
     produce.duration_ms = d->count();
   }
   auto producer =
@@ -472,6 +501,13 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
                   "Also serve interleaved traffic: half the requests merge A's "
                   "and this variant's (B's) rankings by team draft, as "
                   "variant A-vs-B, watched by an interleaving experiment");
+  cmd->add_option("--multileave", args->multileave,
+                  "Also serve multileaved traffic: half the requests merge "
+                  "these rankers' lists (e.g. A,B,C; 2 to 8, the incumbent "
+                  "first) by team-draft multileaving, as variant A-vs-B-vs-C. "
+                  "Names other than A and B are synthetic rankers of known "
+                  "quality (noise 0.7, 1.2, 0.95, 1.5, 0.8, 1.1 in order; A "
+                  "1.0, B 0.85): C,A,B ranks best first");
   cmd->add_flag("--prometheus", args->prometheus,
                 "Also run Prometheus (the `prometheus` on PATH) on a free "
                 "port, scraping the demo with the shipped recording rules and "

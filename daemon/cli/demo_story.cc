@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -263,6 +265,21 @@ void FillInterleaving(const Families& f, DemoSnapshot* s) {
       if (mine(y)) il.impressions = static_cast<int64_t>(y.value);
     }
     s->interleaving.push_back(std::move(il));
+  }
+  // Teams by place (1: best); shown only for more than two teams.
+  std::map<std::string, std::map<double, std::string>> places;
+  for (const Sample& y : Family(f, "rankwatch_interleaving_rank")) {
+    places[y.LabelOr("experiment")][y.value] = y.LabelOr("team");
+  }
+  for (const auto& [experiment, teams] : places) {
+    if (teams.size() <= 2) continue;
+    std::vector<std::string>& ranking = s->multileaving_ranking[experiment];
+    for (const auto& [place, team] : teams) ranking.push_back(team);
+  }
+  for (const Sample& y : Family(f, "rankwatch_interleaving_winner")) {
+    if (y.value == 1) {
+      s->multileaving_winner[y.LabelOr("experiment")] = y.LabelOr("team");
+    }
   }
 }
 
@@ -570,6 +587,18 @@ std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
            ", p = " + PValue(il.p_value) + ", " +
            std::string(VerdictName(il.verdict)) + ", " +
            Thousands(il.impressions) + " impressions\n";
+    const auto ranking = s.multileaving_ranking.find(il.experiment);
+    if (ranking == s.multileaving_ranking.end()) continue;
+    std::string teams;
+    for (const std::string& team : ranking->second) {
+      teams += (teams.empty() ? "" : " > ") + team;
+    }
+    const auto winner = s.multileaving_winner.find(il.experiment);
+    out +=
+        "  multileaving " + il.experiment + " ranking: " + teams +
+        (winner == s.multileaving_winner.end() ? std::string(", no winner yet")
+                                               : ", winner " + winner->second) +
+        "\n";
   }
   return out;
 }

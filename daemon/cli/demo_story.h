@@ -97,6 +97,10 @@ struct DemoSnapshot {
   std::vector<AbFigures> ab;
   std::vector<SrmFigures> srm;
   std::vector<InterleavingFigures> interleaving;
+  // Multileaving (more than two teams): per experiment its teams best
+  // first (rankwatch_interleaving_rank) and its winner ("" until one).
+  std::map<std::string, std::vector<std::string>> multileaving_ranking;
+  std::map<std::string, std::string> multileaving_winner;
 };
 
 // Reads the figures of `headlines` from a /metrics page (text format

@@ -268,5 +268,39 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
             "better, 1,234 impressions\n");
 }
 
+// Multileaving (`demo --multileave A,B,C`): the ranks and the winner of a
+// three-team experiment are read from /metrics and told under its
+// interleaving line; a two-team experiment's ranks are not repeated.
+TEST(DemoStoryTest, TableShowsTheMultileavingRanking) {
+  const std::string page =
+      R"(rankwatch_interleaving_info{experiment="m",variant="m",incumbent="A",challenger="B"} 1
+rankwatch_interleaving_verdict_state{experiment="m",state="better"} 1
+rankwatch_interleaving_preference{experiment="m",window="all"} 0.04
+rankwatch_interleaving_sequential_p_value{experiment="m"} 0.002
+rankwatch_interleaving_impressions_total{experiment="m"} 900
+rankwatch_interleaving_rank{experiment="m",team="C"} 1
+rankwatch_interleaving_rank{experiment="m",team="A"} 3
+rankwatch_interleaving_rank{experiment="m",team="B"} 2
+rankwatch_interleaving_winner{experiment="m",team="A"} 0
+rankwatch_interleaving_winner{experiment="m",team="C"} 1
+rankwatch_interleaving_rank{experiment="two",team="A"} 1
+rankwatch_interleaving_rank{experiment="two",team="B"} 2
+)";
+  auto s = ParseMetricsSnapshot(page, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->multileaving_ranking.at("m"),
+            (std::vector<std::string>{"C", "B", "A"}));
+  EXPECT_EQ(s->multileaving_ranking.count("two"), 0u);
+  EXPECT_EQ(s->multileaving_winner.at("m"), "C");
+  s->events_consumed = 10;
+  s->variants = {{"A", 10, {{0.5, 0.4, 0.6}, {}}}};
+  const std::string table = DemoStory().Table(*s, 10'000);
+  EXPECT_NE(table.find("  interleaving m (B vs A): preference +0.040, p = "
+                       "0.002, better, 900 impressions\n"
+                       "  multileaving m ranking: C > B > A, winner C\n"),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace rankwatch::cli

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "config/rfc3339.h"
+#include "base/rfc3339.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::cli {
@@ -64,7 +64,7 @@ void ExpectRecentRfc3339(const std::string& time, int64_t before_ms,
       EXPECT_EQ(time[i], shape[i]) << time;
     }
   }
-  const std::optional<int64_t> ms = config::ParseRfc3339Millis(time);
+  const std::optional<int64_t> ms = ParseRfc3339Millis(time);
   ASSERT_TRUE(ms.has_value()) << time;
   // The formatter truncates to the millisecond.
   EXPECT_GE(*ms, before_ms - 1) << time;

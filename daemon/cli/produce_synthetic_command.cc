@@ -49,6 +49,7 @@ struct ProduceArgs {
   double regress_factor = 3.0;
   std::string interleave;
   double interleave_share = 0.5;
+  std::string multileave;               // Comma-separated variant names.
   std::vector<std::string> properties;  // prop=value
   std::string status_interval = "5s";
   std::string qrels_file;
@@ -78,7 +79,7 @@ StatusOr<std::vector<sim::VariantSpec>> ParseVariants(const std::string& text) {
 
 StatusOr<int64_t> ParseDurationMs(const std::string& flag,
                                   const std::string& text) {
-  const std::optional<config::Duration> d = config::ParseDuration(text);
+  const std::optional<Duration> d = ParseDuration(text);
   if (!d.has_value()) {
     return Status::InvalidArgument(flag +
                                    ": expected a duration like 30s, "
@@ -122,6 +123,11 @@ StatusOr<sim::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
   }
   config.interleave = args.interleave;
   config.interleave_share = args.interleave_share;
+  if (!args.multileave.empty()) {
+    for (std::string_view name : SplitOn(args.multileave, ',')) {
+      config.multileave.emplace_back(name);
+    }
+  }
   return config;
 }
 
@@ -302,8 +308,14 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
                   "Interleave this variant (the challenger) with the first: "
                   "a share of the requests serves their team-draft merge as "
                   "variant FIRST-vs-NAME, each result with its team");
+  cmd->add_option("--multileave", args->multileave,
+                  "Multileave these variants (A,B,C: 2 to 8, the incumbent "
+                  "first): a share of the requests serves their team-draft "
+                  "multileaving as variant A-vs-B-vs-C, each result with its "
+                  "team");
   cmd->add_option("--interleave-share", args->interleave_share,
-                  "--interleave: the share of the requests interleaved")
+                  "--interleave, --multileave: the share of the requests "
+                  "merged")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("-X", args->properties,
                   "librdkafka producer property, prop=value (repeatable)")

@@ -121,6 +121,43 @@ TEST(ProduceSyntheticCommandTest, InterleavesTheChallenger) {
   }
 }
 
+// --multileave A,B,C: about half of the results events are the multileaved
+// variant A-vs-B-vs-C, each of their 10 results tagged with team A, B or C.
+// Team-draft multileaving gives each round (3 picks) one doc per team, so
+// the first 9 ranks hold 3 of each and rank 10 one more: 4, 3, 3 in some
+// order.
+TEST(ProduceSyntheticCommandTest, MultileavesTheVariants) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand(
+          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+           f.cluster->bootstrap_servers(), "--fast", "--requests", "400",
+           "--seed", "3", "--variants", "A,B:0.85,C:0.7", "--multileave",
+           "A,B,C", "--status-interval", "0s", "-X", "linger.ms=1"},
+          seconds(30));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<testutil::ConsumedMessage> results = testutil::ConsumeAll(
+      f.cluster->bootstrap_servers(), "results", kPartitions, 400, seconds(10));
+  ASSERT_EQ(results.size(), 400u);
+  int multileaved = 0;
+  for (const auto& m : results) {
+    std::vector<size_t> teams;
+    for (const char* team : {"A", "B", "C"}) {
+      teams.push_back(Count(m.value, "\"team\":\"" + std::string(team) + "\""));
+    }
+    if (m.value.find("\"variant\":\"A-vs-B-vs-C\"") == std::string::npos) {
+      EXPECT_EQ(teams[0] + teams[1] + teams[2], 0u) << m.value;
+      continue;
+    }
+    ++multileaved;
+    std::sort(teams.begin(), teams.end());
+    EXPECT_EQ(teams, (std::vector<size_t>{3, 3, 4})) << m.value;
+  }
+  // A binomial(400, 0.5) count, +-4 s.e. (= 40).
+  EXPECT_NEAR(multileaved, 200, 40);
+}
+
 TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
   Fixture f;
   ASSERT_NE(f.cluster, nullptr);
@@ -183,7 +220,11 @@ TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {
         {"--interleave", "C"},
         {"--interleave", "A"},
         {"--interleave", "B", "--interleave-share", "0"},
-        {"--interleave", "B", "--interleave-share", "1.5"}}) {
+        {"--interleave", "B", "--interleave-share", "1.5"},
+        {"--multileave", "A"},
+        {"--multileave", "A,C"},
+        {"--multileave", "A,B,A"},
+        {"--multileave", "A,B", "--interleave", "B"}}) {
     std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
                                      "--bootstrap", "127.0.0.1:1"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -206,6 +247,23 @@ TEST(ProduceSyntheticCommandTest, DemoRejectsAnUnknownChallenger) {
     EXPECT_EQ(result.exit_code, 2) << result.err;
     EXPECT_NE(result.err.find("interleave '" + name + "'"), std::string::npos)
         << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << result.err;
+  }
+}
+
+// `rankwatch demo --multileave` with one ranker, or a ranker twice: one
+// line, exit 2, before anything starts. (Names other than A and B are
+// synthetic rankers the demo adds, so they are not errors.)
+TEST(ProduceSyntheticCommandTest, DemoRejectsABadMultileave) {
+  for (const std::string list : {"A", "A,B,A"}) {
+    const rankwatch::testing::CommandResult result =
+        rankwatch::testing::RunCommand(
+            {RANKWATCH_BINARY, "demo", "--multileave", list, "--listen",
+             "127.0.0.1:0"},
+            seconds(10));
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("multileave"), std::string::npos) << result.err;
     EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
         << result.err;
   }

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "config/duration.h"
+#include "base/duration.h"
 
 namespace rankwatch::exporter {
 
@@ -56,7 +56,7 @@ std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms) {
   std::vector<std::string> labels;
   labels.reserve(windows_ms.size());
   for (int64_t ms : windows_ms) {
-    labels.push_back(config::FormatDuration(config::Duration(ms)));
+    labels.push_back(FormatDuration(Duration(ms)));
   }
   return labels;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "metrics/interleaving.h"
+#include "metrics/multileaving.h"
 
 namespace rankwatch::exporter {
 
@@ -84,6 +85,8 @@ void InterleavingCollector::Collect(std::vector<MetricFamily>* out) const {
   CollectTotals(out);
   CollectWindows(out);
   CollectTests(out);
+  CollectPairs(out);
+  CollectRanking(out);
 }
 
 void InterleavingCollector::CollectTotals(
@@ -208,6 +211,134 @@ void InterleavingCollector::CollectTests(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(looks));
   out->push_back(std::move(verdict));
   out->push_back(std::move(state));
+}
+
+namespace {
+
+// The labels of the pair of teams x < y of `s`: experiment, first, second.
+Labels PairLabels(const stream::InterleavingState& s, size_t x, size_t y) {
+  return {{"experiment", s.config->name},
+          {"first", s.config->teams[x]},
+          {"second", s.config->teams[y]}};
+}
+
+}  // namespace
+
+void InterleavingCollector::CollectPairs(std::vector<MetricFamily>* out) const {
+  MetricFamily wins = MakeFamily(
+      "rankwatch_interleaving_pair_wins_total",
+      "Impressions counted by this process on which the pair's `winner` "
+      "(first or second) had more credited clicks than the other team",
+      MetricType::Counter);
+  MetricFamily ties = MakeFamily(
+      "rankwatch_interleaving_pair_ties_total",
+      "Impressions with clicks counted by this process on which both teams "
+      "of the pair had as many credited clicks (zero included)",
+      MetricType::Counter);
+  MetricFamily preference = MakeFamily(
+      "rankwatch_interleaving_pair_preference",
+      "Preference for the pair's second team: (second wins + ties/2) / "
+      "clicked impressions - 1/2; NaN without a clicked impression",
+      MetricType::Gauge);
+  MetricFamily sequential = MakeFamily(
+      "rankwatch_interleaving_pair_sequential_p_value",
+      "Always-valid p-value of the pair's sequential test (running minimum)",
+      MetricType::Gauge);
+  MetricFamily adjusted = MakeFamily(
+      "rankwatch_interleaving_pair_adjusted_p_value",
+      "The pair's sequential p-value after Benjamini-Hochberg across the "
+      "experiment's pairs",
+      MetricType::Gauge);
+  MetricFamily verdict = MakeFamily(
+      "rankwatch_interleaving_pair_verdict",
+      "+1 the second team is better, -1 the first, 0 inconclusive (adjusted "
+      "p-value below 1 - statistics.level)",
+      MetricType::Gauge);
+  for (const stream::InterleavingState& s :
+       pipeline_->interleaving().experiments()) {
+    const size_t n = s.config->teams.size();
+    for (size_t x = 0; x + 1 < n; ++x) {
+      for (size_t y = x + 1; y < n; ++y) {
+        const size_t p = metrics::PairIndex(x, y, n);
+        const Labels labels = PairLabels(s, x, y);
+        const metrics::InterleavingCounts& flow = s.flow_counts.pairs[p];
+        AddCounter(&wins, With(labels, "winner", "first"),
+                   static_cast<double>(flow.wins[0]));
+        AddCounter(&wins, With(labels, "winner", "second"),
+                   static_cast<double>(flow.wins[1]));
+        AddCounter(&ties, labels, static_cast<double>(flow.ties));
+        AddGauge(&preference, With(labels, "window", kWindowAll),
+                 metrics::Preference(s.counts.pairs[p]));
+        for (size_t w = 0;
+             w < s.window_counts.size() && w < window_labels_.size(); ++w) {
+          AddGauge(&preference, With(labels, "window", window_labels_[w]),
+                   metrics::Preference(s.window_counts[w].pairs[p]));
+        }
+        // Before the first look there is no analysis: no test yet.
+        const metrics::PairAnalysis a = p < s.analysis.pairs.size()
+                                            ? s.analysis.pairs[p]
+                                            : metrics::PairAnalysis{};
+        AddGauge(&sequential, labels, a.sequential_p_value);
+        AddGauge(&adjusted, labels, a.adjusted_p_value);
+        AddGauge(&verdict, labels, a.verdict);
+      }
+    }
+  }
+  out->push_back(std::move(wins));
+  out->push_back(std::move(ties));
+  out->push_back(std::move(preference));
+  out->push_back(std::move(sequential));
+  out->push_back(std::move(adjusted));
+  out->push_back(std::move(verdict));
+}
+
+void InterleavingCollector::CollectRanking(
+    std::vector<MetricFamily>* out) const {
+  MetricFamily info =
+      MakeFamily("rankwatch_interleaving_team_info",
+                 "1 per team of an interleaving experiment; position 0 is the "
+                 "incumbent, then the challengers in configuration order",
+                 MetricType::Gauge);
+  MetricFamily clicks = MakeFamily(
+      "rankwatch_interleaving_clicks_total",
+      "Clicks credited to the team (it contributed the clicked result), "
+      "counted by this process",
+      MetricType::Counter);
+  MetricFamily copeland = MakeFamily(
+      "rankwatch_interleaving_copeland_score",
+      "Teams the team significantly beats minus teams that significantly "
+      "beat it (Copeland 1951, on the pairs' adjusted verdicts)",
+      MetricType::Gauge);
+  MetricFamily rank = MakeFamily(
+      "rankwatch_interleaving_rank",
+      "The team's place in the ranking (1: best): by Copeland score, then "
+      "by the point preferences, then configuration order",
+      MetricType::Gauge);
+  MetricFamily winner = MakeFamily(
+      "rankwatch_interleaving_winner",
+      "1 for the team that significantly beats every other team, else 0",
+      MetricType::Gauge);
+  for (const stream::InterleavingState& s :
+       pipeline_->interleaving().experiments()) {
+    const Labels labels = ExperimentLabels(s);
+    for (size_t t = 0; t < s.config->teams.size(); ++t) {
+      const Labels team = With(labels, "team", s.config->teams[t]);
+      AddGauge(&info, With(team, "position", std::to_string(t)), 1);
+      AddCounter(&clicks, team, static_cast<double>(s.flow_counts.clicks[t]));
+      AddGauge(&winner, team, s.analysis.winner == static_cast<int>(t));
+    }
+    const metrics::MultileavingAnalysis& a = s.analysis;
+    for (size_t i = 0; i < a.ranking.size(); ++i) {
+      const Labels team = With(labels, "team", s.config->teams[a.ranking[i]]);
+      AddGauge(&copeland, team, a.copeland[a.ranking[i]]);
+      AddGauge(&rank, team, static_cast<double>(i + 1));
+    }
+  }
+  out->push_back(std::move(info));
+  out->push_back(std::move(clicks));
+  out->push_back(std::move(copeland));
+  out->push_back(std::move(rank));
+  out->push_back(std::move(winner));
 }
 
 }  // namespace rankwatch::exporter

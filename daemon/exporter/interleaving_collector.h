@@ -12,6 +12,23 @@
 //   rankwatch_interleaving_sequential_p_value    running minimum
 //   rankwatch_interleaving_sequential_look_p_value, _sequential_looks
 //   rankwatch_interleaving_verdict, _verdict_state{state}
+// With more than two teams (multileaving) those describe the first pair
+// (the incumbent and the first challenger); every pair (labels `first`,
+// `second`: its teams in configuration order) and team has
+//   rankwatch_interleaving_team_info{team, position}  1 (0: incumbent)
+//   rankwatch_interleaving_clicks_total{team}         credited clicks
+//   rankwatch_interleaving_pair_wins_total{first, second, winner}
+//       winner "first" or "second": impressions with more clicks credited
+//       to that team of the pair than to the other        counters
+//   rankwatch_interleaving_pair_ties_total{first, second}  counters
+//   rankwatch_interleaving_pair_preference{first, second, window}
+//       of the second team over the first
+//   rankwatch_interleaving_pair_sequential_p_value{first, second}
+//   rankwatch_interleaving_pair_adjusted_p_value{first, second}  BH
+//   rankwatch_interleaving_pair_verdict{first, second}  +1 second better
+//   rankwatch_interleaving_copeland_score{team}, _rank{team} (1: best),
+//   _winner{team} (1 for the team that beats every other)
+// (two-team experiments too: their one pair);
 // and rankwatch_interleaving_prior_shape (the a of the Beta(a, a) prior),
 // and without A/B experiments rankwatch_ab_confidence_level (the verdict's
 // level, which the recording rules read).
@@ -43,6 +60,8 @@ class InterleavingCollector : public Collector {
   void CollectTotals(std::vector<prometheus::MetricFamily>* out) const;
   void CollectWindows(std::vector<prometheus::MetricFamily>* out) const;
   void CollectTests(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectPairs(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectRanking(std::vector<prometheus::MetricFamily>* out) const;
 
   const stream::Pipeline* pipeline_;
   std::vector<std::string> window_labels_;  // Parallel to windows_ms().

@@ -199,5 +199,89 @@ TEST_F(InterleavingCollectorTest, NothingWithoutExperiments) {
   EXPECT_TRUE(families.empty());
 }
 
+// Three teams multileaved as variant "M" (experiment "abc"). By hand:
+//   r1: A B C, click d3 (C): C 1. (A,B) tie, (A,C) C, (B,C) C.
+//   r2: B C A, clicks d1 (B), d3 (A): A 1, B 1. (A,B) tie, (A,C) A,
+//       (B,C) B.
+//   r3: C A B, no click.
+//   r4: A C B, click d2 (C): C 1. (A,B) tie, (A,C) C, (B,C) C.
+// Clicks A 1, B 1, C 2; (A,B) ties 3; (A,C) A 1, C 2 -> preference of C
+// (2 + 0) / 3 - 1/2 = 1/6; (B,C) B 1, C 2 -> 1/6. Four decided
+// impressions at most: no verdict, no winner; Copeland 0 for all, the
+// point scores A -1 (loses to C), B -1, C +2: C ranks first, then A and
+// B in configuration order.
+TEST_F(InterleavingCollectorTest, MultileavingPairsAndRanking) {
+  config::Config c = InterleavingConfig();
+  c.interleaving.push_back({"abc", "M", {"A", "B", "C"}});
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  using stream::Topic;
+  Feed(Topic::kResults, Results("r1", "M", {"A", "B", "C"}));
+  Feed(Topic::kJudgments, Judgment("r1", "d3", 1, 2000));
+  Feed(Topic::kResults, Results("r2", "M", {"B", "C", "A"}));
+  Feed(Topic::kJudgments, Judgment("r2", "d1", 1, 2000));
+  Feed(Topic::kJudgments, Judgment("r2", "d3", 1, 2500));
+  Feed(Topic::kResults, Results("r3", "M", {"C", "A", "B"}));
+  Feed(Topic::kResults, Results("r4", "M", {"A", "C", "B"}));
+  Feed(Topic::kJudgments, Judgment("r4", "d2", 1, 3000));
+  // An unknown team names all three in the reject.
+  Feed(Topic::kResults, Results("r5", "M", {"A", "D", "B"}));
+  pipeline_->FinishAll();
+  EXPECT_EQ(
+      pipeline_->counters()
+          .rejected[0][static_cast<size_t>(stream::RejectReason::kUnknownTeam)],
+      1);
+
+  const Scrape s = Collect();
+  const auto team = [](const char* t) {
+    return std::map<std::string, std::string>{{"experiment", "abc"},
+                                              {"team", t}};
+  };
+  const auto pair = [](const char* x, const char* y) {
+    return std::map<std::string, std::string>{
+        {"experiment", "abc"}, {"first", x}, {"second", y}};
+  };
+  const auto with = [](std::map<std::string, std::string> m, const char* k,
+                       const char* v) {
+    m[k] = v;
+    return m;
+  };
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_clicks_total", team("A")), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_clicks_total", team("B")), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_clicks_total", team("C")), 2);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_team_info",
+                  with(team("C"), "position", "2")),
+            1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_ties_total", pair("A", "B")), 3);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_wins_total", pair("A", "B")), 0);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_wins_total",
+                  with(pair("A", "C"), "winner", "first")),
+            1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_wins_total",
+                  with(pair("A", "C"), "winner", "second")),
+            2);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_wins_total",
+                  with(pair("B", "C"), "winner", "second")),
+            2);
+  EXPECT_NEAR(s.Sum("rankwatch_interleaving_pair_preference",
+                    with(pair("A", "C"), "window", "all")),
+              1.0 / 6, 1e-12);
+  EXPECT_NEAR(s.Sum("rankwatch_interleaving_pair_preference",
+                    with(pair("B", "C"), "window", "5m")),
+              1.0 / 6, 1e-12);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_pair_verdict", pair("A", "C")), 0);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_rank", team("C")), 1);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_rank", team("A")), 2);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_rank", team("B")), 3);
+  EXPECT_EQ(s.Sum("rankwatch_interleaving_winner", {{"experiment", "abc"}}), 0);
+  // The two-team experiment has its one pair too.
+  EXPECT_TRUE(
+      s.Has("rankwatch_interleaving_pair_ties_total",
+            {{"experiment", "b_vs_a"}, {"first", "A"}, {"second", "B"}}));
+  EXPECT_FALSE(s.Has("rankwatch_interleaving_pair_ties_total",
+                     {{"experiment", "b_vs_a"}, {"first", "B"}}));
+}
+
 }  // namespace
 }  // namespace rankwatch::exporter

@@ -70,7 +70,7 @@ void KafkaCollector::CollectPartitions(std::vector<MetricFamily>* out) const {
 }
 
 void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
-  const kafka::KafkaStatus& s = *status_;
+  const kafka::IngestState& s = *status_;
   MetricFamily errors = MakeFamily(
       "rankwatch_kafka_errors_total",
       "Kafka client errors, by librdkafka error name", MetricType::Counter);
@@ -151,24 +151,6 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(replayed));
   out->push_back(std::move(ready));
   out->push_back(std::move(ready_reason));
-}
-
-http::Handler ReadinessHandler(const kafka::KafkaStatus* status, std::mutex* mu,
-                               const Clock* clock) {
-  return [status, mu, clock](const http::HttpRequest& request) {
-    std::string message;
-    bool ready = false;
-    {
-      std::lock_guard<std::mutex> lock(*mu);
-      const int64_t now = clock->MonotonicMillis();
-      ready = status->ready(now);
-      message = status->ReadinessMessage(now);
-    }
-    // The reason names topics, partitions and brokers: only for a known
-    // client when basic authentication is on (probes need the code alone).
-    if (!request.authenticated) message = ready ? "ready" : "not ready";
-    return http::HttpResponse::Text(ready ? 200 : 503, message + "\n");
-  };
 }
 
 }  // namespace rankwatch::exporter

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
+#include "daemon/http/handlers.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::exporter {
@@ -15,14 +16,14 @@ namespace {
 using testing::HasLine;
 using testing::LinesWithPrefix;
 
-std::string Scrape(const kafka::KafkaStatus& status) {
+std::string Scrape(const kafka::IngestState& status) {
   std::vector<prometheus::MetricFamily> families;
   KafkaCollector(&status).Collect(&families);
   return SerializeText(families);
 }
 
 TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
-  kafka::KafkaStatus status;
+  kafka::IngestState status;
   status.topics = {"search-results", "search-judgments"};
   const std::string text = Scrape(status);
   EXPECT_TRUE(HasLine(
@@ -54,7 +55,7 @@ TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
 }
 
 TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
-  kafka::KafkaStatus status;
+  kafka::IngestState status;
   status.topics = {"results", "judgments"};
   status.assigned = true;
   status.consuming = true;
@@ -109,13 +110,18 @@ TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
 // state, stalls included, with the reason in the body and in the reason
 // series.
 TEST(KafkaCollectorTest, GaugesAndReadyzAgree) {
-  kafka::KafkaStatus status;
+  kafka::IngestState status;
   status.topics = {"results", "judgments"};
   status.not_ready_after_ms = 3000;
   FakeClock clock(1'700'000'000'000);
   std::mutex mu;
   const KafkaCollector collector(&status, &clock);
-  const http::Handler readyz = ReadinessHandler(&status, &mu, &clock);
+  // The probe the daemon gives /readyz (daemon/server/daemon.cc).
+  const http::Handler readyz = http::ReadinessHandler([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    const int64_t now = clock.MonotonicMillis();
+    return http::Readiness{status.ready(now), status.ReadinessMessage(now)};
+  });
   auto check = [&](const std::string& reason, const std::string& body) {
     std::vector<prometheus::MetricFamily> families;
     collector.Collect(&families);
@@ -170,7 +176,7 @@ TEST(KafkaCollectorTest, GaugesAndReadyzAgree) {
   status.stalest_fetch->progress_mono_ms = clock.MonotonicMillis();
   status.stalest_fetch->leader_up = true;
   check("ready", "ready");  // Fetches resumed.
-  clock.Advance(kafka::KafkaStatus::kStallMs - 1);
+  clock.Advance(kafka::IngestState::kStallMs - 1);
   status.stalest_fetch->progress_mono_ms = clock.MonotonicMillis();
   check("ready", "ready");  // Polled 9.999 s ago.
   clock.Advance(1);

@@ -15,7 +15,7 @@
 #include "daemon/http/gunzip_test_util.h"
 #include "daemon/http/gzip.h"
 #include "daemon/http/http_server.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "gtest/gtest.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/subprocess.h"
@@ -67,7 +67,7 @@ class Daemon {
   FakeClock clock_{1'700'000'000'000};
   std::mutex mu_;
   std::unique_ptr<stream::Pipeline> pipeline_;
-  kafka::KafkaStatus kafka_;
+  kafka::IngestState kafka_;
   std::unique_ptr<Probe> probe_;
 };
 

@@ -36,7 +36,7 @@ void BuildInfoCollector::Collect(
 }
 
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const kafka::KafkaStatus* kafka,
+                                       const kafka::IngestState* kafka,
                                        BuildInfo build, const Clock* clock) {
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::exporter {
@@ -72,7 +72,7 @@ class BuildInfoCollector : public Collector {
 // and, when `kafka` is not null, the consumer's (its readiness at `clock`'s
 // monotonic now). `pipeline`, `kafka` and `clock` must outlive the probe.
 std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const kafka::KafkaStatus* kafka,
+                                       const kafka::IngestState* kafka,
                                        BuildInfo build,
                                        const Clock* clock = SystemClock::Get());
 

@@ -3,7 +3,9 @@
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "base/byte_codec.h"
 #include "daemon/kafka/kafka_conf.h"
@@ -15,6 +17,9 @@ namespace {
 constexpr uint32_t kRecordMagic = 0x4c435752;  // "RWCL"
 constexpr uint32_t kRecordVersion = 1;
 constexpr int kDescribeTimeoutMs = 1500;
+
+// Pause between attempts at a transient error.
+constexpr int64_t kRetryMs = 200;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -336,12 +341,26 @@ StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
                                                            int timeout_ms) {
   const int32_t cp = PartitionOf(partition);
   int64_t low = 0, high = 0;
-  const RdKafka::ErrorCode werr =
-      reader_->query_watermark_offsets(topic_, cp, &low, &high, timeout_ms);
-  if (werr != RdKafka::ERR_NO_ERROR) {
-    return Status::Unavailable("offsets of changelog '" + topic_ + "' [" +
-                               std::to_string(cp) +
-                               "]: " + RdKafka::err2str(werr));
+  const int64_t offsets_deadline = NowMs() + timeout_ms;
+  for (;;) {
+    const RdKafka::ErrorCode werr = reader_->query_watermark_offsets(
+        topic_, cp, &low, &high,
+        static_cast<int>(std::max<int64_t>(1, offsets_deadline - NowMs())));
+    if (werr == RdKafka::ERR_NO_ERROR) break;
+    // A topic just (re)created has no leader for a moment, and a broker
+    // that moves leadership answers "not leader": retried until the
+    // deadline, not taken for a missing checkpoint.
+    const bool transient = werr == RdKafka::ERR_NOT_LEADER_FOR_PARTITION ||
+                           werr == RdKafka::ERR_LEADER_NOT_AVAILABLE ||
+                           werr == RdKafka::ERR_UNKNOWN_TOPIC_OR_PART ||
+                           werr == RdKafka::ERR__UNKNOWN_PARTITION ||
+                           werr == RdKafka::ERR__TRANSPORT;
+    if (!transient || NowMs() + kRetryMs >= offsets_deadline) {
+      return Status::Unavailable("offsets of changelog '" + topic_ + "' [" +
+                                 std::to_string(cp) +
+                                 "]: " + RdKafka::err2str(werr));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
   }
   if (high <= low || from >= high) return std::optional<std::string>();
   const int64_t start = std::max(from, low);

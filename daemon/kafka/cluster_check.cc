@@ -8,8 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/duration.h"
 #include "base/strings.h"
-#include "config/duration.h"
 #include "daemon/kafka/error_reporter.h"
 #include "daemon/kafka/kafka_conf.h"
 
@@ -83,7 +83,7 @@ StatusOr<ClusterMetadata> FetchClusterMetadata(
     if (cause.empty()) {
       cause =
           md_err == RdKafka::ERR__TRANSPORT || md_err == RdKafka::ERR__TIMED_OUT
-              ? "no answer within " + config::FormatDuration(timeout)
+              ? "no answer within " + FormatDuration(timeout)
               : RdKafka::err2str(md_err);
     }
     return Status::Unavailable("cannot reach kafka at " +

@@ -32,14 +32,14 @@
 //   its checkpoint.
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
-// * Readiness (KafkaStatus::ready_reason): the loop tracks fetch progress
+// * Readiness (IngestState::ready_reason): the loop tracks fetch progress
 //   per assigned partition (a message, or statistics showing an active
 //   fetch from an UP leader that answered recently), publishes the stalest
 //   partition into the status, and logs readiness changes with the reason.
 //   Each client's brokers as a whole are tracked too: librdkafka's
 //   ERR__ALL_BROKERS_DOWN (within a second of the first failed connection)
 //   marks them unreachable until one answers (UP in statistics, metadata,
-//   a message, an assignment), published as KafkaStatus::brokers_down. The
+//   a message, an assignment), published as IngestState::brokers_down. The
 //   start-up metadata requests serve the callbacks between short attempts,
 //   so that this shows before the consume loop runs.
 //
@@ -75,7 +75,7 @@
 #include "daemon/kafka/dead_letter_sink.h"
 #include "daemon/kafka/error_reporter.h"
 #include "daemon/kafka/fetch_health.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "daemon/kafka/partition_book.h"
 #include "daemon/kafka/rebalance.h"
 #include "daemon/stream/pipeline.h"
@@ -103,8 +103,8 @@ class KafkaIngest final : public stream::ReleaseListener,
   Status Run(const std::atomic<bool>& stop);
 
   // Read under the mutex. Readiness is status().ready(now).
-  const KafkaStatus& status() const { return status_; }
-  KafkaStatus* mutable_status() { return &status_; }
+  const IngestState& status() const { return status_; }
+  IngestState* mutable_status() { return &status_; }
 
   // stream::ReleaseListener: called by the pipeline on the consumer thread.
   void OnReleased(stream::EventOrigin origin) override;
@@ -188,7 +188,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   std::mutex* mu_ = nullptr;
   KafkaDeadLetterSink* dead_letters_ = nullptr;
   // Guarded by *mu_.
-  KafkaStatus status_;
+  IngestState status_;
   ErrorReporter errors_;
   // Consumer thread only.
   std::unique_ptr<RebalanceHandler> rebalance_handler_;

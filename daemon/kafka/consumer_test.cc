@@ -66,7 +66,7 @@ class RunningIngest {
   int64_t consumed(stream::Topic t) const {
     return pipeline_->counters().consumed[static_cast<size_t>(t)];
   }
-  const KafkaStatus& status() const { return ingest_->status(); }
+  const IngestState& status() const { return ingest_->status(); }
   std::mutex& mu() { return mu_; }
   const Status& run_status() const { return run_status_; }
 
@@ -126,7 +126,7 @@ TEST_F(KafkaIngestTest, ConsumesBothTopicsCommitsAndReplaysAfterRestart) {
     }));
     {
       std::lock_guard<std::mutex> lock(ingest.mu());
-      const KafkaStatus& s = ingest.status();
+      const IngestState& s = ingest.status();
       EXPECT_TRUE(s.ready(SystemClock::Get()->MonotonicMillis()));
       EXPECT_GE(s.rebalances, 1);
       EXPECT_TRUE(s.errors.empty());
@@ -184,11 +184,11 @@ TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {
     // The loop polls every 100 ms at most; on the fake clock it has not
     // polled for 10 s once that much time passes without a poll.
     EXPECT_FALSE(
-        ingest.status().ready(clock.MonotonicMillis() + KafkaStatus::kStallMs));
+        ingest.status().ready(clock.MonotonicMillis() + IngestState::kStallMs));
     // Fetch progress runs on the same clock: every partition was assigned
     // (and results/0 delivered) at 0, so they are stale just after
     // kafka.not_ready_after (2 s here), their leader UP.
-    const KafkaStatus& s = ingest.status();
+    const IngestState& s = ingest.status();
     EXPECT_EQ(s.not_ready_after_ms, 2000);
     ASSERT_TRUE(s.stalest_fetch.has_value());
     EXPECT_EQ(s.stalest_fetch->progress_mono_ms, 0);
@@ -234,7 +234,7 @@ TEST_F(KafkaIngestTest, UnreachableBootstrapIsBrokerUnreachableAtStart) {
   EXPECT_LT(took, std::chrono::seconds(5));
   {
     std::lock_guard<std::mutex> lock(ingest.mu());
-    const KafkaStatus& s = ingest.status();
+    const IngestState& s = ingest.status();
     const int64_t now = SystemClock::Get()->MonotonicMillis();
     EXPECT_EQ(s.ready_reason(now), ReadyReason::kBrokerUnreachable);
     EXPECT_EQ(s.ReadinessMessage(now),

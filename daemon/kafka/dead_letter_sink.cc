@@ -39,7 +39,7 @@ class KafkaDeadLetterSink::DeliveryReport : public RdKafka::DeliveryReportCb {
 
 KafkaDeadLetterSink::KafkaDeadLetterSink(std::string topic,
                                          int64_t max_payload_bytes,
-                                         KafkaStatus* status,
+                                         IngestState* status,
                                          const Clock* clock)
     : topic_(std::move(topic)),
       max_payload_bytes_(static_cast<size_t>(max_payload_bytes)),
@@ -48,7 +48,7 @@ KafkaDeadLetterSink::KafkaDeadLetterSink(std::string topic,
 
 StatusOr<std::unique_ptr<KafkaDeadLetterSink>> KafkaDeadLetterSink::Create(
     const config::KafkaConfig& kafka, const std::string& topic,
-    int64_t max_event_bytes, KafkaStatus* status, const Clock* clock) {
+    int64_t max_event_bytes, IngestState* status, const Clock* clock) {
   // What the producer's message.max.bytes leaves for the payload (all of
   // max_event_bytes unless that is near librdkafka's ceiling).
   const int64_t max_payload = std::clamp<int64_t>(

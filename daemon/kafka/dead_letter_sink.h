@@ -32,7 +32,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/kafka/error_reporter.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::kafka {
@@ -44,7 +44,7 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
   // is dead-lettered whole.
   static StatusOr<std::unique_ptr<KafkaDeadLetterSink>> Create(
       const config::KafkaConfig& kafka, const std::string& topic,
-      int64_t max_event_bytes, KafkaStatus* status,
+      int64_t max_event_bytes, IngestState* status,
       const Clock* clock = SystemClock::Get());
   ~KafkaDeadLetterSink() override;
 
@@ -61,12 +61,12 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
  private:
   class DeliveryReport;
   KafkaDeadLetterSink(std::string topic, int64_t max_payload_bytes,
-                      KafkaStatus* status, const Clock* clock);
+                      IngestState* status, const Clock* clock);
 
   std::string topic_;
   // Payloads beyond this are cut to it (only too_large ones can be).
   size_t max_payload_bytes_;
-  KafkaStatus* status_;
+  IngestState* status_;
   ErrorReporter errors_;
   std::unique_ptr<DeliveryReport> report_;
   std::unique_ptr<RdKafka::Producer> producer_;

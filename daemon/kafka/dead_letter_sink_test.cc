@@ -61,7 +61,7 @@ Letter ReadFirst(const std::string& bootstrap, const std::string& topic) {
 // its status and clock; null (with a failure) when it cannot start.
 struct SinkOnCluster {
   std::unique_ptr<sim::MockCluster> cluster;
-  KafkaStatus status;
+  IngestState status;
   FakeClock clock;
   std::unique_ptr<KafkaDeadLetterSink> sink;
 };
@@ -127,7 +127,7 @@ TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
 TEST(KafkaDeadLetterSinkTest, BadPropertyFailsCreate) {
   config::KafkaConfig kafka;
   kafka.properties = {{"socket.timeout.ms", "never"}};
-  KafkaStatus status;
+  IngestState status;
   EXPECT_FALSE(
       KafkaDeadLetterSink::Create(kafka, "dead", 1 << 20, &status).ok());
 }

@@ -1,5 +1,5 @@
 // ErrorReporter: how the Kafka layer surfaces a librdkafka error it does
-// not act on otherwise: counted in KafkaStatus::errors under librdkafka's
+// not act on otherwise: counted in IngestState::errors under librdkafka's
 // error name (rankwatch_kafka_errors_total{error}) and logged, at most
 // kLogsPerSecond lines a second so that a broker outage cannot flood the
 // log.
@@ -18,7 +18,7 @@
 
 #include "base/clock.h"
 #include "base/rate_limiter.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 
 namespace rankwatch::kafka {
 
@@ -26,7 +26,7 @@ class ErrorReporter {
  public:
   static constexpr int32_t kLogsPerSecond = 10;
 
-  ErrorReporter(KafkaStatus* status, const Clock* clock)
+  ErrorReporter(IngestState* status, const Clock* clock)
       : status_(status), log_limit_(kLogsPerSecond, clock) {}
 
   // Counts `err` and logs "<context>: <librdkafka's description>[: detail]".
@@ -40,7 +40,7 @@ class ErrorReporter {
   int64_t suppressed() const { return log_limit_.suppressed(); }
 
  private:
-  KafkaStatus* status_;
+  IngestState* status_;
   RateLimiter log_limit_;
 };
 

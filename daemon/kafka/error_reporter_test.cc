@@ -6,7 +6,7 @@ namespace rankwatch::kafka {
 namespace {
 
 TEST(ErrorReporterTest, CountsByNameAndLimitsTheLog) {
-  KafkaStatus status;
+  IngestState status;
   FakeClock clock(1'000'000);
   ErrorReporter errors(&status, &clock);
   for (int i = 0; i < 25; ++i) {

@@ -6,7 +6,7 @@
 //    end is stale and its data waits (see KafkaIngest);
 //  * per partition, the state of the broker it is fetched from and how
 //    long that broker has been silent: the input of readiness
-//    (kafka_status.h FetchProgressTable).
+//    (ingest_state.h FetchProgressTable).
 //
 // The parse functions are pure; FetchHealthTable is plain state, not
 // thread-safe (the consumer thread owns it).

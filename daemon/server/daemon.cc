@@ -116,9 +116,15 @@ Status Daemon::Init() {
                 }));
   http_->Handle("/healthz", http::HealthHandler());
   // The same predicate as the gauges rankwatch_consumer_ready and
-  // rankwatch_consumer_ready_reason, with the reason in the body.
-  http_->Handle("/readyz",
-                exporter::ReadinessHandler(&ingest_->status(), &mu_, clock_));
+  // rankwatch_consumer_ready_reason, with the reason in the body; the status
+  // is read under mu_, as the consumer thread writes it under mu_.
+  http_->Handle(
+      "/readyz", http::ReadinessHandler([this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        const int64_t now = clock_->MonotonicMillis();
+        const kafka::IngestState& status = ingest_->status();
+        return http::Readiness{status.ready(now), status.ReadinessMessage(now)};
+      }));
   status::RegisterHandlers(http_.get(), &mu_, pipeline_.get(),
                            &ingest_->status(), clock_);
   reload_enabled_ = config_.http.enable_reload;

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
+#include <span>
 #include <unordered_set>
 #include <utility>
 
 #include "base/json_writer.h"
+#include "metrics/multileaving.h"
 
 namespace rankwatch::sim {
 
@@ -166,6 +169,34 @@ Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
       return invalid("interleave_share must be in (0, 1]");
     }
   }
+  if (!c.multileave.empty()) {
+    if (!c.interleave.empty()) {
+      return invalid("interleave and multileave are exclusive");
+    }
+    if (c.multileave.size() < 2 ||
+        c.multileave.size() > metrics::kMaxMultileavingTeams) {
+      return invalid("multileave must name 2 to " +
+                     std::to_string(metrics::kMaxMultileavingTeams) +
+                     " variants");
+    }
+    std::string served;
+    std::set<std::string> seen;
+    for (const std::string& name : c.multileave) {
+      if (names.count(name) == 0) {
+        return invalid("multileave '" + name + "' is not a variant");
+      }
+      if (!seen.insert(name).second) {
+        return invalid("multileave names '" + name + "' twice");
+      }
+      served += (served.empty() ? "" : "-vs-") + name;
+    }
+    if (names.count(served) > 0) {
+      return invalid("a variant is named like the multileaved traffic");
+    }
+    if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
+      return invalid("interleave_share must be in (0, 1]");
+    }
+  }
   return Status::Ok();
 }
 
@@ -215,8 +246,23 @@ void SyntheticTraffic::BuildCatalog() {
       challenger_index_ = static_cast<int32_t>(v);
       interleaved_variant_ =
           config_.variants[0].name + "-vs-" + config_.interleave;
+      team_variants_ = {0, challenger_index_};
     }
   }
+  for (const std::string& name : config_.multileave) {
+    for (size_t v = 0; v < config_.variants.size(); ++v) {
+      if (config_.variants[v].name != name) continue;
+      team_variants_.push_back(static_cast<int32_t>(v));
+      interleaved_variant_ +=
+          (interleaved_variant_.empty() ? "" : "-vs-") + name;
+    }
+  }
+  if (!config_.multileave.empty()) {
+    multileaved_ = true;
+    challenger_index_ = team_variants_[1];
+  }
+  team_served_.resize(team_variants_.size());
+  team_views_.resize(team_variants_.size());
   BuildUsers();
 }
 
@@ -333,14 +379,16 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
   if (truth != nullptr) {
     truth->request_id = request_id;
     truth->query_index = query_index;
-    truth->variant_index = interleaved ? 0 : variant;
+    truth->variant_index = interleaved ? team_variants_[0] : variant;
     truth->user_index = user;
     truth->ranked_grades.clear();
     truth->judged.clear();
     truth->interleaved = interleaved;
     truth->challenger_index = interleaved ? challenger_index_ : -1;
+    truth->team_variants.clear();
+    if (interleaved) truth->team_variants = team_variants_;
     truth->teams.clear();
-    for (std::vector<std::string>& ranking : truth->rankings) ranking.clear();
+    truth->rankings.clear();
     truth->interleave_seed = 0;
   }
   bool regressed = false;
@@ -411,36 +459,42 @@ void SyntheticTraffic::Rank(const Query& query, double sigma, Xoshiro256* rng) {
   for (const auto& [score, doc] : scored_) served_.push_back(doc);
 }
 
-// Both rankers rank the query with their own noise, as they would serve it
-// alone; the interleaver's coins come from a generator seeded by the
-// traffic's stream, so that the seed alone replays the merge.
+// Every team's ranker ranks the query with its own noise, as it would
+// serve it alone (in team order); the interleaver's coins come from a
+// generator seeded by the traffic's stream, so that the seed alone replays
+// the merge.
 void SyntheticTraffic::RankInterleaved(const Query& query, int64_t served_ms,
                                        bool* regressed, RequestTruth* truth) {
-  bool first_regressed = false;
-  Rank(query, Sigma(0, served_ms, &first_regressed), &rng_);
-  first_served_ = served_;
-  Rank(query, Sigma(challenger_index_, served_ms, regressed), &rng_);
-  *regressed = *regressed || first_regressed;
-  const std::array<const std::vector<int32_t>*, 2> rankings = {&first_served_,
-                                                               &served_};
-  for (int t = 0; t < 2; ++t) {
+  const size_t n = team_variants_.size();
+  bool any_regressed = false;
+  for (size_t t = 0; t < n; ++t) {
+    bool team_regressed = false;
+    Rank(query, Sigma(team_variants_[t], served_ms, &team_regressed), &rng_);
+    team_served_[t] = served_;
+    any_regressed = any_regressed || team_regressed;
     team_views_[t].clear();
-    for (int32_t doc : *rankings[t]) {
+    for (int32_t doc : served_) {
       team_views_[t].emplace_back(query.doc_ids[doc]);
     }
   }
+  *regressed = any_regressed;
   const uint64_t seed = rng_.Next();
   Xoshiro256 coins(seed);
-  metrics::TeamDraftInterleave(team_views_[0], team_views_[1],
-                               static_cast<size_t>(config_.results_per_request),
-                               &coins, &merged_);
+  const size_t length = static_cast<size_t>(config_.results_per_request);
+  if (multileaved_) {
+    std::vector<std::span<const std::string_view>> views(team_views_.begin(),
+                                                         team_views_.end());
+    metrics::TeamDraftMultileave(views, length, &coins, &merged_);
+  } else {
+    metrics::TeamDraftInterleave(team_views_[0], team_views_[1], length, &coins,
+                                 &merged_);
+  }
   // The merged views point into query.doc_ids: map them back to indices
   // through the ranking of the team that contributed each.
   std::vector<int32_t> merged;
   merged.reserve(merged_.docs.size());
   for (size_t r = 0; r < merged_.docs.size(); ++r) {
-    const std::vector<int32_t>& from = *rankings[merged_.teams[r]];
-    for (int32_t doc : from) {
+    for (int32_t doc : team_served_[merged_.teams[r]]) {
       if (query.doc_ids[doc].data() == merged_.docs[r].data()) {
         merged.push_back(doc);
         break;
@@ -452,7 +506,8 @@ void SyntheticTraffic::RankInterleaved(const Query& query, int64_t served_ms,
   if (truth == nullptr) return;
   truth->teams = teams_;
   truth->interleave_seed = seed;
-  for (int t = 0; t < 2; ++t) {
+  truth->rankings.resize(n);
+  for (size_t t = 0; t < n; ++t) {
     for (std::string_view doc : team_views_[t]) {
       truth->rankings[t].emplace_back(doc);
     }
@@ -496,8 +551,7 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
     out->append(query.doc_ids[served_[r]]);
     if (interleaved) {
       out->append("\",\"team\":");
-      AppendJsonString(
-          out, config_.variants[teams_[r] == 0 ? 0 : challenger_index_].name);
+      AppendJsonString(out, config_.variants[team_variants_[teams_[r]]].name);
     } else {
       out->append("\",\"score\":");
       AppendScore(scored_[r].first, out);

@@ -37,6 +37,11 @@
 //    carrying its team (the contributing variant's name). Users click the
 //    merged list by the same position-based model. Which requests are
 //    interleaved is drawn per request, users or not.
+//  * Multileaving (multileave = 2 to 8 variant names, the incumbent
+//    first): as interleaving, with every listed variant ranking and the
+//    lists merged by team-draft multileaving (metrics::TeamDraftMultileave,
+//    Schuth et al. CIKM 2014), served as variant "<v1>-vs-<v2>-vs-...".
+//    The share of requests is interleave_share.
 //  * Judgment events carry "kind": "click" or "purchase".
 //
 // Everything is drawn from rankwatch's own PRNG (xoshiro256**), never from
@@ -111,6 +116,9 @@ struct SyntheticConfig {
   // variant, which must not be the first (the incumbent).
   std::string interleave;
   double interleave_share = 0.5;  // Of all requests, in (0, 1].
+  // Multileaving; none when empty (exclusive with `interleave`). The
+  // variants merged, distinct, the incumbent first.
+  std::vector<std::string> multileave;
 };
 
 // A judgment event and when it happens (event time, epoch ms).
@@ -132,14 +140,16 @@ struct RequestTruth {
   // The judgments emitted, as (rank index, relevance): 1 click, 2 purchase.
   std::vector<std::pair<int32_t, metrics::Grade>> judged;
   // Interleaved requests only (else false, -1 and empty): variant_index is
-  // the first variant's (0), challenger_index the challenger's; teams[r] is
-  // the team of rank r + 1 (0: the first variant, 1: the challenger);
+  // the first team's variant, challenger_index the challenger's (the
+  // second team's); team_variants[t] is team t's variant index; teams[r]
+  // is the team of rank r + 1 (0: the first team, 1: the challenger...);
   // rankings[t] is team t's own ranking (doc ids, best first), the input of
   // the interleaver, whose coin flips came from Xoshiro256(interleave_seed).
   bool interleaved = false;
   int32_t challenger_index = -1;
+  std::vector<int32_t> team_variants;
   std::vector<uint8_t> teams;
-  std::array<std::vector<std::string>, 2> rankings;
+  std::vector<std::vector<std::string>> rankings;
   uint64_t interleave_seed = 0;
 };
 
@@ -208,9 +218,9 @@ class SyntheticTraffic {
   int32_t PickSegment();
   double Sigma(int32_t variant, int64_t served_ms, bool* regressed) const;
   void Rank(const Query& query, double sigma, Xoshiro256* rng);
-  // Ranks `query` by the first variant and the challenger and leaves their
-  // team-draft interleaving in served_ and teams_. Records in `truth`
-  // (optional) what RequestTruth says of interleaved requests.
+  // Ranks `query` by every team's variant and leaves their team-draft
+  // interleaving (two teams) or multileaving in served_ and teams_. Records in
+  // `truth` (optional) what RequestTruth says of interleaved requests.
   void RankInterleaved(const Query& query, int64_t served_ms, bool* regressed,
                        RequestTruth* truth);
   int64_t Delay(int64_t mean_ms);
@@ -229,8 +239,10 @@ class SyntheticTraffic {
 
   SyntheticConfig config_;
   int32_t regress_index_ = -1;
-  int32_t challenger_index_ = -1;    // Of `interleave`; -1 without.
-  std::string interleaved_variant_;  // "<first>-vs-<challenger>".
+  int32_t challenger_index_ = -1;       // The second team's; -1 without.
+  std::vector<int32_t> team_variants_;  // Per team; empty without.
+  std::string interleaved_variant_;     // "<first>-vs-<challenger>...".
+  bool multileaved_ = false;            // `multileave` is set.
   std::vector<Query> queries_;
   std::vector<double> query_cdf_;    // Cumulative popularity.
   std::vector<double> variant_cdf_;  // Cumulative weights.
@@ -249,10 +261,10 @@ class SyntheticTraffic {
   // the served doc indices.
   std::vector<std::pair<double, int32_t>> scored_;
   std::vector<int32_t> served_;
-  // Scratch for RankInterleaved(): the first team's ranking, both rankings
+  // Scratch for RankInterleaved(): each team's ranking, as doc indices and
   // as views of doc ids, the merged list and its teams.
-  std::vector<int32_t> first_served_;
-  std::array<std::vector<std::string_view>, 2> team_views_;
+  std::vector<std::vector<int32_t>> team_served_;
+  std::vector<std::vector<std::string_view>> team_views_;
   metrics::InterleavedList merged_;
   std::vector<uint8_t> teams_;
 };

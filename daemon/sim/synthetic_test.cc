@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
+#include "metrics/multileaving.h"
 
 namespace rankwatch::sim {
 namespace {
@@ -611,6 +613,121 @@ TEST(SyntheticTrafficTest, RejectsBadConfigurations) {
   c = {};
   c.variants = {{"A", 1, 1}, {"B", 1, 1}, {"A-vs-B", 1, 1}};
   c.interleave = "B";
+  EXPECT_TRUE(rejected(c));
+}
+
+// Multileaving: the served list names each result's team, and it is
+// exactly what an independent run of the reference multileaver on the
+// teams' rankings and the recorded seed gives.
+TEST(SyntheticTrafficTest, MultileavedTeamsReplayTeamDraftMultileaving) {
+  SyntheticConfig config;
+  config.variants = {{"A", 1.0, 1.0}, {"B", 0.85, 1.0}, {"C", 0.7, 1.0}};
+  config.multileave = {"B", "A", "C"};  // B is the incumbent.
+  SyntheticTraffic traffic = MakeTraffic(config);
+  EXPECT_EQ(traffic.interleaved_variant(), "B-vs-A-vs-C");
+  const std::vector<std::string> names = {"B", "A", "C"};
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  int multileaved = 0;
+  for (int i = 0; i < 2000; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+    if (!truth.interleaved) continue;
+    ++multileaved;
+    EXPECT_EQ(truth.variant_index, 1);     // B
+    EXPECT_EQ(truth.challenger_index, 0);  // A
+    EXPECT_EQ(truth.team_variants, (std::vector<int32_t>{1, 0, 2}));
+    ASSERT_NE(results.find("\"variant\":\"B-vs-A-vs-C\""), std::string::npos);
+    const auto served = ParseTeams(results);
+    ASSERT_EQ(served.size(), 10u) << results;
+    ASSERT_EQ(truth.rankings.size(), 3u);
+    std::vector<std::vector<std::string_view>> rankings(3);
+    for (int t = 0; t < 3; ++t) {
+      rankings[t].assign(truth.rankings[t].begin(), truth.rankings[t].end());
+    }
+    const std::vector<std::span<const std::string_view>> views(rankings.begin(),
+                                                               rankings.end());
+    Xoshiro256 coins(truth.interleave_seed);
+    metrics::InterleavedList replay;
+    metrics::TeamDraftMultileave(views, 10, &coins, &replay);
+    ASSERT_EQ(replay.docs.size(), 10u);
+    for (size_t r = 0; r < 10; ++r) {
+      EXPECT_EQ(served[r].first, replay.docs[r]) << "rank " << r + 1;
+      EXPECT_EQ(served[r].second, names[replay.teams[r]]) << "rank " << r + 1;
+      EXPECT_EQ(truth.teams[r], replay.teams[r]);
+    }
+  }
+  // Binomial(2000, 1/2): 5 standard deviations is 112.
+  EXPECT_NEAR(multileaved, 1000, 112);
+}
+
+// The credited clicks of three rankers of known quality (noise 1.0, 0.85,
+// 0.7: C best, then B, then A) rank them in that order, and on 20000
+// multileaved impressions the always-valid tests with BH across the pairs
+// decide every pair for the better ranker.
+TEST(SyntheticTrafficTest, MultileavingRanksRankersOfKnownQuality) {
+  SyntheticConfig config;
+  config.seed = 31;
+  config.variants = {{"A", 1.0, 1.0}, {"B", 0.85, 1.0}, {"C", 0.7, 1.0}};
+  config.multileave = {"A", "B", "C"};
+  config.interleave_share = 1;
+  SyntheticTraffic traffic = MakeTraffic(config);
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  metrics::MultileavingCounts counts(3);
+  std::vector<metrics::SequentialPreferenceTest> tests(3);
+  std::vector<double> p(3, 1.0);
+  std::vector<int64_t> credit(3);
+  for (int i = 1; i <= 20000; ++i) {
+    traffic.NextRequest(kStartMs + i * kStepMs, &results, &judgments, &truth);
+    ASSERT_TRUE(truth.interleaved);
+    metrics::CreditTeams(truth.teams, ClicksOf(truth), 1, credit);
+    counts.Add(credit);
+    if (i % 100 != 0) continue;
+    for (size_t k = 0; k < 3; ++k) {
+      tests[k].Look(counts.pairs[k]);
+      p[k] = tests[k].p_value();
+    }
+  }
+  const metrics::MultileavingAnalysis a =
+      metrics::AnalyzeMultileaving(counts, p, 0.05);
+  std::printf(
+      "seed 31: clicks A %lld B %lld C %lld; adjusted p %.3g %.3g "
+      "%.3g\n",
+      static_cast<long long>(counts.clicks[0]),
+      static_cast<long long>(counts.clicks[1]),
+      static_cast<long long>(counts.clicks[2]), a.pairs[0].adjusted_p_value,
+      a.pairs[1].adjusted_p_value, a.pairs[2].adjusted_p_value);
+  EXPECT_GT(counts.clicks[2], counts.clicks[1]);
+  EXPECT_GT(counts.clicks[1], counts.clicks[0]);
+  for (const metrics::PairAnalysis& pair : a.pairs) {
+    EXPECT_EQ(pair.verdict, 1) << pair.first << " vs " << pair.second;
+  }
+  EXPECT_EQ(a.ranking, (std::vector<size_t>{2, 1, 0}));
+  EXPECT_EQ(a.winner, 2);
+}
+
+TEST(SyntheticTrafficTest, RejectsBadMultileaving) {
+  auto rejected = [](SyntheticConfig c) {
+    return SyntheticTraffic::Create(std::move(c)).status().code() ==
+           StatusCode::kInvalidArgument;
+  };
+  SyntheticConfig c;
+  c.variants = {{"A", 1, 1}, {"B", 1, 1}, {"C", 1, 1}};
+  c.multileave = {"A", "B", "C"};
+  EXPECT_FALSE(rejected(c));
+  c.multileave = {"A"};
+  EXPECT_TRUE(rejected(c));
+  c.multileave = {"A", "B", "B"};
+  EXPECT_TRUE(rejected(c));
+  c.multileave = {"A", "D"};
+  EXPECT_TRUE(rejected(c));
+  c.multileave = {"A", "B"};
+  c.interleave = "B";
+  EXPECT_TRUE(rejected(c));
+  c.interleave.clear();
+  c.variants.push_back({"A-vs-B", 1, 1});
   EXPECT_TRUE(rejected(c));
 }
 

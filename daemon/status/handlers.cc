@@ -33,7 +33,7 @@ http::Handler PageHandler() {
 }
 
 http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
-                             const kafka::KafkaStatus* kafka,
+                             const kafka::IngestState* kafka,
                              const Clock* clock) {
   return [mu, pipeline, kafka, clock](const http::HttpRequest&) {
     http::HttpResponse r;
@@ -52,7 +52,7 @@ http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
 
 void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
                       const stream::Pipeline* pipeline,
-                      const kafka::KafkaStatus* kafka, const Clock* clock) {
+                      const kafka::IngestState* kafka, const Clock* clock) {
   server->Handle(kPagePath, PageHandler());
   server->Handle(kSummaryPath, SummaryHandler(mu, pipeline, kafka, clock));
 }

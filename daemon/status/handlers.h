@@ -16,7 +16,7 @@
 
 #include "base/clock.h"
 #include "daemon/http/http_server.h"
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::status {
@@ -34,13 +34,13 @@ http::Handler PageHandler();
 // "/api/v1/summary": the summary of `pipeline` and `kafka` (may be null),
 // built under `mu`, stamped with `clock`'s wall and monotonic time.
 http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
-                             const kafka::KafkaStatus* kafka,
+                             const kafka::IngestState* kafka,
                              const Clock* clock);
 
 // Registers both on `server`.
 void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
                       const stream::Pipeline* pipeline,
-                      const kafka::KafkaStatus* kafka, const Clock* clock);
+                      const kafka::IngestState* kafka, const Clock* clock);
 
 }  // namespace rankwatch::status
 

@@ -1,7 +1,6 @@
 #include "daemon/status/summary.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string_view>
 #include <vector>
@@ -16,84 +15,6 @@ namespace rankwatch::status {
 namespace {
 
 constexpr char kWindowAll[] = "all";  // As the `window` label of /metrics.
-
-// Appends JSON values, managing the commas between members and elements.
-// Keys and strings go through AppendJsonString; non-finite numbers become
-// null (JSON has no NaN or Infinity).
-class JsonOut {
- public:
-  void BeginObject() { Open('{'); }
-  void EndObject() { Close('}'); }
-  void BeginArray() { Open('['); }
-  void EndArray() { Close(']'); }
-  void Key(std::string_view key) {
-    Separate();
-    AppendJsonString(&out_, key);
-    out_ += ':';
-    after_key_ = true;
-  }
-  void String(std::string_view s) {
-    Separate();
-    AppendJsonString(&out_, s);
-  }
-  void Int(int64_t v) {
-    Separate();
-    out_ += std::to_string(v);
-  }
-  // The shortest decimal that reads back as `v` (std::to_chars).
-  void Double(double v) {
-    Separate();
-    if (!std::isfinite(v)) {
-      out_ += "null";
-      return;
-    }
-    char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-    out_.append(buf, ec == std::errc() ? end : buf);
-  }
-  void Bool(bool v) {
-    Separate();
-    out_ += v ? "true" : "false";
-  }
-  void Null() {
-    Separate();
-    out_ += "null";
-  }
-  // An event time, or null while none is known (INT64_MIN).
-  void TimeOrNull(int64_t ms) {
-    if (ms == INT64_MIN) {
-      Null();
-    } else {
-      Int(ms);
-    }
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  void Separate() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (!has_member_.empty()) {
-      if (has_member_.back()) out_ += ',';
-      has_member_.back() = true;
-    }
-  }
-  void Open(char c) {
-    Separate();
-    out_ += c;
-    has_member_.push_back(false);
-  }
-  void Close(char c) {
-    out_ += c;
-    has_member_.pop_back();
-  }
-
-  std::string out_;
-  std::vector<bool> has_member_;  // Per open container.
-  bool after_key_ = false;
-};
 
 // Totals of one series for one label set: "all" and each window, and the
 // history buckets.
@@ -177,7 +98,7 @@ LabelTotals EmptyTotals(const stream::Aggregator& aggregator,
   return t;
 }
 
-void WriteCountMean(const stream::WindowTotals& t, JsonOut* out) {
+void WriteCountMean(const stream::WindowTotals& t, JsonWriter* out) {
   out->BeginObject();
   out->Key("count");
   out->Int(t.count);
@@ -188,7 +109,7 @@ void WriteCountMean(const stream::WindowTotals& t, JsonOut* out) {
 
 void WriteLabelTotals(const LabelTotals& t,
                       const std::vector<std::string>& segment_labels,
-                      JsonOut* out) {
+                      JsonWriter* out) {
   out->BeginObject();
   out->Key("variant");
   out->String(t.variant);
@@ -231,7 +152,7 @@ void WriteLabelTotals(const LabelTotals& t,
 
 void WriteConfig(const stream::Pipeline& pipeline,
                  const std::vector<std::string>& window_labels,
-                 const HistoryShape& shape, JsonOut* out) {
+                 const HistoryShape& shape, JsonWriter* out) {
   const stream::Aggregator& aggregator = pipeline.aggregator();
   out->Key("join_mode");
   out->String(config::JoinModeName(pipeline.config().join.mode));
@@ -296,7 +217,7 @@ void WriteConfig(const stream::Pipeline& pipeline,
 }
 
 void WriteMeans(const stream::Pipeline& pipeline, const HistoryShape& shape,
-                JsonOut* out) {
+                JsonWriter* out) {
   const stream::Aggregator& aggregator = pipeline.aggregator();
   const std::vector<std::string>& segment_labels =
       pipeline.config().aggregation.segments;
@@ -334,7 +255,7 @@ void WriteMeans(const stream::Pipeline& pipeline, const HistoryShape& shape,
   out->EndArray();
 }
 
-void WriteArm(const metrics::ArmSummary& arm, JsonOut* out) {
+void WriteArm(const metrics::ArmSummary& arm, JsonWriter* out) {
   out->BeginObject();
   out->Key("count");
   out->Int(arm.count);
@@ -343,17 +264,50 @@ void WriteArm(const metrics::ArmSummary& arm, JsonOut* out) {
   out->EndObject();
 }
 
-void WriteInterval(double lower, double upper, JsonOut* out) {
+void WriteInterval(double lower, double upper, JsonWriter* out) {
   out->BeginArray();
   out->Double(lower);
   out->Double(upper);
   out->EndArray();
 }
 
+// The queries that move a comparison most (docs/statistics.md, "Query
+// movers"): the first 20 by |contribution|.
+void WriteQueryMovers(const std::vector<metrics::QueryMover>& movers,
+                      JsonWriter* out) {
+  out->BeginArray();
+  for (size_t i = 0; i < movers.size() && i < 20; ++i) {
+    const metrics::QueryMover& m = movers[i];
+    out->BeginObject();
+    out->Key("query");
+    out->String(m.query);
+    out->Key("baseline_count");
+    out->Int(m.baseline_count);
+    out->Key("treatment_count");
+    out->Int(m.treatment_count);
+    const std::pair<const char*, double> numbers[] = {
+        {"baseline_mean", m.baseline_mean},
+        {"treatment_mean", m.treatment_mean},
+        {"difference", m.difference},
+        {"share", m.share},
+        {"contribution", m.contribution},
+        {"p_value", m.p_value},
+        {"p_value_bh", m.p_value_bh}};
+    for (const auto& [key, value] : numbers) {
+      out->Key(key);
+      out->Double(value);
+    }
+    out->Key("tested");
+    out->Bool(m.tested);
+    out->EndObject();
+  }
+  out->EndArray();
+}
+
 void WriteComparison(const stream::Comparison& c,
                      const stream::Aggregator& aggregator,
                      const std::vector<std::string>& window_labels,
-                     JsonOut* out) {
+                     const stream::QueryMovers& movers, JsonWriter* out) {
   const stream::SeriesSpec& series = aggregator.series()[c.series];
   out->BeginObject();
   out->Key("treatment");
@@ -411,6 +365,12 @@ void WriteComparison(const stream::Comparison& c,
   }
   out->Key("p_value_bh");
   out->Double(c.has_sequential ? c.p_value_bh : NAN);
+  if (c.primary && c.window < 0 && movers.capacity() > 0) {
+    out->Key("query_movers");
+    WriteQueryMovers(movers.Movers(c.experiment_index, c.treatment, c.series,
+                                   metrics::MoverOptions()),
+                     out);
+  }
   out->Key("verdict");
   out->Int(c.verdict);
   out->Key("state");
@@ -435,7 +395,7 @@ void WriteComparison(const stream::Comparison& c,
   out->EndObject();
 }
 
-void WriteSrm(const stream::SrmState& srm, JsonOut* out) {
+void WriteSrm(const stream::SrmState& srm, JsonWriter* out) {
   out->BeginObject();
   out->Key("variants");
   out->BeginArray();
@@ -464,7 +424,7 @@ void WriteSrm(const stream::SrmState& srm, JsonOut* out) {
 
 void WriteExperiments(const stream::Pipeline& pipeline,
                       const std::vector<std::string>& window_labels,
-                      JsonOut* out) {
+                      JsonWriter* out) {
   const stream::ExperimentMonitor& monitor = pipeline.experiments();
   const std::vector<config::ExperimentConfig>& experiments =
       pipeline.config().experiments;
@@ -496,7 +456,8 @@ void WriteExperiments(const stream::Pipeline& pipeline,
     out->BeginArray();
     for (const stream::Comparison& c : monitor.comparisons()) {
       if (c.experiment_index != e) continue;
-      WriteComparison(c, pipeline.aggregator(), window_labels, out);
+      WriteComparison(c, pipeline.aggregator(), window_labels,
+                      pipeline.query_movers(), out);
     }
     out->EndArray();
     out->EndObject();
@@ -506,7 +467,7 @@ void WriteExperiments(const stream::Pipeline& pipeline,
 
 void WriteInterleavingCounts(std::string_view window,
                              const metrics::InterleavingCounts& c,
-                             JsonOut* out) {
+                             JsonWriter* out) {
   out->BeginObject();
   out->Key("window");
   out->String(window);
@@ -528,9 +489,62 @@ void WriteInterleavingCounts(std::string_view window,
   out->EndObject();
 }
 
+// Every pair of teams (the first is the two-team view above), per-team
+// clicks, the Copeland ranking and the winner: the page's pairwise matrix.
+void WriteMultileaving(const stream::InterleavingState& s,
+                       const std::vector<std::string>& window_labels,
+                       JsonWriter* out) {
+  out->Key("clicks");
+  out->BeginArray();
+  for (int64_t c : s.counts.clicks) out->Int(c);
+  out->EndArray();
+  out->Key("pairs");
+  out->BeginArray();
+  for (size_t p = 0; p < s.analysis.pairs.size(); ++p) {
+    const metrics::PairAnalysis& a = s.analysis.pairs[p];
+    out->BeginObject();
+    out->Key("teams");
+    out->BeginArray();
+    out->Int(static_cast<int64_t>(a.first));
+    out->Int(static_cast<int64_t>(a.second));
+    out->EndArray();
+    out->Key("windows");
+    out->BeginArray();
+    WriteInterleavingCounts(kWindowAll, s.counts.pairs[p], out);
+    for (size_t w = 0; w < s.window_counts.size() && w < window_labels.size();
+         ++w) {
+      WriteInterleavingCounts(window_labels[w], s.window_counts[w].pairs[p],
+                              out);
+    }
+    out->EndArray();
+    out->Key("interval");
+    WriteInterval(a.interval.lower, a.interval.upper, out);
+    out->Key("sequential_p_value");
+    out->Double(a.sequential_p_value);
+    out->Key("adjusted_p_value");
+    out->Double(a.adjusted_p_value);
+    out->Key("verdict");
+    out->Int(a.verdict);
+    out->Key("state");
+    out->String(stream::VerdictStateName(s.pair_states[p]));
+    out->EndObject();
+  }
+  out->EndArray();
+  out->Key("copeland");
+  out->BeginArray();
+  for (int c : s.analysis.copeland) out->Int(c);
+  out->EndArray();
+  out->Key("ranking");  // Team indexes, best first.
+  out->BeginArray();
+  for (size_t t : s.analysis.ranking) out->Int(static_cast<int64_t>(t));
+  out->EndArray();
+  out->Key("winner");  // A team index, or -1.
+  out->Int(s.analysis.winner);
+}
+
 void WriteInterleaving(const stream::Pipeline& pipeline,
                        const std::vector<std::string>& window_labels,
-                       JsonOut* out) {
+                       JsonWriter* out) {
   const stream::InterleavingMonitor& monitor = pipeline.interleaving();
   out->Key("interleaving");
   out->BeginArray();
@@ -542,8 +556,7 @@ void WriteInterleaving(const stream::Pipeline& pipeline,
     out->String(s.config->variant);
     out->Key("teams");
     out->BeginArray();
-    out->String(s.config->teams[0]);
-    out->String(s.config->teams[1]);
+    for (const std::string& team : s.config->teams) out->String(team);
     out->EndArray();
     out->Key("windows");
     out->BeginArray();
@@ -560,13 +573,14 @@ void WriteInterleaving(const stream::Pipeline& pipeline,
     out->Int(s.verdict);
     out->Key("state");
     out->String(stream::VerdictStateName(s.state));
+    WriteMultileaving(s, window_labels, out);
     out->EndObject();
   }
   out->EndArray();
 }
 
 void WriteTopics(const stream::Pipeline& pipeline,
-                 const kafka::KafkaStatus* kafka, JsonOut* out) {
+                 const kafka::IngestState* kafka, JsonWriter* out) {
   const stream::PipelineCounters& counters = pipeline.counters();
   out->Key("topics");
   out->BeginArray();
@@ -602,7 +616,7 @@ void WriteTopics(const stream::Pipeline& pipeline,
 }
 
 void WritePipeline(const stream::Pipeline& pipeline,
-                   const kafka::KafkaStatus* kafka, JsonOut* out) {
+                   const kafka::IngestState* kafka, JsonWriter* out) {
   const stream::PipelineCounters& counters = pipeline.counters();
   const stream::JoinCounters& join = pipeline.join_counters();
   out->Key("pipeline");
@@ -640,8 +654,8 @@ void WritePipeline(const stream::Pipeline& pipeline,
   out->EndObject();
 }
 
-void WriteKafka(const kafka::KafkaStatus* kafka, int64_t now_mono_ms,
-                JsonOut* out) {
+void WriteKafka(const kafka::IngestState* kafka, int64_t now_mono_ms,
+                JsonWriter* out) {
   out->Key("kafka");
   if (kafka == nullptr) {
     out->Null();
@@ -696,12 +710,12 @@ void WriteKafka(const kafka::KafkaStatus* kafka, int64_t now_mono_ms,
 }  // namespace
 
 std::string BuildSummaryJson(const stream::Pipeline& pipeline,
-                             const kafka::KafkaStatus* kafka,
+                             const kafka::IngestState* kafka,
                              const SummaryTimes& times) {
   const std::vector<std::string> window_labels =
       exporter::WindowLabels(pipeline.aggregator().windows_ms());
   const HistoryShape shape = MakeHistoryShape(pipeline.aggregator());
-  JsonOut out;
+  JsonWriter out;
   out.BeginObject();
   out.Key("schema_version");
   out.Int(kSummarySchemaVersion);

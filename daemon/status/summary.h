@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
 namespace rankwatch::status {
@@ -39,7 +39,7 @@ struct SummaryTimes {
 
 // The summary of `pipeline` and, when not null (replay, tests), `kafka`.
 std::string BuildSummaryJson(const stream::Pipeline& pipeline,
-                             const kafka::KafkaStatus* kafka,
+                             const kafka::IngestState* kafka,
                              const SummaryTimes& times);
 
 }  // namespace rankwatch::status

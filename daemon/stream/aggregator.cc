@@ -291,7 +291,7 @@ Aggregator::Aggregator(const config::AggregationConfig& config,
     : series_(std::move(series)),
       bucket_ms_(std::max<int64_t>(1, config.bucket.count())) {
   span_ms_ = bucket_ms_;
-  for (config::Duration w : config.windows) {
+  for (Duration w : config.windows) {
     windows_ms_.push_back(w.count());
     span_ms_ = std::max<int64_t>(span_ms_, w.count());
   }
@@ -608,7 +608,7 @@ void Aggregator::Reconfigure(const config::AggregationConfig& config,
   bucket_ms_ = std::max<int64_t>(1, config.bucket.count());
   span_ms_ = bucket_ms_;
   windows_ms_.clear();
-  for (config::Duration w : config.windows) {
+  for (Duration w : config.windows) {
     windows_ms_.push_back(w.count());
     span_ms_ = std::max<int64_t>(span_ms_, w.count());
   }

@@ -9,9 +9,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/duration.h"
+#include "base/rfc3339.h"
 #include "base/saturating.h"
 #include "base/string_index.h"
-#include "config/duration.h"
 #include "daemon/stream/json_scalar.h"
 
 namespace rankwatch::stream {
@@ -311,19 +312,23 @@ DecodeStatus EventDecoder::ResolveTeams(ResultsEvent* out) const {
         missing.detail += interleaved();
         return missing;
       }
-      if (team == experiment.teams[0]) {
-        out->teams.push_back(0);
-      } else if (team == experiment.teams[1]) {
-        out->teams.push_back(1);
-      } else {
+      // At most config::kMaxInterleavingTeams teams: a scan is cheapest.
+      const auto found =
+          std::find(experiment.teams.begin(), experiment.teams.end(), team);
+      if (found == experiment.teams.end()) {
         out->teams.clear();
+        std::string teams;
+        for (size_t t = 0; t < experiment.teams.size(); ++t) {
+          if (t > 0) teams += t + 1 == experiment.teams.size() ? " or " : ", ";
+          teams += Quoted(experiment.teams[t]);
+        }
         return Reject(RejectReason::kUnknownTeam,
                       Describe(path) + " " + Quoted(team) +
                           " is not a team of interleaving experiment " +
-                          Quoted(experiment.name) + " (" +
-                          Quoted(experiment.teams[0]) + " or " +
-                          Quoted(experiment.teams[1]) + ")");
+                          Quoted(experiment.name) + " (" + teams + ")");
       }
+      out->teams.push_back(
+          static_cast<uint8_t>(found - experiment.teams.begin()));
     }
     out->interleaving = static_cast<int32_t>(e);
     break;
@@ -679,7 +684,7 @@ DecodeStatus EventDecoder::CheckTimeBounds(bool present, bool is_text,
                                            int64_t ms) {
   const auto name = [&] {
     return (present ? Quoted(schema_.timestamp) : "the Kafka timestamp") + " " +
-           config::FormatRfc3339Millis(ms);
+           FormatRfc3339Millis(ms);
   };
   if (ms < limits_.min_timestamp_ms) return PastTimestamp(present, is_text, ms);
   if (ms <= clock_seen_ms_) return DecodeStatus::Ok();
@@ -695,29 +700,28 @@ DecodeStatus EventDecoder::CheckTimeBounds(bool present, bool is_text,
   return Reject(RejectReason::kFutureTimestamp,
                 name() + " is " + seconds +
                     " s ahead of the wall clock (events.max_future_skew " +
-                    config::FormatDuration(limits_.max_future_skew) + ")");
+                    FormatDuration(limits_.max_future_skew) + ")");
 }
 
 DecodeStatus EventDecoder::PastTimestamp(bool present, bool is_text,
                                          int64_t ms) const {
   const std::string source =
       present ? Quoted(schema_.timestamp) : "the Kafka timestamp";
-  const std::string floor =
-      config::FormatRfc3339Millis(limits_.min_timestamp_ms);
+  const std::string floor = FormatRfc3339Millis(limits_.min_timestamp_ms);
   // A date-time written out is what the producer meant; only a bare number
   // can be in the wrong unit.
   if (is_text || ms < kTenDigitsMin || ms > kTenDigitsMax) {
     return Reject(RejectReason::kPastTimestamp,
-                  source + " " + config::FormatRfc3339Millis(ms) +
+                  source + " " + FormatRfc3339Millis(ms) +
                       " is before events.min_timestamp " + floor);
   }
   return Reject(RejectReason::kPastTimestamp,
                 source + " " + std::to_string(ms) + " is " +
-                    config::FormatRfc3339Millis(ms) +
+                    FormatRfc3339Millis(ms) +
                     ": seconds where milliseconds are expected? (as seconds "
                     "it is " +
-                    config::FormatRfc3339Millis(ms * 1000) +
-                    "; events.min_timestamp " + floor + ")");
+                    FormatRfc3339Millis(ms * 1000) + "; events.min_timestamp " +
+                    floor + ")");
 }
 
 DecodeStatus EventDecoder::CheckRequiredIds(std::string_view request_id,

@@ -22,7 +22,6 @@
 #include "base/clock.h"
 #include "base/string_index.h"
 #include "config/config.h"
-#include "config/rfc3339.h"
 #include "daemon/stream/events.h"
 
 namespace rankwatch::stream {
@@ -392,10 +391,6 @@ class EventDecoder {
   bool team_array_present_ = false;
   int32_t claimed_rank_ = 0;
 };
-
-// The RFC 3339 parser moved to config/rfc3339.h (the configuration reads
-// date-times too); stream:: callers keep compiling.
-using config::ParseRfc3339Millis;
 
 }  // namespace rankwatch::stream
 

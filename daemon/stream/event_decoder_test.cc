@@ -611,7 +611,7 @@ TEST(DecodeTimeBoundsTest, SkewBoundIsInclusive) {
 
 TEST(DecodeTimeBoundsTest, ZeroSkewAcceptsUpToNow) {
   EventLimitsConfig limits;
-  limits.max_future_skew = config::Duration(0);
+  limits.max_future_skew = Duration(0);
   Decoder d(JoinMode::kImpression, {}, {}, limits);
   ASSERT_EQ(d.Judgments(JudgmentAt("1767225600000")), "ok");
   EXPECT_EQ(d.Judgments(JudgmentAt("1767225600001")),

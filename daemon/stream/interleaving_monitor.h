@@ -1,11 +1,15 @@
-// InterleavingMonitor: live team-draft interleaving experiments
-// (`interleaving:` in the YAML). Each finalized list of an interleaved
-// variant has an outcome (metrics::CreditClicks: no click, tie, or a win of
-// one team); the monitor counts outcomes per experiment over the whole run
-// and over the configured sliding event-time windows, and on each look
-// computes per window the preference of the challenger and the sign test,
-// and for the whole run the always-valid sequential test and the verdict.
-// Formulas: metrics/interleaving.h and docs/metrics.md.
+// InterleavingMonitor: live team-draft interleaving and multileaving
+// experiments (`interleaving:` in the YAML, 2 to 8 teams). Each finalized
+// list of an interleaved variant credits its clicks to the teams of their
+// positions (metrics::CreditTeams); every pair of teams (X, Y) then has an
+// outcome (no click, tie, or a win of one of them: metrics/multileaving.h).
+// The monitor counts outcomes per experiment and pair over the whole run
+// and over the configured sliding event-time windows, and per team its
+// credited clicks; on each look it computes per pair the always-valid
+// sequential test, and per experiment the Benjamini-Hochberg adjustment
+// across pairs, the verdicts, the Copeland ranking and the winner.
+// Formulas: metrics/interleaving.h, metrics/multileaving.h,
+// docs/statistics.md ("Multileaving").
 //
 // Outcomes are filed at the event time the list's join window closed
 // (FinalizedRequest::closed_ms), like the aggregator's means, so windows
@@ -23,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "base/byte_codec.h"
@@ -31,12 +36,15 @@
 #include "daemon/stream/aggregator.h"
 #include "daemon/stream/experiments.h"
 #include "metrics/interleaving.h"
+#include "metrics/multileaving.h"
 
 namespace rankwatch::stream {
 
 // What the monitor knows of one experiment.
 struct InterleavingState {
   const config::InterleavingConfig* config = nullptr;
+  // The first pair of teams (the incumbent and the first challenger): for
+  // a two-team experiment, the whole experiment.
   metrics::InterleavingCounts all;  // Since the state began (merged shards).
   // What this process counted since it started (not restored, kept when a
   // shard is dropped): the exported counters' source.
@@ -46,9 +54,26 @@ struct InterleavingState {
   metrics::SequentialPreferenceTest sequential;
   int verdict = 0;  // +1 the challenger is better, -1 worse, 0 otherwise.
   VerdictState state = VerdictState::kNoData;
-  // The outcomes in event-time buckets: per outcome (as in Series below)
-  // a 0/1 value per list, so a window's counts are sums.
+  // The outcomes in event-time buckets: per pair three series (first
+  // wins, second wins, tie; PairIndex order), then no_click; a 0/1 value
+  // per list, so a window's counts are sums.
   WindowRing ring;
+
+  // Every pair and team (pair 0 is the one above).
+  metrics::MultileavingCounts counts;       // As `all`.
+  metrics::MultileavingCounts flow_counts;  // As `flow`.
+  // As `windows`; per-team clicks are not windowed (zero here).
+  std::vector<metrics::MultileavingCounts> window_counts;
+  // Per pair (PairIndex order), the sequential test and, at the latest
+  // look, its state.
+  std::vector<metrics::SequentialPreferenceTest> pair_tests;
+  std::vector<VerdictState> pair_states;
+  // At the latest look: per pair the BH-adjusted verdict, the Copeland
+  // ranking and the winner.
+  metrics::MultileavingAnalysis analysis;
+
+  InterleavingState(const config::InterleavingConfig* c, size_t num_windows,
+                    double prior_sd, WindowRing window_ring);
 };
 
 class InterleavingMonitor {
@@ -63,13 +88,21 @@ class InterleavingMonitor {
   InterleavingMonitor& operator=(const InterleavingMonitor&) = delete;
 
   // Counts one impression of experiment `experiment` (an index into the
-  // configured list) whose window closed at `time_ms`.
+  // configured list) whose window closed at `time_ms`: rank r came from
+  // team teams[r] and was clicked when clicks[r] >= threshold.
+  void AddImpression(int32_t experiment, int64_t time_ms,
+                     std::span<const uint8_t> teams,
+                     std::span<const metrics::Grade> clicks,
+                     metrics::Grade threshold, int32_t shard = 0);
+  // Counts one impression of a two-team outcome: a win is one click
+  // credited to the winner, a tie one click to each of the first two teams.
   void Add(int32_t experiment, int64_t time_ms,
            metrics::InterleavingOutcome outcome, int32_t shard = 0);
 
   // Checkpoints of one shard's counts (see Aggregator::EncodeShard): by
   // experiment name, variant and teams; an experiment whose configuration
-  // changed, or that is gone, starts afresh.
+  // changed, or that is gone, starts afresh. Records of the two-team
+  // format ("ILV1") restore too, without per-team clicks (they start at 0).
   void EncodeShard(int32_t shard, ByteWriter* out) const;
   [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
   void DropShard(int32_t shard);
@@ -92,27 +125,34 @@ class InterleavingMonitor {
   static metrics::InterleavingCounts WindowCounts(const InterleavingState& s,
                                                   int64_t now_ms,
                                                   int64_t window_ms);
+  // The same for every pair.
+  static metrics::MultileavingCounts MultiWindowCounts(
+      const InterleavingState& s, int64_t now_ms, int64_t window_ms);
   double alpha() const { return alpha_; }
   double prior_shape() const { return prior_shape_; }
 
  private:
-  // The WindowRing series: one 0/1 value per outcome.
-  enum Series : size_t {
-    kFirstWin = 0,
-    kSecondWin,
-    kTie,
-    kNoClick,
-    kNumSeries
-  };
+  // The WindowRing series of a pair: one 0/1 value per outcome, at
+  // 3 * pair + Series; no_click is the last series, at 3 * pairs.
+  enum Series : size_t { kFirstWin = 0, kSecondWin, kTie, kPairSeries };
+  static size_t NumSeries(const config::InterleavingConfig& c) {
+    return kPairSeries * metrics::NumPairs(c.teams.size()) + 1;
+  }
 
   // One experiment's counts in one shard.
   struct ShardCounts {
-    metrics::InterleavingCounts all;
+    metrics::MultileavingCounts counts;
     WindowRing ring;
   };
   using Shard = std::vector<ShardCounts>;  // Parallel to states_.
 
   Shard NewShard() const;
+  // Counts one impression with `credit` per team.
+  void Record(size_t experiment, int64_t time_ms,
+              std::span<const int64_t> credit, int32_t shard);
+  // Reads one experiment's record of a checkpoint into `restored`.
+  void DecodeExperiment(ByteReader* in, bool two_team_format,
+                        Shard* restored) const;
   // The merged counts and rings from the shards.
   void RebuildMerged();
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-#include "config/rfc3339.h"
+#include "base/rfc3339.h"
 
 namespace rankwatch::stream {
 
@@ -146,7 +146,7 @@ ScalarResult RejectScalar(ondemand::value& value, json_type type) {
 }
 
 std::optional<int64_t> ParseDateTimeMillis(std::string_view text) {
-  if (std::optional<int64_t> ms = config::ParseRfc3339Millis(text)) return ms;
+  if (std::optional<int64_t> ms = ParseRfc3339Millis(text)) return ms;
   // The ISO 8601 forms RFC 3339 leaves out, rewritten into RFC 3339: after
   // "YYYY-MM-DDThh:mm:ss" and an optional fraction, no zone (UTC), or an
   // offset without its colon ("+0000", as Java formats it) or minutes.
@@ -181,7 +181,7 @@ std::optional<int64_t> ParseDateTimeMillis(std::string_view text) {
   } else {
     return std::nullopt;
   }
-  return config::ParseRfc3339Millis(std::string_view(buf, n));
+  return ParseRfc3339Millis(std::string_view(buf, n));
 }
 
 ScalarResult ReadEpochMillis(ondemand::value& value, json_type type,

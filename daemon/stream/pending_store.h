@@ -41,9 +41,9 @@ struct JudgmentRecord {
 };
 
 struct PendingRequest {
-  std::string key;                 // request_id (or a synthetic key).
+  std::string key;       // request_id (or a synthetic key).
   std::string query_id;  // The table to score against (qrels); movers.
-  std::string docs;                // Result doc ids, concatenated.
+  std::string docs;      // Result doc ids, concatenated.
   std::vector<uint32_t> doc_ends;  // End offset of each doc in `docs`.
   std::string judged_docs;
   std::vector<JudgmentRecord> records;

@@ -106,6 +106,8 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
           !config.schema.unit.empty())),
       interleaving_(std::make_unique<InterleavingMonitor>(
           &config_.interleaving, config.aggregation, config.statistics)),
+      movers_(std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
+                                            config.statistics.tracked_queries)),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -203,11 +205,9 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
                               shard);
   }
   if (IsInterleavingOf(request.interleaving, request.group)) {
-    interleaving_->Add(
-        request.interleaving, request.closed_ms,
-        metrics::CreditClicks(request.teams, request.clicks,
-                              config_.metrics.definitions.relevance_threshold),
-        shard);
+    interleaving_->AddImpression(
+        request.interleaving, request.closed_ms, request.teams, request.clicks,
+        config_.metrics.definitions.relevance_threshold, shard);
   }
   evaluator_.Evaluate(request.ranked, request.judged, &scores_);
   // Some judgments are not clicks: the click measures read their own
@@ -237,6 +237,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant,
                   shard);
   experiments_->Add(request.group, request.unit_hash, values_, shard);
+  movers_->Add(request.group, request.query_id, values_, shard);
 }
 
 void Pipeline::OnReleased(EventOrigin origin) {
@@ -316,6 +317,7 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   join_->EncodeShard(shard, groups, &w);
   experiments_->EncodeShard(shard, &w);
   interleaving_->EncodeShard(shard, &w);
+  movers_->EncodeShard(shard, &w);
 }
 
 Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
@@ -335,6 +337,7 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
   if (status.ok()) status = join_->DecodeShard(shard, groups, &in);
   if (status.ok()) status = experiments_->DecodeShard(shard, &in);
   if (status.ok()) status = interleaving_->DecodeShard(shard, &in);
+  if (status.ok()) status = movers_->DecodeShard(shard, &in);
   if (status.ok() && !in.at_end()) {
     status = Status::InvalidArgument(std::to_string(in.remaining()) +
                                      " bytes after the checkpoint's end");
@@ -353,6 +356,7 @@ void Pipeline::DropShard(int32_t shard) {
   aggregator_.DropShard(shard);
   experiments_->DropShard(shard);
   interleaving_->DropShard(shard);
+  movers_->DropShard(shard);
 }
 
 bool Pipeline::tracks_clicks() const {
@@ -414,6 +418,15 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   std::unique_ptr<InterleavingMonitor> old_interleaving =
       std::move(interleaving_);
   evaluator_ = *std::move(evaluator);
+  // The query movers carry over as a checkpoint would (series by what they
+  // mean, arms by variant), written before the series change.
+  std::vector<std::pair<int32_t, std::string>> movers;
+  for (int32_t shard : movers_->HeldShards()) {
+    std::string record;
+    ByteWriter w(&record);
+    movers_->EncodeShard(shard, &w);
+    movers.emplace_back(shard, std::move(record));
+  }
   aggregator_.Reconfigure(config_.aggregation, std::move(series), from);
   values_.assign(aggregator_.series().size(), 0.0);
   experiments_ = std::make_unique<ExperimentMonitor>(
@@ -423,6 +436,12 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   interleaving_ = std::make_unique<InterleavingMonitor>(
       &config_.interleaving, config_.aggregation, config_.statistics);
   interleaving_->AdoptState(*old_interleaving, same_statistics);
+  movers_ = std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
+                                          config_.statistics.tracked_queries);
+  for (const auto& [shard, record] : movers) {
+    ByteReader r(record);
+    (void)movers_->DecodeShard(shard, &r);  // Its own fresh record.
+  }
   old_experiments.reset();
   old_interleaving.reset();
 

@@ -31,6 +31,7 @@
 #include "daemon/stream/experiments.h"
 #include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
+#include "daemon/stream/query_movers.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
@@ -165,6 +166,8 @@ class Pipeline : private JoinListener {
   static constexpr int64_t kExperimentLookIntervalMs = 1000;
   // Interleaving experiments, refreshed with the A/B comparisons.
   const InterleavingMonitor& interleaving() const { return *interleaving_; }
+  // The experiments' most frequent queries (statistics.tracked_queries).
+  const QueryMovers& query_movers() const { return *movers_; }
   const PipelineCounters& counters() const { return counters_; }
   // Whether judgments are read as clicks (impression mode with a click
   // measure or an interleaving experiment): the time to first click is
@@ -215,6 +218,7 @@ class Pipeline : private JoinListener {
   // Rebuilt by Reconfigure(): they point into config_.
   std::unique_ptr<ExperimentMonitor> experiments_;
   std::unique_ptr<InterleavingMonitor> interleaving_;
+  std::unique_ptr<QueryMovers> movers_;
   std::unique_ptr<Join> join_;
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;

@@ -1,6 +1,7 @@
 #include "daemon/stream/query_movers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -30,6 +31,18 @@ QueryMovers::QueryMovers(
     : experiments_(experiments),
       aggregator_(aggregator),
       capacity_(std::max(capacity, 0)) {
+  const std::vector<SeriesSpec>& series = aggregator_->series();
+  for (size_t s = 0; s < series.size(); ++s) {
+    const config::SeriesRef ref{series[s].measure, series[s].cutoff};
+    for (const config::ExperimentConfig& e : *experiments_) {
+      if (std::find(e.primary.begin(), e.primary.end(), ref) !=
+              e.primary.end() &&
+          std::find(tracked_.begin(), tracked_.end(), s) == tracked_.end()) {
+        tracked_.push_back(s);
+      }
+    }
+  }
+  values_.resize(tracked_.size());
   for (const config::ExperimentConfig& e : *experiments_) {
     std::vector<std::string> variants = {e.baseline};
     variants.insert(variants.end(), e.treatments.begin(), e.treatments.end());
@@ -60,7 +73,7 @@ QueryMovers::Shard& QueryMovers::ShardAt(int32_t shard) {
   if (index >= shards_.size()) shards_.resize(index + 1);
   if (!shards_[index]) {
     auto s = std::make_unique<Shard>();
-    const int32_t series = static_cast<int32_t>(aggregator_->series().size());
+    const int32_t series = static_cast<int32_t>(tracked_.size());
     for (size_t a = 0; a < arms_.size(); ++a) {
       s->summaries.push_back(
           std::make_unique<metrics::QuerySummary>(capacity_, series));
@@ -79,14 +92,17 @@ void QueryMovers::Add(uint32_t group, std::string_view query,
   Shard& s = ShardAt(shard);
   ++s.lists[static_cast<size_t>(arm)];
   if (query.empty()) return;
-  s.summaries[static_cast<size_t>(arm)]->Add(query, HashBytes(query), values);
+  for (size_t i = 0; i < tracked_.size(); ++i) {
+    values_[i] = tracked_[i] < values.size() ? values[tracked_[i]] : NAN;
+  }
+  s.summaries[static_cast<size_t>(arm)]->Add(query, HashBytes(query), values_);
 }
 
 void QueryMovers::EncodeShard(int32_t shard, ByteWriter* out) const {
   out->Fixed32(kMagic);
   const std::vector<SeriesSpec>& series = aggregator_->series();
-  out->Varint(series.size());
-  for (const SeriesSpec& s : series) out->String(s.state_key);
+  out->Varint(tracked_.size());
+  for (size_t s : tracked_) out->String(series[s].state_key);
   const Shard* s = shard >= 0 && static_cast<size_t>(shard) < shards_.size()
                        ? shards_[static_cast<size_t>(shard)].get()
                        : nullptr;
@@ -121,14 +137,14 @@ Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
   std::vector<int> to(num_series, -1);  // Record series -> series here.
   for (uint64_t i = 0; i < num_series && in->ok(); ++i) {
     const std::string_view key = in->String();
-    for (size_t s = 0; s < series.size(); ++s) {
-      if (series[s].state_key == key) to[i] = static_cast<int>(s);
+    for (size_t t = 0; t < tracked_.size(); ++t) {
+      if (series[tracked_[t]].state_key == key) to[i] = static_cast<int>(t);
     }
   }
   DropShard(shard);
   Shard& s = ShardAt(shard);
   const uint64_t num_arms = in->Count(3);
-  std::vector<metrics::RunningStats> stats(series.size());
+  std::vector<metrics::RunningStats> stats(tracked_.size());
   for (uint64_t a = 0; a < num_arms && in->ok(); ++a) {
     const int32_t arm = ArmIndex(in->String());
     const int64_t lists = static_cast<int64_t>(in->Varint());
@@ -176,7 +192,7 @@ void QueryMovers::DropShard(int32_t shard) {
 
 std::unique_ptr<metrics::QuerySummary> QueryMovers::Merged(
     size_t arm, int64_t* lists) const {
-  const size_t num_series = aggregator_->series().size();
+  const size_t num_series = tracked_.size();
   std::map<uint64_t, MergedQuery> merged;
   *lists = 0;
   int64_t total = 0;
@@ -217,7 +233,9 @@ std::vector<metrics::QueryMover> QueryMovers::Movers(
   if (experiment >= experiments_->size()) return {};
   const int32_t b = ArmIndex((*experiments_)[experiment].baseline);
   const int32_t t = ArmIndex(treatment);
-  if (b < 0 || t < 0 || series >= aggregator_->series().size()) return {};
+  const auto at = std::find(tracked_.begin(), tracked_.end(), series);
+  if (b < 0 || t < 0 || at == tracked_.end()) return {};
+  const size_t local = static_cast<size_t>(at - tracked_.begin());
   int64_t baseline_lists = 0, treatment_lists = 0;
   const auto baseline = Merged(static_cast<size_t>(b), &baseline_lists);
   const auto treated = Merged(static_cast<size_t>(t), &treatment_lists);
@@ -225,14 +243,22 @@ std::vector<metrics::QueryMover> QueryMovers::Movers(
   for (const auto& e : baseline->entries()) {
     const metrics::QuerySummary::Entry* other = treated->Find(e.hash);
     in.push_back(
-        {e.query, e.series[series],
-         other == nullptr ? metrics::RunningStats() : other->series[series]});
+        {e.query, e.series[local],
+         other == nullptr ? metrics::RunningStats() : other->series[local]});
   }
   for (const auto& e : treated->entries()) {
     if (baseline->Find(e.hash) != nullptr) continue;
-    in.push_back({e.query, metrics::RunningStats(), e.series[series]});
+    in.push_back({e.query, metrics::RunningStats(), e.series[local]});
   }
   return metrics::RankMovers(in, baseline_lists, treatment_lists, options);
+}
+
+std::vector<int32_t> QueryMovers::HeldShards() const {
+  std::vector<int32_t> held;
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    if (shards_[s]) held.push_back(static_cast<int32_t>(s));
+  }
+  return held;
 }
 
 size_t QueryMovers::bytes() const {

@@ -3,6 +3,10 @@
 // moved" (issue 26): the tracked queries of a treatment and its baseline,
 // ranked by their contribution to the difference (metrics/movers.h).
 //
+// Only the experiments' primary series are tracked (ExperimentConfig::
+// primary; the union over experiments): what a verdict is read from, and
+// memory and CPU in proportion to them, not to every series.
+//
 // State is per shard (input partition), as every figure of the pipeline
 // (Aggregator), so it moves with its partition (EncodeShard, DecodeShard,
 // DropShard): each shard keeps a QuerySummary of `capacity` counters per
@@ -45,6 +49,7 @@ class QueryMovers {
   // it counts among the arm's lists, no query is tracked), one value per
   // aggregator series (NaN where the list lacks one), in input partition
   // `shard`. Lists of variants in no experiment are ignored.
+  // No allocation once the query texts have fit their counters.
   void Add(uint32_t group, std::string_view query,
            std::span<const double> values, int32_t shard);
 
@@ -57,12 +62,15 @@ class QueryMovers {
   void DropShard(int32_t shard);
 
   // The movers of `treatment` against experiment `experiment`'s baseline on
-  // aggregator series `series`, over every shard held.
+  // aggregator series `series`, over every shard held; empty when the
+  // series is not a tracked (primary) one.
   std::vector<metrics::QueryMover> Movers(
       size_t experiment, std::string_view treatment, size_t series,
       const metrics::MoverOptions& options) const;
 
   int32_t capacity() const { return capacity_; }
+  // The shards holding state.
+  std::vector<int32_t> HeldShards() const;
   size_t bytes() const;
 
  private:
@@ -80,6 +88,8 @@ class QueryMovers {
   const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
   int32_t capacity_;
+  std::vector<size_t> tracked_;     // Aggregator series kept, ascending.
+  std::vector<double> values_;      // Scratch: the tracked values of a list.
   std::vector<std::string> arms_;   // Variants of every experiment.
   std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
   std::vector<std::unique_ptr<Shard>> shards_;

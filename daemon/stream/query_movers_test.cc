@@ -22,6 +22,8 @@ class QueryMoversTest : public ::testing::Test {
  protected:
   QueryMoversTest() : agg_(Aggregation(), BuildSeries({Measure::kNdcg}, {10})) {
     experiments_.push_back({"x", "A", {"B"}});
+    // The primary series, ndcg@10, is the one tracked.
+    experiments_[0].primary = {{Measure::kNdcg, 10}};
   }
 
   // One list of `variant` for `query` with value `v` in both series
@@ -73,6 +75,8 @@ TEST_F(QueryMoversTest, MergesShardsAndMovesWithThem) {
     EXPECT_EQ(movers[1].query, "q2");
     EXPECT_NEAR(movers[1].contribution, 0.06, 1e-15);
     EXPECT_FALSE(movers[1].tested);  // One baseline list.
+    // Series 1 (uncut ndcg) is not primary: not tracked.
+    EXPECT_TRUE(q.Movers(0, "B", 1, options).empty());
   };
   check(m);
 

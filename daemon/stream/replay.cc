@@ -9,6 +9,7 @@
 #include "base/bounded_read.h"
 #include "base/json_writer.h"
 #include "base/strings.h"
+#include "daemon/stream/interleaving_report.h"
 #include "metrics/running_stats.h"
 #include "trec/mapped_file.h"
 
@@ -322,6 +323,45 @@ void AppendComparison(std::string* out, const Comparison& c) {
   out->push_back('}');
 }
 
+// The queries that move a primary comparison most (docs/statistics.md,
+// "Query movers"): the first kReplayMovers by |contribution|.
+constexpr size_t kReplayMovers = 20;
+
+void AppendQueryMovers(std::string* out,
+                       const std::vector<metrics::QueryMover>& movers) {
+  out->append(",\"query_movers\":[");
+  for (size_t i = 0; i < movers.size() && i < kReplayMovers; ++i) {
+    const metrics::QueryMover& m = movers[i];
+    if (i > 0) out->push_back(',');
+    out->append("{\"query\":");
+    AppendJsonString(out, m.query);
+    out->append(",\"baseline_count\":");
+    AppendInt(out, m.baseline_count);
+    out->append(",\"treatment_count\":");
+    AppendInt(out, m.treatment_count);
+    const std::pair<const char*, double> numbers[] = {
+        {"baseline_mean", m.baseline_mean},
+        {"treatment_mean", m.treatment_mean},
+        {"difference", m.difference},
+        {"share", m.share},
+        {"contribution", m.contribution},
+        {"ci_lower", m.tested ? m.welch.interval.lower : NAN},
+        {"ci_upper", m.tested ? m.welch.interval.upper : NAN},
+        {"p_value", m.p_value},
+        {"p_value_bh", m.p_value_bh}};
+    for (const auto& [key, value] : numbers) {
+      out->append(",\"");
+      out->append(key);
+      out->append("\":");
+      AppendNumber(out, value);
+    }
+    out->append(",\"tested\":");
+    out->append(m.tested ? "true" : "false");
+    out->push_back('}');
+  }
+  out->push_back(']');
+}
+
 void AppendExperimentsJson(std::string* out, const Pipeline& p) {
   const ExperimentMonitor& m = p.experiments();
   const std::vector<config::ExperimentConfig>& experiments =
@@ -363,68 +403,17 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
       AppendJsonString(out, p.aggregator().series()[rows[i]->series].trec_name);
       out->push_back(':');
       AppendComparison(out, *rows[i]);
+      if (rows[i]->primary && p.query_movers().capacity() > 0) {
+        out->pop_back();  // The comparison's closing brace.
+        AppendQueryMovers(out, p.query_movers().Movers(x, rows[i]->treatment,
+                                                       rows[i]->series, {}));
+        out->push_back('}');
+      }
     }
     if (!rows.empty()) out->push_back('}');
     out->append("}}");
   }
   out->push_back('}');
-}
-
-// "interleaving": {NAME: {impressions, wins: {TEAM: n, TEAM: n}, ties,
-// no_click, preference, p_value, sequential_p_value, verdict}}, window all.
-void AppendInterleavingJson(std::string* out, const Pipeline& p) {
-  out->append(",\"interleaving\":{");
-  bool first = true;
-  for (const InterleavingState& s : p.interleaving().experiments()) {
-    if (!first) out->push_back(',');
-    first = false;
-    AppendJsonString(out, s.config->name);
-    out->append(":{\"impressions\":");
-    AppendInt(out, s.all.impressions);
-    out->append(",\"wins\":{");
-    for (size_t t = 0; t < 2; ++t) {
-      if (t > 0) out->push_back(',');
-      AppendJsonString(out, s.config->teams[t]);
-      out->push_back(':');
-      AppendInt(out, s.all.wins[t]);
-    }
-    out->append("},\"ties\":");
-    AppendInt(out, s.all.ties);
-    out->append(",\"no_click\":");
-    AppendInt(out, s.all.no_click);
-    out->append(",\"preference\":");
-    AppendNumber(out, metrics::Preference(s.all));
-    out->append(",\"p_value\":");
-    AppendNumber(out, metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
-    out->append(",\"sequential_p_value\":");
-    AppendNumber(out, s.sequential.p_value());
-    out->append(",\"verdict\":");
-    AppendInt(out, s.verdict);
-    out->push_back('}');
-  }
-  out->push_back('}');
-}
-
-void AppendInterleavingTable(std::string* out, const Pipeline& p) {
-  char buf[320];
-  for (const InterleavingState& s : p.interleaving().experiments()) {
-    const metrics::InterleavingCounts& c = s.all;
-    std::snprintf(
-        buf, sizeof(buf),
-        "\ninterleaving %s (variant %s: %s vs %s)\n"
-        "  impressions=%lld wins %s=%lld %s=%lld ties=%lld no_click=%lld\n"
-        "  preference for %s %+.4f, sign test p=%.4g, sequential p=%.4g: "
-        "%s\n",
-        s.config->name.c_str(), s.config->variant.c_str(),
-        s.config->teams[0].c_str(), s.config->teams[1].c_str(),
-        static_cast<long long>(c.impressions), s.config->teams[0].c_str(),
-        static_cast<long long>(c.wins[0]), s.config->teams[1].c_str(),
-        static_cast<long long>(c.wins[1]), static_cast<long long>(c.ties),
-        static_cast<long long>(c.no_click), s.config->teams[1].c_str(),
-        metrics::Preference(c), metrics::SignTestPValue(c.wins[0], c.wins[1]),
-        s.sequential.p_value(), std::string(VerdictStateName(s.state)).c_str());
-    *out += buf;
-  }
 }
 
 // "[-0.0123, +0.0456]" with signs, or "(no data)".
@@ -435,6 +424,36 @@ std::string FormatInterval(const metrics::ConfidenceInterval& ci) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "[%+.4f, %+.4f]", ci.lower, ci.upper);
   return buf;
+}
+
+// The five queries that move each primary comparison most.
+void AppendMoversTable(std::string* out, const Pipeline& p, size_t x) {
+  if (p.query_movers().capacity() == 0) return;
+  char buf[320];
+  for (const Comparison* c : WholeRunRows(p.experiments(), x)) {
+    if (!c->primary || !c->quality) continue;
+    const std::vector<metrics::QueryMover> movers =
+        p.query_movers().Movers(x, c->treatment, c->series, {});
+    if (movers.empty()) continue;
+    std::snprintf(buf, sizeof(buf),
+                  "  queries moving %s's %s most (contribution = traffic "
+                  "share x difference):\n",
+                  c->treatment.c_str(),
+                  p.aggregator().series()[c->series].trec_name.c_str());
+    *out += buf;
+    for (size_t i = 0; i < movers.size() && i < 5; ++i) {
+      const metrics::QueryMover& m = movers[i];
+      char p_bh[24] = "untested";
+      if (m.tested) std::snprintf(p_bh, sizeof(p_bh), "%.2g", m.p_value_bh);
+      std::snprintf(buf, sizeof(buf),
+                    "    %-24.24s %+9.4f  diff %+.4f  lists %lld/%lld  "
+                    "p(BH) %s\n",
+                    m.query.c_str(), m.contribution, m.difference,
+                    static_cast<long long>(m.baseline_count),
+                    static_cast<long long>(m.treatment_count), p_bh);
+      *out += buf;
+    }
+  }
 }
 
 void AppendExperimentsTable(std::string* out, const Pipeline& p) {
@@ -473,6 +492,7 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
           std::string(VerdictStateName(c->state)).c_str());
       *out += buf;
     }
+    AppendMoversTable(out, p, x);
   }
   if (!experiments.empty()) {
     *out += "  (* primary series; CI at statistics.level";
@@ -586,7 +606,9 @@ std::string FormatReplayJson(const Pipeline& p) {
     out.push_back(']');
   }
   if (!p.config().experiments.empty()) AppendExperimentsJson(&out, p);
-  if (!p.config().interleaving.empty()) AppendInterleavingJson(&out, p);
+  if (!p.config().interleaving.empty()) {
+    AppendInterleavingJson(&out, p.interleaving());
+  }
   const PipelineCounters& c = p.counters();
   const JoinCounters& j = p.join_counters();
   out.append(",\"events\":{\"results\":");
@@ -663,7 +685,7 @@ std::string FormatReplayTable(const Pipeline& p) {
                 static_cast<long long>(c.without_relevant));
   out += buf;
   AppendExperimentsTable(&out, p);
-  AppendInterleavingTable(&out, p);
+  AppendInterleavingTable(&out, p.interleaving());
   return out;
 }
 

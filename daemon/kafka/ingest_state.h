@@ -1,19 +1,21 @@
-// KafkaStatus: what the Kafka consumer (`rankwatch run`) reports about
-// itself for /metrics and /readyz, as plain data. The consumer thread
-// updates it and the scrape and /readyz read it, all under the daemon's
-// mutex; the struct itself is not synchronized.
+// IngestState: what the Kafka consumer (`rankwatch run`) reports about
+// itself for /metrics and /readyz, as plain data. (Named apart from
+// base/status.h's Status, an operation's outcome, and from daemon/status/,
+// the status page.) The consumer thread updates it and the scrape and
+// /readyz read it, all under the daemon's mutex; the struct itself is not
+// synchronized.
 //
 // Topics are Kafka topic names. Counters only grow; a value the consumer
 // does not know yet is left at its default and not exported.
 //
 // Readiness (readiness(), ready()) is the one predicate behind /readyz and
 // the gauges rankwatch_consumer_ready and rankwatch_consumer_ready_reason,
-// a pure function of the status and a monotonic `now` that the caller
+// a pure function of the state and a monotonic `now` that the caller
 // injects. Fetch progress, one of its inputs, is tracked per partition by
 // FetchProgressTable from messages and librdkafka's statistics
 // (fetch_health.h ParseFetchStatistics); see docs/operations.md, "Readiness".
-#ifndef RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
-#define RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
+#ifndef RANKWATCH_DAEMON_KAFKA_INGEST_STATE_H_
+#define RANKWATCH_DAEMON_KAFKA_INGEST_STATE_H_
 
 #include <array>
 #include <cstdint>
@@ -83,7 +85,7 @@ struct BrokersDown {
   bool reached_before = false;
 };
 
-struct KafkaStatus {
+struct IngestState {
   // The configured topics (results, judgments): per-topic series are
   // exported for each, at 0 until something happens.
   std::vector<std::string> topics;
@@ -181,4 +183,4 @@ class FetchProgressTable {
 
 }  // namespace rankwatch::kafka
 
-#endif  // RANKWATCH_DAEMON_KAFKA_KAFKA_STATUS_H_
+#endif  // RANKWATCH_DAEMON_KAFKA_INGEST_STATE_H_

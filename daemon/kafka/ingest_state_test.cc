@@ -1,4 +1,4 @@
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 
 #include <set>
 #include <string>
@@ -12,8 +12,8 @@ namespace rankwatch::kafka {
 namespace {
 
 // A consumer status as the loop leaves it when all is well at `now`.
-KafkaStatus Consuming(int64_t now) {
-  KafkaStatus s;
+IngestState Consuming(int64_t now) {
+  IngestState s;
   s.consuming = true;
   s.assigned = true;
   s.last_poll_mono_ms = now;
@@ -22,8 +22,8 @@ KafkaStatus Consuming(int64_t now) {
   return s;
 }
 
-TEST(KafkaStatusTest, ReasonsInTheOrderTheyAreChecked) {
-  KafkaStatus s;
+TEST(IngestStateTest, ReasonsInTheOrderTheyAreChecked) {
+  IngestState s;
   EXPECT_EQ(s.ready_reason(0), ReadyReason::kNotConsuming);
   s.assigned = true;
   EXPECT_EQ(s.ready_reason(0), ReadyReason::kNotConsuming);
@@ -36,12 +36,12 @@ TEST(KafkaStatusTest, ReasonsInTheOrderTheyAreChecked) {
   EXPECT_TRUE(s.ready(0));
 }
 
-TEST(KafkaStatusTest, LoopStallAtTenSeconds) {
+TEST(IngestStateTest, LoopStallAtTenSeconds) {
   FakeClock clock(1'700'000'000'000);
   clock.Advance(50'000);
-  KafkaStatus s = Consuming(clock.MonotonicMillis());
+  IngestState s = Consuming(clock.MonotonicMillis());
   s.not_ready_after_ms = 60'000;  // Longer: the loop check decides.
-  clock.Advance(KafkaStatus::kStallMs - 1);
+  clock.Advance(IngestState::kStallMs - 1);
   EXPECT_TRUE(s.ready(clock.MonotonicMillis()));
   clock.Advance(1);
   EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()), ReadyReason::kLoopStalled);
@@ -55,10 +55,10 @@ TEST(KafkaStatusTest, LoopStallAtTenSeconds) {
 
 // The bound is inclusive: ready at exactly not_ready_after without a
 // fetch, not ready 1 ms later; ready again as soon as a fetch progresses.
-TEST(KafkaStatusTest, FetchBoundInclusiveThenRecovery) {
+TEST(IngestStateTest, FetchBoundInclusiveThenRecovery) {
   FakeClock clock;
   clock.Advance(10'000);
-  KafkaStatus s = Consuming(clock.MonotonicMillis());
+  IngestState s = Consuming(clock.MonotonicMillis());
   clock.Advance(3000);
   s.last_poll_mono_ms = clock.MonotonicMillis();  // The loop keeps polling.
   EXPECT_EQ(s.ready_reason(clock.MonotonicMillis()), ReadyReason::kReady);
@@ -81,11 +81,11 @@ TEST(KafkaStatusTest, FetchBoundInclusiveThenRecovery) {
   EXPECT_TRUE(s.ready(clock.MonotonicMillis()));
 }
 
-TEST(KafkaStatusTest, LoopStallTakesPrecedenceOverFetchStall) {
-  KafkaStatus s = Consuming(0);
-  EXPECT_EQ(s.ready_reason(KafkaStatus::kStallMs), ReadyReason::kLoopStalled);
+TEST(IngestStateTest, LoopStallTakesPrecedenceOverFetchStall) {
+  IngestState s = Consuming(0);
+  EXPECT_EQ(s.ready_reason(IngestState::kStallMs), ReadyReason::kLoopStalled);
   s.consuming = false;
-  EXPECT_EQ(s.ready_reason(KafkaStatus::kStallMs), ReadyReason::kNotConsuming);
+  EXPECT_EQ(s.ready_reason(IngestState::kStallMs), ReadyReason::kNotConsuming);
   EXPECT_EQ(s.ReadinessMessage(0),
             "not ready (not_consuming): not consuming (starting, loading the "
             "judgments table, or shut down)");
@@ -99,8 +99,8 @@ TEST(KafkaStatusTest, LoopStallTakesPrecedenceOverFetchStall) {
 // Every broker down: the reason while nothing is assigned (starting,
 // joining, or after losing the partitions), named with the bootstrap
 // servers and the cause; once assigned, the fetch bound decides.
-TEST(KafkaStatusTest, BrokersDownReplacesNotConsumingAndNotAssigned) {
-  KafkaStatus s;
+TEST(IngestStateTest, BrokersDownReplacesNotConsumingAndNotAssigned) {
+  IngestState s;
   s.brokers_down = BrokersDown{"127.0.0.1:1", "Connection refused", false};
   EXPECT_EQ(s.ready_reason(0), ReadyReason::kBrokerUnreachable);
   EXPECT_EQ(s.ReadinessMessage(0),
@@ -133,7 +133,7 @@ TEST(KafkaStatusTest, BrokersDownReplacesNotConsumingAndNotAssigned) {
   EXPECT_EQ(s.ready_reason(13'001), ReadyReason::kNotAssigned);
 }
 
-TEST(KafkaStatusTest, ReasonNamesAreDistinct) {
+TEST(IngestStateTest, ReasonNamesAreDistinct) {
   std::set<std::string_view> names;
   for (ReadyReason r : kAllReadyReasons) names.insert(ReadyReasonName(r));
   EXPECT_EQ(names,

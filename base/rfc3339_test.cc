@@ -1,4 +1,4 @@
-#include "config/rfc3339.h"
+#include "base/rfc3339.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace rankwatch::config {
+namespace rankwatch {
 namespace {
 
 // Expected values: date -u -d '<the same date-time>' +%s, times 1000, plus
@@ -147,4 +147,4 @@ TEST(Rfc3339Test, FormatRoundTripsThroughParse) {
 }
 
 }  // namespace
-}  // namespace rankwatch::config
+}  // namespace rankwatch

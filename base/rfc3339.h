@@ -1,16 +1,17 @@
-// RFC 3339 date-times <-> epoch milliseconds: event timestamps
-// (daemon/stream/event_decoder.cc) and the `events.min_timestamp` key of
-// the configuration. Here rather than in daemon/stream because the
-// configuration may not depend on the daemon. Stateless and thread-safe.
-#ifndef RANKWATCH_CONFIG_RFC3339_H_
-#define RANKWATCH_CONFIG_RFC3339_H_
+// RFC 3339 date-times <-> epoch milliseconds: event timestamps on the hot
+// path (daemon/stream/event_decoder.cc, json_scalar.cc), the
+// `events.min_timestamp` key of the configuration and the log's times. In
+// base because those libraries sit on different floors and none may
+// depend on another for it. Stateless and thread-safe.
+#ifndef RANKWATCH_BASE_RFC3339_H_
+#define RANKWATCH_BASE_RFC3339_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace rankwatch::config {
+namespace rankwatch {
 
 // The times a four-digit year can express: 0000-01-01T00:00:00.000Z and
 // 9999-12-31T23:59:59.999Z.
@@ -30,6 +31,6 @@ std::optional<int64_t> ParseRfc3339Millis(std::string_view s);
 // no such form and is written as its decimal number of milliseconds.
 std::string FormatRfc3339Millis(int64_t ms);
 
-}  // namespace rankwatch::config
+}  // namespace rankwatch
 
-#endif  // RANKWATCH_CONFIG_RFC3339_H_
+#endif  // RANKWATCH_BASE_RFC3339_H_

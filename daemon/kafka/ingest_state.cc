@@ -1,15 +1,15 @@
-#include "daemon/kafka/kafka_status.h"
+#include "daemon/kafka/ingest_state.h"
 
 #include <chrono>
 
-#include "config/duration.h"
+#include "base/duration.h"
 
 namespace rankwatch::kafka {
 
 namespace {
 
 std::string Ms(int64_t ms) {
-  return config::FormatDuration(std::chrono::milliseconds(ms));
+  return FormatDuration(std::chrono::milliseconds(ms));
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ std::string_view ReadyReasonName(ReadyReason reason) {
   return "unknown";
 }
 
-ReadyReason KafkaStatus::ready_reason(int64_t now_mono_ms) const {
+ReadyReason IngestState::ready_reason(int64_t now_mono_ms) const {
   // Not ready either way; the broker says why.
   if ((!consuming || !assigned) && brokers_down.has_value()) {
     return ReadyReason::kBrokerUnreachable;
@@ -55,7 +55,7 @@ ReadyReason KafkaStatus::ready_reason(int64_t now_mono_ms) const {
   return ReadyReason::kReady;
 }
 
-std::string KafkaStatus::ReadinessMessage(int64_t now_mono_ms) const {
+std::string IngestState::ReadinessMessage(int64_t now_mono_ms) const {
   const ReadyReason reason = ready_reason(now_mono_ms);
   if (reason == ReadyReason::kReady) return "ready";
   std::string out =

@@ -1,4 +1,4 @@
-#include "config/duration.h"
+#include "base/duration.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <system_error>
 
-namespace rankwatch::config {
+namespace rankwatch {
 
 namespace {
 
@@ -150,4 +150,4 @@ std::string MalformedDurationHint(std::string_view text) {
   return "units from the largest, e.g. 1h30m, 2d12h, 1s500ms";
 }
 
-}  // namespace rankwatch::config
+}  // namespace rankwatch

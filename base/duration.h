@@ -1,9 +1,12 @@
 // Durations as written in the configuration and on command lines: one or
 // more `<integer><unit>` with units d, h, m, s, ms in decreasing order, e.g.
 // 250ms, 30s, 5m, 1h30m, 2d. A bare number is not a duration (the unit
-// would be a guess). Stateless and thread-safe.
-#ifndef RANKWATCH_CONFIG_DURATION_H_
-#define RANKWATCH_CONFIG_DURATION_H_
+// would be a guess). Parsed by the configuration and the command lines,
+// formatted by the hot path's messages, the Kafka layer and the exporter's
+// labels: in base so that none of them depends on another for it.
+// Stateless and thread-safe.
+#ifndef RANKWATCH_BASE_DURATION_H_
+#define RANKWATCH_BASE_DURATION_H_
 
 #include <chrono>
 #include <cstdint>
@@ -11,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace rankwatch::config {
+namespace rankwatch {
 
 using Duration = std::chrono::milliseconds;
 
@@ -42,6 +45,6 @@ std::string MalformedDurationHint(std::string_view text);
 // "1m30s", 0 is "0s"); a negative duration gets a leading '-'.
 std::string FormatDuration(Duration d);
 
-}  // namespace rankwatch::config
+}  // namespace rankwatch
 
-#endif  // RANKWATCH_CONFIG_DURATION_H_
+#endif  // RANKWATCH_BASE_DURATION_H_

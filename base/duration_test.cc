@@ -1,4 +1,4 @@
-#include "config/duration.h"
+#include "base/duration.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace rankwatch::config {
+namespace rankwatch {
 namespace {
 
 using std::chrono::hours;
@@ -146,4 +146,4 @@ TEST(DurationTest, MalformedDurationHint) {
 }
 
 }  // namespace
-}  // namespace rankwatch::config
+}  // namespace rankwatch

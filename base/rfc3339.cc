@@ -1,9 +1,9 @@
-#include "config/rfc3339.h"
+#include "base/rfc3339.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace rankwatch::config {
+namespace rankwatch {
 
 namespace {
 
@@ -171,4 +171,4 @@ std::string FormatRfc3339Millis(int64_t ms) {
   return buf;
 }
 
-}  // namespace rankwatch::config
+}  // namespace rankwatch

@@ -1,0 +1,35 @@
+// Replay's report of the interleaving and multileaving experiments: the
+// "interleaving" member of its JSON and the lines of its table, from an
+// InterleavingMonitor after its last look (Update). The JSON member names
+// are a contract (docs/statistics.md, "Multileaving"): per experiment
+// `impressions`, `no_click`, `clicks`, `pairs` (each `{teams: [X, Y],
+// wins: {X: n, Y: m}, ties, preference, interval, p_value,
+// sequential_p_value, adjusted_p_value, verdict, state}`), `copeland`,
+// `ranking` (teams best first) and `winner`; a two-team experiment keeps
+// its pair's figures at the top level too (`wins`, `ties`, `preference`,
+// `p_value`, `sequential_p_value`, `verdict`), as before multileaving.
+//
+// Pure functions of the monitor; thread-compatible.
+#ifndef RANKWATCH_DAEMON_STREAM_INTERLEAVING_REPORT_H_
+#define RANKWATCH_DAEMON_STREAM_INTERLEAVING_REPORT_H_
+
+#include <string>
+#include <string_view>
+
+#include "daemon/stream/interleaving_monitor.h"
+
+namespace rankwatch::stream {
+
+// Appends `,"interleaving":{NAME: {...}, ...}`.
+void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m);
+
+// Appends the table's lines, one block per experiment.
+void AppendInterleavingTable(std::string* out, const InterleavingMonitor& m);
+
+// What a pair's verdict means, for people: "X better", "Y better",
+// "inconclusive" or "no_data".
+std::string PairVerdictText(const InterleavingState& s, size_t pair);
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_INTERLEAVING_REPORT_H_
