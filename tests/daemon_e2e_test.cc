@@ -245,6 +245,41 @@ TEST_F(DaemonE2eTest, AbComparisonsMatchReplay) {
       s.Sum("rankwatch_ab_bucket_lists_total", {{"variant", "A"}}),
       double(int64_t(
           experiment["treatments"]["B"]["ndcg_cut_3"]["baseline_count"])));
+
+  // The query movers of the primary series (issue 26): /api/v1/summary's
+  // are replay's, query by query, in the same order.
+  StatusOr<testing::HttpResult> summary =
+      testing::HttpGet("127.0.0.1", daemon.port(), "/api/v1/summary");
+  ASSERT_TRUE(summary.ok() && summary->status == 200);
+  simdjson::dom::parser live_parser;
+  simdjson::dom::element live;
+  ASSERT_EQ(live_parser.parse(simdjson::padded_string(summary->body)).get(live),
+            simdjson::SUCCESS);
+  simdjson::dom::array live_movers, replay_movers;
+  for (simdjson::dom::element c : live["experiments"].at(0)["comparisons"]) {
+    if (std::string_view(c["series"]) == "ndcg_cut_3" &&
+        std::string_view(c["window"]) == "all") {
+      ASSERT_EQ(c["query_movers"].get(live_movers), simdjson::SUCCESS);
+    }
+  }
+  ASSERT_EQ(experiment["treatments"]["B"]["ndcg_cut_3"]["query_movers"].get(
+                replay_movers),
+            simdjson::SUCCESS);
+  ASSERT_EQ(replay_movers.size(), 7u);  // q-0 .. q-6.
+  ASSERT_EQ(live_movers.size(), replay_movers.size()) << summary->body;
+  for (size_t i = 0; i < replay_movers.size(); ++i) {
+    simdjson::dom::element want = replay_movers.at(i);
+    simdjson::dom::element got = live_movers.at(i);
+    SCOPED_TRACE(std::string(std::string_view(want["query"])));
+    EXPECT_EQ(std::string_view(got["query"]), std::string_view(want["query"]));
+    for (const char* key : {"baseline_count", "treatment_count"}) {
+      EXPECT_EQ(int64_t(got[key]), int64_t(want[key])) << key;
+    }
+    for (const char* key : {"baseline_mean", "treatment_mean", "difference",
+                            "share", "contribution"}) {
+      EXPECT_NEAR(double(got[key]), double(want[key]), 1e-12) << key;
+    }
+  }
 }
 
 TEST_F(DaemonE2eTest, EventsReachMetricsWithReplaysMeans) {

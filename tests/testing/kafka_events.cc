@@ -27,8 +27,10 @@ std::vector<Event> Requests(int first, int count, bool variant_per_request) {
     // Users of one variant each (13 per variant), for schema.unit.
     const std::string user =
         "u-" + variant + "-" + std::to_string((i / 2) % 13);
+    // Seven queries, for the query movers.
     events.push_back({true, id,
-                      "{\"request_id\":\"" + id + "\",\"variant\":\"" +
+                      "{\"request_id\":\"" + id + "\",\"query_id\":\"q-" +
+                          std::to_string(i % 7) + "\",\"variant\":\"" +
                           variant + "\",\"user_id\":\"" + user +
                           "\",\"timestamp\":" + std::to_string(t) +
                           ",\"results\":[" + docs + "]}",

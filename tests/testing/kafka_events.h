@@ -52,9 +52,9 @@ struct Event {
   int64_t timestamp_ms;
 };
 
-// Request i: 5 docs, served at kT0 + 50 ms * i. Clicks: doc i % 5 (grade 1)
-// 100 ms later; for i % 3 == 0 also doc (i + 2) % 5 (grade 2) at 200 ms;
-// none at all for i % 7 == 0 (a request without a relevant doc).
+// Request i: query "q-<i % 7>", 5 docs, served at kT0 + 50 ms * i. Clicks: doc
+// i % 5 (grade 1) 100 ms later; for i % 3 == 0 also doc (i + 2) % 5 (grade 2)
+// at 200 ms; none at all for i % 7 == 0 (a request without a relevant doc).
 // `variant_per_request`: variant "v-<i>" (the metrics tell which requests
 // were finalized) instead of "A"/"B" alternately. Sorted by event time.
 std::vector<Event> Requests(int first, int count, bool variant_per_request);
