@@ -121,7 +121,9 @@ TEST(RankMoversTest, PlantedRegressionsRankFirst) {
 // Without any planted change (an A/A test), BH at 5% over the tracked
 // queries: every discovery is false, so the share of experiments with one
 // is the FDR, at most 5%. 300 experiments of 5,000 lists per arm: accepted
-// up to 8.5% (the binomial sd at 5% is 1.3%).
+// up to 10% (4 binomial sds of 1.3% above 5%: a flake is below 1e-4),
+// while unadjusted p-values over the ~60 tested queries would make a
+// discovery in 95% of the experiments. Measured: 13 to 21 of 300.
 TEST(RankMoversTest, AaFalseDiscoveriesWithinTheLevel) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -136,7 +138,7 @@ TEST(RankMoversTest, AaFalseDiscoveriesWithinTheLevel) {
   }
   std::printf("A/A: %d of %d experiments with a discovery\n", with_discovery,
               kExperiments);
-  EXPECT_LE(with_discovery, kExperiments * 85 / 1000);
+  EXPECT_LE(with_discovery, kExperiments / 10);
 }
 
 }  // namespace
