@@ -49,6 +49,20 @@ void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
+void AppendJsonDouble(std::string* out, double v) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+  out->append(buf, static_cast<size_t>(n));
+}
+
+void AppendJsonInt(std::string* out, int64_t v) {
+  out->append(std::to_string(v));
+}
+
 void JsonWriter::Key(std::string_view key) {
   Separate();
   AppendJsonString(&out_, key);

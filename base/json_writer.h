@@ -23,6 +23,11 @@ void AppendJsonString(std::string* out, std::string_view s);
 // Length of the valid UTF-8 sequence starting at s[i], or 0.
 size_t Utf8SequenceLength(std::string_view s, size_t i);
 
+// Appends `v` with 17 significant digits (%.17g, reads back as the same
+// double), or null when it is not finite: replay's JSON numbers.
+void AppendJsonDouble(std::string* out, double v);
+void AppendJsonInt(std::string* out, int64_t v);
+
 // Appends JSON values to a document, managing the commas between members
 // and elements. Keys and strings go through AppendJsonString; numbers print
 // as the shortest decimal that reads back as the same double

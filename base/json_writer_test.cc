@@ -71,5 +71,21 @@ TEST(JsonWriterDocumentTest, CommasNumbersAndNulls) {
             "null,null,42,{}],\"s\":\"x\\u000ay\"}");
 }
 
+// Replay's numbers: 17 significant digits (0.1 as 0.10000000000000001),
+// null for NaN and infinities.
+TEST(AppendJsonDoubleTest, SeventeenDigitsOrNull) {
+  std::string out;
+  AppendJsonDouble(&out, 0.1);
+  out += ' ';
+  AppendJsonDouble(&out, 2.0);
+  out += ' ';
+  AppendJsonDouble(&out, std::nan(""));
+  out += ' ';
+  AppendJsonDouble(&out, std::numeric_limits<double>::infinity());
+  out += ' ';
+  AppendJsonInt(&out, -42);
+  EXPECT_EQ(out, "0.10000000000000001 2 null null -42");
+}
+
 }  // namespace
 }  // namespace rankwatch

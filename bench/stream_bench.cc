@@ -95,30 +95,43 @@ config::Config BenchConfig() {
   return c;
 }
 
-void BM_PipelineEvents(benchmark::State& state) {
-  static const Stream* stream = new Stream(MakeStream(200'000));
-  FakeClock clock(kClockMs);
-  auto pipeline = Pipeline::Create(BenchConfig(), &clock);
+// Feeds `stream` through a pipeline of `config`, one event per iteration;
+// at the stream's end starts over with a fresh pipeline, outside the
+// timing. Returns the last pipeline (null if it could not be built), which
+// reads `clock`.
+std::unique_ptr<Pipeline> FeedPipeline(benchmark::State& state,
+                                       const Stream& stream,
+                                       const config::Config& config,
+                                       FakeClock* clock) {
+  auto pipeline = Pipeline::Create(config, clock);
   if (!pipeline.ok()) {
     state.SkipWithError(pipeline.status().message().c_str());
-    return;
+    return nullptr;
   }
   size_t i = 0;
   int64_t offset = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize((*pipeline)->OnPayload(
-        stream->topics[i], stream->events[i], EventOrigin{0, offset++}));
-    if (++i == stream->events.size()) {
-      // Start over as a fresh stream: a new pipeline, outside the timing.
+        stream.topics[i], stream.events[i], EventOrigin{0, offset++}));
+    if (++i == stream.events.size()) {
       state.PauseTiming();
       i = 0;
-      pipeline = Pipeline::Create(BenchConfig(), &clock);
+      pipeline = Pipeline::Create(config, clock);
       state.ResumeTiming();
     }
   }
   state.SetItemsProcessed(state.iterations());
+  return std::move(pipeline).value();
+}
+
+void BM_PipelineEvents(benchmark::State& state) {
+  static const Stream* stream = new Stream(MakeStream(200'000));
+  FakeClock clock(kClockMs);
+  const std::unique_ptr<Pipeline> pipeline =
+      FeedPipeline(state, *stream, BenchConfig(), &clock);
+  if (pipeline == nullptr) return;
   state.counters["finalized"] =
-      static_cast<double>((*pipeline)->join_counters().finalized);
+      static_cast<double>(pipeline->join_counters().finalized);
 }
 BENCHMARK(BM_PipelineEvents);
 
@@ -130,31 +143,15 @@ BENCHMARK(BM_PipelineEvents);
 void BM_PipelineEventsExperiment(benchmark::State& state) {
   static const Stream* round_robin = new Stream(MakeStream(200'000));
   static const Stream* zipf = new Stream(MakeStream(200'000, true));
-  const Stream* stream = state.range(1) == 0 ? round_robin : zipf;
-  FakeClock clock(kClockMs);
   config::Config c = BenchConfig();
   c.experiments = {{"ab", "A", {"B"}}};
   c.statistics.tracked_queries = static_cast<int32_t>(state.range(0));
-  auto pipeline = Pipeline::Create(c, &clock);
-  if (!pipeline.ok()) {
-    state.SkipWithError(pipeline.status().message().c_str());
-    return;
-  }
-  size_t i = 0;
-  int64_t offset = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize((*pipeline)->OnPayload(
-        stream->topics[i], stream->events[i], EventOrigin{0, offset++}));
-    if (++i == stream->events.size()) {
-      state.PauseTiming();
-      i = 0;
-      pipeline = Pipeline::Create(c, &clock);
-      state.ResumeTiming();
-    }
-  }
-  state.SetItemsProcessed(state.iterations());
+  FakeClock clock(kClockMs);
+  const std::unique_ptr<Pipeline> pipeline = FeedPipeline(
+      state, state.range(1) == 0 ? *round_robin : *zipf, c, &clock);
+  if (pipeline == nullptr) return;
   state.counters["movers_bytes"] =
-      static_cast<double>((*pipeline)->query_movers().bytes());
+      static_cast<double>(pipeline->query_movers().bytes());
 }
 BENCHMARK(BM_PipelineEventsExperiment)
     ->Args({0, 0})

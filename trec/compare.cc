@@ -87,18 +87,6 @@ std::vector<std::vector<double>> Align(const RunScores& run,
   return aligned;
 }
 
-// The mean of the values that are not NaN (NaN if none).
-double Mean(std::span<const double> values) {
-  double sum = 0;
-  int64_t count = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++count;
-  }
-  return count == 0 ? kNaN : sum / static_cast<double>(count);
-}
-
 // The `n` largest differences (run - baseline) of one sign, largest in
 // magnitude first.
 std::vector<QueryDifference> Extremes(std::span<const double> run,
@@ -307,6 +295,17 @@ std::optional<Correction> ParseCorrection(std::string_view name) {
   return std::nullopt;
 }
 
+double MeanOfDefined(std::span<const double> values) {
+  double sum = 0;
+  int64_t count = 0;
+  for (double v : values) {
+    if (std::isnan(v)) continue;
+    sum += v;
+    ++count;
+  }
+  return count == 0 ? kNaN : sum / static_cast<double>(count);
+}
+
 const PairComparison& Comparison::Pair(size_t run, size_t measure) const {
   const size_t row = run < baseline ? run : run - 1;
   return pairs[row * measures.size() + measure];
@@ -333,7 +332,8 @@ StatusOr<Comparison> CompareRuns(std::span<const std::string> measures,
                          static_cast<int64_t>(c.qids.size()));
     aligned.push_back(Align(run, c.qids));
     std::vector<double> means;
-    for (const auto& column : aligned.back()) means.push_back(Mean(column));
+    for (const auto& column : aligned.back())
+      means.push_back(MeanOfDefined(column));
     c.means.push_back(std::move(means));
   }
   for (size_t r = 0; r < runs.size(); ++r) {

@@ -148,6 +148,10 @@ struct Comparison {
   const PairComparison& Pair(size_t run, size_t measure) const;
 };
 
+// The mean of the values that are not NaN (NaN if none): a run's mean of a
+// measure over its queries, as trec_eval's "all" row.
+double MeanOfDefined(std::span<const double> values);
+
 // Errors (InvalidArgument): fewer than two runs, a baseline out of range,
 // no measure, a score table whose shape does not match `measures` and
 // `qids`, options out of range, or no query evaluated in every run.

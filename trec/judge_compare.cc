@@ -59,18 +59,6 @@ std::string_view MetricName(metrics::AlphaMetric m) {
   return "?";
 }
 
-// Mean of the defined (non-NaN) values; NaN when none is.
-double MeanOfDefined(const std::vector<double>& values) {
-  double sum = 0;
-  int64_t n = 0;
-  for (double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++n;
-  }
-  return n == 0 ? std::nan("") : sum / static_cast<double>(n);
-}
-
 std::string Estimate(const std::optional<metrics::AgreementEstimate>& e) {
   if (!e) return "-";
   std::string s = Fixed(e->estimate);

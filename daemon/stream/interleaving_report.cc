@@ -9,18 +9,6 @@ namespace rankwatch::stream {
 
 namespace {
 
-void AppendNumber(std::string* out, double v) {
-  if (!std::isfinite(v)) {
-    out->append("null");
-    return;
-  }
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
-  out->append(buf, static_cast<size_t>(n));
-}
-
-void AppendInt(std::string* out, int64_t v) { out->append(std::to_string(v)); }
-
 const std::string& Team(const InterleavingState& s, size_t t) {
   return s.config->teams[t];
 }
@@ -31,11 +19,11 @@ void AppendWins(std::string* out, const InterleavingState& s, size_t x,
   out->push_back('{');
   AppendJsonString(out, Team(s, x));
   out->push_back(':');
-  AppendInt(out, c.wins[0]);
+  AppendJsonInt(out, c.wins[0]);
   out->push_back(',');
   AppendJsonString(out, Team(s, y));
   out->push_back(':');
-  AppendInt(out, c.wins[1]);
+  AppendJsonInt(out, c.wins[1]);
   out->push_back('}');
 }
 
@@ -49,21 +37,21 @@ void AppendPair(std::string* out, const InterleavingState& s, size_t pair) {
   out->append("],\"wins\":");
   AppendWins(out, s, a.first, a.second, c);
   out->append(",\"ties\":");
-  AppendInt(out, c.ties);
+  AppendJsonInt(out, c.ties);
   out->append(",\"preference\":");
-  AppendNumber(out, a.preference);
+  AppendJsonDouble(out, a.preference);
   out->append(",\"interval\":[");
-  AppendNumber(out, a.interval.lower);
+  AppendJsonDouble(out, a.interval.lower);
   out->push_back(',');
-  AppendNumber(out, a.interval.upper);
+  AppendJsonDouble(out, a.interval.upper);
   out->append("],\"p_value\":");
-  AppendNumber(out, a.p_value);
+  AppendJsonDouble(out, a.p_value);
   out->append(",\"sequential_p_value\":");
-  AppendNumber(out, a.sequential_p_value);
+  AppendJsonDouble(out, a.sequential_p_value);
   out->append(",\"adjusted_p_value\":");
-  AppendNumber(out, a.adjusted_p_value);
+  AppendJsonDouble(out, a.adjusted_p_value);
   out->append(",\"verdict\":");
-  AppendInt(out, a.verdict);
+  AppendJsonInt(out, a.verdict);
   out->append(",\"state\":");
   AppendJsonString(out, VerdictStateName(s.pair_states[pair]));
   out->push_back('}');
@@ -72,32 +60,33 @@ void AppendPair(std::string* out, const InterleavingState& s, size_t pair) {
 void AppendExperimentJson(std::string* out, const InterleavingState& s) {
   const size_t n = s.config->teams.size();
   out->append("{\"impressions\":");
-  AppendInt(out, s.counts.impressions);
+  AppendJsonInt(out, s.counts.impressions);
   if (n == 2) {
     // The two-team report as before multileaving: the pair's figures.
     out->append(",\"wins\":");
     AppendWins(out, s, 0, 1, s.all);
     out->append(",\"ties\":");
-    AppendInt(out, s.all.ties);
+    AppendJsonInt(out, s.all.ties);
   }
   out->append(",\"no_click\":");
-  AppendInt(out, s.counts.no_click);
+  AppendJsonInt(out, s.counts.no_click);
   if (n == 2) {
     out->append(",\"preference\":");
-    AppendNumber(out, metrics::Preference(s.all));
+    AppendJsonDouble(out, metrics::Preference(s.all));
     out->append(",\"p_value\":");
-    AppendNumber(out, metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
+    AppendJsonDouble(out,
+                     metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
     out->append(",\"sequential_p_value\":");
-    AppendNumber(out, s.sequential.p_value());
+    AppendJsonDouble(out, s.sequential.p_value());
     out->append(",\"verdict\":");
-    AppendInt(out, s.verdict);
+    AppendJsonInt(out, s.verdict);
   }
   out->append(",\"clicks\":{");
   for (size_t t = 0; t < n; ++t) {
     if (t > 0) out->push_back(',');
     AppendJsonString(out, Team(s, t));
     out->push_back(':');
-    AppendInt(out, s.counts.clicks[t]);
+    AppendJsonInt(out, s.counts.clicks[t]);
   }
   out->append("},\"pairs\":[");
   for (size_t p = 0; p < s.analysis.pairs.size(); ++p) {
@@ -109,7 +98,7 @@ void AppendExperimentJson(std::string* out, const InterleavingState& s) {
     if (t > 0) out->push_back(',');
     AppendJsonString(out, Team(s, t));
     out->push_back(':');
-    AppendInt(out, s.analysis.copeland[t]);
+    AppendJsonInt(out, s.analysis.copeland[t]);
   }
   out->append("},\"ranking\":[");
   for (size_t i = 0; i < s.analysis.ranking.size(); ++i) {

@@ -193,18 +193,6 @@ bool FeedsBefore(const IndexedEvent& a, const IndexedEvent& b) {
   return a.topic == Topic::kResults && b.topic == Topic::kJudgments;
 }
 
-void AppendNumber(std::string* out, double v) {
-  if (!std::isfinite(v)) {
-    out->append("null");
-    return;
-  }
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
-  out->append(buf, static_cast<size_t>(n));
-}
-
-void AppendInt(std::string* out, int64_t v) { out->append(std::to_string(v)); }
-
 // Per-series stats merged over the groups a predicate selects.
 struct Merged {
   int64_t requests = 0;
@@ -235,9 +223,9 @@ Merged MergeGroups(const Aggregator& agg,
 // buckets cumulative as Prometheus' (+Inf is the count).
 void AppendFirstClick(std::string* out, const FirstClickHistogram& h) {
   out->append(",\"time_to_first_click_seconds\":{\"count\":");
-  AppendInt(out, h.count);
+  AppendJsonInt(out, h.count);
   out->append(",\"sum\":");
-  AppendNumber(out, h.sum_seconds);
+  AppendJsonDouble(out, h.sum_seconds);
   out->append(",\"buckets\":{");
   int64_t cumulative = 0;
   for (size_t b = 0; b < kFirstClickBounds.size(); ++b) {
@@ -247,24 +235,24 @@ void AppendFirstClick(std::string* out, const FirstClickHistogram& h) {
     std::snprintf(bound, sizeof(bound), "%g", kFirstClickBounds[b]);
     AppendJsonString(out, bound);
     out->push_back(':');
-    AppendInt(out, cumulative);
+    AppendJsonInt(out, cumulative);
   }
   out->append("}}");
 }
 
 void AppendMeasures(std::string* out, const Aggregator& agg, const Merged& m) {
   out->append("\"requests\":");
-  AppendInt(out, m.requests);
+  AppendJsonInt(out, m.requests);
   out->append(",\"measures\":{");
   for (size_t s = 0; s < m.series.size(); ++s) {
     if (s > 0) out->push_back(',');
     AppendJsonString(out, agg.series()[s].trec_name);
     out->append(":{\"count\":");
-    AppendInt(out, m.series[s].count());
+    AppendJsonInt(out, m.series[s].count());
     out->append(",\"mean\":");
-    AppendNumber(out, m.series[s].count() > 0 ? m.series[s].mean() : NAN);
+    AppendJsonDouble(out, m.series[s].count() > 0 ? m.series[s].mean() : NAN);
     out->append(",\"stddev\":");
-    AppendNumber(out, m.series[s].count() > 0 ? m.series[s].stddev() : NAN);
+    AppendJsonDouble(out, m.series[s].count() > 0 ? m.series[s].stddev() : NAN);
     out->push_back('}');
   }
   out->push_back('}');
@@ -293,33 +281,33 @@ std::vector<const Comparison*> WholeRunRows(const ExperimentMonitor& m,
 void AppendComparison(std::string* out, const Comparison& c) {
   const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
   out->append("{\"difference\":");
-  AppendNumber(out, both ? c.welch.difference : NAN);
+  AppendJsonDouble(out, both ? c.welch.difference : NAN);
   out->append(",\"ci_lower\":");
-  AppendNumber(out, c.welch.interval.lower);
+  AppendJsonDouble(out, c.welch.interval.lower);
   out->append(",\"ci_upper\":");
-  AppendNumber(out, c.welch.interval.upper);
+  AppendJsonDouble(out, c.welch.interval.upper);
   out->append(",\"p_value\":");
-  AppendNumber(out, c.welch.p_value);
+  AppendJsonDouble(out, c.welch.p_value);
   out->append(",\"p_value_bh\":");
-  AppendNumber(out, c.quality ? c.p_value_bh : NAN);
+  AppendJsonDouble(out, c.quality ? c.p_value_bh : NAN);
   out->append(",\"sequential_ci_lower\":");
-  AppendNumber(out, c.sequential.interval().lower);
+  AppendJsonDouble(out, c.sequential.interval().lower);
   out->append(",\"sequential_ci_upper\":");
-  AppendNumber(out, c.sequential.interval().upper);
+  AppendJsonDouble(out, c.sequential.interval().upper);
   out->append(",\"sequential_p_value\":");
-  AppendNumber(out, c.sequential.p_value());
+  AppendJsonDouble(out, c.sequential.p_value());
   out->append(",\"verdict\":");
   if (c.quality) {
-    AppendInt(out, c.verdict);
+    AppendJsonInt(out, c.verdict);
   } else {
     out->append("null");  // Coverage (judged), not quality: no verdict.
   }
   out->append(",\"state\":");
   AppendJsonString(out, c.quality ? VerdictStateName(c.state) : "coverage");
   out->append(",\"baseline_count\":");
-  AppendInt(out, c.baseline_arm.count);
+  AppendJsonInt(out, c.baseline_arm.count);
   out->append(",\"treatment_count\":");
-  AppendInt(out, c.treatment_arm.count);
+  AppendJsonInt(out, c.treatment_arm.count);
   out->push_back('}');
 }
 
@@ -336,9 +324,9 @@ void AppendQueryMovers(std::string* out,
     out->append("{\"query\":");
     AppendJsonString(out, m.query);
     out->append(",\"baseline_count\":");
-    AppendInt(out, m.baseline_count);
+    AppendJsonInt(out, m.baseline_count);
     out->append(",\"treatment_count\":");
-    AppendInt(out, m.treatment_count);
+    AppendJsonInt(out, m.treatment_count);
     const std::pair<const char*, double> numbers[] = {
         {"baseline_mean", m.baseline_mean},
         {"treatment_mean", m.treatment_mean},
@@ -353,7 +341,7 @@ void AppendQueryMovers(std::string* out,
       out->append(",\"");
       out->append(key);
       out->append("\":");
-      AppendNumber(out, value);
+      AppendJsonDouble(out, value);
     }
     out->append(",\"tested\":");
     out->append(m.tested ? "true" : "false");
@@ -374,11 +362,11 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
     out->append(":{\"baseline\":");
     AppendJsonString(out, experiments[x].baseline);
     out->append(",\"srm\":{\"statistic\":");
-    AppendNumber(out, srm.chi_square.statistic);
+    AppendJsonDouble(out, srm.chi_square.statistic);
     out->append(",\"p_value\":");
-    AppendNumber(out, srm.chi_square.p_value);
+    AppendJsonDouble(out, srm.chi_square.p_value);
     out->append(",\"sequential_p_value\":");
-    AppendNumber(out, srm.sequential.p_value());
+    AppendJsonDouble(out, srm.sequential.p_value());
     out->append(",\"detected\":");
     out->append(srm.detected ? "true" : "false");
     out->append(",\"counts\":{");
@@ -386,7 +374,7 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
       if (i > 0) out->push_back(',');
       AppendJsonString(out, srm.variants[i]);
       out->push_back(':');
-      AppendInt(out, srm.counts[i]);
+      AppendJsonInt(out, srm.counts[i]);
     }
     out->append("}},\"treatments\":{");
     const std::vector<const Comparison*> rows = WholeRunRows(m, x);
@@ -612,11 +600,11 @@ std::string FormatReplayJson(const Pipeline& p) {
   const PipelineCounters& c = p.counters();
   const JoinCounters& j = p.join_counters();
   out.append(",\"events\":{\"results\":");
-  AppendInt(&out, c.consumed[0]);
+  AppendJsonInt(&out, c.consumed[0]);
   out.append(",\"judgments\":");
-  AppendInt(&out, c.consumed[1]);
+  AppendJsonInt(&out, c.consumed[1]);
   out.append(",\"ignored\":");
-  AppendInt(&out, c.ignored[0] + c.ignored[1]);
+  AppendJsonInt(&out, c.ignored[0] + c.ignored[1]);
   out.append(",\"rejected\":{");
   first = true;
   for (int r = 0; r < kNumRejectReasons; ++r) {
@@ -626,7 +614,7 @@ std::string FormatReplayJson(const Pipeline& p) {
     first = false;
     AppendJsonString(&out, RejectReasonName(static_cast<RejectReason>(r)));
     out.push_back(':');
-    AppendInt(&out, n);
+    AppendJsonInt(&out, n);
   }
   out.append("}");
   const std::pair<const char*, int64_t> counts[] = {
@@ -646,7 +634,7 @@ std::string FormatReplayJson(const Pipeline& p) {
     out.append(",\"");
     out.append(name);
     out.append("\":");
-    AppendInt(&out, n);
+    AppendJsonInt(&out, n);
   }
   out.append("}}\n");
   return out;
@@ -731,9 +719,9 @@ void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
   line_.append(",\"detail\":");
   AppendJsonString(&line_, detail);
   line_.append(",\"partition\":");
-  AppendInt(&line_, origin.partition());
+  AppendJsonInt(&line_, origin.partition());
   line_.append(",\"offset\":");
-  AppendInt(&line_, origin.offset);
+  AppendJsonInt(&line_, origin.offset);
   line_.append(",\"payload\":");
   AppendJsonString(&line_, payload);
   line_.append("}\n");
