@@ -6,16 +6,31 @@
 
 namespace rankwatch {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
+// Length of the valid UTF-8 sequence starting at s[i], or 0. Valid as RFC
+// 3629 defines it: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no
+// surrogates (ED A0..BF), nothing above U+10FFFF (F4 90.., F5..FF).
 size_t Utf8SequenceLength(std::string_view s, size_t i) {
   const unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80           ? 1
-             : (c >> 5) == 0x6  ? 2
-             : (c >> 4) == 0xE  ? 3
-             : (c >> 3) == 0x1E ? 4
-                                : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // The second byte's range.
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  const unsigned char second = static_cast<unsigned char>(s[i + 1]);
+  if (second < lo || second > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   }
   return n;

@@ -40,6 +40,17 @@ TEST(JsonWriterTest, Utf8SequenceLength) {
   EXPECT_EQ(Utf8SequenceLength("\xf0\x9f\x98\x80", 0), 4u);
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);  // Truncated.
   EXPECT_EQ(Utf8SequenceLength("\xc3x", 0), 0u);     // Bad continuation.
+  // RFC 3629's table: overlong forms, surrogates and code points above
+  // U+10FFFF are not UTF-8.
+  EXPECT_EQ(Utf8SequenceLength("\xc0\xaf", 0), 0u);          // Overlong '/'.
+  EXPECT_EQ(Utf8SequenceLength("\xe0\x80\xaf", 0), 0u);      // Overlong.
+  EXPECT_EQ(Utf8SequenceLength("\xe0\xa0\x80", 0), 3u);      // U+0800.
+  EXPECT_EQ(Utf8SequenceLength("\xed\xa0\x80", 0), 0u);      // U+D800.
+  EXPECT_EQ(Utf8SequenceLength("\xed\x9f\xbf", 0), 3u);      // U+D7FF.
+  EXPECT_EQ(Utf8SequenceLength("\xf0\x8f\xbf\xbf", 0), 0u);  // Overlong.
+  EXPECT_EQ(Utf8SequenceLength("\xf4\x8f\xbf\xbf", 0), 4u);  // U+10FFFF.
+  EXPECT_EQ(Utf8SequenceLength("\xf4\x90\x80\x80", 0), 0u);  // Too high.
+  EXPECT_EQ(Utf8SequenceLength("\xff", 0), 0u);
 }
 
 // A document with every kind of value: commas between members and

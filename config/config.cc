@@ -137,6 +137,15 @@ std::string_view CombineRuleName(CombineRule r) {
 }
 
 // Whether `ref` is one of the series that metrics: computes.
+bool SameTests(const StatisticsConfig& a, const StatisticsConfig& b) {
+  // A copy with the movers' sizes taken from `a`: a field added later
+  // counts as one the tests read unless it is listed here.
+  StatisticsConfig tests = b;
+  tests.tracked_queries = a.tracked_queries;
+  tests.export_query_movers = a.export_query_movers;
+  return tests == a;
+}
+
 bool IsConfiguredSeries(const MetricsConfig& metrics, const SeriesRef& ref) {
   if (std::find(metrics.measures.begin(), metrics.measures.end(),
                 ref.measure) == metrics.measures.end()) {

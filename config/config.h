@@ -301,11 +301,19 @@ struct StatisticsConfig {
   // Query movers: counters of the most frequent queries per experiment
   // variant and input partition (Space-Saving); 0 tracks none.
   int32_t tracked_queries = 1000;
+  // The top movers exported to Prometheus per experiment, treatment and
+  // primary series (rankwatch_query_mover_*{rank}); 0 exports none.
+  int32_t export_query_movers = 0;
   // Prior standard deviation of the chance that the challenger wins a
   // decided interleaved impression, in the sequential interleaving test.
   double interleaving_prior_sd = 0.05;
   bool operator==(const StatisticsConfig&) const = default;
 };
+
+// Whether `a` and `b` configure the same statistical tests: equal but for
+// the query movers' sizes (tracked_queries, export_query_movers), which no
+// test reads, so that changing them on reload keeps the running tests.
+bool SameTests(const StatisticsConfig& a, const StatisticsConfig& b);
 
 // `interleaving:` (a list) live team-draft interleaving and multileaving
 // experiments: the traffic of `variant` serves lists merged from two or

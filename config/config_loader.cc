@@ -1166,6 +1166,13 @@ Status Parser::ReadStatistics(const Field& f, StatisticsConfig* c) {
              c->tracked_queries = static_cast<int32_t>(n);
              return Status::Ok();
            }},
+          {"export_query_movers",
+           [&](const Field& v) {
+             int64_t n = 0;
+             RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 100, &n));
+             c->export_query_movers = static_cast<int32_t>(n);
+             return Status::Ok();
+           }},
           {"interleaving_prior_sd",
            [&](const Field& v) {
              RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &c->interleaving_prior_sd));
@@ -1212,6 +1219,7 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
   // yaml-cpp reports errors by throwing; nothing thrown leaves this
   // function.
   try {
+    RW_RETURN_IF_ERROR(parser.yaml().CheckUtf8(text));
     RW_RETURN_IF_ERROR(parser.yaml().CheckSingleDocument(text));
     Config config;
     RW_RETURN_IF_ERROR(parser.Parse(YAML::Load(text), &config));

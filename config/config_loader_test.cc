@@ -716,6 +716,29 @@ TEST(ConfigLoaderErrorTest, Strings) {
             "config.yaml:2:10: dead_letter.topic: expected a string, got null");
 }
 
+// A configuration is UTF-8 text: yaml-cpp would pass other bytes through,
+// and the effective configuration printed from them would not load back as
+// the same strings (found by tests/fuzz/config_fuzzer in a librdkafka
+// property name). The position counts characters: "é" is one column.
+TEST(ConfigLoaderErrorTest, NotUtf8) {
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    \x8crity.protocol: SSL\n"),
+            "config.yaml:3:5: not UTF-8 text (byte 0x8c); save the "
+            "configuration as UTF-8");
+  EXPECT_EQ(ErrorOf("schema:\n  doc_id: d\xc3\xa9\xff\n"),
+            "config.yaml:2:13: not UTF-8 text (byte 0xff); save the "
+            "configuration as UTF-8");
+  // A surrogate's encoding (U+D800) and a truncated sequence at the end.
+  EXPECT_EQ(ErrorOf("schema:\n  doc_id: \xed\xa0\x80\n"),
+            "config.yaml:2:11: not UTF-8 text (byte 0xed); save the "
+            "configuration as UTF-8");
+  EXPECT_EQ(ErrorOf("schema:\n  doc_id: \xe2\x82"),
+            "config.yaml:2:11: not UTF-8 text (byte 0xe2); save the "
+            "configuration as UTF-8");
+  // Valid multi-byte text loads.
+  EXPECT_EQ(MustParse("schema:\n  doc_id: d\xc3\xa9j\xc3\xa0\n").schema.doc_id,
+            "d\xc3\xa9j\xc3\xa0");
+}
+
 TEST(ConfigLoaderErrorTest, Join) {
   EXPECT_EQ(ErrorOf("join:\n  mode: inner\n"),
             "config.yaml:2:9: join.mode: unknown join mode 'inner' (expected "
@@ -1105,7 +1128,8 @@ TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
   EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
             "config.yaml:2:3: statistics.confidence: unknown key (expected "
             "one of: level, mixture_sd, unit_buckets, srm_level, "
-            "max_tracked_units, tracked_queries, interleaving_prior_sd)");
+            "max_tracked_units, tracked_queries, export_query_movers, "
+            "interleaving_prior_sd)");
 }
 
 TEST(ConfigLoaderErrorTest, DuplicateKeys) {

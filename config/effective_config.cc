@@ -313,6 +313,7 @@ void WriteStatistics(const StatisticsConfig& c, Writer* w) {
   w->Plain("srm_level", FormatNumber(c.srm_level));
   w->Integer("max_tracked_units", c.max_tracked_units);
   w->Integer("tracked_queries", c.tracked_queries);
+  w->Integer("export_query_movers", c.export_query_movers);
   w->Plain("interleaving_prior_sd", FormatNumber(c.interleaving_prior_sd));
   w->EndSection();
 }

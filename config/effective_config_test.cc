@@ -228,6 +228,7 @@ statistics:
   srm_level: 0.001
   max_tracked_units: 4000000
   tracked_queries: 1000
+  export_query_movers: 0
   interleaving_prior_sd: 0.05
 logging:
   level: info
@@ -673,6 +674,7 @@ Config RandomConfig(uint64_t seed) {
     c.statistics.interleaving_prior_sd = rng.Uniform() / 2;
   } while (c.statistics.interleaving_prior_sd == 0);
   c.logging.format = RandomOf(rng, {LogFormat::kText, LogFormat::kJson});
+  c.statistics.export_query_movers = static_cast<int32_t>(rng.Between(0, 100));
   RandomSchemaExtensions(rng, &c.schema);
   return c;
 }
@@ -791,6 +793,7 @@ Config FullConfig(JoinMode mode) {
   st.srm_level = 0.01;
   st.max_tracked_units = 1000;
   st.tracked_queries = 50;
+  st.export_query_movers = 5;
   st.interleaving_prior_sd = 0.1;
 
   c.logging.level = "debug";
@@ -955,6 +958,27 @@ TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
   EXPECT_EQ(FixedKeysChanged(defaults, next, KeyOwner::kServer),
             (std::vector<std::string>{"http.tls"}));
   EXPECT_TRUE(FixedKeysChanged(defaults, next, KeyOwner::kPipeline).empty());
+}
+
+// The query movers' sizes are not read by any test: changing them keeps
+// the running tests on reload; any other statistics field restarts them.
+TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
+  const StatisticsConfig defaults;
+  StatisticsConfig next;
+  next.tracked_queries = 5;
+  next.export_query_movers = 3;
+  EXPECT_TRUE(SameTests(defaults, next));
+  EXPECT_FALSE(defaults == next);
+  const StatisticsConfig full = FullConfig(JoinMode::kImpression).statistics;
+  StatisticsConfig one = defaults;
+  one.level = full.level;
+  EXPECT_FALSE(SameTests(defaults, one));
+  one = defaults;
+  one.interleaving_prior_sd = full.interleaving_prior_sd;
+  EXPECT_FALSE(SameTests(defaults, one));
+  one = defaults;
+  one.max_tracked_units = full.max_tracked_units;
+  EXPECT_FALSE(SameTests(defaults, one));
 }
 
 // A tripwire for a field added to a config struct and to nothing else (not

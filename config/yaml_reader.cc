@@ -6,12 +6,14 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
+#include "base/json_writer.h"
 #include "base/rfc3339.h"
 
 namespace rankwatch::config {
@@ -123,6 +125,33 @@ Status YamlReader::ErrorAt(const YAML::Mark& mark, std::string_view path,
   }
   message += what;
   return Status::InvalidArgument(std::move(message));
+}
+
+Status YamlReader::CheckUtf8(std::string_view text) const {
+  YAML::Mark mark;
+  mark.pos = 0;
+  mark.line = 0;
+  mark.column = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) {
+      char byte[8];
+      std::snprintf(byte, sizeof(byte), "0x%02x",
+                    static_cast<unsigned char>(text[i]));
+      return ErrorAt(mark, "",
+                     std::string("not UTF-8 text (byte ") + byte +
+                         "); save the configuration as UTF-8");
+    }
+    if (text[i] == '\n') {
+      ++mark.line;
+      mark.column = 0;
+    } else {
+      ++mark.column;  // Columns count characters, not bytes.
+    }
+    i += n;
+    mark.pos = static_cast<int>(i);
+  }
+  return Status::Ok();
 }
 
 Status YamlReader::CheckSingleDocument(const std::string& text) const {

@@ -77,6 +77,12 @@ class YamlReader {
     return ErrorAt(f.mark, f.path, what);
   }
 
+  // Fails at the first byte of `text` that does not start a valid UTF-8
+  // sequence. YAML text is Unicode, and yaml-cpp passes such bytes through
+  // unchecked: printed again (check-config, the effective configuration)
+  // they would not read back as the same strings.
+  Status CheckUtf8(std::string_view text) const;
+
   // Fails unless `text` holds at most one YAML document. Needed because
   // YAML::Load silently drops whatever follows the first document, and
   // YAML::LoadAll in yaml-cpp 0.7 never returns on a stray ',' at the top

@@ -71,14 +71,26 @@ TEST_F(DemoE2eTest, SaysWithinAMinuteThatBRegressed) {
   ASSERT_TRUE(told) << Log();
   std::printf("told after %.1f s\n", at);
   const std::string out = Out();
-  // The line carries the difference and its interval, all negative:
-  // "-0.044 [-0.020, -0.007] (ranker-v2)".
+  // The line carries the difference and its interval, all negative, and
+  // names the two queries that carry the regression most (B's noise grows
+  // on every query, so the largest contributions are losses):
+  // "-0.044 [-0.020, -0.007] (ranker-v2); most on queries q-0003 (-0.31),
+  // q-0001 (-0.12)".
   const size_t pos = out.find(kLine) + kLine.size();
   const std::string rest = out.substr(pos, out.find('\n', pos) - pos);
   EXPECT_EQ(rest.substr(0, 1), "-") << rest;
   EXPECT_NE(rest.find(" [-"), std::string::npos) << rest;
   EXPECT_NE(rest.find(", -"), std::string::npos) << rest;
-  EXPECT_TRUE(rest.ends_with("] (ranker-v2)")) << rest;
+  const std::string kQueries = "] (ranker-v2); most on queries q-";
+  const size_t queries = rest.find(kQueries);
+  ASSERT_NE(queries, std::string::npos) << rest;
+  const std::string named = rest.substr(queries + kQueries.size() - 2);
+  // "q-0003 (-0.31), q-0001 (-0.12)": two queries, both with a loss.
+  EXPECT_EQ(std::count(named.begin(), named.end(), '('), 2) << named;
+  EXPECT_NE(named.find(" (-"), std::string::npos) << named;
+  EXPECT_NE(named.find("), q-"), std::string::npos) << named;
+  EXPECT_NE(named.find(" (-", named.find("), q-")), std::string::npos) << named;
+  EXPECT_TRUE(named.ends_with(")")) << named;
   // The periodic table: a header every 10 s, variants and the experiment.
   EXPECT_NE(out.find("\n-- 10s: "), std::string::npos) << out;
   EXPECT_NE(out.find(" events/s --\n"), std::string::npos) << out;

@@ -805,7 +805,7 @@ TEST(PrometheusRuleTest, CarriesTheGroupsOfBothRuleFiles) {
           << Str(r["alert"]);
     }
   }
-  EXPECT_EQ(alerts, 11);
+  EXPECT_EQ(alerts, 12);  // The alerts of alerts.yml.
 }
 
 // The matcher itself, on Docker's documented examples.

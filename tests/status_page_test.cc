@@ -133,6 +133,21 @@ std::string Fixed4(double v) {
   return buf;
 }
 
+// The value the page shows for a p-value (fmtP() in page.html): toFixed(4),
+// or below 1e-4 toExponential(1), whose exponent has no leading zero
+// ("5.6e-6" where printf writes "5.6e-06").
+std::string FormatP(double p) {
+  if (p >= 1e-4) return Fixed4(p);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1e", p);
+  std::string s = buf;
+  const size_t e = s.find("e-");
+  while (e != std::string::npos && s.size() > e + 3 && s[e + 2] == '0') {
+    s.erase(e + 2, 1);
+  }
+  return s;
+}
+
 class StatusPageTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -290,7 +305,15 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "preference-b_vs_a-all",
       "interleaving-verdict-b_vs_a",
       "readiness",
-      "impression-note"};
+      "impression-note",
+      "movers-title-ranker-v2-B-ndcg_cut_10",
+      "mover-query-ranker-v2-B-ndcg_cut_10-0",
+      "mover-difference-ranker-v2-B-ndcg_cut_10-0",
+      "mover-contribution-ranker-v2-B-ndcg_cut_10-0",
+      "mover-p-bh-ranker-v2-B-ndcg_cut_10-0",
+      "mover-query-ranker-v2-B-ndcg_cut_10-1",
+      "mover-difference-ranker-v2-B-ndcg_cut_10-1",
+      "mover-contribution-ranker-v2-B-ndcg_cut_10-1"};
   // The shared view: locale of the first segment group of B (A serves every
   // locale too), window all, k 5, the experiment, P_5 charted.
   simdjson::dom::element before;
@@ -399,6 +422,42 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
                 metrics.Sum("rankwatch_ab_difference", l), 1e-12);
   }
   EXPECT_TRUE(found) << summary_;
+
+  // Query movers of the primary series (nDCG@10, window all): the page's
+  // first two rows are the summary's first two movers (200 synthetic
+  // queries; 12 s of traffic leave each query a few lists per arm, so the
+  // BH column says why there is no test when there is none).
+  for (simdjson::dom::element c : d["experiments"].at(0)["comparisons"]) {
+    if (!bool(c["primary"]) || std::string_view(c["window"]) != "all") {
+      continue;
+    }
+    EXPECT_EQ(std::string_view(c["series"]), "ndcg_cut_10");
+    simdjson::dom::array movers = c["query_movers"];
+    ASSERT_GE(movers.size(), 2u) << summary_;
+    const std::string key = "ranker-v2-B-ndcg_cut_10-";
+    for (size_t i = 0; i < 2; ++i) {
+      SCOPED_TRACE(i);
+      simdjson::dom::element m = movers.at(i);
+      EXPECT_EQ(text("mover-query-" + key + std::to_string(i)),
+                std::string_view(m["query"]));
+      EXPECT_EQ(text("mover-difference-" + key + std::to_string(i)),
+                Fixed4(double(m["difference"])));
+      EXPECT_EQ(text("mover-contribution-" + key + std::to_string(i)),
+                Fixed4(double(m["contribution"])));
+    }
+    // Ranked by |contribution|.
+    EXPECT_GE(std::abs(double(movers.at(0)["contribution"])),
+              std::abs(double(movers.at(1)["contribution"])));
+    const std::string p_bh = text("mover-p-bh-" + key + "0");
+    if (bool(movers.at(0)["tested"])) {
+      EXPECT_EQ(p_bh.rfind(FormatP(double(movers.at(0)["p_value_bh"])), 0), 0u)
+          << p_bh;
+    } else {
+      EXPECT_EQ(p_bh, "too few lists");
+    }
+  }
+  EXPECT_EQ(text("movers-title-ranker-v2-B-ndcg_cut_10"),
+            "Queries that moved B's ndcg_cut_10 most");
 
   // Pipeline health: the events consumed, as counted by /metrics.
   for (const char* topic : {"results", "judgments"}) {

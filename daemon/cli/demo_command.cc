@@ -120,6 +120,10 @@ experiments:
     baseline: A
     treatments: [B]
     primary: [ndcg@10, precision@5]
+statistics:
+  # The top movers in /metrics, so that the story (and the alert
+  # RankwatchQueriesMoved) can name the queries behind a verdict.
+  export_query_movers: 10
 http:
   listen: ")" +
          listen + R"("

@@ -1,6 +1,7 @@
 #include "daemon/cli/demo_story.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,7 @@ bool ParseSampleLine(std::string_view line, std::string* name, Sample* s) {
 bool Wanted(std::string_view name, const std::vector<Headline>& headlines) {
   if (name.starts_with("rankwatch_ab_") ||
       name.starts_with("rankwatch_interleaving_") ||
+      name.starts_with("rankwatch_query_mover_") ||
       name == "rankwatch_events_consumed_total") {
     return true;
   }
@@ -174,6 +176,42 @@ std::string AbKey(std::string_view experiment, std::string_view treatment,
   return key;
 }
 
+// The exported top movers of each comparison of `s->ab` (the headline's
+// series is a primary one), by rank.
+void FillMovers(const Families& f, DemoSnapshot* s) {
+  auto rank_of = [](const Sample& x) {
+    int rank = 0;
+    const std::string r = x.LabelOr("rank");
+    std::from_chars(r.data(), r.data() + r.size(), rank);
+    return rank;
+  };
+  for (AbFigures& ab : s->ab) {
+    const std::string key =
+        AbKey(ab.experiment, ab.treatment, ab.headline.measure, ab.headline.k);
+    auto mover = [&](const Sample& x) -> MoverFigures* {
+      const int rank = rank_of(x);
+      if (rank < 1 || rank > 100 ||
+          AbKey(x.LabelOr("experiment"), x.LabelOr("variant"),
+                x.LabelOr("measure"), x.LabelOr("k")) != key) {
+        return nullptr;
+      }
+      if (ab.movers.size() < static_cast<size_t>(rank)) {
+        ab.movers.resize(static_cast<size_t>(rank));
+      }
+      return &ab.movers[static_cast<size_t>(rank) - 1];
+    };
+    for (const Sample& x : Family(f, "rankwatch_query_mover_info")) {
+      if (MoverFigures* m = mover(x)) m->query = x.LabelOr("query");
+    }
+    for (const Sample& x : Family(f, "rankwatch_query_mover_difference")) {
+      if (MoverFigures* m = mover(x)) m->difference = x.value;
+    }
+    for (const Sample& x : Family(f, "rankwatch_query_mover_contribution")) {
+      if (MoverFigures* m = mover(x)) m->contribution = x.value;
+    }
+  }
+}
+
 void FillAb(const Families& f, DemoSnapshot* s) {
   auto key_of = [](const Sample& x) {
     return AbKey(x.LabelOr("experiment"), x.LabelOr("variant"),
@@ -209,6 +247,7 @@ void FillAb(const Families& f, DemoSnapshot* s) {
       }
     }
   };
+  FillMovers(f, s);
   fill("rankwatch_ab_difference", &Estimate::value);
   fill("rankwatch_ab_sequential_ci_lower", &Estimate::lower);
   fill("rankwatch_ab_sequential_ci_upper", &Estimate::upper);
@@ -471,6 +510,25 @@ void DemoStory::ObserveSrm(const DemoSnapshot& s,
   }
 }
 
+namespace {
+
+// "; most on queries q-12 (-0.41), q-3 (-0.27)": the first two exported
+// movers (by |contribution|) that move the verdict's way, or "".
+std::string TopMovers(const AbFigures& ab) {
+  const double sign = ab.verdict == Verdict::kWorse ? -1 : 1;
+  std::string out;
+  int named = 0;
+  for (const MoverFigures& m : ab.movers) {
+    if (named == 2) break;
+    if (m.query.empty() || !(m.contribution * sign > 0)) continue;
+    out += (named++ == 0 ? "; most on queries " : ", ") + m.query + " (" +
+           FormatNumber(m.difference, 2, true) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
 void DemoStory::ObserveAb(const DemoSnapshot& s,
                           std::vector<std::string>* lines) {
   for (const AbFigures& ab : s.ab) {
@@ -490,7 +548,8 @@ void DemoStory::ObserveAb(const DemoSnapshot& s,
     const bool was_decided = was == Verdict::kBetter || was == Verdict::kWorse;
     if (decided) {
       lines->push_back(ab.treatment + " is now " +
-                       std::string(VerdictName(ab.verdict)) + tail);
+                       std::string(VerdictName(ab.verdict)) + tail +
+                       TopMovers(ab));
     } else if (was_decided) {
       lines->push_back(ab.treatment + " is no longer " +
                        std::string(VerdictName(was)) + tail);

@@ -63,6 +63,14 @@ struct VariantFigures {
   std::vector<Estimate> headlines;  // Parallel to the snapshot's headlines.
 };
 
+// A query among a comparison's top movers (rankwatch_query_mover_*, with
+// statistics.export_query_movers > 0).
+struct MoverFigures {
+  std::string query;
+  double difference = std::numeric_limits<double>::quiet_NaN();
+  double contribution = std::numeric_limits<double>::quiet_NaN();
+};
+
 // One treatment against its baseline on one headline (window "all").
 struct AbFigures {
   std::string experiment;
@@ -71,6 +79,7 @@ struct AbFigures {
   Headline headline;
   Estimate difference;  // Always-valid (sequential) interval.
   Verdict verdict = Verdict::kNoData;
+  std::vector<MoverFigures> movers;  // By rank; empty unless exported.
 };
 
 struct SrmFigures {

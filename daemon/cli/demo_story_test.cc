@@ -100,6 +100,35 @@ TEST(ParseMetricsSnapshotTest, ReadsTheStorysSeries) {
   EXPECT_EQ(il.impressions, 1234);
 }
 
+// The exported top movers (statistics.export_query_movers) of a headline
+// comparison, by rank; another series' movers are not its.
+TEST(ParseMetricsSnapshotTest, ReadsTheTopMovers) {
+  const std::string page =
+      std::string(kPage) +
+      R"(rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2",query="hotels paris"} 1
+rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1",query="cheap flights"} 1
+rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="5",rank="1",query="other"} 1
+rankwatch_query_mover_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1"} -0.41
+rankwatch_query_mover_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2"} 0.12
+rankwatch_query_mover_contribution{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1"} -0.031
+rankwatch_query_mover_contribution{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2"} 0.004
+)";
+  auto s = ParseMetricsSnapshot(page, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->ab.size(), 1u);
+  const std::vector<MoverFigures>& m = s->ab[0].movers;
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].query, "cheap flights");
+  EXPECT_DOUBLE_EQ(m[0].difference, -0.41);
+  EXPECT_DOUBLE_EQ(m[0].contribution, -0.031);
+  EXPECT_EQ(m[1].query, "hotels paris");
+  EXPECT_DOUBLE_EQ(m[1].contribution, 0.004);
+  // Without the export: none.
+  auto plain = ParseMetricsSnapshot(kPage, kHeadlines);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->ab[0].movers.empty());
+}
+
 TEST(ParseMetricsSnapshotTest, MalformedLineNamesItsNumber) {
   auto s = ParseMetricsSnapshot(
       "# TYPE x gauge\nrankwatch_ab_verdict{experiment=\"x\" 1\n", kHeadlines);
@@ -137,7 +166,7 @@ DemoSnapshot Snapshot(int64_t events, Verdict ab, Estimate difference, bool srm,
   DemoSnapshot s;
   s.headlines = {{"ndcg", "10"}};
   s.events_consumed = events;
-  s.ab.push_back({"ranker-v2", "A", "B", {"ndcg", "10"}, difference, ab});
+  s.ab.push_back({"ranker-v2", "A", "B", {"ndcg", "10"}, difference, ab, {}});
   s.srm.push_back({"ranker-v2", srm, srm ? 1e-5 : 0.5});
   s.interleaving.push_back(
       {"A-vs-B", "A", "B", preference, p, 1000, interleaving});
@@ -182,6 +211,27 @@ TEST(DemoStoryTest, TellsEachVerdictChangeOnce) {
                           12000),
             Lines{"B is now better than A on ndcg@10: +0.040 [+0.010, "
                   "+0.070] (ranker-v2)"});
+}
+
+// A regression verdict names the two queries that carry it most: the first
+// exported movers whose contribution has the verdict's sign (q-up, which
+// moves the other way, is skipped).
+TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
+  DemoStory story;
+  const Verdict none = Verdict::kNoData;
+  DemoSnapshot first = Snapshot(100, Verdict::kInconclusive, {-0.01, -0.1, 0.1},
+                                false, none, NAN, 1);
+  EXPECT_EQ(story.Observe(first, 0), Lines{});
+  DemoSnapshot worse = Snapshot(200, Verdict::kWorse, {-0.21, -0.25, -0.17},
+                                false, none, NAN, 1);
+  worse.ab[0].movers = {{"q-17", -0.412, -0.031},
+                        {"q-up", 0.2, 0.01},
+                        {"q-3", -0.268, -0.012},
+                        {"q-9", -0.3, -0.002}};
+  EXPECT_EQ(story.Observe(worse, 2000),
+            Lines{"B is now worse than A on ndcg@10: -0.210 [-0.250, "
+                  "-0.170] (ranker-v2); most on queries q-17 (-0.41), q-3 "
+                  "(-0.27)"});
 }
 
 TEST(DemoStoryTest, TellsInterleavingVerdicts) {
@@ -241,13 +291,15 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
            "B",
            {"ndcg", "10"},
            {-0.21, -0.25, -0.17},
-           Verdict::kWorse},
+           Verdict::kWorse,
+           {}},
           {"ranker-v2",
            "A",
            "B",
            {"precision", "5"},
            {0.004, -0.002, 0.010},
-           Verdict::kInconclusive}};
+           Verdict::kInconclusive,
+           {}}};
   s.srm = {{"ranker-v2", false, 0.5}};
   s.interleaving = {{"A-vs-B", "A", "B", 0.05, 0.001, 1234, Verdict::kBetter}};
   // 1500 events in the 10 s since the previous table: 150/s. Columns are

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/duration.h"
+#include "base/json_writer.h"
 
 namespace rankwatch::exporter {
 
@@ -13,6 +14,23 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
   family.help = std::move(help);
   family.type = type;
   return family;
+}
+
+std::string LabelText(std::string_view text, size_t max_bytes) {
+  constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD.
+  constexpr std::string_view kEllipsis = "\xe2\x80\xa6";     // U+2026.
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8SequenceLength(text, i);
+    const std::string_view piece = n == 0 ? kReplacement : text.substr(i, n);
+    if (out.size() + piece.size() > max_bytes) {
+      out.append(kEllipsis);
+      break;
+    }
+    out.append(piece);
+    i += n == 0 ? 1 : n;
+  }
+  return out;
 }
 
 void AddCounter(prometheus::MetricFamily* family, Labels labels, double value) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rankwatch::exporter {
@@ -36,6 +37,11 @@ void AddHistogram(prometheus::MetricFamily* family, Labels labels,
 // The `window` label of each window in `windows_ms` ("5m", "1h30m"),
 // written as the configuration writes durations.
 std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
+
+// `text` as a label value: Prometheus requires UTF-8, so a byte that does
+// not start a valid UTF-8 sequence becomes U+FFFD; beyond `max_bytes` the
+// text is cut at a character boundary and ends with U+2026 ("...").
+std::string LabelText(std::string_view text, size_t max_bytes);
 
 // Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
 // ("never"), the usual Prometheus value of an unset timestamp.

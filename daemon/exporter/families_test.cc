@@ -35,3 +35,29 @@ TEST(FamiliesTest, TimestampSeconds) {
 
 }  // namespace
 }  // namespace rankwatch::exporter
+
+namespace rankwatch::exporter {
+namespace {
+
+// Label values must be UTF-8 (Prometheus refuses a scrape otherwise):
+// valid text passes, other bytes become U+FFFD (EF BF BD), long text is cut
+// at a character boundary and marked with U+2026 (E2 80 A6).
+TEST(FamiliesTest, LabelTextIsUtf8AndBounded) {
+  EXPECT_EQ(LabelText("cheap flights", 200), "cheap flights");
+  EXPECT_EQ(LabelText("d\xc3\xa9j\xc3\xa0 vu", 200), "d\xc3\xa9j\xc3\xa0 vu");
+  EXPECT_EQ(LabelText("a\xff"
+                      "b",
+                      200),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(LabelText("\xed\xa0\x80", 200),  // A surrogate: three bytes.
+            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(LabelText("abcdef", 4), "abcd\xe2\x80\xa6");
+  // "é" (2 bytes) does not fit after "abc" in 4 bytes: cut before it.
+  EXPECT_EQ(LabelText("abc\xc3\xa9", 4), "abc\xe2\x80\xa6");
+  EXPECT_EQ(LabelText("abcd", 4), "abcd");
+  EXPECT_EQ(LabelText("", 4), "");
+}
+
+}  // namespace
+}  // namespace rankwatch::exporter

@@ -8,6 +8,7 @@
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/pipeline_collector.h"
 #include "daemon/exporter/process_collector.h"
+#include "daemon/exporter/query_movers_collector.h"
 
 namespace rankwatch::exporter {
 
@@ -44,6 +45,7 @@ std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
   probe->Add(std::make_unique<ExperimentCollector>(pipeline));
   probe->Add(std::make_unique<InterleavingCollector>(pipeline));
+  probe->Add(std::make_unique<QueryMoversCollector>(pipeline));
   if (kafka != nullptr)
     probe->Add(std::make_unique<KafkaCollector>(kafka, clock));
   return probe;

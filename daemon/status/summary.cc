@@ -367,8 +367,7 @@ void WriteComparison(const stream::Comparison& c,
   out->Double(c.has_sequential ? c.p_value_bh : NAN);
   if (c.primary && c.window < 0 && movers.capacity() > 0) {
     out->Key("query_movers");
-    WriteQueryMovers(movers.Movers(c.experiment_index, c.treatment, c.series,
-                                   metrics::MoverOptions()),
+    WriteQueryMovers(movers.Movers(c.experiment_index, c.treatment, c.series),
                      out);
   }
   out->Key("verdict");

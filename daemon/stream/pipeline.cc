@@ -107,7 +107,8 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       interleaving_(std::make_unique<InterleavingMonitor>(
           &config_.interleaving, config.aggregation, config.statistics)),
       movers_(std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
-                                            config.statistics.tracked_queries)),
+                                            config.statistics.tracked_queries,
+                                            config.statistics.level)),
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
@@ -407,7 +408,8 @@ Status Pipeline::Reconfigure(const config::Config& next) {
       }
     }
   }
-  const bool same_statistics = config_.statistics == next.statistics;
+  const bool same_statistics =
+      config::SameTests(config_.statistics, next.statistics);
 
   // The monitors point into config_: the old ones read the old lists
   // (moved, so their elements stay where they were) while the new ones
@@ -437,7 +439,8 @@ Status Pipeline::Reconfigure(const config::Config& next) {
       &config_.interleaving, config_.aggregation, config_.statistics);
   interleaving_->AdoptState(*old_interleaving, same_statistics);
   movers_ = std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
-                                          config_.statistics.tracked_queries);
+                                          config_.statistics.tracked_queries,
+                                          config_.statistics.level);
   for (const auto& [shard, record] : movers) {
     ByteReader r(record);
     (void)movers_->DecodeShard(shard, &r);  // Its own fresh record.

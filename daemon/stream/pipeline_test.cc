@@ -422,6 +422,14 @@ TEST_F(PipelineReconfigureTest, KeepsSequentialStateOfUnchangedComparisons) {
   EXPECT_LE(looks("P_3"), 1);
   EXPECT_EQ(pipeline().experiments().looks(), monitor_looks + 1);
 
+  // The query movers' sizes are read by no test: the tests carry on.
+  const int64_t looks_kept = looks("P_1");
+  next.statistics.tracked_queries = 7;
+  next.statistics.export_query_movers = 3;
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_GE(looks("P_1"), looks_kept);
+  EXPECT_GT(looks("P_1"), 2);
+
   // Another treatment list restarts the comparisons.
   next.experiments = {{"x", "A", {"B", "C"}}};
   ASSERT_TRUE(pipeline().Reconfigure(next).ok());

@@ -27,10 +27,11 @@ struct MergedQuery {
 
 QueryMovers::QueryMovers(
     const std::vector<config::ExperimentConfig>* experiments,
-    const Aggregator* aggregator, int32_t capacity)
+    const Aggregator* aggregator, int32_t capacity, double level)
     : experiments_(experiments),
       aggregator_(aggregator),
       capacity_(std::max(capacity, 0)) {
+  options_.level = level;
   const std::vector<SeriesSpec>& series = aggregator_->series();
   for (size_t s = 0; s < series.size(); ++s) {
     const config::SeriesRef ref{series[s].measure, series[s].cutoff};

@@ -39,9 +39,11 @@ namespace rankwatch::stream {
 
 class QueryMovers {
  public:
-  // `capacity` counters per arm and shard (0: nothing is tracked).
+  // `capacity` counters per arm and shard (0: nothing is tracked); the
+  // movers' intervals at confidence `level` (statistics.level).
   QueryMovers(const std::vector<config::ExperimentConfig>* experiments,
-              const Aggregator* aggregator, int32_t capacity);
+              const Aggregator* aggregator, int32_t capacity,
+              double level = metrics::kDefaultLevel);
   QueryMovers(const QueryMovers&) = delete;
   QueryMovers& operator=(const QueryMovers&) = delete;
 
@@ -67,6 +69,12 @@ class QueryMovers {
   std::vector<metrics::QueryMover> Movers(
       size_t experiment, std::string_view treatment, size_t series,
       const metrics::MoverOptions& options) const;
+  // The same with the configured level and the default min_lists.
+  std::vector<metrics::QueryMover> Movers(size_t experiment,
+                                          std::string_view treatment,
+                                          size_t series) const {
+    return Movers(experiment, treatment, series, options_);
+  }
 
   int32_t capacity() const { return capacity_; }
   // The shards holding state.
@@ -88,6 +96,7 @@ class QueryMovers {
   const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
   int32_t capacity_;
+  metrics::MoverOptions options_;
   std::vector<size_t> tracked_;     // Aggregator series kept, ascending.
   std::vector<double> values_;      // Scratch: the tracked values of a list.
   std::vector<std::string> arms_;   // Variants of every experiment.

@@ -394,7 +394,7 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
       if (rows[i]->primary && p.query_movers().capacity() > 0) {
         out->pop_back();  // The comparison's closing brace.
         AppendQueryMovers(out, p.query_movers().Movers(x, rows[i]->treatment,
-                                                       rows[i]->series, {}));
+                                                       rows[i]->series));
         out->push_back('}');
       }
     }
@@ -421,7 +421,7 @@ void AppendMoversTable(std::string* out, const Pipeline& p, size_t x) {
   for (const Comparison* c : WholeRunRows(p.experiments(), x)) {
     if (!c->primary || !c->quality) continue;
     const std::vector<metrics::QueryMover> movers =
-        p.query_movers().Movers(x, c->treatment, c->series, {});
+        p.query_movers().Movers(x, c->treatment, c->series);
     if (movers.empty()) continue;
     std::snprintf(buf, sizeof(buf),
                   "  queries moving %s's %s most (contribution = traffic "

@@ -5,8 +5,8 @@
 # posts alerts with `amtool alert add`, and checks with `amtool alert query`
 # which are inhibited:
 #   * RankwatchSampleRatioMismatch{experiment="ranker-v2"} inhibits
-#     RankwatchTreatmentSignificantlyWorse{experiment="ranker-v2"} (any
-#     treatment), not that of ranker-v3, and not the other alerts of ranker-v2's
+#     RankwatchTreatmentSignificantlyWorse and RankwatchQueriesMoved of
+#     experiment ranker-v2 (any treatment), not those of ranker-v3, and not the other alerts of ranker-v2's
 #     variants;
 #   * RankwatchTargetDown{instance="r1"} inhibits RankwatchEvictionsRising of
 #     r1, not of r2, and not itself.
@@ -106,6 +106,8 @@ add alertname=RankwatchSampleRatioMismatch experiment=ranker-v2 severity=ticket
 add alertname=RankwatchTreatmentSignificantlyWorse experiment=ranker-v2 baseline=A variant=B severity=ticket
 add alertname=RankwatchTreatmentSignificantlyWorse experiment=ranker-v2 baseline=A variant=C severity=ticket
 add alertname=RankwatchTreatmentSignificantlyWorse experiment=ranker-v3 baseline=A variant=D severity=ticket
+add alertname=RankwatchQueriesMoved experiment=ranker-v2 baseline=A variant=B severity=ticket
+add alertname=RankwatchQueriesMoved experiment=ranker-v3 baseline=A variant=D severity=ticket
 add alertname=RankwatchQualityRegression variant=B severity=page
 add alertname=RankwatchTargetDown instance=r1 job=rankwatch severity=page
 add alertname=RankwatchEvictionsRising instance=r1 job=rankwatch severity=ticket
@@ -132,6 +134,8 @@ expect() {
 }
 expect inhibited alertname=RankwatchTreatmentSignificantlyWorse experiment=ranker-v2
 expect active alertname=RankwatchTreatmentSignificantlyWorse experiment=ranker-v3
+expect inhibited alertname=RankwatchQueriesMoved experiment=ranker-v2
+expect active alertname=RankwatchQueriesMoved experiment=ranker-v3
 expect active alertname=RankwatchSampleRatioMismatch
 expect active alertname=RankwatchQualityRegression
 expect inhibited alertname=RankwatchEvictionsRising instance=r1
