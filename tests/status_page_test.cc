@@ -196,6 +196,9 @@ interleaving:
   - name: b_vs_a
     variant: A-vs-B
     teams: [A, B]
+  - name: abc
+    variant: A-vs-B-vs-C
+    teams: [A, B, C]
 http:
   listen: 127.0.0.1:0
 )");
@@ -239,11 +242,23 @@ http:
                           "4"},
                          dir_.path() + "/traffic.out",
                          dir_.path() + "/traffic.log");
+    // Beside it, three rankers multileaved on every request of their own
+    // (another seed: other request ids), C best, B worst.
+    ChildProcess multileaved(
+        {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+         cluster_->bootstrap_servers(), "--rate", "100", "--seed", "8",
+         "--status-interval", "0s", "--variants", "A:1.0,B:2.0,C:0.5",
+         "--multileave", "A,B,C", "--interleave-share", "1"},
+        dir_.path() + "/multileaved.out", dir_.path() + "/multileaved.log");
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
     ASSERT_TRUE(traffic.Running())
         << testing::ReadFile(dir_.path() + "/traffic.log");
+    ASSERT_TRUE(multileaved.Running())
+        << testing::ReadFile(dir_.path() + "/multileaved.log");
     traffic.Signal(SIGKILL);
+    multileaved.Signal(SIGKILL);
     traffic.Wait(10s);
+    multileaved.Wait(10s);
   }
 
   // Waits until every produced event is consumed, nothing is pending and
@@ -313,7 +328,14 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "mover-p-bh-ranker-v2-B-ndcg_cut_10-0",
       "mover-query-ranker-v2-B-ndcg_cut_10-1",
       "mover-difference-ranker-v2-B-ndcg_cut_10-1",
-      "mover-contribution-ranker-v2-B-ndcg_cut_10-1"};
+      "mover-contribution-ranker-v2-B-ndcg_cut_10-1",
+      "multileaving-cell-abc-A-B",
+      "multileaving-cell-abc-B-A",
+      "multileaving-cell-abc-A-C",
+      "multileaving-cell-abc-C-A",
+      "multileaving-cell-abc-B-C",
+      "multileaving-cell-abc-C-B",
+      "multileaving-ranking-abc"};
   // The shared view: locale of the first segment group of B (A serves every
   // locale too), window all, k 5, the experiment, P_5 charted.
   simdjson::dom::element before;
@@ -485,6 +507,65 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   std::string state{std::string_view(x["state"])};
   std::replace(state.begin(), state.end(), '_', ' ');
   EXPECT_EQ(text("interleaving-verdict-b_vs_a"), state);
+
+  // Multileaving: each cell of the matrix is the row team's preference
+  // over the column team's (window all) and the pair's state from the row's
+  // side, as the summary has them (a pair's preference and state are its
+  // second team's); then the Copeland ranking.
+  simdjson::dom::element abc;
+  for (simdjson::dom::element e : d["interleaving"]) {
+    if (std::string_view(e["name"]) == "abc") abc = e;
+  }
+  ASSERT_EQ(abc.type(), simdjson::dom::element_type::OBJECT) << summary_;
+  std::vector<std::string> teams;
+  for (simdjson::dom::element t : abc["teams"]) {
+    teams.emplace_back(std::string_view(t));
+  }
+  ASSERT_EQ(teams, (std::vector<std::string>{"A", "B", "C"}));
+  int pairs = 0;
+  for (simdjson::dom::element p : abc["pairs"]) {
+    const int64_t first = p["teams"].at(0), second = p["teams"].at(1);
+    double preference = NAN;
+    for (simdjson::dom::element w : p["windows"]) {
+      if (std::string_view(w["window"]) == "all") preference = w["preference"];
+    }
+    ASSERT_FALSE(std::isnan(preference)) << summary_;
+    std::string state{std::string_view(p["state"])};
+    const std::string flipped = state == "better"  ? "worse"
+                                : state == "worse" ? "better"
+                                                   : state;
+    std::replace(state.begin(), state.end(), '_', ' ');
+    const std::string& x = teams[static_cast<size_t>(first)];
+    const std::string& y = teams[static_cast<size_t>(second)];
+    SCOPED_TRACE(x + " vs " + y);
+    EXPECT_EQ(text("multileaving-cell-abc-" + y + "-" + x)
+                  .rfind(Fixed4(preference) + " " + state, 0),
+              0u)
+        << text("multileaving-cell-abc-" + y + "-" + x);
+    std::string flipped_text = flipped;
+    std::replace(flipped_text.begin(), flipped_text.end(), '_', ' ');
+    EXPECT_EQ(text("multileaving-cell-abc-" + x + "-" + y)
+                  .rfind(Fixed4(-preference) + " " + flipped_text, 0),
+              0u)
+        << text("multileaving-cell-abc-" + x + "-" + y);
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 3);
+  std::string ranking;
+  for (simdjson::dom::element t : abc["ranking"]) {
+    const int64_t team = t;
+    if (!ranking.empty()) ranking += ", ";
+    ranking +=
+        teams[static_cast<size_t>(team)] + " (" +
+        std::to_string(int64_t(abc["copeland"].at(static_cast<size_t>(team)))) +
+        ")";
+  }
+  const int64_t winner = abc["winner"];
+  EXPECT_EQ(text("multileaving-ranking-abc"),
+            "Ranking (Copeland score: significant wins minus losses): " +
+                ranking + ". Winner: " +
+                (winner >= 0 ? teams[static_cast<size_t>(winner)]
+                             : std::string("none yet")));
 
   EXPECT_EQ(text("readiness"), "ready");
   EXPECT_EQ(metrics.Sum("rankwatch_consumer_ready"), 1);
