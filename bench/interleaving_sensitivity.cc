@@ -114,19 +114,6 @@ sim::SyntheticTraffic MakeTraffic(const sim::SyntheticConfig& config) {
   return std::move(traffic).value();
 }
 
-// Clicks per rank (binary: any judgment of the rank is a click, purchases
-// come with a click) as Evaluator input, plus the judged grades.
-void ClickGrades(const sim::RequestTruth& truth,
-                 std::vector<metrics::Grade>* ranked,
-                 std::vector<metrics::Grade>* judged) {
-  ranked->assign(truth.ranked_grades.size(), metrics::kUnjudged);
-  judged->clear();
-  for (const auto& [rank, relevance] : truth.judged) {
-    if ((*ranked)[rank] == metrics::kUnjudged) judged->push_back(1);
-    (*ranked)[rank] = 1;
-  }
-}
-
 // One A/B experiment: both measures until each is decided or the cap.
 std::pair<Decision, Decision> RunAb(uint64_t seed, const Options& o,
                                     double sigma_b) {
@@ -145,7 +132,7 @@ std::pair<Decision, Decision> RunAb(uint64_t seed, const Options& o,
   metrics::ListScores scores;
   for (int64_t n = 1; n <= o.cap; ++n) {
     traffic.NextRequest(kStartMs + n * kStepMs, &results, &judgments, &truth);
-    ClickGrades(truth, &ranked, &judged);
+    sim::ClickGrades(truth, &ranked, &judged);
     evaluator.Evaluate(ranked, judged, &scores);
     stats[0][truth.variant_index].Add(scores.at[0].success);
     stats[1][truth.variant_index].Add(scores.at[0].ndcg);
@@ -179,7 +166,7 @@ Decision RunInterleaving(uint64_t seed, const Options& o, double sigma_b) {
   std::vector<metrics::Grade> judged;
   for (int64_t n = 1; n <= o.cap; ++n) {
     traffic.NextRequest(kStartMs + n * kStepMs, &results, &judgments, &truth);
-    ClickGrades(truth, &clicks, &judged);
+    sim::ClickGrades(truth, &clicks, &judged);
     counts.Add(metrics::CreditClicks(truth.teams, clicks, 1));
     if (n % o.look_every != 0) continue;
     test.Look(counts);
@@ -247,13 +234,13 @@ Pilot RunPilot(const Options& o) {
     evaluator.Evaluate(truth.ranked_grades, ab.query_grades(truth.query_index),
                        &scores);
     p.true_ndcg[v].Add(scores.at[0].ndcg);
-    ClickGrades(truth, &ranked, &judged);
+    sim::ClickGrades(truth, &ranked, &judged);
     evaluator.Evaluate(ranked, judged, &scores);
     p.ctr[v].Add(scores.at[0].success);
     p.click_ndcg[v].Add(scores.at[0].ndcg);
 
     il.NextRequest(kStartMs + n * kStepMs, &results, &judgments, &truth);
-    ClickGrades(truth, &ranked, &judged);
+    sim::ClickGrades(truth, &ranked, &judged);
     p.counts.Add(metrics::CreditClicks(truth.teams, ranked, 1));
   }
   return p;

@@ -250,20 +250,6 @@ Outcome Pairwise(uint64_t seed, const std::vector<double>& sigmas) {
   return out;
 }
 
-// Clicks per rank as binary grades for metrics::Evaluator (clicked 1, the
-// others unjudged) and the judged grades: as bench/interleaving_sensitivity.cc
-// ClickGrades scores its A/B arm (copied: 10 lines).
-void ClickGrades(const sim::RequestTruth& truth,
-                 std::vector<metrics::Grade>* ranked,
-                 std::vector<metrics::Grade>* judged) {
-  ranked->assign(truth.ranked_grades.size(), metrics::kUnjudged);
-  judged->clear();
-  for (const auto& [rank, relevance] : truth.judged) {
-    if ((*ranked)[rank] == metrics::kUnjudged) judged->push_back(1);
-    (*ranked)[rank] = 1;
-  }
-}
-
 Outcome AbN(uint64_t seed, const std::vector<double>& sigmas) {
   const size_t n = sigmas.size();
   std::vector<size_t> all(n);
@@ -284,7 +270,7 @@ Outcome AbN(uint64_t seed, const std::vector<double>& sigmas) {
   Outcome out;
   for (int64_t i = 1; i <= kCap && out.all_at < 0; ++i) {
     traffic->NextRequest(kStartMs + i * 10, &results, &judgments, &truth);
-    ClickGrades(truth, &ranked, &judged);
+    sim::ClickGrades(truth, &ranked, &judged);
     evaluator->Evaluate(ranked, judged, &scores);
     arms[truth.variant_index].Add(scores.at[0].ndcg);  // nDCG@10.
     if (i % kLookEvery == 0) LookAb(arms, i, sigmas, &tests, &out);

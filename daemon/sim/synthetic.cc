@@ -607,4 +607,14 @@ std::string SyntheticTraffic::TrecQrels() const {
   return out;
 }
 
+void ClickGrades(const RequestTruth& truth, std::vector<metrics::Grade>* ranked,
+                 std::vector<metrics::Grade>* judged) {
+  ranked->assign(truth.ranked_grades.size(), metrics::kUnjudged);
+  judged->clear();
+  for (const auto& [rank, relevance] : truth.judged) {
+    if ((*ranked)[rank] == metrics::kUnjudged) judged->push_back(1);
+    (*ranked)[rank] = 1;
+  }
+}
+
 }  // namespace rankwatch::sim

@@ -153,6 +153,13 @@ struct RequestTruth {
   uint64_t interleave_seed = 0;
 };
 
+// A request's clicks as the input of metrics::Evaluator, the way the
+// sensitivity measurements score an A/B arm: `ranked` per rank 1 where the
+// rank was clicked (any judgment of a rank is a click; purchases come with
+// one), else unjudged; `judged` a 1 per clicked rank. Buffers are reused.
+void ClickGrades(const RequestTruth& truth, std::vector<metrics::Grade>* ranked,
+                 std::vector<metrics::Grade>* judged);
+
 // Not thread-safe: one per thread. Movable.
 class SyntheticTraffic {
  public:

@@ -731,5 +731,20 @@ TEST(SyntheticTrafficTest, RejectsBadMultileaving) {
   EXPECT_TRUE(rejected(c));
 }
 
+// A click and a purchase on rank 1 and a click on rank 3 of a four-doc
+// list: ranks 1 and 3 are clicked (grade 1 each, whatever the judgment),
+// ranks 2 and 4 unjudged; one judged grade per clicked rank.
+TEST(ClickGradesTest, OneBinaryGradePerClickedRank) {
+  RequestTruth truth;
+  truth.ranked_grades = {3, 0, 2, 1};
+  truth.judged = {{0, 1}, {2, 1}, {0, 2}};
+  std::vector<metrics::Grade> ranked = {7, 7, 7, 7, 7, 7};  // Reused.
+  std::vector<metrics::Grade> judged = {9};
+  ClickGrades(truth, &ranked, &judged);
+  EXPECT_EQ(ranked, (std::vector<metrics::Grade>{1, metrics::kUnjudged, 1,
+                                                 metrics::kUnjudged}));
+  EXPECT_EQ(judged, (std::vector<metrics::Grade>{1, 1}));
+}
+
 }  // namespace
 }  // namespace rankwatch::sim
