@@ -235,22 +235,32 @@ void FillAb(const Families& f, DemoSnapshot* s) {
     ab.verdict = ParseVerdict(x.LabelOr("state"));
     s->ab.push_back(std::move(ab));
   }
-  auto fill = [&](const char* family, double Estimate::*field) {
+  // Sets field `field` of estimate `which` of each comparison from the
+  // window-"all" samples of `family`.
+  auto fill = [&](const char* family, Estimate AbFigures::*which,
+                  double Estimate::*field) {
     for (const Sample& x : Family(f, family)) {
       if (!all_window(x)) continue;
       const std::string key = key_of(x);
       for (AbFigures& ab : s->ab) {
         if (AbKey(ab.experiment, ab.treatment, ab.headline.measure,
                   ab.headline.k) == key) {
-          ab.difference.*field = x.value;
+          (ab.*which).*field = x.value;
         }
       }
     }
   };
   FillMovers(f, s);
-  fill("rankwatch_ab_difference", &Estimate::value);
-  fill("rankwatch_ab_sequential_ci_lower", &Estimate::lower);
-  fill("rankwatch_ab_sequential_ci_upper", &Estimate::upper);
+  fill("rankwatch_ab_difference", &AbFigures::difference, &Estimate::value);
+  fill("rankwatch_ab_difference", &AbFigures::look, &Estimate::value);
+  fill("rankwatch_ab_sequential_ci_lower", &AbFigures::difference,
+       &Estimate::lower);
+  fill("rankwatch_ab_sequential_ci_upper", &AbFigures::difference,
+       &Estimate::upper);
+  fill("rankwatch_ab_sequential_look_ci_lower", &AbFigures::look,
+       &Estimate::lower);
+  fill("rankwatch_ab_sequential_look_ci_upper", &AbFigures::look,
+       &Estimate::upper);
   // Headline order within an experiment, as configured.
   std::stable_sort(s->ab.begin(), s->ab.end(),
                    [&](const AbFigures& a, const AbFigures& b) {
@@ -455,6 +465,18 @@ std::string FormatEstimate(const Estimate& e, bool sign) {
          FormatNumber(e.upper, decimals, sign) + "]";
 }
 
+std::string FormatAbDifference(const AbFigures& ab) {
+  const Estimate& d = ab.difference;
+  // NaN compares false: without an interval the estimate prints alone.
+  const bool outside = d.value < d.lower || d.value > d.upper;
+  if (!outside) return FormatEstimate(d, true);
+  Estimate look = ab.look;
+  look.value = d.value;
+  const std::string running = FormatEstimate(d, true);
+  return FormatEstimate(look, true) + " at this look; since start " +
+         running.substr(running.find(" [") + 1);
+}
+
 std::vector<std::string> DemoStory::Observe(const DemoSnapshot& s,
                                             int64_t now_ms) {
   std::vector<std::string> lines;
@@ -542,7 +564,7 @@ void DemoStory::ObserveAb(const DemoSnapshot& s,
     if (ab.verdict == was) continue;
     const std::string tail =
         " than " + ab.baseline + " on " + ab.headline.Label() + ": " +
-        FormatEstimate(ab.difference, true) + " (" + ab.experiment + ")";
+        FormatAbDifference(ab) + " (" + ab.experiment + ")";
     const bool decided =
         ab.verdict == Verdict::kBetter || ab.verdict == Verdict::kWorse;
     const bool was_decided = was == Verdict::kBetter || was == Verdict::kWorse;
@@ -628,7 +650,7 @@ std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
         row = &rows.back();
       }
       if (rows.size() == 2) rows[0].push_back(ab.headline.Label());
-      row->push_back(FormatEstimate(ab.difference, true) + " " +
+      row->push_back(FormatAbDifference(ab) + " " +
                      std::string(VerdictName(ab.verdict)));
     }
     out += "  A/B difference [" + Percent(s.level) +

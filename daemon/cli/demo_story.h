@@ -77,7 +77,11 @@ struct AbFigures {
   std::string baseline;
   std::string treatment;
   Headline headline;
-  Estimate difference;  // Always-valid (sequential) interval.
+  // The running always-valid interval (the intersection since start, what
+  // the verdict reads) around the latest difference; `look` is the latest
+  // look's own always-valid interval around the same difference.
+  Estimate difference;
+  Estimate look;
   Verdict verdict = Verdict::kNoData;
   std::vector<MoverFigures> movers;  // By rank; empty unless exported.
 };
@@ -124,6 +128,13 @@ StatusOr<DemoSnapshot> ParseMetricsSnapshot(
 // "-0.21 [-0.25, -0.17]": decimals enough for the interval's width (two at
 // least, four at most); `sign` forces a leading + on positive numbers.
 std::string FormatEstimate(const Estimate& e, bool sign);
+
+// A/B difference with its always-valid interval: FormatEstimate of the
+// running interval when it holds the estimate; else, so that no estimate is
+// printed beside an interval that excludes it, the latest look's interval
+// and the running one, labelled: "-0.048 [-0.069, -0.027] at this look;
+// since start [-0.027, -0.007]".
+std::string FormatAbDifference(const AbFigures& ab);
 
 class DemoStory {
  public:

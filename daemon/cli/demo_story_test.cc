@@ -38,6 +38,8 @@ rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k
 rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.21
 rankwatch_ab_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.25
 rankwatch_ab_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} +Inf
+rankwatch_ab_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.3
+rankwatch_ab_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.12
 rankwatch_ab_srm_detected{experiment="x"} 1
 rankwatch_ab_srm_sequential_p_value{experiment="x"} 1e-05
 rankwatch_interleaving_info{experiment="A-vs-B",variant="A-vs-B",incumbent="A",challenger="B"} 1
@@ -84,6 +86,9 @@ TEST(ParseMetricsSnapshotTest, ReadsTheStorysSeries) {
   EXPECT_DOUBLE_EQ(s->ab[0].difference.value, -0.21);  // Not the 1m -0.5.
   EXPECT_DOUBLE_EQ(s->ab[0].difference.lower, -0.25);
   EXPECT_EQ(s->ab[0].difference.upper, INFINITY);
+  EXPECT_DOUBLE_EQ(s->ab[0].look.value, -0.21);  // The same estimate.
+  EXPECT_DOUBLE_EQ(s->ab[0].look.lower, -0.3);
+  EXPECT_DOUBLE_EQ(s->ab[0].look.upper, -0.12);
 
   ASSERT_EQ(s->srm.size(), 1u);
   EXPECT_TRUE(s->srm[0].detected);
@@ -166,7 +171,11 @@ DemoSnapshot Snapshot(int64_t events, Verdict ab, Estimate difference, bool srm,
   DemoSnapshot s;
   s.headlines = {{"ndcg", "10"}};
   s.events_consumed = events;
-  s.ab.push_back({"ranker-v2", "A", "B", {"ndcg", "10"}, difference, ab, {}});
+  // The latest look's interval: the running one widened by 0.01 each side.
+  const Estimate look{difference.value, difference.lower - 0.01,
+                      difference.upper + 0.01};
+  s.ab.push_back(
+      {"ranker-v2", "A", "B", {"ndcg", "10"}, difference, look, ab, {}});
   s.srm.push_back({"ranker-v2", srm, srm ? 1e-5 : 0.5});
   s.interleaving.push_back(
       {"A-vs-B", "A", "B", preference, p, 1000, interleaving});
@@ -234,6 +243,50 @@ TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
                   "(-0.27)"});
 }
 
+// The running always-valid interval is an intersection over looks: the
+// latest estimate can fall outside it (issue 27: the demo printed -0.048
+// beside [-0.027, -0.007]). Then the line shows the latest look's own
+// interval, which holds the estimate, and the running one, labelled.
+TEST(FormatAbDifferenceTest, AnEstimateOutsideTheRunningIntervalShowsBoth) {
+  AbFigures ab;
+  ab.difference = {-0.048, -0.027, -0.007};
+  ab.look = {-0.048, -0.069, -0.027};
+  EXPECT_EQ(FormatAbDifference(ab),
+            "-0.048 [-0.069, -0.027] at this look; since start [-0.027, "
+            "-0.007]");
+  // Inside (or on an end): the running interval alone, as before.
+  ab.difference = {-0.020, -0.027, -0.007};
+  EXPECT_EQ(FormatAbDifference(ab), "-0.020 [-0.027, -0.007]");
+  ab.difference = {-0.027, -0.027, -0.007};
+  EXPECT_EQ(FormatAbDifference(ab), "-0.027 [-0.027, -0.007]");
+  // No interval yet: the estimate alone.
+  ab.difference = {0.01, NAN, NAN};
+  EXPECT_EQ(FormatAbDifference(ab), "+0.010");
+}
+
+// The story's line and the table use it.
+TEST(DemoStoryTest, VerdictLineNeverPutsTheEstimateOutsideItsInterval) {
+  DemoStory story;
+  const Verdict none = Verdict::kNoData;
+  EXPECT_EQ(story.Observe(Snapshot(100, Verdict::kInconclusive,
+                                   {-0.01, -0.1, 0.1}, false, none, NAN, 1),
+                          0),
+            Lines{});
+  DemoSnapshot worse = Snapshot(200, Verdict::kWorse, {-0.048, -0.027, -0.007},
+                                false, none, NAN, 1);
+  worse.ab[0].look = {-0.048, -0.069, -0.027};
+  worse.variants = {{"A", 500, {{0.61, 0.59, 0.63}}},
+                    {"B", 500, {{0.56, 0.54, 0.58}}}};
+  EXPECT_EQ(story.Observe(worse, 2000),
+            Lines{"B is now worse than A on ndcg@10: -0.048 [-0.069, -0.027] "
+                  "at this look; since start [-0.027, -0.007] (ranker-v2)"});
+  EXPECT_NE(story.Table(worse, 2000)
+                .find("-0.048 [-0.069, -0.027] at this look; since start "
+                      "[-0.027, -0.007] worse"),
+            std::string::npos)
+      << story.Table(worse, 2000);
+}
+
 TEST(DemoStoryTest, TellsInterleavingVerdicts) {
   DemoStory story;
   const Verdict ab = Verdict::kInconclusive;
@@ -291,6 +344,7 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
            "B",
            {"ndcg", "10"},
            {-0.21, -0.25, -0.17},
+           {-0.21, -0.26, -0.16},
            Verdict::kWorse,
            {}},
           {"ranker-v2",
@@ -298,6 +352,7 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
            "B",
            {"precision", "5"},
            {0.004, -0.002, 0.010},
+           {0.004, -0.003, 0.011},
            Verdict::kInconclusive,
            {}}};
   s.srm = {{"ranker-v2", false, 0.5}};
