@@ -313,6 +313,8 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "mean-A-ndcg_cut_10-all",
       "mean-B-ndcg_cut_10-all",
       "difference-ranker-v2-B-ndcg_cut_10-all",
+      "relative-ranker-v2-B-ndcg_cut_10-all",
+      "ab-legend",
       "verdict-ranker-v2-B-ndcg_cut_10-all",
       "consumed-results",
       "consumed-judgments",
@@ -432,6 +434,16 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     found = true;
     EXPECT_EQ(text("difference-ranker-v2-B-ndcg_cut_10-all"),
               Fixed4(double(c["difference"])));
+    // The relative difference, a signed percentage (fmtPercent()), is the
+    // difference over the baseline arm's mean.
+    const double relative = c["relative_difference"];
+    EXPECT_NEAR(relative,
+                double(c["difference"]) / double(c["baseline_arm"]["mean"]),
+                1e-12);
+    char percent[32];
+    std::snprintf(percent, sizeof(percent), "%s%.1f%%", relative > 0 ? "+" : "",
+                  100 * relative);
+    EXPECT_EQ(text("relative-ranker-v2-B-ndcg_cut_10-all"), percent);
     EXPECT_EQ(std::string_view(c["state"]), "worse");
     EXPECT_EQ(text("verdict-ranker-v2-B-ndcg_cut_10-all"), "worse");
     const std::map<std::string, std::string> l = {{"experiment", "ranker-v2"},
@@ -478,6 +490,10 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       EXPECT_EQ(p_bh, "too few lists");
     }
   }
+  // The legend says which test decides.
+  EXPECT_NE(text("ab-legend").find("Verdict: from the always-valid interval"),
+            std::string::npos)
+      << text("ab-legend");
   EXPECT_EQ(text("movers-title-ranker-v2-B-ndcg_cut_10"),
             "Queries that moved B's ndcg_cut_10 most");
 
