@@ -58,6 +58,11 @@ struct SchemaConfig {
   // results, entry i the team of result i. When an event has it, it gives
   // every result's team (entries' `team` fields are not used); empty: none.
   std::string teams;
+  // Regression adjustment of A/B comparisons (CUPED/CUPAC): a numeric field
+  // of results events (a dotted path) holding a pre-exposure value of the
+  // unit or request, computed upstream (e.g. the user's metric over the
+  // weeks before the experiment). Empty: none, comparisons unadjusted.
+  std::string covariate;
   // Judgment events (top level, or in each batch entry): the kind of
   // judgment (click, purchase, label...), matched against
   // metrics.click_exclude_kinds. Absent: not excluded.
@@ -272,6 +277,20 @@ struct SeriesRef {
   bool operator==(const SeriesRef&) const = default;
 };
 
+// One guardrail of an experiment (`guardrails:` items): a series that must
+// not get worse under a treatment by more than a margin (a non-inferiority
+// test; docs/statistics.md, "Decisions"). Which way is worse is the
+// measure's direction (metrics::HigherIsBetter).
+struct GuardrailConfig {
+  SeriesRef series;
+  // How much worse than the baseline the treatment may be, >= 0: in the
+  // series' own units (`margin`), or with `relative` (`relative_margin`) as
+  // a fraction of the baseline arm's mean at each look.
+  double margin = 0;
+  bool relative = false;
+  bool operator==(const GuardrailConfig&) const = default;
+};
+
 struct ExperimentConfig {
   std::string name;
   std::string baseline;
@@ -283,6 +302,10 @@ struct ExperimentConfig {
   // measures only. Defaults to ndcg@10 when configured, else the first
   // quality series.
   std::vector<SeriesRef> primary = {};
+  // Series that must not get worse by more than their margin (any computed
+  // series but a primary one): with the primary series, they decide the
+  // experiment (ship, no ship, keep running).
+  std::vector<GuardrailConfig> guardrails = {};
   bool operator==(const ExperimentConfig&) const = default;
 };
 

@@ -170,6 +170,12 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                 return c->teams.empty() ? Status::Ok()
                                         : ReadFieldPath(v, &c->teams);
               }},
+             {"covariate",
+              [&](const Field& v) {
+                RW_RETURN_IF_ERROR(yaml_.ReadString(v, &c->covariate));
+                return c->covariate.empty() ? Status::Ok()
+                                            : ReadFieldPath(v, &c->covariate);
+              }},
              {"kind", path(&c->kind)},
              {"default_relevance",
               [&](const Field& v) {
@@ -240,7 +246,8 @@ Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
        {"results", &c.results},
        {"segments", &c.segments},
        {"unit", &c.unit},
-       {"teams", &c.teams}},
+       {"teams", &c.teams},
+       {"covariate", &c.covariate}},
       {{"request_id", &c.request_id},
        {"query_id", &c.query_id},
        {"timestamp", &c.timestamp},

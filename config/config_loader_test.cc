@@ -479,6 +479,11 @@ TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
   EXPECT_EQ(Config().schema.teams, "");
   EXPECT_EQ(MustParse("schema:\n  teams: \"\"\n").schema, SchemaConfig());
   EXPECT_EQ(MustParse("schema:\n  teams: teams\n").schema.teams, "teams");
+  // schema.covariate: off unless named, a dotted path when named.
+  EXPECT_EQ(Config().schema.covariate, "");
+  EXPECT_EQ(MustParse("schema:\n  covariate: pre.ndcg_28d\n").schema.covariate,
+            "pre.ndcg_28d");
+  EXPECT_EQ(MustParse("schema:\n  covariate: \"\"\n").schema, SchemaConfig());
   EXPECT_EQ(MustParse("schema:\n  preset: \"\"\n").schema, SchemaConfig());
 }
 
@@ -510,6 +515,12 @@ TEST(ConfigLoaderErrorTest, UbiPresetAndPaths) {
             "schema.variant 'qa', which is read as a value");
   EXPECT_EQ(ErrorOf("schema:\n  segments: qa\n  variant: qa.exp\n"), "OK");
   EXPECT_EQ(ErrorOf("schema:\n  segments: qa\n  teams: qa.teams\n"), "OK");
+  EXPECT_EQ(ErrorOf("schema:\n  covariate: pre..ndcg\n"),
+            "config.yaml:2:14: schema.covariate: 'pre..ndcg' has an empty "
+            "step (a nested field is written a.b.c)");
+  EXPECT_EQ(ErrorOf("schema:\n  unit: user\n  covariate: user.pre\n"),
+            "config.yaml:2:3: schema: schema.covariate 'user.pre' is inside "
+            "schema.unit 'user', which is read as a value");
   EXPECT_EQ(ErrorOf("schema:\n  results: a\n  doc_id: a.b\n"), "OK");
 }
 
@@ -1024,6 +1035,66 @@ TEST(ConfigLoaderErrorTest, SplitAndPrimary) {
             "(exclusive), got 1");
 }
 
+// Guardrails: a computed series that is not primary, with one margin.
+TEST(ConfigLoaderTest, Guardrails) {
+  const std::string head =
+      "metrics:\n  cutoffs: [5, 10]\n"
+      "  measures: [ndcg, precision, judged, first_click_rank]\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n";
+  const Config c =
+      MustParse(head +
+                "    guardrails:\n"
+                "      - {series: P@5, margin: 0.02}\n"
+                "      - {series: judged_10, relative_margin: 0.1}\n"
+                "      - {series: first_click_rank, margin: 0}\n");
+  using metrics::Measure;
+  ASSERT_EQ(c.experiments[0].guardrails.size(), 3u);
+  EXPECT_EQ(c.experiments[0].guardrails[0],
+            (GuardrailConfig{{Measure::kPrecision, 5}, 0.02, false}));
+  EXPECT_EQ(c.experiments[0].guardrails[1],
+            (GuardrailConfig{{Measure::kJudged, 10}, 0.1, true}));
+  EXPECT_EQ(c.experiments[0].guardrails[2],
+            (GuardrailConfig{{Measure::kFirstClickRank, 0}, 0, false}));
+  EXPECT_TRUE(MustParse(head).experiments[0].guardrails.empty());
+}
+
+TEST(ConfigLoaderErrorTest, Guardrails) {
+  const std::string head =
+      "metrics:\n  cutoffs: [10]\n  measures: [ndcg, precision]\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n"
+      "    guardrails:\n";
+  EXPECT_EQ(ErrorOf(head + "      - {margin: 0.1}\n"),
+            "config.yaml:9:9: experiments[0].guardrails[0]: missing key "
+            "'series'");
+  EXPECT_EQ(ErrorOf(head + "      - {series: P@10}\n"),
+            "config.yaml:9:9: experiments[0].guardrails[0]: missing key "
+            "'margin' (absolute) or 'relative_margin' (a fraction of the "
+            "baseline's mean)");
+  EXPECT_EQ(
+      ErrorOf(head + "      - {series: P@10, margin: 1, relative_margin: 1}\n"),
+      "config.yaml:9:52: experiments[0].guardrails[0].relative_margin: give "
+      "margin (absolute) or relative_margin (a fraction of the baseline's "
+      "mean), not both");
+  EXPECT_EQ(ErrorOf(head + "      - {series: P@10, margin: -0.1}\n"),
+            "config.yaml:9:32: experiments[0].guardrails[0].margin: must be >= "
+            "0, got -0.1");
+  // The default primary series is ndcg@10: it must improve, not only hold.
+  EXPECT_EQ(ErrorOf(head + "      - {series: ndcg@10, margin: 0.1}\n"),
+            "config.yaml:9:18: experiments[0].guardrails[0].series: 'ndcg@10' "
+            "is a primary series (it must improve); a guardrail must not get "
+            "worse");
+  EXPECT_EQ(ErrorOf(head + "      - {series: P@5, margin: 0.1}\n"),
+            "config.yaml:9:18: experiments[0].guardrails[0].series: 'P@5' is "
+            "not computed (see metrics.measures and metrics.cutoffs)");
+  EXPECT_EQ(ErrorOf(head + "      - {series: P@10, margin: 0.1}\n"
+                           "      - {series: P_10, margin: 0.2}\n"),
+            "config.yaml:10:18: experiments[0].guardrails[1].series: "
+            "duplicate 'P_10'");
+  EXPECT_EQ(ErrorOf(head + "      - {series: P@10, margin: 0.1, k: 1}\n"),
+            "config.yaml:9:37: experiments[0].guardrails[0].k: unknown key "
+            "(expected one of: series, margin, relative_margin)");
+}
+
 // The impression join needs partition n of both topics on one replica;
 // only the range assignor keeps them together.
 TEST(ConfigLoaderErrorTest, AssignmentStrategyOfTheImpressionJoin) {
@@ -1073,7 +1144,7 @@ TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B]\n    owner: me\n"),
             "config.yaml:5:5: experiments[0].owner: unknown key (expected one "
-            "of: name, baseline, treatments, split, primary)");
+            "of: name, baseline, treatments, split, primary, guardrails)");
   // With an allow-list of variants, experiments may only name those, in
   // whichever order the sections come.
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"

@@ -25,9 +25,17 @@ namespace rankwatch::config::internal {
 
 // The parts of one experiment entry read as written and resolved once the
 // whole file is read.
+// A `guardrails:` item as read, its series resolved later.
+struct GuardrailFields {
+  Field series;               // The `series` value.
+  std::string text;           // Its text: "ndcg@10"...
+  GuardrailConfig guardrail;  // The margin read; the series not yet.
+};
+
 struct ExperimentFields {
   std::optional<Field> split;                          // Map variant -> weight.
   std::vector<std::pair<Field, std::string>> primary;  // "ndcg@10"...
+  std::vector<GuardrailFields> guardrails;
 };
 
 // Reads one document into a Config, section by section, with the typed
@@ -93,6 +101,14 @@ class Parser {
   Status ResolvePrimary(const ExperimentFields& fields,
                         const MetricsConfig& metrics,
                         ExperimentConfig* e) const;
+  Status ReadGuardrail(const Field& f, ExperimentFields* later);
+  Status ResolveGuardrails(const ExperimentFields& fields,
+                           const MetricsConfig& metrics,
+                           ExperimentConfig* e) const;
+  // A series named in any spelling of metrics/measure_names.h that the
+  // daemon's engine computes (metrics.measures at metrics.cutoffs).
+  StatusOr<SeriesRef> ResolveSeries(const Field& field, const std::string& text,
+                                    const MetricsConfig& metrics) const;
 
   YamlReader yaml_;
   // Every experiment's baseline and treatment fields with their values,

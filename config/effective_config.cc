@@ -143,6 +143,7 @@ void WriteSchema(const SchemaConfig& c, Writer* w) {
   w->Text("unit", c.unit);
   w->Text("team", c.team);
   w->Text("teams", c.teams);
+  w->Text("covariate", c.covariate);
   w->Text("kind", c.kind);
   if (c.default_relevance.has_value()) {
     w->Integer("default_relevance", *c.default_relevance);
@@ -260,6 +261,15 @@ void WriteExperiments(const std::vector<ExperimentConfig>& experiments,
     y << YAML::EndMap;
     w->List("primary", e.primary,
             [w](const SeriesRef& r) { w->Quoted(FormatSeriesRef(r)); });
+    w->List("guardrails", e.guardrails, [&y, w](const GuardrailConfig& g) {
+      y << YAML::Flow << YAML::BeginMap;
+      y << YAML::Key << "series" << YAML::Value;
+      w->Quoted(FormatSeriesRef(g.series));
+      y << YAML::Key << (g.relative ? "relative_margin" : "margin")
+        << YAML::Value;
+      w->PlainItem(FormatNumber(g.margin));
+      y << YAML::EndMap;
+    });
     y << YAML::EndMap;
   }
   y << YAML::EndSeq;

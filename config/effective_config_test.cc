@@ -149,6 +149,7 @@ schema:
   unit: ""
   team: "team"
   teams: ""
+  covariate: ""
   kind: "kind"
   default_relevance: null
   actions: {}
@@ -414,6 +415,7 @@ void RandomSchemaExtensions(Xoshiro256& rng, SchemaConfig* c) {
   c->position = AsFieldPath(RandomString(rng, 0, 10));
   c->position_base = static_cast<int32_t>(rng.Between(0, 1));
   c->teams = AsFieldPath(RandomString(rng, 0, 10));
+  c->covariate = AsFieldPath(RandomString(rng, 0, 10));
 }
 
 void RandomJoin(Xoshiro256& rng, JoinConfig* c) {
@@ -573,6 +575,34 @@ std::vector<SeriesRef> RandomPrimary(Xoshiro256& rng,
   return all;
 }
 
+// Guardrails on computed series that are not primary, each at most once,
+// with an absolute or a relative margin.
+std::vector<GuardrailConfig> RandomGuardrails(
+    Xoshiro256& rng, const MetricsConfig& metrics,
+    const std::vector<SeriesRef>& primary) {
+  std::vector<GuardrailConfig> out;
+  for (metrics::Measure m : metrics.measures) {
+    std::vector<int32_t> ks;
+    if (metrics::HasUncutVariant(m)) ks.push_back(0);
+    if (metrics::HasCutoffVariant(m)) {
+      ks.insert(ks.end(), metrics.cutoffs.begin(), metrics.cutoffs.end());
+    }
+    for (int32_t k : ks) {
+      const SeriesRef ref{m, k};
+      if (rng.Below(4) != 0 ||
+          std::find(primary.begin(), primary.end(), ref) != primary.end()) {
+        continue;
+      }
+      GuardrailConfig g;
+      g.series = ref;
+      g.relative = rng.Below(2) == 0;
+      g.margin = rng.Below(5) == 0 ? 0 : RandomPositive(rng);
+      out.push_back(g);
+    }
+  }
+  return out;
+}
+
 std::vector<ExperimentConfig> RandomExperiments(
     Xoshiro256& rng, const std::vector<std::string>& allowed,
     const MetricsConfig& metrics) {
@@ -593,6 +623,7 @@ std::vector<ExperimentConfig> RandomExperiments(
       e.split.push_back(RandomPositive(rng));
     }
     e.primary = RandomPrimary(rng, metrics);
+    e.guardrails = RandomGuardrails(rng, metrics, e.primary);
     const bool taken = std::any_of(out.begin(), out.end(), [&](const auto& x) {
       return x.name == e.name;
     });
@@ -701,6 +732,7 @@ Config FullConfig(JoinMode mode) {
   s.unit = "user_id";
   s.team = "ranker";
   s.teams = "attrs.teams";
+  s.covariate = "pre.ndcg";
   s.kind = "type";
   s.default_relevance = 1;
   s.preset = "ubi";
@@ -782,6 +814,8 @@ Config FullConfig(JoinMode mode) {
   c.experiments = {{"ab", "A", {"B"}}};
   c.experiments[0].split = {1, 3};
   c.experiments[0].primary = {{metrics::Measure::kNdcg, 20}};
+  c.experiments[0].guardrails = {{{metrics::Measure::kSuccess, 5}, 0.01},
+                                 {{metrics::Measure::kNdcg, 5}, 0.05, true}};
   if (mode == JoinMode::kImpression) {
     c.interleaving = {{"il", "C", {"old", "new"}}};
   }
@@ -987,7 +1021,7 @@ TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 608);
+static_assert(sizeof(SchemaConfig) == 640);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
 static_assert(sizeof(MetricsConfig) == 96);
@@ -998,12 +1032,13 @@ static_assert(sizeof(KafkaConfig) == 240);
 static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
-static_assert(sizeof(ExperimentConfig) == 136);
+static_assert(sizeof(ExperimentConfig) == 160);
+static_assert(sizeof(GuardrailConfig) == 24);
 static_assert(sizeof(SeriesRef) == 8);
 static_assert(sizeof(InterleavingConfig) == 88);
 static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(Config) == 1792);
+static_assert(sizeof(Config) == 1824);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

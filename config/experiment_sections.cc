@@ -127,6 +127,13 @@ Status Parser::ReadExperiment(const Field& f, ExperimentConfig* out) {
                   return Status::Ok();
                 });
               }},
+             {"guardrails",
+              [&](const Field& v) {
+                later.guardrails.clear();
+                return yaml_.ForEachItem(v, [&](const Field& item) {
+                  return ReadGuardrail(item, &later);
+                });
+              }},
          }));
   if (!has_name) return yaml_.Error(f, "missing key 'name'");
   if (!baseline) return yaml_.Error(f, "missing key 'baseline'");
@@ -269,6 +276,8 @@ Status Parser::ResolveExperiments(Config* config) const {
     RW_RETURN_IF_ERROR(ResolveSplit(experiment_fields_[i], &e));
     RW_RETURN_IF_ERROR(
         ResolvePrimary(experiment_fields_[i], config->metrics, &e));
+    RW_RETURN_IF_ERROR(
+        ResolveGuardrails(experiment_fields_[i], config->metrics, &e));
   }
   return Status::Ok();
 }
@@ -323,14 +332,9 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
     return Status::Ok();
   }
   for (const auto& [field, text] : fields.primary) {
-    StatusOr<metrics::MeasureRef> parsed = metrics::ParseMeasureName(text);
-    if (!parsed.ok()) return yaml_.Error(field, parsed.status().message());
-    if (!parsed->measure) {
-      return yaml_.Error(field, "'" + Printable(text) +
-                                    "' is computed by `rankwatch eval` "
-                                    "only, not by the daemon's engine");
-    }
-    const SeriesRef ref{*parsed->measure, parsed->cutoff.value_or(0)};
+    StatusOr<SeriesRef> resolved = ResolveSeries(field, text, metrics);
+    if (!resolved.ok()) return resolved.status();
+    const SeriesRef ref = *resolved;
     if (!metrics::IsQualityMeasure(ref.measure)) {
       return yaml_.Error(field, "'" + Printable(text) +
                                     "' measures judgment coverage, not "
@@ -339,16 +343,109 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
     if (!metrics::DefinedForEveryList(ref.measure)) {
       return yaml_.Error(field, UndefinedPrimaryError(text, ref.measure));
     }
-    if (!IsConfiguredSeries(metrics, ref)) {
-      return yaml_.Error(field, "'" + Printable(text) +
-                                    "' is not computed (see metrics.measures "
-                                    "and metrics.cutoffs)");
-    }
     if (std::find(e->primary.begin(), e->primary.end(), ref) !=
         e->primary.end()) {
       return yaml_.Error(field, "duplicate '" + Printable(text) + "'");
     }
     e->primary.push_back(ref);
+  }
+  return Status::Ok();
+}
+
+StatusOr<SeriesRef> Parser::ResolveSeries(const Field& field,
+                                          const std::string& text,
+                                          const MetricsConfig& metrics) const {
+  StatusOr<metrics::MeasureRef> parsed = metrics::ParseMeasureName(text);
+  if (!parsed.ok()) return yaml_.Error(field, parsed.status().message());
+  if (!parsed->measure) {
+    return yaml_.Error(field, "'" + Printable(text) +
+                                  "' is computed by `rankwatch eval` "
+                                  "only, not by the daemon's engine");
+  }
+  const SeriesRef ref{*parsed->measure, parsed->cutoff.value_or(0)};
+  if (!IsConfiguredSeries(metrics, ref)) {
+    return yaml_.Error(field, "'" + Printable(text) +
+                                  "' is not computed (see metrics.measures "
+                                  "and metrics.cutoffs)");
+  }
+  return ref;
+}
+
+// `- {series: latency..., margin: 0.01}` or `relative_margin: 0.02`: one of
+// the two, finite and >= 0 (0: the treatment may not be worse at all).
+Status Parser::ReadGuardrail(const Field& f, ExperimentFields* later) {
+  // Fields are kept in optionals and copied once: assigning a YAML::Node
+  // overwrites the node it refers to, not the handle.
+  std::optional<Field> series;
+  std::string text;
+  GuardrailConfig guardrail;
+  std::optional<Field> margin;
+  std::optional<Field> relative;
+  const auto read_margin = [&](std::optional<Field>* seen) {
+    return [&, seen](const Field& v) {
+      seen->emplace(v);
+      RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &guardrail.margin));
+      if (guardrail.margin < 0) {
+        return yaml_.Error(
+            v, "must be >= 0, got " + FormatNumber(guardrail.margin));
+      }
+      return Status::Ok();
+    };
+  };
+  RW_RETURN_IF_ERROR(
+      yaml_.ReadMap(f, {
+                           {"series",
+                            [&](const Field& v) {
+                              StatusOr<std::string> read =
+                                  yaml_.Text(v, "a series such as ndcg@10");
+                              if (!read.ok()) return read.status();
+                              series.emplace(v);
+                              text = std::move(*read);
+                              return Status::Ok();
+                            }},
+                           {"margin", read_margin(&margin)},
+                           {"relative_margin", read_margin(&relative)},
+                       }));
+  if (!series) return yaml_.Error(f, "missing key 'series'");
+  if (margin && relative) {
+    return yaml_.Error(*relative,
+                       "give margin (absolute) or relative_margin (a "
+                       "fraction of the baseline's mean), not both");
+  }
+  if (!margin && !relative) {
+    return yaml_.Error(f,
+                       "missing key 'margin' (absolute) or 'relative_margin' "
+                       "(a fraction of the baseline's mean)");
+  }
+  guardrail.relative = relative.has_value();
+  later->guardrails.push_back({*series, std::move(text), guardrail});
+  return Status::Ok();
+}
+
+// Guardrails name computed series, each once and none primary: a primary
+// series must improve, a guardrail only not get worse.
+Status Parser::ResolveGuardrails(const ExperimentFields& fields,
+                                 const MetricsConfig& metrics,
+                                 ExperimentConfig* e) const {
+  e->guardrails.clear();
+  for (const GuardrailFields& g : fields.guardrails) {
+    StatusOr<SeriesRef> ref = ResolveSeries(g.series, g.text, metrics);
+    if (!ref.ok()) return ref.status();
+    if (std::find(e->primary.begin(), e->primary.end(), *ref) !=
+        e->primary.end()) {
+      return yaml_.Error(g.series, "'" + Printable(g.text) +
+                                       "' is a primary series (it must "
+                                       "improve); a guardrail must not get "
+                                       "worse");
+    }
+    for (const GuardrailConfig& other : e->guardrails) {
+      if (other.series == *ref) {
+        return yaml_.Error(g.series, "duplicate '" + Printable(g.text) + "'");
+      }
+    }
+    GuardrailConfig guardrail = g.guardrail;
+    guardrail.series = *ref;
+    e->guardrails.push_back(guardrail);
   }
   return Status::Ok();
 }
