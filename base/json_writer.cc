@@ -81,7 +81,7 @@ void AppendJsonInt(std::string* out, int64_t v) {
 void JsonWriter::Key(std::string_view key) {
   Separate();
   AppendJsonString(&out_, key);
-  out_ += ':';
+  out_ += spacing_ == JsonSpacing::kSpaced ? ": " : ":";
   after_key_ = true;
 }
 
@@ -91,6 +91,11 @@ void JsonWriter::String(std::string_view s) {
 }
 
 void JsonWriter::Int(int64_t v) {
+  Separate();
+  out_ += std::to_string(v);
+}
+
+void JsonWriter::Uint(uint64_t v) {
   Separate();
   out_ += std::to_string(v);
 }
@@ -124,13 +129,29 @@ void JsonWriter::TimeOrNull(int64_t ms) {
   }
 }
 
+void JsonWriter::OptionalDouble(const std::optional<double>& v) {
+  if (v) {
+    Double(*v);
+  } else {
+    Null();
+  }
+}
+
+void JsonWriter::StringArray(std::span<const std::string> values) {
+  BeginArray();
+  for (const std::string& v : values) String(v);
+  EndArray();
+}
+
 void JsonWriter::Separate() {
   if (after_key_) {
     after_key_ = false;
     return;
   }
   if (!has_member_.empty()) {
-    if (has_member_.back()) out_ += ',';
+    if (has_member_.back()) {
+      out_ += spacing_ == JsonSpacing::kSpaced ? ", " : ",";
+    }
     has_member_.back() = true;
   }
 }

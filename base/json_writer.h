@@ -1,6 +1,10 @@
 // The project's JSON writers. AppendJsonString appends a string as a JSON
-// string literal; JsonWriter builds a whole document (the status API's
-// /api/v1/summary) with the commas managed and one number format.
+// string literal; JsonWriter builds a whole document with the commas
+// managed and one number format. The JSON documents rankwatch writes go
+// through it (the status API's /api/v1/summary, `eval`, `compare` and its
+// judge comparison, replay's interleaving report, JSON log lines), except
+// the rest of replay's report, still appended by hand with
+// AppendJsonDouble and AppendJsonInt below.
 //
 // AppendJsonString: Valid UTF-8 passes through; quotes, backslashes and control
 // characters are escaped; bytes that are not UTF-8 are written as the
@@ -11,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,9 +30,17 @@ void AppendJsonString(std::string* out, std::string_view s);
 size_t Utf8SequenceLength(std::string_view s, size_t i);
 
 // Appends `v` with 17 significant digits (%.17g, reads back as the same
-// double), or null when it is not finite: replay's JSON numbers.
+// double), or null when it is not finite. Only replay's report
+// (daemon/stream/replay.cc) still appends numbers by hand with these; new
+// code writes through JsonWriter.
 void AppendJsonDouble(std::string* out, double v);
 void AppendJsonInt(std::string* out, int64_t v);
+
+// How a JsonWriter separates: kCompact writes `{"a":1,"b":[1,2]}` (machine
+// documents: the status API, `eval`, replay); kSpaced writes
+// `{"a": 1, "b": [1, 2]}`, one space after each ':' and ',' but no line
+// breaks (`compare`'s documents, read by people too). Either is one line.
+enum class JsonSpacing { kCompact, kSpaced };
 
 // Appends JSON values to a document, managing the commas between members
 // and elements. Keys and strings go through AppendJsonString; numbers print
@@ -37,6 +51,9 @@ void AppendJsonInt(std::string* out, int64_t v);
 // Value type; not thread-safe.
 class JsonWriter {
  public:
+  explicit JsonWriter(JsonSpacing spacing = JsonSpacing::kCompact)
+      : spacing_(spacing) {}
+
   void BeginObject() { Open('{'); }
   void EndObject() { Close('}'); }
   void BeginArray() { Open('['); }
@@ -44,11 +61,16 @@ class JsonWriter {
   void Key(std::string_view key);
   void String(std::string_view s);
   void Int(int64_t v);
+  void Uint(uint64_t v);
   void Double(double v);
   void Bool(bool v);
   void Null();
   // An event time, or null while none is known (INT64_MIN).
   void TimeOrNull(int64_t ms);
+  // A number, or null when absent.
+  void OptionalDouble(const std::optional<double>& v);
+  // An array of strings.
+  void StringArray(std::span<const std::string> values);
   std::string Take() { return std::move(out_); }
 
  private:
@@ -56,6 +78,7 @@ class JsonWriter {
   void Open(char c);
   void Close(char c);
 
+  JsonSpacing spacing_;
   std::string out_;
   std::vector<bool> has_member_;  // Per open container.
   bool after_key_ = false;

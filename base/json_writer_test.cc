@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -80,6 +81,37 @@ TEST(JsonWriterDocumentTest, CommasNumbersAndNulls) {
   EXPECT_EQ(w.Take(),
             "{\"a\\\"b\":-3,\"list\":[0.1,0.3333333333333333,null,null,true,"
             "null,null,42,{}],\"s\":\"x\\u000ay\"}");
+}
+
+// kSpaced: one space after every ':' and ',', none inside empty
+// containers, no line break; the values as in compact documents.
+TEST(JsonWriterDocumentTest, SpacedSeparatorsAndHelpers) {
+  JsonWriter w(JsonSpacing::kSpaced);
+  w.BeginObject();
+  w.Key("runs");
+  const std::vector<std::string> runs = {"bm25", "r\"m3"};
+  w.StringArray(runs);
+  w.Key("none");
+  w.StringArray({});
+  w.Key("p");
+  w.OptionalDouble(0.25);
+  w.Key("q");
+  w.OptionalDouble(std::nullopt);
+  w.Key("seed");
+  w.Uint(UINT64_MAX);
+  w.Key("nested");
+  w.BeginArray();
+  w.BeginObject();
+  w.Key("k");
+  w.Int(1);
+  w.EndObject();
+  w.Int(2);
+  w.EndArray();
+  w.EndObject();
+  EXPECT_EQ(w.Take(),
+            "{\"runs\": [\"bm25\", \"r\\\"m3\"], \"none\": [], \"p\": 0.25, "
+            "\"q\": null, \"seed\": 18446744073709551615, \"nested\": [{\"k\": "
+            "1}, 2]}");
 }
 
 // Replay's numbers: 17 significant digits (0.1 as 0.10000000000000001),

@@ -123,6 +123,24 @@ Status Parser::ReadFieldPath(const Field& f, std::string* out) const {
   return Status::Ok();
 }
 
+// `actions: {click: 1, purchase: 3}`. The map replaces the preset's: an
+// action left out is ignored, not graded as before.
+Status Parser::ReadActions(
+    const Field& v, std::map<std::string, int32_t, std::less<>>* actions) {
+  actions->clear();
+  if (v.node.IsNull()) return Status::Ok();
+  return yaml_.ForEachPair(v, [&](const Field& key, const Field& value) {
+    // A key, so not substituted (as every key).
+    const std::string& action = key.node.Scalar();
+    if (action.empty()) return yaml_.Error(key, "empty action name");
+    int32_t grade = 0;
+    RW_RETURN_IF_ERROR(
+        yaml_.ReadInt(value, std::numeric_limits<int32_t>::min(), &grade));
+    (*actions)[action] = grade;
+    return Status::Ok();
+  });
+}
+
 Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
   // The preset first, wherever it is written: the keys next to it override
   // its names.
@@ -192,25 +210,7 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                 return Status::Ok();
               }},
              {"actions",
-              [&](const Field& v) {
-                // The map replaces the preset's: an action left out is
-                // ignored, not graded as before.
-                c->actions.clear();
-                if (v.node.IsNull()) return Status::Ok();
-                return yaml_.ForEachPair(
-                    v, [&](const Field& key, const Field& value) {
-                      // A key, so not substituted (as every key).
-                      const std::string& action = key.node.Scalar();
-                      if (action.empty()) {
-                        return yaml_.Error(key, "empty action name");
-                      }
-                      int32_t grade = 0;
-                      RW_RETURN_IF_ERROR(yaml_.ReadInt(
-                          value, std::numeric_limits<int32_t>::min(), &grade));
-                      c->actions[action] = grade;
-                      return Status::Ok();
-                    });
-              }},
+              [&](const Field& v) { return ReadActions(v, &c->actions); }},
              {"position",
               [&](const Field& v) {
                 RW_RETURN_IF_ERROR(yaml_.ReadString(v, &c->position));

@@ -57,6 +57,8 @@ class Parser {
  private:
   // Sections.
   Status ReadSchema(const Field& f, SchemaConfig* c);
+  Status ReadActions(const Field& v,
+                     std::map<std::string, int32_t, std::less<>>* actions);
   Status ReadFieldPath(const Field& f, std::string* out) const;
   Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);

@@ -283,6 +283,71 @@ TEST(MeasureTableTest, RowsAreDistinctAndComplete) {
   EXPECT_EQ(names.size(), 15u);
 }
 
+// Every enumerator has exactly one row: counted by hand (kPrecision ...
+// kKendallTau are 15), and each value 0..14 found once among the rows.
+TEST(MeasureTableTest, EveryMeasureHasExactlyOneRow) {
+  constexpr size_t kEnumerators = 15;  // By hand, from measures.h.
+  EXPECT_EQ(static_cast<size_t>(Measure::kKendallTau) + 1, kEnumerators);
+  ASSERT_EQ(kMeasureTable.size(), kEnumerators);
+  for (size_t i = 0; i < kEnumerators; ++i) {
+    const Measure m = static_cast<Measure>(i);
+    int rows = 0;
+    for (const MeasureInfo& info : kMeasureTable) rows += info.measure == m;
+    EXPECT_EQ(rows, 1) << "enumerator " << i;
+    EXPECT_EQ(&GetMeasureInfo(m), &kMeasureTable[i]);
+  }
+}
+
+// The predicates, names and help texts the table yields, against what
+// docs/metrics.md says of six measures, written out by hand: one of each
+// kind (cut and uncut relevance, coverage, cut click, lower-is-better
+// click, rank correlation).
+TEST(MeasureTableTest, DerivedFactsOfSixMeasures) {
+  struct Expected {
+    Measure measure;
+    std::string_view name;
+    bool cut, uncut, higher_better, quality, click, every_list, correlation;
+    // TrecName(m, 10) (an uncut-only measure prints its one name at any
+    // k) and TrecName(m, nullopt), for a measure with an uncut series.
+    std::string_view printed_at_10;
+    std::optional<std::string_view> printed_uncut;
+    std::string_view help_starts;
+  };
+  const Expected expected[] = {
+      {Measure::kNdcg, "ndcg", true, true, true, true, false, true, false,
+       "ndcg_cut_10", "ndcg", "nDCG at k"},
+      {Measure::kPrecision, "precision", true, false, true, true, false, true,
+       false, "P_10", std::nullopt, "precision at k"},
+      {Measure::kJudged, "judged", true, false, true, false, false, true, false,
+       "judged_10", std::nullopt, "fraction of the top k"},
+      {Measure::kCtr, "ctr", true, false, true, true, true, true, false,
+       "ctr_10", std::nullopt, "click-through at k"},
+      {Measure::kFirstClickRank, "first_click_rank", false, true, false, true,
+       true, false, false, "first_click_rank", "first_click_rank",
+       "rank of the first clicked doc"},
+      {Measure::kKendallTau, "kendall_tau", false, true, true, true, false,
+       false, true, "kendall_tau", "kendall_tau", "Kendall's tau-b"},
+  };
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.name);
+    EXPECT_EQ(MeasureName(e.measure), e.name);
+    EXPECT_EQ(ParseMeasure(e.name), e.measure);
+    EXPECT_EQ(HasCutoffVariant(e.measure), e.cut);
+    EXPECT_EQ(HasUncutVariant(e.measure), e.uncut);
+    EXPECT_EQ(HigherIsBetter(e.measure), e.higher_better);
+    EXPECT_EQ(IsQualityMeasure(e.measure), e.quality);
+    EXPECT_EQ(IsClickMeasure(e.measure), e.click);
+    EXPECT_EQ(DefinedForEveryList(e.measure), e.every_list);
+    EXPECT_EQ(IsRankCorrelationMeasure(e.measure), e.correlation);
+    EXPECT_EQ(TrecName(e.measure, 10), e.printed_at_10);
+    if (e.printed_uncut) {
+      EXPECT_EQ(TrecName(e.measure, std::nullopt), *e.printed_uncut);
+    }
+    EXPECT_TRUE(GetMeasureInfo(e.measure).help.starts_with(e.help_starts))
+        << GetMeasureInfo(e.measure).help;
+  }
+}
+
 TEST(MeasureNamesTest, ClickMeasuresAreOptIn) {
   // The defaults are the relevance measures; every measure is parseable.
   // Opt-in: the five click measures and the two rank correlations.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -47,17 +46,14 @@ void AppendValueRow(std::string* out, const ReportColumn& column,
   out->push_back('\n');
 }
 
-void AppendJsonNumber(std::string* out, double value, ValueFormat format) {
-  if (!std::isfinite(value)) {
-    out->append("null");
-    return;
+// An integer column as an integer, a real one in the shortest form that
+// reads back as the same double; null when not finite.
+void WriteJsonNumber(double value, ValueFormat format, JsonWriter* w) {
+  if (format == ValueFormat::kInteger && std::isfinite(value)) {
+    w->Int(static_cast<int64_t>(value));
+  } else {
+    w->Double(value);
   }
-  char buf[64];
-  const int n = format == ValueFormat::kInteger
-                    ? std::snprintf(buf, sizeof(buf), "%lld",
-                                    static_cast<long long>(value))
-                    : std::snprintf(buf, sizeof(buf), "%.17g", value);
-  out->append(buf, static_cast<size_t>(n));
 }
 
 }  // namespace
@@ -206,65 +202,70 @@ void WriteTrecText(const EvalReport& report, std::string* out) {
 
 namespace {
 
-void AppendJsonRow(const EvalReport& report, std::span<const double> values,
-                   const std::string* text, std::string* out) {
+// The values of one query (`text` its text column) or, with `text` null,
+// of the summary: {column: value, ...}.
+void WriteJsonRow(const EvalReport& report, std::span<const double> values,
+                  const std::string* text, JsonWriter* w) {
   const std::vector<ReportColumn>& columns = report.columns();
-  out->push_back('{');
-  bool first = true;
+  w->BeginObject();
   for (size_t c = 0; c < columns.size(); ++c) {
     const bool summary = text == nullptr;
     if (summary ? !columns[c].summary : !columns[c].per_query) continue;
-    if (!first) out->push_back(',');
-    first = false;
-    AppendJsonString(out, columns[c].name);
-    out->push_back(':');
+    w->Key(columns[c].name);
     if (columns[c].summary_kind == SummaryKind::kRunid) {
-      AppendJsonString(out, report.run_id());
+      w->String(report.run_id());
     } else if (columns[c].format == ValueFormat::kText) {
-      AppendJsonString(out, *text);
+      w->String(*text);
     } else {
-      AppendJsonNumber(out, values[c], columns[c].format);
+      WriteJsonNumber(values[c], columns[c].format, w);
     }
   }
-  out->push_back('}');
+  w->EndObject();
+}
+
+void WriteJsonDefinitions(const EvalOptions& o, JsonWriter* w) {
+  const metrics::Definitions& d = o.definitions;
+  w->Key("definitions");
+  w->BeginObject();
+  w->Key("relevance_threshold");
+  w->Int(d.relevance_threshold);
+  w->Key("gain");
+  w->String(metrics::GainName(d.gain));
+  w->Key("recall_denominator");
+  w->String(metrics::RecallDenominatorName(d.recall_denominator));
+  w->Key("ap_denominator");
+  w->String(metrics::ApDenominatorName(d.ap_denominator));
+  w->Key("zero_relevant");
+  w->String(metrics::ZeroRelevantPolicyName(d.zero_relevant));
+  w->Key("complete");
+  w->Bool(o.complete);
+  w->Key("judged_only");
+  w->Bool(o.judged_only);
+  w->EndObject();
 }
 
 }  // namespace
 
 void WriteJson(const EvalReport& report, std::string* out) {
-  const metrics::Definitions& d = report.options().definitions;
-  out->append("{\"definitions\":{\"relevance_threshold\":");
-  out->append(std::to_string(d.relevance_threshold));
-  out->append(",\"gain\":");
-  AppendJsonString(out, metrics::GainName(d.gain));
-  out->append(",\"recall_denominator\":");
-  AppendJsonString(out, metrics::RecallDenominatorName(d.recall_denominator));
-  out->append(",\"ap_denominator\":");
-  AppendJsonString(out, metrics::ApDenominatorName(d.ap_denominator));
-  out->append(",\"zero_relevant\":");
-  AppendJsonString(out, metrics::ZeroRelevantPolicyName(d.zero_relevant));
-  out->append(",\"complete\":");
-  out->append(report.options().complete ? "true" : "false");
-  out->append(",\"judged_only\":");
-  out->append(report.options().judged_only ? "true" : "false");
-  out->append("}");
+  JsonWriter w;
+  w.BeginObject();
+  WriteJsonDefinitions(report.options(), &w);
   if (report.options().per_query) {
-    out->append(",\"queries\":{");
-    bool first = true;
+    w.Key("queries");
+    w.BeginObject();
     for (const QueryResult& q : report.queries()) {
-      if (!first) out->push_back(',');
-      first = false;
-      AppendJsonString(out, q.qid);
-      out->push_back(':');
-      AppendJsonRow(report, q.values, &q.text, out);
+      w.Key(q.qid);
+      WriteJsonRow(report, q.values, &q.text, &w);
     }
-    out->push_back('}');
+    w.EndObject();
   }
   if (report.options().summary) {
-    out->append(",\"all\":");
-    AppendJsonRow(report, SummaryValues(report), nullptr, out);
+    w.Key("all");
+    WriteJsonRow(report, SummaryValues(report), nullptr, &w);
   }
-  out->append("}\n");
+  w.EndObject();
+  out->append(w.Take());
+  out->push_back('\n');
 }
 
 }  // namespace rankwatch::trec

@@ -103,13 +103,16 @@ TEST_F(EvaluateFilesTest, JsonHasFullPrecision) {
   ASSERT_TRUE(r.ok());
   std::string out;
   WriteJson(*r, &out);
-  // q1: 1 hit in 3 -> 1/3; q2: 1/3; at %.17g.
-  EXPECT_NE(out.find("\"queries\":{\"q1\":{\"P_3\":0.33333333333333331}"),
+  // q1: 1 hit in 3 -> 1/3; q2: 1/3; in the shortest form that reads back
+  // as the double 1/3 (16 threes: 0.3333333333333333 != 1.0 / 3 with 15).
+  EXPECT_NE(out.find("\"queries\":{\"q1\":{\"P_3\":0.3333333333333333}"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("\"all\":{\"num_q\":2,\"P_3\":0.33333333333333331}"),
+  EXPECT_NE(out.find("\"all\":{\"num_q\":2,\"P_3\":0.3333333333333333}"),
             std::string::npos)
       << out;
+  EXPECT_EQ(std::stod("0.3333333333333333"), 1.0 / 3);
+  EXPECT_NE(std::stod("0.333333333333333"), 1.0 / 3);
   EXPECT_NE(out.find("\"gain\":\"linear\""), std::string::npos);
 }
 

@@ -259,18 +259,147 @@ std::string LatexEscape(std::string_view s) {
   return out;
 }
 
-void AppendJsonCorrelation(std::string* out, std::string_view key,
-                           const std::optional<metrics::RankCorrelation>& c) {
-  AppendJsonKey(out, key);
+// {"coefficient": ..., "p_value": ...}, or null when undefined.
+void WriteJsonCorrelation(std::string_view key,
+                          const std::optional<metrics::RankCorrelation>& c,
+                          JsonWriter* w) {
+  w->Key(key);
   if (!c) {
-    *out += "null";
+    w->Null();
     return;
   }
-  *out += "{\"coefficient\": ";
-  AppendJsonNumber(out, c->coefficient);
-  *out += ", \"p_value\": ";
-  AppendJsonNumber(out, c->p_value);
-  *out += "}";
+  w->BeginObject();
+  w->Key("coefficient");
+  w->Double(c->coefficient);
+  w->Key("p_value");
+  w->Double(c->p_value);
+  w->EndObject();
+}
+
+void WriteJsonOptions(const CompareOptions& o, JsonWriter* w) {
+  w->Key("options");
+  w->BeginObject();
+  w->Key("correction");
+  w->String(CorrectionName(o.correction));
+  w->Key("alpha");
+  w->Double(o.alpha);
+  w->Key("permutations");
+  w->Int(o.permutations);
+  w->Key("bootstrap");
+  w->Int(o.bootstrap);
+  w->Key("confidence");
+  w->Double(o.confidence);
+  w->Key("seed");
+  w->Uint(o.seed);
+  w->EndObject();
+}
+
+void WriteJsonRuns(const Comparison& c, JsonWriter* w) {
+  w->Key("runs");
+  w->BeginArray();
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    w->BeginObject();
+    w->Key("name");
+    w->String(c.runs[r]);
+    w->Key("excluded_queries");
+    w->Int(c.excluded[r]);
+    w->Key("means");
+    w->BeginObject();
+    for (size_t m = 0; m < c.measures.size(); ++m) {
+      w->Key(c.measures[m]);
+      w->Double(c.means[r][m]);
+    }
+    w->EndObject();
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+// "gains" or "losses": [{query, baseline, run, difference}, ...].
+void WriteJsonQueryDifferences(std::string_view key,
+                               const std::vector<QueryDifference>& list,
+                               JsonWriter* w) {
+  w->Key(key);
+  w->BeginArray();
+  for (const QueryDifference& d : list) {
+    w->BeginObject();
+    w->Key("query");
+    w->String(d.qid);
+    w->Key("baseline");
+    w->Double(d.baseline);
+    w->Key("run");
+    w->Double(d.run);
+    w->Key("difference");
+    w->Double(d.difference);
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+void WriteJsonPair(const Comparison& c, const PairComparison& p,
+                   JsonWriter* w) {
+  w->BeginObject();
+  w->Key("run");
+  w->String(c.runs[p.run]);
+  w->Key("measure");
+  w->String(c.measures[p.measure]);
+  const std::pair<const char*, double> numbers[] = {
+      {"mean", c.means[p.run][p.measure]},
+      {"baseline_mean", c.means[c.baseline][p.measure]},
+      {"difference", p.randomization.mean_difference},
+      {"t_statistic", p.t_test.t_statistic},
+      {"t_p", p.t_test.p_value},
+      {"randomization_p", p.randomization.p_value},
+      {"bootstrap_lower", p.bootstrap.ci_lower},
+      {"bootstrap_upper", p.bootstrap.ci_upper},
+      {"randomization_p_holm", p.randomization_holm},
+      {"randomization_p_bh", p.randomization_bh},
+      {"t_p_holm", p.t_holm},
+      {"t_p_bh", p.t_bh},
+  };
+  for (const auto& [key, value] : numbers) {
+    w->Key(key);
+    w->Double(value);
+  }
+  w->Key("permutations");
+  w->Int(p.randomization.permutations);
+  w->Key("exact");
+  w->Bool(p.randomization.exact);
+  const std::pair<const char*, int64_t> counts[] = {
+      {"resamples", p.bootstrap.resamples},
+      {"wins", p.win_tie_loss.wins},
+      {"ties", p.win_tie_loss.ties},
+      {"losses", p.win_tie_loss.losses},
+  };
+  for (const auto& [key, value] : counts) {
+    w->Key(key);
+    w->Int(value);
+  }
+  w->Key("significant");
+  w->Bool(p.significant);
+  WriteJsonCorrelation("kendall_tau_b", p.query_kendall, w);
+  WriteJsonCorrelation("spearman_rho", p.query_spearman, w);
+  if (c.options.per_query > 0) {
+    WriteJsonQueryDifferences("gains", p.gains, w);
+    WriteJsonQueryDifferences("losses", p.losses, w);
+  }
+  w->EndObject();
+}
+
+void WriteJsonAgreements(const Comparison& c, JsonWriter* w) {
+  w->Key("measure_agreement");
+  w->BeginArray();
+  for (const MeasureAgreement& a : c.agreements) {
+    w->BeginObject();
+    w->Key("first");
+    w->String(c.measures[a.first]);
+    w->Key("second");
+    w->String(c.measures[a.second]);
+    WriteJsonCorrelation("kendall_tau_b", a.kendall, w);
+    WriteJsonCorrelation("spearman_rho", a.spearman, w);
+    w->EndObject();
+  }
+  w->EndArray();
 }
 
 }  // namespace
@@ -623,114 +752,24 @@ void WriteCompareCsv(const Comparison& c, std::string* out) {
 }
 
 void WriteCompareJson(const Comparison& c, std::string* out) {
-  const CompareOptions& o = c.options;
-  *out += "{";
-  AppendJsonKey(out, "baseline");
-  AppendJsonString(out, c.runs[c.baseline]);
-  *out += ", ";
-  AppendJsonKey(out, "options");
-  *out += "{\"correction\": ";
-  AppendJsonString(out, CorrectionName(o.correction));
-  *out += ", \"alpha\": " + Exact(o.alpha, "null") +
-          ", \"permutations\": " + Int(o.permutations) +
-          ", \"bootstrap\": " + Int(o.bootstrap) +
-          ", \"confidence\": " + Exact(o.confidence, "null") +
-          ", \"seed\": " + std::to_string(o.seed) + "}, ";
-  AppendJsonKey(out, "queries");
-  *out += Int(c.qids.size()) + ", ";
-  AppendJsonKey(out, "measures");
-  *out += "[";
-  for (size_t m = 0; m < c.measures.size(); ++m) {
-    if (m > 0) *out += ", ";
-    AppendJsonString(out, c.measures[m]);
-  }
-  *out += "], ";
-  AppendJsonKey(out, "runs");
-  *out += "[";
-  for (size_t r = 0; r < c.runs.size(); ++r) {
-    if (r > 0) *out += ", ";
-    *out += "{\"name\": ";
-    AppendJsonString(out, c.runs[r]);
-    *out += ", \"excluded_queries\": " + Int(c.excluded[r]) + ", \"means\": {";
-    for (size_t m = 0; m < c.measures.size(); ++m) {
-      if (m > 0) *out += ", ";
-      AppendJsonKey(out, c.measures[m]);
-      AppendJsonNumber(out, c.means[r][m]);
-    }
-    *out += "}}";
-  }
-  *out += "], ";
-  AppendJsonKey(out, "comparisons");
-  *out += "[";
-  for (size_t i = 0; i < c.pairs.size(); ++i) {
-    const PairComparison& p = c.pairs[i];
-    if (i > 0) *out += ", ";
-    *out += "{\"run\": ";
-    AppendJsonString(out, c.runs[p.run]);
-    *out += ", \"measure\": ";
-    AppendJsonString(out, c.measures[p.measure]);
-    const std::pair<const char*, double> numbers[] = {
-        {"mean", c.means[p.run][p.measure]},
-        {"baseline_mean", c.means[c.baseline][p.measure]},
-        {"difference", p.randomization.mean_difference},
-        {"t_statistic", p.t_test.t_statistic},
-        {"t_p", p.t_test.p_value},
-        {"randomization_p", p.randomization.p_value},
-        {"bootstrap_lower", p.bootstrap.ci_lower},
-        {"bootstrap_upper", p.bootstrap.ci_upper},
-        {"randomization_p_holm", p.randomization_holm},
-        {"randomization_p_bh", p.randomization_bh},
-        {"t_p_holm", p.t_holm},
-        {"t_p_bh", p.t_bh},
-    };
-    for (const auto& [key, value] : numbers) {
-      *out += ", ";
-      AppendJsonKey(out, key);
-      AppendJsonNumber(out, value);
-    }
-    *out += ", \"permutations\": " + Int(p.randomization.permutations) +
-            ", \"exact\": " + (p.randomization.exact ? "true" : "false") +
-            ", \"resamples\": " + Int(p.bootstrap.resamples) +
-            ", \"wins\": " + Int(p.win_tie_loss.wins) +
-            ", \"ties\": " + Int(p.win_tie_loss.ties) +
-            ", \"losses\": " + Int(p.win_tie_loss.losses) +
-            ", \"significant\": " + (p.significant ? "true" : "false") + ", ";
-    AppendJsonCorrelation(out, "kendall_tau_b", p.query_kendall);
-    *out += ", ";
-    AppendJsonCorrelation(out, "spearman_rho", p.query_spearman);
-    if (o.per_query > 0) {
-      for (const auto* list : {&p.gains, &p.losses}) {
-        *out += list == &p.gains ? ", \"gains\": [" : ", \"losses\": [";
-        for (size_t q = 0; q < list->size(); ++q) {
-          const QueryDifference& d = (*list)[q];
-          *out += q > 0 ? ", {\"query\": " : "{\"query\": ";
-          AppendJsonString(out, d.qid);
-          *out += ", \"baseline\": " + Exact(d.baseline, "null") +
-                  ", \"run\": " + Exact(d.run, "null") +
-                  ", \"difference\": " + Exact(d.difference, "null") + "}";
-        }
-        *out += "]";
-      }
-    }
-    *out += "}";
-  }
-  *out += "], ";
-  AppendJsonKey(out, "measure_agreement");
-  *out += "[";
-  for (size_t i = 0; i < c.agreements.size(); ++i) {
-    const MeasureAgreement& a = c.agreements[i];
-    if (i > 0) *out += ", ";
-    *out += "{\"first\": ";
-    AppendJsonString(out, c.measures[a.first]);
-    *out += ", \"second\": ";
-    AppendJsonString(out, c.measures[a.second]);
-    *out += ", ";
-    AppendJsonCorrelation(out, "kendall_tau_b", a.kendall);
-    *out += ", ";
-    AppendJsonCorrelation(out, "spearman_rho", a.spearman);
-    *out += "}";
-  }
-  *out += "]}\n";
+  JsonWriter w(JsonSpacing::kSpaced);
+  w.BeginObject();
+  w.Key("baseline");
+  w.String(c.runs[c.baseline]);
+  WriteJsonOptions(c.options, &w);
+  w.Key("queries");
+  w.Int(static_cast<int64_t>(c.qids.size()));
+  w.Key("measures");
+  w.StringArray(c.measures);
+  WriteJsonRuns(c, &w);
+  w.Key("comparisons");
+  w.BeginArray();
+  for (const PairComparison& p : c.pairs) WriteJsonPair(c, p, &w);
+  w.EndArray();
+  WriteJsonAgreements(c, &w);
+  w.EndObject();
+  *out += w.Take();
+  *out += '\n';
 }
 
 void WriteCompareLatex(const Comparison& c, std::string* out) {

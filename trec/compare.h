@@ -197,7 +197,9 @@ void WriteCompareText(const Comparison& comparison, std::string* out);
 // One header line, then one row per (run, measure), the baseline's rows
 // included with the comparison fields empty; %.17g numbers.
 void WriteCompareCsv(const Comparison& comparison, std::string* out);
-// One JSON object with every figure at full precision, NaN as null.
+// One JSON object with every figure at full precision (the shortest form
+// that reads back as the same double), NaN as null; one line, a space
+// after each ':' and ',' (JsonWriter, JsonSpacing::kSpaced).
 void WriteCompareJson(const Comparison& comparison, std::string* out);
 // A booktabs tabular of the main table, significance as a superscript.
 void WriteCompareLatex(const Comparison& comparison, std::string* out);

@@ -262,8 +262,11 @@ TEST(CompareRunsTest, PerQueryGainsAndLosses) {
             std::string::npos)
       << text;
   WriteCompareJson(*c, &json);
+  // Numbers in the shortest form that reads back: the score 0.7 as 0.7, the
+  // difference 0.7 - 0.5 as the double it is, 0.19999999999999996 (0.2 is
+  // another double).
   EXPECT_NE(json.find("\"gains\": [{\"query\": \"q1\", \"baseline\": 0.5, "
-                      "\"run\": 0.69999999999999996, \"difference\": "
+                      "\"run\": 0.7, \"difference\": "
                       "0.19999999999999996}], \"losses\": [{\"query\": "
                       "\"q4\""),
             std::string::npos)

@@ -1,7 +1,10 @@
 #include "trec/judge_compare.h"
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/json_writer.h"
 #include "base/string_index.h"
@@ -68,23 +71,35 @@ std::string Estimate(const std::optional<metrics::AgreementEstimate>& e) {
   return s;
 }
 
-void AppendJsonEstimate(std::string* out, std::string_view key,
-                        const std::optional<metrics::AgreementEstimate>& e) {
-  AppendJsonKey(out, key);
+// KEY: estimate, KEY_interval: [lower, upper]; both null when undefined.
+void WriteJsonEstimate(std::string_view key,
+                       const std::optional<metrics::AgreementEstimate>& e,
+                       JsonWriter* w) {
+  w->Key(key);
   if (!e) {
-    *out += "null, ";
-    AppendJsonKey(out, std::string(key) + "_interval");
-    *out += "null";
+    w->Null();
+    w->Key(std::string(key) + "_interval");
+    w->Null();
     return;
   }
-  AppendJsonNumber(out, e->estimate);
-  *out += ", ";
-  AppendJsonKey(out, std::string(key) + "_interval");
-  *out += "[";
-  AppendJsonNumber(out, e->lower);
-  *out += ", ";
-  AppendJsonNumber(out, e->upper);
-  *out += "]";
+  w->Double(e->estimate);
+  w->Key(std::string(key) + "_interval");
+  w->BeginArray();
+  w->Double(e->lower);
+  w->Double(e->upper);
+  w->EndArray();
+}
+
+// KEY: value, KEY_interval: [lower, upper].
+void WriteJsonInterval(std::string_view key, double value, double lower,
+                       double upper, JsonWriter* w) {
+  w->Key(key);
+  w->Double(value);
+  w->Key(std::string(key) + "_interval");
+  w->BeginArray();
+  w->Double(lower);
+  w->Double(upper);
+  w->EndArray();
 }
 
 // PpiRow of run `r` under measure `m`: trusted judge 0, cheap judge 1.
@@ -286,149 +301,155 @@ void WriteJudgeComparisonText(const JudgeComparison& c, std::string* out) {
   }
 }
 
-void WriteJudgeComparisonJson(const JudgeComparison& c, std::string* out) {
-  auto strings = [&](std::string_view key,
-                     const std::vector<std::string>& values) {
-    AppendJsonKey(out, key);
-    *out += "[";
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (i > 0) *out += ", ";
-      AppendJsonString(out, values[i]);
-    }
-    *out += "]";
-  };
-  *out += "{";
-  strings("judges", c.judges);
-  *out += ", ";
-  strings("runs", c.runs);
-  *out += ", ";
-  strings("measures", c.measures);
-  *out += ", ";
-  AppendJsonKey(out, "options");
-  *out += "{\"weights\": ";
-  AppendJsonString(out, WeightsName(c.options.weights));
-  *out += ", \"alpha_metric\": ";
-  AppendJsonString(out, MetricName(c.options.alpha_metric));
-  *out += ", \"confidence\": ";
-  AppendJsonNumber(out, c.options.confidence);
-  *out += "}, ";
-  AppendJsonKey(out, "agreement");
-  *out += "[";
-  for (size_t i = 0; i < c.labels.size(); ++i) {
-    const LabelAgreement& l = c.labels[i];
-    if (i > 0) *out += ", ";
-    *out += "{";
-    strings("judges", {c.judges[l.first], c.judges[l.second]});
-    *out += ", \"pairs\": " + Int(l.pairs) +
-            ", \"only_first\": " + Int(l.only_first) +
-            ", \"only_second\": " + Int(l.only_second) + ", ";
-    AppendJsonEstimate(out, "kappa", l.kappa);
-    *out += ", ";
-    AppendJsonEstimate(out, "weighted_kappa", l.weighted_kappa);
-    *out += ", ";
-    AppendJsonEstimate(out, "alpha", l.alpha);
-    *out += "}";
+namespace {
+
+void WriteJsonOptions(const JudgeCompareOptions& o, JsonWriter* w) {
+  w->Key("options");
+  w->BeginObject();
+  w->Key("weights");
+  w->String(WeightsName(o.weights));
+  w->Key("alpha_metric");
+  w->String(MetricName(o.alpha_metric));
+  w->Key("confidence");
+  w->Double(o.confidence);
+  w->EndObject();
+}
+
+void WriteJsonLabels(const JudgeComparison& c, JsonWriter* w) {
+  w->Key("agreement");
+  w->BeginArray();
+  for (const LabelAgreement& l : c.labels) {
+    w->BeginObject();
+    w->Key("judges");
+    w->StringArray(
+        std::vector<std::string>{c.judges[l.first], c.judges[l.second]});
+    w->Key("pairs");
+    w->Int(l.pairs);
+    w->Key("only_first");
+    w->Int(l.only_first);
+    w->Key("only_second");
+    w->Int(l.only_second);
+    WriteJsonEstimate("kappa", l.kappa, w);
+    WriteJsonEstimate("weighted_kappa", l.weighted_kappa, w);
+    WriteJsonEstimate("alpha", l.alpha, w);
+    w->EndObject();
   }
-  *out += "], ";
-  AppendJsonKey(out, "means");
-  *out += "{";
+  w->EndArray();
+}
+
+// {judge: {run: {measure: mean}}}.
+void WriteJsonMeans(const JudgeComparison& c, JsonWriter* w) {
+  w->Key("means");
+  w->BeginObject();
   for (size_t j = 0; j < c.judges.size(); ++j) {
-    if (j > 0) *out += ", ";
-    AppendJsonKey(out, c.judges[j]);
-    *out += "{";
+    w->Key(c.judges[j]);
+    w->BeginObject();
     for (size_t r = 0; r < c.runs.size(); ++r) {
-      if (r > 0) *out += ", ";
-      AppendJsonKey(out, c.runs[r]);
-      *out += "{";
+      w->Key(c.runs[r]);
+      w->BeginObject();
       for (size_t m = 0; m < c.measures.size(); ++m) {
-        if (m > 0) *out += ", ";
-        AppendJsonKey(out, c.measures[m]);
-        AppendJsonNumber(out, c.means[j][r][m]);
+        w->Key(c.measures[m]);
+        w->Double(c.means[j][r][m]);
       }
-      *out += "}";
+      w->EndObject();
     }
-    *out += "}";
+    w->EndObject();
   }
-  *out += "}, ";
-  AppendJsonKey(out, "rankings");
-  *out += "[";
-  for (size_t i = 0; i < c.rankings.size(); ++i) {
-    const RankingAgreement& r = c.rankings[i];
-    if (i > 0) *out += ", ";
-    *out += "{\"measure\": ";
-    AppendJsonString(out, c.measures[r.measure]);
-    *out += ", \"reference\": ";
-    AppendJsonString(out, c.judges[0]);
-    *out += ", \"judge\": ";
-    AppendJsonString(out, c.judges[r.judge]);
-    *out += ", \"kendall_tau\": ";
-    AppendJsonNumber(out, r.kendall ? r.kendall->coefficient : std::nan(""));
-    *out += ", \"kendall_p_value\": ";
-    AppendJsonNumber(out, r.kendall ? r.kendall->p_value : std::nan(""));
-    *out += ", \"tau_ap\": ";
-    AppendJsonNumber(out, r.tau_ap.value_or(std::nan("")));
-    *out += ", \"swaps\": [";
+  w->EndObject();
+}
+
+void WriteJsonRankings(const JudgeComparison& c, JsonWriter* w) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  w->Key("rankings");
+  w->BeginArray();
+  for (const RankingAgreement& r : c.rankings) {
+    w->BeginObject();
+    w->Key("measure");
+    w->String(c.measures[r.measure]);
+    w->Key("reference");
+    w->String(c.judges[0]);
+    w->Key("judge");
+    w->String(c.judges[r.judge]);
+    w->Key("kendall_tau");
+    w->Double(r.kendall ? r.kendall->coefficient : kNaN);
+    w->Key("kendall_p_value");
+    w->Double(r.kendall ? r.kendall->p_value : kNaN);
+    w->Key("tau_ap");
+    w->OptionalDouble(r.tau_ap);
     // Each [above, below]: the reference ranks `above` higher, the judge
     // lower.
-    for (size_t s = 0; s < r.swaps.size(); ++s) {
-      if (s > 0) *out += ", ";
-      *out += "[";
-      AppendJsonString(out, c.runs[r.swaps[s].above]);
-      *out += ", ";
-      AppendJsonString(out, c.runs[r.swaps[s].below]);
-      *out += "]";
+    w->Key("swaps");
+    w->BeginArray();
+    for (const RankSwap& s : r.swaps) {
+      w->StringArray(
+          std::vector<std::string>{c.runs[s.above], c.runs[s.below]});
     }
-    *out += "]}";
+    w->EndArray();
+    w->EndObject();
   }
-  *out += "]";
-  if (c.options.ppi) {
-    *out += ", ";
-    AppendJsonKey(out, "ppi");
-    *out += "{\"trusted\": ";
-    AppendJsonString(out, c.judges[0]);
-    *out += ", \"cheap\": ";
-    AppendJsonString(out, c.judges[1]);
-    *out += ", \"tuned\": ";
-    *out += c.options.ppi_tune ? "true" : "false";
-    *out += ", \"means\": [";
-    for (size_t i = 0; i < c.ppi.size(); ++i) {
-      const PpiRow& p = c.ppi[i];
-      if (i > 0) *out += ", ";
-      *out += "{\"run\": ";
-      AppendJsonString(out, c.runs[p.run]);
-      *out += ", \"measure\": ";
-      AppendJsonString(out, c.measures[p.measure]);
-      *out += ", \"labelled\": " + Int(p.labelled) +
-              ", \"others\": " + Int(p.others);
-      const auto& e = p.estimate;
-      const auto pair = [&](std::string_view key, double v, double lo,
-                            double hi) {
-        *out += ", ";
-        AppendJsonKey(out, key);
-        AppendJsonNumber(out, v);
-        *out += ", ";
-        AppendJsonKey(out, std::string(key) + "_interval");
-        *out += "[";
-        AppendJsonNumber(out, lo);
-        *out += ", ";
-        AppendJsonNumber(out, hi);
-        *out += "]";
-      };
-      if (e) {
-        pair("estimate", e->estimate, e->lower, e->upper);
-        *out += ", \"lambda\": ";
-        AppendJsonNumber(out, e->lambda);
-        pair("classical", e->classical, e->classical_lower, e->classical_upper);
-        *out += ", \"naive\": ";
-        AppendJsonNumber(out, e->naive);
-      } else {
-        *out += ", \"estimate\": null";
-      }
-      *out += "}";
-    }
-    *out += "]}";
+  w->EndArray();
+}
+
+void WriteJsonPpiRow(const JudgeComparison& c, const PpiRow& p, JsonWriter* w) {
+  w->BeginObject();
+  w->Key("run");
+  w->String(c.runs[p.run]);
+  w->Key("measure");
+  w->String(c.measures[p.measure]);
+  w->Key("labelled");
+  w->Int(p.labelled);
+  w->Key("others");
+  w->Int(p.others);
+  if (const std::optional<metrics::PpiMeanEstimate>& e = p.estimate) {
+    WriteJsonInterval("estimate", e->estimate, e->lower, e->upper, w);
+    w->Key("lambda");
+    w->Double(e->lambda);
+    WriteJsonInterval("classical", e->classical, e->classical_lower,
+                      e->classical_upper, w);
+    w->Key("naive");
+    w->Double(e->naive);
+  } else {
+    w->Key("estimate");
+    w->Null();
   }
-  *out += "}\n";
+  w->EndObject();
+}
+
+void WriteJsonPpi(const JudgeComparison& c, JsonWriter* w) {
+  w->Key("ppi");
+  w->BeginObject();
+  w->Key("trusted");
+  w->String(c.judges[0]);
+  w->Key("cheap");
+  w->String(c.judges[1]);
+  w->Key("tuned");
+  w->Bool(c.options.ppi_tune);
+  w->Key("means");
+  w->BeginArray();
+  for (const PpiRow& p : c.ppi) WriteJsonPpiRow(c, p, w);
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace
+
+void WriteJudgeComparisonJson(const JudgeComparison& c, std::string* out) {
+  JsonWriter w(JsonSpacing::kSpaced);
+  w.BeginObject();
+  w.Key("judges");
+  w.StringArray(c.judges);
+  w.Key("runs");
+  w.StringArray(c.runs);
+  w.Key("measures");
+  w.StringArray(c.measures);
+  WriteJsonOptions(c.options, &w);
+  WriteJsonLabels(c, &w);
+  WriteJsonMeans(c, &w);
+  WriteJsonRankings(c, &w);
+  if (c.options.ppi) WriteJsonPpi(c, &w);
+  w.EndObject();
+  *out += w.Take();
+  *out += '\n';
 }
 
 }  // namespace rankwatch::trec

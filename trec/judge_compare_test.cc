@@ -118,7 +118,7 @@ TEST(CompareJudgesTest, RankingsUnderEachJudge) {
                       "\"pairs\": 7, \"only_first\": 1, \"only_second\": 1, "
                       "\"kappa\": 0.363636363636363"),
             std::string::npos)
-      << json;  // 4/11 to 15 digits (17 printed).
+      << json;  // 4/11 to 15 digits (17 printed, the shortest round trip).
   EXPECT_NE(json.find("\"tau_ap\": 0, \"swaps\": [[\"A\", \"C\"]]"),
             std::string::npos)
       << json;

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "base/json_writer.h"
-
 namespace rankwatch::trec {
 
 std::string Format(const char* format, double value) {
@@ -58,15 +56,6 @@ void AppendTable(const std::vector<std::vector<std::string>>& rows,
     while (!line.empty() && line.back() == ' ') line.pop_back();
     *out += line + "\n";
   }
-}
-
-void AppendJsonNumber(std::string* out, double value) {
-  *out += Exact(value, "null");
-}
-
-void AppendJsonKey(std::string* out, std::string_view key) {
-  AppendJsonString(out, key);
-  *out += ": ";
 }
 
 }  // namespace rankwatch::trec

@@ -1,6 +1,7 @@
 // The number formats and layout helpers of the TREC reports (`rankwatch
-// compare`, its judge comparison): one place, so every table and JSON
-// document of these commands prints a figure the same way.
+// compare`, its judge comparison): one place, so every table of these
+// commands prints a figure the same way. Their JSON documents go through
+// base/json_writer.h's JsonWriter.
 //
 // Pure functions; thread-safe.
 #ifndef RANKWATCH_TREC_REPORT_FORMAT_H_
@@ -15,9 +16,8 @@ namespace rankwatch::trec {
 
 // `value` through snprintf's `format` (one double conversion).
 std::string Format(const char* format, double value);
-// Full precision (%.17g, round-trips a double); `nan` for NaN ("" in CSV,
-// "null" in JSON), 1e999 / -1e999 for infinities (JSON readers take them
-// as infinities).
+// Full precision (%.17g, round-trips a double); `nan` for NaN ("" in CSV),
+// 1e999 / -1e999 for infinities.
 std::string Exact(double value, std::string_view nan);
 // Four decimals; "-" for NaN.
 std::string Fixed(double value);
@@ -32,10 +32,6 @@ std::string Int(int64_t value);
 // right-aligned, two spaces apart; trailing spaces trimmed.
 void AppendTable(const std::vector<std::vector<std::string>>& rows,
                  std::string* out);
-
-// JSON pieces: a number as Exact(value, "null"); a key and its ": ".
-void AppendJsonNumber(std::string* out, double value);
-void AppendJsonKey(std::string* out, std::string_view key);
 
 }  // namespace rankwatch::trec
 

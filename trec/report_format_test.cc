@@ -27,17 +27,13 @@ TEST(ReportFormatTest, Numbers) {
   EXPECT_EQ(Int(-42), "-42");
 }
 
-TEST(ReportFormatTest, TableAndJsonPieces) {
+TEST(ReportFormatTest, Table) {
   std::string out;
   AppendTable({{"run", "P_10"}, {"bm25-long", "0.5"}, {"x", ""}}, &out);
   EXPECT_EQ(out,
             "run        P_10\n"
             "bm25-long   0.5\n"
             "x\n");
-  std::string json;
-  AppendJsonKey(&json, "a\"b");
-  AppendJsonNumber(&json, 0.5);
-  EXPECT_EQ(json, "\"a\\\"b\": 0.5");
 }
 
 }  // namespace

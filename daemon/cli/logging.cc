@@ -63,18 +63,39 @@ void AppendTextField(const LogField& f, std::string* out) {
   }
 }
 
-void AppendJsonField(std::string_view key, const LogField& f,
-                     std::string* out) {
-  out->push_back(',');
-  AppendJsonString(out, key);
-  out->push_back(':');
+void WriteJsonField(std::string_view key, const LogField& f, JsonWriter* w) {
+  w->Key(key);
   if (const auto* s = std::get_if<std::string>(&f.value)) {
-    AppendJsonString(out, *s);
+    w->String(*s);
   } else if (const auto* i = std::get_if<int64_t>(&f.value)) {
-    out->append(std::to_string(*i));
+    w->Int(*i);
   } else {
-    out->append(std::get<bool>(f.value) ? "true" : "false");
+    w->Bool(std::get<bool>(f.value));
   }
+}
+
+// {"time": ..., "level": ..., "message": ..., fields...}.
+std::string JsonLine(std::chrono::system_clock::time_point time,
+                     std::string_view level, std::string_view message) {
+  std::string when;
+  AppendTime(time, &when);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("time");
+  w.String(when);
+  w.Key("level");
+  w.String(level);
+  w.Key("message");
+  w.String(message);
+  for (const LogField& f : current_fields) {
+    // The three fixed keys stay unique: a field named like one of them is
+    // written with a "field." prefix.
+    const bool reserved =
+        f.key == "time" || f.key == "level" || f.key == "message";
+    WriteJsonField(reserved ? "field." + f.key : f.key, f, &w);
+  }
+  w.EndObject();
+  return w.Take();
 }
 
 // Formats whole lines as `format` asks; spdlog's custom formatter API.
@@ -94,20 +115,7 @@ class LineFormatter final : public spdlog::formatter {
         for (const LogField& f : current_fields) AppendTextField(f, &line);
         break;
       case config::LogFormat::kJson:
-        line.append("{\"time\":\"");
-        AppendTime(msg.time, &line);
-        line.append("\",\"level\":");
-        AppendJsonString(&line, level);
-        line.append(",\"message\":");
-        AppendJsonString(&line, message);
-        for (const LogField& f : current_fields) {
-          // The three fixed keys stay unique: a field named like one of
-          // them is written with a "field." prefix.
-          const bool reserved =
-              f.key == "time" || f.key == "level" || f.key == "message";
-          AppendJsonField(reserved ? "field." + f.key : f.key, f, &line);
-        }
-        line.push_back('}');
+        line = JsonLine(msg.time, level, message);
         break;
     }
     line.push_back('\n');

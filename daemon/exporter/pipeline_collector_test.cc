@@ -144,6 +144,24 @@ TEST_F(PipelineCollectorTest, BeforeAnyEventKnownSeriesAreZero) {
   EXPECT_TRUE(LinesWithPrefix(text, "rankwatch_ndcg_").empty());
 }
 
+// The HELP texts come from each measure's row in metrics::kMeasureTable
+// (its `help`), inside the collector's sentence per family; written out
+// here as an operator reads them.
+TEST_F(PipelineCollectorTest, HelpTextsNameTheMeasure) {
+  const std::string text = Scrape();
+  EXPECT_TRUE(HasLine(text,
+                      "# HELP rankwatch_ndcg Per-list nDCG at k or, for "
+                      "k=all, over the whole list (trec_eval ndcg_cut_k, "
+                      "ndcg), one observation per list this process scored"))
+      << text;
+  EXPECT_TRUE(HasLine(text,
+                      "# HELP rankwatch_judged_mean Running mean of fraction "
+                      "of the top k that is judged (judged_k) over the window "
+                      "(all: since start); NaN while the window holds no "
+                      "list"))
+      << text;
+}
+
 TEST_F(PipelineCollectorTest, HistogramOfHandComputedValues) {
   FeedExample();
   const std::string text = Scrape();

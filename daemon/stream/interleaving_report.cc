@@ -14,104 +14,110 @@ const std::string& Team(const InterleavingState& s, size_t t) {
 }
 
 // {X: n, Y: m} of two teams.
-void AppendWins(std::string* out, const InterleavingState& s, size_t x,
-                size_t y, const metrics::InterleavingCounts& c) {
-  out->push_back('{');
-  AppendJsonString(out, Team(s, x));
-  out->push_back(':');
-  AppendJsonInt(out, c.wins[0]);
-  out->push_back(',');
-  AppendJsonString(out, Team(s, y));
-  out->push_back(':');
-  AppendJsonInt(out, c.wins[1]);
-  out->push_back('}');
+void WriteWins(const InterleavingState& s, size_t x, size_t y,
+               const metrics::InterleavingCounts& c, JsonWriter* w) {
+  w->BeginObject();
+  w->Key(Team(s, x));
+  w->Int(c.wins[0]);
+  w->Key(Team(s, y));
+  w->Int(c.wins[1]);
+  w->EndObject();
 }
 
-void AppendPair(std::string* out, const InterleavingState& s, size_t pair) {
+void WritePair(const InterleavingState& s, size_t pair, JsonWriter* w) {
   const metrics::PairAnalysis& a = s.analysis.pairs[pair];
   const metrics::InterleavingCounts& c = s.counts.pairs[pair];
-  out->append("{\"teams\":[");
-  AppendJsonString(out, Team(s, a.first));
-  out->push_back(',');
-  AppendJsonString(out, Team(s, a.second));
-  out->append("],\"wins\":");
-  AppendWins(out, s, a.first, a.second, c);
-  out->append(",\"ties\":");
-  AppendJsonInt(out, c.ties);
-  out->append(",\"preference\":");
-  AppendJsonDouble(out, a.preference);
-  out->append(",\"interval\":[");
-  AppendJsonDouble(out, a.interval.lower);
-  out->push_back(',');
-  AppendJsonDouble(out, a.interval.upper);
-  out->append("],\"p_value\":");
-  AppendJsonDouble(out, a.p_value);
-  out->append(",\"sequential_p_value\":");
-  AppendJsonDouble(out, a.sequential_p_value);
-  out->append(",\"adjusted_p_value\":");
-  AppendJsonDouble(out, a.adjusted_p_value);
-  out->append(",\"verdict\":");
-  AppendJsonInt(out, a.verdict);
-  out->append(",\"state\":");
-  AppendJsonString(out, VerdictStateName(s.pair_states[pair]));
-  out->push_back('}');
+  w->BeginObject();
+  w->Key("teams");
+  w->BeginArray();
+  w->String(Team(s, a.first));
+  w->String(Team(s, a.second));
+  w->EndArray();
+  w->Key("wins");
+  WriteWins(s, a.first, a.second, c, w);
+  w->Key("ties");
+  w->Int(c.ties);
+  w->Key("preference");
+  w->Double(a.preference);
+  w->Key("interval");
+  w->BeginArray();
+  w->Double(a.interval.lower);
+  w->Double(a.interval.upper);
+  w->EndArray();
+  w->Key("p_value");
+  w->Double(a.p_value);
+  w->Key("sequential_p_value");
+  w->Double(a.sequential_p_value);
+  w->Key("adjusted_p_value");
+  w->Double(a.adjusted_p_value);
+  w->Key("verdict");
+  w->Int(a.verdict);
+  w->Key("state");
+  w->String(VerdictStateName(s.pair_states[pair]));
+  w->EndObject();
 }
 
-void AppendExperimentJson(std::string* out, const InterleavingState& s) {
-  const size_t n = s.config->teams.size();
-  out->append("{\"impressions\":");
-  AppendJsonInt(out, s.counts.impressions);
-  if (n == 2) {
-    // The two-team report as before multileaving: the pair's figures.
-    out->append(",\"wins\":");
-    AppendWins(out, s, 0, 1, s.all);
-    out->append(",\"ties\":");
-    AppendJsonInt(out, s.all.ties);
+// {team: figure, ...} of every team.
+template <typename T>
+void WriteTeamFigures(const InterleavingState& s, const std::vector<T>& v,
+                      JsonWriter* w) {
+  w->BeginObject();
+  for (size_t t = 0; t < s.config->teams.size() && t < v.size(); ++t) {
+    w->Key(Team(s, t));
+    w->Int(v[t]);
   }
-  out->append(",\"no_click\":");
-  AppendJsonInt(out, s.counts.no_click);
-  if (n == 2) {
-    out->append(",\"preference\":");
-    AppendJsonDouble(out, metrics::Preference(s.all));
-    out->append(",\"p_value\":");
-    AppendJsonDouble(out,
-                     metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
-    out->append(",\"sequential_p_value\":");
-    AppendJsonDouble(out, s.sequential.p_value());
-    out->append(",\"verdict\":");
-    AppendJsonInt(out, s.verdict);
-  }
-  out->append(",\"clicks\":{");
-  for (size_t t = 0; t < n; ++t) {
-    if (t > 0) out->push_back(',');
-    AppendJsonString(out, Team(s, t));
-    out->push_back(':');
-    AppendJsonInt(out, s.counts.clicks[t]);
-  }
-  out->append("},\"pairs\":[");
-  for (size_t p = 0; p < s.analysis.pairs.size(); ++p) {
-    if (p > 0) out->push_back(',');
-    AppendPair(out, s, p);
-  }
-  out->append("],\"copeland\":{");
-  for (size_t t = 0; t < n && t < s.analysis.copeland.size(); ++t) {
-    if (t > 0) out->push_back(',');
-    AppendJsonString(out, Team(s, t));
-    out->push_back(':');
-    AppendJsonInt(out, s.analysis.copeland[t]);
-  }
-  out->append("},\"ranking\":[");
-  for (size_t i = 0; i < s.analysis.ranking.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    AppendJsonString(out, Team(s, s.analysis.ranking[i]));
-  }
-  out->append("],\"winner\":");
+  w->EndObject();
+}
+
+// A two-team experiment's figures at the top level, as before
+// multileaving: wins and ties (before no_click) ...
+void WriteTwoTeamCounts(const InterleavingState& s, JsonWriter* w) {
+  w->Key("wins");
+  WriteWins(s, 0, 1, s.all, w);
+  w->Key("ties");
+  w->Int(s.all.ties);
+}
+
+// ... and the test's figures (after it).
+void WriteTwoTeamTest(const InterleavingState& s, JsonWriter* w) {
+  w->Key("preference");
+  w->Double(metrics::Preference(s.all));
+  w->Key("p_value");
+  w->Double(metrics::SignTestPValue(s.all.wins[0], s.all.wins[1]));
+  w->Key("sequential_p_value");
+  w->Double(s.sequential.p_value());
+  w->Key("verdict");
+  w->Int(s.verdict);
+}
+
+void WriteExperiment(const InterleavingState& s, JsonWriter* w) {
+  const bool two_teams = s.config->teams.size() == 2;
+  w->BeginObject();
+  w->Key("impressions");
+  w->Int(s.counts.impressions);
+  if (two_teams) WriteTwoTeamCounts(s, w);
+  w->Key("no_click");
+  w->Int(s.counts.no_click);
+  if (two_teams) WriteTwoTeamTest(s, w);
+  w->Key("clicks");
+  WriteTeamFigures(s, s.counts.clicks, w);
+  w->Key("pairs");
+  w->BeginArray();
+  for (size_t p = 0; p < s.analysis.pairs.size(); ++p) WritePair(s, p, w);
+  w->EndArray();
+  w->Key("copeland");
+  WriteTeamFigures(s, s.analysis.copeland, w);
+  w->Key("ranking");
+  w->BeginArray();
+  for (const size_t t : s.analysis.ranking) w->String(Team(s, t));
+  w->EndArray();
+  w->Key("winner");
   if (s.analysis.winner < 0) {
-    out->append("null");
+    w->Null();
   } else {
-    AppendJsonString(out, Team(s, static_cast<size_t>(s.analysis.winner)));
+    w->String(Team(s, static_cast<size_t>(s.analysis.winner)));
   }
-  out->push_back('}');
+  w->EndObject();
 }
 
 // "A=3 B=5 C=1"
@@ -177,17 +183,20 @@ std::string PairVerdictText(const InterleavingState& s, size_t pair) {
   return std::string(VerdictStateName(s.pair_states[pair]));
 }
 
-void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m) {
-  out->append(",\"interleaving\":{");
-  bool first = true;
+void WriteInterleavingJson(const InterleavingMonitor& m, JsonWriter* w) {
+  w->BeginObject();
   for (const InterleavingState& s : m.experiments()) {
-    if (!first) out->push_back(',');
-    first = false;
-    AppendJsonString(out, s.config->name);
-    out->push_back(':');
-    AppendExperimentJson(out, s);
+    w->Key(s.config->name);
+    WriteExperiment(s, w);
   }
-  out->push_back('}');
+  w->EndObject();
+}
+
+void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m) {
+  JsonWriter w;
+  WriteInterleavingJson(m, &w);
+  out->append(",\"interleaving\":");
+  out->append(w.Take());
 }
 
 void AppendInterleavingTable(std::string* out, const InterleavingMonitor& m) {

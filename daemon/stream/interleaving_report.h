@@ -16,11 +16,18 @@
 #include <string>
 #include <string_view>
 
+#include "base/json_writer.h"
 #include "daemon/stream/interleaving_monitor.h"
 
 namespace rankwatch::stream {
 
-// Appends `,"interleaving":{NAME: {...}, ...}`.
+// Writes the "interleaving" member's value, {NAME: {...}, ...}, one
+// member per experiment in configuration order.
+void WriteInterleavingJson(const InterleavingMonitor& m, JsonWriter* w);
+
+// Appends `,"interleaving":{NAME: {...}, ...}` (WriteInterleavingJson's
+// document) to a JSON object written by hand: replay's report until it
+// writes through a JsonWriter too.
 void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m);
 
 // Appends the table's lines, one block per experiment.
