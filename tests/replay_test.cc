@@ -371,10 +371,40 @@ experiments:
   EXPECT_EQ(std::string_view(movers.at(2)["query"]), "q-good");
   EXPECT_EQ(double(movers.at(2)["contribution"]), 0.0);
 
+  // The decision (docs/statistics.md, "Decisions") beside the series: A
+  // 19 of 21 lists relevant at 1, B 12 of 21; d = 12/21 - 19/21 = -1/3
+  // (-36.8% of 19/21). Variances (k - k^2/n)/(n - 1): 0.0904762 and
+  // 0.2571429; V = their sum / 21; the 95% mSPRT half-width (tau 0.05)
+  // 0.87955378 (Python, math module): [-1.21289, +0.54622] holds
+  // 0, so keep running (the running intersection can only narrow it).
+  simdjson::dom::element decision;
+  ASSERT_EQ(
+      doc["experiments"]["ab"]["treatments"]["B"]["decision"].get(decision),
+      simdjson::SUCCESS)
+      << res.out;
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+  EXPECT_EQ(std::string_view(decision["treatment"]), "B");
+  simdjson::dom::element primary = decision["inputs"].at(0);
+  EXPECT_EQ(std::string_view(primary["role"]), "primary");
+  EXPECT_EQ(std::string_view(primary["series"]), "precision@1");
+  EXPECT_EQ(std::string_view(primary["state"]), "inconclusive");
+  EXPECT_NEAR(double(primary["difference"]), -1.0 / 3, 1e-15);
+  EXPECT_GE(double(primary["ci_lower"]), -1.2128871164093893 - 1e-12);
+  EXPECT_LE(double(primary["ci_upper"]), 0.5462204497427225 + 1e-12);
+  EXPECT_EQ(int64_t(primary["baseline_count"]), 21);
+  const std::string_view reason = decision["reasons"].at(0);
+  EXPECT_EQ(reason.substr(0, 64),
+            "precision@1 shows no significant difference yet: -0.3333 (-36.8%")
+      << reason;
+
   const CommandResult table =
       Replay({"--config", config, "--results", dir.path() + "/r.jsonl",
               "--judgments", dir.path() + "/j.jsonl"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("  decision for B: keep_running\n    - precision@1 "
+                           "shows no significant difference yet"),
+            std::string::npos)
+      << table.out;
   EXPECT_NE(table.out.find("queries moving B's P_1 most"), std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("    q-bad                      -0.2857  diff "

@@ -192,6 +192,8 @@ experiments:
   - name: ranker-v2
     baseline: A
     treatments: [B]
+    guardrails:
+      - {series: judged@10, margin: 0.05}
 interleaving:
   - name: b_vs_a
     variant: A-vs-B
@@ -315,6 +317,9 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "difference-ranker-v2-B-ndcg_cut_10-all",
       "relative-ranker-v2-B-ndcg_cut_10-all",
       "ab-legend",
+      "decision-ranker-v2-B",
+      "decision-value-ranker-v2-B",
+      "decision-since-ranker-v2-B",
       "verdict-ranker-v2-B-ndcg_cut_10-all",
       "consumed-results",
       "consumed-judgments",
@@ -402,6 +407,45 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   simdjson::dom::element d;
   ASSERT_TRUE(Summary(&d));
   const testing::Scrape metrics = daemon_->Metrics();
+
+  // The decision (issue 27): the page's headline and first reason are the
+  // summary's, the gauges hold the same value, the primary series and the
+  // guardrail (judged@10, margin 0.05) are both read.
+  {
+    simdjson::dom::element dec = d["experiments"].at(0)["decisions"].at(0);
+    const std::string value{std::string_view(dec["value"])};
+    const std::map<std::string, std::string> headline = {
+        {"ship", "Ship B"},
+        {"no_ship", "Do not ship B"},
+        {"keep_running", "Keep running B (against A)"},
+        {"invalid", "Invalid: B against A cannot be judged"}};
+    ASSERT_EQ(headline.count(value), 1u) << summary_;
+    EXPECT_EQ(text("decision-value-ranker-v2-B"), headline.at(value));
+    const std::string first{std::string_view(dec["reasons"].at(0))};
+    EXPECT_NE(text("decision-ranker-v2-B").find(": " + first),
+              std::string::npos)
+        << text("decision-ranker-v2-B") << "\n"
+        << summary_;
+    EXPECT_EQ(text("decision-since-ranker-v2-B"),
+              "· since " + UtcClock(int64_t(dec["since_event_ms"])) +
+                  " (look " + std::to_string(int64_t(dec["since_look"])) + ")");
+    EXPECT_EQ(metrics.Sum("rankwatch_ab_decision", {{"experiment", "ranker-v2"},
+                                                    {"variant", "B"},
+                                                    {"baseline", "A"},
+                                                    {"decision", value}}),
+              1);
+    simdjson::dom::array inputs = dec["inputs"];
+    ASSERT_EQ(inputs.size(), 2u) << summary_;
+    EXPECT_EQ(std::string_view(inputs.at(0)["series"]), "ndcg@10");
+    EXPECT_EQ(std::string_view(inputs.at(1)["role"]), "guardrail");
+    EXPECT_EQ(std::string_view(inputs.at(1)["series"]), "judged@10");
+    EXPECT_EQ(double(inputs.at(1)["margin"]), 0.05);
+    // B is regressed in this traffic: ndcg@10 is worse once the interval
+    // excludes 0, and then the decision is no_ship.
+    if (std::string_view(inputs.at(0)["state"]) == "worse") {
+      EXPECT_EQ(value, "no_ship");
+    }
+  }
 
   const int64_t ndcg10 = SeriesIndex(d, "ndcg_cut_10");
   ASSERT_GE(ndcg10, 0) << summary_;

@@ -120,6 +120,11 @@ experiments:
     baseline: A
     treatments: [B]
     primary: [ndcg@10, precision@5]
+    # Not to get worse by more than the margin: the decision ships B only
+    # when they hold (docs/statistics.md, "Decisions").
+    guardrails:
+      - {series: success@10, relative_margin: 0.02}
+      - {series: judged@10, margin: 0.05}
 statistics:
   # The top movers in /metrics, so that the story (and the alert
   # RankwatchQueriesMoved) can name the queries behind a verdict.

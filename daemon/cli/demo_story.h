@@ -86,6 +86,32 @@ struct AbFigures {
   std::vector<MoverFigures> movers;  // By rank; empty unless exported.
 };
 
+// A series the decision read (rankwatch_ab_decision_input and _ci_*).
+struct DecisionInputFigures {
+  bool guardrail = false;
+  Headline series;
+  int input = 0;  // +1 supports shipping, -1 blocks it, 0 neither yet.
+  double lower = std::numeric_limits<double>::quiet_NaN();
+  double upper = std::numeric_limits<double>::quiet_NaN();
+  double margin = std::numeric_limits<double>::quiet_NaN();  // Guardrails.
+  bool relative = false;  // The margin is a fraction of the baseline mean.
+};
+
+// One experiment's decision for a treatment (rankwatch_ab_decision).
+struct DecisionFigures {
+  std::string experiment;
+  std::string baseline;
+  std::string treatment;
+  std::string value;  // ship, no_ship, keep_running, invalid.
+  std::vector<DecisionInputFigures> inputs;  // Primary series first.
+};
+
+// "do not ship B: ndcg@10 worse [-0.081, -0.003]; guardrail precision@10
+// beyond its margin -0.05 [-0.12, -0.06]": the decision and the series
+// behind it, from the gauges (the daemon's full sentences are on the page
+// and in /api/v1/summary).
+std::string FormatDecision(const DecisionFigures& d);
+
 struct SrmFigures {
   std::string experiment;
   bool detected = false;
@@ -109,6 +135,7 @@ struct DemoSnapshot {
   std::vector<VariantFigures> variants;  // Sorted by name.
   std::vector<AbFigures> ab;
   std::vector<SrmFigures> srm;
+  std::vector<DecisionFigures> decisions;
   std::vector<InterleavingFigures> interleaving;
   // Multileaving (more than two teams): per experiment its teams best
   // first (rankwatch_interleaving_rank) and its winner ("" until one).
@@ -136,6 +163,11 @@ std::string FormatEstimate(const Estimate& e, bool sign);
 // since start [-0.027, -0.007]".
 std::string FormatAbDifference(const AbFigures& ab);
 
+// The key of one A/B comparison (experiment, treatment, headline) in the
+// story's maps.
+std::string AbKey(std::string_view experiment, std::string_view treatment,
+                  std::string_view measure, std::string_view k);
+
 class DemoStory {
  public:
   // No events for this long is a line of its own.
@@ -152,6 +184,7 @@ class DemoStory {
  private:
   void ObserveAb(const DemoSnapshot& s, std::vector<std::string>* lines);
   void ObserveSrm(const DemoSnapshot& s, std::vector<std::string>* lines);
+  void ObserveDecisions(const DemoSnapshot& s, std::vector<std::string>* lines);
   void ObserveInterleaving(const DemoSnapshot& s,
                            std::vector<std::string>* lines);
   void ObserveEvents(const DemoSnapshot& s, int64_t now_ms,
@@ -168,6 +201,8 @@ class DemoStory {
   // experiment, interleaving verdict per experiment.
   std::map<std::string, Verdict> ab_;
   std::map<std::string, bool> srm_;
+  // Last decision per experiment/treatment.
+  std::map<std::string, std::string> decisions_;
   std::map<std::string, Verdict> interleaving_;
 };
 

@@ -134,6 +134,79 @@ rankwatch_query_mover_contribution{experiment="x",variant="B",baseline="A",measu
   EXPECT_TRUE(plain->ab[0].movers.empty());
 }
 
+// The decision gauges (exporter/decision_collector.h): the current state,
+// its inputs with their intervals and a guardrail's margin.
+constexpr std::string_view kDecisionPage =
+    R"(rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="ship"} 0
+rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="no_ship"} 1
+rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="keep_running"} 0
+rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="invalid"} 0
+rankwatch_ab_decision_input{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -1
+rankwatch_ab_decision_input{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} 0
+rankwatch_ab_decision_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -0.12
+rankwatch_ab_decision_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -0.061
+rankwatch_ab_decision_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} -0.02
+rankwatch_ab_decision_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} 0.03
+rankwatch_ab_guardrail_margin{experiment="x",variant="B",baseline="A",measure="precision",k="5",kind="absolute"} 0.05
+)";
+
+TEST(ParseMetricsSnapshotTest, ReadsTheDecisions) {
+  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->decisions.size(), 1u);
+  const DecisionFigures& d = s->decisions[0];
+  EXPECT_EQ(d.experiment, "x");
+  EXPECT_EQ(d.baseline, "A");
+  EXPECT_EQ(d.treatment, "B");
+  EXPECT_EQ(d.value, "no_ship");
+  ASSERT_EQ(d.inputs.size(), 2u);
+  // The primary series first, though listed second.
+  EXPECT_FALSE(d.inputs[0].guardrail);
+  EXPECT_EQ(d.inputs[0].series, (Headline{"ndcg", "10"}));
+  EXPECT_EQ(d.inputs[0].input, 0);
+  EXPECT_TRUE(d.inputs[1].guardrail);
+  EXPECT_EQ(d.inputs[1].input, -1);
+  EXPECT_DOUBLE_EQ(d.inputs[1].lower, -0.12);
+  EXPECT_DOUBLE_EQ(d.inputs[1].upper, -0.061);
+  EXPECT_DOUBLE_EQ(d.inputs[1].margin, 0.05);
+  EXPECT_FALSE(d.inputs[1].relative);
+  EXPECT_EQ(FormatDecision(d),
+            "do not ship B: guardrail precision@5 beyond its margin [-0.120, "
+            "-0.061] (margin 0.050)");
+}
+
+TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
+  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
+  ASSERT_TRUE(s.ok());
+  DemoSnapshot running = *s;
+  running.decisions[0].value = "keep_running";
+  DemoStory story;
+  // Keep running at the start is no news; the change to no_ship is, once.
+  EXPECT_EQ(story.Observe(running, 0), Lines{});
+  EXPECT_EQ(story.Observe(*s, 2000),
+            Lines{"x decision: do not ship B: guardrail precision@5 beyond "
+                  "its margin [-0.120, -0.061] (margin 0.050)"});
+  EXPECT_EQ(story.Observe(*s, 4000), Lines{});
+  DemoSnapshot ship = *s;
+  ship.decisions[0].value = "ship";
+  ship.decisions[0].inputs[0].input = 1;
+  ship.decisions[0].inputs[0].lower = 0.01;
+  ship.decisions[0].inputs[1].input = 1;
+  ship.decisions[0].inputs[1].relative = true;
+  ship.decisions[0].inputs[1].margin = 0.1;
+  EXPECT_EQ(story.Observe(ship, 6000),
+            Lines{"x decision: ship B: ndcg@10 better [+0.010, +0.030]; "
+                  "guardrail precision@5 holds [-0.120, -0.061] (margin "
+                  "10.0% of the baseline)"});
+  // The table shows the decision once lists are scored.
+  ship.variants.push_back(
+      {"A", 10, std::vector<Estimate>(ship.headlines.size())});
+  const std::string table = story.Table(ship, 8000);
+  EXPECT_NE(table.find("  x decision (B vs A): ship B: ndcg@10 better"),
+            std::string::npos)
+      << table;
+}
+
 TEST(ParseMetricsSnapshotTest, MalformedLineNamesItsNumber) {
   auto s = ParseMetricsSnapshot(
       "# TYPE x gauge\nrankwatch_ab_verdict{experiment=\"x\" 1\n", kHeadlines);

@@ -106,6 +106,50 @@ std::vector<MetricFamily> MakeGauges() {
   return f;
 }
 
+// Help of the rankwatch_ab_adjusted_<name> gauges, parallel to
+// stream::AdjustedFigures (whose names they carry).
+constexpr GaugeSpec kAdjustedGauges[stream::kNumAdjustedFigures] = {
+    {"theta",
+     "Regression adjustment: pooled within-arm slope of the measure on the "
+     "covariate (schema.covariate); 0 when not adjusted"},
+    {"variance_ratio",
+     "Squared standard error of the adjusted difference over the "
+     "unadjusted one (about 1 - rho^2); NaN when undefined"},
+    {"difference",
+     "Regression-adjusted difference (the OLS coefficient of the treatment "
+     "in y ~ 1 + T + x); NaN if an arm has no pairs"},
+    {"relative_difference",
+     "Adjusted difference divided by the baseline's adjusted mean"},
+    {"standard_error",
+     "Standard error of the adjusted difference (clustered with "
+     "schema.unit); +Inf below two pairs per arm"},
+    {"ci_lower",
+     "Lower end of the fixed-sample Welch interval of the adjusted "
+     "difference"},
+    {"ci_upper",
+     "Upper end of the fixed-sample Welch interval of the adjusted "
+     "difference"},
+    {"p_value",
+     "Two-sided Welch p-value of the adjusted difference (fixed-sample)"},
+    {"sequential_p_value",
+     "Always-valid mSPRT p-value of the adjusted difference since start "
+     "(asymptotic; from 20 pairs per arm)"},
+    {"sequential_ci_lower",
+     "Lower end of the always-valid confidence sequence of the adjusted "
+     "difference since start (running intersection)"},
+    {"sequential_ci_upper",
+     "Upper end of the always-valid confidence sequence of the adjusted "
+     "difference since start (running intersection)"},
+    {"sequential_look_p_value",
+     "mSPRT p-value of the adjusted difference at the latest look alone"},
+    {"sequential_look_ci_lower",
+     "Lower end of the latest look's mSPRT interval of the adjusted "
+     "difference alone"},
+    {"sequential_look_ci_upper",
+     "Upper end of the latest look's mSPRT interval of the adjusted "
+     "difference alone"},
+};
+
 double MeanOrNaN(const metrics::ArmSummary& arm) {
   return arm.count > 0 ? arm.mean : kNaN;
 }
@@ -133,6 +177,7 @@ void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
   if (pipeline_->config().experiments.empty()) return;
   CollectInfo(out);
   CollectComparisons(out);
+  if (pipeline_->experiments().adjusted()) CollectAdjusted(out);
   CollectSrm(out);
   if (pipeline_->experiments().units()) CollectBuckets(out);
 }
@@ -231,6 +276,80 @@ void ExperimentCollector::CollectComparisons(
   }
   for (MetricFamily& family : f) out->push_back(std::move(family));
   out->push_back(std::move(state));
+}
+
+void ExperimentCollector::CollectAdjusted(
+    std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+  MetricFamily info = MakeFamily(
+      "rankwatch_ab_covariate_info",
+      "The covariate of regression adjustment (schema.covariate): the "
+      "rankwatch_ab_adjusted_* gauges adjust by it",
+      MetricType::Gauge);
+  AddGauge(&info, {{"covariate", monitor.covariate()}}, 1);
+  out->push_back(std::move(info));
+  MetricFamily events = MakeFamily(
+      "rankwatch_covariate_events_total",
+      "Results events consumed, by what their covariate field held "
+      "(present, absent, null, wrong_type, not_finite); only present gives "
+      "the list a covariate, none is rejected for it",
+      MetricType::Counter);
+  const stream::PipelineCounters& counters = pipeline_->counters();
+  for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
+    AddCounter(&events,
+               {{"reason", std::string(stream::CovariateOutcomeName(
+                               static_cast<stream::CovariateOutcome>(o)))}},
+               static_cast<double>(counters.covariate[static_cast<size_t>(o)]));
+  }
+  out->push_back(std::move(events));
+  std::vector<MetricFamily> f;
+  for (const GaugeSpec& g : kAdjustedGauges) {
+    f.push_back(MakeFamily(std::string("rankwatch_ab_adjusted_") + g.name,
+                           g.help, MetricType::Gauge));
+  }
+  const std::pair<const char*, const char*> counts[] = {
+      {"baseline_pairs",
+       "Baseline lists with a finite covariate and value (the adjusted arm)"},
+      {"treatment_pairs",
+       "Treatment lists with a finite covariate and value (the adjusted "
+       "arm)"},
+      {"sequential_looks", "Looks the adjusted mSPRT has taken since start"}};
+  for (const auto& [name, help] : counts) {
+    f.push_back(MakeFamily(std::string("rankwatch_ab_adjusted_") + name, help,
+                           MetricType::Gauge));
+  }
+  MetricFamily status = MakeFamily(
+      "rankwatch_ab_adjusted_status",
+      "Whether the adjusted figures are adjusted, one series per status, 1 "
+      "for the current one: adjusted, no_covariate_variance (fewer than two "
+      "pairs per arm, or a covariate constant within the arms: the figures "
+      "are the unadjusted ones of the pairs), invalid_input",
+      MetricType::Gauge);
+  for (const stream::Comparison& c : monitor.comparisons()) {
+    if (!c.has_adjusted) continue;
+    const Labels labels = ComparisonLabels(c);
+    const stream::AdjustedComparison& a = c.adjusted;
+    size_t i = 0;
+    for (const stream::NamedFigure& figure : stream::AdjustedFigures(a)) {
+      AddGauge(&f[i++], labels, figure.value);
+    }
+    for (const int64_t n :
+         {std::max<int64_t>(a.baseline_arm.count, 0),
+          std::max<int64_t>(a.treatment_arm.count, 0), a.sequential.looks()}) {
+      AddGauge(&f[i++], labels, static_cast<double>(n));
+    }
+    for (const metrics::AdjustmentStatus s :
+         {metrics::AdjustmentStatus::kAdjusted,
+          metrics::AdjustmentStatus::kNoCovariateVariance,
+          metrics::AdjustmentStatus::kInvalidInput}) {
+      Labels with_status = labels;
+      with_status.push_back(
+          {"status", std::string(metrics::AdjustmentStatusName(s))});
+      AddGauge(&status, std::move(with_status), a.status == s ? 1 : 0);
+    }
+  }
+  for (MetricFamily& family : f) out->push_back(std::move(family));
+  out->push_back(std::move(status));
 }
 
 void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {

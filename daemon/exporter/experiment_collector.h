@@ -29,6 +29,15 @@
 // rankwatch_ab_bucket_lists_total{variant, bucket} and
 // rankwatch_ab_bucket_sum_total{variant, measure, k, bucket} of the
 // primary series.
+// With schema.covariate (regression adjustment), for window="all" rows:
+//   rankwatch_ab_adjusted_difference, _relative_difference,
+//   _standard_error, _ci_lower, _ci_upper, _p_value (Welch on the
+//   adjusted arms), _sequential_p_value, _sequential_ci_lower,
+//   _sequential_ci_upper, _sequential_look_* (the latest look alone),
+//   _sequential_looks (their own mSPRT), _theta,
+//   _variance_ratio, _baseline_pairs, _treatment_pairs and
+//   rankwatch_ab_adjusted_status{status}; rankwatch_ab_covariate_info
+//   {covariate} and rankwatch_covariate_events_total{reason}.
 // Plus rankwatch_experiment_info{experiment, baseline, variant} 1 per
 // configured treatment (what PromQL joins on across replicas) and
 // rankwatch_ab_confidence_level.
@@ -60,6 +69,7 @@ class ExperimentCollector : public Collector {
   Labels ComparisonLabels(const stream::Comparison& c) const;
   void CollectInfo(std::vector<prometheus::MetricFamily>* out) const;
   void CollectComparisons(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectAdjusted(std::vector<prometheus::MetricFamily>* out) const;
   void CollectSrm(std::vector<prometheus::MetricFamily>* out) const;
   void CollectBuckets(std::vector<prometheus::MetricFamily>* out) const;
 

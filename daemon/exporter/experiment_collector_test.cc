@@ -146,6 +146,9 @@ TEST_F(ExperimentCollectorTest, ExportsWelchAndSequentialFigures) {
   EXPECT_EQ(s.Sum("rankwatch_ab_srm_detected", x), 0);
   EXPECT_FALSE(s.Has("rankwatch_ab_unit_info"));
   EXPECT_FALSE(s.Has("rankwatch_ab_bucket_lists_total"));
+  // Without schema.covariate, no adjusted gauges.
+  EXPECT_FALSE(s.Has("rankwatch_ab_adjusted_difference"));
+  EXPECT_FALSE(s.Has("rankwatch_covariate_events_total"));
 }
 
 // With schema.unit: the unit is named, windowed rows are gone, and the
@@ -189,6 +192,111 @@ TEST_F(ExperimentCollectorTest, UnitBucketsForTheRules) {
   EXPECT_EQ(s.Sum("rankwatch_ab_units_total", {{"variant", "B"}}), 1);
   EXPECT_EQ(s.Sum("rankwatch_ab_unit_conflicts_total"), 0);
   EXPECT_EQ(s.Sum("rankwatch_ab_srm_units_capped"), 0);
+}
+
+// With schema.covariate: the regression-adjusted gauges of window "all",
+// and the covariate outcomes. P@1 and covariate per list: A (1, 0.9),
+// (0, 0.2), (0, 0.4), (1, 0.7); B (1, 0.8), (1, 0.6), (0, 0.1), (1, 0.9),
+// (0, 0.3), and one more B list (P@1 1) whose covariate is "n/a". In
+// statsmodels 0.15.0 / SciPy 1.17.1 (run once offline):
+// smf.ols('y ~ T + x', df).fit() params x = 1.5902964959568733, T =
+// 0.11590296495956831; the documented plug-in standard error
+// 0.14471825043450773 (per arm e = (y - ybar) - theta (x - xbar),
+// v = sum e^2 / (n - 1) / n), Welch-Satterthwaite p = 0.4515777892645571,
+// interval [-0.23200806042659572, 0.46381399034573234]; the unadjusted
+// Welch variance over all lists (B with the extra 1) gives the ratio
+// 0.163904650503847.
+TEST_F(ExperimentCollectorTest, AdjustedGaugesWithACovariate) {
+  config::Config c = ExperimentConfig();
+  c.schema.covariate = "pre";
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  const auto request = [&](const std::string& id, const std::string& variant,
+                           bool relevant, const std::string& pre) {
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         R"({"request_id":")" + id + R"(","variant":")" +
+                             variant + R"(","pre":)" + pre +
+                             R"(,"timestamp":1000,"results":["a"]})",
+                         {0, offset_++});
+    if (relevant) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson(id, "a", 1, 2000), {0, offset_++});
+    }
+  };
+  request("a1", "A", true, "0.9");
+  request("a2", "A", false, "0.2");
+  request("a3", "A", false, "0.4");
+  request("a4", "A", true, "0.7");
+  request("b1", "B", true, "0.8");
+  request("b2", "B", true, "0.6");
+  request("b3", "B", false, "0.1");
+  request("b4", "B", true, "0.9");
+  request("b5", "B", false, "0.3");
+  request("b6", "B", true, R"("n/a")");
+  pipeline_->FinishAll();
+  const Scrape s = Scrape::Parse(Text());
+  const std::map<std::string, std::string> l = {{"experiment", "ranker-v2"},
+                                                {"variant", "B"},
+                                                {"measure", "precision"},
+                                                {"k", "1"},
+                                                {"window", "all"}};
+  EXPECT_EQ(s.Sum("rankwatch_ab_covariate_info", {{"covariate", "pre"}}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_covariate_events_total", {{"reason", "present"}}),
+            9);
+  EXPECT_EQ(
+      s.Sum("rankwatch_covariate_events_total", {{"reason", "wrong_type"}}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_covariate_events_total", {{"reason", "absent"}}),
+            0);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_baseline_pairs", l), 4);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_treatment_pairs", l), 5);
+  EXPECT_EQ(s.Sum("rankwatch_ab_treatment_requests", l), 6);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_theta", l), 1.5902964959568733,
+              1e-12);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_difference", l), 0.11590296495956831,
+              1e-12);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_standard_error", l),
+              0.14471825043450773, 1e-12);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_p_value", l), 0.4515777892645571,
+              1e-9);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_ci_lower", l), -0.23200806042659572,
+              1e-9);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_ci_upper", l), 0.46381399034573234,
+              1e-9);
+  EXPECT_NEAR(s.Sum("rankwatch_ab_adjusted_variance_ratio", l),
+              0.163904650503847, 1e-9);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_status", {{"status", "adjusted"}}), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_status"), 1);
+  // Below the warm-up of 20 pairs per arm: no always-valid figures yet.
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_sequential_looks", l), 0);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_sequential_p_value", l), 1);
+  EXPECT_EQ(s.Sum("rankwatch_ab_adjusted_sequential_ci_lower", l),
+            -std::numeric_limits<double>::infinity());
+  // Window rows are not adjusted.
+  EXPECT_FALSE(s.Has("rankwatch_ab_adjusted_difference", {{"window", "5m"}}));
+  // Every adjusted figure is a gauge of its name, with its value (the
+  // summary and replay write the same names).
+  const stream::Comparison& row = pipeline_->experiments().comparisons()[0];
+  ASSERT_TRUE(row.has_adjusted);
+  for (const stream::NamedFigure& figure :
+       stream::AdjustedFigures(row.adjusted)) {
+    const std::string name =
+        std::string("rankwatch_ab_adjusted_") + figure.name;
+    ASSERT_TRUE(s.Has(name, l)) << name;
+    if (std::isnan(figure.value)) {
+      EXPECT_TRUE(std::isnan(s.Sum(name, l))) << name;
+    } else if (std::isinf(figure.value)) {
+      EXPECT_EQ(s.Sum(name, l), figure.value) << name;
+    } else {  // The text format's digits.
+      EXPECT_NEAR(s.Sum(name, l), figure.value, 1e-12) << name;
+    }
+  }
+#ifdef RANKWATCH_PROMTOOL
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand({RANKWATCH_PROMTOOL, "check", "metrics"},
+                                     std::chrono::seconds(60), Text());
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+#endif
 }
 
 TEST_F(ExperimentCollectorTest, NoInferenceBeforeData) {

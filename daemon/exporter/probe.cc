@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "daemon/exporter/decision_collector.h"
 #include "daemon/exporter/experiment_collector.h"
 #include "daemon/exporter/families.h"
 #include "daemon/exporter/interleaving_collector.h"
@@ -44,6 +45,7 @@ std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
   probe->Add(std::make_unique<ProcessCollector>());
   probe->Add(std::make_unique<PipelineCollector>(pipeline));
   probe->Add(std::make_unique<ExperimentCollector>(pipeline));
+  probe->Add(std::make_unique<DecisionCollector>(pipeline));
   probe->Add(std::make_unique<InterleavingCollector>(pipeline));
   probe->Add(std::make_unique<QueryMoversCollector>(pipeline));
   if (kafka != nullptr)

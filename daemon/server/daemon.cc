@@ -112,6 +112,7 @@ Status Daemon::Init() {
   BuildProbe();  // Before /metrics serves it; it reads the server's counts.
   http_->Handle("/metrics", exporter::MetricsHandler([this] {
                   std::lock_guard<std::mutex> lock(mu_);
+                  pipeline_->RefreshLook();
                   return probe_->Collect();
                 }));
   http_->Handle("/healthz", http::HealthHandler());

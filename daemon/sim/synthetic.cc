@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <span>
 #include <unordered_set>
@@ -20,6 +21,7 @@ namespace {
 constexpr uint64_t kCatalogStream = 0x6361'7461'6c6f'6721;      // "catalog!"
 constexpr uint64_t kCalibrationStream = 0x6361'6c69'6272'6174;  // "calibrat"
 constexpr uint64_t kUserStream = 0x7573'6572'7321'2121;         // "users!!!"
+constexpr uint64_t kCovariateStream = 0x636f'7661'7269'6174;    // "covariat"
 
 // Requests simulated to calibrate the click model: enough for the expected
 // judgments per request to be within about 1% of the long-run mean.
@@ -70,6 +72,160 @@ void AppendScore(double value, std::string* out) {
 
 bool IsProbability(double p) { return p >= 0 && p <= 1; }
 
+Status Invalid(const std::string& m) {
+  return Status::InvalidArgument("synthetic traffic: " + m);
+}
+
+// The query set and the lists served.
+Status ValidateShape(const SyntheticConfig& c) {
+  if (c.num_queries < 1) return Invalid("num_queries must be >= 1");
+  if (c.docs_per_query < 1) return Invalid("docs_per_query must be >= 1");
+  if (c.results_per_request < 1 || c.results_per_request > c.docs_per_query) {
+    return Invalid("results_per_request must be in 1..docs_per_query");
+  }
+  if (!(c.query_zipf_exponent >= 0)) {
+    return Invalid("query_zipf_exponent must be >= 0");
+  }
+  return Status::Ok();
+}
+
+// The variants; fills `names` with theirs.
+Status ValidateVariants(const SyntheticConfig& c,
+                        std::unordered_set<std::string>* names) {
+  if (c.variants.empty()) return Invalid("at least one variant is needed");
+  for (const VariantSpec& v : c.variants) {
+    if (v.name.empty()) return Invalid("a variant has an empty name");
+    if (!names->insert(v.name).second) {
+      return Invalid("variant '" + v.name + "' is listed twice");
+    }
+    if (!(v.noise_sigma >= 0) || !std::isfinite(v.noise_sigma)) {
+      return Invalid("variant '" + v.name + "' needs a noise_sigma >= 0");
+    }
+    if (!(v.weight > 0) || !std::isfinite(v.weight)) {
+      return Invalid("variant '" + v.name + "' needs a weight > 0");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateSegments(const SyntheticConfig& c) {
+  if (c.segment_values.size() != c.segment_weights.size()) {
+    return Invalid("segment_values and segment_weights differ in length");
+  }
+  if (!c.segment_values.empty() && c.segment_label.empty()) {
+    return Invalid("segment_label is empty");
+  }
+  for (double w : c.segment_weights) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return Invalid("segment weights must be > 0");
+    }
+  }
+  return Status::Ok();
+}
+
+// How users examine, click and buy, and when those events arrive.
+Status ValidateBehaviour(const SyntheticConfig& c) {
+  if (c.examination.empty()) return Invalid("examination is empty");
+  for (double p : c.examination) {
+    if (!(p > 0 && p <= 1)) {
+      return Invalid("examination probabilities must be in (0, 1]");
+    }
+  }
+  for (size_t g = 0; g < c.click_probability.size(); ++g) {
+    if (!IsProbability(c.click_probability[g]) ||
+        !IsProbability(c.purchase_probability[g])) {
+      return Invalid("click and purchase probabilities must be in [0, 1]");
+    }
+  }
+  if (!(c.judgments_per_request >= 0)) {
+    return Invalid("judgments_per_request must be >= 0");
+  }
+  if (c.click_delay_mean_ms < 1 || c.purchase_delay_mean_ms < 1 ||
+      c.max_delay_ms < 1) {
+    return Invalid("delays must be >= 1 ms");
+  }
+  if (c.num_users < 0) return Invalid("num_users must be >= 0");
+  if (!(c.user_zipf_exponent >= 0) || !(c.user_click_sd >= 0) ||
+      !std::isfinite(c.user_click_sd)) {
+    return Invalid("user_zipf_exponent and user_click_sd must be >= 0");
+  }
+  if (!(c.covariate_noise_sd >= 0) || !std::isfinite(c.covariate_noise_sd)) {
+    return Invalid("covariate_noise_sd must be >= 0");
+  }
+  if (!c.covariate.empty() &&
+      (c.covariate.front() == '.' || c.covariate.back() == '.' ||
+       c.covariate.find("..") != std::string::npos ||
+       c.covariate.find('"') != std::string::npos)) {
+    return Invalid("covariate '" + c.covariate + "' is not a field path");
+  }
+  return Status::Ok();
+}
+
+Status ValidateRegression(const SyntheticConfig& c,
+                          const std::unordered_set<std::string>& names) {
+  if (c.regress_variant.empty()) return Status::Ok();
+  if (names.count(c.regress_variant) == 0) {
+    return Invalid("regress_variant '" + c.regress_variant +
+                   "' is not a variant");
+  }
+  if (c.regress_after_ms < 0) return Invalid("regress_after_ms is negative");
+  if (!(c.regress_factor >= 0) || !std::isfinite(c.regress_factor)) {
+    return Invalid("regress_factor must be >= 0");
+  }
+  return Status::Ok();
+}
+
+Status ValidateInterleaving(const SyntheticConfig& c,
+                            const std::unordered_set<std::string>& names) {
+  if (c.interleave.empty()) return Status::Ok();
+  if (names.count(c.interleave) == 0) {
+    return Invalid("interleave '" + c.interleave + "' is not a variant");
+  }
+  if (c.interleave == c.variants[0].name) {
+    return Invalid("interleave '" + c.interleave +
+                   "' is the first variant; name another one");
+  }
+  if (names.count(c.variants[0].name + "-vs-" + c.interleave) > 0) {
+    return Invalid("a variant is named like the interleaved traffic");
+  }
+  if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
+    return Invalid("interleave_share must be in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+Status ValidateMultileaving(const SyntheticConfig& c,
+                            const std::unordered_set<std::string>& names) {
+  if (c.multileave.empty()) return Status::Ok();
+  if (!c.interleave.empty()) {
+    return Invalid("interleave and multileave are exclusive");
+  }
+  if (c.multileave.size() < 2 ||
+      c.multileave.size() > metrics::kMaxMultileavingTeams) {
+    return Invalid("multileave must name 2 to " +
+                   std::to_string(metrics::kMaxMultileavingTeams) +
+                   " variants");
+  }
+  std::string served;
+  std::set<std::string> seen;
+  for (const std::string& name : c.multileave) {
+    if (names.count(name) == 0) {
+      return Invalid("multileave '" + name + "' is not a variant");
+    }
+    if (!seen.insert(name).second) {
+      return Invalid("multileave names '" + name + "' twice");
+    }
+    served += (served.empty() ? "" : "-vs-") + name;
+  }
+  if (names.count(served) > 0) {
+    return Invalid("a variant is named like the multileaved traffic");
+  }
+  if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
+    return Invalid("interleave_share must be in (0, 1]");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<SyntheticTraffic> SyntheticTraffic::Create(SyntheticConfig config) {
@@ -81,123 +237,21 @@ StatusOr<SyntheticTraffic> SyntheticTraffic::Create(SyntheticConfig config) {
 }
 
 SyntheticTraffic::SyntheticTraffic(SyntheticConfig config)
-    : config_(std::move(config)), rng_(config_.seed) {}
+    : config_(std::move(config)),
+      rng_(config_.seed),
+      covariate_rng_(config_.seed ^ kCovariateStream) {}
 
 Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
-  auto invalid = [](const std::string& m) {
-    return Status::InvalidArgument("synthetic traffic: " + m);
-  };
-  if (c.num_queries < 1) return invalid("num_queries must be >= 1");
-  if (c.docs_per_query < 1) return invalid("docs_per_query must be >= 1");
-  if (c.results_per_request < 1 || c.results_per_request > c.docs_per_query) {
-    return invalid("results_per_request must be in 1..docs_per_query");
-  }
-  if (!(c.query_zipf_exponent >= 0)) {
-    return invalid("query_zipf_exponent must be >= 0");
-  }
-  if (c.variants.empty()) return invalid("at least one variant is needed");
+  // In this order: the first problem found is the one reported.
+  Status status = ValidateShape(c);
   std::unordered_set<std::string> names;
-  for (const VariantSpec& v : c.variants) {
-    if (v.name.empty()) return invalid("a variant has an empty name");
-    if (!names.insert(v.name).second) {
-      return invalid("variant '" + v.name + "' is listed twice");
-    }
-    if (!(v.noise_sigma >= 0) || !std::isfinite(v.noise_sigma)) {
-      return invalid("variant '" + v.name + "' needs a noise_sigma >= 0");
-    }
-    if (!(v.weight > 0) || !std::isfinite(v.weight)) {
-      return invalid("variant '" + v.name + "' needs a weight > 0");
-    }
-  }
-  if (c.segment_values.size() != c.segment_weights.size()) {
-    return invalid("segment_values and segment_weights differ in length");
-  }
-  if (!c.segment_values.empty() && c.segment_label.empty()) {
-    return invalid("segment_label is empty");
-  }
-  for (double w : c.segment_weights) {
-    if (!(w > 0) || !std::isfinite(w)) {
-      return invalid("segment weights must be > 0");
-    }
-  }
-  if (c.examination.empty()) return invalid("examination is empty");
-  for (double p : c.examination) {
-    if (!(p > 0 && p <= 1)) {
-      return invalid("examination probabilities must be in (0, 1]");
-    }
-  }
-  for (size_t g = 0; g < c.click_probability.size(); ++g) {
-    if (!IsProbability(c.click_probability[g]) ||
-        !IsProbability(c.purchase_probability[g])) {
-      return invalid("click and purchase probabilities must be in [0, 1]");
-    }
-  }
-  if (!(c.judgments_per_request >= 0)) {
-    return invalid("judgments_per_request must be >= 0");
-  }
-  if (c.click_delay_mean_ms < 1 || c.purchase_delay_mean_ms < 1 ||
-      c.max_delay_ms < 1) {
-    return invalid("delays must be >= 1 ms");
-  }
-  if (c.num_users < 0) return invalid("num_users must be >= 0");
-  if (!(c.user_zipf_exponent >= 0) || !(c.user_click_sd >= 0) ||
-      !std::isfinite(c.user_click_sd)) {
-    return invalid("user_zipf_exponent and user_click_sd must be >= 0");
-  }
-  if (!c.regress_variant.empty()) {
-    if (names.count(c.regress_variant) == 0) {
-      return invalid("regress_variant '" + c.regress_variant +
-                     "' is not a variant");
-    }
-    if (c.regress_after_ms < 0) return invalid("regress_after_ms is negative");
-    if (!(c.regress_factor >= 0) || !std::isfinite(c.regress_factor)) {
-      return invalid("regress_factor must be >= 0");
-    }
-  }
-  if (!c.interleave.empty()) {
-    if (names.count(c.interleave) == 0) {
-      return invalid("interleave '" + c.interleave + "' is not a variant");
-    }
-    if (c.interleave == c.variants[0].name) {
-      return invalid("interleave '" + c.interleave +
-                     "' is the first variant; name another one");
-    }
-    if (names.count(c.variants[0].name + "-vs-" + c.interleave) > 0) {
-      return invalid("a variant is named like the interleaved traffic");
-    }
-    if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
-      return invalid("interleave_share must be in (0, 1]");
-    }
-  }
-  if (!c.multileave.empty()) {
-    if (!c.interleave.empty()) {
-      return invalid("interleave and multileave are exclusive");
-    }
-    if (c.multileave.size() < 2 ||
-        c.multileave.size() > metrics::kMaxMultileavingTeams) {
-      return invalid("multileave must name 2 to " +
-                     std::to_string(metrics::kMaxMultileavingTeams) +
-                     " variants");
-    }
-    std::string served;
-    std::set<std::string> seen;
-    for (const std::string& name : c.multileave) {
-      if (names.count(name) == 0) {
-        return invalid("multileave '" + name + "' is not a variant");
-      }
-      if (!seen.insert(name).second) {
-        return invalid("multileave names '" + name + "' twice");
-      }
-      served += (served.empty() ? "" : "-vs-") + name;
-    }
-    if (names.count(served) > 0) {
-      return invalid("a variant is named like the multileaved traffic");
-    }
-    if (!(c.interleave_share > 0 && c.interleave_share <= 1)) {
-      return invalid("interleave_share must be in (0, 1]");
-    }
-  }
-  return Status::Ok();
+  if (status.ok()) status = ValidateVariants(c, &names);
+  if (status.ok()) status = ValidateSegments(c);
+  if (status.ok()) status = ValidateBehaviour(c);
+  if (status.ok()) status = ValidateRegression(c, names);
+  if (status.ok()) status = ValidateInterleaving(c, names);
+  if (status.ok()) status = ValidateMultileaving(c, names);
+  return status;
 }
 
 void SyntheticTraffic::BuildCatalog() {
@@ -369,7 +423,16 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
   const int32_t user = user_cdf_.empty() ? -1 : PickIndex(user_cdf_, &rng_);
   const int32_t variant =
       user >= 0 ? VariantOfUser(user) : PickIndex(variant_cdf_, &rng_);
-  const double click_factor = user >= 0 ? user_click_[user] : 1.0;
+  double click_factor = user >= 0 ? user_click_[user] : 1.0;
+  double covariate = std::numeric_limits<double>::quiet_NaN();
+  if (!config_.covariate.empty()) {
+    if (user < 0) {
+      const double sd = config_.user_click_sd;
+      click_factor = std::exp(sd * covariate_rng_.Gaussian() - sd * sd / 2);
+    }
+    covariate = std::log(click_factor) +
+                config_.covariate_noise_sd * covariate_rng_.Gaussian();
+  }
   const int32_t segment =
       segment_cdf_.empty() ? -1 : PickIndex(segment_cdf_, &rng_);
   // Drawn only with interleaving, so that traffic without it keeps its
@@ -390,6 +453,8 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
     truth->teams.clear();
     truth->rankings.clear();
     truth->interleave_seed = 0;
+    truth->click_factor = click_factor;
+    truth->covariate = covariate;
   }
   bool regressed = false;
   if (interleaved) {
@@ -404,6 +469,11 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
       served_ms, request_id, query,
       interleaved ? interleaved_variant_ : config_.variants[variant].name,
       interleaved, segment, user, results_json);
+  if (!config_.covariate.empty()) {
+    results_json->pop_back();  // The closing brace.
+    AppendCovariate(covariate, results_json);
+    results_json->push_back('}');
+  }
 
   judgments->clear();
   for (size_t r = 0; r < served_.size(); ++r) {
@@ -567,6 +637,25 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
     out->push_back('}');
   }
   out->push_back('}');
+}
+
+void SyntheticTraffic::AppendCovariate(double x, std::string* out) const {
+  out->append(",\"");
+  int depth = 0;
+  for (char c : config_.covariate) {
+    if (c == '.') {
+      out->append("\":{\"");
+      ++depth;
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->append("\":");
+  // Shortest round-trip form: the reader gets x exactly.
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), x);
+  out->append(buf, end);
+  out->append(static_cast<size_t>(depth), '}');
 }
 
 void SyntheticTraffic::AppendJudgment(

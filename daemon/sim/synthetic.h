@@ -43,6 +43,16 @@
 //    Schuth et al. CIKM 2014), served as variant "<v1>-vs-<v2>-vs-...".
 //    The share of requests is interleave_share.
 //  * Judgment events carry "kind": "click" or "purchase".
+//  * A pre-exposure covariate (covariate = a field name, dotted for nested
+//    objects, as schema.covariate reads it): every results event carries
+//    x = log(f) + covariate_noise_sd * e, with f the request's click factor
+//    (its user's; without users, one drawn per request, log-normal with
+//    sigma user_click_sd, mean 1) and e standard normal: a CUPAC-style
+//    prediction of how much the user clicks, independent of the variant.
+//    Its correlation with log(f) is user_click_sd / sqrt(user_click_sd^2 +
+//    covariate_noise_sd^2) by construction; with a list's click metric it
+//    is lower (clicks are random given f) and measured, not set
+//    (synthetic_test.cc).
 //
 // Everything is drawn from rankwatch's own PRNG (xoshiro256**), never from
 // std:: distributions, so the same configuration yields the same events on
@@ -119,6 +129,9 @@ struct SyntheticConfig {
   // Multileaving; none when empty (exclusive with `interleave`). The
   // variants merged, distinct, the incumbent first.
   std::vector<std::string> multileave;
+  // Covariate; none when empty (see the model above).
+  std::string covariate;
+  double covariate_noise_sd = 0.0;
 };
 
 // A judgment event and when it happens (event time, epoch ms).
@@ -151,6 +164,10 @@ struct RequestTruth {
   std::vector<uint8_t> teams;
   std::vector<std::vector<std::string>> rankings;
   uint64_t interleave_seed = 0;
+  // The click factor the request's clicks were drawn with (1 without users
+  // or a covariate), and the covariate emitted (NaN without one).
+  double click_factor = 1.0;
+  double covariate = 0.0;
 };
 
 // A request's clicks as the input of metrics::Evaluator, the way the
@@ -237,6 +254,9 @@ class SyntheticTraffic {
                          const Query& query, const std::string& variant,
                          bool interleaved, int32_t segment, int32_t user,
                          std::string* out) const;
+  // `"<covariate path>": x` (nested objects for a dotted path), after a
+  // comma.
+  void AppendCovariate(double x, std::string* out) const;
   void BuildUsers();
   // The variant of `user`: a hash of the user by the variant weights.
   int32_t VariantOfUser(int32_t user) const;
@@ -261,6 +281,10 @@ class SyntheticTraffic {
   double expected_judgments_ = 0;
 
   Xoshiro256 rng_;
+  // The covariate's draws (and, without users, the per-request click
+  // factors): a stream of their own, so that the traffic's draws are the
+  // same with or without a covariate.
+  Xoshiro256 covariate_rng_;
   int64_t requests_ = 0;
   int64_t first_served_ms_ = 0;
   std::string request_id_;  // The latest request's.

@@ -32,7 +32,7 @@ http::Handler PageHandler() {
   };
 }
 
-http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
+http::Handler SummaryHandler(std::mutex* mu, stream::Pipeline* pipeline,
                              const kafka::IngestState* kafka,
                              const Clock* clock) {
   return [mu, pipeline, kafka, clock](const http::HttpRequest&) {
@@ -40,6 +40,8 @@ http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
     r.content_type = "application/json";
     {
       std::lock_guard<std::mutex> lock(*mu);
+      // The A/B figures of the state the means are read from (issue 27).
+      pipeline->RefreshLook();
       r.body = BuildSummaryJson(*pipeline, kafka,
                                 {clock->NowMillis(), clock->MonotonicMillis()});
     }
@@ -51,7 +53,7 @@ http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
 }
 
 void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
-                      const stream::Pipeline* pipeline,
+                      stream::Pipeline* pipeline,
                       const kafka::IngestState* kafka, const Clock* clock) {
   server->Handle(kPagePath, PageHandler());
   server->Handle(kSummaryPath, SummaryHandler(mu, pipeline, kafka, clock));

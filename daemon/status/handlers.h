@@ -32,14 +32,16 @@ inline constexpr char kSummaryPath[] = "/api/v1/summary";
 http::Handler PageHandler();
 
 // "/api/v1/summary": the summary of `pipeline` and `kafka` (may be null),
-// built under `mu`, stamped with `clock`'s wall and monotonic time.
-http::Handler SummaryHandler(std::mutex* mu, const stream::Pipeline* pipeline,
+// built under `mu`, stamped with `clock`'s wall and monotonic time. Takes
+// a look of the pipeline first when it has news (Pipeline::RefreshLook), so
+// that the A/B tables and the means count the same lists.
+http::Handler SummaryHandler(std::mutex* mu, stream::Pipeline* pipeline,
                              const kafka::IngestState* kafka,
                              const Clock* clock);
 
 // Registers both on `server`.
 void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
-                      const stream::Pipeline* pipeline,
+                      stream::Pipeline* pipeline,
                       const kafka::IngestState* kafka, const Clock* clock);
 
 }  // namespace rankwatch::status

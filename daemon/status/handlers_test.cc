@@ -223,5 +223,51 @@ TEST(StatusHandlersTest, SummaryIsJsonStampedWithTheClock) {
   EXPECT_TRUE(d["pipeline"]["watermark_ms"].is_null());
 }
 
+// Issue 27: the A/B tables and the means count the same lists. Requests
+// finalized by the watermark (no look since) are in the means; the handler
+// takes a look first, so the experiment's arms have them too.
+TEST(StatusHandlersTest, SummaryComparesTheListsItsMeansCount) {
+  config::Config c;
+  c.join.window = std::chrono::seconds(1);
+  c.join.allowed_lateness = std::chrono::seconds(0);
+  c.events.min_timestamp_ms = 0;
+  c.experiments = {{"x", "A", {"B"}}};
+  FakeClock clock(1'700'000'000'000);
+  auto p = stream::Pipeline::Create(c, &clock);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  stream::Pipeline& pipeline = **p;
+  int64_t offset = 0;
+  const auto list = [&](const std::string& id, const std::string& variant,
+                        int64_t t) {
+    pipeline.OnPayload(stream::Topic::kResults,
+                       R"({"request_id":")" + id + R"(","variant":")" +
+                           variant + R"(","timestamp":)" + std::to_string(t) +
+                           R"(,"results":["d1"]})",
+                       {0, offset++});
+  };
+  for (int i = 0; i < 3; ++i) list("a" + std::to_string(i), "A", 1000);
+  for (int i = 0; i < 2; ++i) list("b" + std::to_string(i), "B", 1000);
+  // An event 10 s later moves the watermark past the five: finalized.
+  list("late", "A", 11'000);
+  std::mutex mu;
+  const http::HttpResponse r =
+      SummaryHandler(&mu, &pipeline, nullptr, &clock)(http::HttpRequest{});
+  simdjson::dom::parser parser;
+  simdjson::dom::element d;
+  ASSERT_EQ(parser.parse(r.body).get(d), simdjson::SUCCESS) << r.body;
+  // The means: 3 lists of A, 2 of B (series 0, window all)...
+  std::map<std::string, int64_t> means;
+  for (simdjson::dom::element v : d["variants"]) {
+    means[std::string(std::string_view(v["variant"]))] =
+        int64_t(v["series"].at(0)["windows"].at(0)["count"]);
+  }
+  EXPECT_EQ(means["A"], 3);
+  EXPECT_EQ(means["B"], 2);
+  // ...and the first comparison (series 0, window all) has the same arms.
+  simdjson::dom::element first = d["experiments"].at(0)["comparisons"].at(0);
+  EXPECT_EQ(int64_t(first["baseline_arm"]["count"]), 3) << r.body;
+  EXPECT_EQ(int64_t(first["treatment_arm"]["count"]), 2) << r.body;
+}
+
 }  // namespace
 }  // namespace rankwatch::status

@@ -365,6 +365,10 @@ void WriteComparison(const stream::Comparison& c,
   }
   out->Key("p_value_bh");
   out->Double(c.has_sequential ? c.p_value_bh : NAN);
+  if (c.has_adjusted) {
+    out->Key("adjusted");  // The same object as replay's.
+    stream::WriteAdjustedJson(c.adjusted, out);
+  }
   if (c.primary && c.window < 0 && movers.capacity() > 0) {
     out->Key("query_movers");
     WriteQueryMovers(movers.Movers(c.experiment_index, c.treatment, c.series),
@@ -451,6 +455,13 @@ void WriteExperiments(const stream::Pipeline& pipeline,
     } else {
       out->Null();
     }
+    // The decision per treatment (docs/statistics.md, "Decisions").
+    out->Key("decisions");
+    out->BeginArray();
+    for (const stream::Decision& d : pipeline.decisions().decisions()) {
+      if (d.experiment == e) stream::WriteDecisionJson(d, out);
+    }
+    out->EndArray();
     out->Key("comparisons");
     out->BeginArray();
     for (const stream::Comparison& c : monitor.comparisons()) {

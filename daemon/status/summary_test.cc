@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
@@ -203,6 +205,69 @@ TEST_F(SummaryTest, ExperimentsWithIntervalsSrmAndNulls) {
   EXPECT_TRUE(z["welch"]["interval"].at(1).is_null());
   EXPECT_EQ(json_.find("NaN"), std::string::npos);
   EXPECT_EQ(json_.find("inf"), std::string::npos);
+}
+
+// With schema.covariate each window-"all" comparison has an `adjusted`
+// object (the keys of replay's); window rows have none. The data and
+// figures are those of experiment_collector_test.cc's
+// AdjustedGaugesWithACovariate (statsmodels 0.15.0, SciPy 1.17.1):
+// theta 1.5902964959568733, difference 0.11590296495956831, p
+// 0.4515777892645571, interval [-0.23200806042659572,
+// 0.46381399034573234]; below the warm-up the always-valid interval is
+// unbounded (null).
+TEST_F(SummaryTest, AdjustedFiguresWithACovariate) {
+  config::Config c = SummaryConfig();
+  c.schema.covariate = "pre";
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  const std::pair<const char*, const char*> lists[] = {
+      {"A", "0.9"}, {"A", "0.2"}, {"A", "0.4"}, {"A", "0.7"}, {"B", "0.8"},
+      {"B", "0.6"}, {"B", "0.1"}, {"B", "0.9"}, {"B", "0.3"}, {"B", "null"}};
+  const bool relevant[] = {true, false, false, true,  true,
+                           true, false, true,  false, true};
+  for (size_t i = 0; i < std::size(lists); ++i) {
+    const std::string id = "r" + std::to_string(i);
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         R"({"request_id":")" + id + R"(","variant":")" +
+                             lists[i].first + R"(","pre":)" + lists[i].second +
+                             R"(,"timestamp":1000,"results":["a"]})",
+                         {0, offset_++});
+    if (relevant[i]) {
+      pipeline_->OnPayload(stream::Topic::kJudgments,
+                           JudgmentJson(id, "a", 1, 2000), {0, offset_++});
+    }
+  }
+  pipeline_->FinishAll();
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::element e = d["experiments"].at(0);
+  simdjson::dom::element a = e["comparisons"].at(0)["adjusted"];
+  EXPECT_EQ(std::string_view(a["status"]), "adjusted");
+  EXPECT_NEAR(Num(a["theta"]), 1.5902964959568733, 1e-12);
+  EXPECT_NEAR(Num(a["difference"]), 0.11590296495956831, 1e-12);
+  EXPECT_NEAR(Num(a["p_value"]), 0.4515777892645571, 1e-9);
+  EXPECT_NEAR(Num(a["ci_lower"]), -0.23200806042659572, 1e-9);
+  EXPECT_NEAR(Num(a["ci_upper"]), 0.46381399034573234, 1e-9);
+  EXPECT_NEAR(Num(a["variance_ratio"]), 0.163904650503847, 1e-9);
+  EXPECT_EQ(int64_t(a["baseline_count"]), 4);
+  EXPECT_EQ(int64_t(a["treatment_count"]), 5);
+  EXPECT_EQ(int64_t(a["sequential_looks"]), 0);
+  EXPECT_TRUE(a["sequential_ci_lower"].is_null());
+  EXPECT_TRUE(a["sequential_ci_upper"].is_null());
+  EXPECT_EQ(Num(a["sequential_p_value"]), 1.0);
+  EXPECT_EQ(e["comparisons"].at(1)["adjusted"].error(),
+            simdjson::NO_SUCH_FIELD);
+  // Every adjusted figure under its name, as the gauges and replay have it
+  // (null when not finite).
+  const stream::Comparison& row = pipeline_->experiments().comparisons()[0];
+  for (const stream::NamedFigure& figure :
+       stream::AdjustedFigures(row.adjusted)) {
+    if (std::isfinite(figure.value)) {
+      EXPECT_EQ(Num(a[figure.name]), figure.value) << figure.name;
+    } else {
+      EXPECT_TRUE(a[figure.name].is_null()) << figure.name;
+    }
+  }
 }
 
 // Query movers (issue 26) of the primary comparison (P@1, the default

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -123,6 +124,7 @@ EventDecoder::FieldTree EventDecoder::BuildTree() const {
     const std::string& name = schema_.*k.name;
     if (name.empty()) continue;  // Not configured (schema.unit).
     if (name.find('.') != std::string::npos) tree.nested = true;
+    const bool covariate = k.field == TopField::kCovariate;
     int32_t node = 0;
     for (size_t begin = 0; begin <= name.size();) {
       size_t end = name.find('.', begin);
@@ -138,8 +140,11 @@ EventDecoder::FieldTree EventDecoder::BuildTree() const {
         added.key = std::string(step);
         added.path = name.substr(0, end);
         added.next_sibling = tree.nodes[node].first_child;
+        added.covariate_only = covariate;
         tree.nodes.push_back(std::move(added));
         tree.nodes[node].first_child = child;
+      } else if (!covariate) {
+        tree.nodes[child].covariate_only = false;
       }
       node = child;
       begin = end + 1;
@@ -172,6 +177,8 @@ DecodeStatus EventDecoder::DecodeResults(
     // Leave nothing a caller could mistake for an event.
     out->request_id = out->query_id = out->variant = out->unit = {};
     out->unit_hash = 0;
+    out->covariate = std::numeric_limits<double>::quiet_NaN();
+    out->covariate_outcome = CovariateOutcome::kAbsent;
     out->timestamp_ms = 0;
     out->doc_ids.clear();
     out->segment_values.clear();
@@ -202,6 +209,8 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   out->doc_ids.clear();
   out->team_values.clear();
   out->segment_values.assign(segment_labels_.size(), std::string_view());
+  out->covariate = std::numeric_limits<double>::quiet_NaN();
+  out->covariate_outcome = CovariateOutcome::kAbsent;
   team_array_.clear();
   team_array_entries_ = 0;
   team_array_present_ = false;
@@ -215,6 +224,8 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   fields.segment_values = &out->segment_values;
   fields.unit = &out->unit;
   fields.team_values = &out->team_values;
+  fields.covariate = &out->covariate;
+  fields.covariate_outcome = &out->covariate_outcome;
   RW_RETURN_IF_REJECTED(results_tree_.nested
                             ? ReadNested(payload, results_tree_, &fields)
                             : ReadTopLevel<kResultsKeys>(payload, &fields));
@@ -458,6 +469,8 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
       return ReadPosition(value, fields->rank);
     case TopField::kTeams:
       return ReadTeamArray(value);
+    case TopField::kCovariate:
+      return ReadCovariate(value, fields);
   }
   return DecodeStatus::Ok();  // Not reached: the switch is exhaustive.
 }
@@ -519,6 +532,14 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     // On the way to a field, null is an absent object (UBI clients send
     // "position": null); the segments object itself must be one.
     if (type == json_type::null && !next.segments) continue;
+    if (type != json_type::object && next.covariate_only) {
+      // Only the covariate lies below: the list goes without one.
+      if (simdjson::error_code e = CheckScalar(value, type)) {
+        return Malformed(e);
+      }
+      *fields->covariate_outcome = CovariateOutcome::kWrongType;
+      continue;
+    }
     if (type != json_type::object) {
       return RejectType(value, type, RejectReason::kWrongType,
                         Quoted(next.path) + " is not an object");
@@ -598,6 +619,30 @@ DecodeStatus EventDecoder::ReadUnit(ondemand::value& value,
     return DecodeStatus::Ok();
   }
   return ReadId(value, {{}, -1, schema_.unit}, unit);
+}
+
+DecodeStatus EventDecoder::ReadCovariate(ondemand::value& value,
+                                         EventFields* fields) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (simdjson::error_code e = CheckScalar(value, type)) return Malformed(e);
+  double x = std::numeric_limits<double>::quiet_NaN();
+  CovariateOutcome outcome = CovariateOutcome::kWrongType;
+  if (type == json_type::null) {
+    outcome = CovariateOutcome::kNull;
+  } else if (type == json_type::number) {
+    // simdjson fails on a literal that overflows a double (1e999).
+    double v;
+    if (!value.get_double().get(v) && std::isfinite(v)) {
+      x = v;
+      outcome = CovariateOutcome::kPresent;
+    } else {
+      outcome = CovariateOutcome::kNotFinite;
+    }
+  }
+  *fields->covariate = x;
+  *fields->covariate_outcome = outcome;
+  return DecodeStatus::Ok();
 }
 
 DecodeStatus EventDecoder::CheckIdLength(std::string_view id,

@@ -152,6 +152,12 @@ class EventDecoder {
   //    time were checked, so that it still moves event time).
   //  - schema.position (top level, single form): an integer >=
   //    schema.position_base or null (none); claimed_rank() has it.
+  //  - schema.covariate (results events): a finite JSON number is the
+  //    list's covariate. Anything else (absent, null, a string such as
+  //    "NaN", a boolean, a container, 1e999, or on a dotted path an object
+  //    of that path alone that is not an object) leaves the list without
+  //    one (ResultsEvent::covariate NaN, covariate_outcome says why) and
+  //    never rejects the event; only broken JSON there does, as anywhere.
   DecodeStatus DecodeResults(std::string_view payload,
                              std::optional<int64_t> fallback_timestamp_ms,
                              ResultsEvent* out);
@@ -189,6 +195,7 @@ class EventDecoder {
     kKind,
     kPosition,
     kTeams,
+    kCovariate,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -209,6 +216,7 @@ class EventDecoder {
       {&config::SchemaConfig::segments, TopField::kSegments},
       {&config::SchemaConfig::unit, TopField::kUnit},
       {&config::SchemaConfig::teams, TopField::kTeams},
+      {&config::SchemaConfig::covariate, TopField::kCovariate},
   };
   static constexpr TopKey kJudgmentsKeys[] = {
       {&config::SchemaConfig::request_id, TopField::kRequestId},
@@ -239,6 +247,8 @@ class EventDecoder {
     std::vector<std::string_view>* segment_values = nullptr;
     std::string_view* unit = nullptr;
     std::vector<std::string_view>* team_values = nullptr;
+    double* covariate = nullptr;
+    CovariateOutcome* covariate_outcome = nullptr;
     // Judgment events; `single` is the top-level doc_id and relevance.
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
@@ -259,6 +269,10 @@ class EventDecoder {
     int32_t next_sibling = -1;
     int32_t field = -1;     // The TopField of a leaf; -1 otherwise.
     bool segments = false;  // The segments object (its labels are read).
+    // An object on the path of schema.covariate alone: a value there that
+    // is not an object leaves the list without a covariate instead of
+    // rejecting the event (CovariateOutcome::kWrongType).
+    bool covariate_only = false;
   };
   // A kind's fields as a tree; `nested` when some name has a dot (else the
   // flat loop of ReadTopLevel reads the kind).
@@ -356,6 +370,10 @@ class EventDecoder {
                                 std::optional<metrics::Grade>* grade) const;
   DecodeStatus ReadPosition(simdjson::ondemand::value& value,
                             int32_t* rank) const;
+  // schema.covariate: a finite number, else NaN with the outcome; only
+  // broken JSON is a rejection.
+  DecodeStatus ReadCovariate(simdjson::ondemand::value& value,
+                             EventFields* fields) const;
   // schema.actions: grades each judgment by its kind, dropping other kinds.
   DecodeStatus GradeByKind(std::vector<Judgment>* judgments) const;
 

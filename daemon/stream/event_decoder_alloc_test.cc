@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -215,6 +216,49 @@ TEST(DecoderAllocationTest, WarmUbiDecoderDoesNotAllocate) {
   ASSERT_EQ(results_event.teams.size(), 50u);
   EXPECT_EQ(results_event.teams[0], 1);   // "B"
   EXPECT_EQ(results_event.teams[49], 0);  // "A"
+}
+
+// schema.covariate, flat and nested, in each of its outcomes (a number,
+// a string, 1e999, null, absent) is read without allocating.
+TEST(DecoderAllocationTest, WarmCovariateDecoderDoesNotAllocate) {
+  const FakeClock clock(1767225600000);
+  for (const char* path : {"pre_ndcg", "pre.stats.ndcg"}) {
+    SCOPED_TRACE(path);
+    config::SchemaConfig schema;
+    schema.covariate = path;
+    const bool nested = std::string_view(path).find('.') != std::string::npos;
+    EventDecoder decoder(schema, config::EventLimitsConfig(),
+                         config::JoinMode::kImpression, {}, &clock);
+    std::vector<std::string> events;
+    for (const char* value : {"0.625", R"("NaN")", "1e999", "null", ""}) {
+      std::string field;
+      if (*value != '\0') {
+        field = nested ? std::string(R"(, "pre": {"stats": {"ndcg": )") +
+                             value + "}}"
+                       : std::string(R"(, "pre_ndcg": )") + value;
+      }
+      events.push_back(R"({"request_id": "r-1", "timestamp": 1763805612000, )"
+                       R"("results": ["a", "b"])" +
+                       field + "}");
+    }
+    ResultsEvent results_event;
+    bool all_ok = true;
+    const auto decode_all = [&] {
+      for (const std::string& p : events) {
+        all_ok &= decoder.DecodeResults(p, -1, &results_event).ok();
+      }
+    };
+    decode_all();
+    ASSERT_TRUE(all_ok);
+    g_allocations = 0;
+    g_counting = true;
+    for (int round = 0; round < 200; ++round) decode_all();
+    g_counting = false;
+    EXPECT_TRUE(all_ok);
+    EXPECT_EQ(g_allocations.load(), 0);
+    ASSERT_TRUE(decoder.DecodeResults(events[0], -1, &results_event).ok());
+    EXPECT_EQ(results_event.covariate, 0.625);
+  }
 }
 
 }  // namespace

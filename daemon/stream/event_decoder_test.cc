@@ -1,5 +1,6 @@
 #include "daemon/stream/event_decoder.h"
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -229,6 +230,98 @@ TEST(DecodeResultsTest, VariantDefaults) {
       custom.Results(R"({"request_id":"r","timestamp":1,"results":["a"]})"),
       "ok");
   EXPECT_EQ(custom.results.variant, "control");
+}
+
+// schema.covariate: a finite JSON number is the list's covariate; absent,
+// null, a string (even "NaN" or "1.5"), a boolean, a container or a
+// number no double holds leave the list without one (NaN) and never
+// reject the event, each outcome named; broken JSON there is still
+// malformed_json. Without schema.covariate nothing is read.
+TEST(DecodeResultsTest, Covariate) {
+  SchemaConfig schema;
+  schema.covariate = "pre_ndcg";
+  Decoder d(JoinMode::kImpression, {}, schema);
+  const auto decode = [&](std::string_view value) {
+    return d.Results(
+        std::string(R"({"request_id":"r","timestamp":1,"results":["a"])") +
+        (value.empty() ? "" : ",\"pre_ndcg\":" + std::string(value)) + "}");
+  };
+  ASSERT_EQ(decode("0.625"), "ok");
+  EXPECT_EQ(d.results.covariate, 0.625);
+  EXPECT_EQ(d.results.covariate_outcome, CovariateOutcome::kPresent);
+  ASSERT_EQ(decode("-3"), "ok");
+  EXPECT_EQ(d.results.covariate, -3.0);
+  ASSERT_EQ(decode("2.5e-3"), "ok");
+  EXPECT_EQ(d.results.covariate, 0.0025);
+  const std::pair<const char*, CovariateOutcome> missing[] = {
+      {"", CovariateOutcome::kAbsent},
+      {"null", CovariateOutcome::kNull},
+      {R"("0.5")", CovariateOutcome::kWrongType},
+      {R"("NaN")", CovariateOutcome::kWrongType},
+      {"true", CovariateOutcome::kWrongType},
+      {"[0.5]", CovariateOutcome::kWrongType},
+      {R"({"v":0.5})", CovariateOutcome::kWrongType},
+      {"1e999", CovariateOutcome::kNotFinite},
+      {"-1e400", CovariateOutcome::kNotFinite},
+  };
+  for (const auto& [value, outcome] : missing) {
+    ASSERT_EQ(decode(value), "ok") << value;
+    EXPECT_TRUE(std::isnan(d.results.covariate)) << value;
+    EXPECT_EQ(d.results.covariate_outcome, outcome) << value;
+    EXPECT_EQ(d.results.doc_ids.size(), 1u) << value;
+  }
+  EXPECT_EQ(CovariateOutcomeName(CovariateOutcome::kNotFinite), "not_finite");
+  // NaN is not JSON: the event is broken, as it would be anywhere.
+  EXPECT_EQ(decode("NaN"), SimdjsonMessage(simdjson::TAPE_ERROR));
+  EXPECT_EQ(decode("01"), SimdjsonMessage(simdjson::NUMBER_ERROR));
+  EXPECT_TRUE(std::isnan(d.results.covariate));  // Cleared on rejection.
+  EXPECT_EQ(decode("1,\"pre_ndcg\":2"),
+            "duplicate_key: duplicate key 'pre_ndcg'");
+  // Without schema.covariate the field is not read.
+  Decoder none;
+  ASSERT_EQ(none.Results(R"({"request_id":"r","timestamp":1,)"
+                         R"("results":["a"],"pre_ndcg":0.5})"),
+            "ok");
+  EXPECT_TRUE(std::isnan(none.results.covariate));
+}
+
+// A dotted covariate path: read in the same pass as the other nested
+// fields. An object of that path alone that is null, absent or not an
+// object leaves the list without a covariate; one shared with another
+// field's path keeps that field's rule (wrong_type).
+TEST(DecodeResultsTest, NestedCovariate) {
+  SchemaConfig schema;
+  schema.covariate = "pre.stats.ndcg";
+  schema.variant = "pre.variant";
+  Decoder d(JoinMode::kImpression, {}, schema);
+  const auto decode = [&](std::string_view pre) {
+    return d.Results(
+        std::string(R"({"request_id":"r","timestamp":1,"results":["a"])") +
+        (pre.empty() ? "" : ",\"pre\":" + std::string(pre)) + "}");
+  };
+  ASSERT_EQ(decode(R"({"variant":"B","stats":{"ndcg":0.4,"other":1}})"), "ok");
+  EXPECT_EQ(d.results.covariate, 0.4);
+  EXPECT_EQ(d.results.variant, "B");
+  EXPECT_EQ(d.results.covariate_outcome, CovariateOutcome::kPresent);
+  const std::pair<const char*, CovariateOutcome> missing[] = {
+      {"", CovariateOutcome::kAbsent},
+      {"null", CovariateOutcome::kAbsent},
+      {R"({"variant":"B"})", CovariateOutcome::kAbsent},
+      {R"({"stats":null})", CovariateOutcome::kAbsent},
+      {R"({"stats":{"ndcg":null}})", CovariateOutcome::kNull},
+      {R"({"stats":7})", CovariateOutcome::kWrongType},
+      {R"({"stats":"x"})", CovariateOutcome::kWrongType},
+      {R"({"stats":{"ndcg":"0.4"}})", CovariateOutcome::kWrongType},
+  };
+  for (const auto& [pre, outcome] : missing) {
+    ASSERT_EQ(decode(pre), "ok") << pre;
+    EXPECT_TRUE(std::isnan(d.results.covariate)) << pre;
+    EXPECT_EQ(d.results.covariate_outcome, outcome) << pre;
+  }
+  // "pre" also leads to the variant: not an object is wrong_type.
+  EXPECT_EQ(decode("7"), "wrong_type: 'pre' is not an object");
+  EXPECT_EQ(decode(R"({"stats":tru})"),
+            SimdjsonMessage(simdjson::T_ATOM_ERROR));
 }
 
 // schema.unit: a string or integer id, hashed; null or absent falls back

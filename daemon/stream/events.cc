@@ -52,4 +52,20 @@ std::string_view RejectReasonName(RejectReason r) {
   return "unknown";
 }
 
+std::string_view CovariateOutcomeName(CovariateOutcome o) {
+  switch (o) {
+    case CovariateOutcome::kPresent:
+      return "present";
+    case CovariateOutcome::kAbsent:
+      return "absent";
+    case CovariateOutcome::kNull:
+      return "null";
+    case CovariateOutcome::kWrongType:
+      return "wrong_type";
+    case CovariateOutcome::kNotFinite:
+      return "not_finite";
+  }
+  return "unknown";
+}
+
 }  // namespace rankwatch::stream

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,25 @@ enum class RejectReason {
 inline constexpr int kNumRejectReasons = 17;
 std::string_view RejectReasonName(RejectReason r);
 
+// What the results event said about schema.covariate, the pre-exposure
+// value of regression adjustment. Anything but kPresent leaves the list
+// without a covariate (ResultsEvent::covariate NaN): its ranking data is
+// good, so the event is never rejected for it; the pipeline counts the
+// outcomes (PipelineCounters::covariate) so that a producer that stopped
+// sending it shows.
+enum class CovariateOutcome : uint8_t {
+  kPresent = 0,  // A finite number.
+  kAbsent,       // The field (or an object on its path) is absent.
+  kNull,         // The field is null (no pre-exposure value, e.g. a new user).
+  kWrongType,    // A string, boolean, array or object (or a non-object on
+                 // its path): not a number.
+  kNotFinite,    // A number no double holds finitely (1e999).
+};
+inline constexpr int kNumCovariateOutcomes = 5;
+// "present", "absent", "null", "wrong_type", "not_finite": the `reason`
+// label of rankwatch_covariate_events_total.
+std::string_view CovariateOutcomeName(CovariateOutcome o);
+
 // What a ranker served for one request. `doc_ids` is the ranking, rank 1
 // first.
 struct ResultsEvent {
@@ -66,6 +86,10 @@ struct ResultsEvent {
   // has none, of its request id (of its query id and time without one):
   // such a request is its own unit. 0 without schema.unit.
   uint64_t unit_hash = 0;
+  // schema.covariate: the field's value when it is a finite number, NaN
+  // otherwise (and without schema.covariate); `covariate_outcome` says why.
+  double covariate = std::numeric_limits<double>::quiet_NaN();
+  CovariateOutcome covariate_outcome = CovariateOutcome::kAbsent;
   // Interleaved traffic (the variant of an `interleaving:` experiment): the
   // experiment's index in Config::interleaving, and per rank the team that
   // contributed the doc (0 the incumbent, 1 the challenger). -1 and empty

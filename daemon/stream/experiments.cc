@@ -67,18 +67,21 @@ std::string_view VerdictStateName(VerdictState s) {
 ExperimentMonitor::ExperimentMonitor(
     const std::vector<config::ExperimentConfig>* experiments,
     const config::StatisticsConfig& statistics, const Aggregator* aggregator,
-    bool units)
+    bool units, std::string covariate)
     : experiments_(experiments),
       aggregator_(aggregator),
       level_(statistics.level),
       srm_level_(statistics.srm_level),
       units_(units),
       num_buckets_(statistics.unit_buckets),
+      covariate_(std::move(covariate)),
       units_seen_(units ? statistics.max_tracked_units : 0),
       max_units_(units ? statistics.max_tracked_units : 0) {
   metrics::SequentialOptions options;
   options.level = statistics.level;
   options.mixing_stddev = statistics.mixture_sd;
+  metrics::SequentialOptions adjusted_options = options;
+  adjusted_options.min_count = kAdjustedWarmUp;
   const std::vector<SeriesSpec>& series = aggregator_->series();
   // A window cuts units' histories: with units, window "all" only.
   const int num_windows =
@@ -98,6 +101,8 @@ ExperimentMonitor::ExperimentMonitor(
           c.primary = IsPrimary(experiment, series[s]);
           c.has_sequential = w == -1;
           c.sequential = metrics::SequentialTest(options);
+          c.has_adjusted = w == -1 && !covariate_.empty();
+          c.adjusted.sequential = metrics::SequentialTest(adjusted_options);
           comparisons_.push_back(std::move(c));
         }
       }
@@ -108,24 +113,36 @@ ExperimentMonitor::ExperimentMonitor(
     srm.counts.assign(srm.variants.size(), 0);
     srm.sequential = metrics::SequentialSrmTest(srm.shares);
     srm_.push_back(std::move(srm));
-    if (!units_) continue;
+    if (!units_ && covariate_.empty()) continue;
+    const size_t buckets = static_cast<size_t>(num_buckets_);
     for (size_t i = 0; i < srm_.back().variants.size(); ++i) {
       const std::string& variant = srm_.back().variants[i];
-      auto it = std::find_if(
-          arms_.begin(), arms_.end(),
-          [&](const ArmBuckets& a) { return a.variant == variant; });
-      if (it == arms_.end()) {
-        ArmBuckets arm;
-        arm.variant = variant;
-        arm.counts.assign(static_cast<size_t>(num_buckets_), 0);
-        arm.sums.assign(series.size() * static_cast<size_t>(num_buckets_), 0);
-        arm.series_counts.assign(
-            series.size() * static_cast<size_t>(num_buckets_), 0);
-        arms_.push_back(std::move(arm));
+      auto it = std::find(variants_.begin(), variants_.end(), variant);
+      if (it == variants_.end()) {
+        variants_.push_back(variant);
         memberships_.emplace_back();
-        it = arms_.end() - 1;
+        if (units_) {
+          ArmBuckets arm;
+          arm.variant = variant;
+          arm.counts.assign(buckets, 0);
+          arm.sums.assign(series.size() * buckets, 0);
+          arm.series_counts.assign(series.size() * buckets, 0);
+          arms_.push_back(std::move(arm));
+        }
+        if (!covariate_.empty()) {
+          CovariateArm arm;
+          arm.variant = variant;
+          arm.moments.assign(series.size(), metrics::CovariateMoments{});
+          if (units_) {
+            arm.y_sums.assign(series.size() * buckets, 0);
+            arm.x_sums.assign(series.size() * buckets, 0);
+            arm.counts.assign(series.size() * buckets, 0);
+          }
+          cov_arms_.push_back(std::move(arm));
+        }
+        it = variants_.end() - 1;
       }
-      memberships_[static_cast<size_t>(it - arms_.begin())].push_back(
+      memberships_[static_cast<size_t>(it - variants_.begin())].push_back(
           {x, static_cast<uint8_t>(i)});
     }
   }
@@ -154,6 +171,9 @@ void ExperimentMonitor::AdoptState(
   looks_ = previous.looks_;
   if (units_ || previous.units_ || !same_statistics) return;
   const std::vector<SeriesSpec>& series = aggregator_->series();
+  const bool same_covariate =
+      !covariate_.empty() && covariate_ == previous.covariate_;
+  if (same_covariate) AdoptCovariate(previous, previous_series);
   for (size_t x = 0; x < experiments_->size(); ++x) {
     for (size_t y = 0; y < previous.experiments_->size(); ++y) {
       if (SameExperiment((*experiments_)[x], (*previous.experiments_)[y])) {
@@ -175,6 +195,11 @@ void ExperimentMonitor::AdoptState(
       c.verdict = old.verdict;
       c.state = old.state;
       c.changes = old.changes;
+      if (same_covariate && c.has_adjusted && old.has_adjusted &&
+          previous_series[old.series].state_key == series[c.series].state_key) {
+        c.adjusted.sequential = old.adjusted.sequential;
+        c.adjusted.look = old.adjusted.look;
+      }
       break;
     }
   }
@@ -186,20 +211,25 @@ int32_t ExperimentMonitor::ArmOf(uint32_t group) {
   if (arm == kUnknownArm) {
     arm = kNoArm;
     const std::string& variant = aggregator_->variant(group);
-    for (size_t a = 0; a < arms_.size(); ++a) {
-      if (arms_[a].variant == variant) arm = static_cast<int32_t>(a);
+    for (size_t a = 0; a < variants_.size(); ++a) {
+      if (variants_[a] == variant) arm = static_cast<int32_t>(a);
     }
   }
   return arm;
 }
 
 void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
-                            std::span<const double> values, int32_t shard) {
-  if (!units_) return;
+                            std::span<const double> values, int32_t shard,
+                            double covariate) {
+  if (!units_ && covariate_.empty()) return;
   const int32_t a = ArmOf(group);
   if (a < 0) return;
   const size_t arm_index = static_cast<size_t>(a);
   const size_t index = static_cast<size_t>(std::max(shard, 0));
+  if (!covariate_.empty() && !values.empty() && std::isfinite(covariate)) {
+    AddCovariate(arm_index, unit_hash, values, covariate, index);
+  }
+  if (!units_) return;
   CountUnit(arm_index, unit_hash, index);
   if (values.empty()) return;
   if (index >= shard_arms_.size()) shard_arms_.resize(index + 1);
@@ -251,12 +281,16 @@ void ExperimentMonitor::RebuildArms() {
 }
 
 namespace {
-// "ARM2": ARM1 (never released) had no units.
-constexpr uint32_t kArmShardMagic = 0x41524d32;
+// "ARM3": ARM2 and the covariate state after the units (EncodeCovariate).
+// ARM2 (no covariate) is still read; ARM1 (never released) had no units.
+constexpr uint32_t kArmShardMagic = 0x41524d33;
+constexpr uint32_t kArmShardMagicV2 = 0x41524d32;
 }  // namespace
 
 void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
-  out->Fixed32(kArmShardMagic);
+  // Without a covariate, the format before covariates: what a version
+  // without them reads (a rollback keeps its checkpoints).
+  out->Fixed32(covariate_.empty() ? kArmShardMagicV2 : kArmShardMagic);
   out->Varint(static_cast<uint64_t>(num_buckets_));
   const std::vector<SeriesSpec>& series = aggregator_->series();
   out->Varint(series.size());
@@ -277,11 +311,15 @@ void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
     }
   }
   EncodeUnits(shard, out);
+  if (!covariate_.empty()) EncodeCovariate(shard, out);
 }
 
 Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
-  if (in->Fixed32() != kArmShardMagic) in->Fail("not an experiment record");
+  const uint32_t magic = in->Fixed32();
+  if (magic != kArmShardMagic && magic != kArmShardMagicV2) {
+    in->Fail("not an experiment record");
+  }
   const uint64_t buckets = in->Varint();
   // statistics.unit_buckets is bounded far below this: beyond is corruption
   // (and must not size the vectors below).
@@ -325,9 +363,16 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   }
   std::vector<ShardUnit> units;
   if (in->ok()) DecodeUnits(in, &units);
+  std::unique_ptr<std::vector<CovariateArm>> covariate;
+  if (in->ok() && magic == kArmShardMagic) {
+    DecodeCovariate(in, buckets, from, num_series, &covariate);
+  }
   const size_t index = static_cast<size_t>(shard);
   if (index >= shard_arms_.size()) shard_arms_.resize(index + 1);
   if (index >= shard_units_.size()) shard_units_.resize(index + 1);
+  if (index >= shard_cov_.size()) shard_cov_.resize(index + 1);
+  shard_cov_[index] = in->ok() ? std::move(covariate) : nullptr;
+  RebuildCovariate();
   if (!in->ok()) {
     shard_arms_[index].reset();
     shard_units_[index].clear();
@@ -356,6 +401,10 @@ void ExperimentMonitor::DropShard(int32_t shard) {
   if (index < shard_units_.size() && !shard_units_[index].empty()) {
     shard_units_[index].clear();
     RebuildUnits();
+  }
+  if (index < shard_cov_.size() && shard_cov_[index]) {
+    shard_cov_[index].reset();
+    RebuildCovariate();
   }
 }
 
@@ -561,6 +610,7 @@ void ExperimentMonitor::Update(int64_t now_ms) {
     c.treatment_arm = treatment_scratch_[i];
     c.welch = metrics::CompareWelch(c.baseline_arm, c.treatment_arm, level_);
     if (!c.has_sequential) continue;
+    if (c.has_adjusted) UpdateAdjusted(&c);
     // A look without enough data leaves the test as it was.
     c.look = c.sequential.Update(c.baseline_arm, c.treatment_arm);
     if (c.look.status == metrics::ComparisonStatus::kCountDecreased) {

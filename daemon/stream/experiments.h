@@ -19,6 +19,15 @@
 // bounded by statistics.max_tracked_units). A sliding window would cut
 // units' histories, so with a unit only window "all" is compared.
 //
+// Regression adjustment (schema.covariate set): each list may carry a
+// pre-exposure covariate x. Per variant and series the monitor keeps the
+// moments of the (y, x) pairs whose y and x are both finite
+// (metrics::CovariateMoments) and, with units, per-bucket sums of y and x
+// over the same pairs, in every shard (checkpointed with it) and summed
+// over them. Each window-"all" comparison then also has regression-adjusted
+// figures (AdjustedComparison): metrics/regression_adjustment.h and
+// docs/statistics.md, "Regression adjustment".
+//
 // Update() takes a "look": it recomputes every comparison and feeds the
 // sequential tests. Looks walk every group and bucket, so the pipeline
 // takes one per second of wall time and one when it finishes, not one per
@@ -31,18 +40,22 @@
 #ifndef RANKWATCH_DAEMON_STREAM_EXPERIMENTS_H_
 #define RANKWATCH_DAEMON_STREAM_EXPERIMENTS_H_
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/byte_codec.h"
+#include "base/json_writer.h"
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
 #include "daemon/stream/unit_table.h"
 #include "metrics/ab_stats.h"
+#include "metrics/regression_adjustment.h"
 #include "metrics/srm.h"
 
 namespace rankwatch::stream {
@@ -75,6 +88,57 @@ inline constexpr size_t kMaxVerdictChanges = 32;
 void RecordVerdictChange(std::vector<VerdictChange>* changes,
                          const VerdictChange& change);
 
+// A look's sequential test of the adjusted arms starts once each arm has
+// this many pairs (and, with units, this many non-empty buckets): the
+// plug-in theta and variance are far from their level before
+// (metrics/regression_adjustment.h, AdjustedArms).
+inline constexpr int64_t kAdjustedWarmUp = 20;
+
+// The regression-adjusted figures of one window-"all" comparison, from the
+// lists that carry a finite covariate (and a value of the series).
+struct AdjustedComparison {
+  // kInvalidInput also before any pair (the initial state).
+  metrics::AdjustmentStatus status = metrics::AdjustmentStatus::kInvalidInput;
+  // The pooled within-arm slope of y on x; 0 unless status is kAdjusted.
+  double theta = 0;
+  // The adjusted difference's squared standard error over the unadjusted
+  // row's (Comparison::welch): about 1 - rho^2, the share of the variance
+  // left; NaN when either is not positive and finite. Its square root is
+  // the ratio of the fixed-horizon interval widths (up to the t quantiles).
+  double variance_ratio = std::numeric_limits<double>::quiet_NaN();
+  // The adjusted arms (count: pairs; mean at the pooled covariate mean).
+  metrics::ArmSummary baseline_arm;
+  metrics::ArmSummary treatment_arm;
+  // Welch on the adjusted arms: the difference (the OLS coefficient of T in
+  // y ~ 1 + T + x), relative difference, interval and p-value.
+  metrics::WelchComparison welch;
+  // The mSPRT fed with the adjusted arms from kAdjustedWarmUp on, and its
+  // latest look (status kTooFewSamples before the warm-up).
+  metrics::SequentialTest sequential;
+  metrics::SequentialLook look;
+};
+
+// The adjusted figures by name, in the order and with the names that
+// replay's JSON, /api/v1/summary (`adjusted` objects) and the
+// rankwatch_ab_adjusted_<name> gauges all use: one definition of each
+// number. NaN where a figure has no value (the difference while an arm has
+// no pairs; the relative difference when undefined); the intervals are
+// (-inf, +inf) without inference. `sequential_*` are the running figures
+// (minimum p-value, intersection of the intervals), `sequential_look_*`
+// the latest look's alone, whose interval always holds `difference`.
+struct NamedFigure {
+  const char* name;
+  double value;
+};
+inline constexpr size_t kNumAdjustedFigures = 14;
+std::array<NamedFigure, kNumAdjustedFigures> AdjustedFigures(
+    const AdjustedComparison& a);
+// The `adjusted` object of replay's JSON and of /api/v1/summary (the same
+// writer for both): `status`, the AdjustedFigures (null when not finite),
+// `sequential_looks`, and the pairs per arm as `baseline_count` and
+// `treatment_count`.
+void WriteAdjustedJson(const AdjustedComparison& a, JsonWriter* out);
+
 // One row: treatment vs baseline of one experiment, for one series and
 // window.
 struct Comparison {
@@ -100,6 +164,10 @@ struct Comparison {
   // The latest changes of `state`, oldest first (at most
   // kMaxVerdictChanges).
   std::vector<VerdictChange> changes;
+  // Window "all" with schema.covariate set: the regression-adjusted
+  // figures (the verdict and BH stay those of the unadjusted row).
+  bool has_adjusted = false;
+  AdjustedComparison adjusted;
 };
 
 // The sample-ratio check of one experiment.
@@ -128,18 +196,23 @@ class ExperimentMonitor {
  public:
   // `experiments` and `aggregator` must outlive the monitor. With `units`
   // (schema.unit set), comparisons are clustered by unit, fed by Add().
+  // With a `covariate` (schema.covariate, its field path), window "all"
+  // comparisons are also regression-adjusted, fed by Add().
   ExperimentMonitor(const std::vector<config::ExperimentConfig>* experiments,
                     const config::StatisticsConfig& statistics,
-                    const Aggregator* aggregator, bool units = false);
+                    const Aggregator* aggregator, bool units = false,
+                    std::string covariate = {});
   ExperimentMonitor(const ExperimentMonitor&) = delete;
   ExperimentMonitor& operator=(const ExperimentMonitor&) = delete;
 
   // Records one finalized list of aggregator group `group` served to the
   // unit with `unit_hash`; `values` (one per series) when it was scored,
-  // empty when left out. Only needed with units; a no-op otherwise.
-  // `shard`: the input partition of the list (see Aggregator).
+  // empty when left out; `covariate` its pre-exposure value (NaN: none).
+  // Only needed with units or a covariate; a no-op otherwise. `shard`: the
+  // input partition of the list (see Aggregator).
   void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values,
-           int32_t shard = 0);
+           int32_t shard = 0,
+           double covariate = std::numeric_limits<double>::quiet_NaN());
 
   // Checkpoints of one shard's per-unit-bucket sums and of the units it
   // brought to the sample-ratio counts (with units; without, the
@@ -149,8 +222,13 @@ class ExperimentMonitor {
   // sums afresh. A unit is counted once per process, in the shard where
   // it was first seen: the counts are the distinct units of the shards
   // held, exact over replicas when a unit's events stay in one partition
-  // (docs/operations.md). The sequential tests are the process's: after a
-  // restore their next look starts from the restored sums.
+  // (docs/operations.md). With a covariate, also the shard's covariate
+  // moments (and, with units, bucket sums) per variant and series; they are
+  // dropped when restored under another schema.covariate, schema.unit or
+  // unit_buckets. A monitor without a covariate writes, and records
+  // written before covariates are, "ARM2", which restore
+  // without them. The sequential tests are the process's: after a restore
+  // their next look starts from the restored sums.
   void EncodeShard(int32_t shard, ByteWriter* out) const;
   [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
   void DropShard(int32_t shard);
@@ -165,8 +243,11 @@ class ExperimentMonitor {
   // count of looks and, without units and with unchanged statistics, for
   // every experiment whose name, baseline, treatments and split are
   // unchanged, its SRM state and each window-"all" comparison's sequential
-  // state whose series (measure and cutoff) is still computed. Everything
-  // else starts afresh (with units, the per-unit sums too).
+  // state whose series (measure and cutoff) is still computed; with the
+  // same covariate also the covariate moments of each variant and series
+  // whose values mean the same (SeriesSpec::state_key) and the adjusted
+  // sequential state. Everything else starts afresh (with units, the
+  // per-unit sums too).
   void AdoptState(const ExperimentMonitor& previous,
                   const std::vector<SeriesSpec>& previous_series,
                   bool same_statistics);
@@ -195,6 +276,22 @@ class ExperimentMonitor {
   // source. Parallel to arm_buckets().
   const std::vector<ArmBuckets>& flow_arm_buckets() const { return flow_arms_; }
   int32_t num_buckets() const { return num_buckets_; }
+
+  // With a covariate: per variant of any experiment, the moments of the
+  // (y, x) pairs per series and, with units, their per-bucket sums.
+  struct CovariateArm {
+    std::string variant;
+    std::vector<metrics::CovariateMoments> moments;  // [series]
+    // With units, [series * buckets + bucket]: over the same pairs as
+    // `moments`.
+    std::vector<double> y_sums;
+    std::vector<double> x_sums;
+    std::vector<int64_t> counts;
+  };
+  const std::vector<CovariateArm>& covariate_arms() const { return cov_arms_; }
+  // schema.covariate; empty without regression adjustment.
+  const std::string& covariate() const { return covariate_; }
+  bool adjusted() const { return !covariate_.empty(); }
 
  private:
   // Where an arm takes part: experiment and position among its variants.
@@ -230,6 +327,23 @@ class ExperimentMonitor {
   // Zeroed per-bucket sums of every arm (the shape of arms_).
   std::vector<ArmBuckets> EmptyArms() const;
   void RebuildArms();
+  // The same for the covariate state (the shape of cov_arms_).
+  std::vector<CovariateArm> EmptyCovariateArms() const;
+  void RebuildCovariate();
+  // AdoptState's part for the covariate state (without units).
+  void AdoptCovariate(const ExperimentMonitor& previous,
+                      const std::vector<SeriesSpec>& previous_series);
+  void AddCovariate(size_t arm, uint64_t unit_hash,
+                    std::span<const double> values, double x, size_t shard);
+  void EncodeCovariate(int32_t shard, ByteWriter* out) const;
+  // Reads the covariate section of a record whose series are mapped by
+  // `from` (see DecodeShard) into `restored` (null: none kept).
+  void DecodeCovariate(
+      ByteReader* in, uint64_t buckets, const std::vector<int>& from,
+      uint64_t num_series,
+      std::unique_ptr<std::vector<CovariateArm>>* restored) const;
+  const CovariateArm* FindCovariateArm(const std::string& variant) const;
+  void UpdateAdjusted(Comparison* c) const;
 
   const std::vector<config::ExperimentConfig>* experiments_;
   const Aggregator* aggregator_;
@@ -243,9 +357,16 @@ class ExperimentMonitor {
   int32_t num_buckets_;
   std::vector<Comparison> comparisons_;
   std::vector<SrmState> srm_;
-  std::vector<ArmBuckets> arms_;
-  std::vector<std::vector<Membership>> memberships_;  // Parallel to arms_.
-  std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
+  std::vector<ArmBuckets> arms_;  // With units; parallel to variants_.
+  // The variants of all experiments, each once.
+  std::vector<std::string> variants_;
+  std::vector<std::vector<Membership>> memberships_;  // Parallel to variants_.
+  std::vector<int32_t> group_arm_;  // Aggregator group -> variant; -2 unknown.
+  // With a covariate: the summed state (parallel to variants_) and each
+  // shard's, which merge into it.
+  std::string covariate_;
+  std::vector<CovariateArm> cov_arms_;
+  std::vector<std::unique_ptr<std::vector<CovariateArm>>> shard_cov_;
   UnitTable units_seen_;
   int64_t max_units_;
   // With units: per shard, the units first seen in it (the SRM counts'

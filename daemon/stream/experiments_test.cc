@@ -1,6 +1,8 @@
 #include "daemon/stream/experiments.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <random>
@@ -505,6 +507,465 @@ TEST(RecordVerdictChangeTest, KeepsTheLatestThirtyTwo) {
   EXPECT_EQ(changes.back().to, VerdictState::kInconclusive);
   for (size_t i = 1; i < changes.size(); ++i) {
     EXPECT_EQ(changes[i].look, changes[i - 1].look + 1);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Regression adjustment (schema.covariate).
+//
+// The expected figures are an independent computation, run once offline
+// with NumPy 2.4.6, SciPy 1.17.1, pandas and statsmodels 0.15.0
+// (/tmp/refenv/bin/python) and pasted here; nothing runs Python at test
+// time. The fixed data set is metrics/regression_adjustment_test.cc's:
+// 14 baseline and 18 treatment pairs (y, x), drawn once with
+// numpy.random.default_rng(27), two decimals.
+
+const std::vector<double> kXb = {0.59, 0.52, 0.54, 0.24, 0.53, 0.37, 0.37,
+                                 0.57, 0.33, 0.21, 0.33, 0.22, 0.12, 0.38};
+const std::vector<double> kYb = {0.60, 0.34, 0.53, 0.31, 0.54, 0.29, 0.37,
+                                 0.54, 0.40, 0.17, 0.39, 0.36, 0.01, 0.42};
+const std::vector<double> kXt = {0.22, 0.42, 0.35, 0.64, 0.46, 0.57,
+                                 0.29, 0.52, 0.66, 0.34, 0.55, 0.52,
+                                 0.44, 0.26, 0.49, 0.41, 0.54, 0.57};
+const std::vector<double> kYt = {0.43, 0.40, 0.48, 0.70, 0.50, 0.63,
+                                 0.37, 0.60, 0.69, 0.36, 0.58, 0.60,
+                                 0.41, 0.31, 0.63, 0.48, 0.51, 0.54};
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool Near(double a, double b, double relative) {
+  return std::abs(a - b) <= relative * std::max(std::abs(a), std::abs(b));
+}
+
+// The fixed data set fed `copies` times through an aggregator (the
+// unadjusted rows) and a monitor with a covariate, spread over two locales
+// and three shards so that the state must add up; plus lists the
+// adjustment must leave out: three baseline lists without a covariate and
+// one treatment list whose series 1 value is NaN (a measure it lacks).
+class AdjustedMonitorTest : public ::testing::Test {
+ protected:
+  AdjustedMonitorTest()
+      : agg_(TestAggregation(), BuildSeries({Measure::kNdcg}, {10})) {
+    experiments_.push_back({"x", "A", {"B"}});
+  }
+
+  void Add(std::string_view variant, size_t i, double y, double x, double y1) {
+    const std::string_view locale[] = {i % 2 == 0 ? "de" : "en"};
+    const uint32_t group = agg_.ResolveGroup(variant, locale);
+    const int32_t shard = static_cast<int32_t>(i % 3);
+    const std::vector<double> values = {y, y1};
+    agg_.Add(group, 95'000, values, false, shard);
+    monitor_->Add(group, 0, values, shard, x);
+  }
+
+  void Feed(int copies) {
+    monitor_ = std::make_unique<ExperimentMonitor>(&experiments_, statistics_,
+                                                   &agg_, false, "pre.ndcg");
+    size_t i = 0;
+    for (int k = 0; k < copies; ++k) {
+      for (size_t j = 0; j < kYb.size(); ++j) {
+        Add("A", i++, kYb[j], kXb[j], kYb[j]);
+      }
+      for (size_t j = 0; j < kYt.size(); ++j) {
+        Add("B", i++, kYt[j], kXt[j], kYt[j]);
+      }
+    }
+    for (double y : {0.95, 0.05, 0.5}) Add("A", i++, y, kNaN, y);
+    Add("B", i++, 0.45, 0.3, kNaN);  // Series 0 has it, series 1 not.
+    monitor_->Update(100'000);
+  }
+
+  // Window "all" of series `s`.
+  const Comparison& Row(size_t s) {
+    for (const Comparison& c : monitor_->comparisons()) {
+      if (c.series == s && c.window == -1) return c;
+    }
+    ADD_FAILURE() << "no row";
+    return monitor_->comparisons()[0];
+  }
+
+  Aggregator agg_;
+  std::vector<config::ExperimentConfig> experiments_;
+  config::StatisticsConfig statistics_;
+  std::unique_ptr<ExperimentMonitor> monitor_;
+};
+
+TEST_F(AdjustedMonitorTest, MatchesOlsOnFixedData) {
+  Feed(1);
+  // Series 1: exactly the 14 + 18 pairs (the treatment list with a NaN
+  // value and the baseline lists without a covariate are no pairs).
+  const Comparison& c = Row(1);
+  ASSERT_TRUE(c.has_adjusted);
+  const AdjustedComparison& a = c.adjusted;
+  EXPECT_EQ(a.status, metrics::AdjustmentStatus::kAdjusted);
+  EXPECT_EQ(a.baseline_arm.count, 14);
+  EXPECT_EQ(a.treatment_arm.count, 18);
+  // df = DataFrame(y = yb + yt, x = xb + xt, T = [0] * 14 + [1] * 18);
+  // fit = smf.ols('y ~ T + x', df).fit(): params['x'], params['T'].
+  EXPECT_TRUE(Near(a.theta, 0.8453349666054191, 1e-12));
+  ASSERT_TRUE(a.welch.ok());
+  EXPECT_TRUE(Near(a.welch.difference, 0.0695757450762263, 1e-12));
+  // The documented plug-in variance in NumPy: per arm
+  // e = (y - y.mean()) - theta (x - x.mean()), v = (e**2).sum() / (n - 1) /
+  // n; se = sqrt(v_b + v_t), Welch-Satterthwaite nu, p = 2 t.sf(d / se,
+  // nu), d -+ t.ppf(0.975, nu) se.
+  EXPECT_TRUE(Near(a.welch.standard_error, 0.025674254040110932, 1e-12));
+  EXPECT_TRUE(Near(a.welch.degrees_of_freedom, 22.778091814849002, 1e-10));
+  EXPECT_TRUE(Near(a.welch.p_value, 0.012556947135439096, 1e-9));
+  EXPECT_TRUE(Near(a.welch.interval.lower, 0.016435858642223924, 1e-9));
+  EXPECT_TRUE(Near(a.welch.interval.upper, 0.12271563151022867, 1e-9));
+  EXPECT_TRUE(Near(a.welch.relative_difference, 0.16818892311576933, 1e-12));
+  // smf.ols('y ~ T + x', df).fit(cov_type='HC2').bse['T'] =
+  // 0.026579943425560852: the plug-in leaves out theta's own O(1/n)
+  // variance (docs/statistics.md), 3.5% here.
+  EXPECT_TRUE(Near(a.welch.standard_error, 0.026579943425560852, 0.05));
+  // Below the warm-up (14 < 20 pairs): no sequential look yet.
+  EXPECT_EQ(a.sequential.looks(), 0);
+  EXPECT_EQ(a.look.status, ComparisonStatus::kTooFewSamples);
+  EXPECT_EQ(a.sequential.p_value(), 1.0);
+  // The unadjusted row of series 1 has every list with a value: A 17
+  // (with 0.95, 0.05, 0.5), B 18. Its Welch variance in NumPy:
+  // yb3 = yb + [0.95, 0.05, 0.5]; var(yb3, ddof=1) / 17 +
+  // var(yt, ddof=1) / 18 = 0.0035618106283907894, so the ratio is
+  // 0.025674254040110932**2 / that = 0.18506523487296164.
+  EXPECT_EQ(c.baseline_arm.count, 17);
+  EXPECT_TRUE(Near(a.variance_ratio, 0.18506523487296164, 1e-9));
+  // Series 0 has one more treatment pair (0.45, 0.3): another fit.
+  EXPECT_EQ(Row(0).adjusted.treatment_arm.count, 19);
+  // Window rows are not adjusted.
+  for (const Comparison& w : monitor_->comparisons()) {
+    EXPECT_EQ(w.has_adjusted, w.window == -1);
+  }
+}
+
+TEST_F(AdjustedMonitorTest, SequentialTestOfTheAdjustedArms) {
+  // Every pair twice: 28 + 36 pairs, past the warm-up. In NumPy/SciPy as
+  // above on the doubled lists: theta 0.8453349666054192, d =
+  // 0.06957574507622637, se = 0.01783758437227596 (V = se**2); with
+  // tau = 0.05 and alpha = 0.05 the mSPRT half-width sqrt(V (V + tau^2) /
+  // tau^2 (log((V + tau^2) / V) + 2 log(1 / alpha))) gives [d - hw, d + hw]
+  // = [0.015433904735186618, 0.12371758541726612], and min(1, 1 / Lambda)
+  // with Lambda = sqrt(V / (V + tau^2)) exp(tau^2 d^2 / (2 V (V + tau^2)))
+  // = 0.0034910973667446345.
+  Feed(2);
+  const AdjustedComparison& a = Row(1).adjusted;
+  ASSERT_EQ(a.sequential.looks(), 1);
+  EXPECT_TRUE(Near(a.welch.difference, 0.06957574507622637, 1e-12));
+  EXPECT_TRUE(Near(a.welch.standard_error, 0.01783758437227596, 1e-12));
+  EXPECT_TRUE(Near(a.welch.p_value, 0.00030172184199407664, 1e-8));
+  EXPECT_TRUE(Near(a.sequential.interval().lower, 0.015433904735186618, 1e-10));
+  EXPECT_TRUE(Near(a.sequential.interval().upper, 0.12371758541726612, 1e-10));
+  EXPECT_TRUE(Near(a.sequential.p_value(), 0.0034910973667446345, 1e-9));
+  // The unadjusted sequential test is the row's own, untouched.
+  EXPECT_NE(Row(1).sequential.interval().lower, a.sequential.interval().lower);
+}
+
+TEST_F(AdjustedMonitorTest, ShardsRestoredGiveTheSameFigures) {
+  Feed(2);
+  // Each shard's record into a monitor of its own: the same summed state.
+  ExperimentMonitor restored(&experiments_, statistics_, &agg_, false,
+                             "pre.ndcg");
+  for (int32_t shard : {2, 0, 1}) {  // Any order.
+    std::string record;
+    ByteWriter w(&record);
+    monitor_->EncodeShard(shard, &w);
+    ByteReader r(record);
+    ASSERT_TRUE(restored.DecodeShard(shard, &r).ok());
+    EXPECT_TRUE(r.at_end());
+  }
+  restored.Update(100'000);
+  for (size_t s = 0; s < 2; ++s) {
+    const AdjustedComparison& want = Row(s).adjusted;
+    const AdjustedComparison* got = nullptr;
+    for (const Comparison& c : restored.comparisons()) {
+      if (c.series == s && c.window == -1) got = &c.adjusted;
+    }
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->baseline_arm.count, want.baseline_arm.count);
+    EXPECT_EQ(got->treatment_arm.count, want.treatment_arm.count);
+    EXPECT_TRUE(Near(got->theta, want.theta, 1e-12));
+    EXPECT_TRUE(Near(got->welch.difference, want.welch.difference, 1e-12));
+    EXPECT_TRUE(
+        Near(got->welch.standard_error, want.welch.standard_error, 1e-12));
+    EXPECT_TRUE(Near(got->sequential.interval().lower,
+                     want.sequential.interval().lower, 1e-12));
+  }
+  // Another covariate: the moments mean something else and are dropped.
+  ExperimentMonitor other(&experiments_, statistics_, &agg_, false, "pre.x");
+  std::string record;
+  ByteWriter w(&record);
+  monitor_->EncodeShard(0, &w);
+  ByteReader r(record);
+  ASSERT_TRUE(other.DecodeShard(0, &r).ok());
+  EXPECT_EQ(other.covariate_arms()[0].moments[0].count, 0);
+  // Dropping a shard removes its pairs.
+  monitor_->DropShard(0);
+  monitor_->Update(100'000);
+  EXPECT_LT(Row(1).adjusted.baseline_arm.count, 28);
+}
+
+// A record of the format before covariates ("ARM2": no covariate section)
+// still restores, without covariate state; a truncated covariate section
+// is an error.
+TEST_F(AdjustedMonitorTest, ReadsRecordsWithoutCovariates) {
+  std::string record;
+  ByteWriter w(&record);
+  w.Fixed32(0x41524d32);  // "ARM2"
+  w.Varint(64);           // unit_buckets
+  w.Varint(0);            // No series,
+  w.Varint(0);            // no arms;
+  w.Fixed32(0x554e5431);  // the units record ("UNT1"): no experiments,
+  w.Varint(0);
+  w.Varint(0);  // no units.
+  ExperimentMonitor monitor(&experiments_, statistics_, &agg_, false,
+                            "pre.ndcg");
+  ByteReader r(record);
+  ASSERT_TRUE(monitor.DecodeShard(0, &r).ok());
+  EXPECT_TRUE(r.at_end());
+
+  Feed(1);
+  std::string full;
+  ByteWriter fw(&full);
+  monitor_->EncodeShard(0, &fw);
+  ByteReader truncated(std::string_view(full).substr(0, full.size() - 3));
+  EXPECT_FALSE(monitor.DecodeShard(0, &truncated).ok());
+}
+
+// With units: the per-bucket sums of the pairs give the cluster-robust
+// variance. The data set of metrics/regression_adjustment_test.cc's
+// ClusteredMatchesStatsmodelsClusterRobust (rows {bucket, y, x}, drawn
+// with numpy.random.default_rng(2713)), unit_buckets = 4; its figures:
+// smf.ols('y ~ T + x', df).fit() params['x'] = 0.7934368198368278 and
+// params['T'] = 0.031193244621982225; with theta fixed,
+// smf.ols('r ~ T', df).fit(cov_type='cluster', cov_kwds={'groups':
+// df.g}).bse['T'] = 0.04716312188375791 (CR1), rescaled to rankwatch's
+// CR0 x B / (B - 1) per arm: x sqrt((4/3) / ((8/7) (43/42))) =
+// 0.05034616061786823; Welch-Satterthwaite nu = 3.960920200010005 and
+// p = 0.5693972309691357 (NumPy/SciPy).
+struct UnitRow {
+  uint64_t bucket;
+  double y;
+  double x;
+};
+const std::vector<UnitRow> kClusteredBaseline = {
+    {0, 0.84, 0.44}, {0, 0.74, 0.49}, {0, 0.72, 0.46}, {0, 0.66, 0.49},
+    {1, 0.55, 0.35}, {1, 0.52, 0.42}, {1, 0.43, 0.39}, {1, 0.40, 0.45},
+    {2, 0.54, 0.46}, {2, 0.53, 0.37}, {2, 0.38, 0.36}, {2, 0.44, 0.38},
+    {3, 0.37, 0.35}, {3, 0.38, 0.42}, {0, 0.63, 0.53}, {0, 0.66, 0.63},
+    {0, 0.71, 0.56}, {0, 0.72, 0.55}, {1, 0.55, 0.44}, {1, 0.54, 0.42},
+    {2, 0.41, 0.33}, {2, 0.32, 0.34}, {3, 0.73, 0.70}};
+const std::vector<UnitRow> kClusteredTreatment = {
+    {0, 0.67, 0.36}, {0, 0.60, 0.39}, {1, 0.42, 0.31}, {1, 0.56, 0.26},
+    {1, 0.63, 0.32}, {2, 0.58, 0.55}, {2, 0.78, 0.69}, {2, 0.62, 0.64},
+    {3, 0.29, 0.15}, {3, 0.39, 0.26}, {3, 0.63, 0.34}, {0, 0.42, 0.36},
+    {1, 0.34, 0.33}, {2, 0.53, 0.49}, {3, 0.61, 0.43}, {3, 0.56, 0.46},
+    {3, 0.61, 0.46}, {3, 0.75, 0.51}, {0, 0.68, 0.50}, {0, 0.68, 0.57},
+    {0, 0.63, 0.63}};
+
+TEST(AdjustedUnitTest, ClusteredMatchesStatsmodelsClusterRobust) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  const uint32_t a = agg.ResolveGroup("A", de);
+  const uint32_t b = agg.ResolveGroup("B", de);
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  statistics.unit_buckets = 4;
+  ExperimentMonitor monitor(&experiments, statistics, &agg, /*units=*/true,
+                            "pre");
+  // A unit hash in bucket `bucket` of 4 (the top two bits pick it).
+  uint64_t u = 0;
+  for (const UnitRow& r : kClusteredBaseline) {
+    ++u;
+    monitor.Add(a, (r.bucket << 62) | u, std::vector<double>{r.y, r.y},
+                static_cast<int32_t>(u % 2), r.x);
+  }
+  for (const UnitRow& r : kClusteredTreatment) {
+    ++u;
+    monitor.Add(b, (r.bucket << 62) | u, std::vector<double>{r.y, r.y},
+                static_cast<int32_t>(u % 2), r.x);
+  }
+  monitor.Update(100'000);
+  const AdjustedComparison& adj = monitor.comparisons()[0].adjusted;
+  ASSERT_EQ(adj.status, metrics::AdjustmentStatus::kAdjusted);
+  EXPECT_EQ(adj.baseline_arm.count, 23);
+  EXPECT_EQ(adj.treatment_arm.count, 21);
+  EXPECT_EQ(adj.baseline_arm.clusters, 4);
+  EXPECT_TRUE(Near(adj.theta, 0.7934368198368278, 1e-12));
+  ASSERT_TRUE(adj.welch.ok());
+  EXPECT_TRUE(Near(adj.welch.difference, 0.031193244621982225, 1e-11));
+  EXPECT_TRUE(Near(adj.welch.standard_error, 0.05034616061786823, 1e-11));
+  EXPECT_TRUE(Near(adj.welch.degrees_of_freedom, 3.960920200010005, 1e-9));
+  EXPECT_TRUE(Near(adj.welch.p_value, 0.5693972309691357, 1e-9));
+  // 4 buckets < the warm-up of 20: no sequential look.
+  EXPECT_EQ(adj.sequential.looks(), 0);
+  // A checkpoint of each shard restores the same figures.
+  ExperimentMonitor restored(&experiments, statistics, &agg, true, "pre");
+  for (int32_t shard : {1, 0}) {
+    std::string record;
+    ByteWriter w(&record);
+    monitor.EncodeShard(shard, &w);
+    ByteReader r(record);
+    ASSERT_TRUE(restored.DecodeShard(shard, &r).ok());
+  }
+  restored.Update(100'000);
+  const AdjustedComparison& again = restored.comparisons()[0].adjusted;
+  EXPECT_EQ(again.baseline_arm.count, 23);
+  EXPECT_TRUE(Near(again.welch.difference, adj.welch.difference, 1e-12));
+  EXPECT_TRUE(
+      Near(again.welch.standard_error, adj.welch.standard_error, 1e-12));
+  // Under other unit buckets the bucket sums do not fit: dropped.
+  statistics.unit_buckets = 8;
+  ExperimentMonitor other(&experiments, statistics, &agg, true, "pre");
+  std::string record;
+  ByteWriter w(&record);
+  monitor.EncodeShard(0, &w);
+  ByteReader r(record);
+  ASSERT_TRUE(other.DecodeShard(0, &r).ok());
+  EXPECT_EQ(other.covariate_arms()[0].moments[0].count, 0);
+}
+
+// ---------------------------------------------------------------------------
+// Simulations through the monitor (the state it keeps, its looks and its
+// warm-up), as metrics/regression_adjustment_test.cc does on the bare
+// functions. The data have a standard deviation of about 0.25 per list
+// and tau = 0.05 (statistics.mixture_sd's default), the analogue of the
+// metrics tests' tau = 0.2 on unit-variance data. Each scenario prints its
+// seed and figures; tolerances are three Monte Carlo standard errors.
+
+struct SimulatedExperiment {
+  double width_ratio = 0;       // Adjusted Welch interval width / unadjusted.
+  bool welch_rejected = false;  // Adjusted, at the end.
+  bool adjusted_sequential = false;  // Adjusted mSPRT ever rejected.
+  bool sequential = false;           // Unadjusted mSPRT ever rejected.
+};
+
+// One A/A (or A/B with no effect) experiment of independent lists: `n`
+// per arm, y = 0.25 (rho x + sqrt(1 - rho^2) e), a look every `every`
+// lists per arm.
+SimulatedExperiment SimulateLists(Xoshiro256* rng, double rho, int n,
+                                  int every) {
+  config::AggregationConfig aggregation;
+  Aggregator agg(aggregation, BuildSeries({Measure::kNdcg}, {}));
+  const uint32_t groups[] = {agg.ResolveGroup("A", {}),
+                             agg.ResolveGroup("B", {})};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  ExperimentMonitor monitor(&experiments, {}, &agg, false, "pre");
+  std::vector<double> value(1);
+  for (int i = 0; i < n; ++i) {
+    for (uint32_t group : groups) {
+      const double x = rng->Gaussian();
+      value[0] = 0.25 * (rho * x + std::sqrt(1 - rho * rho) * rng->Gaussian());
+      agg.Add(group, 1000, value, false);
+      monitor.Add(group, 0, value, 0, x);
+    }
+    if ((i + 1) % every == 0 || i + 1 == n) monitor.Update(1000);
+  }
+  const Comparison& c = monitor.comparisons()[0];
+  SimulatedExperiment out;
+  out.width_ratio =
+      (c.adjusted.welch.interval.upper - c.adjusted.welch.interval.lower) /
+      (c.welch.interval.upper - c.welch.interval.lower);
+  out.welch_rejected = c.adjusted.welch.p_value < 0.05;
+  out.adjusted_sequential = c.adjusted.sequential.rejected();
+  out.sequential = c.sequential.rejected();
+  return out;
+}
+
+// With units: `units` users with 1 to 6 lists each, unit effects a, b ~
+// N(0, 1), x = a + 0.5 e1, y = 0.25 (0.7 a + 0.7 b + 0.5 e2) (the
+// residual keeps the unit effect 0.7 b), users to arms by a coin, 64
+// buckets, a look every 6 users.
+SimulatedExperiment SimulateUnits(Xoshiro256* rng, int units) {
+  config::AggregationConfig aggregation;
+  Aggregator agg(aggregation, BuildSeries({Measure::kNdcg}, {}));
+  const uint32_t groups[] = {agg.ResolveGroup("A", {}),
+                             agg.ResolveGroup("B", {})};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  ExperimentMonitor monitor(&experiments, {}, &agg, true, "pre");
+  std::vector<double> value(1);
+  for (int u = 0; u < units; ++u) {
+    const uint64_t unit_hash = rng->Next();
+    const uint32_t group = groups[rng->Below(2)];
+    const double a = rng->Gaussian();
+    const double b = rng->Gaussian();
+    const int64_t lists = rng->Between(1, 6);
+    for (int64_t i = 0; i < lists; ++i) {
+      const double x = a + 0.5 * rng->Gaussian();
+      value[0] = 0.25 * (0.7 * a + 0.7 * b + 0.5 * rng->Gaussian());
+      monitor.Add(group, unit_hash, value, 0, x);
+    }
+    if ((u + 1) % 6 == 0 || u + 1 == units) monitor.Update(1000);
+  }
+  const Comparison& c = monitor.comparisons()[0];
+  SimulatedExperiment out;
+  out.width_ratio =
+      (c.adjusted.welch.interval.upper - c.adjusted.welch.interval.lower) /
+      (c.welch.interval.upper - c.welch.interval.lower);
+  out.welch_rejected = c.adjusted.welch.p_value < 0.05;
+  out.adjusted_sequential = c.adjusted.sequential.rejected();
+  out.sequential = c.sequential.rejected();
+  return out;
+}
+
+// The adjusted interval is about sqrt(1 - rho^2) as wide as the
+// unadjusted one: mean ratio over 200 experiments of 300 + 300 lists at
+// rho = 0.8, within 3 Monte Carlo standard errors plus 1 / N (the
+// small-sample bias of sqrt(1 - r^2), N = 600 lists) of 0.6.
+TEST(AdjustedSimulationTest, WidthRatioIsSqrtOneMinusRhoSquared) {
+  constexpr uint64_t kSeed = 2701;
+  Xoshiro256 rng(kSeed);
+  constexpr int kExperiments = 200;
+  std::vector<double> ratios;
+  for (int e = 0; e < kExperiments; ++e) {
+    ratios.push_back(SimulateLists(&rng, 0.8, 300, 300).width_ratio);
+  }
+  double mean = 0;
+  for (double r : ratios) mean += r / kExperiments;
+  double var = 0;
+  for (double r : ratios) var += (r - mean) * (r - mean) / (kExperiments - 1);
+  const double se = std::sqrt(var / kExperiments);
+  std::printf("seed %llu: mean width ratio %.4f (s.e. %.5f), expected 0.6\n",
+              static_cast<unsigned long long>(kSeed), mean, se);
+  EXPECT_NEAR(mean, 0.6, 3 * se + 1.0 / 600) << "seed " << kSeed;
+}
+
+// A/A: the adjusted Welch test at the end stays within alpha -+ 3 sd and
+// the adjusted mSPRT, read at every look from its warm-up on, rejects at
+// most alpha + 3 sd of the time; without and with units.
+TEST(AdjustedSimulationTest, AaFalsePositivesStayAtTheirLevel) {
+  constexpr double kAlpha = 0.05;
+  struct Scenario {
+    const char* name;
+    uint64_t seed;
+    int experiments;
+    bool units;
+  };
+  for (const Scenario& scenario : {Scenario{"lists", 2702, 1500, false},
+                                   Scenario{"units", 2703, 1000, true}}) {
+    Xoshiro256 rng(scenario.seed);
+    int welch = 0;
+    int adjusted_sequential = 0;
+    int sequential = 0;
+    for (int e = 0; e < scenario.experiments; ++e) {
+      const SimulatedExperiment r = scenario.units
+                                        ? SimulateUnits(&rng, 300)
+                                        : SimulateLists(&rng, 0.8, 400, 10);
+      welch += r.welch_rejected ? 1 : 0;
+      adjusted_sequential += r.adjusted_sequential ? 1 : 0;
+      sequential += r.sequential ? 1 : 0;
+    }
+    const double n = scenario.experiments;
+    const double sd = std::sqrt(kAlpha * (1 - kAlpha) / n);
+    std::printf(
+        "%s (seed %llu, %d experiments): adjusted Welch %.4f, adjusted "
+        "mSPRT %.4f, unadjusted mSPRT %.4f (limit %.4f)\n",
+        scenario.name, static_cast<unsigned long long>(scenario.seed),
+        scenario.experiments, welch / n, adjusted_sequential / n,
+        sequential / n, kAlpha + 3 * sd);
+    EXPECT_NEAR(welch / n, kAlpha, 3 * sd)
+        << scenario.name << " seed " << scenario.seed;
+    EXPECT_LE(adjusted_sequential / n, kAlpha + 3 * sd)
+        << scenario.name << " seed " << scenario.seed;
   }
 }
 

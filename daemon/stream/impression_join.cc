@@ -96,6 +96,7 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
   r->has_results = true;
   r->group = group;
   r->unit_hash = e.unit_hash;
+  r->covariate = e.covariate;
   r->query_id.assign(e.query_id);  // For the query movers.
   r->interleaving = e.interleaving;
   r->teams.assign(e.teams.begin(), e.teams.end());
@@ -199,6 +200,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.request_id = r->key;
     f.group = r->group;
     f.unit_hash = r->unit_hash;
+    f.covariate = r->covariate;
     f.served_ms = r->served_ms;
     f.closed_ms = SatAdd(r->served_ms, window_ms_);
     f.cause = cause;

@@ -1,35 +1,53 @@
 #include "daemon/stream/join.h"
 
+#include <cmath>
+
 namespace rankwatch::stream {
 
 namespace {
 
-constexpr uint32_t kJoinShardMagic = 0x4a4e5331;  // "JNS1"
+// "JNS2": pending requests of format 2 (with the covariate); "JNS1"
+// records, written before schema.covariate existed, still read (format 1).
+constexpr uint32_t kJoinShardMagic = 0x4a4e5332;
+constexpr uint32_t kJoinShardMagicV1 = 0x4a4e5331;
 
 }  // namespace
 
 void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
                                   ByteWriter* out) const {
-  out->Fixed32(kJoinShardMagic);
-  out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
-  out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
   PendingStore* pending =
       const_cast<WatermarkedJoin*>(this)->store().Find(shard);
+  // Format 1 while no request has a covariate: what a version before
+  // covariates reads (a rollback keeps its checkpoints).
+  bool covariates = false;
+  if (pending != nullptr) {
+    pending->ForEach(
+        [&](PendingRequest& r) { covariates |= !std::isnan(r.covariate); });
+  }
+  const int format = covariates ? kPendingRequestFormat : 1;
+  out->Fixed32(covariates ? kJoinShardMagic : kJoinShardMagicV1);
+  out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
+  out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
   out->Varint(pending == nullptr ? 0 : pending->size());
   if (pending == nullptr) return;
   pending->ForEach(
-      [&](PendingRequest& r) { EncodePendingRequest(r, groups, out); });
+      [&](PendingRequest& r) { EncodePendingRequest(r, groups, out, format); });
 }
 
 Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                                     ByteReader* in) {
-  if (in->Fixed32() != kJoinShardMagic) in->Fail("not a join record");
+  const uint32_t magic = in->Fixed32();
+  const int format = magic == kJoinShardMagic ? kPendingRequestFormat : 1;
+  if (magic != kJoinShardMagic && magic != kJoinShardMagicV1) {
+    in->Fail("not a join record");
+  }
   const int64_t results_progress = in->I64();
   const int64_t judgments_progress = in->I64();
   // A request takes at least its 16 fixed bytes of times and hash.
   const uint64_t n = in->Count(16);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard));
+    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard),
+                               format);
   }
   if (!in->ok()) {
     DropShard(shard);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 
@@ -68,6 +69,8 @@ struct FinalizedRequest {
   std::string_view request_id;
   uint32_t group = 0;
   uint64_t unit_hash = 0;  // ResultsEvent::unit_hash of the served list.
+  // ResultsEvent::covariate of the served list; NaN when it has none.
+  double covariate = std::numeric_limits<double>::quiet_NaN();
   int64_t served_ms = 0;
   // Event time the aggregates file it under: when its window closed
   // (served + window; served + delay in qrels mode). It depends only on the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 #include "base/string_index.h"
 
@@ -79,6 +80,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.group = 0;
   r.shard = 0;
   r.unit_hash = 0;
+  r.covariate = std::numeric_limits<double>::quiet_NaN();
   r.interleaving = -1;
   r.teams.clear();
   r.has_results = false;
@@ -200,7 +202,7 @@ constexpr uint8_t kRecordClickExcluded = 4;
 }  // namespace
 
 void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
-                          ByteWriter* out) {
+                          ByteWriter* out, int format) {
   out->String(r.key);
   out->String(r.query_id);
   out->String(r.docs);
@@ -226,10 +228,12 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
                                r.teams.size()));
   out->I64(r.served_ms);
   out->I64(r.deadline_ms);
+  if (format >= 2) out->Double(r.covariate);
 }
 
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
-                                     int32_t shard, PendingStore* store) {
+                                     int32_t shard, PendingStore* store,
+                                     int format) {
   const std::string_view key = in->String();
   const std::string_view query_id = in->String();
   const std::string_view docs = in->String();
@@ -265,6 +269,8 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   const std::string_view teams = in->String();
   const int64_t served_ms = in->I64();
   const int64_t deadline_ms = in->I64();
+  const double covariate =
+      format >= 2 ? in->Double() : std::numeric_limits<double>::quiet_NaN();
   if (in->ok() && teams.size() != doc_ends.size() && !teams.empty()) {
     in->Fail("teams not parallel to the docs");
   }
@@ -281,6 +287,7 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   r->group = group;
   r->shard = shard;
   r->unit_hash = unit_hash;
+  r->covariate = covariate;
   r->interleaving = static_cast<int32_t>(interleaving);
   r->teams.assign(teams.begin(), teams.end());
   r->served_ms = served_ms;

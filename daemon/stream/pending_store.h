@@ -57,6 +57,7 @@ struct PendingRequest {
   // holds and a rebalance moves.
   int32_t shard = 0;
   uint64_t unit_hash = 0;      // ResultsEvent::unit_hash.
+  double covariate = 0;        // ResultsEvent::covariate (NaN: none).
   int32_t interleaving = -1;   // ResultsEvent::interleaving.
   std::vector<uint8_t> teams;  // ResultsEvent::teams.
   bool has_results = false;
@@ -91,13 +92,21 @@ class GroupCodec {
 
 // A request's state in a checkpoint: what Finalize() needs, not the
 // origins of the events (a checkpoint's offsets are past them).
+// Format 2 adds the covariate after the deadline; format 1 (written before
+// schema.covariate existed) has none. The join's record says which
+// (WatermarkedJoin::EncodeShard, which writes format 1 while no request of
+// the shard has a covariate, so that a version without covariates can
+// still read the checkpoints of a configuration without one).
+inline constexpr int kPendingRequestFormat = 2;
 void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
-                          ByteWriter* out);
-// Reads a request encoded by EncodePendingRequest into `store` (a request
-// with the same key is replaced) and schedules it. Fails `in` on corrupt
-// input; returns the request or null.
+                          ByteWriter* out, int format = kPendingRequestFormat);
+// Reads a request encoded by EncodePendingRequest in `format` (1 or 2; a
+// format-1 request has no covariate: NaN) into `store` (a request with the
+// same key is replaced) and schedules it. Fails `in` on corrupt input;
+// returns the request or null.
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
-                                     int32_t shard, PendingStore* store);
+                                     int32_t shard, PendingStore* store,
+                                     int format = kPendingRequestFormat);
 
 class PendingStore {
  public:

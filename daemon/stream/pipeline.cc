@@ -103,7 +103,9 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       aggregator_(config.aggregation, KeyedSeries(config)),
       experiments_(std::make_unique<ExperimentMonitor>(
           &config_.experiments, config.statistics, &aggregator_,
-          !config.schema.unit.empty())),
+          !config.schema.unit.empty(), config.schema.covariate)),
+      decisions_(std::make_unique<DecisionBoard>(&config_.experiments,
+                                                 config.statistics)),
       interleaving_(std::make_unique<InterleavingMonitor>(
           &config_.interleaving, config.aggregation, config.statistics)),
       movers_(std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
@@ -146,6 +148,9 @@ bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
   ++counters_.consumed[TopicIndex(Topic::kResults)];
   int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kResults)];
   last = std::max(last, event.timestamp_ms);
+  if (!config_.schema.covariate.empty()) {
+    ++counters_.covariate[static_cast<size_t>(event.covariate_outcome)];
+  }
   const uint32_t group =
       aggregator_.ResolveGroup(event.variant, event.segment_values);
   return join_->OnResults(event, group, origin);
@@ -200,6 +205,7 @@ bool Pipeline::IsInterleavingOf(int32_t experiment, uint32_t group) const {
 }
 
 void Pipeline::OnFinalized(const FinalizedRequest& request) {
+  finalized_since_look_ = true;
   const int32_t shard = request.shard;
   if (request.first_click_delay_ms >= 0) {
     aggregator_.AddFirstClick(request.group, request.first_click_delay_ms,
@@ -237,7 +243,8 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   ++counters_.scored;
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant,
                   shard);
-  experiments_->Add(request.group, request.unit_hash, values_, shard);
+  experiments_->Add(request.group, request.unit_hash, values_, shard,
+                    request.covariate);
   movers_->Add(request.group, request.query_id, values_, shard);
 }
 
@@ -257,8 +264,16 @@ void Pipeline::AdvanceWallClock() {
   Look();
 }
 
+void Pipeline::RefreshLook() {
+  if (!finalized_since_look_) return;
+  last_look_ms_ = clock_->MonotonicMillis();
+  Look();
+}
+
 void Pipeline::Look() {
+  finalized_since_look_ = false;
   experiments_->Update(window_now_ms());
+  decisions_->Update(*experiments_, aggregator_.series(), window_now_ms());
   interleaving_->Update(window_now_ms());
 }
 
@@ -433,8 +448,12 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   values_.assign(aggregator_.series().size(), 0.0);
   experiments_ = std::make_unique<ExperimentMonitor>(
       &config_.experiments, config_.statistics, &aggregator_,
-      !config_.schema.unit.empty());
+      !config_.schema.unit.empty(), config_.schema.covariate);
   experiments_->AdoptState(*old_experiments, old_series, same_statistics);
+  std::unique_ptr<DecisionBoard> old_decisions = std::move(decisions_);
+  decisions_ =
+      std::make_unique<DecisionBoard>(&config_.experiments, config_.statistics);
+  decisions_->AdoptState(*old_decisions);
   interleaving_ = std::make_unique<InterleavingMonitor>(
       &config_.interleaving, config_.aggregation, config_.statistics);
   interleaving_->AdoptState(*old_interleaving, same_statistics);

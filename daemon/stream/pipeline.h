@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/decisions.h"
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/events.h"
 #include "daemon/stream/experiments.h"
@@ -60,6 +61,9 @@ struct PipelineCounters {
   std::array<int64_t, 2> last_event_ms{INT64_MIN, INT64_MIN};  // Per Topic.
   int64_t without_relevant = 0;  // Finalized lists with R = 0.
   int64_t scored = 0;            // Lists folded into the means.
+  // With schema.covariate: results events consumed (not rejected), per
+  // CovariateOutcome of their covariate field.
+  std::array<int64_t, kNumCovariateOutcomes> covariate{};
 
   int64_t rejected_total(Topic t) const;
 };
@@ -108,7 +112,8 @@ class Pipeline : private JoinListener {
   // of everything that determines a figure of the shard: the event-time
   // progress of its sources, its pending requests, its aggregates (running
   // stats, histograms, window buckets, first-click delays), its per-unit
-  // experiment sums and its interleaving counts. Series are named by what
+  // experiment sums, its covariate moments (schema.covariate) and its
+  // interleaving counts. Series are named by what
   // their values mean (SeriesSpec::state_key), so a checkpoint written
   // under another configuration restores what still means the same and
   // leaves the rest to start afresh (docs/operations.md, "Durable state").
@@ -164,6 +169,13 @@ class Pipeline : private JoinListener {
   // kExperimentLookIntervalMs of wall time) and FinishAll().
   const ExperimentMonitor& experiments() const { return *experiments_; }
   static constexpr int64_t kExperimentLookIntervalMs = 1000;
+  // Takes a look now if a request was finalized since the latest one, so
+  // that a view rendered right after (/metrics, /api/v1/summary) shows A/B
+  // figures of the same state as its means: the same n in every table
+  // (issue 27). The sequential tests hold for any schedule of looks.
+  void RefreshLook();
+  // One decision per experiment and treatment, taken at each look.
+  const DecisionBoard& decisions() const { return *decisions_; }
   // Interleaving experiments, refreshed with the A/B comparisons.
   const InterleavingMonitor& interleaving() const { return *interleaving_; }
   // The experiments' most frequent queries (statistics.tracked_queries).
@@ -217,6 +229,7 @@ class Pipeline : private JoinListener {
   Aggregator aggregator_;
   // Rebuilt by Reconfigure(): they point into config_.
   std::unique_ptr<ExperimentMonitor> experiments_;
+  std::unique_ptr<DecisionBoard> decisions_;
   std::unique_ptr<InterleavingMonitor> interleaving_;
   std::unique_ptr<QueryMovers> movers_;
   std::unique_ptr<Join> join_;
@@ -230,7 +243,8 @@ class Pipeline : private JoinListener {
   // The click measures' scores when some judgment kinds are not clicks.
   metrics::ListScores click_scores_;
   std::vector<double> values_;
-  int64_t last_look_ms_ = INT64_MIN;  // Monotonic time of the latest look.
+  int64_t last_look_ms_ = INT64_MIN;   // Monotonic time of the latest look.
+  bool finalized_since_look_ = false;  // A request finalized since then.
 };
 
 }  // namespace rankwatch::stream

@@ -1,8 +1,11 @@
 #include "daemon/stream/pipeline.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -436,6 +439,57 @@ TEST_F(PipelineReconfigureTest, KeepsSequentialStateOfUnchangedComparisons) {
   EXPECT_LE(looks("P_1"), 1);
 }
 
+// A reload keeps the covariate state of the series still computed (the
+// moments move by what the values mean) and the adjusted sequential test
+// of an unchanged comparison; a new series starts without pairs.
+TEST_F(PipelineReconfigureTest, KeepsCovariateStateOfSeriesStillComputed) {
+  config_.experiments = {{"x", "A", {"B"}}};
+  config_.schema.covariate = "pre";
+  const auto serve = [&](const std::string& id, int64_t t,
+                         const std::string& variant, double x, bool top) {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+            "\",\"pre\":" + std::to_string(x) + ",\"timestamp\":" +
+            std::to_string(t) + ",\"results\":[\"a\",\"b\"]}",
+        EventOrigin{0, offset_++}));
+    Click(id, t + 10, top ? "a" : "b");
+  };
+  for (int i = 0; i < 30; ++i) {
+    const int64_t t = kNow - 600'000 + i * 1000;
+    const double x = (i % 7) / 7.0;
+    serve("a" + std::to_string(i), t, "A", x, (i % 7) > 2);
+    serve("b" + std::to_string(i), t, "B", x, (i % 7) > 1);
+  }
+  CloseWindows(kNow - 500'000);
+  clock_.Advance(Pipeline::kExperimentLookIntervalMs);
+  pipeline().AdvanceWallClock();
+  const auto row = [&](const std::string& trec_name) -> const Comparison& {
+    for (const Comparison& c : pipeline().experiments().comparisons()) {
+      if (c.window == -1 &&
+          pipeline().aggregator().series()[c.series].trec_name == trec_name) {
+        return c;
+      }
+    }
+    ADD_FAILURE() << "no comparison of " << trec_name;
+    return pipeline().experiments().comparisons()[0];
+  };
+  ASSERT_EQ(row("P_1").adjusted.baseline_arm.count, 30);
+  ASSERT_EQ(row("P_1").adjusted.sequential.looks(), 1);
+  const double theta = row("P_1").adjusted.theta;
+  EXPECT_GT(theta, 0);
+
+  config::Config next = config_;
+  next.metrics.cutoffs = {1, 3};
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  EXPECT_EQ(row("P_1").adjusted.baseline_arm.count, 30);
+  EXPECT_EQ(row("P_1").adjusted.theta, theta);
+  // Kept, plus the look Reconfigure takes.
+  EXPECT_EQ(row("P_1").adjusted.sequential.looks(), 2);
+  EXPECT_EQ(row("P_3").adjusted.baseline_arm.count, 0);
+  EXPECT_EQ(row("P_3").adjusted.sequential.looks(), 0);
+}
+
 TEST_F(PipelineReconfigureTest, KeepsInterleavingCountsAndDropsStaleIndexes) {
   config_.interleaving = {{"i", "A-vs-B", {"A", "B"}}};
   // An interleaved list: B contributed "a", A contributed "b".
@@ -472,6 +526,186 @@ TEST_F(PipelineReconfigureTest, KeepsInterleavingCountsAndDropsStaleIndexes) {
   EXPECT_TRUE(pipeline().interleaving().experiments().empty());
   pipeline().FinishAll();
   EXPECT_EQ(pipeline().join_counters().finalized, 4);  // r0, r1, r2, tick.
+}
+
+// Regression adjustment end to end: the covariate travels from the results
+// event (a nested field) through the pending requests, a checkpoint of
+// every partition into a new process, and the join to the monitor. Events
+// delivered across three partitions in a shuffled order (each partition's
+// own order kept), with a checkpoint and restore half-way, give the
+// adjusted figures that one in-order pass (what replay does) gives.
+TEST(PipelineCovariateTest, LiveAcrossPartitionsEqualsReplay) {
+  config::Config config;
+  config.join.window = std::chrono::seconds(10);
+  config.join.allowed_lateness = std::chrono::hours(2);
+  config.metrics.measures = {metrics::Measure::kPrecision};
+  config.metrics.cutoffs = {1};
+  config.schema.covariate = "pre.ndcg";
+  config.experiments = {{"x", "A", {"B"}}};
+  FakeClock clock(kNow);
+
+  struct Event {
+    Topic topic;
+    int32_t partition;
+    std::string json;
+  };
+  std::vector<Event> events;
+  Xoshiro256 rng(2704);
+  constexpr int kRequests = 240;
+  int with_covariate = 0;
+  int absent = 0;
+  int wrong_type = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const std::string id = "r" + std::to_string(i);
+    const int64_t t = kNow - 3'600'000 + i * 1000;
+    const double x = rng.Gaussian();
+    std::string pre;
+    if (i % 10 == 3) {
+      ++absent;
+    } else if (i % 17 == 5) {
+      pre = R"(,"pre":{"ndcg":"n/a"})";
+      ++wrong_type;
+    } else {
+      pre = ",\"pre\":{\"ndcg\":" + std::to_string(x) + "}";
+      ++with_covariate;
+    }
+    const int32_t partition = i % 3;
+    events.push_back({Topic::kResults, partition,
+                      "{\"request_id\":\"" + id + "\",\"variant\":\"" +
+                          (rng.Below(2) == 0 ? "A" : "B") +
+                          "\",\"timestamp\":" + std::to_string(t) +
+                          ",\"results\":[\"a\",\"b\"]" + pre + "}"});
+    // P@1 is 1 when the click is on "a": likelier for a higher x.
+    const bool top = rng.Uniform() < std::clamp(0.5 + 0.3 * x, 0.05, 0.95);
+    events.push_back({Topic::kJudgments, partition,
+                      "{\"request_id\":\"" + id + "\",\"timestamp\":" +
+                          std::to_string(t + 100) + ",\"doc_id\":\"" +
+                          (top ? "a" : "b") + "\",\"relevance\":1}"});
+  }
+
+  // Replay: every event in order, from one source.
+  auto replay = Pipeline::Create(config, &clock);
+  ASSERT_TRUE(replay.ok());
+  int64_t offset = 0;
+  for (const Event& e : events) {
+    (*replay)->OnPayload(e.topic, e.json, EventOrigin{0, offset++});
+  }
+  (*replay)->FinishAll();
+  const PipelineCounters& counters = (*replay)->counters();
+  EXPECT_EQ(counters.covariate[0], with_covariate);
+  EXPECT_EQ(counters.covariate[static_cast<size_t>(CovariateOutcome::kAbsent)],
+            absent);
+  EXPECT_EQ(
+      counters.covariate[static_cast<size_t>(CovariateOutcome::kWrongType)],
+      wrong_type);
+
+  // Live: partitions interleaved at random; half-way, every partition is
+  // checkpointed and restored into a new pipeline.
+  std::vector<std::vector<const Event*>> queues(3);
+  for (const Event& e : events) {
+    queues[static_cast<size_t>(e.partition)].push_back(&e);
+  }
+  std::vector<size_t> next(3, 0);
+  auto live = Pipeline::Create(config, &clock);
+  ASSERT_TRUE(live.ok());
+  std::unique_ptr<Pipeline> pipeline = std::move(live).value();
+  for (int32_t p = 0; p < 3; ++p) {
+    pipeline->AddSource(EventOrigin::SourceOf(0, p));
+    pipeline->AddSource(EventOrigin::SourceOf(1, p));
+  }
+  for (size_t delivered = 0; delivered < events.size(); ++delivered) {
+    if (delivered == events.size() / 2) {
+      auto restored = Pipeline::Create(config, &clock);
+      ASSERT_TRUE(restored.ok());
+      for (int32_t p = 0; p < 3; ++p) {
+        std::string record;
+        pipeline->EncodeShard(p, &record);
+        ASSERT_TRUE((*restored)->DecodeShard(p, record).ok());
+      }
+      ASSERT_GT((*restored)->pending_requests(), 0);
+      pipeline = std::move(restored).value();
+    }
+    size_t q = rng.Below(3);
+    while (next[q] == queues[q].size()) q = (q + 1) % 3;
+    const Event& e = *queues[q][next[q]++];
+    pipeline->OnPayload(
+        e.topic, e.json,
+        EventOrigin{EventOrigin::SourceOf(e.topic == Topic::kResults ? 0 : 1,
+                                          e.partition),
+                    static_cast<int64_t>(next[q])});
+  }
+  pipeline->FinishAll();
+
+  const Comparison& want = (*replay)->experiments().comparisons()[0];
+  const Comparison& got = pipeline->experiments().comparisons()[0];
+  ASSERT_TRUE(want.has_adjusted);
+  const AdjustedComparison& w = want.adjusted;
+  const AdjustedComparison& g = got.adjusted;
+  EXPECT_EQ(w.status, metrics::AdjustmentStatus::kAdjusted);
+  // Every list with a covariate is a pair (P@1 is always defined).
+  EXPECT_EQ(w.baseline_arm.count + w.treatment_arm.count, with_covariate);
+  EXPECT_EQ(g.baseline_arm.count, w.baseline_arm.count);
+  EXPECT_EQ(g.treatment_arm.count, w.treatment_arm.count);
+  const auto near = [](double a, double b) {
+    return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+  };
+  EXPECT_GT(w.theta, 0);  // The clicks follow x.
+  EXPECT_TRUE(near(g.theta, w.theta));
+  EXPECT_TRUE(near(g.welch.difference, w.welch.difference));
+  EXPECT_TRUE(near(g.welch.interval.lower, w.welch.interval.lower));
+  EXPECT_TRUE(near(g.welch.interval.upper, w.welch.interval.upper));
+  EXPECT_TRUE(near(g.welch.p_value, w.welch.p_value));
+  EXPECT_TRUE(near(g.variance_ratio, w.variance_ratio));
+  EXPECT_LT(w.variance_ratio, 1);
+  // The latest look alone (the running intersection also holds the look
+  // the restore took).
+  ASSERT_TRUE(w.look.ok());
+  EXPECT_TRUE(near(g.look.interval.lower, w.look.interval.lower));
+  EXPECT_TRUE(near(g.look.interval.upper, w.look.interval.upper));
+  EXPECT_TRUE(near(g.look.p_value, w.look.p_value));
+}
+
+// Checkpoints keep the format before covariates while nothing needs the
+// new one, so that a rollback to a version without covariates still reads
+// them: the join's record is "JNS1" until a pending request of the shard
+// has a covariate ("JNS2"), the monitor's "ARM2" without schema.covariate
+// ("ARM3" with it). Fixed32 is little-endian: "JNS1" is written "1SNJ".
+TEST(PipelineCovariateTest, CheckpointFormatBeforeCovariatesWhenUnused) {
+  config::Config config;
+  config.join.window = std::chrono::seconds(10);
+  config.experiments = {{"x", "A", {"B"}}};
+  FakeClock clock(kNow);
+  const auto record = [&](const config::Config& c, const std::string& pre) {
+    auto p = Pipeline::Create(c, &clock);
+    EXPECT_TRUE(p.ok());
+    EXPECT_TRUE((*p)->OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"r\",\"timestamp\":" + std::to_string(kNow) +
+            ",\"results\":[\"a\"]" + pre + "}",
+        EventOrigin{0, 0}));
+    std::string out;
+    (*p)->EncodeShard(0, &out);
+    return out;
+  };
+  const std::string plain = record(config, "");
+  EXPECT_NE(plain.find("1SNJ"), std::string::npos);
+  EXPECT_NE(plain.find("2MRA"), std::string::npos);
+  EXPECT_EQ(plain.find("2SNJ"), std::string::npos);
+  EXPECT_EQ(plain.find("3MRA"), std::string::npos);
+  config.schema.covariate = "pre";
+  const std::string without = record(config, "");
+  EXPECT_NE(without.find("1SNJ"), std::string::npos);
+  EXPECT_NE(without.find("3MRA"), std::string::npos);
+  const std::string with = record(config, ",\"pre\":0.5");
+  EXPECT_NE(with.find("2SNJ"), std::string::npos);
+  // And it restores: the pending request keeps its covariate (else its
+  // shard's next record would be "JNS1").
+  auto restored = Pipeline::Create(config, &clock);
+  ASSERT_TRUE(restored.ok());
+  ASSERT_TRUE((*restored)->DecodeShard(0, with).ok());
+  std::string again;
+  (*restored)->EncodeShard(0, &again);
+  EXPECT_NE(again.find("2SNJ"), std::string::npos);
 }
 
 }  // namespace

@@ -161,8 +161,9 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
     ++counters_.duplicate_results;
   } else if (delay_ms_ <= 0 || SatAdd(e.timestamp_ms, delay_ms_) <
                                    watermark_.value(origin.partition())) {
-    Score(e.request_id, e.query_id, group, e.unit_hash, e.timestamp_ms,
-          e.doc_ids, FinalizeCause::kWindowClosed, origin.partition());
+    Score(e.request_id, e.query_id, group, e.unit_hash, e.covariate,
+          e.timestamp_ms, e.doc_ids, FinalizeCause::kWindowClosed,
+          origin.partition());
   } else {
     // Keyed by request_id when there is one; otherwise by a key that no
     // JSON string produces (a NUL byte then a counter).
@@ -189,6 +190,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
     r->query_id.assign(e.query_id);
     r->group = group;
     r->unit_hash = e.unit_hash;
+    r->covariate = e.covariate;
     r->served_ms = e.timestamp_ms;
     for (std::string_view doc : e.doc_ids) {
       r->docs.append(doc);
@@ -203,8 +205,8 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
 }
 
 void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
-                      uint32_t group, uint64_t unit_hash, int64_t served_ms,
-                      std::span<const std::string_view> docs,
+                      uint32_t group, uint64_t unit_hash, double covariate,
+                      int64_t served_ms, std::span<const std::string_view> docs,
                       FinalizeCause cause, int32_t shard) {
   const QueryTable* t = FindTable(query_id);
   if (t == nullptr || t->live == 0) {
@@ -228,6 +230,7 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
   f.request_id = request_id;
   f.group = group;
   f.unit_hash = unit_hash;
+  f.covariate = covariate;
   f.served_ms = served_ms;
   f.closed_ms = SatAdd(served_ms, std::max<int64_t>(0, delay_ms_));
   f.cause = cause;
@@ -243,8 +246,8 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
   for (size_t i = 0; i < r->num_docs(); ++i) docs_scratch_.push_back(r->doc(i));
   const std::string_view request_id =
       !r->key.empty() && r->key[0] == '\0' ? std::string_view() : r->key;
-  Score(request_id, r->query_id, r->group, r->unit_hash, r->served_ms,
-        docs_scratch_, cause, r->shard);
+  Score(request_id, r->query_id, r->group, r->unit_hash, r->covariate,
+        r->served_ms, docs_scratch_, cause, r->shard);
   for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
   delayed_.Release(r);
 }

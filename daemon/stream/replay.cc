@@ -308,6 +308,11 @@ void AppendComparison(std::string* out, const Comparison& c) {
   AppendJsonInt(out, c.baseline_arm.count);
   out->append(",\"treatment_count\":");
   AppendJsonInt(out, c.treatment_arm.count);
+  if (c.has_adjusted) {  // schema.covariate (docs/statistics.md).
+    JsonWriter w;
+    WriteAdjustedJson(c.adjusted, &w);
+    out->append(",\"adjusted\":").append(w.Take());
+  }
   out->push_back('}');
 }
 
@@ -350,6 +355,19 @@ void AppendQueryMovers(std::string* out,
   out->push_back(']');
 }
 
+// `,"decision":{...}`, the treatment's decision (the same object as
+// /api/v1/summary's), appended inside its `treatments.<variant>` object.
+void AppendDecision(std::string* out, const DecisionBoard& board, size_t x,
+                    const std::string& treatment) {
+  for (const Decision& d : board.decisions()) {
+    if (d.experiment != x || d.treatment != treatment) continue;
+    JsonWriter w;
+    WriteDecisionJson(d, &w);
+    out->append(",\"decision\":");
+    out->append(w.Take());
+  }
+}
+
 void AppendExperimentsJson(std::string* out, const Pipeline& p) {
   const ExperimentMonitor& m = p.experiments();
   const std::vector<config::ExperimentConfig>& experiments =
@@ -382,7 +400,10 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
       const bool first_of_treatment =
           i == 0 || rows[i]->treatment != rows[i - 1]->treatment;
       if (first_of_treatment) {
-        if (i > 0) out->append("},");
+        if (i > 0) {
+          AppendDecision(out, p.decisions(), x, rows[i - 1]->treatment);
+          out->append("},");
+        }
         AppendJsonString(out, rows[i]->treatment);
         out->append(":{");
       } else {
@@ -398,7 +419,10 @@ void AppendExperimentsJson(std::string* out, const Pipeline& p) {
         out->push_back('}');
       }
     }
-    if (!rows.empty()) out->push_back('}');
+    if (!rows.empty()) {
+      AppendDecision(out, p.decisions(), x, rows.back()->treatment);
+      out->push_back('}');
+    }
     out->append("}}");
   }
   out->push_back('}');
@@ -464,6 +488,15 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
                   srm.chi_square.p_value, srm.sequential.p_value(),
                   srm.detected ? "  MISMATCH: do not trust the verdicts" : "");
     *out += buf;
+    // The decision first: what a person acts on (docs/statistics.md).
+    for (const Decision& d : p.decisions().decisions()) {
+      if (d.experiment != x) continue;
+      *out += "  decision for " + d.treatment + ": " +
+              std::string(DecisionValueName(d.value)) + "\n";
+      for (const std::string& reason : d.reasons) {
+        *out += "    - " + reason + "\n";
+      }
+    }
     std::snprintf(buf, sizeof(buf), "  %-8s %-17s %9s %-20s %8s %8s %-20s %s\n",
                   "variant", "measure", "diff", "CI (fixed)", "p", "p(BH)",
                   "CI (always valid)", "verdict");
@@ -479,12 +512,28 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
           c->p_value_bh, FormatInterval(c->sequential.interval()).c_str(),
           std::string(VerdictStateName(c->state)).c_str());
       *out += buf;
+      if (!c->has_adjusted) continue;
+      const AdjustedComparison& a = c->adjusted;
+      char ratio[32];  // The status says why when not adjusted.
+      std::snprintf(ratio, sizeof(ratio), "variance x%.2f", a.variance_ratio);
+      std::snprintf(
+          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8s %-20s %s\n",
+          "", "  adjusted", a.welch.difference,
+          FormatInterval(a.welch.interval).c_str(), a.welch.p_value, "",
+          FormatInterval(a.sequential.interval()).c_str(),
+          a.status == metrics::AdjustmentStatus::kAdjusted
+              ? ratio
+              : std::string(metrics::AdjustmentStatusName(a.status)).c_str());
+      *out += buf;
     }
     AppendMoversTable(out, p, x);
   }
   if (!experiments.empty()) {
     *out += "  (* primary series; CI at statistics.level";
     *out += m.units() ? ", clustered by " + p.config().schema.unit : "";
+    *out += m.adjusted() ? "; adjusted rows: regression-adjusted by " +
+                               m.covariate() + ", variance vs unadjusted"
+                         : "";
     *out += ")\n";
   }
 }
@@ -617,6 +666,19 @@ std::string FormatReplayJson(const Pipeline& p) {
     AppendJsonInt(&out, n);
   }
   out.append("}");
+  if (!p.config().schema.covariate.empty()) {
+    // Results events by what their covariate field held (never rejected
+    // for it: see CovariateOutcome).
+    out.append(",\"covariate\":{");
+    for (int o = 0; o < kNumCovariateOutcomes; ++o) {
+      if (o > 0) out.push_back(',');
+      AppendJsonString(&out,
+                       CovariateOutcomeName(static_cast<CovariateOutcome>(o)));
+      out.push_back(':');
+      AppendJsonInt(&out, c.covariate[static_cast<size_t>(o)]);
+    }
+    out.append("}");
+  }
   const std::pair<const char*, int64_t> counts[] = {
       {"late", j.late_judgments},
       {"late_results", j.late_results},

@@ -1,0 +1,128 @@
+#include "daemon/exporter/decision_collector.h"
+
+#include <string>
+#include <utility>
+
+#include "metrics/measures.h"
+
+namespace rankwatch::exporter {
+
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+enum Family {
+  kDecision,
+  kSinceLook,
+  kInput,
+  kCiLower,
+  kCiUpper,
+  kMargin,
+  kNumFamilies,
+};
+
+std::vector<MetricFamily> MakeFamilies() {
+  std::vector<MetricFamily> f;
+  f.reserve(kNumFamilies);
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision",
+      "The experiment's decision for the treatment, a state set: 1 for the "
+      "current one (ship, no_ship, keep_running, invalid)",
+      MetricType::Gauge));
+  f.push_back(MakeFamily("rankwatch_ab_decision_since_look",
+                         "The look that first gave the current decision",
+                         MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision_input",
+      "What a primary series or guardrail says to the decision: +1 supports "
+      "shipping (better, non-inferior), -1 blocks it (worse, inferior), 0 "
+      "neither yet",
+      MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision_ci_lower",
+      "Lower end of the always-valid interval the decision read for the "
+      "series (Bonferroni-corrected over several primary series)",
+      MetricType::Gauge));
+  f.push_back(MakeFamily("rankwatch_ab_decision_ci_upper",
+                         "Upper end of the always-valid interval the decision "
+                         "read for the series",
+                         MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_guardrail_margin",
+      "A guardrail's configured non-inferiority margin: absolute in the "
+      "series' units, or relative as a fraction of the baseline's mean",
+      MetricType::Gauge));
+  return f;
+}
+
+double InputValue(stream::InputState s) {
+  switch (s) {
+    case stream::InputState::kBetter:
+    case stream::InputState::kNonInferior:
+      return 1;
+    case stream::InputState::kWorse:
+    case stream::InputState::kInferior:
+      return -1;
+    case stream::InputState::kNoData:
+    case stream::InputState::kInconclusive:
+    case stream::InputState::kUndecided:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
+  const std::vector<stream::Decision>& decisions =
+      pipeline_->decisions().decisions();
+  if (decisions.empty()) return;
+  const std::vector<config::ExperimentConfig>& experiments =
+      pipeline_->config().experiments;
+  std::vector<MetricFamily> f = MakeFamilies();
+  for (const stream::Decision& d : decisions) {
+    const Labels labels = {{"experiment", d.name},
+                           {"variant", d.treatment},
+                           {"baseline", d.baseline}};
+    for (int v = 0; v < stream::kNumDecisionValues; ++v) {
+      const auto value = static_cast<stream::DecisionValue>(v);
+      Labels state = labels;
+      state.push_back(
+          {"decision", std::string(stream::DecisionValueName(value))});
+      AddGauge(&f[kDecision], std::move(state), value == d.value ? 1 : 0);
+    }
+    AddGauge(&f[kSinceLook], labels, static_cast<double>(d.since_look));
+    const std::vector<config::GuardrailConfig>* guardrails =
+        d.experiment < experiments.size()
+            ? &experiments[d.experiment].guardrails
+            : nullptr;
+    size_t guardrail = 0;
+    for (const stream::DecisionInput& in : d.inputs) {
+      // As every rankwatch_ab_* series: k "all" for an uncut measure.
+      Labels series = labels;
+      series.push_back(
+          {"measure", std::string(metrics::MeasureName(in.ref.measure))});
+      series.push_back({"k", in.ref.cutoff > 0 ? std::to_string(in.ref.cutoff)
+                                               : std::string("all")});
+      if (in.guardrail && guardrails != nullptr &&
+          guardrail < guardrails->size()) {
+        const config::GuardrailConfig& g = (*guardrails)[guardrail++];
+        Labels margin = series;
+        margin.push_back({"kind", g.relative ? "relative" : "absolute"});
+        AddGauge(&f[kMargin], std::move(margin), g.margin);
+      }
+      series.push_back({"role", in.guardrail ? "guardrail" : "primary"});
+      AddGauge(&f[kInput], series, InputValue(in.state));
+      if (in.has_interval) {
+        AddGauge(&f[kCiLower], series, in.interval.lower);
+        AddGauge(&f[kCiUpper], std::move(series), in.interval.upper);
+      }
+    }
+  }
+  for (MetricFamily& family : f) {
+    if (!family.metric.empty()) out->push_back(std::move(family));
+  }
+}
+
+}  // namespace rankwatch::exporter
