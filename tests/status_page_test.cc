@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/cli/demo_story.h"
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
@@ -180,6 +181,8 @@ kafka:
   properties:
     session.timeout.ms: "6000"
     fetch.wait.max.ms: "100"
+schema:
+  covariate: pre.clicks
 join:
   window: 2s
   allowed_lateness: 1s
@@ -241,7 +244,9 @@ http:
                           "--regress-after",
                           "0s",
                           "--regress-factor",
-                          "4"},
+                          "4",
+                          "--covariate",
+                          "pre.clicks"},
                          dir_.path() + "/traffic.out",
                          dir_.path() + "/traffic.log");
     // Beside it, three rankers multileaved on every request of their own
@@ -318,6 +323,8 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "relative-ranker-v2-B-ndcg_cut_10-all",
       "ab-legend",
       "decision-ranker-v2-B",
+      "adjusted-difference-ranker-v2-B-ndcg_cut_10-all",
+      "adjusted-status-ranker-v2-B-ndcg_cut_10-all",
       "decision-value-ranker-v2-B",
       "decision-since-ranker-v2-B",
       "verdict-ranker-v2-B-ndcg_cut_10-all",
@@ -498,6 +505,41 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     EXPECT_EQ(metrics.Sum("rankwatch_ab_verdict", l), -1);
     EXPECT_NEAR(double(c["difference"]),
                 metrics.Sum("rankwatch_ab_difference", l), 1e-12);
+    // Regression-adjusted by the producer's covariate (--covariate): the
+    // page's row is the summary's, as is the gauge; the covariate predicts
+    // clicks, so the adjusted variance is smaller.
+    simdjson::dom::element adjusted = c["adjusted"];
+    EXPECT_EQ(std::string_view(adjusted["status"]), "adjusted") << summary_;
+    EXPECT_EQ(text("adjusted-difference-ranker-v2-B-ndcg_cut_10-all"),
+              Fixed4(double(adjusted["difference"])));
+    EXPECT_NEAR(double(adjusted["difference"]),
+                metrics.Sum("rankwatch_ab_adjusted_difference", l), 1e-12);
+    const double ratio = adjusted["variance_ratio"];
+    EXPECT_LT(ratio, 1.0);
+    char variance[32];
+    std::snprintf(variance, sizeof(variance), "variance \u00d7%.2f", ratio);
+    EXPECT_EQ(text("adjusted-status-ranker-v2-B-ndcg_cut_10-all"), variance);
+    // The terminal (issue 27, figures that agree): the demo's story reads
+    // /metrics with its own parser; its difference, always-valid interval,
+    // verdict and decision are the summary's, at the same look.
+    auto raw = testing::HttpGet("127.0.0.1", daemon_->port(), "/metrics");
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    auto story = cli::ParseMetricsSnapshot(raw->body, {{"ndcg", "10"}});
+    ASSERT_TRUE(story.ok()) << story.status().ToString();
+    const cli::AbFigures* ab = nullptr;
+    for (const cli::AbFigures& f : story->ab) {
+      if (f.experiment == "ranker-v2" && f.treatment == "B") ab = &f;
+    }
+    ASSERT_NE(ab, nullptr) << raw->body;
+    EXPECT_NEAR(ab->difference.value, double(c["difference"]), 1e-12);
+    simdjson::dom::array interval = c["sequential"]["interval"];
+    EXPECT_NEAR(ab->difference.lower, double(interval.at(0)), 1e-12);
+    EXPECT_NEAR(ab->difference.upper, double(interval.at(1)), 1e-12);
+    EXPECT_EQ(ab->verdict, cli::Verdict::kWorse);
+    ASSERT_EQ(story->decisions.size(), 1u);
+    EXPECT_EQ(
+        story->decisions[0].value,
+        std::string_view(d["experiments"].at(0)["decisions"].at(0)["value"]));
   }
   EXPECT_TRUE(found) << summary_;
 

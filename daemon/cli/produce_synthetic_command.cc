@@ -53,6 +53,8 @@ struct ProduceArgs {
   std::vector<std::string> properties;  // prop=value
   std::string status_interval = "5s";
   std::string qrels_file;
+  std::string covariate;  // A field of results events; "" emits none.
+  double covariate_noise_sd = 0.3;
 };
 
 // "A,B" or "A:1.0,B:0.8" (name:noise sigma).
@@ -123,6 +125,8 @@ StatusOr<sim::SyntheticConfig> MakeTrafficConfig(const ProduceArgs& args) {
   }
   config.interleave = args.interleave;
   config.interleave_share = args.interleave_share;
+  config.covariate = args.covariate;
+  config.covariate_noise_sd = args.covariate_noise_sd;
   if (!args.multileave.empty()) {
     for (std::string_view name : SplitOn(args.multileave, ',')) {
       config.multileave.emplace_back(name);
@@ -322,6 +326,14 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--status-interval", args->status_interval,
                   "Status line on stderr every so often; 0s disables");
+  cmd->add_option("--covariate", args->covariate,
+                  "Emit a pre-exposure covariate in every results event under "
+                  "this field (dotted for nested objects, as schema.covariate "
+                  "reads it): the log of the request's click factor plus "
+                  "noise, for regression adjustment");
+  cmd->add_option("--covariate-noise-sd", args->covariate_noise_sd,
+                  "Standard deviation of the covariate's noise (default 0.3; "
+                  "larger weakens its correlation with the clicks)");
   cmd->add_option("--write-qrels", args->qrels_file,
                   "Write the query set's true grades as TREC qrels to FILE");
   cmd->callback([args, exit_code] { *exit_code = RunProduce(*args); });

@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/sim/kafka_test_util.h"
@@ -119,6 +122,40 @@ TEST(ProduceSyntheticCommandTest, InterleavesTheChallenger) {
                 m.value.find("\"kind\":\"purchase\"") != std::string::npos)
         << m.value;
   }
+}
+
+// --covariate pre.clicks: every results event carries a number under
+// {"pre": {"clicks": x}}; without the flag none does (the test above).
+TEST(ProduceSyntheticCommandTest, EmitsTheCovariate) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  const rankwatch::testing::CommandResult result =
+      rankwatch::testing::RunCommand(
+          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+           f.cluster->bootstrap_servers(), "--fast", "--requests", "100",
+           "--seed", "3", "--covariate", "pre.clicks", "--covariate-noise-sd",
+           "0.5", "--status-interval", "0s", "-X", "linger.ms=1"},
+          seconds(30));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<testutil::ConsumedMessage> results = testutil::ConsumeAll(
+      f.cluster->bootstrap_servers(), "results", kPartitions, 100, seconds(10));
+  ASSERT_EQ(results.size(), 100u);
+  for (const auto& m : results) {
+    constexpr std::string_view kKey = "\"pre\":{\"clicks\":";
+    const size_t at = m.value.find(kKey);
+    ASSERT_NE(at, std::string::npos) << m.value;
+    const char* number = m.value.c_str() + at + kKey.size();
+    char* end = nullptr;
+    const double x = std::strtod(number, &end);
+    EXPECT_NE(end, number) << m.value;
+    EXPECT_TRUE(std::isfinite(x)) << m.value;
+  }
+  const rankwatch::testing::CommandResult bad = rankwatch::testing::RunCommand(
+      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+       f.cluster->bootstrap_servers(), "--requests", "1", "--covariate",
+       "pre..clicks"},
+      seconds(30));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // --multileave A,B,C: about half of the results events are the multileaved
