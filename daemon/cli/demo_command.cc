@@ -83,6 +83,9 @@ std::string InterleavingConfig(const sim::SyntheticTraffic& traffic) {
          "\"\n    teams: [" + list + "]\n";
 }
 
+// The field of results events holding the demo's pre-exposure covariate.
+constexpr std::string_view kDemoCovariate = "pre_exposure.clicks";
+
 constexpr std::string_view kClickMeasures = R"(
   measures: [precision, recall, reciprocal_rank, average_precision, ndcg,
              success, r_precision, judged, ctr, clicks, abandonment,
@@ -103,6 +106,8 @@ kafka:
     session.timeout.ms: "6000"
 schema:
   unit: user_id
+  covariate: )" +
+         std::string(kDemoCovariate) + R"(
 join:
   mode: impression
   window: 30s
@@ -155,6 +160,10 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
     c.regress_after_ms = d->count();
   }
   c.regress_factor = args.regress_factor;
+  // A CUPAC-style covariate (a prediction of how much the user clicks,
+  // which the variant cannot move): the daemon's comparisons are also
+  // regression-adjusted by it (schema.covariate below).
+  c.covariate = std::string(kDemoCovariate);
   c.interleave = args.interleave;
   // --multileave: rankers beyond A and B are synthetic ones of known
   // quality (kExtraRankerSigma, C the best), served only merged: their

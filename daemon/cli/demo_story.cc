@@ -260,6 +260,19 @@ std::string FormatDecision(const DecisionFigures& d) {
     }
     why += (why.empty() ? ": " : "; ") + part;
   }
+  // k > 1 primary series are read at level 1 - alpha / k (Bonferroni):
+  // wider than the table's intervals of the same series, and said so.
+  const auto primaries = std::count_if(
+      d.inputs.begin(), d.inputs.end(),
+      [](const DecisionInputFigures& in) { return !in.guardrail; });
+  const bool shows_primary = std::any_of(
+      d.inputs.begin(), d.inputs.end(), [&](const DecisionInputFigures& in) {
+        return !in.guardrail && wanted != 0 && in.input == wanted;
+      });
+  if (primaries > 1 && shows_primary) {
+    why +=
+        " (primary series at 1 - alpha/" + std::to_string(primaries) + " each)";
+  }
   return what + why;
 }
 

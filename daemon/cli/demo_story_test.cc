@@ -198,6 +198,17 @@ TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
             Lines{"x decision: ship B: ndcg@10 better [+0.010, +0.030]; "
                   "guardrail precision@5 holds [-0.120, -0.061] (margin "
                   "10.0% of the baseline)"});
+  // With two primary series, their intervals are Bonferroni-corrected, and
+  // the line says so.
+  DemoSnapshot two = ship;
+  DecisionInputFigures p5 = two.decisions[0].inputs[0];
+  p5.series = {"precision", "5"};
+  p5.input = 0;
+  two.decisions[0].inputs.insert(two.decisions[0].inputs.begin() + 1, p5);
+  EXPECT_EQ(FormatDecision(two.decisions[0]),
+            "ship B: ndcg@10 better [+0.010, +0.030]; guardrail precision@5 "
+            "holds [-0.120, -0.061] (margin 10.0% of the baseline) (primary "
+            "series at 1 - alpha/2 each)");
   // The table shows the decision once lists are scored.
   ship.variants.push_back(
       {"A", 10, std::vector<Estimate>(ship.headlines.size())});
