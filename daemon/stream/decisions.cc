@@ -44,8 +44,17 @@ std::string Figures(const DecisionInput& in) {
     std::snprintf(buf, sizeof(buf), " (%+.1f%%)", 100 * in.relative_difference);
     out += buf;
   }
-  out += ", " + Percent(in.level) + " always-valid interval [" +
-         Signed(in.interval.lower) + ", " + Signed(in.interval.upper) + "]";
+  // The running interval is an intersection over looks: after a drift
+  // (an effect that changed during the run) the latest estimate can lie
+  // outside it. Never print an estimate beside an interval that excludes
+  // it without saying which is which (issue 27).
+  const bool holds = in.interval.Contains(in.difference);
+  out += holds ? ", "
+               : " at the latest look (outside the running interval: "
+                 "the effect changed during the run); ";
+  out += Percent(in.level) + " always-valid interval" +
+         (holds ? "" : " since start") + " [" + Signed(in.interval.lower) +
+         ", " + Signed(in.interval.upper) + "]";
   return out;
 }
 

@@ -263,6 +263,31 @@ TEST_F(DecisionBoardTest, AReloadKeepsTheSinceOfAnUnchangedDecision) {
   EXPECT_EQ(board2.decisions()[0].since_event_ms, 7'000);
 }
 
+// After a drift the latest estimate can lie outside the running interval
+// (an intersection over looks); the reason then labels both.
+TEST(DecisionReasonsTest, AnEstimateOutsideTheRunningIntervalIsLabelled) {
+  DecisionInput in;
+  in.series = "precision@5";
+  in.difference = -0.037;
+  in.relative_difference = -0.1;
+  in.has_interval = true;
+  in.interval = {-0.007, -0.006};
+  in.level = 0.975;
+  in.state = S::kWorse;
+  std::vector<DecisionInput> inputs = {in};
+  EXPECT_EQ(DecisionReasons(DecisionValue::kNoShip, inputs, nullptr),
+            std::vector<std::string>{
+                "precision@5 is worse: -0.037 (-10.0%) at the latest look "
+                "(outside the running interval: the effect changed during "
+                "the run); 97.5% always-valid interval since start [-0.007, "
+                "-0.006] excludes 0"});
+  // Inside it: one plain figure.
+  inputs[0].interval = {-0.05, -0.02};
+  EXPECT_EQ(DecisionReasons(DecisionValue::kNoShip, inputs, nullptr)[0],
+            "precision@5 is worse: -0.037 (-10.0%), 97.5% always-valid "
+            "interval [-0.05, -0.02] excludes 0");
+}
+
 TEST_F(DecisionBoardTest, JsonHasEveryFigure) {
   experiments_[0].guardrails = {{{Measure::kPrecision, 10}, 0.1, true}};
   Feed(400, 0.3, 0.2);
