@@ -266,32 +266,8 @@ TEST(RegressionAdjustmentTest, InvalidMomentsAreRejected) {
 }
 
 // ---------------------------------------------------------------------------
-// Clustered: a fixed data set of units (drawn once with
-// numpy.random.default_rng(2713), two decimals): 8 baseline and 9
-// treatment units with 1 to 4 rows each and a per-unit effect on x and y,
-// unit u in bucket u % 4 of B = 4 buckets per arm, every bucket used.
-// Rows are {bucket, y, x}.
-
-struct Row {
-  int bucket;
-  double y;
-  double x;
-};
-
-const std::vector<Row> kClusteredBaseline = {
-    {0, 0.84, 0.44}, {0, 0.74, 0.49}, {0, 0.72, 0.46}, {0, 0.66, 0.49},
-    {1, 0.55, 0.35}, {1, 0.52, 0.42}, {1, 0.43, 0.39}, {1, 0.40, 0.45},
-    {2, 0.54, 0.46}, {2, 0.53, 0.37}, {2, 0.38, 0.36}, {2, 0.44, 0.38},
-    {3, 0.37, 0.35}, {3, 0.38, 0.42}, {0, 0.63, 0.53}, {0, 0.66, 0.63},
-    {0, 0.71, 0.56}, {0, 0.72, 0.55}, {1, 0.55, 0.44}, {1, 0.54, 0.42},
-    {2, 0.41, 0.33}, {2, 0.32, 0.34}, {3, 0.73, 0.70}};
-const std::vector<Row> kClusteredTreatment = {
-    {0, 0.67, 0.36}, {0, 0.60, 0.39}, {1, 0.42, 0.31}, {1, 0.56, 0.26},
-    {1, 0.63, 0.32}, {2, 0.58, 0.55}, {2, 0.78, 0.69}, {2, 0.62, 0.64},
-    {3, 0.29, 0.15}, {3, 0.39, 0.26}, {3, 0.63, 0.34}, {0, 0.42, 0.36},
-    {1, 0.34, 0.33}, {2, 0.53, 0.49}, {3, 0.61, 0.43}, {3, 0.56, 0.46},
-    {3, 0.61, 0.46}, {3, 0.75, 0.51}, {0, 0.68, 0.50}, {0, 0.68, 0.57},
-    {0, 0.63, 0.63}};
+// Clustered: the fixed data set of units kClusteredBaseline and
+// kClusteredTreatment (metrics_test_util.h), rows {bucket, y, x}.
 
 // The per-arm state the daemon keeps: moments and bucket sums.
 struct ClusteredArm {
@@ -312,9 +288,9 @@ struct ClusteredArm {
   ArmSummary Unadjusted() const { return SummarizeBuckets(y_sums, counts); }
 };
 
-ClusteredArm ClusteredArmOf(const std::vector<Row>& rows) {
+ClusteredArm ClusteredArmOf(const std::vector<ClusteredRow>& rows) {
   ClusteredArm arm(4);
-  for (const Row& r : rows) arm.Add(r.bucket, r.y, r.x);
+  for (const ClusteredRow& r : rows) arm.Add(r.bucket, r.y, r.x);
   return arm;
 }
 
@@ -379,8 +355,8 @@ TEST(RegressionAdjustmentTest, ClusteredFallbackAndInvalidBuckets) {
   // Constant x: the clustered summaries of y, as without a covariate.
   ClusteredArm cb(4);
   ClusteredArm ct(4);
-  for (const Row& r : kClusteredBaseline) cb.Add(r.bucket, r.y, 1.0);
-  for (const Row& r : kClusteredTreatment) ct.Add(r.bucket, r.y, 1.0);
+  for (const ClusteredRow& r : kClusteredBaseline) cb.Add(r.bucket, r.y, 1.0);
+  for (const ClusteredRow& r : kClusteredTreatment) ct.Add(r.bucket, r.y, 1.0);
   const AdjustedArms fallback =
       AdjustClusteredArms(cb.moments, cb.Sums(), ct.moments, ct.Sums());
   EXPECT_EQ(fallback.status, AdjustmentStatus::kNoCovariateVariance);
@@ -406,7 +382,8 @@ TEST(RegressionAdjustmentTest, ClusteredFallbackAndInvalidBuckets) {
       AdjustmentStatus::kInvalidInput);
   // An x sum in a bucket without pairs.
   ClusteredArm stray(5);
-  for (const Row& r : kClusteredBaseline) stray.Add(r.bucket, r.y, r.x);
+  for (const ClusteredRow& r : kClusteredBaseline)
+    stray.Add(r.bucket, r.y, r.x);
   stray.x_sums[4] = 0.5;
   const AdjustedArms bad =
       AdjustClusteredArms(stray.moments, stray.Sums(), t.moments, t.Sums());

@@ -78,8 +78,6 @@ void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
   const std::vector<stream::Decision>& decisions =
       pipeline_->decisions().decisions();
   if (decisions.empty()) return;
-  const std::vector<config::ExperimentConfig>& experiments =
-      pipeline_->config().experiments;
   std::vector<MetricFamily> f = MakeFamilies();
   for (const stream::Decision& d : decisions) {
     const Labels labels = {{"experiment", d.name},
@@ -93,24 +91,18 @@ void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
       AddGauge(&f[kDecision], std::move(state), value == d.value ? 1 : 0);
     }
     AddGauge(&f[kSinceLook], labels, static_cast<double>(d.since_look));
-    const std::vector<config::GuardrailConfig>* guardrails =
-        d.experiment < experiments.size()
-            ? &experiments[d.experiment].guardrails
-            : nullptr;
-    size_t guardrail = 0;
     for (const stream::DecisionInput& in : d.inputs) {
-      // As every rankwatch_ab_* series: k "all" for an uncut measure.
       Labels series = labels;
       series.push_back(
           {"measure", std::string(metrics::MeasureName(in.ref.measure))});
-      series.push_back({"k", in.ref.cutoff > 0 ? std::to_string(in.ref.cutoff)
-                                               : std::string("all")});
-      if (in.guardrail && guardrails != nullptr &&
-          guardrail < guardrails->size()) {
-        const config::GuardrailConfig& g = (*guardrails)[guardrail++];
+      series.push_back({"k", CutoffLabel(in.ref.cutoff)});
+      if (in.guardrail) {
+        // The configured margin: the fraction when relative, else the
+        // absolute margin (which the input holds as configured).
         Labels margin = series;
-        margin.push_back({"kind", g.relative ? "relative" : "absolute"});
-        AddGauge(&f[kMargin], std::move(margin), g.margin);
+        margin.push_back({"kind", in.relative ? "relative" : "absolute"});
+        AddGauge(&f[kMargin], std::move(margin),
+                 in.relative ? in.relative_margin : in.margin);
       }
       series.push_back({"role", in.guardrail ? "guardrail" : "primary"});
       AddGauge(&f[kInput], series, InputValue(in.state));

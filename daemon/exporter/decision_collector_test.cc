@@ -107,6 +107,26 @@ TEST_F(DecisionCollectorTest, ExportsTheDecisionItsInputsAndMargins) {
             pipeline_->experiments().looks());
 }
 
+// A relative margin is exported as configured (the fraction), not as the
+// absolute margin it gives at this look.
+TEST_F(DecisionCollectorTest, ARelativeMarginIsTheConfiguredFraction) {
+  config::Config c = DecisionConfig();
+  c.experiments[0].guardrails[0] = {{metrics::Measure::kRecall, 1}, 0.1, true};
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok());
+  pipeline_ = std::move(p).value();
+  Lists("A", 40, 30);
+  Lists("B", 40, 4);
+  pipeline_->FinishAll();
+  const Scrape s = Collect();
+  EXPECT_EQ(
+      s.Sum("rankwatch_ab_guardrail_margin",
+            Labels({{"measure", "recall"}, {"k", "1"}, {"kind", "relative"}})),
+      0.1);
+  EXPECT_FALSE(
+      s.Has("rankwatch_ab_guardrail_margin", Labels({{"kind", "absolute"}})));
+}
+
 TEST_F(DecisionCollectorTest, NothingWithoutExperiments) {
   config::Config c = DecisionConfig();
   c.experiments.clear();

@@ -204,7 +204,7 @@ void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
       AddGauge(&primary,
                {{"experiment", e.name},
                 {"measure", std::string(metrics::MeasureName(r.measure))},
-                {"k", r.cutoff > 0 ? std::to_string(r.cutoff) : "all"}},
+                {"k", CutoffLabel(r.cutoff)}},
                1);
     }
   }

@@ -16,6 +16,10 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
   return family;
 }
 
+std::string CutoffLabel(int32_t cutoff) {
+  return cutoff > 0 ? std::to_string(cutoff) : std::string("all");
+}
+
 std::string LabelText(std::string_view text, size_t max_bytes) {
   constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD.
   constexpr std::string_view kEllipsis = "\xe2\x80\xa6";     // U+2026.

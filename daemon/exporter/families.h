@@ -43,6 +43,10 @@ std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
 // text is cut at a character boundary and ends with U+2026 ("...").
 std::string LabelText(std::string_view text, size_t max_bytes);
 
+// The `k` label of a series at `cutoff`: the cutoff, or "all" for an uncut
+// series (cutoff 0), as stream::SeriesSpec::k_label.
+std::string CutoffLabel(int32_t cutoff);
+
 // Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
 // ("never"), the usual Prometheus value of an unset timestamp.
 double TimestampSeconds(int64_t ms);

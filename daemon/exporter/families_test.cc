@@ -42,6 +42,11 @@ namespace {
 // Label values must be UTF-8 (Prometheus refuses a scrape otherwise):
 // valid text passes, other bytes become U+FFFD (EF BF BD), long text is cut
 // at a character boundary and marked with U+2026 (E2 80 A6).
+TEST(FamiliesTest, CutoffLabel) {
+  EXPECT_EQ(CutoffLabel(10), "10");
+  EXPECT_EQ(CutoffLabel(0), "all");
+}
+
 TEST(FamiliesTest, LabelTextIsUtf8AndBounded) {
   EXPECT_EQ(LabelText("cheap flights", 200), "cheap flights");
   EXPECT_EQ(LabelText("d\xc3\xa9j\xc3\xa0 vu", 200), "d\xc3\xa9j\xc3\xa0 vu");

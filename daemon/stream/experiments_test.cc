@@ -14,6 +14,7 @@
 #include "base/byte_codec.h"
 #include "base/random.h"
 #include "gtest/gtest.h"
+#include "metrics/metrics_test_util.h"
 
 namespace rankwatch::stream {
 namespace {
@@ -732,9 +733,10 @@ TEST_F(AdjustedMonitorTest, ReadsRecordsWithoutCovariates) {
 }
 
 // With units: the per-bucket sums of the pairs give the cluster-robust
-// variance. The data set of metrics/regression_adjustment_test.cc's
-// ClusteredMatchesStatsmodelsClusterRobust (rows {bucket, y, x}, drawn
-// with numpy.random.default_rng(2713)), unit_buckets = 4; its figures:
+// variance. The data set of metrics/metrics_test_util.h (kClustered*, rows
+// {bucket, y, x}, drawn with numpy.random.default_rng(2713)), which
+// metrics/regression_adjustment_test.cc also reads, unit_buckets = 4; its
+// figures:
 // smf.ols('y ~ T + x', df).fit() params['x'] = 0.7934368198368278 and
 // params['T'] = 0.031193244621982225; with theta fixed,
 // smf.ols('r ~ T', df).fit(cov_type='cluster', cov_kwds={'groups':
@@ -742,25 +744,6 @@ TEST_F(AdjustedMonitorTest, ReadsRecordsWithoutCovariates) {
 // CR0 x B / (B - 1) per arm: x sqrt((4/3) / ((8/7) (43/42))) =
 // 0.05034616061786823; Welch-Satterthwaite nu = 3.960920200010005 and
 // p = 0.5693972309691357 (NumPy/SciPy).
-struct UnitRow {
-  uint64_t bucket;
-  double y;
-  double x;
-};
-const std::vector<UnitRow> kClusteredBaseline = {
-    {0, 0.84, 0.44}, {0, 0.74, 0.49}, {0, 0.72, 0.46}, {0, 0.66, 0.49},
-    {1, 0.55, 0.35}, {1, 0.52, 0.42}, {1, 0.43, 0.39}, {1, 0.40, 0.45},
-    {2, 0.54, 0.46}, {2, 0.53, 0.37}, {2, 0.38, 0.36}, {2, 0.44, 0.38},
-    {3, 0.37, 0.35}, {3, 0.38, 0.42}, {0, 0.63, 0.53}, {0, 0.66, 0.63},
-    {0, 0.71, 0.56}, {0, 0.72, 0.55}, {1, 0.55, 0.44}, {1, 0.54, 0.42},
-    {2, 0.41, 0.33}, {2, 0.32, 0.34}, {3, 0.73, 0.70}};
-const std::vector<UnitRow> kClusteredTreatment = {
-    {0, 0.67, 0.36}, {0, 0.60, 0.39}, {1, 0.42, 0.31}, {1, 0.56, 0.26},
-    {1, 0.63, 0.32}, {2, 0.58, 0.55}, {2, 0.78, 0.69}, {2, 0.62, 0.64},
-    {3, 0.29, 0.15}, {3, 0.39, 0.26}, {3, 0.63, 0.34}, {0, 0.42, 0.36},
-    {1, 0.34, 0.33}, {2, 0.53, 0.49}, {3, 0.61, 0.43}, {3, 0.56, 0.46},
-    {3, 0.61, 0.46}, {3, 0.75, 0.51}, {0, 0.68, 0.50}, {0, 0.68, 0.57},
-    {0, 0.63, 0.63}};
 
 TEST(AdjustedUnitTest, ClusteredMatchesStatsmodelsClusterRobust) {
   Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
@@ -774,15 +757,17 @@ TEST(AdjustedUnitTest, ClusteredMatchesStatsmodelsClusterRobust) {
                             "pre");
   // A unit hash in bucket `bucket` of 4 (the top two bits pick it).
   uint64_t u = 0;
-  for (const UnitRow& r : kClusteredBaseline) {
+  for (const metrics::ClusteredRow& r : metrics::kClusteredBaseline) {
     ++u;
-    monitor.Add(a, (r.bucket << 62) | u, std::vector<double>{r.y, r.y},
-                static_cast<int32_t>(u % 2), r.x);
+    monitor.Add(a, (static_cast<uint64_t>(r.bucket) << 62) | u,
+                std::vector<double>{r.y, r.y}, static_cast<int32_t>(u % 2),
+                r.x);
   }
-  for (const UnitRow& r : kClusteredTreatment) {
+  for (const metrics::ClusteredRow& r : metrics::kClusteredTreatment) {
     ++u;
-    monitor.Add(b, (r.bucket << 62) | u, std::vector<double>{r.y, r.y},
-                static_cast<int32_t>(u % 2), r.x);
+    monitor.Add(b, (static_cast<uint64_t>(r.bucket) << 62) | u,
+                std::vector<double>{r.y, r.y}, static_cast<int32_t>(u % 2),
+                r.x);
   }
   monitor.Update(100'000);
   const AdjustedComparison& adj = monitor.comparisons()[0].adjusted;
