@@ -2,9 +2,9 @@
 // string literal; JsonWriter builds a whole document with the commas
 // managed and one number format. The JSON documents rankwatch writes go
 // through it (the status API's /api/v1/summary, `eval`, `compare` and its
-// judge comparison, replay's interleaving report, JSON log lines), except
-// the rest of replay's report, still appended by hand with
-// AppendJsonDouble and AppendJsonInt below.
+// judge comparison, replay's report, JSON log lines); only the dead-letter
+// lines of `replay` (one per rejected event, in a reused buffer) are
+// appended by hand, with AppendJsonInt below.
 //
 // AppendJsonString: Valid UTF-8 passes through; quotes, backslashes and control
 // characters are escaped; bytes that are not UTF-8 are written as the
@@ -30,9 +30,9 @@ void AppendJsonString(std::string* out, std::string_view s);
 size_t Utf8SequenceLength(std::string_view s, size_t i);
 
 // Appends `v` with 17 significant digits (%.17g, reads back as the same
-// double), or null when it is not finite. Only replay's report
-// (daemon/stream/replay.cc) still appends numbers by hand with these; new
-// code writes through JsonWriter.
+// double), or null when it is not finite; and an integer. Appending by
+// hand is for a line rebuilt in a reused buffer (replay's dead letters,
+// daemon/stream/replay.cc); documents are written through JsonWriter.
 void AppendJsonDouble(std::string* out, double v);
 void AppendJsonInt(std::string* out, int64_t v);
 

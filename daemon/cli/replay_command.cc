@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
+#include "daemon/cli/replay_report.h"
 #include "daemon/stream/replay.h"
 
 namespace rankwatch::cli {
@@ -80,8 +81,8 @@ int RunReplayCommand(const ReplayArgs& args) {
       stream::RunReplay(*config, options, SystemClock::Get());
   if (!result.ok()) return Fail(kCommand, result.status(), ErrorSource::kInput);
   const std::string out = args.format == "json"
-                              ? stream::FormatReplayJson(*result->pipeline)
-                              : stream::FormatReplayTable(*result->pipeline);
+                              ? FormatReplayJson(*result->pipeline)
+                              : FormatReplayTable(*result->pipeline);
   const Status written = WriteStdout(out);
   if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);

@@ -34,7 +34,7 @@ QueryMovers::QueryMovers(
   options_.level = level;
   const std::vector<SeriesSpec>& series = aggregator_->series();
   for (size_t s = 0; s < series.size(); ++s) {
-    const config::SeriesRef ref{series[s].measure, series[s].cutoff};
+    const config::SeriesRef ref = RefOf(series[s]);
     for (const config::ExperimentConfig& e : *experiments_) {
       if (std::find(e.primary.begin(), e.primary.end(), ref) !=
               e.primary.end() &&
@@ -269,6 +269,46 @@ size_t QueryMovers::bytes() const {
     for (const auto& s : shard->summaries) b += s->bytes();
   }
   return b;
+}
+
+void WriteQueryMoversJson(std::span<const metrics::QueryMover> movers,
+                          MoverInterval interval, JsonWriter* out) {
+  out->BeginArray();
+  for (size_t i = 0; i < movers.size() && i < kQueryMoversInJson; ++i) {
+    const metrics::QueryMover& m = movers[i];
+    out->BeginObject();
+    out->Key("query");
+    out->String(m.query);
+    out->Key("baseline_count");
+    out->Int(m.baseline_count);
+    out->Key("treatment_count");
+    out->Int(m.treatment_count);
+    const std::pair<const char*, double> numbers[] = {
+        {"baseline_mean", m.baseline_mean},
+        {"treatment_mean", m.treatment_mean},
+        {"difference", m.difference},
+        {"share", m.share},
+        {"contribution", m.contribution}};
+    for (const auto& [key, value] : numbers) {
+      out->Key(key);
+      out->Double(value);
+    }
+    if (interval == MoverInterval::kInclude) {
+      // An untested query has no interval: null, as its p-values.
+      out->Key("ci_lower");
+      out->Double(m.tested ? m.welch.interval.lower : NAN);
+      out->Key("ci_upper");
+      out->Double(m.tested ? m.welch.interval.upper : NAN);
+    }
+    out->Key("p_value");
+    out->Double(m.p_value);
+    out->Key("p_value_bh");
+    out->Double(m.p_value_bh);
+    out->Key("tested");
+    out->Bool(m.tested);
+    out->EndObject();
+  }
+  out->EndArray();
 }
 
 }  // namespace rankwatch::stream

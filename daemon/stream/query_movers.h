@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/byte_codec.h"
+#include "base/json_writer.h"
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
@@ -103,6 +104,24 @@ class QueryMovers {
   std::vector<int32_t> group_arm_;  // Aggregator group -> arm; -2 unknown.
   std::vector<std::unique_ptr<Shard>> shards_;
 };
+
+// How many movers a JSON document lists (docs/statistics.md, "Query
+// movers"): the first 20 by |contribution|, Movers()'s order.
+inline constexpr size_t kQueryMoversInJson = 20;
+
+// Whether each mover's object carries its Welch interval. The two documents
+// differ only there (docs/metrics-reference.md): replay's JSON has
+// `ci_lower` and `ci_upper` (null when untested), /api/v1/summary not.
+enum class MoverInterval { kOmit, kInclude };
+
+// The `query_movers` array of a comparison, the same writer for
+// /api/v1/summary and replay's JSON: the first kQueryMoversInJson movers,
+// each {query, baseline_count, treatment_count, baseline_mean,
+// treatment_mean, difference, share, contribution, [ci_lower, ci_upper,]
+// p_value, p_value_bh, tested}; numbers that are not finite (a p-value
+// untested, a mean without lists) are null.
+void WriteQueryMoversJson(std::span<const metrics::QueryMover> movers,
+                          MoverInterval interval, JsonWriter* out);
 
 }  // namespace rankwatch::stream
 

@@ -124,5 +124,67 @@ TEST_F(QueryMoversTest, TruncatedRecordsAreErrorsAndOffIsEmpty) {
   EXPECT_TRUE(off.Movers(0, "B", 0, {}).empty());
 }
 
+// WriteQueryMoversJson, the one writer of /api/v1/summary's and replay's
+// movers: hand-made movers, the expected text written out (shortest
+// numbers, null for NaN and for an untested query's interval).
+TEST(WriteQueryMoversJsonTest, SummaryAndReplayForms) {
+  metrics::QueryMover untested;
+  untested.query = "q\"1";
+  untested.baseline_count = 2;
+  untested.treatment_count = 3;
+  untested.baseline_mean = 0.5;
+  untested.treatment_mean = 0.25;
+  untested.difference = -0.25;
+  untested.share = 0.5;
+  untested.contribution = -0.125;
+  untested.p_value = NAN;
+  untested.p_value_bh = NAN;
+  metrics::QueryMover tested = untested;
+  tested.query = "q2";
+  tested.tested = true;
+  tested.welch.interval = {-0.1, 0.3};
+  tested.p_value = 0.04;
+  tested.p_value_bh = 0.08;
+  const std::vector<metrics::QueryMover> movers = {untested, tested};
+  const std::string common =
+      R"("baseline_count":2,"treatment_count":3,"baseline_mean":0.5,)"
+      R"("treatment_mean":0.25,"difference":-0.25,"share":0.5,)"
+      R"("contribution":-0.125,)";
+  JsonWriter summary;
+  WriteQueryMoversJson(movers, MoverInterval::kOmit, &summary);
+  EXPECT_EQ(summary.Take(),
+            R"([{"query":"q\"1",)" + common +
+                R"("p_value":null,"p_value_bh":null,"tested":false},)" +
+                R"({"query":"q2",)" + common +
+                R"("p_value":0.04,"p_value_bh":0.08,"tested":true}])");
+  JsonWriter replay;
+  WriteQueryMoversJson(movers, MoverInterval::kInclude, &replay);
+  EXPECT_EQ(
+      replay.Take(),
+      R"([{"query":"q\"1",)" + common + R"("ci_lower":null,"ci_upper":null,)" +
+          R"("p_value":null,"p_value_bh":null,"tested":false},)" +
+          R"({"query":"q2",)" + common + R"("ci_lower":-0.1,"ci_upper":0.3,)" +
+          R"("p_value":0.04,"p_value_bh":0.08,"tested":true}])");
+}
+
+// Both documents list the first 20 movers (docs/statistics.md).
+TEST(WriteQueryMoversJsonTest, ListsTheFirstTwenty) {
+  std::vector<metrics::QueryMover> movers(25);
+  for (size_t i = 0; i < movers.size(); ++i) {
+    movers[i].query = "q" + std::to_string(i);
+  }
+  JsonWriter w;
+  WriteQueryMoversJson(movers, MoverInterval::kOmit, &w);
+  const std::string json = w.Take();
+  EXPECT_NE(json.find(R"("query":"q19")"), std::string::npos) << json;
+  EXPECT_EQ(json.find(R"("query":"q20")"), std::string::npos) << json;
+  size_t objects = 0;
+  for (size_t at = json.find("{\"query\""); at != std::string::npos;
+       at = json.find("{\"query\"", at + 1)) {
+    ++objects;
+  }
+  EXPECT_EQ(objects, 20u);
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

@@ -1,9 +1,14 @@
 // Replay: runs the streaming pipeline over a results file and a judgments
 // file (JSON lines) in event-time order, whatever order the files hold
-// (dumps of many partitions, concatenated, are fine), finalizes everything
-// at the end, and formats the final aggregates (`rankwatch replay`). In
-// that order no event is late, so replay gives the figures the daemon
-// reaches on the same events in any arrival order within allowed_lateness.
+// (dumps of many partitions, concatenated, are fine), and finalizes
+// everything at the end (`rankwatch replay`). In that order no event is
+// late, so replay gives the figures the daemon reaches on the same events
+// in any arrival order within allowed_lateness. Its report (JSON and table)
+// is rendered from the finished pipeline by daemon/cli/replay_report.h.
+//
+// Ownership: RunReplay's result owns the pipeline and the dead-letter sink
+// it wrote to. Thread-safety: RunReplay runs on the caller's thread and
+// shares nothing; a FileDeadLetterSink is used by one thread at a time.
 #ifndef RANKWATCH_DAEMON_STREAM_REPLAY_H_
 #define RANKWATCH_DAEMON_STREAM_REPLAY_H_
 
@@ -54,16 +59,6 @@ struct ReplayResult {
 StatusOr<ReplayResult> RunReplay(const config::Config& config,
                                  const ReplayOptions& options,
                                  const Clock* clock);
-
-// The final aggregates as one JSON object:
-// {"variants": {"A": {"requests": N, "measures": {"ndcg_cut_10": {"count":
-// N, "mean": x, "stddev": s}, ...}}, ...}, "events": {"results": N,
-// "judgments": N, "rejected": {"<reason>": N}, "late": N, "evicted": N,
-// "unjudged": N, "without_relevant": N, ...}} plus "groups" (one entry per
-// variant and segment values) when segments are configured.
-std::string FormatReplayJson(const Pipeline& pipeline);
-// The same as an aligned text table.
-std::string FormatReplayTable(const Pipeline& pipeline);
 
 // A dead-letter sink writing one JSON object per rejected event:
 // {"topic": ..., "reason": ..., "detail": ..., "partition": P, "offset": O,

@@ -1,0 +1,490 @@
+#include "daemon/cli/replay_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "daemon/stream/interleaving_report.h"
+#include "metrics/running_stats.h"
+
+namespace rankwatch::cli {
+
+namespace {
+
+using stream::AdjustedComparison;
+using stream::Aggregator;
+using stream::Comparison;
+using stream::Decision;
+using stream::ExperimentMonitor;
+using stream::FirstClickHistogram;
+using stream::GroupStats;
+using stream::JoinCounters;
+using stream::Pipeline;
+using stream::PipelineCounters;
+using stream::SrmState;
+using stream::Topic;
+
+// Per-series stats merged over the groups a predicate selects.
+struct Merged {
+  int64_t requests = 0;
+  std::vector<metrics::RunningStats> series;
+  FirstClickHistogram first_click;
+};
+
+Merged MergeGroups(const Aggregator& agg,
+                   const std::function<bool(const GroupStats&)>& select) {
+  Merged m;
+  m.series.resize(agg.series().size());
+  for (size_t g = 0; g < agg.num_groups(); ++g) {
+    const GroupStats& group = agg.group(g);
+    if (!select(group)) continue;
+    m.requests += group.requests;
+    for (size_t s = 0; s < m.series.size(); ++s)
+      m.series[s].Merge(group.all[s]);
+    for (size_t b = 0; b < m.first_click.counts.size(); ++b) {
+      m.first_click.counts[b] += group.first_click.counts[b];
+    }
+    m.first_click.count += group.first_click.count;
+    m.first_click.sum_seconds += group.first_click.sum_seconds;
+  }
+  return m;
+}
+
+std::vector<std::string> Variants(const Aggregator& agg) {
+  std::vector<std::string> variants;
+  for (size_t g = 0; g < agg.num_groups(); ++g) {
+    variants.push_back(agg.group(g).variant);
+  }
+  std::sort(variants.begin(), variants.end());
+  variants.erase(std::unique(variants.begin(), variants.end()), variants.end());
+  return variants;
+}
+
+// The window-"all" comparisons of experiment `x`, in row order.
+std::vector<const Comparison*> WholeRunRows(const ExperimentMonitor& m,
+                                            size_t x) {
+  std::vector<const Comparison*> rows;
+  for (const Comparison& c : m.comparisons()) {
+    if (c.experiment_index == x && c.has_sequential) rows.push_back(&c);
+  }
+  return rows;
+}
+
+// "time_to_first_click_seconds": {"count", "sum", "buckets": {LE: n}},
+// buckets cumulative as Prometheus' (+Inf is the count).
+void WriteFirstClick(const FirstClickHistogram& h, JsonWriter* w) {
+  w->Key("time_to_first_click_seconds");
+  w->BeginObject();
+  w->Key("count");
+  w->Int(h.count);
+  w->Key("sum");
+  w->Double(h.sum_seconds);
+  w->Key("buckets");
+  w->BeginObject();
+  int64_t cumulative = 0;
+  for (size_t b = 0; b < stream::kFirstClickBounds.size(); ++b) {
+    cumulative += h.counts[b];
+    char bound[32];  // As the `le` label of /metrics: "0.5", "1800".
+    std::snprintf(bound, sizeof(bound), "%g", stream::kFirstClickBounds[b]);
+    w->Key(bound);
+    w->Int(cumulative);
+  }
+  w->EndObject();
+  w->EndObject();
+}
+
+// "requests" and "measures" into the open object of a variant or group.
+void WriteMeasures(const Aggregator& agg, const Merged& m, JsonWriter* w) {
+  w->Key("requests");
+  w->Int(m.requests);
+  w->Key("measures");
+  w->BeginObject();
+  for (size_t s = 0; s < m.series.size(); ++s) {
+    const metrics::RunningStats& st = m.series[s];
+    w->Key(agg.series()[s].trec_name);
+    w->BeginObject();
+    w->Key("count");
+    w->Int(st.count());
+    w->Key("mean");
+    w->Double(st.count() > 0 ? st.mean() : NAN);
+    w->Key("stddev");
+    w->Double(st.count() > 0 ? st.stddev() : NAN);
+    w->EndObject();
+  }
+  w->EndObject();
+}
+
+// One comparison's object, its `adjusted` object (schema.covariate) and,
+// for a primary series with tracked queries, its `query_movers`.
+void WriteComparison(const Pipeline& p, const Comparison& c, JsonWriter* w) {
+  const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
+  w->BeginObject();
+  const std::pair<const char*, double> numbers[] = {
+      {"difference", both ? c.welch.difference : NAN},
+      {"ci_lower", c.welch.interval.lower},
+      {"ci_upper", c.welch.interval.upper},
+      {"p_value", c.welch.p_value},
+      {"p_value_bh", c.quality ? c.p_value_bh : NAN},
+      {"sequential_ci_lower", c.sequential.interval().lower},
+      {"sequential_ci_upper", c.sequential.interval().upper},
+      {"sequential_p_value", c.sequential.p_value()}};
+  for (const auto& [key, value] : numbers) {
+    w->Key(key);
+    w->Double(value);
+  }
+  w->Key("verdict");
+  if (c.quality) {
+    w->Int(c.verdict);
+  } else {
+    w->Null();  // Coverage (judged), not quality: no verdict.
+  }
+  w->Key("state");
+  w->String(c.quality ? stream::VerdictStateName(c.state) : "coverage");
+  w->Key("baseline_count");
+  w->Int(c.baseline_arm.count);
+  w->Key("treatment_count");
+  w->Int(c.treatment_arm.count);
+  if (c.has_adjusted) {  // schema.covariate (docs/statistics.md).
+    w->Key("adjusted");
+    stream::WriteAdjustedJson(c.adjusted, w);
+  }
+  if (c.primary && p.query_movers().capacity() > 0) {
+    w->Key("query_movers");
+    stream::WriteQueryMoversJson(
+        p.query_movers().Movers(c.experiment_index, c.treatment, c.series),
+        stream::MoverInterval::kInclude, w);
+  }
+  w->EndObject();
+}
+
+// `"decision": {...}`, the treatment's decision (the same object as
+// /api/v1/summary's), inside its `treatments.<variant>` object.
+void WriteDecision(const stream::DecisionBoard& board, size_t x,
+                   const std::string& treatment, JsonWriter* w) {
+  for (const Decision& d : board.decisions()) {
+    if (d.experiment != x || d.treatment != treatment) continue;
+    w->Key("decision");
+    stream::WriteDecisionJson(d, w);
+  }
+}
+
+// The sample-ratio check of one experiment.
+void WriteSrm(const SrmState& srm, JsonWriter* w) {
+  w->BeginObject();
+  w->Key("statistic");
+  w->Double(srm.chi_square.statistic);
+  w->Key("p_value");
+  w->Double(srm.chi_square.p_value);
+  w->Key("sequential_p_value");
+  w->Double(srm.sequential.p_value());
+  w->Key("detected");
+  w->Bool(srm.detected);
+  w->Key("counts");
+  w->BeginObject();
+  for (size_t i = 0; i < srm.variants.size(); ++i) {
+    w->Key(srm.variants[i]);
+    w->Int(srm.counts[i]);
+  }
+  w->EndObject();
+  w->EndObject();
+}
+
+// "experiments": {NAME: {"baseline", "srm", "treatments": {VARIANT:
+// {SERIES: comparison, ..., "decision"}}}}: the window-"all" comparisons,
+// grouped by treatment in row order.
+void WriteExperiments(const Pipeline& p, JsonWriter* w) {
+  const ExperimentMonitor& m = p.experiments();
+  const std::vector<config::ExperimentConfig>& experiments =
+      p.config().experiments;
+  w->Key("experiments");
+  w->BeginObject();
+  for (size_t x = 0; x < experiments.size(); ++x) {
+    w->Key(experiments[x].name);
+    w->BeginObject();
+    w->Key("baseline");
+    w->String(experiments[x].baseline);
+    w->Key("srm");
+    WriteSrm(m.srm()[x], w);
+    w->Key("treatments");
+    w->BeginObject();
+    const std::vector<const Comparison*> rows = WholeRunRows(m, x);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i == 0 || rows[i]->treatment != rows[i - 1]->treatment) {
+        if (i > 0) {
+          WriteDecision(p.decisions(), x, rows[i - 1]->treatment, w);
+          w->EndObject();
+        }
+        w->Key(rows[i]->treatment);
+        w->BeginObject();
+      }
+      w->Key(p.aggregator().series()[rows[i]->series].trec_name);
+      WriteComparison(p, *rows[i], w);
+    }
+    if (!rows.empty()) {
+      WriteDecision(p.decisions(), x, rows.back()->treatment, w);
+      w->EndObject();
+    }
+    w->EndObject();  // treatments
+    w->EndObject();  // the experiment
+  }
+  w->EndObject();
+}
+
+// "events": what was read, rejected, joined and scored.
+void WriteEvents(const Pipeline& p, JsonWriter* w) {
+  const PipelineCounters& c = p.counters();
+  const JoinCounters& j = p.join_counters();
+  w->Key("events");
+  w->BeginObject();
+  w->Key("results");
+  w->Int(c.consumed[0]);
+  w->Key("judgments");
+  w->Int(c.consumed[1]);
+  w->Key("ignored");
+  w->Int(c.ignored[0] + c.ignored[1]);
+  w->Key("rejected");  // Only the reasons that occurred.
+  w->BeginObject();
+  for (int r = 0; r < stream::kNumRejectReasons; ++r) {
+    const int64_t n = c.rejected[0][r] + c.rejected[1][r];
+    if (n == 0) continue;
+    w->Key(stream::RejectReasonName(static_cast<stream::RejectReason>(r)));
+    w->Int(n);
+  }
+  w->EndObject();
+  if (!p.config().schema.covariate.empty()) {
+    // Results events by what their covariate field held (never rejected
+    // for it: see CovariateOutcome).
+    w->Key("covariate");
+    w->BeginObject();
+    for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
+      w->Key(stream::CovariateOutcomeName(
+          static_cast<stream::CovariateOutcome>(o)));
+      w->Int(c.covariate[static_cast<size_t>(o)]);
+    }
+    w->EndObject();
+  }
+  const std::pair<const char*, int64_t> counts[] = {
+      {"late", j.late_judgments},
+      {"late_results", j.late_results},
+      {"evicted", j.evicted},
+      {"unjudged", j.unjudged},
+      {"without_relevant", c.without_relevant},
+      {"duplicate_results", j.duplicate_results},
+      {"orphaned_judgments", j.orphaned_judgments},
+      {"finalized", j.finalized},
+      {"scored", c.scored},
+      {"table_full", j.table_full},
+      {"position_mismatches", j.position_mismatches},
+  };
+  for (const auto& [name, n] : counts) {
+    w->Key(name);
+    w->Int(n);
+  }
+  w->EndObject();
+}
+
+// "[-0.0123, +0.0456]" with signs, or "(no data)".
+std::string FormatInterval(const metrics::ConfidenceInterval& ci) {
+  if (!std::isfinite(ci.lower) || !std::isfinite(ci.upper)) {
+    return "(no data)";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "[%+.4f, %+.4f]", ci.lower, ci.upper);
+  return buf;
+}
+
+// The five queries that move each primary comparison most.
+void AppendMoversTable(std::string* out, const Pipeline& p, size_t x) {
+  if (p.query_movers().capacity() == 0) return;
+  char buf[320];
+  for (const Comparison* c : WholeRunRows(p.experiments(), x)) {
+    if (!c->primary || !c->quality) continue;
+    const std::vector<metrics::QueryMover> movers =
+        p.query_movers().Movers(x, c->treatment, c->series);
+    if (movers.empty()) continue;
+    std::snprintf(buf, sizeof(buf),
+                  "  queries moving %s's %s most (contribution = traffic "
+                  "share x difference):\n",
+                  c->treatment.c_str(),
+                  p.aggregator().series()[c->series].trec_name.c_str());
+    *out += buf;
+    for (size_t i = 0; i < movers.size() && i < 5; ++i) {
+      const metrics::QueryMover& m = movers[i];
+      char p_bh[24] = "untested";
+      if (m.tested) std::snprintf(p_bh, sizeof(p_bh), "%.2g", m.p_value_bh);
+      std::snprintf(buf, sizeof(buf),
+                    "    %-24.24s %+9.4f  diff %+.4f  lists %lld/%lld  "
+                    "p(BH) %s\n",
+                    m.query.c_str(), m.contribution, m.difference,
+                    static_cast<long long>(m.baseline_count),
+                    static_cast<long long>(m.treatment_count), p_bh);
+      *out += buf;
+    }
+  }
+}
+
+void AppendExperimentsTable(std::string* out, const Pipeline& p) {
+  const ExperimentMonitor& m = p.experiments();
+  const std::vector<config::ExperimentConfig>& experiments =
+      p.config().experiments;
+  char buf[320];
+  for (size_t x = 0; x < experiments.size(); ++x) {
+    const SrmState& srm = m.srm()[x];
+    std::string counts;
+    for (size_t i = 0; i < srm.variants.size(); ++i) {
+      counts += (i > 0 ? " " : "") + srm.variants[i] + "=" +
+                std::to_string(srm.counts[i]);
+    }
+    std::snprintf(buf, sizeof(buf),
+                  "\nexperiment %s (baseline %s; %s: %s)\n"
+                  "  sample ratio: chi-square p=%.4g, sequential p=%.4g%s\n",
+                  experiments[x].name.c_str(), experiments[x].baseline.c_str(),
+                  m.units() ? "units" : "lists", counts.c_str(),
+                  srm.chi_square.p_value, srm.sequential.p_value(),
+                  srm.detected ? "  MISMATCH: do not trust the verdicts" : "");
+    *out += buf;
+    // The decision first: what a person acts on (docs/statistics.md).
+    for (const Decision& d : p.decisions().decisions()) {
+      if (d.experiment != x) continue;
+      *out += "  decision for " + d.treatment + ": " +
+              std::string(stream::DecisionValueName(d.value)) + "\n";
+      for (const std::string& reason : d.reasons) {
+        *out += "    - " + reason + "\n";
+      }
+    }
+    std::snprintf(buf, sizeof(buf), "  %-8s %-17s %9s %-20s %8s %8s %-20s %s\n",
+                  "variant", "measure", "diff", "CI (fixed)", "p", "p(BH)",
+                  "CI (always valid)", "verdict");
+    *out += buf;
+    for (const Comparison* c : WholeRunRows(m, x)) {
+      if (!c->quality) continue;  // judged is coverage, not quality.
+      const std::string name = p.aggregator().series()[c->series].trec_name +
+                               (c->primary ? "*" : "");
+      std::snprintf(
+          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8.2g %-20s %s\n",
+          c->treatment.c_str(), name.c_str(), c->welch.difference,
+          FormatInterval(c->welch.interval).c_str(), c->welch.p_value,
+          c->p_value_bh, FormatInterval(c->sequential.interval()).c_str(),
+          std::string(stream::VerdictStateName(c->state)).c_str());
+      *out += buf;
+      if (!c->has_adjusted) continue;
+      const AdjustedComparison& a = c->adjusted;
+      char ratio[32];  // The status says why when not adjusted.
+      std::snprintf(ratio, sizeof(ratio), "variance x%.2f", a.variance_ratio);
+      std::snprintf(
+          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8s %-20s %s\n",
+          "", "  adjusted", a.welch.difference,
+          FormatInterval(a.welch.interval).c_str(), a.welch.p_value, "",
+          FormatInterval(a.sequential.interval()).c_str(),
+          a.status == metrics::AdjustmentStatus::kAdjusted
+              ? ratio
+              : std::string(metrics::AdjustmentStatusName(a.status)).c_str());
+      *out += buf;
+    }
+    AppendMoversTable(out, p, x);
+  }
+  if (!experiments.empty()) {
+    *out += "  (* primary series; CI at statistics.level";
+    *out += m.units() ? ", clustered by " + p.config().schema.unit : "";
+    *out += m.adjusted() ? "; adjusted rows: regression-adjusted by " +
+                               m.covariate() + ", variance vs unadjusted"
+                         : "";
+    *out += ")\n";
+  }
+}
+}  // namespace
+
+std::string FormatReplayJson(const Pipeline& p) {
+  const Aggregator& agg = p.aggregator();
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("variants");
+  w.BeginObject();
+  for (const std::string& v : Variants(agg)) {
+    const Merged merged =
+        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+    w.Key(v);
+    w.BeginObject();
+    WriteMeasures(agg, merged, &w);
+    if (p.tracks_clicks()) WriteFirstClick(merged.first_click, &w);
+    w.EndObject();
+  }
+  w.EndObject();
+  const std::vector<std::string>& labels = p.config().aggregation.segments;
+  if (!labels.empty()) {
+    w.Key("groups");
+    w.BeginArray();
+    for (size_t g = 0; g < agg.num_groups(); ++g) {
+      const GroupStats& group = agg.group(g);
+      w.BeginObject();
+      w.Key("variant");
+      w.String(group.variant);
+      w.Key("segments");
+      w.BeginObject();
+      for (size_t l = 0; l < labels.size(); ++l) {
+        w.Key(labels[l]);
+        w.String(group.segment_values[l]);
+      }
+      w.EndObject();
+      WriteMeasures(
+          agg,
+          MergeGroups(agg, [&](const GroupStats& x) { return &x == &group; }),
+          &w);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!p.config().experiments.empty()) WriteExperiments(p, &w);
+  if (!p.config().interleaving.empty()) {
+    w.Key("interleaving");
+    stream::WriteInterleavingJson(p.interleaving(), &w);
+  }
+  WriteEvents(p, &w);
+  w.EndObject();
+  std::string out = w.Take();
+  out.push_back('\n');
+  return out;
+}
+
+std::string FormatReplayTable(const Pipeline& p) {
+  const Aggregator& agg = p.aggregator();
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "%-12s %-16s %10s %10s %10s\n", "variant",
+                "measure", "count", "mean", "stddev");
+  out += buf;
+  for (const std::string& v : Variants(agg)) {
+    const Merged m =
+        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+    for (size_t s = 0; s < m.series.size(); ++s) {
+      const metrics::RunningStats& st = m.series[s];
+      std::snprintf(buf, sizeof(buf), "%-12s %-16s %10lld %10.4f %10.4f\n",
+                    v.c_str(), agg.series()[s].trec_name.c_str(),
+                    static_cast<long long>(st.count()), st.mean(), st.stddev());
+      out += buf;
+    }
+  }
+  const PipelineCounters& c = p.counters();
+  const JoinCounters& j = p.join_counters();
+  std::snprintf(buf, sizeof(buf),
+                "\nevents: results=%lld judgments=%lld rejected=%lld late=%lld "
+                "evicted=%lld unjudged=%lld without_relevant=%lld\n",
+                static_cast<long long>(c.consumed[0]),
+                static_cast<long long>(c.consumed[1]),
+                static_cast<long long>(c.rejected_total(Topic::kResults) +
+                                       c.rejected_total(Topic::kJudgments)),
+                static_cast<long long>(j.late_judgments),
+                static_cast<long long>(j.evicted),
+                static_cast<long long>(j.unjudged),
+                static_cast<long long>(c.without_relevant));
+  out += buf;
+  AppendExperimentsTable(&out, p);
+  stream::AppendInterleavingTable(&out, p.interleaving());
+  return out;
+}
+
+}  // namespace rankwatch::cli

@@ -1,0 +1,48 @@
+// Replay's report (`rankwatch replay`): the final figures of a pipeline that
+// stream::RunReplay has fed and finished, as one JSON document (`--format
+// json`) or as an aligned text table (the default). The report only renders:
+// running the replay stays in daemon/stream/replay.h.
+//
+// The JSON's member names and nesting are a contract read by other tools
+// and tests (docs/metrics-reference.md, docs/statistics.md); numbers are
+// written by JsonWriter (base/json_writer.h): the shortest decimal that
+// reads back as the same double, null when not finite.
+//
+// Ownership: pure functions of the pipeline's read-only accessors; nothing
+// is kept. Thread-safety: as the pipeline's const accessors: the caller
+// must not feed the pipeline meanwhile.
+#ifndef RANKWATCH_DAEMON_CLI_REPLAY_REPORT_H_
+#define RANKWATCH_DAEMON_CLI_REPLAY_REPORT_H_
+
+#include <string>
+
+#include "daemon/stream/pipeline.h"
+
+namespace rankwatch::cli {
+
+// The final aggregates as one JSON object and a line break:
+// {"variants": {"A": {"requests": N, "measures": {"ndcg_cut_10": {"count":
+// N, "mean": x, "stddev": s}, ...}, "time_to_first_click_seconds": {...}
+// (when clicks are tracked)}, ...},
+//  "groups": [{"variant", "segments": {LABEL: VALUE}, "requests",
+//  "measures"}] (when segments are configured),
+//  "experiments": {NAME: {"baseline", "srm": {...}, "treatments": {VARIANT:
+//  {SERIES: {comparison, "adjusted", "query_movers"}, "decision"}}}} (when
+//  experiments are configured), "interleaving": {...} (when interleaving
+//  experiments are configured),
+//  "events": {"results": N, "judgments": N, "ignored": N, "rejected":
+//  {"<reason>": N}, "covariate": {...} (with schema.covariate), "late": N,
+//  "late_results", "evicted", "unjudged", "without_relevant",
+//  "duplicate_results", "orphaned_judgments", "finalized", "scored",
+//  "table_full", "position_mismatches"}}.
+std::string FormatReplayJson(const stream::Pipeline& pipeline);
+
+// The same figures for people: per variant and series count, mean and
+// stddev; the event counts; per experiment the sample-ratio check, the
+// decisions, the window-"all" comparisons and the top five query movers;
+// the interleaving experiments.
+std::string FormatReplayTable(const stream::Pipeline& pipeline);
+
+}  // namespace rankwatch::cli
+
+#endif  // RANKWATCH_DAEMON_CLI_REPLAY_REPORT_H_

@@ -1,0 +1,444 @@
+#include "daemon/cli/replay_report.h"
+
+#include <simdjson.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "config/config_loader.h"
+#include "gtest/gtest.h"
+
+namespace rankwatch::cli {
+namespace {
+
+// A pipeline built from YAML and fed by hand, as `rankwatch replay` feeds
+// one: events in event-time order, then FinishAll().
+class ReplayReportTest : public ::testing::Test {
+ protected:
+  void Build(std::string_view yaml) {
+    StatusOr<config::Config> config = config::ParseConfig(yaml, "test.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    StatusOr<std::unique_ptr<stream::Pipeline>> p =
+        stream::Pipeline::Create(*config, &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+  }
+  void Results(const std::string& json) {
+    (void)pipeline_->OnPayload(stream::Topic::kResults, json,
+                               stream::EventOrigin{0, offset_++});
+  }
+  void Judgment(const std::string& id, const std::string& doc, int grade,
+                int64_t t_ms) {
+    (void)pipeline_->OnPayload(
+        stream::Topic::kJudgments,
+        "{\"request_id\":\"" + id + "\",\"doc_id\":\"" + doc +
+            "\",\"relevance\":" + std::to_string(grade) +
+            ",\"timestamp\":" + std::to_string(t_ms) + "}",
+        stream::EventOrigin{0, offset_++});
+  }
+
+  // Four lists served at 1 s, P@3 and first_click_rank, by locale:
+  //   r1  A/de       [a b c], a clicked at 2 s    P@3 1/3, rank 1, 1 s
+  //   r2  A/de       [a b c], b clicked at 4 s    P@3 1/3, rank 2, 3 s
+  //   r3  B/fr       [a b],   a grade 2 at 1.7 s  P@3 1/3, rank 1, 0.7 s
+  //   r4  A/unknown  [x],     no judgment         P@3 0, no click (R = 0)
+  // and one results line that is not JSON (rejected, malformed_json).
+  // A: P@3 {1/3, 1/3, 0}: mean 2/9 = 0.2222222222222222, sample variance
+  //    ((1/9)^2 + (1/9)^2 + (2/9)^2) / 2 = 1/27, stddev 0.19245008972987526;
+  //    first_click_rank {1, 2}: mean 1.5, stddev sqrt(1/2) =
+  //    0.7071067811865476 (Python repr); first clicks after 1 s and 3 s:
+  //    count 2, sum 4, cumulative buckets le 0.5: 0, 1: 1, 2: 1, 5 on: 2.
+  // B: P@3 {1/3}: stddev 0 (one value); first click after 0.7 s.
+  void FeedSegments() {
+    Build(R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+aggregation:
+  segments: [locale]
+metrics:
+  cutoffs: [3]
+  measures: [precision, first_click_rank]
+)");
+    const auto results = [](const std::string& id, const std::string& variant,
+                            const std::string& docs,
+                            const std::string& locale) {
+      return "{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+             "\",\"timestamp\":1000,\"results\":[" + docs + "]" +
+             (locale.empty()
+                  ? ""
+                  : ",\"segments\":{\"locale\":\"" + locale + "\"}") +
+             "}";
+    };
+    Results(results("r1", "A", R"("a","b","c")", "de"));
+    Results(results("r2", "A", R"("a","b","c")", "de"));
+    Results(results("r3", "B", R"("a","b")", "fr"));
+    Results(results("r4", "A", R"("x")", ""));
+    Results("{not json");
+    Judgment("r3", "a", 2, 1700);
+    Judgment("r1", "a", 1, 2000);
+    Judgment("r2", "b", 1, 4000);
+    pipeline_->FinishAll();
+  }
+
+  // An A/B experiment on P@1 (primary), 11 lists per arm:
+  //   q1: A 10 lists, 6 clicked at rank 1 (mean 0.6), 4 at rank 2;
+  //       B 10 lists, 9 at rank 1 (0.9), 1 at rank 2;
+  //   q2: A one list clicked at rank 1 (1), B one at rank 2 (0).
+  // Whole arms: A 7/11, B 9/11, difference 2/11 = 0.18181818181818182.
+  // Movers (share x difference): q1 20/22 x 0.3 = 0.2727272727272727,
+  // q2 2/22 x -1 = -0.09090909090909091 (untested: one list per arm).
+  // SciPy 1.17.1, r = scipy.stats.ttest_ind(b, a, equal_var=False) and
+  // r.confidence_interval(0.95):
+  //   q1 (b = [1]*9+[0], a = [1]*6+[0]*4): p 0.13814824935619247,
+  //      interval [-0.10833745831107633, 0.7083374583110764]; BH over the
+  //      one tested query: the same p;
+  //   arms (b = q1's b + [0], a = q1's a + [1]): p 0.36271610255268,
+  //      interval [-0.22613511353427063, 0.5897714771706344]; BH over the
+  //      experiment's one quality comparison: the same p.
+  // Sample ratio: 11 and 11 lists against an even split: chi-square 0, p 1.
+  void FeedExperiment() {
+    Build(R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+experiments:
+  - name: ab
+    baseline: A
+    treatments: [B]
+    primary: [precision@1]
+)");
+    int n = 0;
+    const auto list = [&](const std::string& query, const std::string& variant,
+                          int clicked_rank) {
+      const std::string id = "r" + std::to_string(n);
+      const int64_t t = 1000 * ++n;
+      Results("{\"request_id\":\"" + id + "\",\"query_id\":\"" + query +
+              "\",\"variant\":\"" + variant + "\",\"timestamp\":" +
+              std::to_string(t) + ",\"results\":[\"d1\",\"d2\"]}");
+      Judgment(id, "d" + std::to_string(clicked_rank), 1, t);
+    };
+    for (int i = 0; i < 10; ++i) {
+      list("q1", "A", i < 6 ? 1 : 2);
+      list("q1", "B", i < 9 ? 1 : 2);
+    }
+    list("q2", "A", 1);
+    list("q2", "B", 2);
+    pipeline_->FinishAll();
+  }
+
+  // The member names of `object`, in document order.
+  static std::vector<std::string> Keys(simdjson::dom::element object) {
+    std::vector<std::string> keys;
+    for (simdjson::dom::key_value_pair field : object.get_object()) {
+      keys.emplace_back(field.key);
+    }
+    return keys;
+  }
+
+  FakeClock clock_{1'700'000'000'000};
+  std::unique_ptr<stream::Pipeline> pipeline_;
+  int64_t offset_ = 0;
+};
+
+using Strings = std::vector<std::string>;
+
+TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
+  FeedSegments();
+  const std::string json = FormatReplayJson(*pipeline_);
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.back(), '\n');
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(json)).get(doc),
+            simdjson::SUCCESS)
+      << json;
+  // The structure other tools read (tests/replay_test.cc and
+  // tests/ubi_replay_test.cc parse it): members and their order as
+  // replay wrote them before the report moved to the CLI.
+  EXPECT_EQ(Keys(doc), (Strings{"variants", "groups", "events"}));
+  EXPECT_EQ(Keys(doc["variants"]), (Strings{"A", "B"}));
+  simdjson::dom::element a = doc["variants"]["A"];
+  EXPECT_EQ(Keys(a),
+            (Strings{"requests", "measures", "time_to_first_click_seconds"}));
+  EXPECT_EQ(int64_t(a["requests"]), 3);
+  EXPECT_EQ(Keys(a["measures"]["P_3"]), (Strings{"count", "mean", "stddev"}));
+  EXPECT_EQ(int64_t(a["measures"]["P_3"]["count"]), 3);
+  EXPECT_NEAR(double(a["measures"]["P_3"]["mean"]), 2.0 / 9, 1e-15);
+  EXPECT_NEAR(double(a["measures"]["P_3"]["stddev"]), 0.19245008972987526,
+              1e-15);
+  EXPECT_EQ(int64_t(a["measures"]["first_click_rank"]["count"]), 2);
+  EXPECT_EQ(double(a["measures"]["first_click_rank"]["mean"]), 1.5);
+  // Numbers in the shortest form that reads back as the same double:
+  // sqrt(1/2) has 16 significant digits (%.17g wrote 0.70710678118654757).
+  EXPECT_NE(json.find("\"first_click_rank\":{\"count\":2,\"mean\":1.5,"
+                      "\"stddev\":0.7071067811865476}"),
+            std::string::npos)
+      << json;
+  simdjson::dom::element click = a["time_to_first_click_seconds"];
+  EXPECT_EQ(Keys(click), (Strings{"count", "sum", "buckets"}));
+  EXPECT_EQ(int64_t(click["count"]), 2);
+  EXPECT_NEAR(double(click["sum"]), 4.0, 1e-12);
+  EXPECT_EQ(Keys(click["buckets"]),
+            (Strings{"0.5", "1", "2", "5", "10", "30", "60", "120", "300",
+                     "600", "1800"}));
+  EXPECT_EQ(int64_t(click["buckets"]["0.5"]), 0);
+  EXPECT_EQ(int64_t(click["buckets"]["1"]), 1);
+  EXPECT_EQ(int64_t(click["buckets"]["2"]), 1);
+  EXPECT_EQ(int64_t(click["buckets"]["5"]), 2);
+  EXPECT_EQ(int64_t(click["buckets"]["1800"]), 2);
+  simdjson::dom::element b = doc["variants"]["B"];
+  EXPECT_EQ(int64_t(b["requests"]), 1);
+  EXPECT_NEAR(double(b["measures"]["P_3"]["mean"]), 1.0 / 3, 1e-15);
+  EXPECT_EQ(double(b["measures"]["P_3"]["stddev"]), 0.0);
+  EXPECT_NEAR(double(b["time_to_first_click_seconds"]["sum"]), 0.7, 1e-12);
+  EXPECT_EQ(int64_t(b["time_to_first_click_seconds"]["buckets"]["0.5"]), 0);
+  EXPECT_EQ(int64_t(b["time_to_first_click_seconds"]["buckets"]["1"]), 1);
+
+  // One group per variant and locale; r4 had none ("unknown") and no
+  // click: its first_click_rank has no value, so mean and stddev are null
+  // (JSON has no NaN).
+  simdjson::dom::array groups = doc["groups"].get_array();
+  ASSERT_EQ(groups.size(), 3u);
+  int seen = 0;
+  for (simdjson::dom::element g : groups) {
+    EXPECT_EQ(Keys(g),
+              (Strings{"variant", "segments", "requests", "measures"}));
+    const std::string variant{std::string_view(g["variant"])};
+    const std::string locale{std::string_view(g["segments"]["locale"])};
+    simdjson::dom::element fcr = g["measures"]["first_click_rank"];
+    if (variant == "A" && locale == "de") {
+      ++seen;
+      EXPECT_EQ(int64_t(g["requests"]), 2);
+      EXPECT_NEAR(double(g["measures"]["P_3"]["mean"]), 1.0 / 3, 1e-15);
+      EXPECT_EQ(double(fcr["mean"]), 1.5);
+    } else if (variant == "A" && locale == "unknown") {
+      ++seen;
+      EXPECT_EQ(int64_t(g["requests"]), 1);
+      EXPECT_EQ(double(g["measures"]["P_3"]["mean"]), 0.0);
+      EXPECT_EQ(int64_t(fcr["count"]), 0);
+      EXPECT_TRUE(fcr["mean"].is_null());
+      EXPECT_TRUE(fcr["stddev"].is_null());
+    } else if (variant == "B" && locale == "fr") {
+      ++seen;
+      EXPECT_EQ(int64_t(g["requests"]), 1);
+    }
+  }
+  EXPECT_EQ(seen, 3) << json;
+
+  // Five results lines (one malformed), three judgments; four lists
+  // finalized and scored, r4 without a relevant doc.
+  simdjson::dom::element events = doc["events"];
+  EXPECT_EQ(Keys(events),
+            (Strings{"results", "judgments", "ignored", "rejected", "late",
+                     "late_results", "evicted", "unjudged", "without_relevant",
+                     "duplicate_results", "orphaned_judgments", "finalized",
+                     "scored", "table_full", "position_mismatches"}));
+  EXPECT_EQ(int64_t(events["results"]), 5);
+  EXPECT_EQ(int64_t(events["judgments"]), 3);
+  EXPECT_EQ(int64_t(events["ignored"]), 0);
+  EXPECT_EQ(Keys(events["rejected"]), (Strings{"malformed_json"}));
+  EXPECT_EQ(int64_t(events["rejected"]["malformed_json"]), 1);
+  EXPECT_EQ(int64_t(events["late"]), 0);
+  EXPECT_EQ(int64_t(events["without_relevant"]), 1);
+  EXPECT_EQ(int64_t(events["finalized"]), 4);
+  EXPECT_EQ(int64_t(events["scored"]), 4);
+}
+
+TEST_F(ReplayReportTest, JsonOfAnExperimentWithQueryMovers) {
+  FeedExperiment();
+  const std::string json = FormatReplayJson(*pipeline_);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(json)).get(doc),
+            simdjson::SUCCESS)
+      << json;
+  EXPECT_EQ(Keys(doc), (Strings{"variants", "experiments", "events"}));
+  simdjson::dom::element ab = doc["experiments"]["ab"];
+  EXPECT_EQ(Keys(ab), (Strings{"baseline", "srm", "treatments"}));
+  EXPECT_EQ(std::string_view(ab["baseline"]), "A");
+  simdjson::dom::element srm = ab["srm"];
+  EXPECT_EQ(Keys(srm), (Strings{"statistic", "p_value", "sequential_p_value",
+                                "detected", "counts"}));
+  EXPECT_EQ(double(srm["statistic"]), 0.0);
+  EXPECT_NEAR(double(srm["p_value"]), 1.0, 1e-12);
+  EXPECT_FALSE(bool(srm["detected"]));
+  EXPECT_EQ(int64_t(srm["counts"]["A"]), 11);
+  EXPECT_EQ(int64_t(srm["counts"]["B"]), 11);
+
+  EXPECT_EQ(Keys(ab["treatments"]), (Strings{"B"}));
+  EXPECT_EQ(Keys(ab["treatments"]["B"]), (Strings{"P_1", "decision"}));
+  simdjson::dom::element c = ab["treatments"]["B"]["P_1"];
+  EXPECT_EQ(Keys(c),
+            (Strings{"difference", "ci_lower", "ci_upper", "p_value",
+                     "p_value_bh", "sequential_ci_lower", "sequential_ci_upper",
+                     "sequential_p_value", "verdict", "state", "baseline_count",
+                     "treatment_count", "query_movers"}));
+  EXPECT_NEAR(double(c["difference"]), 2.0 / 11, 1e-15);
+  EXPECT_NEAR(double(c["ci_lower"]), -0.22613511353427063, 1e-9);
+  EXPECT_NEAR(double(c["ci_upper"]), 0.5897714771706344, 1e-9);
+  EXPECT_NEAR(double(c["p_value"]), 0.36271610255268, 1e-9);
+  EXPECT_NEAR(double(c["p_value_bh"]), 0.36271610255268, 1e-9);
+  // The always-valid interval is wider than the fixed one (which holds 0):
+  // no verdict yet.
+  EXPECT_LT(double(c["sequential_ci_lower"]), -0.22613511353427063);
+  EXPECT_GT(double(c["sequential_ci_upper"]), 0.5897714771706344);
+  EXPECT_EQ(int64_t(c["verdict"]), 0);
+  EXPECT_EQ(std::string_view(c["state"]), "inconclusive");
+  EXPECT_EQ(int64_t(c["baseline_count"]), 11);
+  EXPECT_EQ(int64_t(c["treatment_count"]), 11);
+
+  simdjson::dom::array movers = c["query_movers"].get_array();
+  ASSERT_EQ(movers.size(), 2u);
+  simdjson::dom::element q1 = movers.at(0);
+  // The same members as /api/v1/summary's movers, plus the interval.
+  EXPECT_EQ(Keys(q1), (Strings{"query", "baseline_count", "treatment_count",
+                               "baseline_mean", "treatment_mean", "difference",
+                               "share", "contribution", "ci_lower", "ci_upper",
+                               "p_value", "p_value_bh", "tested"}));
+  EXPECT_EQ(std::string_view(q1["query"]), "q1");
+  EXPECT_EQ(int64_t(q1["baseline_count"]), 10);
+  EXPECT_EQ(int64_t(q1["treatment_count"]), 10);
+  EXPECT_NEAR(double(q1["baseline_mean"]), 0.6, 1e-15);
+  EXPECT_NEAR(double(q1["treatment_mean"]), 0.9, 1e-15);
+  EXPECT_NEAR(double(q1["difference"]), 0.3, 1e-15);
+  EXPECT_NEAR(double(q1["share"]), 20.0 / 22, 1e-15);
+  EXPECT_NEAR(double(q1["contribution"]), 0.3 * 20 / 22, 1e-15);
+  EXPECT_NEAR(double(q1["ci_lower"]), -0.10833745831107633, 1e-9);
+  EXPECT_NEAR(double(q1["ci_upper"]), 0.7083374583110764, 1e-9);
+  EXPECT_NEAR(double(q1["p_value"]), 0.13814824935619247, 1e-9);
+  EXPECT_NEAR(double(q1["p_value_bh"]), 0.13814824935619247, 1e-9);
+  EXPECT_TRUE(bool(q1["tested"]));
+  simdjson::dom::element q2 = movers.at(1);
+  EXPECT_EQ(std::string_view(q2["query"]), "q2");
+  EXPECT_NEAR(double(q2["difference"]), -1.0, 1e-15);
+  EXPECT_NEAR(double(q2["contribution"]), -2.0 / 22, 1e-15);
+  EXPECT_FALSE(bool(q2["tested"]));
+  // Untested: no interval and no p-values, written as null.
+  EXPECT_TRUE(q2["ci_lower"].is_null());
+  EXPECT_TRUE(q2["ci_upper"].is_null());
+  EXPECT_TRUE(q2["p_value"].is_null());
+  EXPECT_TRUE(q2["p_value_bh"].is_null());
+
+  // The decision object is decisions.h's (its own tests check it): here
+  // an inconclusive primary series keeps the experiment running.
+  simdjson::dom::element decision = ab["treatments"]["B"]["decision"];
+  EXPECT_EQ(std::string_view(decision["treatment"]), "B");
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+}
+
+// Replay's keys and means of the click measures, per variant (moved from
+// the exporter's test, which fed the same lists). Cutoffs 1 and 3, lists
+// filed at served + 30 m:
+//   r1  A/de       [a b c], a clicked
+//   r2  A/de       [a b c], b clicked
+//   r3  B/fr       [a b],   a grade 2
+//   r4  A/unknown  [x],     no judgment
+// A: r1, r2, r4: ctr@1 1/3, ctr@3 2/3, clicks@3 2/3 (one click each of
+// r1, r2), abandonment 1/3 (r4), first_click_rank over the two lists with
+// a click: ranks 1 and 2, mean 1.5; recip_rank_first_click (1 + 1/2 + 0)/3
+// = 0.5. B (r3): first_click_rank 1. 1/3 and 2/3 to 15 digits: the groups'
+// means are merged, so the last bits may differ from the correctly rounded
+// fraction.
+TEST_F(ReplayReportTest, ClickMeasuresKeysAndMeans) {
+  Build(R"(
+metrics:
+  cutoffs: [3, 1]
+  measures: [reciprocal_rank, ctr, clicks, abandonment, first_click_rank,
+             recip_rank_first_click]
+aggregation:
+  segments: [locale]
+  windows: [5m]
+events:
+  min_timestamp: 0
+)");
+  const auto results = [&](const std::string& id, const std::string& variant,
+                           int64_t t, const std::string& docs,
+                           const std::string& locale) {
+    Results("{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+            "\",\"timestamp\":" + std::to_string(t) + ",\"results\":[" + docs +
+            "]" +
+            (locale.empty() ? ""
+                            : ",\"segments\":{\"locale\":\"" + locale + "\"}") +
+            "}");
+  };
+  results("r1", "A", 0, R"("a","b","c")", "de");
+  Judgment("r1", "a", 1, 1000);
+  results("r2", "A", 600'000, R"("a","b","c")", "de");
+  Judgment("r2", "b", 1, 601'000);
+  results("r3", "B", 600'000, R"("a","b")", "fr");
+  Judgment("r3", "a", 2, 601'000);
+  results("r4", "A", 600'000, R"("x")", "");
+  pipeline_->FinishAll();
+  const std::string json = FormatReplayJson(*pipeline_);
+  for (const char* part :
+       {"\"A\":{\"requests\":3,",
+        "\"ctr_1\":{\"count\":3,\"mean\":0.333333333333333",
+        "\"ctr_3\":{\"count\":3,\"mean\":0.666666666666666",
+        "\"clicks_3\":{\"count\":3,\"mean\":0.666666666666666",
+        "\"abandonment\":{\"count\":3,\"mean\":0.333333333333333",
+        "\"first_click_rank\":{\"count\":2,\"mean\":1.5,",
+        "\"recip_rank_first_click\":{\"count\":3,\"mean\":0.5,",
+        "\"first_click_rank\":{\"count\":1,\"mean\":1,"}) {  // B: r3.
+    EXPECT_NE(json.find(part), std::string::npos) << part << "\n" << json;
+  }
+}
+
+TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
+  FeedSegments();
+  const std::string table = FormatReplayTable(*pipeline_);
+  // Widths %-12s %-16s %10lld %10.4f %10.4f; figures as in FeedSegments.
+  EXPECT_EQ(
+      table.rfind("variant      measure               count       mean     "
+                  "stddev\n",
+                  0),
+      0u)
+      << table;
+  for (const char* row :
+       {"A            P_3                       3     0.2222     0.1925\n",
+        "A            first_click_rank          2     1.5000     0.7071\n",
+        "B            P_3                       1     0.3333     0.0000\n",
+        "B            first_click_rank          1     1.0000     0.0000\n",
+        "\nevents: results=5 judgments=3 rejected=1 late=0 evicted=0 "
+        "unjudged=0 without_relevant=1\n"}) {
+    EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
+  }
+  EXPECT_EQ(table.find("experiment "), std::string::npos) << table;
+}
+
+TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
+  FeedExperiment();
+  const std::string table = FormatReplayTable(*pipeline_);
+  // Figures as in FeedExperiment: the comparison row at "  %-8s %-17s
+  // %+9.4f %-20s %8.2g %8.2g", the movers at "    %-24.24s %+9.4f  diff
+  // %+.4f  lists %lld/%lld  p(BH) %s".
+  for (const char* part :
+       {"\nexperiment ab (baseline A; lists: A=11 B=11)\n"
+        "  sample ratio: chi-square p=1, sequential p=",
+        "  decision for B: keep_running\n",
+        "  B        P_1*                +0.1818 [-0.2261, +0.5898]       0.36 "
+        "    0.36 ",
+        "  queries moving B's P_1 most (contribution = traffic share x "
+        "difference):\n"
+        "    q1                         +0.2727  diff +0.3000  lists 10/10  "
+        "p(BH) 0.14\n"
+        "    q2                         -0.0909  diff -1.0000  lists 1/1  "
+        "p(BH) untested\n",
+        "  (* primary series; CI at statistics.level)\n"}) {
+    EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
+  }
+}
+
+}  // namespace
+}  // namespace rankwatch::cli
