@@ -1,6 +1,8 @@
 #include "daemon/exporter/experiment_collector.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -154,6 +156,57 @@ double MeanOrNaN(const metrics::ArmSummary& arm) {
   return arm.count > 0 ? arm.mean : kNaN;
 }
 
+// The series that are a primary series of some experiment, by index into
+// the aggregator's series: the ones whose sums the rules need.
+std::vector<size_t> PrimarySeries(const stream::Pipeline& pipeline) {
+  const std::vector<stream::SeriesSpec>& series =
+      pipeline.aggregator().series();
+  std::vector<size_t> primary;
+  for (size_t s = 0; s < series.size(); ++s) {
+    for (const config::ExperimentConfig& e : pipeline.config().experiments) {
+      const config::SeriesRef ref = stream::RefOf(series[s]);
+      if (std::find(e.primary.begin(), e.primary.end(), ref) !=
+          e.primary.end()) {
+        primary.push_back(s);
+        break;
+      }
+    }
+  }
+  return primary;
+}
+
+// The additive pair sums of the regression adjustment, exported for the
+// recording rules: rankwatch_ab_covariate_<name> (state gauges) and
+// rankwatch_ab_covariate_<name>_total (counters), in the order of
+// PairSums().
+struct PairSumSpec {
+  const char* name;
+  const char* help;
+};
+constexpr PairSumSpec kPairSums[] = {
+    {"pairs",
+     "Lists of the variant with a finite covariate (schema.covariate) and a "
+     "value of the primary series: the regression adjustment's pairs (y, x)"},
+    {"sum_y", "Sum of y (the series' value) over the pairs"},
+    {"sum_x", "Sum of x (the covariate) over the pairs"},
+    {"sum_yy", "Sum of y^2 over the pairs"},
+    {"sum_xx", "Sum of x^2 over the pairs"},
+    {"sum_xy", "Sum of x y over the pairs"},
+};
+constexpr size_t kNumPairSums = std::size(kPairSums);
+
+// The power sums of `m`'s pairs (what adds up across replicas; the
+// centered co-moments do not), parallel to kPairSums.
+std::array<double, kNumPairSums> PairSums(const metrics::CovariateMoments& m) {
+  const double n = static_cast<double>(m.count);
+  return {n,
+          n * m.mean_y,
+          n * m.mean_x,
+          m.m2_y + n * m.mean_y * m.mean_y,
+          m.m2_x + n * m.mean_x * m.mean_x,
+          m.c_xy + n * m.mean_x * m.mean_y};
+}
+
 }  // namespace
 
 ExperimentCollector::ExperimentCollector(const stream::Pipeline* pipeline)
@@ -167,7 +220,7 @@ Labels ExperimentCollector::ComparisonLabels(
       {"experiment", c.experiment->name},
       {"variant", c.treatment},
       {"baseline", c.experiment->baseline},
-      {"measure", std::string(metrics::MeasureName(series.measure))},
+      {"measure", series.name},
       {"k", series.k_label},
       {"window", c.window < 0 ? std::string("all")
                               : window_labels_[static_cast<size_t>(c.window)]}};
@@ -177,7 +230,10 @@ void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
   if (pipeline_->config().experiments.empty()) return;
   CollectInfo(out);
   CollectComparisons(out);
-  if (pipeline_->experiments().adjusted()) CollectAdjusted(out);
+  if (pipeline_->experiments().adjusted()) {
+    CollectAdjusted(out);
+    CollectCovariateSums(out);
+  }
   CollectSrm(out);
   if (pipeline_->experiments().units()) CollectBuckets(out);
 }
@@ -203,7 +259,7 @@ void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
     for (const config::SeriesRef& r : e.primary) {
       AddGauge(&primary,
                {{"experiment", e.name},
-                {"measure", std::string(metrics::MeasureName(r.measure))},
+                {"measure", MeasureLabel(r)},
                 {"k", CutoffLabel(r.cutoff)}},
                1);
     }
@@ -459,17 +515,7 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
   const stream::ExperimentMonitor& monitor = pipeline_->experiments();
   const std::vector<stream::SeriesSpec>& series =
       pipeline_->aggregator().series();
-  std::vector<size_t> primary;
-  for (size_t s = 0; s < series.size(); ++s) {
-    for (const config::ExperimentConfig& e : pipeline_->config().experiments) {
-      const config::SeriesRef ref{series[s].measure, series[s].cutoff};
-      if (std::find(e.primary.begin(), e.primary.end(), ref) !=
-          e.primary.end()) {
-        primary.push_back(s);
-        break;
-      }
-    }
-  }
+  const std::vector<size_t> primary = PrimarySeries(*pipeline_);
   // Counters: what this process scored (never backwards). Gauges: the
   // state's totals, which move with their partitions (summed over the
   // replicas: the fleet's, exactly, surviving restarts).
@@ -505,8 +551,7 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
         for (size_t s : primary) {
           put(y,
               {{"variant", arm.variant},
-               {"measure",
-                std::string(metrics::MeasureName(series[s].measure))},
+               {"measure", series[s].name},
                {"k", series[s].k_label},
                {"bucket", bucket}},
               arm.sums[s * buckets + b]);
@@ -520,6 +565,80 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(sums));
   out->push_back(std::move(state_lists));
   out->push_back(std::move(state_sums));
+}
+
+// Per variant and primary series, the power sums of the regression
+// adjustment's pairs and, with units, per bucket the sums of y and x and the
+// pairs: what the rules need to compute the adjusted comparison of the
+// whole fleet (theta from the pooled co-moments, the clustered variance
+// from the bucket totals). As in CollectBuckets: counters from what this
+// process folded in, gauges from the state of the shards it holds.
+void ExperimentCollector::CollectCovariateSums(
+    std::vector<MetricFamily>* out) const {
+  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+  const std::vector<stream::SeriesSpec>& series =
+      pipeline_->aggregator().series();
+  const std::vector<size_t> primary = PrimarySeries(*pipeline_);
+  const bool units = monitor.units();
+  // [counter?][sum]: the families of the pair sums, then (with units) of
+  // the bucket sums.
+  std::vector<MetricFamily> sums[2];
+  for (int counter = 0; counter < 2; ++counter) {
+    const char* suffix = counter ? "_total" : "";
+    const std::string whose =
+        counter ? "; counted by this process"
+                : "; the state's, since it began (survives restarts and "
+                  "rebalances): sum over replicas";
+    for (const PairSumSpec& p : kPairSums) {
+      sums[counter].push_back(MakeFamily(
+          std::string("rankwatch_ab_covariate_") + p.name + suffix,
+          p.help + whose, counter ? MetricType::Counter : MetricType::Gauge));
+    }
+    if (!units) continue;
+    const std::pair<const char*, const char*> buckets[] = {
+        {"bucket_pairs",
+         "Pairs (y, x) of the variant whose unit hashes to "
+         "the bucket"},
+        {"bucket_sum_y", "Sum of y over the variant's pairs in the bucket"},
+        {"bucket_sum_x", "Sum of x over the variant's pairs in the bucket"}};
+    for (const auto& [name, help] : buckets) {
+      sums[counter].push_back(MakeFamily(
+          std::string("rankwatch_ab_covariate_") + name + suffix, help + whose,
+          counter ? MetricType::Counter : MetricType::Gauge));
+    }
+  }
+  const size_t num_buckets = static_cast<size_t>(monitor.num_buckets());
+  auto add =
+      [&](const std::vector<stream::ExperimentMonitor::CovariateArm>& arms,
+          std::vector<MetricFamily>* f, bool counter) {
+        auto put = counter ? AddCounter : AddGauge;
+        for (const stream::ExperimentMonitor::CovariateArm& arm : arms) {
+          for (size_t s : primary) {
+            const Labels labels = {{"variant", arm.variant},
+                                   {"measure", series[s].name},
+                                   {"k", series[s].k_label}};
+            const std::array<double, kNumPairSums> p = PairSums(arm.moments[s]);
+            for (size_t i = 0; i < kNumPairSums; ++i)
+              put(&(*f)[i], labels, p[i]);
+            if (!units) continue;
+            for (size_t b = 0; b < num_buckets; ++b) {
+              Labels with_bucket = labels;
+              with_bucket.push_back({"bucket", std::to_string(b)});
+              const size_t i = s * num_buckets + b;
+              put(&(*f)[kNumPairSums], with_bucket,
+                  static_cast<double>(arm.counts[i]));
+              put(&(*f)[kNumPairSums + 1], with_bucket, arm.y_sums[i]);
+              put(&(*f)[kNumPairSums + 2], std::move(with_bucket),
+                  arm.x_sums[i]);
+            }
+          }
+        }
+      };
+  add(monitor.covariate_arms(), &sums[0], false);
+  add(monitor.flow_covariate_arms(), &sums[1], true);
+  for (std::vector<MetricFamily>& families : sums) {
+    for (MetricFamily& family : families) out->push_back(std::move(family));
+  }
 }
 
 }  // namespace rankwatch::exporter

@@ -37,7 +37,13 @@
 //   _sequential_looks (their own mSPRT), _theta,
 //   _variance_ratio, _baseline_pairs, _treatment_pairs and
 //   rankwatch_ab_adjusted_status{status}; rankwatch_ab_covariate_info
-//   {covariate} and rankwatch_covariate_events_total{reason}.
+//   {covariate} and rankwatch_covariate_events_total{reason}. For the rules
+//   across replicas, per {variant, measure, k} of the primary series, the
+//   pairs' power sums rankwatch_ab_covariate_pairs, _sum_y, _sum_x,
+//   _sum_yy, _sum_xx, _sum_xy and, with schema.unit, per {bucket} too,
+//   rankwatch_ab_covariate_bucket_pairs, _bucket_sum_y, _bucket_sum_x:
+//   gauges of the state (what the rules sum) and the same as *_total
+//   counters of what this process added.
 // Plus rankwatch_experiment_info{experiment, baseline, variant} 1 per
 // configured treatment (what PromQL joins on across replicas) and
 // rankwatch_ab_confidence_level.
@@ -70,6 +76,7 @@ class ExperimentCollector : public Collector {
   void CollectInfo(std::vector<prometheus::MetricFamily>* out) const;
   void CollectComparisons(std::vector<prometheus::MetricFamily>* out) const;
   void CollectAdjusted(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectCovariateSums(std::vector<prometheus::MetricFamily>* out) const;
   void CollectSrm(std::vector<prometheus::MetricFamily>* out) const;
   void CollectBuckets(std::vector<prometheus::MetricFamily>* out) const;
 

@@ -289,6 +289,13 @@ class ExperimentMonitor {
     std::vector<int64_t> counts;
   };
   const std::vector<CovariateArm>& covariate_arms() const { return cov_arms_; }
+  // What this process folded into the covariate arms since it started (not
+  // what it restored, and kept when a shard is dropped), as
+  // flow_arm_buckets() for the unadjusted sums: the exported counters'
+  // source. Parallel to covariate_arms().
+  const std::vector<CovariateArm>& flow_covariate_arms() const {
+    return flow_cov_arms_;
+  }
   // schema.covariate; empty without regression adjustment.
   const std::string& covariate() const { return covariate_; }
   bool adjusted() const { return !covariate_.empty(); }
@@ -367,6 +374,7 @@ class ExperimentMonitor {
   std::string covariate_;
   std::vector<CovariateArm> cov_arms_;
   std::vector<std::unique_ptr<std::vector<CovariateArm>>> shard_cov_;
+  std::vector<CovariateArm> flow_cov_arms_;  // Parallel to cov_arms_.
   UnitTable units_seen_;
   int64_t max_units_;
   // With units: per shard, the units first seen in it (the SRM counts'

@@ -110,7 +110,8 @@ void ExperimentMonitor::AddCovariate(size_t arm_index, uint64_t unit_hash,
                                 unit_hash, static_cast<uint32_t>(num_buckets_))
                           : 0;
   for (CovariateArm* arm :
-       {&cov_arms_[arm_index], &(*shard_cov_[shard])[arm_index]}) {
+       {&cov_arms_[arm_index], &(*shard_cov_[shard])[arm_index],
+        &flow_cov_arms_[arm_index]}) {
     for (size_t s = 0; s < values.size() && s < arm->moments.size(); ++s) {
       const double y = values[s];
       // A pair needs both: a list without the measure (first_click_rank:

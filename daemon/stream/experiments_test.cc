@@ -705,6 +705,44 @@ TEST_F(AdjustedMonitorTest, ShardsRestoredGiveTheSameFigures) {
   EXPECT_LT(Row(1).adjusted.baseline_arm.count, 28);
 }
 
+// The flow copy (the exported counters' source) holds what this monitor
+// added, not what it restored, and keeps it when a shard leaves. Series 1
+// of Feed(1): 14 baseline and 18 treatment pairs (MatchesOlsOnFixedData);
+// its baseline y values sum to sum(kYb), the x values to sum(kXb).
+TEST_F(AdjustedMonitorTest, FlowHoldsWhatThisProcessAdded) {
+  Feed(1);
+  double sum_y = 0;
+  double sum_x = 0;
+  for (size_t j = 0; j < kYb.size(); ++j) {
+    sum_y += kYb[j];
+    sum_x += kXb[j];
+  }
+  ASSERT_EQ(monitor_->flow_covariate_arms().size(), 2u);
+  const ExperimentMonitor::CovariateArm& flow =
+      monitor_->flow_covariate_arms()[0];
+  EXPECT_EQ(flow.variant, "A");
+  EXPECT_EQ(flow.moments[1].count, 14);
+  EXPECT_TRUE(Near(flow.moments[1].mean_y * 14, sum_y, 1e-12));
+  EXPECT_TRUE(Near(flow.moments[1].mean_x * 14, sum_x, 1e-12));
+  EXPECT_EQ(monitor_->flow_covariate_arms()[1].moments[1].count, 18);
+  // Restored shards are state, not flow.
+  ExperimentMonitor restored(&experiments_, statistics_, &agg_, false,
+                             "pre.ndcg");
+  for (int32_t shard : {0, 1, 2}) {
+    std::string record;
+    ByteWriter w(&record);
+    monitor_->EncodeShard(shard, &w);
+    ByteReader r(record);
+    ASSERT_TRUE(restored.DecodeShard(shard, &r).ok());
+  }
+  EXPECT_EQ(restored.covariate_arms()[0].moments[1].count, 14);
+  EXPECT_EQ(restored.flow_covariate_arms()[0].moments[1].count, 0);
+  // A dropped shard leaves the state, not the flow.
+  monitor_->DropShard(0);
+  EXPECT_LT(monitor_->covariate_arms()[0].moments[1].count, 14);
+  EXPECT_EQ(monitor_->flow_covariate_arms()[0].moments[1].count, 14);
+}
+
 // A record of the format before covariates ("ARM2": no covariate section)
 // still restores, without covariate state; a truncated covariate section
 // is an error.
