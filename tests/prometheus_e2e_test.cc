@@ -138,9 +138,17 @@ struct DashboardVariable {
   std::string current;    // The value selected when the dashboard opens.
 };
 
+// A panel with queries: its type, title and targets' expressions.
+struct DashboardPanel {
+  std::string type;
+  std::string title;
+  std::vector<std::string> exprs;
+};
+
 struct Dashboard {
   std::vector<std::string> exprs;  // Every "expr" of the panels' targets.
   std::vector<DashboardVariable> variables;
+  std::vector<DashboardPanel> panels;  // Those with targets.
 };
 
 // A JSON string member, or "".
@@ -182,6 +190,16 @@ Dashboard ParseDashboard(const std::string& json) {
     if (e.is_array()) {
       for (simdjson::dom::element child : e.get_array()) stack.push_back(child);
     } else if (e.is_object()) {
+      simdjson::dom::array targets;
+      if (!e["targets"].get(targets)) {
+        DashboardPanel panel{Member(e, "type"), Member(e, "title"), {}};
+        for (simdjson::dom::element t : targets) {
+          if (std::string expr = Member(t, "expr"); !expr.empty()) {
+            panel.exprs.push_back(std::move(expr));
+          }
+        }
+        d.panels.push_back(std::move(panel));
+      }
       for (auto field : e.get_object()) {
         std::string_view expr;
         if (field.key == "expr" && !field.value.get_string().get(expr)) {
@@ -235,6 +253,180 @@ std::string Substitute(std::string text,
   return text;
 }
 
+// The metric names of a PromQL expression (or label_values() query), its
+// variables already substituted: identifiers with "rankwatch_" outside
+// quoted strings (label values), so built-ins (rate, sum, up, vector) and
+// labels are left out.
+std::set<std::string> MetricNames(const std::string& expr) {
+  std::set<std::string> names;
+  std::string name;
+  bool quoted = false;
+  auto flush = [&] {
+    if (name.find("rankwatch_") != std::string::npos) names.insert(name);
+    name.clear();
+  };
+  for (size_t i = 0; i < expr.size(); ++i) {
+    const char c = expr[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      if (c == '"') quoted = false;
+      continue;
+    }
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+        c == '<' || c == '>') {
+      name += c;
+      continue;
+    }
+    flush();
+    quoted = c == '"';
+  }
+  flush();
+  return names;
+}
+
+// Whether docs/metrics-reference.md documents `name`: as `name` or
+// `name{labels}` in its text, or as the _sum, _count or _bucket series of
+// a documented histogram (`rankwatch_<m>`).
+bool Documented(const std::string& docs, const std::string& name) {
+  for (const char* end : {"`", "{"}) {
+    if (docs.find("`" + name + end) != std::string::npos) return true;
+  }
+  for (std::string_view suffix : {"_sum", "_count", "_bucket"}) {
+    if (name.ends_with(suffix) &&
+        Documented(docs, name.substr(0, name.size() - suffix.size()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The recording rules of deploy/prometheus/rules.yml ("record: NAME").
+std::set<std::string> RecordedNames(const std::string& rules) {
+  std::set<std::string> names;
+  std::istringstream in(rules);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find("record:");
+    if (at == std::string::npos) continue;
+    std::string name = line.substr(at + 7);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(" \r") + 1);
+    names.insert(name);
+  }
+  return names;
+}
+
+// Without a Prometheus: every metric a panel or variable queries is one
+// the daemon documents (docs/metrics-reference.md) or a recording rule of
+// deploy/prometheus/rules.yml, for every value of ${window}; per-measure
+// families are checked as rankwatch_<m>. A misspelt or undocumented name
+// fails here (issue 27: the dashboard must not query what nobody exports).
+TEST(GrafanaDashboardTest, EveryQueryNamesADocumentedMetricOrARule) {
+  const std::string json = testing::ReadFile(std::string(RANKWATCH_SOURCE_DIR) +
+                                             "/deploy/grafana/rankwatch.json");
+  const Dashboard dashboard = ParseDashboard(json);
+  ASSERT_GE(dashboard.exprs.size(), 8u);
+  const std::string docs = testing::ReadFile(std::string(RANKWATCH_SOURCE_DIR) +
+                                             "/docs/metrics-reference.md");
+  const std::set<std::string> records = RecordedNames(testing::ReadFile(
+      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/prometheus/rules.yml"));
+  ASSERT_GT(records.size(), 10u);
+  // Sanity of the checker itself: a name one letter off is neither.
+  EXPECT_FALSE(Documented(docs, "rankwatch_ab_decisions"));
+  EXPECT_TRUE(Documented(docs, "rankwatch_ab_decision"));
+  EXPECT_TRUE(Documented(docs, "rankwatch_<m>_count"));
+  EXPECT_EQ(
+      MetricNames(
+          R"(sum(rate(rankwatch_x_total{job="rankwatch_y"}[5m])) / a:rankwatch_z:b)"),
+      (std::set<std::string>{"rankwatch_x_total", "a:rankwatch_z:b"}));
+
+  std::vector<std::string> windows;
+  std::vector<std::string> queries = dashboard.exprs;
+  for (const DashboardVariable& var : dashboard.variables) {
+    if (var.name == "window") {
+      std::string item;
+      for (std::istringstream in(var.query); std::getline(in, item, ',');) {
+        windows.push_back(item);
+      }
+    }
+    if (var.type == "query") queries.push_back(var.query);
+  }
+  ASSERT_FALSE(windows.empty());
+  std::set<std::string> checked;
+  for (const std::string& query : queries) {
+    for (const std::string& window : windows) {
+      const std::string text = Substitute(query, {{"measure", "<m>"},
+                                                  {"k", "10"},
+                                                  {"window", window},
+                                                  {"experiment", ".*"},
+                                                  {"variant", ".*"},
+                                                  {"segment", "locale"},
+                                                  {"segment_value", ".*"}});
+      for (const std::string& name : MetricNames(text)) {
+        if (!checked.insert(name).second) continue;  // Told once.
+        if (name.find(':') != std::string::npos) {
+          EXPECT_TRUE(records.contains(name))
+              << name << ": no such recording rule in rules.yml, in " << query;
+        } else {
+          EXPECT_TRUE(Documented(docs, name))
+              << name << ": not in docs/metrics-reference.md, in " << query;
+        }
+      }
+    }
+  }
+  std::printf("[ figure   ] %zu metric names checked in %zu queries\n",
+              checked.size(), queries.size());
+}
+
+// The decision and the regression-adjusted difference are on the
+// dashboard (issue 27, "decision wherever the user looks"): a state
+// timeline of the decision per experiment and treatment from the state set
+// rankwatch_ab_decision (every state coded), the current one with the look
+// that first gave it, and the adjusted difference with its always-valid
+// interval.
+TEST(GrafanaDashboardTest, ShowsTheDecisionAndTheAdjustedDifference) {
+  const Dashboard dashboard = ParseDashboard(testing::ReadFile(
+      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/grafana/rankwatch.json"));
+  auto find =
+      [&](std::string_view type,
+          const std::vector<std::string>& names) -> const DashboardPanel* {
+    for (const DashboardPanel& panel : dashboard.panels) {
+      if (panel.type != type) continue;
+      std::set<std::string> used;
+      for (const std::string& expr : panel.exprs) {
+        for (const std::string& name : MetricNames(expr)) used.insert(name);
+      }
+      if (std::all_of(names.begin(), names.end(),
+                      [&](const std::string& n) { return used.contains(n); })) {
+        return &panel;
+      }
+    }
+    return nullptr;
+  };
+  const DashboardPanel* timeline =
+      find("state-timeline", {"rankwatch_ab_decision"});
+  ASSERT_NE(timeline, nullptr);
+  for (const char* decision : {"ship", "no_ship", "keep_running", "invalid"}) {
+    EXPECT_NE(
+        timeline->exprs[0].find("decision=\"" + std::string(decision) + "\""),
+        std::string::npos)
+        << decision << " not coded: " << timeline->exprs[0];
+  }
+  EXPECT_NE(timeline->exprs[0].find("by (experiment, variant, baseline"),
+            std::string::npos)
+      << "not per experiment and treatment: " << timeline->exprs[0];
+  const DashboardPanel* now = find(
+      "stat", {"rankwatch_ab_decision", "rankwatch_ab_decision_since_look"});
+  EXPECT_NE(now, nullptr);
+  const DashboardPanel* adjusted =
+      find("timeseries", {"rankwatch_ab_adjusted_difference",
+                          "rankwatch_ab_adjusted_sequential_ci_lower",
+                          "rankwatch_ab_adjusted_sequential_ci_upper"});
+  ASSERT_NE(adjusted, nullptr);
+  for (const std::string& expr : adjusted->exprs) {
+    EXPECT_NE(expr.find("window=\"all\""), std::string::npos) << expr;
+  }
+}
+
 class PrometheusE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -263,6 +455,9 @@ kafka:
     fetch.wait.max.ms: "100"
 schema:
   unit: user_id
+  # The dashboard's regression-adjusted panel needs it (and the traffic's
+  # --covariate below).
+  covariate: pre_exposure.clicks
 join:
   window: 4s
   allowed_lateness: 1s
@@ -342,7 +537,9 @@ scrape_configs:
                                      "--interleave",
                                      "B",
                                      "--interleave-share",
-                                     "0.2"};
+                                     "0.2",
+                                     "--covariate",
+                                     "pre_exposure.clicks"};
     if (regress) {
       for (const char* a : {"--regress-variant", "B", "--regress-after"}) {
         argv.push_back(a);

@@ -15,6 +15,11 @@
 // whose address then follows a control. The screenshot is kept as a test
 // artifact: <build>/Testing/status_page.png.
 //
+// The figures agree (issue 27): the page, /api/v1/summary, the gauges and
+// the demo's terminal parser at one look, and `rankwatch replay` over the
+// same events (the producers' --also-write-* copies) with the same
+// configuration, once the daemon has finalized every request sent.
+//
 // Skipped (GTEST_SKIP, with the reason) only when node or chromium is
 // missing; playwright-core is installed into a cache directory on first use
 // (npm, pinned in tests/status_page/package.json).
@@ -31,8 +36,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "daemon/cli/demo_story.h"
@@ -149,6 +157,108 @@ std::string FormatP(double p) {
   return s;
 }
 
+// The count `key=N` in produce-synthetic's summary line, or -1.
+int64_t SummaryCount(const std::string& summary, const std::string& key) {
+  const std::string line = " " + summary;
+  const size_t at = line.find(" " + key + "=");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(line.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
+// A number of /api/v1/summary's or replay's JSON. Both write a value that
+// is not finite as null, read here as NaN; a missing key is a failure
+// rather than a NaN that would agree with another.
+double Number(simdjson::simdjson_result<simdjson::dom::element> e,
+              const std::string& what) {
+  simdjson::dom::element x;
+  if (e.get(x) != simdjson::SUCCESS) {
+    ADD_FAILURE() << what << ": missing";
+    return NAN;
+  }
+  double v = NAN;
+  if (!x.is_null() && x.get(v) != simdjson::SUCCESS) {
+    ADD_FAILURE() << what << ": not a number";
+  }
+  return v;
+}
+
+std::string Exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+// The largest difference ExpectAgree has seen, relative to its tolerance's
+// scale (printed).
+double largest_relative_difference = 0;
+
+// The daemon's figure and replay's of the same data. The daemon sums per
+// partition (a shard each, merged at each look) in arrival order, replay in
+// one shard in event-time order: the same terms in another order, so the
+// last bits may differ (by a few 1e-15 relative in this test). They agree
+// to 1e-12 of `scale`, the magnitude of the terms the figure comes from
+// (at least its own): far below any difference the data could make, far
+// above the rounding. A figure that is a small difference of larger terms
+// (a mean difference of two means near 0.4, an interval's bound d - h near
+// 0) carries their absolute rounding, hence the callers' scale. Non-finite
+// values agree with non-finite ones: the JSON writes NaN and infinities
+// alike as null; two infinities must be the same one.
+void ExpectAgree(double live, double replay, const std::string& what,
+                 double scale = 0) {
+  if (!std::isfinite(live) || !std::isfinite(replay)) {
+    EXPECT_TRUE(!std::isfinite(live) && !std::isfinite(replay) &&
+                (std::isnan(live) || std::isnan(replay) || live == replay))
+        << what << ": live " << live << ", replay " << replay;
+    return;
+  }
+  scale = std::max({std::abs(scale), std::abs(live), std::abs(replay)});
+  if (scale > 0) {
+    largest_relative_difference =
+        std::max(largest_relative_difference, std::abs(live - replay) / scale);
+  }
+  EXPECT_LE(std::abs(live - replay), 1e-12 * scale)
+      << what << ": live " << Exact(live) << ", replay " << Exact(replay);
+}
+
+// The same for a p-value, compared by its logarithm when small: in the
+// tail p is about exp(-z^2 / 2), so a relative difference e in the
+// statistic z becomes z^2 e in p (4e-13 here at p = 1e-12; beyond 1e-12
+// for a longer run) but stays 2 e in log p.
+void ExpectAgreeP(double live, double replay, const std::string& what) {
+  if (std::isfinite(live) && std::isfinite(replay) && live > 0 && replay > 0 &&
+      std::min(live, replay) < 1e-3) {
+    ExpectAgree(std::log(live), std::log(replay), what + " (log)");
+    return;
+  }
+  ExpectAgree(live, replay, what);
+}
+
+// `live` against replay's figure `key` of `replay` (a comparison or its
+// adjusted object) at the scale ExpectAgree needs: a p-value by
+// ExpectAgreeP; a difference at the magnitude `means` of its arms' means;
+// a relative difference at 1 (the difference's rounding over the
+// baseline's mean); an interval's bound at its interval's
+// max(|lower|, |upper|), which is |difference| + half-width.
+void ExpectAgreesWith(double live, simdjson::dom::element replay,
+                      const std::string& key, double means,
+                      const std::string& what) {
+  const double expected = Number(replay[key], key);
+  if (key.find("p_value") != std::string::npos) {
+    ExpectAgreeP(live, expected, what + " " + key);
+    return;
+  }
+  double scale = 0;
+  if (key == "difference") scale = means;
+  if (key == "relative_difference") scale = 1;
+  const size_t ci = key.find("ci_");
+  if (ci != std::string::npos) {
+    const std::string interval = key.substr(0, ci + 3);
+    scale = std::max(std::abs(Number(replay[interval + "lower"], key)),
+                     std::abs(Number(replay[interval + "upper"], key)));
+  }
+  ExpectAgree(live, expected, what + " " + key, scale);
+}
+
 class StatusPageTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -207,6 +317,7 @@ interleaving:
 http:
   listen: 127.0.0.1:0
 )");
+    config_ = config;
     daemon_ = std::make_unique<testing::DaemonProcess>(RANKWATCH_BINARY, dir_,
                                                        config, "daemon");
     ASSERT_TRUE(daemon_->WaitReady()) << daemon_->log();
@@ -221,10 +332,13 @@ http:
   }
 
   // Demo-like traffic in real time (B regressed from the start, a fifth of
-  // the requests interleaved) for `seconds`, then the producer is killed:
-  // what it produced until then is what the daemon has to show, judgments
-  // still queued for their time are simply never sent.
+  // the requests interleaved) for `seconds`, then the producers are stopped
+  // (SIGTERM): what they produced until then is what the daemon has to
+  // show; judgments still queued for their time are dropped, sent neither
+  // to Kafka nor to the copies. Each producer also writes the events it
+  // sends to files (--also-write-*), which replay reads.
   void RunTraffic(int seconds) {
+    const std::string copy = dir_.path() + "/";
     ChildProcess traffic({RANKWATCH_BINARY,
                           "produce-synthetic",
                           "--bootstrap",
@@ -246,31 +360,67 @@ http:
                           "--regress-factor",
                           "4",
                           "--covariate",
-                          "pre.clicks"},
+                          "pre.clicks",
+                          "--also-write-results",
+                          copy + "traffic.results.jsonl",
+                          "--also-write-judgments",
+                          copy + "traffic.judgments.jsonl"},
                          dir_.path() + "/traffic.out",
                          dir_.path() + "/traffic.log");
     // Beside it, three rankers multileaved on every request of their own
     // (another seed: other request ids), C best, B worst.
-    ChildProcess multileaved(
-        {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
-         cluster_->bootstrap_servers(), "--rate", "100", "--seed", "8",
-         "--status-interval", "0s", "--variants", "A:1.0,B:2.0,C:0.5",
-         "--multileave", "A,B,C", "--interleave-share", "1"},
-        dir_.path() + "/multileaved.out", dir_.path() + "/multileaved.log");
+    ChildProcess multileaved({RANKWATCH_BINARY,
+                              "produce-synthetic",
+                              "--bootstrap",
+                              cluster_->bootstrap_servers(),
+                              "--rate",
+                              "100",
+                              "--seed",
+                              "8",
+                              "--status-interval",
+                              "0s",
+                              "--variants",
+                              "A:1.0,B:2.0,C:0.5",
+                              "--multileave",
+                              "A,B,C",
+                              "--interleave-share",
+                              "1",
+                              "--also-write-results",
+                              copy + "multileaved.results.jsonl",
+                              "--also-write-judgments",
+                              copy + "multileaved.judgments.jsonl"},
+                             dir_.path() + "/multileaved.out",
+                             dir_.path() + "/multileaved.log");
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
     ASSERT_TRUE(traffic.Running())
         << testing::ReadFile(dir_.path() + "/traffic.log");
     ASSERT_TRUE(multileaved.Running())
         << testing::ReadFile(dir_.path() + "/multileaved.log");
-    traffic.Signal(SIGKILL);
-    multileaved.Signal(SIGKILL);
-    traffic.Wait(10s);
-    multileaved.Wait(10s);
+    traffic.Signal(SIGTERM);
+    multileaved.Signal(SIGTERM);
+    // Exit code 0: every event (and line of the copies) was delivered.
+    ASSERT_EQ(traffic.Wait(40s), std::optional<int>(0))
+        << testing::ReadFile(dir_.path() + "/traffic.log");
+    ASSERT_EQ(multileaved.Wait(40s), std::optional<int>(0))
+        << testing::ReadFile(dir_.path() + "/multileaved.log");
+    for (const char* name : {"traffic", "multileaved"}) {
+      const std::string summary =
+          testing::ReadFile(dir_.path() + "/" + name + ".out");
+      const int64_t results = SummaryCount(summary, "results");
+      const int64_t judgments = SummaryCount(summary, "judgments");
+      ASSERT_GT(results, 0) << summary;
+      ASSERT_GT(judgments, 0) << summary;
+      sent_results_ += results;
+      sent_judgments_ += judgments;
+      if (std::string_view(name) == "traffic") traffic_results_ = results;
+    }
   }
 
-  // Waits until every produced event is consumed, nothing is pending and
-  // the counters stay put for a few seconds (the experiments' looks, once
-  // per second, then see the final data).
+  // Waits until every event the producers sent is consumed, every request
+  // finalized (their count is the results events sent: the windows close by
+  // join.idle_timeout once the traffic stops), nothing is pending and the
+  // counters stay put for a few seconds (the experiments' looks, once per
+  // second and at each request of the summary, then see the final data).
   void WaitSettled() {
     std::string last;
     int stable = 0;
@@ -278,24 +428,339 @@ http:
         [&] {
           simdjson::dom::element d;
           if (!Summary(&d)) return false;
-          const int64_t pending = d["pipeline"]["pending_requests"];
-          const std::string now =
-              std::to_string(
-                  int64_t(d["pipeline"]["topics"].at(0)["consumed"])) +
-              "/" +
-              std::to_string(
-                  int64_t(d["pipeline"]["topics"].at(1)["consumed"])) +
-              "/" + std::to_string(int64_t(d["pipeline"]["scored"]));
-          stable = (pending == 0 && now == last) ? stable + 1 : 0;
+          simdjson::dom::element p = d["pipeline"];
+          const int64_t results = p["topics"].at(0)["consumed"];
+          const int64_t judgments = p["topics"].at(1)["consumed"];
+          const int64_t finalized = p["finalized"];
+          const bool all =
+              results == sent_results_ && judgments == sent_judgments_ &&
+              finalized == sent_results_ && int64_t(p["pending_requests"]) == 0;
+          const std::string now = std::to_string(results) + "/" +
+                                  std::to_string(judgments) + "/" +
+                                  std::to_string(int64_t(p["scored"]));
+          stable = (all && now == last) ? stable + 1 : 0;
           last = now;
           return stable >= 15;  // 3 s at 200 ms.
         },
         90s))
+        << "sent " << sent_results_ << " results and " << sent_judgments_
+        << " judgments\n"
         << summary_;
+  }
+
+  // `rankwatch replay --format json` over the events the producers sent
+  // (their --also-write-* copies, concatenated: replay orders by event
+  // time), with the daemon's configuration; "" with a failure recorded.
+  std::string Replay() {
+    std::string results, judgments;
+    for (const char* name : {"traffic", "multileaved"}) {
+      results += testing::ReadFile(dir_.path() + "/" + name + ".results.jsonl");
+      judgments +=
+          testing::ReadFile(dir_.path() + "/" + name + ".judgments.jsonl");
+    }
+    const testing::CommandResult r = testing::RunCommand(
+        {RANKWATCH_BINARY, "replay", "--config", config_, "--results",
+         dir_.Write("replay.results.jsonl", results), "--judgments",
+         dir_.Write("replay.judgments.jsonl", judgments), "--format", "json"},
+        120s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? r.out : "";
+  }
+
+  // Replay agrees with the daemon (issue 27): the events the producers
+  // sent, replayed from their copies with the daemon's configuration,
+  // against the daemon's summary `live`, its gauges and the terminal
+  // story's figures (`metrics_text`, one /metrics page), read once every
+  // request is finalized. Compared are the functions of the data: the
+  // join's counts, per variant and per arm the lists and means, and per
+  // window-`all` comparison the difference, relative difference, Welch
+  // interval and p-value, BH-adjusted p-value, the adjusted figures and the
+  // latest look's always-valid interval and p-value.
+  //
+  // Not compared: the running always-valid figures (sequential_ci_*,
+  // sequential_p_value: the intersection and minimum over looks) and what
+  // reads them, the verdict and the decision. They depend on when the
+  // looks fell: the daemon looks once per second of wall time and at each
+  // scrape of a summary or /metrics page with new data, from its first
+  // lists on; replay looks once, when every request is finalized (its
+  // adjusted sequential_looks is 1, checked below), so its running
+  // figures are its one look's. What holds instead: the daemon's running
+  // interval lies inside its latest look's (an intersection over looks
+  // that include it), which is replay's one look; so a verdict or
+  // decision that replay's interval already settles (worse or better; ship
+  // or no_ship) the daemon's narrower interval settles the same way, while
+  // where replay's interval still holds 0 the daemon may have decided
+  // earlier. The sliding windows (30s, 2m) end at each side's watermark
+  // and are not compared either.
+  void ExpectReplayAgrees(simdjson::dom::element live,
+                          const std::string& metrics_text) {
+    const std::string replay_text = Replay();
+    ASSERT_FALSE(replay_text.empty());
+    simdjson::dom::parser replay_parser;
+    simdjson::dom::element replay;
+    ASSERT_EQ(replay_parser.parse(replay_text).get(replay), simdjson::SUCCESS)
+        << replay_text;
+    const testing::Scrape metrics = testing::Scrape::Parse(metrics_text);
+
+    // Every event sent was read by both, and joined alike: exact counts.
+    simdjson::dom::element events = replay["events"];
+    simdjson::dom::element pipeline = live["pipeline"];
+    EXPECT_EQ(int64_t(events["results"]), sent_results_);
+    EXPECT_EQ(int64_t(events["judgments"]), sent_judgments_);
+    EXPECT_EQ(int64_t(events["finalized"]), sent_results_);
+    const std::pair<const char*, const char*> counts[] = {
+        {"finalized", "finalized"},
+        {"scored", "scored"},
+        {"without_relevant", "without_relevant"},
+        {"unjudged", "unjudged"},
+        {"orphaned_judgments", "orphaned_judgments"},
+        {"late", "late_judgments"},
+        {"late_results", "late_results"},
+        {"duplicate_results", "duplicate_results"},
+        {"evicted", "evicted"}};
+    for (const auto& [replay_key, live_key] : counts) {
+      EXPECT_EQ(int64_t(events[replay_key]), int64_t(pipeline[live_key]))
+          << live_key;
+    }
+    // Only the A/B producer sends the covariate (--covariate): its lists
+    // have one, the multileaved producer's none.
+    EXPECT_EQ(int64_t(events["covariate"]["present"]), traffic_results_);
+    EXPECT_EQ(int64_t(events["covariate"]["absent"]),
+              sent_results_ - traffic_results_);
+    for (const auto [reason, n] : simdjson::dom::object(events["covariate"])) {
+      EXPECT_EQ(double(int64_t(n)),
+                metrics.Sum("rankwatch_covariate_events_total",
+                            {{"reason", std::string(reason)}}))
+          << reason;
+    }
+
+    // Per variant and series, window all: requests, lists and mean.
+    size_t variants = 0;
+    for (simdjson::dom::element v : live["variants"]) {
+      const std::string variant{std::string_view(v["variant"])};
+      SCOPED_TRACE(variant);
+      simdjson::dom::element r;
+      ASSERT_EQ(replay["variants"][variant].get(r), simdjson::SUCCESS)
+          << replay_text;
+      EXPECT_EQ(int64_t(v["requests"]), int64_t(r["requests"]));
+      size_t i = 0;
+      for (simdjson::dom::element s : live["series"]) {
+        const std::string name{std::string_view(s["name"])};
+        simdjson::dom::element all = v["series"].at(i++)["windows"].at(0);
+        EXPECT_EQ(int64_t(all["count"]), int64_t(r["measures"][name]["count"]))
+            << name;
+        ExpectAgree(Number(all["mean"], name),
+                    Number(r["measures"][name]["mean"], name),
+                    variant + " " + name + " mean");
+      }
+      ++variants;
+    }
+    EXPECT_EQ(variants, simdjson::dom::object(replay["variants"]).size());
+
+    simdjson::dom::element lx = live["experiments"].at(0);
+    simdjson::dom::element rx = replay["experiments"]["ranker-v2"];
+    const std::string baseline{std::string_view(lx["baseline"])};
+    // Sample ratio: the lists per variant, and the chi-square test on them.
+    std::map<std::string, int64_t> srm;
+    for (size_t i = 0; i < simdjson::dom::array(lx["srm"]["variants"]).size();
+         ++i) {
+      srm[std::string(std::string_view(lx["srm"]["variants"].at(i)))] =
+          int64_t(lx["srm"]["counts"].at(i));
+    }
+    for (const auto [variant, n] : simdjson::dom::object(rx["srm"]["counts"])) {
+      EXPECT_EQ(srm[std::string(variant)], int64_t(n)) << variant;
+    }
+    ExpectAgreeP(Number(lx["srm"]["chi_square_p_value"], "srm"),
+                 Number(rx["srm"]["p_value"], "srm"), "chi-square p");
+
+    int compared = 0;
+    for (simdjson::dom::element c : lx["comparisons"]) {
+      if (std::string_view(c["window"]) != "all") continue;
+      const std::string treatment{std::string_view(c["treatment"])};
+      const std::string series{std::string_view(c["series"])};
+      const std::string what = treatment + " " + series;
+      SCOPED_TRACE(what);
+      simdjson::dom::element r;
+      ASSERT_EQ(rx["treatments"][treatment][series].get(r), simdjson::SUCCESS)
+          << replay_text;
+      // The arms: lists and means (replay has them per variant).
+      EXPECT_EQ(int64_t(c["baseline_arm"]["count"]),
+                int64_t(r["baseline_count"]));
+      EXPECT_EQ(int64_t(c["treatment_arm"]["count"]),
+                int64_t(r["treatment_count"]));
+      const double baseline_mean =
+          Number(replay["variants"][baseline]["measures"][series]["mean"],
+                 "baseline mean");
+      const double treatment_mean =
+          Number(replay["variants"][treatment]["measures"][series]["mean"],
+                 "treatment mean");
+      ExpectAgree(Number(c["baseline_arm"]["mean"], "mean"), baseline_mean,
+                  what + " baseline mean");
+      ExpectAgree(Number(c["treatment_arm"]["mean"], "mean"), treatment_mean,
+                  what + " treatment mean");
+      const double means =
+          std::max(std::abs(baseline_mean), std::abs(treatment_mean));
+      const auto agree = [&](double l, const std::string& key) {
+        ExpectAgreesWith(l, r, key, means, what);
+      };
+      // The fixed-horizon test.
+      agree(Number(c["difference"], "difference"), "difference");
+      ExpectAgree(Number(c["relative_difference"], "relative"),
+                  Number(r["difference"], "difference") / baseline_mean,
+                  what + " relative difference", 1);
+      agree(Number(c["welch"]["interval"].at(0), "ci"), "ci_lower");
+      agree(Number(c["welch"]["interval"].at(1), "ci"), "ci_upper");
+      agree(Number(c["welch"]["p_value"], "p"), "p_value");
+      const bool quality = c["quality"];
+      if (quality) agree(Number(c["p_value_bh"], "p_bh"), "p_value_bh");
+      // The gauges hold the same figures...
+      const std::map<std::string, std::string> labels = {
+          {"experiment", "ranker-v2"},
+          {"variant", treatment},
+          {"measure", std::string(std::string_view(c["measure"]))},
+          {"k", std::string(std::string_view(c["k"]))},
+          {"window", "all"}};
+      const auto gauge = [&](const std::string& name) {
+        EXPECT_TRUE(metrics.Has(name, labels)) << name;
+        return metrics.Sum(name, labels);
+      };
+      EXPECT_EQ(gauge("rankwatch_ab_baseline_requests"),
+                double(int64_t(r["baseline_count"])));
+      EXPECT_EQ(gauge("rankwatch_ab_treatment_requests"),
+                double(int64_t(r["treatment_count"])));
+      agree(gauge("rankwatch_ab_difference"), "difference");
+      agree(gauge("rankwatch_ab_ci_lower"), "ci_lower");
+      agree(gauge("rankwatch_ab_ci_upper"), "ci_upper");
+      agree(gauge("rankwatch_ab_p_value"), "p_value");
+      if (quality) agree(gauge("rankwatch_ab_p_value_bh"), "p_value_bh");
+      // ...and the latest look, which replay's only look is.
+      const double look_lower = gauge("rankwatch_ab_sequential_look_ci_lower");
+      const double look_upper = gauge("rankwatch_ab_sequential_look_ci_upper");
+      agree(look_lower, "sequential_ci_lower");
+      agree(look_upper, "sequential_ci_upper");
+      agree(gauge("rankwatch_ab_sequential_look_p_value"),
+            "sequential_p_value");
+      // The daemon's running interval lies inside that look's (both read
+      // from the gauges, which print 16 significant digits: a bound the
+      // two share prints alike), so a verdict replay reaches, the daemon
+      // has reached too.
+      simdjson::dom::array running = c["sequential"]["interval"];
+      const double running_lower = gauge("rankwatch_ab_sequential_ci_lower");
+      const double running_upper = gauge("rankwatch_ab_sequential_ci_upper");
+      // (The gauges and the summary: the same doubles, up to the
+      // gauges' 16 digits.)
+      ExpectAgree(running_lower, Number(running.at(0), "running"),
+                  what + " running lower", running_upper);
+      ExpectAgree(running_upper, Number(running.at(1), "running"),
+                  what + " running upper", running_lower);
+      EXPECT_GE(running_lower, look_lower)
+          << Exact(running_lower) << " " << Exact(look_lower) << " "
+          << Exact(Number(running.at(0), "running"));
+      EXPECT_LE(running_upper, look_upper)
+          << Exact(running_upper) << " " << Exact(look_upper) << " "
+          << Exact(Number(running.at(1), "running"));
+      if (quality && int64_t(r["verdict"]) != 0) {
+        EXPECT_EQ(int64_t(c["verdict"]), int64_t(r["verdict"]));
+      }
+
+      // Regression-adjusted: the same object on both sides, but for the
+      // running sequential figures; replay's are its one look's.
+      simdjson::dom::element la;
+      if (c["adjusted"].get(la) == simdjson::SUCCESS) {
+        simdjson::dom::element ra;
+        ASSERT_EQ(r["adjusted"].get(ra), simdjson::SUCCESS) << replay_text;
+        EXPECT_EQ(std::string_view(la["status"]),
+                  std::string_view(ra["status"]));
+        for (const char* key : {"baseline_count", "treatment_count"}) {
+          EXPECT_EQ(int64_t(la[key]), int64_t(ra[key])) << key;
+        }
+        EXPECT_EQ(int64_t(ra["sequential_looks"]), 1);
+        for (const char* key :
+             {"theta", "variance_ratio", "difference", "relative_difference",
+              "standard_error", "ci_lower", "ci_upper", "p_value",
+              "sequential_look_p_value", "sequential_look_ci_lower",
+              "sequential_look_ci_upper"}) {
+          ExpectAgreesWith(Number(la[key], key), ra, key, means,
+                           what + " adjusted");
+          ExpectAgreesWith(gauge(std::string("rankwatch_ab_adjusted_") + key),
+                           ra, key, means, what + " adjusted gauge");
+        }
+        for (const char* key : {"ci_lower", "ci_upper", "p_value"}) {
+          EXPECT_EQ(
+              Exact(Number(ra[std::string("sequential_") + key], key)),
+              Exact(Number(ra[std::string("sequential_look_") + key], key)))
+              << key;
+        }
+        EXPECT_GE(Number(la["sequential_ci_lower"], "running"),
+                  Number(la["sequential_look_ci_lower"], "look"));
+        EXPECT_LE(Number(la["sequential_ci_upper"], "running"),
+                  Number(la["sequential_look_ci_upper"], "look"));
+      }
+      ++compared;
+    }
+    // Every window-all comparison of B: one per series.
+    EXPECT_EQ(compared, int(simdjson::dom::array(live["series"]).size()));
+
+    // The terminal story of nDCG@10 (its own parser of the same page).
+    auto story = cli::ParseMetricsSnapshot(metrics_text, {{"ndcg", "10"}});
+    ASSERT_TRUE(story.ok()) << story.status().ToString();
+    const cli::AbFigures* ab = nullptr;
+    for (const cli::AbFigures& f : story->ab) {
+      if (f.experiment == "ranker-v2" && f.treatment == "B") ab = &f;
+    }
+    ASSERT_NE(ab, nullptr) << metrics_text;
+    simdjson::dom::element r = rx["treatments"]["B"]["ndcg_cut_10"];
+    const double means =
+        std::max(std::abs(Number(
+                     replay["variants"]["A"]["measures"]["ndcg_cut_10"]["mean"],
+                     "mean")),
+                 std::abs(Number(
+                     replay["variants"]["B"]["measures"]["ndcg_cut_10"]["mean"],
+                     "mean")));
+    ExpectAgreesWith(ab->difference.value, r, "difference", means, "story");
+    ExpectAgreesWith(ab->look.value, r, "difference", means, "story look");
+    ExpectAgreesWith(ab->look.lower, r, "sequential_ci_lower", means,
+                     "story look");
+    ExpectAgreesWith(ab->look.upper, r, "sequential_ci_upper", means,
+                     "story look");
+    // Its regression-adjusted cell: the adjusted difference, the latest
+    // look's interval and the variance ratio.
+    ASSERT_TRUE(ab->has_adjusted) << metrics_text;
+    simdjson::dom::element ra = r["adjusted"];
+    EXPECT_EQ(ab->adjusted.status, std::string_view(ra["status"]));
+    ExpectAgreesWith(ab->adjusted.difference.value, ra, "difference", means,
+                     "story adjusted");
+    ExpectAgreesWith(ab->adjusted.look.lower, ra, "sequential_look_ci_lower",
+                     means, "story adjusted");
+    ExpectAgreesWith(ab->adjusted.look.upper, ra, "sequential_look_ci_upper",
+                     means, "story adjusted");
+    ExpectAgreesWith(ab->adjusted.variance_ratio, ra, "variance_ratio", means,
+                     "story adjusted");
+
+    // The decision: where replay's one look settles it, the same.
+    const std::string decided{
+        std::string_view(rx["treatments"]["B"]["decision"]["value"])};
+    const std::string live_decision{
+        std::string_view(lx["decisions"].at(0)["value"])};
+    if (decided == "ship" || decided == "no_ship") {
+      EXPECT_FALSE(bool(lx["srm"]["detected"])) << "then: invalid";
+      EXPECT_EQ(live_decision, decided);
+    }
+    ASSERT_EQ(story->decisions.size(), 1u);
+    EXPECT_EQ(story->decisions[0].value, live_decision);
+    std::printf(
+        "replay agrees: %d comparisons, largest relative difference %.3g, "
+        "decision %s (live %s)\n",
+        compared, largest_relative_difference, decided.c_str(),
+        live_decision.c_str());
   }
 
   std::string node_, npm_, chromium_, playwright_;
   testing::TempDir dir_;
+  std::string config_;        // The daemon's configuration file, also replay's.
+  int64_t sent_results_ = 0;  // Events the producers sent (RunTraffic).
+  int64_t sent_judgments_ = 0;
+  int64_t traffic_results_ = 0;  // Of those, the A/B producer's results.
   std::unique_ptr<sim::MockCluster> cluster_;
   std::unique_ptr<testing::DaemonProcess> daemon_;
   std::string summary_;
@@ -411,9 +876,15 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     return std::string(std::string_view(shown[id]));
   };
 
+  // One look: the summary and one /metrics page, read by the gauges'
+  // parser and the terminal story's, then replay's figures of the same
+  // events (ExpectReplayAgrees).
   simdjson::dom::element d;
   ASSERT_TRUE(Summary(&d));
-  const testing::Scrape metrics = daemon_->Metrics();
+  auto raw = testing::HttpGet("127.0.0.1", daemon_->port(), "/metrics");
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  const std::string metrics_text = raw->body;
+  const testing::Scrape metrics = testing::Scrape::Parse(metrics_text);
 
   // The decision (issue 27): the page's headline and first reason are the
   // summary's, the gauges hold the same value, the primary series and the
@@ -522,15 +993,13 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     // The terminal (issue 27, figures that agree): the demo's story reads
     // /metrics with its own parser; its difference, always-valid interval,
     // verdict and decision are the summary's, at the same look.
-    auto raw = testing::HttpGet("127.0.0.1", daemon_->port(), "/metrics");
-    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
-    auto story = cli::ParseMetricsSnapshot(raw->body, {{"ndcg", "10"}});
+    auto story = cli::ParseMetricsSnapshot(metrics_text, {{"ndcg", "10"}});
     ASSERT_TRUE(story.ok()) << story.status().ToString();
     const cli::AbFigures* ab = nullptr;
     for (const cli::AbFigures& f : story->ab) {
       if (f.experiment == "ranker-v2" && f.treatment == "B") ab = &f;
     }
-    ASSERT_NE(ab, nullptr) << raw->body;
+    ASSERT_NE(ab, nullptr) << metrics_text;
     EXPECT_NEAR(ab->difference.value, double(c["difference"]), 1e-12);
     simdjson::dom::array interval = c["sequential"]["interval"];
     EXPECT_NEAR(ab->difference.lower, double(interval.at(0)), 1e-12);
@@ -787,6 +1256,8 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   EXPECT_EQ(std::string_view(shown["view-after-change"]),
             "#window=2m&k=5&segment=locale%3D" + locale +
                 "&experiment=ranker-v2&series=P_5");
+
+  ExpectReplayAgrees(d, metrics_text);
 }
 
 }  // namespace

@@ -201,6 +201,57 @@ void FillMovers(const Families& f, DemoSnapshot* s) {
   }
 }
 
+// The regression-adjusted figures (schema.covariate) of each comparison of
+// `s->ab`, from the window-"all" rankwatch_ab_adjusted_* samples.
+void FillAdjusted(const Families& f, DemoSnapshot* s) {
+  for (const Sample& x : Family(f, "rankwatch_ab_covariate_info")) {
+    s->covariate = x.LabelOr("covariate");
+  }
+  // Calls set(&comparison, value) for each comparison a sample of `family`
+  // belongs to (`status` labels aside, the same labels).
+  auto each = [&](const char* family, auto set) {
+    for (const Sample& x : Family(f, family)) {
+      if (x.LabelOr("window") != "all") continue;
+      const std::string key =
+          AbKey(x.LabelOr("experiment"), x.LabelOr("variant"),
+                x.LabelOr("measure"), x.LabelOr("k"));
+      for (AbFigures& ab : s->ab) {
+        if (AbKey(ab.experiment, ab.treatment, ab.headline.measure,
+                  ab.headline.k) == key) {
+          set(&ab, x);
+        }
+      }
+    }
+  };
+  // Sets `field` of the running (`look` false) or latest look's estimate.
+  auto estimate = [&](const char* family, bool look, double Estimate::*field) {
+    each(family, [&](AbFigures* ab, const Sample& x) {
+      ab->has_adjusted = true;
+      // Through a reference: GCC 12 assigns `(c ? a : b).*field` to a
+      // temporary.
+      Estimate& e = look ? ab->adjusted.look : ab->adjusted.difference;
+      e.*field = x.value;
+    });
+  };
+  estimate("rankwatch_ab_adjusted_difference", false, &Estimate::value);
+  estimate("rankwatch_ab_adjusted_difference", true, &Estimate::value);
+  estimate("rankwatch_ab_adjusted_sequential_ci_lower", false,
+           &Estimate::lower);
+  estimate("rankwatch_ab_adjusted_sequential_ci_upper", false,
+           &Estimate::upper);
+  estimate("rankwatch_ab_adjusted_sequential_look_ci_lower", true,
+           &Estimate::lower);
+  estimate("rankwatch_ab_adjusted_sequential_look_ci_upper", true,
+           &Estimate::upper);
+  each("rankwatch_ab_adjusted_variance_ratio",
+       [](AbFigures* ab, const Sample& x) {
+         ab->adjusted.variance_ratio = x.value;
+       });
+  each("rankwatch_ab_adjusted_status", [](AbFigures* ab, const Sample& x) {
+    if (x.value == 1) ab->adjusted.status = x.LabelOr("status");
+  });
+}
+
 void FillAb(const Families& f, DemoSnapshot* s) {
   auto key_of = [](const Sample& x) {
     return AbKey(x.LabelOr("experiment"), x.LabelOr("variant"),
@@ -250,6 +301,7 @@ void FillAb(const Families& f, DemoSnapshot* s) {
        &Estimate::lower);
   fill("rankwatch_ab_sequential_look_ci_upper", &AbFigures::look,
        &Estimate::upper);
+  FillAdjusted(f, s);
   // Headline order within an experiment, as configured.
   std::stable_sort(s->ab.begin(), s->ab.end(),
                    [&](const AbFigures& a, const AbFigures& b) {

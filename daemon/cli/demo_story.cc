@@ -111,16 +111,32 @@ std::string FormatEstimate(const Estimate& e, bool sign) {
          FormatNumber(e.upper, decimals, sign) + "]";
 }
 
-std::string FormatAbDifference(const AbFigures& ab) {
-  const Estimate& d = ab.difference;
+std::string FormatSequential(const Estimate& running, const Estimate& look) {
+  const Estimate& d = running;
   // NaN compares false: without an interval the estimate prints alone.
   const bool outside = d.value < d.lower || d.value > d.upper;
   if (!outside) return FormatEstimate(d, true);
-  Estimate look = ab.look;
-  look.value = d.value;
-  const std::string running = FormatEstimate(d, true);
-  return FormatEstimate(look, true) + " at this look; since start " +
-         running.substr(running.find(" [") + 1);
+  Estimate at_look = look;
+  at_look.value = d.value;
+  const std::string since = FormatEstimate(d, true);
+  return FormatEstimate(at_look, true) + " at this look; since start " +
+         since.substr(since.find(" [") + 1);
+}
+
+std::string FormatAbDifference(const AbFigures& ab) {
+  return FormatSequential(ab.difference, ab.look);
+}
+
+std::string FormatAdjusted(const AdjustedFigures& a) {
+  if (a.status == "invalid_input") return "invalid input";
+  const std::string figures = FormatSequential(a.difference, a.look);
+  // The pairs' unadjusted figures: a ratio of 1 would read as "adjusted,
+  // and it did not help".
+  if (a.status == "no_covariate_variance") {
+    return figures + ", not adjusted (no covariate variance)";
+  }
+  if (std::isnan(a.variance_ratio)) return figures;
+  return figures + ", variance x" + FormatNumber(a.variance_ratio, 2, false);
 }
 
 std::vector<std::string> DemoStory::Observe(const DemoSnapshot& s,
@@ -319,6 +335,59 @@ void DemoStory::ObserveInterleaving(const DemoSnapshot& s,
   }
 }
 
+namespace {
+
+// The A/B rows of the table: per experiment and treatment the difference
+// and verdict of each headline comparison and, with schema.covariate, a
+// row of the regression-adjusted figures under it.
+std::string AbTable(const DemoSnapshot& s) {
+  if (s.ab.empty()) return "";
+  std::string out;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"experiment", ""});
+  // Each experiment and treatment is a row (s.ab is sorted by them);
+  // with schema.covariate the row under it holds the regression-adjusted
+  // figures of the same comparisons, column by column.
+  bool adjusted = false;
+  for (size_t i = 0; i < s.ab.size();) {
+    size_t end = i;
+    bool group_adjusted = false;
+    while (end < s.ab.size() && s.ab[end].experiment == s.ab[i].experiment &&
+           s.ab[end].treatment == s.ab[i].treatment) {
+      group_adjusted = group_adjusted || s.ab[end].has_adjusted;
+      ++end;
+    }
+    std::vector<std::string> row = {
+        s.ab[i].experiment, s.ab[i].treatment + " vs " + s.ab[i].baseline};
+    std::vector<std::string> adjusted_row = {"", "adjusted"};
+    for (size_t j = i; j < end; ++j) {
+      const AbFigures& ab = s.ab[j];
+      if (i == 0) rows[0].push_back(ab.headline.Label());
+      row.push_back(FormatAbDifference(ab) + " " +
+                    std::string(VerdictName(ab.verdict)));
+      adjusted_row.push_back(ab.has_adjusted ? FormatAdjusted(ab.adjusted)
+                                             : "n/a");
+    }
+    rows.push_back(std::move(row));
+    if (group_adjusted) rows.push_back(std::move(adjusted_row));
+    adjusted = adjusted || group_adjusted;
+    i = end;
+  }
+  out += "  A/B difference [" + Percent(s.level) +
+         " always-valid interval] and verdict:\n";
+  if (adjusted) {
+    out += "  adjusted: regression-adjusted by " +
+           (s.covariate.empty() ? std::string("the covariate") : s.covariate) +
+           ", [" + Percent(s.level) +
+           " always-valid interval] of its own test, variance adjusted / "
+           "unadjusted\n";
+  }
+  out += RenderTable(rows);
+  return out;
+}
+
+}  // namespace
+
 std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
   if (!started_) Observe(s, now_ms);
   const double seconds = static_cast<double>(now_ms - table_ms_) / 1000;
@@ -347,23 +416,7 @@ std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
   }
   out += "  since start, mean [" + Percent(s.level) + " interval]:\n" +
          RenderTable(rows);
-  if (!s.ab.empty()) {
-    rows.clear();
-    rows.push_back({"experiment", ""});
-    std::vector<std::string>* row = nullptr;
-    for (const AbFigures& ab : s.ab) {
-      if (row == nullptr || (*row)[0] != ab.experiment ||
-          (*row)[1] != ab.treatment + " vs " + ab.baseline) {
-        rows.push_back({ab.experiment, ab.treatment + " vs " + ab.baseline});
-        row = &rows.back();
-      }
-      if (rows.size() == 2) rows[0].push_back(ab.headline.Label());
-      row->push_back(FormatAbDifference(ab) + " " +
-                     std::string(VerdictName(ab.verdict)));
-    }
-    out += "  A/B difference [" + Percent(s.level) +
-           " always-valid interval] and verdict:\n" + RenderTable(rows);
-  }
+  out += AbTable(s);
   for (const DecisionFigures& d : s.decisions) {
     out += "  " + d.experiment + " decision (" + d.treatment + " vs " +
            d.baseline + "): " + FormatDecision(d) + "\n";

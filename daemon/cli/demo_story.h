@@ -4,7 +4,8 @@
 // story needs), and DemoStory turns consecutive snapshots into one line per
 // change ("B is now worse than A on ndcg@10: ...", "no events for 30 s",
 // SRM detected or cleared, interleaving verdicts) and a periodic table
-// (variants x headline measures with intervals, the experiments' verdicts,
+// (variants x headline measures with intervals, the experiments' verdicts
+// and, with schema.covariate, their regression-adjusted differences,
 // events/s).
 //
 // Why /metrics rather than the pipeline: the demo runs a server::Daemon,
@@ -71,6 +72,20 @@ struct MoverFigures {
   double contribution = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The regression-adjusted figures of a comparison (schema.covariate:
+// rankwatch_ab_adjusted_*), a test of their own beside the unadjusted one.
+struct AdjustedFigures {
+  // Running always-valid interval (intersection since start) and the
+  // latest look's, around the same adjusted difference, as for AbFigures.
+  Estimate difference;
+  Estimate look;
+  // Adjusted over unadjusted variance (about 1 - rho^2); NaN if undefined.
+  double variance_ratio = std::numeric_limits<double>::quiet_NaN();
+  // rankwatch_ab_adjusted_status: adjusted, no_covariate_variance (the
+  // figures are the pairs' unadjusted ones), invalid_input; "" if unknown.
+  std::string status;
+};
+
 // One treatment against its baseline on one headline (window "all").
 struct AbFigures {
   std::string experiment;
@@ -84,6 +99,9 @@ struct AbFigures {
   Estimate look;
   Verdict verdict = Verdict::kNoData;
   std::vector<MoverFigures> movers;  // By rank; empty unless exported.
+  // Set when the daemon exports adjusted figures (schema.covariate).
+  bool has_adjusted = false;
+  AdjustedFigures adjusted;
 };
 
 // A series the decision read (rankwatch_ab_decision_input and _ci_*).
@@ -130,8 +148,9 @@ struct InterleavingFigures {
 
 struct DemoSnapshot {
   std::vector<Headline> headlines;
-  double level = 0.95;                   // rankwatch_ab_confidence_level.
-  int64_t events_consumed = 0;           // Over all topics.
+  double level = 0.95;          // rankwatch_ab_confidence_level.
+  std::string covariate;        // rankwatch_ab_covariate_info; "" without one.
+  int64_t events_consumed = 0;  // Over all topics.
   std::vector<VariantFigures> variants;  // Sorted by name.
   std::vector<AbFigures> ab;
   std::vector<SrmFigures> srm;
@@ -162,6 +181,18 @@ std::string FormatEstimate(const Estimate& e, bool sign);
 // and the running one, labelled: "-0.048 [-0.069, -0.027] at this look;
 // since start [-0.027, -0.007]".
 std::string FormatAbDifference(const AbFigures& ab);
+
+// The same for a running interval and the latest look's around one
+// estimate (`running.value`); FormatAbDifference(ab) is
+// FormatSequential(ab.difference, ab.look).
+std::string FormatSequential(const Estimate& running, const Estimate& look);
+
+// The regression-adjusted cell of the A/B table: the adjusted difference
+// with its own always-valid interval, labelled as FormatSequential labels
+// it, and the variance ratio: "-0.041 [-0.060, -0.022], variance x0.64".
+// Without adjustment (status no_covariate_variance) it says so instead of
+// a ratio; "invalid input" alone for invalid_input.
+std::string FormatAdjusted(const AdjustedFigures& a);
 
 // The key of one A/B comparison (experiment, treatment, headline) in the
 // story's maps.

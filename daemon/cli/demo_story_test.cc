@@ -218,6 +218,134 @@ TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
       << table;
 }
 
+// With schema.covariate the daemon exports regression-adjusted figures of
+// each window-"all" comparison (exporter/experiment_collector.h); a
+// second comparison (precision@5) shows the columns line up.
+constexpr std::string_view kAdjustedPage =
+    R"(rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all",state="inconclusive"} 1
+rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.004
+rankwatch_ab_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.002
+rankwatch_ab_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.010
+rankwatch_ab_covariate_info{covariate="pre_exposure.clicks"} 1
+rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="1m"} 9
+rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.048
+rankwatch_ab_adjusted_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.027
+rankwatch_ab_adjusted_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.007
+rankwatch_ab_adjusted_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.069
+rankwatch_ab_adjusted_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.027
+rankwatch_ab_adjusted_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.5
+rankwatch_ab_adjusted_variance_ratio{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} 0.64
+rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="adjusted"} 1
+rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="no_covariate_variance"} 0
+rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="invalid_input"} 0
+rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.003
+rankwatch_ab_adjusted_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.007
+rankwatch_ab_adjusted_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.013
+rankwatch_ab_adjusted_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.01
+rankwatch_ab_adjusted_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.016
+rankwatch_ab_adjusted_variance_ratio{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.81
+rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all",status="adjusted"} 1
+)";
+
+TEST(ParseMetricsSnapshotTest, ReadsTheAdjustedFigures) {
+  const std::string page = std::string(kPage) + std::string(kAdjustedPage);
+  auto s = ParseMetricsSnapshot(page, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->covariate, "pre_exposure.clicks");
+  ASSERT_EQ(s->ab.size(), 2u);  // ndcg@10, precision@5: configured order.
+  const AbFigures& ndcg = s->ab[0];
+  EXPECT_EQ(ndcg.headline, (Headline{"ndcg", "10"}));
+  ASSERT_TRUE(ndcg.has_adjusted);
+  // window="all", not the 1m row; the running interval and the look's
+  // around the same estimate; not the fixed-sample Welch interval.
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.value, -0.048);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.lower, -0.027);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.upper, -0.007);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.value, -0.048);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.lower, -0.069);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.upper, -0.027);
+  EXPECT_DOUBLE_EQ(ndcg.adjusted.variance_ratio, 0.64);
+  EXPECT_EQ(ndcg.adjusted.status, "adjusted");  // The series at 1.
+  // The unadjusted figures stay the unadjusted gauges'.
+  EXPECT_DOUBLE_EQ(ndcg.difference.value, -0.21);
+  const AbFigures& precision = s->ab[1];
+  EXPECT_EQ(precision.headline, (Headline{"precision", "5"}));
+  EXPECT_TRUE(precision.has_adjusted);
+  EXPECT_DOUBLE_EQ(precision.adjusted.difference.value, 0.003);
+  EXPECT_DOUBLE_EQ(precision.adjusted.variance_ratio, 0.81);
+  // Without schema.covariate: no adjusted figures.
+  auto plain = ParseMetricsSnapshot(kPage, kHeadlines);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->covariate, "");
+  EXPECT_FALSE(plain->ab[0].has_adjusted);
+}
+
+// The adjusted figures follow the unadjusted ones' labelling: the running
+// interval alone when it holds the estimate, else the latest look's
+// interval and the running one, labelled. The variance ratio follows: a
+// standard error of 0.008 adjusted against 0.010 unadjusted is
+// (0.008 / 0.010)^2 = 0.64.
+TEST(FormatAdjustedTest, LabelsLikeTheUnadjustedAndGivesTheVarianceRatio) {
+  AdjustedFigures a;
+  a.difference = {-0.041, -0.060, -0.022};
+  a.look = {-0.041, -0.065, -0.017};
+  a.variance_ratio = 0.64;
+  a.status = "adjusted";
+  EXPECT_EQ(FormatAdjusted(a), "-0.041 [-0.060, -0.022], variance x0.64");
+  a.difference = {-0.048, -0.027, -0.007};
+  a.look = {-0.048, -0.069, -0.027};
+  EXPECT_EQ(FormatAdjusted(a),
+            "-0.048 [-0.069, -0.027] at this look; since start [-0.027, "
+            "-0.007], variance x0.64");
+  // Fewer than 20 pairs per arm: no always-valid interval yet.
+  a.difference = {0.01, -INFINITY, INFINITY};
+  a.look = {0.01, -INFINITY, INFINITY};
+  EXPECT_EQ(FormatAdjusted(a), "+0.010 [-inf, +inf], variance x0.64");
+  // Not adjusted: said so rather than a ratio of 1.
+  a.difference = {-0.02, -0.05, 0.01};
+  a.variance_ratio = 1;
+  a.status = "no_covariate_variance";
+  EXPECT_EQ(FormatAdjusted(a),
+            "-0.020 [-0.050, +0.010], not adjusted (no covariate variance)");
+  a.status = "invalid_input";
+  EXPECT_EQ(FormatAdjusted(a), "invalid input");
+  // An undefined ratio is left out.
+  a.status = "adjusted";
+  a.variance_ratio = NAN;
+  EXPECT_EQ(FormatAdjusted(a), "-0.020 [-0.050, +0.010]");
+}
+
+// The table's row under each experiment and treatment holds the adjusted
+// figures of the same comparisons, column by column, from /metrics.
+TEST(DemoStoryTest, TableShowsTheAdjustedDifferences) {
+  const std::string page = std::string(kPage) + std::string(kAdjustedPage);
+  auto s = ParseMetricsSnapshot(page, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::string table = DemoStory().Table(*s, 10'000);
+  // Columns padded to their widest cell plus two blanks (widths 10, 8, 82).
+  EXPECT_NE(
+      table.find(
+          "  A/B difference [95% always-valid interval] and verdict:\n"
+          "  adjusted: regression-adjusted by pre_exposure.clicks, [95% "
+          "always-valid interval] of its own test, variance adjusted / "
+          "unadjusted\n"
+          "  experiment            ndcg@10                                    "
+          "                                         precision@5\n"
+          "  x           B vs A    -0.210 [-0.250, +inf] worse                "
+          "                                         +0.004 [-0.002, +0.010] "
+          "inconclusive\n"
+          "              adjusted  -0.048 [-0.069, -0.027] at this look; "
+          "since start [-0.027, -0.007], variance x0.64  +0.003 [-0.007, "
+          "+0.013], variance x0.81\n"),
+      std::string::npos)
+      << table;
+  // A comparison without adjusted figures beside one with: "n/a".
+  s->ab[1].has_adjusted = false;
+  const std::string partial = DemoStory().Table(*s, 10'000);
+  EXPECT_NE(partial.find("variance x0.64  n/a\n"), std::string::npos)
+      << partial;
+}
+
 TEST(ParseMetricsSnapshotTest, MalformedLineNamesItsNumber) {
   auto s = ParseMetricsSnapshot(
       "# TYPE x gauge\nrankwatch_ab_verdict{experiment=\"x\" 1\n", kHeadlines);
@@ -258,8 +386,16 @@ DemoSnapshot Snapshot(int64_t events, Verdict ab, Estimate difference, bool srm,
   // The latest look's interval: the running one widened by 0.01 each side.
   const Estimate look{difference.value, difference.lower - 0.01,
                       difference.upper + 0.01};
-  s.ab.push_back(
-      {"ranker-v2", "A", "B", {"ndcg", "10"}, difference, look, ab, {}});
+  s.ab.push_back({"ranker-v2",
+                  "A",
+                  "B",
+                  {"ndcg", "10"},
+                  difference,
+                  look,
+                  ab,
+                  {},
+                  false,
+                  {}});
   s.srm.push_back({"ranker-v2", srm, srm ? 1e-5 : 0.5});
   s.interleaving.push_back(
       {"A-vs-B", "A", "B", preference, p, 1000, interleaving});
@@ -430,6 +566,8 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
            {-0.21, -0.25, -0.17},
            {-0.21, -0.26, -0.16},
            Verdict::kWorse,
+           {},
+           false,
            {}},
           {"ranker-v2",
            "A",
@@ -438,6 +576,8 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
            {0.004, -0.002, 0.010},
            {0.004, -0.003, 0.011},
            Verdict::kInconclusive,
+           {},
+           false,
            {}}};
   s.srm = {{"ranker-v2", false, 0.5}};
   s.interleaving = {{"A-vs-B", "A", "B", 0.05, 0.001, 1234, Verdict::kBetter}};

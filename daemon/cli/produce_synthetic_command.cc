@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/exit_code.h"
@@ -55,6 +58,8 @@ struct ProduceArgs {
   std::string qrels_file;
   std::string covariate;  // A field of results events; "" emits none.
   double covariate_noise_sd = 0.3;
+  std::string results_copy;    // --also-write-results FILE.
+  std::string judgments_copy;  // --also-write-judgments FILE.
 };
 
 // "A,B" or "A:1.0,B:0.8" (name:noise sigma).
@@ -208,6 +213,85 @@ Status WriteQrels(const std::string& path,
   return Status::Ok();
 }
 
+// The --also-write-* copies: every event handed to the producer, one JSON
+// line each, in the file of its topic, for `rankwatch replay` over the same
+// events. Plain writes, as WriteQrels': FILE may be a pipe.
+//
+// Owns the open files. Thread-safety: none; Write() is called on the
+// producer's Run() thread only.
+class EventCopies {
+ public:
+  EventCopies() = default;
+  EventCopies(const EventCopies&) = delete;
+  EventCopies& operator=(const EventCopies&) = delete;
+  ~EventCopies() { (void)Close(); }
+
+  // Creates the files the flags name (none: nothing to do). The two topics
+  // must differ: an event's topic is all that says which file it goes to.
+  [[nodiscard]] Status Open(const ProduceArgs& args) {
+    if (args.results_copy.empty() && args.judgments_copy.empty()) {
+      return Status::Ok();
+    }
+    if (args.results_topic == args.judgments_topic) {
+      return Status::InvalidArgument(
+          "--also-write-results/--also-write-judgments: --results-topic and "
+          "--judgments-topic are both '" +
+          args.results_topic + "': the copies need two topics");
+    }
+    const std::pair<const std::string*, const std::string*> wanted[] = {
+        {&args.results_topic, &args.results_copy},
+        {&args.judgments_topic, &args.judgments_copy}};
+    for (const auto& [topic, path] : wanted) {
+      if (path->empty()) continue;
+      std::FILE* f = std::fopen(path->c_str(), "w");
+      if (f == nullptr) {
+        return Status::IoError("cannot create " + *path + ": " +
+                               std::strerror(errno));
+      }
+      copies_.push_back({*topic, *path, f, false});
+    }
+    return Status::Ok();
+  }
+
+  bool empty() const { return copies_.empty(); }
+
+  // Appends `payload` to its topic's copy, if there is one. A failed write
+  // is remembered for Close(), not retried.
+  void Write(const std::string& topic, std::string_view payload) {
+    for (Copy& c : copies_) {
+      if (c.topic != topic || c.file == nullptr) continue;
+      if (std::fwrite(payload.data(), 1, payload.size(), c.file) !=
+              payload.size() ||
+          std::fputc('\n', c.file) == EOF) {
+        c.failed = true;
+      }
+    }
+  }
+
+  // Closes every file; fails naming the first one not completely written.
+  [[nodiscard]] Status Close() {
+    Status status = Status::Ok();
+    for (Copy& c : copies_) {
+      if (c.file == nullptr) continue;
+      const bool closed = std::fclose(c.file) == 0;
+      c.file = nullptr;
+      if ((c.failed || !closed) && status.ok()) {
+        status = Status::IoError("cannot write " + c.path);
+      }
+    }
+    return status;
+  }
+
+ private:
+  struct Copy {
+    std::string topic;
+    std::string path;
+    std::FILE* file;
+    bool failed;
+  };
+  std::vector<Copy> copies_;
+};
+
 int RunProduce(const ProduceArgs& args) {
   // First, so that no SIGHUP finds the process without it.
   IgnoreHangup();
@@ -226,6 +310,15 @@ int RunProduce(const ProduceArgs& args) {
     const Status written = WriteQrels(args.qrels_file, *traffic);
     if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
   }
+  EventCopies copies;
+  const Status opened = copies.Open(args);
+  if (!opened.ok()) return Fail(kCommand, opened, ErrorSource::kUsage);
+  if (!copies.empty()) {
+    options->on_produce = [&copies](const std::string& topic, int64_t,
+                                    std::string_view payload) {
+      copies.Write(topic, payload);
+    };
+  }
   StatusOr<std::unique_ptr<sim::SyntheticProducer>> producer =
       sim::SyntheticProducer::Create(std::move(options).value(),
                                      std::move(traffic).value());
@@ -241,6 +334,8 @@ int RunProduce(const ProduceArgs& args) {
   if (!stats.ok()) return Fail(kCommand, stats.status(), ErrorSource::kInput);
 
   PrintSummary(*stats);
+  const Status copied = copies.Close();
+  if (!copied.ok()) return Fail(kCommand, copied, ErrorSource::kInput);
   // Exit 3, as docs/kafka-mock.md promises: the summary above already
   // counts what was lost.
   if (!stats->ok()) {
@@ -336,6 +431,12 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
                   "larger weakens its correlation with the clicks)");
   cmd->add_option("--write-qrels", args->qrels_file,
                   "Write the query set's true grades as TREC qrels to FILE");
+  cmd->add_option("--also-write-results", args->results_copy,
+                  "Also write every results event produced to FILE, one JSON "
+                  "line each (for rankwatch replay --results)");
+  cmd->add_option("--also-write-judgments", args->judgments_copy,
+                  "Also write every judgment event produced to FILE, one "
+                  "JSON line each (for rankwatch replay --judgments)");
   cmd->callback([args, exit_code] { *exit_code = RunProduce(*args); });
 }
 

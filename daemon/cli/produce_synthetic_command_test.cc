@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "daemon/sim/kafka_test_util.h"
@@ -213,6 +214,115 @@ TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
   const std::string summary = rankwatch::testing::ReadFile(out);
   EXPECT_EQ(summary.rfind("requests=", 0), 0u) << summary;
   EXPECT_NE(summary.find("delivery_errors=0 undelivered=0"), std::string::npos);
+}
+
+// The count `key=N` of produce-synthetic's summary line, or -1.
+int64_t SummaryCount(const std::string& summary, const std::string& key) {
+  const std::string line = " " + summary;
+  const size_t at = line.find(" " + key + "=");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(line.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
+// The lines of a file, sorted.
+std::vector<std::string> SortedLines(const std::string& path) {
+  std::vector<std::string> lines;
+  const std::string text = rankwatch::testing::ReadFile(path);
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      lines.push_back(text.substr(start) + " (no newline at the end)");
+      break;
+    }
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// --also-write-results/--also-write-judgments on a realtime run stopped by
+// SIGTERM (as tests/status_page_test.cc stops its traffic): each file holds
+// exactly the payloads the topic holds (read back from the cluster), as many
+// as the summary counts; the judgments dropped at the stop (not yet due)
+// are in neither.
+TEST(ProduceSyntheticCommandTest, AlsoWritesWhatItProduces) {
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  rankwatch::testing::TempDir dir;
+  const std::string results = dir.path() + "/results.jsonl";
+  const std::string judgments = dir.path() + "/judgments.jsonl";
+  const std::string out = dir.path() + "/out";
+  rankwatch::testing::ChildProcess producer(
+      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+       f.cluster->bootstrap_servers(), "--rate", "200", "--seed", "5",
+       "--covariate", "pre.clicks", "--status-interval", "0s",
+       "--also-write-results", results, "--also-write-judgments", judgments},
+      out, dir.path() + "/err");
+  ASSERT_TRUE(producer.started());
+  // Clicks come about 3 s after their request: some are due by then, more
+  // are not.
+  rankwatch::testing::SleepFor(std::chrono::milliseconds(2500));
+  producer.Signal(SIGTERM);
+  ASSERT_EQ(producer.Wait(seconds(20)), std::optional<int>(0))
+      << rankwatch::testing::ReadFile(dir.path() + "/err");
+  const std::string summary = rankwatch::testing::ReadFile(out);
+  const int64_t sent_results = SummaryCount(summary, "results");
+  const int64_t sent_judgments = SummaryCount(summary, "judgments");
+  EXPECT_GT(sent_results, 100) << summary;
+  EXPECT_GT(sent_judgments, 0) << summary;
+  EXPECT_GT(SummaryCount(summary, "dropped_judgments"), 0) << summary;
+  EXPECT_NE(summary.find("delivery_errors=0 undelivered=0"), std::string::npos)
+      << summary;
+  for (const auto& [topic, path, sent] :
+       {std::tuple<std::string, std::string, int64_t>{"results", results,
+                                                      sent_results},
+        {"judgments", judgments, sent_judgments}}) {
+    SCOPED_TRACE(topic);
+    std::vector<std::string> consumed;
+    for (const testutil::ConsumedMessage& m : testutil::ConsumeAll(
+             f.cluster->bootstrap_servers(), topic, kPartitions,
+             static_cast<size_t>(sent), seconds(10))) {
+      consumed.push_back(m.value);
+    }
+    std::sort(consumed.begin(), consumed.end());
+    EXPECT_EQ(static_cast<int64_t>(consumed.size()), sent);
+    EXPECT_EQ(SortedLines(path), consumed);
+  }
+}
+
+// A copy that cannot be created is a usage error before anything is
+// produced, as are two copies that the topics cannot tell apart; one that
+// cannot be written (a full device) fails the run with exit code 1.
+TEST(ProduceSyntheticCommandTest, AlsoWriteFailsOnFilesItCannotWrite) {
+  rankwatch::testing::TempDir dir;
+  const std::string missing = dir.path() + "/no/such/dir/results.jsonl";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--also-write-results", missing},
+        {"--also-write-judgments", missing},
+        {"--judgments-topic", "results", "--also-write-results",
+         dir.path() + "/r.jsonl"}}) {
+    std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
+                                     "--bootstrap",    "127.0.0.1:1",
+                                     "--requests",     "1"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const rankwatch::testing::CommandResult result =
+        rankwatch::testing::RunCommand(argv, seconds(10));
+    EXPECT_EQ(result.exit_code, 2) << args[1] << ": " << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << result.err;
+  }
+  if (!std::filesystem::exists("/dev/full")) return;
+  Fixture f;
+  ASSERT_NE(f.cluster, nullptr);
+  const rankwatch::testing::CommandResult full = rankwatch::testing::RunCommand(
+      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+       f.cluster->bootstrap_servers(), "--fast", "--requests", "50",
+       "--status-interval", "0s", "--also-write-results", "/dev/full"},
+      seconds(30));
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_NE(full.err.find("cannot write /dev/full"), std::string::npos)
+      << full.err;
 }
 
 // A SIGHUP meant for the daemon (`kill -HUP "$(pidof rankwatch)"` reaches

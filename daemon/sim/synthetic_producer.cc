@@ -317,7 +317,7 @@ void SyntheticProducer::Produce(const std::string& topic,
                                 const std::string& payload,
                                 const std::string& key, int64_t timestamp_ms,
                                 const std::atomic<bool>* stop) {
-  if (options_.on_produce) options_.on_produce(topic, timestamp_ms);
+  if (options_.on_produce) options_.on_produce(topic, timestamp_ms, payload);
   int64_t stopped_waiting_ms = 0;
   while (true) {
     const RdKafka::ErrorCode err = producer_->produce(

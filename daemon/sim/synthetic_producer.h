@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -89,8 +90,10 @@ struct ProduceOptions {
   std::function<void(const ProduceStats&)> progress;
   int64_t progress_interval_ms = 1000;
   // Called on Run()'s thread just before each event is handed to
-  // librdkafka, with its topic and event time (epoch ms). A seam for tests.
-  std::function<void(const std::string& topic, int64_t timestamp_ms)>
+  // librdkafka, with its topic, event time (epoch ms) and JSON payload:
+  // produce-synthetic's --also-write-* copies, and a seam for tests.
+  std::function<void(const std::string& topic, int64_t timestamp_ms,
+                     std::string_view payload)>
       on_produce;
 };
 

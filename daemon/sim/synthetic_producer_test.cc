@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -77,7 +78,8 @@ class StampLog {
   };
 
   void Attach(ProduceOptions* options) {
-    options->on_produce = [this](const std::string& topic, int64_t ms) {
+    options->on_produce = [this](const std::string& topic, int64_t ms,
+                                 std::string_view /*payload*/) {
       stamps_.push_back({topic, ms, NowMs()});
     };
   }
