@@ -178,6 +178,7 @@ std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics) {
 }
 
 std::string FormatSeriesRef(const SeriesRef& r) {
+  if (!r.field.empty()) return r.field;
   std::string out(metrics::MeasureName(r.measure));
   if (r.cutoff > 0) out += "@" + std::to_string(r.cutoff);
   return out;

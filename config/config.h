@@ -31,6 +31,31 @@ namespace rankwatch::config {
 // ("query_attributes.experiment"), read from the top of the event; the names
 // inside each entry of `results` / `judgments` (doc_id, score, team,
 // relevance, kind) are plain keys there.
+// A numeric field of results events compared between A/B arms as a series
+// of its own (`schema.fields` items), e.g. the served list's latency or
+// revenue: each list's value is the field's when it is a finite number,
+// none otherwise. Such a series can be an experiment's guardrail.
+struct ResultFieldConfig {
+  // The series' name, as guardrails and every output spell it
+  // ([a-z][a-z0-9_]*, not a measure's name).
+  std::string name;
+  // Where results events hold it (a dotted path); the name by default.
+  std::string path;
+  // Which way is better (`better: higher` or `lower`): latency is better
+  // lower, revenue higher.
+  bool higher_is_better = true;
+  // The standard deviation (tau) of the mixing distribution of the field's
+  // always-valid tests, in the field's units: the size of effect they are
+  // tuned to detect (statistics.mixture_sd is in units of a measure in
+  // [0, 1], far off for a latency in ms). Required, > 0.
+  double mixture_sd = 0;
+  bool operator==(const ResultFieldConfig&) const = default;
+};
+
+// At most this many schema.fields: each adds a series to every group and
+// a value to every pending request.
+inline constexpr size_t kMaxResultFields = 8;
+
 struct SchemaConfig {
   // "" or "ubi": the defaults of the other keys (UbiSchema() below), which
   // the keys written next to it override.
@@ -63,6 +88,9 @@ struct SchemaConfig {
   // unit or request, computed upstream (e.g. the user's metric over the
   // weeks before the experiment). Empty: none, comparisons unadjusted.
   std::string covariate;
+  // Numeric fields of results events compared as series of their own
+  // (ResultFieldConfig); at most kMaxResultFields.
+  std::vector<ResultFieldConfig> fields;
   // Judgment events (top level, or in each batch entry): the kind of
   // judgment (click, purchase, label...), matched against
   // metrics.click_exclude_kinds. Absent: not excluded.
@@ -270,10 +298,14 @@ struct HttpConfig {
 
 // `experiments:` (a list) A/B comparisons of a baseline variant with one or
 // more treatments.
-// A series of the comparisons: a measure at a cutoff, or uncut (cutoff 0).
+// A series of the comparisons: a measure at a cutoff, or uncut (cutoff 0),
+// or, when `field` is set, the schema.fields entry of that name (measure
+// and cutoff then unused, left at their defaults).
 struct SeriesRef {
   metrics::Measure measure = metrics::Measure::kNdcg;
   int32_t cutoff = 0;
+  // `= {}`: SeriesRef{measure, cutoff} stays a complete initializer.
+  std::string field = {};
   bool operator==(const SeriesRef&) const = default;
 };
 

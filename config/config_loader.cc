@@ -141,6 +141,103 @@ Status Parser::ReadActions(
   });
 }
 
+// `fields: [{name: latency_ms, path: timing.latency_ms, better: lower}]`:
+// each a series of its own; `better` is required (no direction is a safe
+// default: latency is better lower, revenue higher).
+Status Parser::ReadResultFields(const Field& f,
+                                std::vector<ResultFieldConfig>* out) {
+  out->clear();
+  std::map<std::string, YAML::Mark> names;
+  return yaml_.ForEachItem(f, [&](const Field& item) {
+    if (out->size() == kMaxResultFields) {
+      return yaml_.Error(item, "at most " + std::to_string(kMaxResultFields) +
+                                   " fields (each adds a series to every "
+                                   "group)");
+    }
+    ResultFieldConfig field;
+    std::optional<Field> name;
+    std::optional<Field> better;
+    std::optional<Field> mixture_sd;
+    RW_RETURN_IF_ERROR(yaml_.ReadMap(
+        item,
+        {
+            {"name",
+             [&](const Field& v) {
+               name.emplace(v);
+               return ReadResultFieldName(v, &field.name);
+             }},
+            {"path",
+             [&](const Field& v) { return ReadFieldPath(v, &field.path); }},
+            {"mixture_sd",
+             [&](const Field& v) {
+               mixture_sd.emplace(v);
+               RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, &field.mixture_sd));
+               if (field.mixture_sd <= 0) {
+                 return yaml_.Error(
+                     v, "must be > 0, got " + FormatNumber(field.mixture_sd));
+               }
+               return Status::Ok();
+             }},
+            {"better",
+             [&](const Field& v) {
+               better.emplace(v);
+               StatusOr<std::string> text = yaml_.Text(v, "higher or lower");
+               if (!text.ok()) return text.status();
+               if (*text != "higher" && *text != "lower") {
+                 return yaml_.Error(v, "expected higher or lower, got '" +
+                                           Printable(*text) + "'");
+               }
+               field.higher_is_better = *text == "higher";
+               return Status::Ok();
+             }},
+        }));
+    if (!name) return yaml_.Error(item, "missing key 'name'");
+    if (!better) {
+      return yaml_.Error(item,
+                         "missing key 'better' (higher or lower: which way "
+                         "the field improves)");
+    }
+    if (!mixture_sd) {
+      return yaml_.Error(item,
+                         "missing key 'mixture_sd' (the effect size the "
+                         "always-valid tests are tuned to, in the field's "
+                         "units: e.g. 10 for a latency in ms)");
+    }
+    if (field.path.empty()) field.path = field.name;
+    RW_RETURN_IF_ERROR(
+        CheckUnique(item, "name", field.name, &names, [&](int first_line) {
+          return "duplicate field name '" + Printable(field.name) +
+                 "' (first on line " + std::to_string(first_line) + ")";
+        }));
+    out->push_back(std::move(field));
+    return Status::Ok();
+  });
+}
+
+// A field's series name: lower-case letters, digits and '_', a letter
+// first, and not a measure's name in any spelling (a guardrail's series
+// must mean one thing).
+Status Parser::ReadResultFieldName(const Field& v, std::string* out) const {
+  RW_RETURN_IF_ERROR(yaml_.ReadName(v, out));
+  const bool valid = out->size() <= 64 && (*out)[0] >= 'a' &&
+                     (*out)[0] <= 'z' &&
+                     std::all_of(out->begin(), out->end(), [](char ch) {
+                       return (ch >= 'a' && ch <= 'z') ||
+                              (ch >= '0' && ch <= '9') || ch == '_';
+                     });
+  if (!valid) {
+    return yaml_.Error(v, "'" + Printable(*out) +
+                              "' is not a field name (lower-case letters, "
+                              "digits and '_', a letter first, at most 64)");
+  }
+  if (metrics::ParseMeasureName(*out).ok()) {
+    return yaml_.Error(v, "'" + Printable(*out) +
+                              "' names a measure; give the field another "
+                              "name");
+  }
+  return Status::Ok();
+}
+
 Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
   // The preset first, wherever it is written: the keys next to it override
   // its names.
@@ -194,6 +291,8 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                 return c->covariate.empty() ? Status::Ok()
                                             : ReadFieldPath(v, &c->covariate);
               }},
+             {"fields",
+              [&](const Field& v) { return ReadResultFields(v, &c->fields); }},
              {"kind", path(&c->kind)},
              {"default_relevance",
               [&](const Field& v) {
@@ -235,10 +334,10 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
 // events are read apart.
 Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
   struct Named {
-    std::string_view key;
+    std::string key;  // "unit", "fields[0].path".
     const std::string* path;
   };
-  const std::vector<std::vector<Named>> kinds = {
+  std::vector<std::vector<Named>> kinds = {
       {{"request_id", &c.request_id},
        {"query_id", &c.query_id},
        {"variant", &c.variant},
@@ -257,6 +356,23 @@ Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
        {"kind", &c.kind},
        {"position", &c.position}},
   };
+  const size_t fixed_keys = kinds[0].size();
+  for (size_t i = 0; i < c.fields.size(); ++i) {
+    kinds[0].push_back(
+        {"fields[" + std::to_string(i) + "].path", &c.fields[i].path});
+  }
+  // A field of schema.fields is a value of its own: sharing a path with
+  // another key of results events would read one value as two things.
+  const std::vector<Named>& results = kinds[0];
+  for (size_t i = fixed_keys; i < results.size(); ++i) {
+    for (size_t o = 0; o < i; ++o) {
+      if (*results[o].path == *results[i].path) {
+        return yaml_.Error(f, "schema." + results[i].key + " '" +
+                                  Printable(*results[i].path) +
+                                  "' is also schema." + results[o].key);
+      }
+    }
+  }
   for (const std::vector<Named>& fields : kinds) {
     for (const Named& outer : fields) {
       if (outer.path->empty() || outer.key == "segments") continue;
@@ -265,10 +381,9 @@ Status Parser::CheckSchemaPaths(const Field& f, const SchemaConfig& c) const {
             inner.path->starts_with(*outer.path) &&
             (*inner.path)[outer.path->size()] == '.') {
           return yaml_.Error(
-              f, "schema." + std::string(inner.key) + " '" +
-                     Printable(*inner.path) + "' is inside schema." +
-                     std::string(outer.key) + " '" + Printable(*outer.path) +
-                     "', which is read as a value");
+              f, "schema." + inner.key + " '" + Printable(*inner.path) +
+                     "' is inside schema." + outer.key + " '" +
+                     Printable(*outer.path) + "', which is read as a value");
         }
       }
     }

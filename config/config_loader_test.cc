@@ -1095,6 +1095,124 @@ TEST(ConfigLoaderErrorTest, Guardrails) {
             "(expected one of: series, margin, relative_margin)");
 }
 
+// schema.fields: numeric fields of results events as series of their own;
+// a guardrail names one by its name, a primary series cannot.
+TEST(ConfigLoaderTest, ResultFields) {
+  const Config c = MustParse(
+      "schema:\n  fields:\n"
+      "    - {name: latency_ms, path: timing.latency_ms, better: lower, "
+      "mixture_sd: 10}\n"
+      "    - {name: revenue, better: higher, mixture_sd: 0.5}\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n"
+      "    guardrails:\n"
+      "      - {series: latency_ms, relative_margin: 0.1}\n"
+      "      - {series: revenue, margin: 0.5}\n");
+  ASSERT_EQ(c.schema.fields.size(), 2u);
+  EXPECT_EQ(c.schema.fields[0],
+            (ResultFieldConfig{"latency_ms", "timing.latency_ms", false, 10}));
+  // The path is the name by default.
+  EXPECT_EQ(c.schema.fields[1],
+            (ResultFieldConfig{"revenue", "revenue", true, 0.5}));
+  SeriesRef latency;
+  latency.field = "latency_ms";
+  SeriesRef revenue;
+  revenue.field = "revenue";
+  ASSERT_EQ(c.experiments[0].guardrails.size(), 2u);
+  EXPECT_EQ(c.experiments[0].guardrails[0],
+            (GuardrailConfig{latency, 0.1, true}));
+  EXPECT_EQ(c.experiments[0].guardrails[1],
+            (GuardrailConfig{revenue, 0.5, false}));
+  EXPECT_EQ(FormatSeriesRef(latency), "latency_ms");
+  EXPECT_TRUE(Config().schema.fields.empty());
+}
+
+TEST(ConfigLoaderErrorTest, ResultFields) {
+  const std::string head = "schema:\n  fields:\n";
+  EXPECT_EQ(ErrorOf(head + "    - {name: latency_ms, mixture_sd: 10}\n"),
+            "config.yaml:3:7: schema.fields[0]: missing key 'better' (higher "
+            "or lower: which way the field improves)");
+  EXPECT_EQ(ErrorOf(head + "    - {better: lower, mixture_sd: 10}\n"),
+            "config.yaml:3:7: schema.fields[0]: missing key 'name'");
+  EXPECT_EQ(
+      ErrorOf(head + "    - {name: latency, better: faster, mixture_sd: 1}\n"),
+      "config.yaml:3:31: schema.fields[0].better: expected higher or "
+      "lower, got 'faster'");
+  EXPECT_EQ(
+      ErrorOf(head + "    - {name: Latency, better: lower, mixture_sd: 10}\n"),
+      "config.yaml:3:14: schema.fields[0].name: 'Latency' is not a field "
+      "name (lower-case letters, digits and '_', a letter first, at "
+      "most 64)");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: ndcg_cut_10, better: higher, mixture_sd: 0.5}\n"),
+      "config.yaml:3:14: schema.fields[0].name: 'ndcg_cut_10' names a "
+      "measure; give the field another name");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: lat, better: lower, mixture_sd: 10}\n"
+              "    - {name: lat, path: l2, better: lower, mixture_sd: 10}\n"),
+      "config.yaml:4:14: schema.fields[1].name: duplicate field name 'lat' "
+      "(first on line 3)");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: lat, path: a..b, better: lower, mixture_sd: 10}\n"),
+      "config.yaml:3:25: schema.fields[0].path: 'a..b' has an empty "
+      "step (a nested field is written a.b.c)");
+  EXPECT_EQ(ErrorOf(head + "    - {name: lat, better: lower}\n"),
+            "config.yaml:3:7: schema.fields[0]: missing key 'mixture_sd' (the "
+            "effect size the always-valid tests are tuned to, in the field's "
+            "units: e.g. 10 for a latency in ms)");
+  EXPECT_EQ(
+      ErrorOf(head + "    - {name: lat, better: lower, mixture_sd: 0}\n"),
+      "config.yaml:3:46: schema.fields[0].mixture_sd: must be > 0, got 0");
+  std::string nine = head;
+  for (int i = 0; i < 9; ++i) {
+    nine += "    - {name: f" + std::to_string(i) +
+            ", better: lower, mixture_sd: 10}\n";
+  }
+  EXPECT_EQ(ErrorOf(nine),
+            "config.yaml:11:7: schema.fields[8]: at most 8 fields (each adds a "
+            "series to every group)");
+  // A field is a value of its own: not another key's path, not inside one.
+  EXPECT_EQ(
+      ErrorOf("schema:\n  covariate: pre.x\n  fields:\n"
+              "    - {name: x, path: pre.x, better: lower, mixture_sd: 10}\n"),
+      "config.yaml:2:3: schema: schema.fields[0].path 'pre.x' is also "
+      "schema.covariate");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: x, path: unit.x, better: lower, mixture_sd: 10}\n"
+              "  unit: unit\n"),
+      "config.yaml:2:3: schema: schema.fields[0].path 'unit.x' is inside "
+      "schema.unit 'unit', which is read as a value");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: x, path: t.a, better: lower, mixture_sd: 10}\n"
+              "    - {name: y, path: t.a, better: lower, mixture_sd: 10}\n"),
+      "config.yaml:2:3: schema: schema.fields[1].path 't.a' is also "
+      "schema.fields[0].path");
+  // Beside the segments object's labels, as variant may be.
+  EXPECT_EQ(
+      ErrorOf("schema:\n  segments: qa\n  fields:\n"
+              "    - {name: x, path: qa.x, better: lower, mixture_sd: 10}\n"),
+      "OK");
+  const std::string experiment =
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n";
+  EXPECT_EQ(
+      ErrorOf(head + "    - {name: lat, better: lower, mixture_sd: 10}\n" +
+              experiment + "    primary: [lat]\n"),
+      "config.yaml:8:15: experiments[0].primary[0]: 'lat' is a field of "
+      "results events (schema.fields): it can be a guardrail, not a "
+      "primary series");
+  EXPECT_EQ(
+      ErrorOf(head + "    - {name: lat, better: lower, mixture_sd: 10}\n" +
+              experiment +
+              "    guardrails:\n      - {series: latency, margin: 1}\n"),
+      "config.yaml:9:18: experiments[0].guardrails[0].series: unknown "
+      "measure 'latency' (trec_eval's, rankwatch's and ir_measures' names "
+      "are listed in docs/metrics.md)");
+}
+
 // The impression join needs partition n of both topics on one replica;
 // only the range assignor keeps them together.
 TEST(ConfigLoaderErrorTest, AssignmentStrategyOfTheImpressionJoin) {

@@ -60,6 +60,8 @@ class Parser {
   Status ReadActions(const Field& v,
                      std::map<std::string, int32_t, std::less<>>* actions);
   Status ReadFieldPath(const Field& f, std::string* out) const;
+  Status ReadResultFields(const Field& f, std::vector<ResultFieldConfig>* out);
+  Status ReadResultFieldName(const Field& v, std::string* out) const;
   Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);
   Status ReadEvents(const Field& f, EventLimitsConfig* c);
@@ -100,17 +102,16 @@ class Parser {
   Status CheckInterleavingMode(const Config& config) const;
   Status ResolveSplit(const ExperimentFields& fields,
                       ExperimentConfig* e) const;
-  Status ResolvePrimary(const ExperimentFields& fields,
-                        const MetricsConfig& metrics,
+  Status ResolvePrimary(const ExperimentFields& fields, const Config& config,
                         ExperimentConfig* e) const;
   Status ReadGuardrail(const Field& f, ExperimentFields* later);
-  Status ResolveGuardrails(const ExperimentFields& fields,
-                           const MetricsConfig& metrics,
+  Status ResolveGuardrails(const ExperimentFields& fields, const Config& config,
                            ExperimentConfig* e) const;
-  // A series named in any spelling of metrics/measure_names.h that the
-  // daemon's engine computes (metrics.measures at metrics.cutoffs).
+  // A field of schema.fields by its name, or a series named in any spelling
+  // of metrics/measure_names.h that the daemon's engine computes
+  // (metrics.measures at metrics.cutoffs).
   StatusOr<SeriesRef> ResolveSeries(const Field& field, const std::string& text,
-                                    const MetricsConfig& metrics) const;
+                                    const Config& config) const;
 
   YamlReader yaml_;
   // Every experiment's baseline and treatment fields with their values,

@@ -144,6 +144,19 @@ void WriteSchema(const SchemaConfig& c, Writer* w) {
   w->Text("team", c.team);
   w->Text("teams", c.teams);
   w->Text("covariate", c.covariate);
+  w->List("fields", c.fields, [w](const ResultFieldConfig& f) {
+    YAML::Emitter& y = w->emitter();
+    y << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value;
+    w->Quoted(f.name);  // Quoted: a name may read as YAML's null or true.
+    y << YAML::Key << "path" << YAML::Value;
+    w->Quoted(f.path);
+    y << YAML::Key << "better" << YAML::Value;
+    w->PlainItem(f.higher_is_better ? "higher" : "lower");
+    y << YAML::Key << "mixture_sd" << YAML::Value;
+    w->PlainItem(FormatNumber(f.mixture_sd));
+    y << YAML::EndMap;
+  });
   w->Text("kind", c.kind);
   if (c.default_relevance.has_value()) {
     w->Integer("default_relevance", *c.default_relevance);

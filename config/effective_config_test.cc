@@ -150,6 +150,7 @@ schema:
   team: "team"
   teams: ""
   covariate: ""
+  fields: []
   kind: "kind"
   default_relevance: null
   actions: {}
@@ -603,6 +604,33 @@ std::vector<GuardrailConfig> RandomGuardrails(
   return out;
 }
 
+// schema.fields (names that no other random string takes: "f<i>..."; paths
+// under their own "rwf<i>" object) and, for some experiments, a guardrail
+// on one. Drawn last, so that the other fields keep their values.
+void RandomResultFields(Xoshiro256& rng, Config* c) {
+  static constexpr std::string_view kLower = "abcdefghijklmnopqrstuvwxyz_09";
+  for (int64_t i = 0, n = rng.Between(0, 3); i < n; ++i) {
+    ResultFieldConfig f;
+    f.name = "f" + std::to_string(i);
+    for (int64_t k = rng.Between(0, 6); k > 0; --k) {
+      f.name += kLower[rng.Below(kLower.size())];
+    }
+    f.path = "rwf" + std::to_string(i) + "." + f.name;
+    f.higher_is_better = rng.Below(2) == 0;
+    f.mixture_sd = RandomPositive(rng);
+    c->schema.fields.push_back(std::move(f));
+  }
+  if (c->schema.fields.empty()) return;
+  for (ExperimentConfig& e : c->experiments) {
+    if (rng.Below(2) == 0) continue;
+    GuardrailConfig g;
+    g.series.field = c->schema.fields[rng.Below(c->schema.fields.size())].name;
+    g.relative = rng.Below(2) == 0;
+    g.margin = RandomPositive(rng);
+    e.guardrails.push_back(g);
+  }
+}
+
 std::vector<ExperimentConfig> RandomExperiments(
     Xoshiro256& rng, const std::vector<std::string>& allowed,
     const MetricsConfig& metrics) {
@@ -707,6 +735,7 @@ Config RandomConfig(uint64_t seed) {
   c.logging.format = RandomOf(rng, {LogFormat::kText, LogFormat::kJson});
   c.statistics.export_query_movers = static_cast<int32_t>(rng.Between(0, 100));
   RandomSchemaExtensions(rng, &c.schema);
+  RandomResultFields(rng, &c);
   return c;
 }
 
@@ -733,6 +762,8 @@ Config FullConfig(JoinMode mode) {
   s.team = "ranker";
   s.teams = "attrs.teams";
   s.covariate = "pre.ndcg";
+  s.fields = {{"latency_ms", "timing.latency_ms", false, 12.5},
+              {"revenue", "revenue", true, 0.25}};
   s.kind = "type";
   s.default_relevance = 1;
   s.preset = "ubi";
@@ -814,8 +845,10 @@ Config FullConfig(JoinMode mode) {
   c.experiments = {{"ab", "A", {"B"}}};
   c.experiments[0].split = {1, 3};
   c.experiments[0].primary = {{metrics::Measure::kNdcg, 20}};
-  c.experiments[0].guardrails = {{{metrics::Measure::kSuccess, 5}, 0.01},
-                                 {{metrics::Measure::kNdcg, 5}, 0.05, true}};
+  c.experiments[0].guardrails = {
+      {{metrics::Measure::kSuccess, 5}, 0.01},
+      {{metrics::Measure::kNdcg, 5}, 0.05, true},
+      {{metrics::Measure::kNdcg, 0, "latency_ms"}, 0.1, true}};
   if (mode == JoinMode::kImpression) {
     c.interleaving = {{"il", "C", {"old", "new"}}};
   }
@@ -1021,7 +1054,8 @@ TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 640);
+static_assert(sizeof(SchemaConfig) == 664);
+static_assert(sizeof(ResultFieldConfig) == 80);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
 static_assert(sizeof(MetricsConfig) == 96);
@@ -1033,12 +1067,12 @@ static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
 static_assert(sizeof(ExperimentConfig) == 160);
-static_assert(sizeof(GuardrailConfig) == 24);
-static_assert(sizeof(SeriesRef) == 8);
+static_assert(sizeof(GuardrailConfig) == 56);
+static_assert(sizeof(SeriesRef) == 40);
 static_assert(sizeof(InterleavingConfig) == 88);
 static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(Config) == 1824);
+static_assert(sizeof(Config) == 1848);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

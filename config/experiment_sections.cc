@@ -274,10 +274,8 @@ Status Parser::ResolveExperiments(Config* config) const {
   for (size_t i = 0; i < config->experiments.size(); ++i) {
     ExperimentConfig& e = config->experiments[i];
     RW_RETURN_IF_ERROR(ResolveSplit(experiment_fields_[i], &e));
-    RW_RETURN_IF_ERROR(
-        ResolvePrimary(experiment_fields_[i], config->metrics, &e));
-    RW_RETURN_IF_ERROR(
-        ResolveGuardrails(experiment_fields_[i], config->metrics, &e));
+    RW_RETURN_IF_ERROR(ResolvePrimary(experiment_fields_[i], *config, &e));
+    RW_RETURN_IF_ERROR(ResolveGuardrails(experiment_fields_[i], *config, &e));
   }
   return Status::Ok();
 }
@@ -324,17 +322,23 @@ Status Parser::ResolveSplit(const ExperimentFields& fields,
 // metrics/measure_names.h (ndcg@10, ndcg_cut.10, ndcg_cut_10, nDCG@10; a
 // bare measure, or measure@all, for the uncut series).
 Status Parser::ResolvePrimary(const ExperimentFields& fields,
-                              const MetricsConfig& metrics,
-                              ExperimentConfig* e) const {
+                              const Config& config, ExperimentConfig* e) const {
+  const MetricsConfig& metrics = config.metrics;
   e->primary.clear();
   if (fields.primary.empty()) {
     e->primary = DefaultPrimary(metrics);
     return Status::Ok();
   }
   for (const auto& [field, text] : fields.primary) {
-    StatusOr<SeriesRef> resolved = ResolveSeries(field, text, metrics);
+    StatusOr<SeriesRef> resolved = ResolveSeries(field, text, config);
     if (!resolved.ok()) return resolved.status();
     const SeriesRef ref = *resolved;
+    if (!ref.field.empty()) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' is a field of results events "
+                                    "(schema.fields): it can be a guardrail, "
+                                    "not a primary series");
+    }
     if (!metrics::IsQualityMeasure(ref.measure)) {
       return yaml_.Error(field, "'" + Printable(text) +
                                     "' measures judgment coverage, not "
@@ -354,7 +358,15 @@ Status Parser::ResolvePrimary(const ExperimentFields& fields,
 
 StatusOr<SeriesRef> Parser::ResolveSeries(const Field& field,
                                           const std::string& text,
-                                          const MetricsConfig& metrics) const {
+                                          const Config& config) const {
+  for (const ResultFieldConfig& f : config.schema.fields) {
+    if (f.name == text) {
+      SeriesRef ref;
+      ref.field = f.name;
+      return ref;
+    }
+  }
+  const MetricsConfig& metrics = config.metrics;
   StatusOr<metrics::MeasureRef> parsed = metrics::ParseMeasureName(text);
   if (!parsed.ok()) return yaml_.Error(field, parsed.status().message());
   if (!parsed->measure) {
@@ -425,11 +437,11 @@ Status Parser::ReadGuardrail(const Field& f, ExperimentFields* later) {
 // Guardrails name computed series, each once and none primary: a primary
 // series must improve, a guardrail only not get worse.
 Status Parser::ResolveGuardrails(const ExperimentFields& fields,
-                                 const MetricsConfig& metrics,
+                                 const Config& config,
                                  ExperimentConfig* e) const {
   e->guardrails.clear();
   for (const GuardrailFields& g : fields.guardrails) {
-    StatusOr<SeriesRef> ref = ResolveSeries(g.series, g.text, metrics);
+    StatusOr<SeriesRef> ref = ResolveSeries(g.series, g.text, config);
     if (!ref.ok()) return ref.status();
     if (std::find(e->primary.begin(), e->primary.end(), *ref) !=
         e->primary.end()) {

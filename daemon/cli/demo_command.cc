@@ -85,6 +85,8 @@ std::string InterleavingConfig(const sim::SyntheticTraffic& traffic) {
 
 // The field of results events holding the demo's pre-exposure covariate.
 constexpr std::string_view kDemoCovariate = "pre_exposure.clicks";
+// The field holding each served list's latency (ms), a guardrail.
+constexpr std::string_view kDemoLatency = "timing.latency_ms";
 
 constexpr std::string_view kClickMeasures = R"(
   measures: [precision, recall, reciprocal_rank, average_precision, ndcg,
@@ -108,6 +110,10 @@ schema:
   unit: user_id
   covariate: )" +
          std::string(kDemoCovariate) + R"(
+  # Compared as a series of its own (latency_ms), a guardrail below.
+  fields:
+    - {name: latency_ms, path: )" +
+         std::string(kDemoLatency) + R"(, better: lower, mixture_sd: 5}
 join:
   mode: impression
   window: 30s
@@ -130,6 +136,7 @@ experiments:
     guardrails:
       - {series: success@10, relative_margin: 0.02}
       - {series: judged@10, margin: 0.05}
+      - {series: latency_ms, relative_margin: 0.05}
 statistics:
   # The top movers in /metrics, so that the story (and the alert
   # RankwatchQueriesMoved) can name the queries behind a verdict.
@@ -164,6 +171,10 @@ sim::SyntheticConfig TrafficConfig(const DemoArgs& args) {
   // which the variant cannot move): the daemon's comparisons are also
   // regression-adjusted by it (schema.covariate below).
   c.covariate = std::string(kDemoCovariate);
+  // Latencies around 80 ms; a regressed ranker is also 30% slower, which
+  // the latency guardrail catches.
+  c.latency = std::string(kDemoLatency);
+  c.regress_latency_factor = 1.3;
   c.interleave = args.interleave;
   // --multileave: rankers beyond A and B are synthetic ones of known
   // quality (kExtraRankerSigma, C the best), served only merged: their

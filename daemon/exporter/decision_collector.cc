@@ -93,8 +93,7 @@ void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
     AddGauge(&f[kSinceLook], labels, static_cast<double>(d.since_look));
     for (const stream::DecisionInput& in : d.inputs) {
       Labels series = labels;
-      series.push_back(
-          {"measure", std::string(metrics::MeasureName(in.ref.measure))});
+      series.push_back({"measure", MeasureLabel(in.ref)});
       series.push_back({"k", CutoffLabel(in.ref.cutoff)});
       if (in.guardrail) {
         // The configured margin: the fraction when relative, else the

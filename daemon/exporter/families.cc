@@ -4,6 +4,7 @@
 
 #include "base/duration.h"
 #include "base/json_writer.h"
+#include "metrics/measures.h"
 
 namespace rankwatch::exporter {
 
@@ -18,6 +19,11 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
 
 std::string CutoffLabel(int32_t cutoff) {
   return cutoff > 0 ? std::to_string(cutoff) : std::string("all");
+}
+
+std::string MeasureLabel(const config::SeriesRef& ref) {
+  return ref.field.empty() ? std::string(metrics::MeasureName(ref.measure))
+                           : ref.field;
 }
 
 std::string LabelText(std::string_view text, size_t max_bytes) {

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.h"
+
 namespace rankwatch::exporter {
 
 using Labels = std::vector<prometheus::ClientMetric::Label>;
@@ -46,6 +48,9 @@ std::string LabelText(std::string_view text, size_t max_bytes);
 // The `k` label of a series at `cutoff`: the cutoff, or "all" for an uncut
 // series (cutoff 0), as stream::SeriesSpec::k_label.
 std::string CutoffLabel(int32_t cutoff);
+// The `measure` label of a configured series: the measure's name ("ndcg"),
+// or a field's name (schema.fields), as stream::SeriesSpec::name.
+std::string MeasureLabel(const config::SeriesRef& ref);
 
 // Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
 // ("never"), the usual Prometheus value of an unset timestamp.

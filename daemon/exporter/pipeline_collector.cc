@@ -26,31 +26,35 @@ std::string Describe(metrics::Measure m) {
 // never go backwards), and the state's totals and means (gauges: a
 // partition's state moves between replicas; summed over the replicas they
 // are the fleet's, exactly, at every scrape).
-struct MeasureFamilies {
-  MetricFamily histogram;
-  MetricFamily squares;
+// The state's means and totals per window of one family name.
+struct MeanFamilies {
   MetricFamily mean;
   MetricFamily window_count;
   MetricFamily window_sum;
   MetricFamily window_squares;
 };
 
-MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
-  const std::string name = "rankwatch_" + std::string(metrics::MeasureName(m));
-  const std::string what = Describe(m);
+struct MeasureFamilies {
+  MetricFamily histogram;
+  MetricFamily squares;
+  MeanFamilies means;
+};
+
+// schema.fields: the values are not in [0, 1], so no histogram: the count
+// and sum as counters beside the squares.
+struct FieldFamilies {
+  MetricFamily count;
+  MetricFamily sum;
+  MetricFamily squares;
+  MeanFamilies means;
+};
+
+MeanFamilies MakeMeanFamilies(const std::string& name,
+                              const std::string& what) {
   const std::string state =
       " over the window (all: since the state began; survives restarts and "
       "rebalances); sum over replicas";
   return {
-      MakeFamily(
-          name,
-          "Per-list " + what + ", one observation per list this process scored",
-          MetricType::Histogram),
-      MakeFamily(name + "_squares_total",
-                 "Sum of squared per-list values of " + what +
-                     " this process scored; variance = (squares - "
-                     "sum^2/count) / (count - 1)",
-                 MetricType::Counter),
       MakeFamily(name + "_mean",
                  "Running mean of " + what +
                      " over the window (all: since start); NaN while the "
@@ -65,6 +69,44 @@ MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
                  MetricType::Gauge)};
 }
 
+MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
+  const std::string name = "rankwatch_" + std::string(metrics::MeasureName(m));
+  const std::string what = Describe(m);
+  return {MakeFamily(name,
+                     "Per-list " + what +
+                         ", one observation per list this process scored",
+                     MetricType::Histogram),
+          MakeFamily(name + "_squares_total",
+                     "Sum of squared per-list values of " + what +
+                         " this process scored; variance = (squares - "
+                         "sum^2/count) / (count - 1)",
+                     MetricType::Counter),
+          MakeMeanFamilies(name, what)};
+}
+
+FieldFamilies MakeFieldFamilies() {
+  const std::string what =
+      "a field of results events (schema.fields; label field)";
+  return {MakeFamily("rankwatch_field_count_total",
+                     "Lists this process scored with a value of " + what,
+                     MetricType::Counter),
+          MakeFamily("rankwatch_field_sum_total",
+                     "Sum of the values of " + what + " this process scored",
+                     MetricType::Counter),
+          MakeFamily(
+              "rankwatch_field_squares_total",
+              "Sum of the squared values of " + what + " this process scored",
+              MetricType::Counter),
+          MakeMeanFamilies("rankwatch_field", what)};
+}
+
+void PushMeans(MeanFamilies* f, std::vector<MetricFamily>* out) {
+  out->push_back(std::move(f->mean));
+  out->push_back(std::move(f->window_count));
+  out->push_back(std::move(f->window_sum));
+  out->push_back(std::move(f->window_squares));
+}
+
 Labels WithLabel(Labels labels, std::string name, std::string value) {
   labels.push_back({std::move(name), std::move(value)});
   return labels;
@@ -72,7 +114,7 @@ Labels WithLabel(Labels labels, std::string name, std::string value) {
 
 // Appends the `_mean` and `_window_*` samples of series `s` of `group`,
 // one per window ("all" first).
-void AddMeans(MeasureFamilies* f, const Labels& labels,
+void AddMeans(MeanFamilies* f, const Labels& labels,
               const stream::GroupStats& group, size_t s, int64_t now_ms,
               const std::vector<int64_t>& windows,
               const std::vector<std::string>& window_labels) {
@@ -148,6 +190,7 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
   family_of.fill(-1);
   std::vector<MeasureFamilies> families;
   for (const stream::SeriesSpec& spec : series) {
+    if (spec.field >= 0) continue;  // CollectFields.
     int& f = family_of[static_cast<size_t>(spec.measure)];
     if (f < 0) {
       f = static_cast<int>(families.size());
@@ -159,25 +202,71 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
     const stream::GroupStats& group = aggregator.group(g);
     const stream::GroupFlow& flow = aggregator.flow(g);
     for (size_t s = 0; s < series.size(); ++s) {
+      if (series[s].field >= 0) continue;
       MeasureFamilies& f =
           families[family_of[static_cast<size_t>(series[s].measure)]];
       Labels labels = SeriesLabels(group, series[s]);
       AddHistogram(&f.histogram, labels, stream::kHistogramBounds,
                    flow.histograms[s], flow.all[s].sum);
       AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
-      AddMeans(&f, labels, group, s, now_ms, aggregator.windows_ms(),
+      AddMeans(&f.means, labels, group, s, now_ms, aggregator.windows_ms(),
                window_labels_);
     }
   }
   for (MeasureFamilies& f : families) {
     out->push_back(std::move(f.histogram));
     out->push_back(std::move(f.squares));
-    out->push_back(std::move(f.mean));
-    out->push_back(std::move(f.window_count));
-    out->push_back(std::move(f.window_sum));
-    out->push_back(std::move(f.window_squares));
+    PushMeans(&f.means, out);
   }
+  CollectFields(out);
   CollectFirstClick(out);
+}
+
+// schema.fields: per field and label group, as the measures' families but
+// labelled `field` (not k), and what the events held per field.
+void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
+  const std::vector<config::ResultFieldConfig>& fields =
+      pipeline_->config().schema.fields;
+  if (fields.empty()) return;
+  const stream::Aggregator& aggregator = pipeline_->aggregator();
+  const std::vector<stream::SeriesSpec>& series = aggregator.series();
+  FieldFamilies f = MakeFieldFamilies();
+  const int64_t now_ms = pipeline_->window_now_ms();
+  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
+    const stream::GroupStats& group = aggregator.group(g);
+    const stream::GroupFlow& flow = aggregator.flow(g);
+    for (size_t s = 0; s < series.size(); ++s) {
+      if (series[s].field < 0) continue;
+      Labels labels = SeriesLabels(group, series[s]);
+      labels[1] = {"field", series[s].name};  // In place of k ("all").
+      AddCounter(&f.count, labels, static_cast<double>(flow.all[s].count));
+      AddCounter(&f.sum, labels, flow.all[s].sum);
+      AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
+      AddMeans(&f.means, labels, group, s, now_ms, aggregator.windows_ms(),
+               window_labels_);
+    }
+  }
+  out->push_back(std::move(f.count));
+  out->push_back(std::move(f.sum));
+  out->push_back(std::move(f.squares));
+  PushMeans(&f.means, out);
+  MetricFamily events = MakeFamily(
+      "rankwatch_field_events_total",
+      "Results events consumed (not rejected) per field of schema.fields and "
+      "what the field held: present (a finite number), absent, null, "
+      "wrong_type, not_finite; only present values count",
+      MetricType::Counter);
+  const stream::PipelineCounters& c = pipeline_->counters();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
+      AddCounter(&events,
+                 {{"field", fields[i].name},
+                  {"reason", std::string(stream::CovariateOutcomeName(
+                                 static_cast<stream::CovariateOutcome>(o)))}},
+                 static_cast<double>(c.fields[i][static_cast<size_t>(o)]));
+    }
+  }
+  out->push_back(std::move(events));
 }
 
 // Exported where judgments are clicks (Pipeline::tracks_clicks).

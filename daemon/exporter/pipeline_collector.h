@@ -8,9 +8,13 @@
 //   rankwatch_<measure>_squares_total    sum of squared per-list values
 //   rankwatch_<measure>_mean             running mean per window ("all" and
 //                                        each configured one, e.g. "5m")
-// and the pipeline's counters: events consumed and rejected, join outcomes,
-// pending state, watermark, label overflow. Every label set known up front
-// (topics, reject reasons, segment labels) is exported from the start, at 0.
+// Per field of schema.fields (label `field` in place of k), the same as
+// counters rankwatch_field_count_total, _sum_total, _squares_total and
+// gauges rankwatch_field_mean, _window_*; rankwatch_field_events_total
+// {field, reason}. And the pipeline's counters: events consumed and rejected,
+// join outcomes, pending state, watermark, label overflow. Every label set
+// known up front (topics, reject reasons, segment labels) is exported from the
+// start, at 0.
 //
 // A window holding no list has mean NaN rather than no sample: the series
 // set stays stable across scrapes, and a NaN compares false in every alert
@@ -41,6 +45,7 @@ class PipelineCollector : public Collector {
   void CollectJoin(std::vector<prometheus::MetricFamily>* out) const;
   void CollectAggregation(std::vector<prometheus::MetricFamily>* out) const;
   void CollectFirstClick(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectFields(std::vector<prometheus::MetricFamily>* out) const;
 
   // variant, k, then one label per configured segment.
   Labels SeriesLabels(const stream::GroupStats& group,

@@ -72,12 +72,11 @@ void QueryMoversCollector::Collect(std::vector<MetricFamily>* out) const {
     if (!c.primary || c.window >= 0) continue;
     const stream::SeriesSpec& series =
         pipeline_->aggregator().series()[c.series];
-    const Labels labels = {
-        {"experiment", c.experiment->name},
-        {"variant", c.treatment},
-        {"baseline", c.experiment->baseline},
-        {"measure", std::string(metrics::MeasureName(series.measure))},
-        {"k", series.k_label}};
+    const Labels labels = {{"experiment", c.experiment->name},
+                           {"variant", c.treatment},
+                           {"baseline", c.experiment->baseline},
+                           {"measure", series.name},
+                           {"k", series.k_label}};
     const std::vector<metrics::QueryMover> list =
         movers.Movers(c.experiment_index, c.treatment, c.series);
     int64_t tested = 0, worse = 0, better = 0;

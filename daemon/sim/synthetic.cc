@@ -22,6 +22,7 @@ constexpr uint64_t kCatalogStream = 0x6361'7461'6c6f'6721;      // "catalog!"
 constexpr uint64_t kCalibrationStream = 0x6361'6c69'6272'6174;  // "calibrat"
 constexpr uint64_t kUserStream = 0x7573'6572'7321'2121;         // "users!!!"
 constexpr uint64_t kCovariateStream = 0x636f'7661'7269'6174;    // "covariat"
+constexpr uint64_t kLatencyStream = 0x6c61'7465'6e63'7921;      // "latency!"
 
 // Requests simulated to calibrate the click model: enough for the expected
 // judgments per request to be within about 1% of the long-run mean.
@@ -152,11 +153,24 @@ Status ValidateBehaviour(const SyntheticConfig& c) {
   if (!(c.covariate_noise_sd >= 0) || !std::isfinite(c.covariate_noise_sd)) {
     return Invalid("covariate_noise_sd must be >= 0");
   }
-  if (!c.covariate.empty() &&
-      (c.covariate.front() == '.' || c.covariate.back() == '.' ||
-       c.covariate.find("..") != std::string::npos ||
-       c.covariate.find('"') != std::string::npos)) {
+  const auto is_path = [](const std::string& p) {
+    return p.empty() || (p.front() != '.' && p.back() != '.' &&
+                         p.find("..") == std::string::npos &&
+                         p.find('"') == std::string::npos);
+  };
+  if (!is_path(c.covariate)) {
     return Invalid("covariate '" + c.covariate + "' is not a field path");
+  }
+  if (!is_path(c.latency)) {
+    return Invalid("latency '" + c.latency + "' is not a field path");
+  }
+  if (!(c.latency_mean_ms > 0) || !std::isfinite(c.latency_mean_ms) ||
+      !(c.latency_sd >= 0) || !std::isfinite(c.latency_sd) ||
+      !(c.regress_latency_factor > 0) ||
+      !std::isfinite(c.regress_latency_factor)) {
+    return Invalid(
+        "latency_mean_ms and regress_latency_factor must be > 0, latency_sd "
+        ">= 0");
   }
   return Status::Ok();
 }
@@ -239,7 +253,8 @@ StatusOr<SyntheticTraffic> SyntheticTraffic::Create(SyntheticConfig config) {
 SyntheticTraffic::SyntheticTraffic(SyntheticConfig config)
     : config_(std::move(config)),
       rng_(config_.seed),
-      covariate_rng_(config_.seed ^ kCovariateStream) {}
+      covariate_rng_(config_.seed ^ kCovariateStream),
+      latency_rng_(config_.seed ^ kLatencyStream) {}
 
 Status SyntheticTraffic::Validate(const SyntheticConfig& c) {
   // In this order: the first problem found is the one reported.
@@ -463,6 +478,8 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
     Rank(query, Sigma(variant, served_ms, &regressed), &rng_);
   }
   if (truth != nullptr) truth->regressed = regressed;
+  const double latency = DrawLatency(regressed);
+  if (truth != nullptr) truth->latency_ms = latency;
 
   results_json->clear();
   AppendResultsJson(
@@ -472,6 +489,11 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
   if (!config_.covariate.empty()) {
     results_json->pop_back();  // The closing brace.
     AppendCovariate(covariate, results_json);
+    results_json->push_back('}');
+  }
+  if (!config_.latency.empty()) {
+    results_json->pop_back();
+    AppendNumberAt(config_.latency, latency, results_json);
     results_json->push_back('}');
   }
 
@@ -639,10 +661,24 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   out->push_back('}');
 }
 
+double SyntheticTraffic::DrawLatency(bool regressed) {
+  if (config_.latency.empty()) return std::numeric_limits<double>::quiet_NaN();
+  // exp(N(mu, sd^2)) has mean exp(mu + sd^2 / 2) = latency_mean_ms.
+  const double sd = config_.latency_sd;
+  return config_.latency_mean_ms *
+         std::exp(sd * latency_rng_.Gaussian() - sd * sd / 2) *
+         (regressed ? config_.regress_latency_factor : 1.0);
+}
+
 void SyntheticTraffic::AppendCovariate(double x, std::string* out) const {
+  AppendNumberAt(config_.covariate, x, out);
+}
+
+void SyntheticTraffic::AppendNumberAt(const std::string& path, double x,
+                                      std::string* out) {
   out->append(",\"");
   int depth = 0;
-  for (char c : config_.covariate) {
+  for (char c : path) {
     if (c == '.') {
       out->append("\":{\"");
       ++depth;

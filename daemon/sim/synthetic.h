@@ -132,6 +132,14 @@ struct SyntheticConfig {
   // Covariate; none when empty (see the model above).
   std::string covariate;
   double covariate_noise_sd = 0.0;
+  // A served list's latency in ms (a field path, dotted for nested
+  // objects, as schema.fields reads it); none when empty. Log-normal with
+  // mean latency_mean_ms and log-sd latency_sd; a regressed request's is
+  // multiplied by regress_latency_factor (a slower ranker).
+  std::string latency;
+  double latency_mean_ms = 80.0;
+  double latency_sd = 0.3;
+  double regress_latency_factor = 1.0;
 };
 
 // A judgment event and when it happens (event time, epoch ms).
@@ -168,6 +176,7 @@ struct RequestTruth {
   // or a covariate), and the covariate emitted (NaN without one).
   double click_factor = 1.0;
   double covariate = 0.0;
+  double latency_ms = 0.0;  // The latency emitted (NaN without one).
 };
 
 // A request's clicks as the input of metrics::Evaluator, the way the
@@ -257,6 +266,11 @@ class SyntheticTraffic {
   // `"<covariate path>": x` (nested objects for a dotted path), after a
   // comma.
   void AppendCovariate(double x, std::string* out) const;
+  // A served list's latency (NaN without config_.latency).
+  double DrawLatency(bool regressed);
+  // `"<path>": x` the same way, for any dotted path.
+  static void AppendNumberAt(const std::string& path, double x,
+                             std::string* out);
   void BuildUsers();
   // The variant of `user`: a hash of the user by the variant weights.
   int32_t VariantOfUser(int32_t user) const;
@@ -285,6 +299,8 @@ class SyntheticTraffic {
   // factors): a stream of their own, so that the traffic's draws are the
   // same with or without a covariate.
   Xoshiro256 covariate_rng_;
+  // The latencies' draws: a stream of their own, for the same reason.
+  Xoshiro256 latency_rng_;
   int64_t requests_ = 0;
   int64_t first_served_ms_ = 0;
   std::string request_id_;  // The latest request's.

@@ -817,6 +817,67 @@ TEST(SyntheticTrafficTest, CovariateHasItsDesignedCorrelation) {
   }
 }
 
+// A latency field (schema.fields): log-normal with the configured mean,
+// decoded as the daemon reads it, slower by regress_latency_factor once a
+// request is regressed; its draws have a stream of their own (the events
+// are those of the same traffic without it, plus the field). With log-sd
+// s = 0.3 the mean's standard error is 80 sqrt(e^{s^2} - 1) / sqrt(n):
+// 0.31 ms at n = 5000 per phase of B; within 4 of them.
+TEST(SyntheticTrafficTest, LatencyHasItsMeanAndRegresses) {
+  SyntheticConfig config;
+  config.latency = "timing.latency_ms";
+  config.latency_mean_ms = 80;
+  config.latency_sd = 0.3;
+  config.regress_variant = "B";
+  config.regress_after_ms = 100'000;
+  config.regress_latency_factor = 1.25;
+  SyntheticTraffic traffic = MakeTraffic(config);
+  config::SchemaConfig schema;
+  schema.fields = {{"latency_ms", "timing.latency_ms", false, 10}};
+  const FakeClock clock(kStartMs + 3'600'000);
+  stream::EventDecoder decoder(schema, config::EventLimitsConfig(),
+                               config::JoinMode::kImpression, {}, &clock);
+  stream::ResultsEvent event;
+  std::string results;
+  std::vector<TimedJudgment> judgments;
+  RequestTruth truth;
+  double sum[2] = {0, 0};  // B before, B after the regression.
+  int n[2] = {0, 0};
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t t = kStartMs + i * kStepMs;
+    traffic.NextRequest(t, &results, &judgments, &truth);
+    ASSERT_TRUE(decoder.DecodeResults(results, std::nullopt, &event).ok())
+        << results;
+    ASSERT_EQ(event.fields[0], truth.latency_ms) << results;
+    if (truth.variant_index != 1) continue;
+    const int phase = truth.regressed ? 1 : 0;
+    sum[phase] += truth.latency_ms;
+    ++n[phase];
+  }
+  ASSERT_GT(n[0], 4000);
+  ASSERT_GT(n[1], 4000);
+  const double se = 80 * std::sqrt(std::exp(0.09) - 1);
+  EXPECT_NEAR(sum[0] / n[0], 80, 4 * se / std::sqrt(n[0]));
+  EXPECT_NEAR(sum[1] / n[1], 100, 4 * 1.25 * se / std::sqrt(n[1]));
+
+  SyntheticConfig plain_config = config;
+  plain_config.latency.clear();
+  SyntheticTraffic with = MakeTraffic(config);
+  SyntheticTraffic without = MakeTraffic(plain_config);
+  std::string plain;
+  std::vector<TimedJudgment> plain_judgments;
+  for (int i = 0; i < 200; ++i) {
+    with.NextRequest(kStartMs + i * kStepMs, &results, &judgments);
+    without.NextRequest(kStartMs + i * kStepMs, &plain, &plain_judgments);
+    const size_t at = results.find(",\"timing\":{\"latency_ms\":");
+    ASSERT_NE(at, std::string::npos) << results;
+    EXPECT_EQ(results.substr(0, at) + "}", plain);
+    EXPECT_EQ(judgments.size(), plain_judgments.size());
+  }
+  config.latency = "a..b";
+  EXPECT_FALSE(SyntheticTraffic::Create(config).ok());
+}
+
 // The adjusted interval on synthetic traffic through the pipeline: the
 // monitor's variance ratio is 1 - r^2 for r the pooled within-arm
 // correlation of the covariate and the list's nDCG@10 from clicks,

@@ -186,11 +186,11 @@ void WriteConfig(const stream::Pipeline& pipeline,
     out->Key("name");
     out->String(s.trec_name);
     out->Key("measure");
-    out->String(metrics::MeasureName(s.measure));
+    out->String(s.name);
     out->Key("k");
     out->String(s.k_label);
     out->Key("quality");
-    out->Bool(metrics::IsQualityMeasure(s.measure));
+    out->Bool(s.quality);
     out->EndObject();
   }
   out->EndArray();
@@ -271,39 +271,6 @@ void WriteInterval(double lower, double upper, JsonWriter* out) {
   out->EndArray();
 }
 
-// The queries that move a comparison most (docs/statistics.md, "Query
-// movers"): the first 20 by |contribution|.
-void WriteQueryMovers(const std::vector<metrics::QueryMover>& movers,
-                      JsonWriter* out) {
-  out->BeginArray();
-  for (size_t i = 0; i < movers.size() && i < 20; ++i) {
-    const metrics::QueryMover& m = movers[i];
-    out->BeginObject();
-    out->Key("query");
-    out->String(m.query);
-    out->Key("baseline_count");
-    out->Int(m.baseline_count);
-    out->Key("treatment_count");
-    out->Int(m.treatment_count);
-    const std::pair<const char*, double> numbers[] = {
-        {"baseline_mean", m.baseline_mean},
-        {"treatment_mean", m.treatment_mean},
-        {"difference", m.difference},
-        {"share", m.share},
-        {"contribution", m.contribution},
-        {"p_value", m.p_value},
-        {"p_value_bh", m.p_value_bh}};
-    for (const auto& [key, value] : numbers) {
-      out->Key(key);
-      out->Double(value);
-    }
-    out->Key("tested");
-    out->Bool(m.tested);
-    out->EndObject();
-  }
-  out->EndArray();
-}
-
 void WriteComparison(const stream::Comparison& c,
                      const stream::Aggregator& aggregator,
                      const std::vector<std::string>& window_labels,
@@ -315,7 +282,7 @@ void WriteComparison(const stream::Comparison& c,
   out->Key("series");
   out->String(series.trec_name);
   out->Key("measure");
-  out->String(metrics::MeasureName(series.measure));
+  out->String(series.name);
   out->Key("k");
   out->String(series.k_label);
   out->Key("window");
@@ -371,8 +338,9 @@ void WriteComparison(const stream::Comparison& c,
   }
   if (c.primary && c.window < 0 && movers.capacity() > 0) {
     out->Key("query_movers");
-    WriteQueryMovers(movers.Movers(c.experiment_index, c.treatment, c.series),
-                     out);
+    stream::WriteQueryMoversJson(
+        movers.Movers(c.experiment_index, c.treatment, c.series),
+        stream::MoverInterval::kOmit, out);
   }
   out->Key("verdict");
   out->Int(c.verdict);

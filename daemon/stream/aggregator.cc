@@ -25,24 +25,59 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 
 std::vector<SeriesSpec> BuildSeries(
     const std::vector<metrics::Measure>& measures,
-    const std::vector<int32_t>& cutoffs) {
+    const std::vector<int32_t>& cutoffs,
+    const std::vector<config::ResultFieldConfig>& fields) {
   std::vector<int32_t> sorted = cutoffs;
   std::sort(sorted.begin(), sorted.end());
   std::vector<SeriesSpec> series;
+  const auto add = [&series](metrics::Measure m, int index, int32_t k,
+                             std::string trec, std::string k_label) {
+    SeriesSpec s{m, index, k, trec, std::move(k_label), trec};
+    s.name = std::string(metrics::MeasureName(m));
+    s.higher_is_better = metrics::HigherIsBetter(m);
+    s.quality = metrics::IsQualityMeasure(m);
+    series.push_back(std::move(s));
+  };
   for (metrics::Measure m : measures) {
     if (metrics::HasCutoffVariant(m)) {
       for (size_t i = 0; i < sorted.size(); ++i) {
-        const std::string name = metrics::TrecName(m, sorted[i]);
-        series.push_back({m, static_cast<int>(i), sorted[i], name,
-                          std::to_string(sorted[i]), name});
+        add(m, static_cast<int>(i), sorted[i], metrics::TrecName(m, sorted[i]),
+            std::to_string(sorted[i]));
       }
     }
     if (metrics::HasUncutVariant(m)) {
-      const std::string name = metrics::TrecName(m, std::nullopt);
-      series.push_back({m, -1, 0, name, std::string("all"), name});
+      add(m, -1, 0, metrics::TrecName(m, std::nullopt), "all");
     }
   }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const config::ResultFieldConfig& f = fields[i];
+    // The key holds the path and direction: another path means other
+    // values, another direction other verdicts.
+    SeriesSpec s{metrics::Measure::kNdcg,
+                 -1,
+                 0,
+                 f.name,
+                 "all",
+                 "field:" + f.name + "|path=" + f.path +
+                     (f.higher_is_better ? "|higher" : "|lower")};
+    s.name = f.name;
+    s.field = static_cast<int32_t>(i);
+    s.higher_is_better = f.higher_is_better;
+    s.mixture_sd = f.mixture_sd;
+    series.push_back(std::move(s));
+  }
   return series;
+}
+
+config::SeriesRef RefOf(const SeriesSpec& s) {
+  config::SeriesRef ref;
+  if (s.field >= 0) {
+    ref.field = s.name;
+  } else {
+    ref.measure = s.measure;
+    ref.cutoff = s.cutoff;
+  }
+  return ref;
 }
 
 double WindowTotals::mean() const {

@@ -47,6 +47,7 @@ namespace rankwatch::stream {
 
 // One aggregated series: a measure at a cutoff, or without one.
 struct SeriesSpec {
+  // A measure's series; unused (kNdcg) for a field's (field >= 0).
   metrics::Measure measure;
   int cutoff_index;       // Into the evaluator's cutoffs; -1 for uncut.
   int32_t cutoff;         // The cutoff k, or 0 when uncut.
@@ -57,13 +58,32 @@ struct SeriesSpec {
   // definitions). A checkpoint's series restores into the series with the
   // same key only.
   std::string state_key;
+  // The `measure` label of every output: "ndcg", or a field's name.
+  std::string name = {};
+  // A field of results events (schema.fields): its index there; its values
+  // are the events' (FinalizedRequest::fields), not the evaluator's.
+  int32_t field = -1;
+  // Which way is better: the measure's (metrics::HigherIsBetter) or the
+  // field's `better`.
+  bool higher_is_better = true;
+  // A field's tau of the always-valid tests (its `mixture_sd`, in its own
+  // units); 0: statistics.mixture_sd, in units of the measure.
+  double mixture_sd = 0;
+  // A quality measure (metrics::IsQualityMeasure): has a verdict and is in
+  // the Benjamini-Hochberg family. Never a field.
+  bool quality = false;
 };
 
 // The series of `measures` at `cutoffs` (sorted), in measure order, each
-// measure's cut series in ascending k, then its uncut series.
+// measure's cut series in ascending k, then its uncut series; then one
+// uncut series per field of `fields` (schema.fields), in their order.
 std::vector<SeriesSpec> BuildSeries(
     const std::vector<metrics::Measure>& measures,
-    const std::vector<int32_t>& cutoffs);
+    const std::vector<int32_t>& cutoffs,
+    const std::vector<config::ResultFieldConfig>& fields = {});
+
+// The configuration's name of a series (primary, guardrails).
+config::SeriesRef RefOf(const SeriesSpec& s);
 
 // Upper bounds of the histogram buckets (Prometheus `le`), +Inf implied.
 inline constexpr std::array<double, 10> kHistogramBounds = {

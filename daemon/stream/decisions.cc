@@ -314,8 +314,7 @@ void DecisionBoard::Decide(const ExperimentMonitor& monitor,
           c.window != -1 || !c.has_sequential || c.series >= series.size()) {
         continue;
       }
-      const SeriesSpec& s = series[c.series];
-      if (s.measure == ref.measure && s.cutoff == ref.cutoff) return &c;
+      if (RefOf(series[c.series]) == ref) return &c;
     }
     return nullptr;
   };
@@ -323,11 +322,15 @@ void DecisionBoard::Decide(const ExperimentMonitor& monitor,
                         const Comparison** found) {
     in->ref = ref;
     in->series = config::FormatSeriesRef(ref);
-    in->higher_is_better = metrics::HigherIsBetter(ref.measure);
     in->level = statistics_.level;
     *found = find(ref);
+    // The computed series' direction; a series not computed (only after a
+    // reload, before the new series exist) has no figures to read it by.
+    in->higher_is_better =
+        ref.field.empty() ? metrics::HigherIsBetter(ref.measure) : true;
     if (*found == nullptr) return;
     const Comparison& c = **found;
+    in->higher_is_better = series[c.series].higher_is_better;
     in->comparison = static_cast<size_t>(&c - comparisons.data());
     in->baseline_count = c.baseline_arm.count;
     in->treatment_count = c.treatment_arm.count;

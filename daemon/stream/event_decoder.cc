@@ -107,11 +107,41 @@ EventDecoder::EventDecoder(const config::SchemaConfig& schema,
       clock_(clock),
       rules_(std::move(rules)),
       seen_labels_(segment_labels_.size(), 0),
-      results_tree_(BuildTree<kResultsKeys>()),
+      results_tree_(BuildResultsTree()),
       judgments_tree_(BuildTree<kJudgmentsKeys>()),
       seen_nodes_(
           std::max(results_tree_.nodes.size(), judgments_tree_.nodes.size()),
           0) {}
+
+int32_t EventDecoder::AddPath(const std::string& name, bool optional,
+                              FieldTree* tree) {
+  if (name.find('.') != std::string::npos) tree->nested = true;
+  int32_t node = 0;
+  for (size_t begin = 0; begin <= name.size();) {
+    size_t end = name.find('.', begin);
+    if (end == std::string::npos) end = name.size();
+    const std::string_view step(name.data() + begin, end - begin);
+    int32_t child = tree->nodes[node].first_child;
+    while (child >= 0 && tree->nodes[child].key != step) {
+      child = tree->nodes[child].next_sibling;
+    }
+    if (child < 0) {
+      child = static_cast<int32_t>(tree->nodes.size());
+      PathNode added;
+      added.key = std::string(step);
+      added.path = name.substr(0, end);
+      added.next_sibling = tree->nodes[node].first_child;
+      added.optional_only = optional;
+      tree->nodes.push_back(std::move(added));
+      tree->nodes[node].first_child = child;
+    } else if (!optional) {
+      tree->nodes[child].optional_only = false;
+    }
+    node = child;
+    begin = end + 1;
+  }
+  return node;
+}
 
 // Splits each name of `kKeys` at its dots into the steps of one tree. A
 // path named twice keeps the first field listed, as the flat loop does; a
@@ -123,38 +153,50 @@ EventDecoder::FieldTree EventDecoder::BuildTree() const {
   for (const TopKey& k : kKeys) {
     const std::string& name = schema_.*k.name;
     if (name.empty()) continue;  // Not configured (schema.unit).
-    if (name.find('.') != std::string::npos) tree.nested = true;
     const bool covariate = k.field == TopField::kCovariate;
-    int32_t node = 0;
-    for (size_t begin = 0; begin <= name.size();) {
-      size_t end = name.find('.', begin);
-      if (end == std::string::npos) end = name.size();
-      const std::string_view step(name.data() + begin, end - begin);
-      int32_t child = tree.nodes[node].first_child;
-      while (child >= 0 && tree.nodes[child].key != step) {
-        child = tree.nodes[child].next_sibling;
-      }
-      if (child < 0) {
-        child = static_cast<int32_t>(tree.nodes.size());
-        PathNode added;
-        added.key = std::string(step);
-        added.path = name.substr(0, end);
-        added.next_sibling = tree.nodes[node].first_child;
-        added.covariate_only = covariate;
-        tree.nodes.push_back(std::move(added));
-        tree.nodes[node].first_child = child;
-      } else if (!covariate) {
-        tree.nodes[child].covariate_only = false;
-      }
-      node = child;
-      begin = end + 1;
-    }
+    const int32_t node = AddPath(name, covariate, &tree);
     PathNode& leaf = tree.nodes[node];
     if (k.field == TopField::kSegments) {
       leaf.segments = true;
     } else if (leaf.field < 0 && !leaf.segments) {
       leaf.field = static_cast<int32_t>(k.field);
     }
+  }
+  return tree;
+}
+
+// schema.fields are read by the tree alone (their names are not in the
+// constant key table): with any, the results events take ReadNested. The
+// loader refuses a field's path that is another key's or inside one.
+EventDecoder::FieldTree EventDecoder::BuildResultsTree() const {
+  FieldTree tree = BuildTree<kResultsKeys>();
+  for (size_t i = 0; i < schema_.fields.size(); ++i) {
+    tree.nested = true;
+    const int32_t leaf = AddPath(schema_.fields[i].path, true, &tree);
+    tree.nodes[leaf].value_field = static_cast<int32_t>(i);
+  }
+  // Which optional numbers lie below each object, for the non-object case
+  // of ReadNode: walk each optional leaf's steps again.
+  const auto mark = [&tree](const std::string& path, bool covariate,
+                            uint32_t field_bit) {
+    int32_t node = 0;
+    for (size_t begin = 0; begin <= path.size();) {
+      size_t end = path.find('.', begin);
+      if (end == std::string::npos) end = path.size();
+      const std::string_view step(path.data() + begin, end - begin);
+      int32_t child = tree.nodes[node].first_child;
+      while (child >= 0 && tree.nodes[child].key != step) {
+        child = tree.nodes[child].next_sibling;
+      }
+      node = child;
+      tree.nodes[node].covariate_below |= covariate;
+      tree.nodes[node].fields_below |= field_bit;
+      begin = end + 1;
+    }
+  };
+  if (!schema_.covariate.empty()) mark(schema_.covariate, true, 0);
+  for (size_t i = 0; i < schema_.fields.size(); ++i) {
+    mark(schema_.fields[i].path, false, uint32_t{1} << i);
   }
   return tree;
 }
@@ -179,6 +221,8 @@ DecodeStatus EventDecoder::DecodeResults(
     out->unit_hash = 0;
     out->covariate = std::numeric_limits<double>::quiet_NaN();
     out->covariate_outcome = CovariateOutcome::kAbsent;
+    out->fields = kNoFieldValues;
+    out->field_outcomes = kAbsentFields;
     out->timestamp_ms = 0;
     out->doc_ids.clear();
     out->segment_values.clear();
@@ -211,6 +255,8 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   out->segment_values.assign(segment_labels_.size(), std::string_view());
   out->covariate = std::numeric_limits<double>::quiet_NaN();
   out->covariate_outcome = CovariateOutcome::kAbsent;
+  out->fields = kNoFieldValues;
+  out->field_outcomes = kAbsentFields;
   team_array_.clear();
   team_array_entries_ = 0;
   team_array_present_ = false;
@@ -226,6 +272,8 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   fields.team_values = &out->team_values;
   fields.covariate = &out->covariate;
   fields.covariate_outcome = &out->covariate_outcome;
+  fields.values = &out->fields;
+  fields.value_outcomes = &out->field_outcomes;
   RW_RETURN_IF_REJECTED(results_tree_.nested
                             ? ReadNested(payload, results_tree_, &fields)
                             : ReadTopLevel<kResultsKeys>(payload, &fields));
@@ -521,6 +569,12 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     seen_nodes_[c] = 1;
     const PathNode& next = tree.nodes[c];
     ondemand::value value = field.value();
+    if (next.value_field >= 0) {
+      const size_t i = static_cast<size_t>(next.value_field);
+      RW_RETURN_IF_REJECTED(ReadOptionalNumber(value, &(*fields->values)[i],
+                                               &(*fields->value_outcomes)[i]));
+      continue;
+    }
     if (next.field >= 0) {
       const TopField f = static_cast<TopField>(next.field);
       RW_RETURN_IF_REJECTED(ReadTopField(f, value, fields));
@@ -532,12 +586,19 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     // On the way to a field, null is an absent object (UBI clients send
     // "position": null); the segments object itself must be one.
     if (type == json_type::null && !next.segments) continue;
-    if (type != json_type::object && next.covariate_only) {
-      // Only the covariate lies below: the list goes without one.
+    if (type != json_type::object && next.optional_only) {
+      // Only optional numbers lie below: the list goes without them.
       if (simdjson::error_code e = CheckScalar(value, type)) {
         return Malformed(e);
       }
-      *fields->covariate_outcome = CovariateOutcome::kWrongType;
+      if (next.covariate_below) {
+        *fields->covariate_outcome = CovariateOutcome::kWrongType;
+      }
+      for (size_t i = 0; i < config::kMaxResultFields; ++i) {
+        if ((next.fields_below >> i) & 1) {
+          (*fields->value_outcomes)[i] = CovariateOutcome::kWrongType;
+        }
+      }
       continue;
     }
     if (type != json_type::object) {
@@ -619,30 +680,6 @@ DecodeStatus EventDecoder::ReadUnit(ondemand::value& value,
     return DecodeStatus::Ok();
   }
   return ReadId(value, {{}, -1, schema_.unit}, unit);
-}
-
-DecodeStatus EventDecoder::ReadCovariate(ondemand::value& value,
-                                         EventFields* fields) const {
-  json_type type;
-  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
-  if (simdjson::error_code e = CheckScalar(value, type)) return Malformed(e);
-  double x = std::numeric_limits<double>::quiet_NaN();
-  CovariateOutcome outcome = CovariateOutcome::kWrongType;
-  if (type == json_type::null) {
-    outcome = CovariateOutcome::kNull;
-  } else if (type == json_type::number) {
-    // simdjson fails on a literal that overflows a double (1e999).
-    double v;
-    if (!value.get_double().get(v) && std::isfinite(v)) {
-      x = v;
-      outcome = CovariateOutcome::kPresent;
-    } else {
-      outcome = CovariateOutcome::kNotFinite;
-    }
-  }
-  *fields->covariate = x;
-  *fields->covariate_outcome = outcome;
-  return DecodeStatus::Ok();
 }
 
 DecodeStatus EventDecoder::CheckIdLength(std::string_view id,

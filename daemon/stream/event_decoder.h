@@ -249,6 +249,9 @@ class EventDecoder {
     std::vector<std::string_view>* team_values = nullptr;
     double* covariate = nullptr;
     CovariateOutcome* covariate_outcome = nullptr;
+    FieldValues* values = nullptr;  // schema.fields.
+    std::array<CovariateOutcome, config::kMaxResultFields>* value_outcomes =
+        nullptr;
     // Judgment events; `single` is the top-level doc_id and relevance.
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
@@ -269,10 +272,16 @@ class EventDecoder {
     int32_t next_sibling = -1;
     int32_t field = -1;     // The TopField of a leaf; -1 otherwise.
     bool segments = false;  // The segments object (its labels are read).
-    // An object on the path of schema.covariate alone: a value there that
-    // is not an object leaves the list without a covariate instead of
-    // rejecting the event (CovariateOutcome::kWrongType).
-    bool covariate_only = false;
+    // A leaf of schema.fields: its index there; -1 otherwise.
+    int32_t value_field = -1;
+    // An object on the paths of optional numbers alone (schema.covariate,
+    // schema.fields): a value there that is not an object leaves them
+    // without a value instead of rejecting the event
+    // (CovariateOutcome::kWrongType): the covariate when `covariate_below`,
+    // and field i when bit i of `fields_below` is set.
+    bool optional_only = false;
+    bool covariate_below = false;
+    uint32_t fields_below = 0;
   };
   // A kind's fields as a tree; `nested` when some name has a dot (else the
   // flat loop of ReadTopLevel reads the kind).
@@ -309,6 +318,12 @@ class EventDecoder {
                                 std::vector<std::string_view>* values);
   template <const auto& kKeys>
   FieldTree BuildTree() const;
+  // Adds the steps of `name` to `tree`; returns its leaf. An optional
+  // number (the covariate, schema.fields) marks the objects on its way.
+  static int32_t AddPath(const std::string& name, bool optional,
+                         FieldTree* tree);
+  // The results tree with schema.fields added: read by ReadNested.
+  FieldTree BuildResultsTree() const;
   DecodeStatus ReadTopField(TopField field, simdjson::ondemand::value& value,
                             EventFields* fields);
 
@@ -374,6 +389,9 @@ class EventDecoder {
   // broken JSON is a rejection.
   DecodeStatus ReadCovariate(simdjson::ondemand::value& value,
                              EventFields* fields) const;
+  // The same for one optional number (a covariate or a field's value).
+  DecodeStatus ReadOptionalNumber(simdjson::ondemand::value& value, double* x,
+                                  CovariateOutcome* outcome) const;
   // schema.actions: grades each judgment by its kind, dropping other kinds.
   DecodeStatus GradeByKind(std::vector<Judgment>* judgments) const;
 

@@ -2,6 +2,8 @@
 // (ids or objects with teams and scores), segments, and judgment batches.
 // The set-up, the top level, ids and timestamps are in event_decoder.cc.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -386,5 +388,35 @@ DecodeStatus EventDecoder::DefaultRelevance(
 }
 
 #undef RW_RETURN_IF_REJECTED
+
+// ---- Optional numbers (schema.covariate, schema.fields) ------------------
+
+DecodeStatus EventDecoder::ReadCovariate(ondemand::value& value,
+                                         EventFields* fields) const {
+  return ReadOptionalNumber(value, fields->covariate,
+                            fields->covariate_outcome);
+}
+
+DecodeStatus EventDecoder::ReadOptionalNumber(ondemand::value& value, double* x,
+                                              CovariateOutcome* outcome) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (simdjson::error_code e = CheckScalar(value, type)) return Malformed(e);
+  *x = std::numeric_limits<double>::quiet_NaN();
+  *outcome = CovariateOutcome::kWrongType;
+  if (type == json_type::null) {
+    *outcome = CovariateOutcome::kNull;
+  } else if (type == json_type::number) {
+    // simdjson fails on a literal that overflows a double (1e999).
+    double v;
+    if (!value.get_double().get(v) && std::isfinite(v)) {
+      *x = v;
+      *outcome = CovariateOutcome::kPresent;
+    } else {
+      *outcome = CovariateOutcome::kNotFinite;
+    }
+  }
+  return DecodeStatus::Ok();
+}
 
 }  // namespace rankwatch::stream

@@ -324,6 +324,73 @@ TEST(DecodeResultsTest, NestedCovariate) {
             SimdjsonMessage(simdjson::T_ATOM_ERROR));
 }
 
+// schema.fields: each field's value read as the covariate is (a finite
+// number, else NaN with the outcome, never a rejection), flat or on a
+// dotted path, in the fields' order; a shared object on the way to two
+// fields and the covariate leaves all three without a value when it is
+// not an object; a field given twice is a duplicate key.
+TEST(DecodeResultsTest, ResultFields) {
+  SchemaConfig schema;
+  schema.covariate = "pre.x";
+  schema.fields = {{"latency_ms", "latency_ms", false},
+                   {"revenue", "pre.revenue", true},
+                   {"depth", "pre.deep.n", true}};
+  Decoder d(JoinMode::kImpression, {}, schema);
+  const auto decode = [&](std::string_view extra) {
+    return d.Results(
+        std::string(R"({"request_id":"r","timestamp":1,"results":["a"])") +
+        std::string(extra) + "}");
+  };
+  ASSERT_EQ(decode(R"(,"latency_ms":120.5,"pre":{"revenue":3,"x":0.5,)"
+                   R"("deep":{"n":-2}})"),
+            "ok");
+  EXPECT_EQ(d.results.fields[0], 120.5);
+  EXPECT_EQ(d.results.fields[1], 3.0);
+  EXPECT_EQ(d.results.fields[2], -2.0);
+  EXPECT_EQ(d.results.covariate, 0.5);
+  EXPECT_TRUE(std::isnan(d.results.fields[3]));  // Not configured.
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(d.results.field_outcomes[i], CovariateOutcome::kPresent) << i;
+  }
+  // Each outcome, and the others' values unaffected.
+  ASSERT_EQ(decode(R"(,"latency_ms":"fast","pre":{"revenue":null,)"
+                   R"("deep":{"n":1e999}})"),
+            "ok");
+  EXPECT_TRUE(std::isnan(d.results.fields[0]));
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kWrongType);
+  EXPECT_EQ(d.results.field_outcomes[1], CovariateOutcome::kNull);
+  EXPECT_EQ(d.results.field_outcomes[2], CovariateOutcome::kNotFinite);
+  EXPECT_EQ(d.results.covariate_outcome, CovariateOutcome::kAbsent);
+  // "pre" leads to optional numbers only: not an object, none has a value.
+  ASSERT_EQ(decode(R"(,"latency_ms":7,"pre":5)"), "ok");
+  EXPECT_EQ(d.results.fields[0], 7.0);
+  EXPECT_EQ(d.results.field_outcomes[1], CovariateOutcome::kWrongType);
+  EXPECT_EQ(d.results.field_outcomes[2], CovariateOutcome::kWrongType);
+  EXPECT_EQ(d.results.covariate_outcome, CovariateOutcome::kWrongType);
+  ASSERT_EQ(decode(R"(,"pre":{"deep":[1]})"), "ok");
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kAbsent);
+  EXPECT_EQ(d.results.field_outcomes[1], CovariateOutcome::kAbsent);
+  EXPECT_EQ(d.results.field_outcomes[2], CovariateOutcome::kWrongType);
+  EXPECT_EQ(d.results.covariate_outcome, CovariateOutcome::kAbsent);
+  EXPECT_EQ(decode(R"(,"latency_ms":1,"latency_ms":2)"),
+            "duplicate_key: duplicate key 'latency_ms'");
+  EXPECT_TRUE(std::isnan(d.results.fields[0]));  // Cleared on rejection.
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kAbsent);
+  // Flat schemas take the nested reader with fields: the other keys still
+  // read as before.
+  SchemaConfig flat;
+  flat.fields = {{"latency_ms", "latency_ms", false}};
+  Decoder f(JoinMode::kImpression, {}, flat);
+  ASSERT_EQ(f.Results(R"({"request_id":"r","variant":"B","timestamp":1,)"
+                      R"("results":["a","b"],"latency_ms":35})"),
+            "ok");
+  EXPECT_EQ(f.results.fields[0], 35.0);
+  EXPECT_EQ(f.results.variant, "B");
+  EXPECT_EQ(f.results.doc_ids.size(), 2u);
+  EXPECT_EQ(f.Results(R"({"request_id":"r","timestamp":1,"results":[]})"),
+            "empty_results: 'results' is empty");
+}
+
 // schema.unit: a string or integer id, hashed; null or absent falls back
 // to the request id (the request is its own unit); any other type is
 // rejected like a bad variant. Without schema.unit nothing is read, not

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
@@ -68,6 +69,23 @@ inline constexpr int kNumCovariateOutcomes = 5;
 // label of rankwatch_covariate_events_total.
 std::string_view CovariateOutcomeName(CovariateOutcome o);
 
+// The values of schema.fields of one list, in their configured order: a
+// finite number, or NaN when the list has none (entries past the
+// configured fields are NaN too).
+using FieldValues = std::array<double, config::kMaxResultFields>;
+inline constexpr FieldValues kNoFieldValues = [] {
+  FieldValues v{};
+  v.fill(std::numeric_limits<double>::quiet_NaN());
+  return v;
+}();
+
+inline constexpr std::array<CovariateOutcome, config::kMaxResultFields>
+    kAbsentFields = [] {
+      std::array<CovariateOutcome, config::kMaxResultFields> o{};
+      o.fill(CovariateOutcome::kAbsent);
+      return o;
+    }();
+
 // What a ranker served for one request. `doc_ids` is the ranking, rank 1
 // first.
 struct ResultsEvent {
@@ -90,6 +108,11 @@ struct ResultsEvent {
   // otherwise (and without schema.covariate); `covariate_outcome` says why.
   double covariate = std::numeric_limits<double>::quiet_NaN();
   CovariateOutcome covariate_outcome = CovariateOutcome::kAbsent;
+  // schema.fields: each field's value read as the covariate is (a finite
+  // number, else NaN and never a rejection), and why, per field.
+  FieldValues fields = kNoFieldValues;
+  std::array<CovariateOutcome, config::kMaxResultFields> field_outcomes =
+      kAbsentFields;
   // Interleaved traffic (the variant of an `interleaving:` experiment): the
   // experiment's index in Config::interleaving, and per rank the team that
   // contributed the doc (0 the incumbent, 1 the challenger). -1 and empty

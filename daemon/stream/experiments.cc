@@ -35,7 +35,7 @@ std::vector<double> SharesOf(const config::ExperimentConfig& e) {
 }
 
 bool IsPrimary(const config::ExperimentConfig& e, const SeriesSpec& s) {
-  const config::SeriesRef ref{s.measure, s.cutoff};
+  const config::SeriesRef ref = RefOf(s);
   return std::find(e.primary.begin(), e.primary.end(), ref) != e.primary.end();
 }
 
@@ -97,12 +97,19 @@ ExperimentMonitor::ExperimentMonitor(
           c.treatment = treatment;
           c.series = s;
           c.window = w;
-          c.quality = metrics::IsQualityMeasure(series[s].measure);
+          c.quality = series[s].quality;
           c.primary = IsPrimary(experiment, series[s]);
           c.has_sequential = w == -1;
-          c.sequential = metrics::SequentialTest(options);
+          // A field has its own units: its own mixing distribution.
+          metrics::SequentialOptions own = options;
+          metrics::SequentialOptions own_adjusted = adjusted_options;
+          if (series[s].mixture_sd > 0) {
+            own.mixing_stddev = own_adjusted.mixing_stddev =
+                series[s].mixture_sd;
+          }
+          c.sequential = metrics::SequentialTest(own);
           c.has_adjusted = w == -1 && !covariate_.empty();
-          c.adjusted.sequential = metrics::SequentialTest(adjusted_options);
+          c.adjusted.sequential = metrics::SequentialTest(own_adjusted);
           comparisons_.push_back(std::move(c));
         }
       }
@@ -147,6 +154,7 @@ ExperimentMonitor::ExperimentMonitor(
     }
   }
   flow_arms_ = arms_;  // Zero, the same shape.
+  flow_cov_arms_ = cov_arms_;
 }
 
 namespace {
@@ -186,8 +194,7 @@ void ExperimentMonitor::AdoptState(
     for (const Comparison& old : previous.comparisons_) {
       if (!old.has_sequential || old.treatment != c.treatment ||
           !SameExperiment(*old.experiment, *c.experiment) ||
-          previous_series[old.series].measure != series[c.series].measure ||
-          previous_series[old.series].cutoff != series[c.series].cutoff) {
+          RefOf(previous_series[old.series]) != RefOf(series[c.series])) {
         continue;
       }
       c.sequential = old.sequential;
@@ -621,7 +628,7 @@ void ExperimentMonitor::Update(int64_t now_ms) {
     }
     if (!c.quality) continue;
     const metrics::Direction direction =
-        metrics::HigherIsBetter(aggregator_->series()[c.series].measure)
+        aggregator_->series()[c.series].higher_is_better
             ? metrics::Direction::kHigherIsBetter
             : metrics::Direction::kLowerIsBetter;
     const int verdict = metrics::Verdict(c.sequential.interval(), direction);

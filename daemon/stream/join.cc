@@ -1,15 +1,23 @@
 #include "daemon/stream/join.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rankwatch::stream {
 
 namespace {
 
-// "JNS2": pending requests of format 2 (with the covariate); "JNS1"
-// records, written before schema.covariate existed, still read (format 1).
-constexpr uint32_t kJoinShardMagic = 0x4a4e5332;
+// "JNS3": pending requests of format 3 (with field values); "JNS2" and
+// "JNS1", written before schema.fields and schema.covariate existed, still
+// read (formats 2 and 1), and written while they suffice.
+constexpr uint32_t kJoinShardMagic = 0x4a4e5333;
+constexpr uint32_t kJoinShardMagicV2 = 0x4a4e5332;
 constexpr uint32_t kJoinShardMagicV1 = 0x4a4e5331;
+
+uint32_t MagicOf(int format) {
+  return format >= 3 ? kJoinShardMagic
+                     : (format == 2 ? kJoinShardMagicV2 : kJoinShardMagicV1);
+}
 
 }  // namespace
 
@@ -17,15 +25,19 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
                                   ByteWriter* out) const {
   PendingStore* pending =
       const_cast<WatermarkedJoin*>(this)->store().Find(shard);
-  // Format 1 while no request has a covariate: what a version before
-  // covariates reads (a rollback keeps its checkpoints).
-  bool covariates = false;
+  // The oldest format that holds the requests: format 1 while none has a
+  // covariate or a field value is what a version before covariates reads
+  // (a rollback keeps its checkpoints).
+  int format = 1;
   if (pending != nullptr) {
-    pending->ForEach(
-        [&](PendingRequest& r) { covariates |= !std::isnan(r.covariate); });
+    pending->ForEach([&](PendingRequest& r) {
+      if (!std::isnan(r.covariate)) format = std::max(format, 2);
+      for (double v : r.fields) {
+        if (!std::isnan(v)) format = 3;
+      }
+    });
   }
-  const int format = covariates ? kPendingRequestFormat : 1;
-  out->Fixed32(covariates ? kJoinShardMagic : kJoinShardMagicV1);
+  out->Fixed32(MagicOf(format));
   out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
   out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
   out->Varint(pending == nullptr ? 0 : pending->size());
@@ -37,8 +49,11 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
 Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                                     ByteReader* in) {
   const uint32_t magic = in->Fixed32();
-  const int format = magic == kJoinShardMagic ? kPendingRequestFormat : 1;
-  if (magic != kJoinShardMagic && magic != kJoinShardMagicV1) {
+  const int format = magic == kJoinShardMagic     ? 3
+                     : magic == kJoinShardMagicV2 ? 2
+                                                  : 1;
+  if (magic != kJoinShardMagic && magic != kJoinShardMagicV2 &&
+      magic != kJoinShardMagicV1) {
     in->Fail("not a join record");
   }
   const int64_t results_progress = in->I64();

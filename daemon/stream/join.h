@@ -71,6 +71,8 @@ struct FinalizedRequest {
   uint64_t unit_hash = 0;  // ResultsEvent::unit_hash of the served list.
   // ResultsEvent::covariate of the served list; NaN when it has none.
   double covariate = std::numeric_limits<double>::quiet_NaN();
+  // ResultsEvent::fields of the served list (schema.fields).
+  FieldValues fields = kNoFieldValues;
   int64_t served_ms = 0;
   // Event time the aggregates file it under: when its window closed
   // (served + window; served + delay in qrels mode). It depends only on the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 
 #include "base/string_index.h"
@@ -81,6 +82,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.shard = 0;
   r.unit_hash = 0;
   r.covariate = std::numeric_limits<double>::quiet_NaN();
+  r.fields = kNoFieldValues;
   r.interleaving = -1;
   r.teams.clear();
   r.has_results = false;
@@ -229,6 +231,12 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
   out->I64(r.served_ms);
   out->I64(r.deadline_ms);
   if (format >= 2) out->Double(r.covariate);
+  if (format >= 3) {
+    size_t n = r.fields.size();
+    while (n > 0 && std::isnan(r.fields[n - 1])) --n;
+    out->Varint(n);
+    for (size_t i = 0; i < n; ++i) out->Double(r.fields[i]);
+  }
 }
 
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
@@ -271,6 +279,12 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   const int64_t deadline_ms = in->I64();
   const double covariate =
       format >= 2 ? in->Double() : std::numeric_limits<double>::quiet_NaN();
+  FieldValues fields = kNoFieldValues;
+  if (format >= 3) {
+    const uint64_t n = in->Varint();
+    if (n > fields.size()) in->Fail("more field values than fields");
+    for (size_t i = 0; i < n && in->ok(); ++i) fields[i] = in->Double();
+  }
   if (in->ok() && teams.size() != doc_ends.size() && !teams.empty()) {
     in->Fail("teams not parallel to the docs");
   }
@@ -288,6 +302,7 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   r->shard = shard;
   r->unit_hash = unit_hash;
   r->covariate = covariate;
+  r->fields = fields;
   r->interleaving = static_cast<int32_t>(interleaving);
   r->teams.assign(teams.begin(), teams.end());
   r->served_ms = served_ms;

@@ -56,10 +56,11 @@ struct PendingRequest {
   // of the event that created it): what a checkpoint of that partition
   // holds and a rebalance moves.
   int32_t shard = 0;
-  uint64_t unit_hash = 0;      // ResultsEvent::unit_hash.
-  double covariate = 0;        // ResultsEvent::covariate (NaN: none).
-  int32_t interleaving = -1;   // ResultsEvent::interleaving.
-  std::vector<uint8_t> teams;  // ResultsEvent::teams.
+  uint64_t unit_hash = 0;               // ResultsEvent::unit_hash.
+  double covariate = 0;                 // ResultsEvent::covariate (NaN: none).
+  FieldValues fields = kNoFieldValues;  // ResultsEvent::fields.
+  int32_t interleaving = -1;            // ResultsEvent::interleaving.
+  std::vector<uint8_t> teams;           // ResultsEvent::teams.
   bool has_results = false;
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;
@@ -93,17 +94,19 @@ class GroupCodec {
 // A request's state in a checkpoint: what Finalize() needs, not the
 // origins of the events (a checkpoint's offsets are past them).
 // Format 2 adds the covariate after the deadline; format 1 (written before
-// schema.covariate existed) has none. The join's record says which
-// (WatermarkedJoin::EncodeShard, which writes format 1 while no request of
-// the shard has a covariate, so that a version without covariates can
-// still read the checkpoints of a configuration without one).
-inline constexpr int kPendingRequestFormat = 2;
+// schema.covariate existed) has none; format 3 adds the values of
+// schema.fields after it (a count, then the values up to the last one
+// present). The join's record says which (WatermarkedJoin::EncodeShard
+// writes the oldest format that holds its requests, so that a version
+// before covariates or fields still reads the checkpoints of a
+// configuration without them).
+inline constexpr int kPendingRequestFormat = 3;
 void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
                           ByteWriter* out, int format = kPendingRequestFormat);
-// Reads a request encoded by EncodePendingRequest in `format` (1 or 2; a
-// format-1 request has no covariate: NaN) into `store` (a request with the
-// same key is replaced) and schedules it. Fails `in` on corrupt input;
-// returns the request or null.
+// Reads a request encoded by EncodePendingRequest in `format` (1 to 3; a
+// format-1 request has no covariate, one before 3 no field values: NaN) into
+// `store` (a request with the same key is replaced) and schedules it. Fails
+// `in` on corrupt input; returns the request or null.
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
                                      int format = kPendingRequestFormat);

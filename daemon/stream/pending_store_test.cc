@@ -103,11 +103,11 @@ TEST(PendingStoreTest, CheckpointCarriesTheCovariate) {
   s.Schedule(a, 5000);
   std::string record;
   ByteWriter w(&record);
-  EncodePendingRequest(*a, NoGroups(), &w);
+  EncodePendingRequest(*a, NoGroups(), &w, 2);
 
   PendingStore restored;
   ByteReader r(record);
-  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 3, &restored);
+  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 3, &restored, 2);
   ASSERT_NE(b, nullptr);
   EXPECT_TRUE(r.at_end());
   EXPECT_EQ(b->covariate, 0.375);
@@ -125,6 +125,60 @@ TEST(PendingStoreTest, CheckpointCarriesTheCovariate) {
   // A reused slot forgets the covariate.
   old.Release(c);
   EXPECT_TRUE(std::isnan(Create(&old, "z")->covariate));
+}
+
+// Format 3 carries the values of schema.fields up to the last one present
+// (a count, then the doubles); formats 1 and 2 have none: NaN.
+TEST(PendingStoreTest, CheckpointCarriesTheFieldValues) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "a");
+  a->docs = "d1";
+  a->doc_ends = {2};
+  a->covariate = 1.5;
+  a->fields[0] = 120.25;
+  a->fields[2] = -3;  // Field 1 absent (NaN) in between.
+  s.Schedule(a, 5000);
+  std::string record;
+  ByteWriter w(&record);
+  EncodePendingRequest(*a, NoGroups(), &w);
+  std::string v2;
+  ByteWriter w2(&v2);
+  EncodePendingRequest(*a, NoGroups(), &w2, 2);
+  // The count (1 byte: 3) and three doubles after the format-2 record.
+  EXPECT_EQ(record.size(), v2.size() + 1 + 3 * 8);
+
+  PendingStore restored;
+  ByteReader r(record);
+  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 0, &restored);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(r.at_end());
+  EXPECT_EQ(b->covariate, 1.5);
+  EXPECT_EQ(b->fields[0], 120.25);
+  EXPECT_TRUE(std::isnan(b->fields[1]));
+  EXPECT_EQ(b->fields[2], -3);
+  for (size_t i = 3; i < b->fields.size(); ++i) {
+    EXPECT_TRUE(std::isnan(b->fields[i])) << i;
+  }
+
+  PendingStore old;
+  ByteReader r2(v2);
+  PendingRequest* c = DecodePendingRequest(&r2, NoGroups(), 0, &old, 2);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(r2.at_end());
+  EXPECT_EQ(c->covariate, 1.5);
+  EXPECT_TRUE(std::isnan(c->fields[0]));
+  // A reused slot forgets the values.
+  old.Release(c);
+  EXPECT_TRUE(std::isnan(Create(&old, "z")->fields[0]));
+
+  // A count beyond the fields is corrupt input, not a crash.
+  std::string corrupt = v2;
+  ByteWriter wc(&corrupt);
+  wc.Varint(9);
+  PendingStore none;
+  ByteReader rc(corrupt);
+  EXPECT_EQ(DecodePendingRequest(&rc, NoGroups(), 0, &none), nullptr);
+  EXPECT_FALSE(rc.ok());
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace {
 // (SeriesSpec::state_key): the trec name, the metric definitions, and for
 // click measures the kinds that are not clicks.
 std::vector<SeriesSpec> KeyedSeries(const config::Config& config) {
-  std::vector<SeriesSpec> series =
-      BuildSeries(config.metrics.measures, config.metrics.cutoffs);
+  std::vector<SeriesSpec> series = BuildSeries(
+      config.metrics.measures, config.metrics.cutoffs, config.schema.fields);
   const metrics::Definitions& d = config.metrics.definitions;
   const std::string definitions =
       "|l=" + std::to_string(d.relevance_threshold) +
@@ -31,6 +31,7 @@ std::vector<SeriesSpec> KeyedSeries(const config::Config& config) {
     kinds += k + ",";
   }
   for (SeriesSpec& s : series) {
+    if (s.field >= 0) continue;  // Its values are the events' own.
     s.state_key = s.trec_name + definitions;
     if (metrics::IsClickMeasure(s.measure)) s.state_key += kinds;
   }
@@ -151,6 +152,9 @@ bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
   if (!config_.schema.covariate.empty()) {
     ++counters_.covariate[static_cast<size_t>(event.covariate_outcome)];
   }
+  for (size_t i = 0; i < config_.schema.fields.size(); ++i) {
+    ++counters_.fields[i][static_cast<size_t>(event.field_outcomes[i])];
+  }
   const uint32_t group =
       aggregator_.ResolveGroup(event.variant, event.segment_values);
   return join_->OnResults(event, group, origin);
@@ -234,6 +238,10 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
   for (size_t s = 0; s < series.size(); ++s) {
+    if (series[s].field >= 0) {
+      values_[s] = request.fields[static_cast<size_t>(series[s].field)];
+      continue;
+    }
     const bool click =
         own_click_scores && metrics::IsClickMeasure(series[s].measure);
     values_[s] =
@@ -412,12 +420,21 @@ Status Pipeline::Reconfigure(const config::Config& next) {
       config_.metrics.click_exclude_kinds == next.metrics.click_exclude_kinds;
   std::vector<int> from(series.size(), -1);
   for (size_t s = 0; s < series.size(); ++s) {
-    if (!same_definitions) break;
+    for (size_t o = 0; o < old_series.size(); ++o) {
+      // A field's values mean what its key says (name, path, direction),
+      // whatever the metric definitions.
+      if (series[s].field >= 0 && old_series[o].field >= 0 &&
+          old_series[o].state_key == series[s].state_key) {
+        from[s] = static_cast<int>(o);
+      }
+    }
+    if (!same_definitions || series[s].field >= 0) continue;
     if (!same_click_kinds && metrics::IsClickMeasure(series[s].measure)) {
       continue;
     }
     for (size_t o = 0; o < old_series.size(); ++o) {
-      if (old_series[o].measure == series[s].measure &&
+      if (old_series[o].field < 0 &&
+          old_series[o].measure == series[s].measure &&
           old_series[o].cutoff == series[s].cutoff) {
         from[s] = static_cast<int>(o);
       }

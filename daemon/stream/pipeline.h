@@ -64,6 +64,10 @@ struct PipelineCounters {
   // With schema.covariate: results events consumed (not rejected), per
   // CovariateOutcome of their covariate field.
   std::array<int64_t, kNumCovariateOutcomes> covariate{};
+  // The same per field of schema.fields (in their order).
+  std::array<std::array<int64_t, kNumCovariateOutcomes>,
+             config::kMaxResultFields>
+      fields{};
 
   int64_t rejected_total(Topic t) const;
 };

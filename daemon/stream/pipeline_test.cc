@@ -665,6 +665,124 @@ TEST(PipelineCovariateTest, LiveAcrossPartitionsEqualsReplay) {
   EXPECT_TRUE(near(g.look.p_value, w.look.p_value));
 }
 
+// A guardrail on a field of results events (schema.fields: latency, lower
+// is better), end to end: the value travels from the event through the
+// pending requests (and a checkpoint half-way, into a new process) to its
+// own series, compared with the field's own mixing distribution, and the
+// decision reads it. A: latencies 90, 100, 110 (20 lists each), B: 120,
+// 130, 140 (and two lists whose latency is "n/a"): difference 30 ms, V = 2
+// (4000/59)/60 = 2.2598870056497176; the mSPRT interval at tau = 10 (tau^2 =
+// 100), by hand with NumPy: 30 -+ sqrt(V (V + 100)/100 (ln((V + 100)/V) + 2 ln
+// 20)) = [25.240182546639076, 34.759817453360924], beyond the 5 ms margin: B
+// must not ship. The lists without a latency add nothing to the series and are
+// counted as wrong_type.
+TEST(PipelineFieldTest, GuardrailOnALatencyFieldSaysNoShip) {
+  config::Config config;
+  config.join.window = std::chrono::seconds(10);
+  config.join.allowed_lateness = std::chrono::hours(2);
+  config.metrics.measures = {metrics::Measure::kPrecision};
+  config.metrics.cutoffs = {1};
+  config.schema.fields = {{"latency_ms", "timing.latency_ms", false, 10}};
+  config.experiments = {{"x", "A", {"B"}}};
+  config::GuardrailConfig guardrail;
+  guardrail.series.field = "latency_ms";
+  guardrail.margin = 5;
+  config.experiments[0].guardrails = {guardrail};
+  FakeClock clock(kNow);
+
+  std::vector<std::pair<Topic, std::string>> events;
+  std::vector<CovariateOutcome> outcomes;  // Per results event.
+  for (int i = 0; i < 70; ++i) {
+    for (const char* variant : {"A", "B"}) {
+      const bool b = variant[0] == 'B';
+      const std::string id = std::string(variant) + std::to_string(i);
+      const int64_t t = kNow - 3'600'000 + i * 1000;
+      std::string latency;
+      if (i < 60) {  // 60 lists with a latency per arm.
+        latency = std::to_string((b ? 120 : 90) + 10 * (i % 3));
+      } else if (b && i % 7 == 6) {  // B's 62 and 69.
+        latency = R"("n/a")";
+      } else {
+        continue;
+      }
+      outcomes.push_back(i < 60 ? CovariateOutcome::kPresent
+                                : CovariateOutcome::kWrongType);
+      events.push_back(
+          {Topic::kResults,
+           "{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+               "\",\"timestamp\":" + std::to_string(t) +
+               ",\"results\":[\"a\",\"b\"],\"timing\":{\"latency_ms\":" +
+               latency + "}}"});
+      events.push_back({Topic::kJudgments,
+                        "{\"request_id\":\"" + id + "\",\"timestamp\":" +
+                            std::to_string(t + 100) + ",\"doc_id\":\"" +
+                            (i % 2 == 0 ? "a" : "b") + "\",\"relevance\":1}"});
+    }
+  }
+  auto live = Pipeline::Create(config, &clock);
+  ASSERT_TRUE(live.ok());
+  std::unique_ptr<Pipeline> pipeline = std::move(live).value();
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (i == events.size() / 2) {
+      auto restored = Pipeline::Create(config, &clock);
+      ASSERT_TRUE(restored.ok());
+      std::string record;
+      pipeline->EncodeShard(0, &record);
+      // Pending requests with a field value: the join's format 3 ("JNS3",
+      // little-endian "3SNJ").
+      EXPECT_NE(record.find("3SNJ"), std::string::npos);
+      ASSERT_TRUE((*restored)->DecodeShard(0, record).ok());
+      ASSERT_GT((*restored)->pending_requests(), 0);
+      pipeline = std::move(restored).value();
+    }
+    ASSERT_TRUE(pipeline->OnPayload(events[i].first, events[i].second,
+                                    EventOrigin{0, static_cast<int64_t>(i)}));
+  }
+  pipeline->FinishAll();
+
+  const std::vector<SeriesSpec>& series = pipeline->aggregator().series();
+  ASSERT_EQ(series.size(), 2u);  // P_1, then the field.
+  EXPECT_EQ(series[1].name, "latency_ms");
+  EXPECT_EQ(series[1].k_label, "all");
+  EXPECT_FALSE(series[1].higher_is_better);
+  const Comparison* latency = nullptr;
+  for (const Comparison& c : pipeline->experiments().comparisons()) {
+    if (c.window == -1 && c.series == 1) latency = &c;
+  }
+  ASSERT_NE(latency, nullptr);
+  EXPECT_FALSE(latency->quality);  // No verdict, not in the BH family.
+  EXPECT_EQ(latency->baseline_arm.count, 60);
+  EXPECT_EQ(latency->treatment_arm.count, 60);
+  EXPECT_DOUBLE_EQ(latency->baseline_arm.mean, 100);
+  EXPECT_DOUBLE_EQ(latency->treatment_arm.mean, 130);
+  EXPECT_DOUBLE_EQ(latency->welch.difference, 30);
+  // scipy.stats.ttest_ind(B, A, equal_var=False).confidence_interval():
+  // (27.02307245893948, 32.97692754106052).
+  EXPECT_NEAR(latency->welch.interval.lower, 27.02307245893948, 1e-9);
+  EXPECT_NEAR(latency->welch.interval.upper, 32.97692754106052, 1e-9);
+  EXPECT_NEAR(latency->look.interval.lower, 25.240182546639076, 1e-9);
+  EXPECT_NEAR(latency->look.interval.upper, 34.759817453360924, 1e-9);
+
+  ASSERT_EQ(pipeline->decisions().decisions().size(), 1u);
+  const Decision& d = pipeline->decisions().decisions()[0];
+  EXPECT_EQ(d.value, DecisionValue::kNoShip);
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_TRUE(d.inputs[1].guardrail);
+  EXPECT_EQ(d.inputs[1].series, "latency_ms");
+  EXPECT_FALSE(d.inputs[1].higher_is_better);
+  EXPECT_EQ(d.inputs[1].state, InputState::kInferior);
+  ASSERT_FALSE(d.reasons.empty());
+  EXPECT_NE(d.reasons[0].find("latency_ms"), std::string::npos) << d.reasons[0];
+
+  // The counters are the process's: the results events after the restore.
+  std::array<int64_t, kNumCovariateOutcomes> want{};
+  for (size_t i = outcomes.size() / 2; i < outcomes.size(); ++i) {
+    ++want[static_cast<size_t>(outcomes[i])];
+  }
+  EXPECT_EQ(pipeline->counters().fields[0], want);
+  EXPECT_EQ(want[static_cast<size_t>(CovariateOutcome::kWrongType)], 2);
+}
+
 // Checkpoints keep the format before covariates while nothing needs the
 // new one, so that a rollback to a version without covariates still reads
 // them: the join's record is "JNS1" until a pending request of the shard

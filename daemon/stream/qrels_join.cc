@@ -161,7 +161,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
     ++counters_.duplicate_results;
   } else if (delay_ms_ <= 0 || SatAdd(e.timestamp_ms, delay_ms_) <
                                    watermark_.value(origin.partition())) {
-    Score(e.request_id, e.query_id, group, e.unit_hash, e.covariate,
+    Score(e.request_id, e.query_id, group, e.unit_hash, e.covariate, e.fields,
           e.timestamp_ms, e.doc_ids, FinalizeCause::kWindowClosed,
           origin.partition());
   } else {
@@ -191,6 +191,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
     r->group = group;
     r->unit_hash = e.unit_hash;
     r->covariate = e.covariate;
+    r->fields = e.fields;
     r->served_ms = e.timestamp_ms;
     for (std::string_view doc : e.doc_ids) {
       r->docs.append(doc);
@@ -206,7 +207,8 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
 
 void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
                       uint32_t group, uint64_t unit_hash, double covariate,
-                      int64_t served_ms, std::span<const std::string_view> docs,
+                      const FieldValues& fields, int64_t served_ms,
+                      std::span<const std::string_view> docs,
                       FinalizeCause cause, int32_t shard) {
   const QueryTable* t = FindTable(query_id);
   if (t == nullptr || t->live == 0) {
@@ -231,6 +233,7 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
   f.group = group;
   f.unit_hash = unit_hash;
   f.covariate = covariate;
+  f.fields = fields;
   f.served_ms = served_ms;
   f.closed_ms = SatAdd(served_ms, std::max<int64_t>(0, delay_ms_));
   f.cause = cause;
@@ -247,7 +250,7 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
   const std::string_view request_id =
       !r->key.empty() && r->key[0] == '\0' ? std::string_view() : r->key;
   Score(request_id, r->query_id, r->group, r->unit_hash, r->covariate,
-        r->served_ms, docs_scratch_, cause, r->shard);
+        r->fields, r->served_ms, docs_scratch_, cause, r->shard);
   for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
   delayed_.Release(r);
 }

@@ -104,8 +104,9 @@ class QrelsJoin final : public WatermarkedJoin {
               std::optional<metrics::Grade> grade, int64_t time_ms);
   void Score(std::string_view request_id, std::string_view query_id,
              uint32_t group, uint64_t unit_hash, double covariate,
-             int64_t served_ms, std::span<const std::string_view> docs,
-             FinalizeCause cause, int32_t shard);
+             const FieldValues& fields, int64_t served_ms,
+             std::span<const std::string_view> docs, FinalizeCause cause,
+             int32_t shard);
   void ProcessDueIn(int32_t shard, FinalizeCause cause) override;
   ShardedPendingStore& store() override { return delayed_; }
   void ScoreDelayed(PendingRequest* request, FinalizeCause cause);
