@@ -31,10 +31,12 @@
 namespace rankwatch::cli {
 
 // A headline series, e.g. {"ndcg", "10"}: a measure and its `k` label.
+// Label() spells it as the configuration does: "ndcg@10", and an uncut
+// series (k "all": a field of results events, map) by its name alone.
 struct Headline {
   std::string measure;
   std::string k;
-  std::string Label() const { return measure + "@" + k; }
+  std::string Label() const { return k == "all" ? measure : measure + "@" + k; }
   bool operator==(const Headline&) const = default;
 };
 

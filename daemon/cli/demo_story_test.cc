@@ -175,6 +175,23 @@ TEST(ParseMetricsSnapshotTest, ReadsTheDecisions) {
             "-0.061] (margin 0.050)");
 }
 
+// A guardrail on a field of results events (k "all") is named as the
+// configuration names it: latency_ms, not latency_ms@all.
+TEST(ParseMetricsSnapshotTest, NamesAnUncutGuardrailWithoutItsK) {
+  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  DecisionFigures d = s->decisions[0];
+  d.inputs[1].series = Headline{"latency_ms", "all"};
+  d.inputs[1].lower = 4.579;
+  d.inputs[1].upper = 10.36;
+  d.inputs[1].margin = 0.05;
+  d.inputs[1].relative = true;
+  EXPECT_EQ(FormatDecision(d),
+            "do not ship B: guardrail latency_ms beyond its margin [+4.579, "
+            "+10.360] (margin 5.0% of the baseline)");
+  EXPECT_EQ((Headline{"ndcg", "10"}).Label(), "ndcg@10");
+}
+
 TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
   auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
   ASSERT_TRUE(s.ok());
