@@ -267,6 +267,26 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
     }
   }
   out->push_back(std::move(events));
+  // What the recording rules need to judge a field's guardrail over all
+  // replicas: its direction and its own tau (deploy/prometheus/rules.yml).
+  MetricFamily info = MakeFamily(
+      "rankwatch_field_info",
+      "1 per field of schema.fields, with the way it improves (better: "
+      "higher or lower)",
+      MetricType::Gauge);
+  MetricFamily tau = MakeFamily(
+      "rankwatch_field_mixture_sd",
+      "The field's mixture_sd: tau of its always-valid tests, in its units",
+      MetricType::Gauge);
+  for (const config::ResultFieldConfig& field : fields) {
+    AddGauge(&info,
+             {{"field", field.name},
+              {"better", field.higher_is_better ? "higher" : "lower"}},
+             1);
+    AddGauge(&tau, {{"field", field.name}}, field.mixture_sd);
+  }
+  out->push_back(std::move(info));
+  out->push_back(std::move(tau));
 }
 
 // Exported where judgments are clicks (Pipeline::tracks_clicks).

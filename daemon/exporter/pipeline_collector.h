@@ -11,7 +11,9 @@
 // Per field of schema.fields (label `field` in place of k), the same as
 // counters rankwatch_field_count_total, _sum_total, _squares_total and
 // gauges rankwatch_field_mean, _window_*; rankwatch_field_events_total
-// {field, reason}. And the pipeline's counters: events consumed and rejected,
+// {field, reason}, rankwatch_field_info{field, better} and
+// rankwatch_field_mixture_sd{field} (for the rules). And the pipeline's
+// counters: events consumed and rejected,
 // join outcomes, pending state, watermark, label overflow. Every label set
 // known up front (topics, reject reasons, segment labels) is exported from the
 // start, at 0.

@@ -510,6 +510,10 @@ TEST(PipelineCollectorFieldTest, FieldsOfResultsEvents) {
   EXPECT_TRUE(HasLine(text,
                       "rankwatch_field_events_total{field=\"latency_ms\","
                       "reason=\"absent\"} 1"));
+  EXPECT_TRUE(HasLine(
+      text, "rankwatch_field_info{field=\"latency_ms\",better=\"lower\"} 1"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_field_mixture_sd{field=\"latency_ms\"} 10"));
   // Not a measure: no histogram, no k label.
   EXPECT_TRUE(LinesWithPrefix(text, "rankwatch_latency_ms").empty());
   EXPECT_TRUE(LinesWithPrefix(text, "rankwatch_field_bucket").empty());
