@@ -1211,6 +1211,14 @@ TEST(ConfigLoaderErrorTest, ResultFields) {
       "config.yaml:9:18: experiments[0].guardrails[0].series: unknown "
       "measure 'latency' (trec_eval's, rankwatch's and ir_measures' names "
       "are listed in docs/metrics.md)");
+  EXPECT_EQ(
+      ErrorOf(head +
+              "    - {name: latency_ms, better: lower, mixture_sd: 10}\n" +
+              experiment +
+              "    guardrails:\n      - {series: latncy_ms, margin: 1}\n"),
+      "config.yaml:9:18: experiments[0].guardrails[0].series: 'latncy_ms' is "
+      "neither a measure nor a field; did you mean the field 'latency_ms' "
+      "(schema.fields)?");
 }
 
 // The impression join needs partition n of both topics on one replica;

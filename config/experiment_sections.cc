@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -368,7 +369,20 @@ StatusOr<SeriesRef> Parser::ResolveSeries(const Field& field,
   }
   const MetricsConfig& metrics = config.metrics;
   StatusOr<metrics::MeasureRef> parsed = metrics::ParseMeasureName(text);
-  if (!parsed.ok()) return yaml_.Error(field, parsed.status().message());
+  if (!parsed.ok()) {
+    // A mistyped field's name reads as an unknown measure: name the field.
+    std::vector<std::string_view> fields;
+    for (const ResultFieldConfig& f : config.schema.fields) {
+      fields.push_back(f.name);
+    }
+    if (std::optional<std::string_view> close = ClosestKey(text, fields)) {
+      return yaml_.Error(field, "'" + Printable(text) +
+                                    "' is neither a measure nor a field; did "
+                                    "you mean the field '" +
+                                    std::string(*close) + "' (schema.fields)?");
+    }
+    return yaml_.Error(field, parsed.status().message());
+  }
   if (!parsed->measure) {
     return yaml_.Error(field, "'" + Printable(text) +
                                   "' is computed by `rankwatch eval` "
