@@ -21,7 +21,7 @@
 set(rankwatch_header_folders
   base base metrics metrics trec trec config config
   daemon/stream stream daemon/kafka kafka daemon/sim sim daemon/http http
-  daemon/exporter exporter daemon/status status daemon/server server
+  daemon/exporter exporter daemon/page page daemon/server server
   daemon/cli cli tests testing)
 
 # The library (short name: "stream") whose header `include` is, or "" for a
@@ -166,12 +166,12 @@ rankwatch_check_links(rankwatch_kafka FLOOR 4 ALLOWED rankwatch::base
 rankwatch_check_links(rankwatch_exporter FLOOR 5 ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
   rankwatch::http)
-rankwatch_check_links(rankwatch_status FLOOR 6 ALLOWED rankwatch::base
+rankwatch_check_links(rankwatch_page FLOOR 6 ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
   rankwatch::http rankwatch::exporter)
 rankwatch_check_links(rankwatch_server FLOOR 7 ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::config rankwatch::stream rankwatch::kafka
-  rankwatch::http rankwatch::exporter rankwatch::status)
+  rankwatch::http rankwatch::exporter rankwatch::page)
 # The subcommands, on the floor above the server: the libraries below, sim
 # included (the one the server may not link), and of outside libraries only
 # CLI11 and spdlog (everything else comes through the libraries below); no
@@ -179,7 +179,7 @@ rankwatch_check_links(rankwatch_server FLOOR 7 ALLOWED rankwatch::base
 rankwatch_check_links(rankwatch_cli FLOOR 8 ALLOWED rankwatch::base
   rankwatch::metrics rankwatch::trec rankwatch::config rankwatch::stream
   rankwatch::kafka rankwatch::sim rankwatch::http rankwatch::exporter
-  rankwatch::status rankwatch::server
+  rankwatch::page rankwatch::server
   EXTERNAL_ONLY CLI11::CLI11 spdlog::spdlog)
 # The binary is main.cc over the CLI, nothing else of rankwatch.
 rankwatch_check_links(rankwatch FLOOR 9 ALLOWED rankwatch::cli

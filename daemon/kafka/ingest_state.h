@@ -1,6 +1,6 @@
 // IngestState: what the Kafka consumer (`rankwatch run`) reports about
 // itself for /metrics and /readyz, as plain data. (Named apart from
-// base/status.h's Status, an operation's outcome, and from daemon/status/,
+// base/status.h's Status, an operation's outcome, and from daemon/page/,
 // the status page.) The consumer thread updates it and the scrape and
 // /readyz read it, all under the daemon's mutex; the struct itself is not
 // synchronized.

@@ -11,7 +11,7 @@
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/http/handlers.h"
-#include "daemon/status/handlers.h"
+#include "daemon/page/handlers.h"
 
 namespace rankwatch::server {
 
@@ -126,8 +126,8 @@ Status Daemon::Init() {
         const kafka::IngestState& status = ingest_->status();
         return http::Readiness{status.ready(now), status.ReadinessMessage(now)};
       }));
-  status::RegisterHandlers(http_.get(), &mu_, pipeline_.get(),
-                           &ingest_->status(), clock_);
+  page::RegisterHandlers(http_.get(), &mu_, pipeline_.get(), &ingest_->status(),
+                         clock_);
   reload_enabled_ = config_.http.enable_reload;
   // Other methods: 405 with "Allow: POST", and cross-site requests 403,
   // from the server.

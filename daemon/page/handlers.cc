@@ -1,13 +1,13 @@
-#include "daemon/status/handlers.h"
+#include "daemon/page/handlers.h"
 
 #include <string>
 #include <utility>
 
 #include "base/status.h"
-#include "daemon/status/csp.h"
-#include "daemon/status/summary.h"
+#include "daemon/page/csp.h"
+#include "daemon/page/summary.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
 http::Handler PageHandler() {
   // The page runs only its own inline script and style, by their hashes,
@@ -59,4 +59,4 @@ void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
   server->Handle(kSummaryPath, SummaryHandler(mu, pipeline, kafka, clock));
 }
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

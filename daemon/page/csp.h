@@ -11,8 +11,8 @@
 // step by hand when page.html changes.
 //
 // Stateless functions; thread-safe.
-#ifndef RANKWATCH_DAEMON_STATUS_CSP_H_
-#define RANKWATCH_DAEMON_STATUS_CSP_H_
+#ifndef RANKWATCH_DAEMON_PAGE_CSP_H_
+#define RANKWATCH_DAEMON_PAGE_CSP_H_
 
 #include <string>
 #include <string_view>
@@ -20,7 +20,7 @@
 
 #include "base/status.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
 // The text of the page's inline elements, in document order: what lies
 // between the start tag's '>' and the end tag, as the browser hashes it.
@@ -45,6 +45,6 @@ struct InlineBlocks {
 [[nodiscard]] StatusOr<std::string> PageContentSecurityPolicy(
     std::string_view html);
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page
 
-#endif  // RANKWATCH_DAEMON_STATUS_CSP_H_
+#endif  // RANKWATCH_DAEMON_PAGE_CSP_H_

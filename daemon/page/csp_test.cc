@@ -1,10 +1,10 @@
-#include "daemon/status/csp.h"
+#include "daemon/page/csp.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 namespace {
 
 TEST(CspTest, Sha256SourceMatchesReferences) {
@@ -63,4 +63,4 @@ TEST(CspTest, PolicyHasNoUnsafeInlineAndNoneForAMissingKind) {
 }
 
 }  // namespace
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

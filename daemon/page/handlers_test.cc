@@ -1,4 +1,4 @@
-#include "daemon/status/handlers.h"
+#include "daemon/page/handlers.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,7 +17,7 @@
 #include "simdjson.h"
 #include "tests/testing/subprocess.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 namespace {
 
 // ASCII lower case, byte for byte (UTF-8 sequences unchanged), so that
@@ -270,4 +270,4 @@ TEST(StatusHandlersTest, SummaryComparesTheListsItsMeansCount) {
 }
 
 }  // namespace
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

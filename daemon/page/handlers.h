@@ -8,8 +8,8 @@
 // Thread-safety: the summary handler takes `mu` (the daemon's mutex, which
 // guards the pipeline and the Kafka status) while it builds the JSON, as
 // /metrics does; the page handler shares only immutable bytes.
-#ifndef RANKWATCH_DAEMON_STATUS_HANDLERS_H_
-#define RANKWATCH_DAEMON_STATUS_HANDLERS_H_
+#ifndef RANKWATCH_DAEMON_PAGE_HANDLERS_H_
+#define RANKWATCH_DAEMON_PAGE_HANDLERS_H_
 
 #include <mutex>
 #include <string_view>
@@ -19,9 +19,9 @@
 #include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
-// The bytes of daemon/status/page.html (generated page_html.cc).
+// The bytes of daemon/page/page.html (generated page_html.cc).
 extern const std::string_view kPageHtml;
 
 inline constexpr char kPagePath[] = "/";
@@ -44,6 +44,6 @@ void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
                       stream::Pipeline* pipeline,
                       const kafka::IngestState* kafka, const Clock* clock);
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page
 
-#endif  // RANKWATCH_DAEMON_STATUS_HANDLERS_H_
+#endif  // RANKWATCH_DAEMON_PAGE_HANDLERS_H_

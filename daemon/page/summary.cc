@@ -1,4 +1,4 @@
-#include "daemon/status/summary.h"
+#include "daemon/page/summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
 namespace {
 
@@ -711,4 +711,4 @@ std::string BuildSummaryJson(const stream::Pipeline& pipeline,
   return out.Take();
 }
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

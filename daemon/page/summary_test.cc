@@ -1,4 +1,4 @@
-#include "daemon/status/summary.h"
+#include "daemon/page/summary.h"
 
 #include <chrono>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 namespace {
 
 using exporter::testing::JudgmentJson;
@@ -427,4 +427,4 @@ TEST_F(SummaryTest, PipelineHealthAndKafka) {
 }
 
 }  // namespace
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

@@ -1,4 +1,4 @@
-#include "daemon/status/csp.h"
+#include "daemon/page/csp.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
 namespace {
 
@@ -122,4 +122,4 @@ StatusOr<std::string> PageContentSecurityPolicy(std::string_view html) {
          "form-action 'none'; frame-ancestors 'none'";
 }
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page

@@ -10,8 +10,8 @@
 // Ownership: reads its arguments during the call only. Thread-safety: none
 // of its own; the caller holds the mutex that guards the pipeline and the
 // Kafka status (the daemon's, as for /metrics).
-#ifndef RANKWATCH_DAEMON_STATUS_SUMMARY_H_
-#define RANKWATCH_DAEMON_STATUS_SUMMARY_H_
+#ifndef RANKWATCH_DAEMON_PAGE_SUMMARY_H_
+#define RANKWATCH_DAEMON_PAGE_SUMMARY_H_
 
 #include <cstdint>
 #include <string>
@@ -19,7 +19,7 @@
 #include "daemon/kafka/ingest_state.h"
 #include "daemon/stream/pipeline.h"
 
-namespace rankwatch::status {
+namespace rankwatch::page {
 
 // Version of the summary's layout, written as "schema_version": bumped when
 // a field changes meaning or goes away (new fields do not bump it).
@@ -42,6 +42,6 @@ std::string BuildSummaryJson(const stream::Pipeline& pipeline,
                              const kafka::IngestState* kafka,
                              const SummaryTimes& times);
 
-}  // namespace rankwatch::status
+}  // namespace rankwatch::page
 
-#endif  // RANKWATCH_DAEMON_STATUS_SUMMARY_H_
+#endif  // RANKWATCH_DAEMON_PAGE_SUMMARY_H_
