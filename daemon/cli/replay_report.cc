@@ -140,10 +140,15 @@ void WriteComparison(const Pipeline& p, const Comparison& c, JsonWriter* w) {
   if (c.quality) {
     w->Int(c.verdict);
   } else {
-    w->Null();  // Coverage (judged), not quality: no verdict.
+    w->Null();  // Coverage (judged) or a field: not quality, no verdict.
   }
   w->Key("state");
-  w->String(c.quality ? stream::VerdictStateName(c.state) : "coverage");
+  if (c.quality) {
+    w->String(stream::VerdictStateName(c.state));
+  } else {
+    w->String(p.aggregator().series()[c.series].field >= 0 ? "field"
+                                                           : "coverage");
+  }
   w->Key("baseline_count");
   w->Int(c.baseline_arm.count);
   w->Key("treatment_count");

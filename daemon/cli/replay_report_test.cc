@@ -395,6 +395,47 @@ events:
   }
 }
 
+// A field of results events (schema.fields) is compared without a
+// verdict, as coverage is, and its state says which it is. A: 100 and
+// 120 ms, B: 130 and 150 ms: difference +30.
+TEST_F(ReplayReportTest, AFieldsComparisonHasStateField) {
+  Build(R"(
+schema:
+  fields:
+    - {name: latency_ms, path: ms, better: lower, mixture_sd: 10}
+metrics:
+  cutoffs: [1]
+  measures: [precision, judged]
+events:
+  min_timestamp: 0
+experiments:
+  - name: x
+    baseline: A
+    treatments: [B]
+)");
+  int i = 0;
+  for (const auto& [variant, ms] : std::vector<std::pair<std::string, int>>{
+           {"A", 100}, {"A", 120}, {"B", 130}, {"B", 150}}) {
+    const std::string id = "r" + std::to_string(i++);
+    Results("{\"request_id\":\"" + id + "\",\"variant\":\"" + variant +
+            "\",\"timestamp\":1000,\"results\":[\"a\"],\"ms\":" +
+            std::to_string(ms) + "}");
+    Judgment(id, "a", 1, 1100);
+  }
+  pipeline_->FinishAll();
+  const std::string json = FormatReplayJson(*pipeline_);
+  EXPECT_NE(json.find("\"latency_ms\":{\"difference\":30,"), std::string::npos)
+      << json;
+  const size_t field = json.find("\"latency_ms\":{\"difference\"");
+  const size_t judged = json.find("\"judged_1\":{\"difference\"");
+  ASSERT_NE(field, std::string::npos);
+  ASSERT_NE(judged, std::string::npos);
+  EXPECT_NE(json.find("\"verdict\":null,\"state\":\"field\"", field),
+            std::string::npos);
+  EXPECT_EQ(json.find("\"verdict\":null,\"state\":\"coverage\"", judged),
+            json.find("\"verdict\":null,\"state\":\"coverage\""));
+}
+
 TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
   FeedSegments();
   const std::string table = FormatReplayTable(*pipeline_);
