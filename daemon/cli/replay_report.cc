@@ -366,15 +366,21 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
                   "CI (always valid)", "verdict");
     *out += buf;
     for (const Comparison* c : WholeRunRows(m, x)) {
-      if (!c->quality) continue;  // judged is coverage, not quality.
+      // judged is coverage, not quality; a field (schema.fields) is shown,
+      // without BH or verdict (its guardrail's test is in the decision).
+      const bool field = p.aggregator().series()[c->series].field >= 0;
+      if (!c->quality && !field) continue;
       const std::string name = p.aggregator().series()[c->series].trec_name +
                                (c->primary ? "*" : "");
+      char bh[16] = "       -";
+      if (!field) std::snprintf(bh, sizeof(bh), "%8.2g", c->p_value_bh);
       std::snprintf(
-          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8.2g %-20s %s\n",
+          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %s %-20s %s\n",
           c->treatment.c_str(), name.c_str(), c->welch.difference,
-          FormatInterval(c->welch.interval).c_str(), c->welch.p_value,
-          c->p_value_bh, FormatInterval(c->sequential.interval()).c_str(),
-          std::string(stream::VerdictStateName(c->state)).c_str());
+          FormatInterval(c->welch.interval).c_str(), c->welch.p_value, bh,
+          FormatInterval(c->sequential.interval()).c_str(),
+          field ? "(field)"
+                : std::string(stream::VerdictStateName(c->state)).c_str());
       *out += buf;
       if (!c->has_adjusted) continue;
       const AdjustedComparison& a = c->adjusted;

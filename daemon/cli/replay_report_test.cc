@@ -434,6 +434,17 @@ experiments:
             std::string::npos);
   EXPECT_EQ(json.find("\"verdict\":null,\"state\":\"coverage\"", judged),
             json.find("\"verdict\":null,\"state\":\"coverage\""));
+  // The table shows the field's row (judged's not), without BH or
+  // verdict: difference +30, Welch p from
+  // scipy.stats.ttest_ind([130, 150], [100, 120], equal_var=False).pvalue
+  // = 0.16794970566215633 (t = 2.1213, df = 2): "0.17".
+  const std::string table = FormatReplayTable(*pipeline_);
+  const size_t row = table.find("  B        latency_ms         +30.0000 ");
+  ASSERT_NE(row, std::string::npos) << table;
+  const std::string line = table.substr(row, table.find('\n', row) - row);
+  EXPECT_NE(line.find("     0.17        - "), std::string::npos) << line;
+  EXPECT_TRUE(line.ends_with(" (field)")) << line;
+  EXPECT_EQ(table.find("  B        judged_1"), std::string::npos) << table;
 }
 
 TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
