@@ -33,9 +33,10 @@ namespace {
 
 // Labels that rankwatch puts on its own series; a segment label may not
 // reuse them, or its series would collide.
-constexpr std::array<std::string_view, 11> kReservedLabels = {
-    "variant",   "k",          "window",   "le",      "topic", "reason",
-    "partition", "experiment", "baseline", "measure", "label"};
+constexpr std::array<std::string_view, 13> kReservedLabels = {
+    "variant", "k",         "window",     "le",       "topic",
+    "reason",  "partition", "experiment", "baseline", "measure",
+    "label",   "field",     "better"};
 
 constexpr std::array<JoinMode, 2> kJoinModes = {JoinMode::kImpression,
                                                 JoinMode::kQrels};

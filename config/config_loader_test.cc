@@ -868,7 +868,13 @@ TEST(ConfigLoaderErrorTest, Aggregation) {
   EXPECT_EQ(ErrorOf("aggregation:\n  segments: [variant]\n"),
             "config.yaml:2:14: aggregation.segments[0]: 'variant' is a label "
             "rankwatch sets itself (reserved: variant, k, window, le, topic, "
-            "reason, partition, experiment, baseline, measure, label)");
+            "reason, partition, experiment, baseline, measure, label, field, "
+            "better)");
+  EXPECT_EQ(ErrorOf("aggregation:\n  segments: [field]\n"),
+            "config.yaml:2:14: aggregation.segments[0]: 'field' is a label "
+            "rankwatch sets itself (reserved: variant, k, window, le, topic, "
+            "reason, partition, experiment, baseline, measure, label, field, "
+            "better)");
   EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale, locale]\n"),
             "config.yaml:2:22: aggregation.segments[1]: duplicate segment "
             "'locale'");

@@ -90,9 +90,13 @@ FieldFamilies MakeFieldFamilies() {
   return {MakeFamily("rankwatch_field_count_total",
                      "Lists this process scored with a value of " + what,
                      MetricType::Counter),
-          MakeFamily("rankwatch_field_sum_total",
-                     "Sum of the values of " + what + " this process scored",
-                     MetricType::Counter),
+          // A gauge: a field's values may be negative (refunds), and a
+          // counter that goes down reads as a reset to rate().
+          MakeFamily("rankwatch_field_scored_sum_values",
+                     "Sum of the values of " + what +
+                         " this process scored (a gauge: values may be "
+                         "negative)",
+                     MetricType::Gauge),
           MakeFamily(
               "rankwatch_field_squares_total",
               "Sum of the squared values of " + what + " this process scored",
@@ -240,7 +244,7 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
       Labels labels = SeriesLabels(group, series[s]);
       labels[1] = {"field", series[s].name};  // In place of k ("all").
       AddCounter(&f.count, labels, static_cast<double>(flow.all[s].count));
-      AddCounter(&f.sum, labels, flow.all[s].sum);
+      AddGauge(&f.sum, labels, flow.all[s].sum);
       AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
       AddMeans(&f.means, labels, group, s, now_ms, aggregator.windows_ms(),
                window_labels_);

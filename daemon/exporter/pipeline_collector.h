@@ -9,7 +9,8 @@
 //   rankwatch_<measure>_mean             running mean per window ("all" and
 //                                        each configured one, e.g. "5m")
 // Per field of schema.fields (label `field` in place of k), the same as
-// counters rankwatch_field_count_total, _sum_total, _squares_total and
+// counters rankwatch_field_count_total, _squares_total, the gauge
+// rankwatch_field_scored_sum_values (values may be negative) and
 // gauges rankwatch_field_mean, _window_*; rankwatch_field_events_total
 // {field, reason}, rankwatch_field_info{field, better} and
 // rankwatch_field_mixture_sd{field} (for the rules). And the pipeline's

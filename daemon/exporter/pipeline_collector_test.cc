@@ -492,7 +492,9 @@ TEST(PipelineCollectorFieldTest, FieldsOfResultsEvents) {
   const std::string text = SerializeText(families);
   const std::string de = "{variant=\"A\",field=\"latency_ms\",locale=\"de\"";
   EXPECT_TRUE(HasLine(text, "rankwatch_field_count_total" + de + "} 2"));
-  EXPECT_TRUE(HasLine(text, "rankwatch_field_sum_total" + de + "} 200"));
+  EXPECT_TRUE(
+      HasLine(text, "rankwatch_field_scored_sum_values" + de + "} 200"));
+  EXPECT_TRUE(HasLine(text, "# TYPE rankwatch_field_scored_sum_values gauge"));
   EXPECT_TRUE(HasLine(text, "rankwatch_field_squares_total" + de + "} 20800"));
   EXPECT_TRUE(
       HasLine(text, "rankwatch_field_mean" + de + ",window=\"all\"} 100"));

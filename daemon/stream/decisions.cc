@@ -254,8 +254,11 @@ std::vector<std::string> DecisionReasons(DecisionValue value,
 
 DecisionBoard::DecisionBoard(
     const std::vector<config::ExperimentConfig>* experiments,
-    const config::StatisticsConfig& statistics)
-    : experiments_(experiments), statistics_(statistics) {}
+    const config::StatisticsConfig& statistics,
+    std::vector<config::ResultFieldConfig> fields)
+    : experiments_(experiments),
+      statistics_(statistics),
+      fields_(std::move(fields)) {}
 
 metrics::SequentialTest* DecisionBoard::CorrectedTest(
     size_t experiment, const std::string& treatment, const std::string& series,
@@ -324,10 +327,13 @@ void DecisionBoard::Decide(const ExperimentMonitor& monitor,
     in->series = config::FormatSeriesRef(ref);
     in->level = statistics_.level;
     *found = find(ref);
-    // The computed series' direction; a series not computed (only after a
-    // reload, before the new series exist) has no figures to read it by.
-    in->higher_is_better =
-        ref.field.empty() ? metrics::HigherIsBetter(ref.measure) : true;
+    // The configured direction: the measure's, or the field's `better`
+    // (the computed series says the same; a series not computed, after a
+    // reload, has none to read).
+    in->higher_is_better = metrics::HigherIsBetter(ref.measure);
+    for (const config::ResultFieldConfig& f : fields_) {
+      if (f.name == ref.field) in->higher_is_better = f.higher_is_better;
+    }
     if (*found == nullptr) return;
     const Comparison& c = **found;
     in->higher_is_better = series[c.series].higher_is_better;

@@ -124,9 +124,11 @@ struct Decision {
 
 class DecisionBoard {
  public:
-  // `experiments` must outlive the board.
+  // `experiments` must outlive the board; `fields` (schema.fields) give
+  // the direction of a guardrail on a field.
   DecisionBoard(const std::vector<config::ExperimentConfig>* experiments,
-                const config::StatisticsConfig& statistics);
+                const config::StatisticsConfig& statistics,
+                std::vector<config::ResultFieldConfig> fields = {});
   DecisionBoard(const DecisionBoard&) = delete;
   DecisionBoard& operator=(const DecisionBoard&) = delete;
 
@@ -160,6 +162,7 @@ class DecisionBoard {
 
   const std::vector<config::ExperimentConfig>* experiments_;
   config::StatisticsConfig statistics_;
+  std::vector<config::ResultFieldConfig> fields_;  // schema.fields.
   std::vector<Decision> decisions_;
   std::vector<Corrected> corrected_;
 };

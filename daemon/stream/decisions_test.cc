@@ -202,6 +202,25 @@ TEST_F(DecisionBoardTest, AGuardrailWorseThanItsMarginBlocks) {
       << d.reasons[0];
 }
 
+// A guardrail on a field not (yet) computed, as right after a reload
+// before its series exists: the input keeps the field's configured
+// direction (better: lower), not the default of measures.
+TEST_F(DecisionBoardTest, AFieldGuardrailWithoutItsSeriesKeepsItsDirection) {
+  config::GuardrailConfig latency;
+  latency.series.field = "latency_ms";
+  latency.margin = 5;
+  experiments_[0].guardrails = {latency};
+  Feed(100, 0.3, 0.3);
+  ExperimentMonitor monitor(&experiments_, statistics_, &agg_);
+  DecisionBoard board(&experiments_, statistics_,
+                      {{"latency_ms", "ms", false, 10}});
+  const Decision& d = Look(&monitor, &board, 5'000);
+  ASSERT_EQ(d.inputs.size(), 2u);
+  EXPECT_EQ(d.inputs[1].series, "latency_ms");
+  EXPECT_FALSE(d.inputs[1].higher_is_better);
+  EXPECT_EQ(d.inputs[1].state, S::kNoData);
+}
+
 TEST_F(DecisionBoardTest, ASampleRatioMismatchIsInvalid) {
   // 90/10 configured, 50/50 served: the sequential SRM test rejects.
   experiments_[0].split = {9, 1};

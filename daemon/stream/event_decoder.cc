@@ -114,6 +114,7 @@ EventDecoder::EventDecoder(const config::SchemaConfig& schema,
           0) {}
 
 int32_t EventDecoder::AddPath(const std::string& name, bool optional,
+                              bool covariate, uint32_t field_bit,
                               FieldTree* tree) {
   if (name.find('.') != std::string::npos) tree->nested = true;
   int32_t node = 0;
@@ -137,6 +138,8 @@ int32_t EventDecoder::AddPath(const std::string& name, bool optional,
     } else if (!optional) {
       tree->nodes[child].optional_only = false;
     }
+    tree->nodes[child].covariate_below |= covariate;
+    tree->nodes[child].fields_below |= field_bit;
     node = child;
     begin = end + 1;
   }
@@ -154,7 +157,7 @@ EventDecoder::FieldTree EventDecoder::BuildTree() const {
     const std::string& name = schema_.*k.name;
     if (name.empty()) continue;  // Not configured (schema.unit).
     const bool covariate = k.field == TopField::kCovariate;
-    const int32_t node = AddPath(name, covariate, &tree);
+    const int32_t node = AddPath(name, covariate, covariate, 0, &tree);
     PathNode& leaf = tree.nodes[node];
     if (k.field == TopField::kSegments) {
       leaf.segments = true;
@@ -172,31 +175,9 @@ EventDecoder::FieldTree EventDecoder::BuildResultsTree() const {
   FieldTree tree = BuildTree<kResultsKeys>();
   for (size_t i = 0; i < schema_.fields.size(); ++i) {
     tree.nested = true;
-    const int32_t leaf = AddPath(schema_.fields[i].path, true, &tree);
+    const int32_t leaf =
+        AddPath(schema_.fields[i].path, true, false, uint32_t{1} << i, &tree);
     tree.nodes[leaf].value_field = static_cast<int32_t>(i);
-  }
-  // Which optional numbers lie below each object, for the non-object case
-  // of ReadNode: walk each optional leaf's steps again.
-  const auto mark = [&tree](const std::string& path, bool covariate,
-                            uint32_t field_bit) {
-    int32_t node = 0;
-    for (size_t begin = 0; begin <= path.size();) {
-      size_t end = path.find('.', begin);
-      if (end == std::string::npos) end = path.size();
-      const std::string_view step(path.data() + begin, end - begin);
-      int32_t child = tree.nodes[node].first_child;
-      while (child >= 0 && tree.nodes[child].key != step) {
-        child = tree.nodes[child].next_sibling;
-      }
-      node = child;
-      tree.nodes[node].covariate_below |= covariate;
-      tree.nodes[node].fields_below |= field_bit;
-      begin = end + 1;
-    }
-  };
-  if (!schema_.covariate.empty()) mark(schema_.covariate, true, 0);
-  for (size_t i = 0; i < schema_.fields.size(); ++i) {
-    mark(schema_.fields[i].path, false, uint32_t{1} << i);
   }
   return tree;
 }

@@ -319,9 +319,10 @@ class EventDecoder {
   template <const auto& kKeys>
   FieldTree BuildTree() const;
   // Adds the steps of `name` to `tree`; returns its leaf. An optional
-  // number (the covariate, schema.fields) marks the objects on its way.
-  static int32_t AddPath(const std::string& name, bool optional,
-                         FieldTree* tree);
+  // number (the covariate, schema.fields: `optional`) marks the objects on
+  // its way: with `covariate`, or its `field_bit`.
+  static int32_t AddPath(const std::string& name, bool optional, bool covariate,
+                         uint32_t field_bit, FieldTree* tree);
   // The results tree with schema.fields added: read by ReadNested.
   FieldTree BuildResultsTree() const;
   DecodeStatus ReadTopField(TopField field, simdjson::ondemand::value& value,

@@ -40,6 +40,10 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
   out->Fixed32(MagicOf(format));
   out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
   out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
+  if (format >= 3) {
+    out->Varint(field_keys_.size());
+    for (const std::string& key : field_keys_) out->String(key);
+  }
   out->Varint(pending == nullptr ? 0 : pending->size());
   if (pending == nullptr) return;
   pending->ForEach(
@@ -58,11 +62,24 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   }
   const int64_t results_progress = in->I64();
   const int64_t judgments_progress = in->I64();
+  // Format 3: the keys of the writer's fields, mapped to this
+  // configuration's positions (-1: no such field here, the value dropped).
+  std::vector<int32_t> field_map;
+  if (format >= 3) {
+    field_map.resize(in->Count(1));
+    for (int32_t& to : field_map) {
+      const std::string_view key = in->String();
+      const auto it = std::find(field_keys_.begin(), field_keys_.end(), key);
+      to = it == field_keys_.end()
+               ? -1
+               : static_cast<int32_t>(it - field_keys_.begin());
+    }
+  }
   // A request takes at least its 16 fixed bytes of times and hash.
   const uint64_t n = in->Count(16);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard),
-                               format);
+    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
+                               field_map);
   }
   if (!in->ok()) {
     DropShard(shard);

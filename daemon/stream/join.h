@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/byte_codec.h"
 #include "base/clock.h"
@@ -153,6 +156,11 @@ class Join {
                                            const GroupCodec& groups,
                                            ByteReader* in) = 0;
   virtual void DropShard(int32_t shard) = 0;
+  // What each position of a pending request's field values means
+  // (schema.fields, as SeriesSpec::state_key), written with them: a
+  // checkpoint restored under other fields maps each value by its key,
+  // and drops a value no field of the new configuration has.
+  virtual void SetFieldKeys(std::vector<std::string> keys) = 0;
 
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;
@@ -189,6 +197,9 @@ class WatermarkedJoin : public Join {
   [[nodiscard]] Status DecodeShard(int32_t shard, const GroupCodec& groups,
                                    ByteReader* in) override;
   void DropShard(int32_t shard) override;
+  void SetFieldKeys(std::vector<std::string> keys) override {
+    field_keys_ = std::move(keys);
+  }
   int64_t watermark_ms() const override { return watermark_.value(); }
   int64_t commit_watermark_ms(int32_t source) const override {
     return std::max(watermark_.value(), watermark_.restored(source));
@@ -215,6 +226,7 @@ class WatermarkedJoin : public Join {
   // The subclasses observe events into the watermark and count outcomes.
   Watermark watermark_;
   JoinCounters counters_;
+  std::vector<std::string> field_keys_;  // SetFieldKeys.
 };
 
 }  // namespace rankwatch::stream

@@ -241,7 +241,8 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
 
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
-                                     int format) {
+                                     int format,
+                                     std::span<const int32_t> field_map) {
   const std::string_view key = in->String();
   const std::string_view query_id = in->String();
   const std::string_view docs = in->String();
@@ -282,8 +283,15 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   FieldValues fields = kNoFieldValues;
   if (format >= 3) {
     const uint64_t n = in->Varint();
-    if (n > fields.size()) in->Fail("more field values than fields");
-    for (size_t i = 0; i < n && in->ok(); ++i) fields[i] = in->Double();
+    if (n > fields.size() || (!field_map.empty() && n > field_map.size())) {
+      in->Fail("more field values than fields");
+    }
+    for (size_t i = 0; i < n && in->ok(); ++i) {
+      const double v = in->Double();
+      const int32_t to =
+          field_map.empty() ? static_cast<int32_t>(i) : field_map[i];
+      if (to >= 0 && static_cast<size_t>(to) < fields.size()) fields[to] = v;
+    }
   }
   if (in->ok() && teams.size() != doc_ends.size() && !teams.empty()) {
     in->Fail("teams not parallel to the docs");

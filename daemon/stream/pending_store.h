@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <queue>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,9 +108,12 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
 // format-1 request has no covariate, one before 3 no field values: NaN) into
 // `store` (a request with the same key is replaced) and schedules it. Fails
 // `in` on corrupt input; returns the request or null.
+// In format 3, value i goes to position field_map[i] (dropped when -1; a
+// value past the map is corrupt input); an empty map keeps the positions.
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
-                                     int format = kPendingRequestFormat);
+                                     int format = kPendingRequestFormat,
+                                     std::span<const int32_t> field_map = {});
 
 class PendingStore {
  public:

@@ -91,6 +91,12 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
         config.join, clock, listener,
         config.metrics.definitions.relevance_threshold);
   }
+  // What each field value of a pending request means, for checkpoints.
+  std::vector<std::string> field_keys;
+  for (const SeriesSpec& s : p->aggregator_.series()) {
+    if (s.field >= 0) field_keys.push_back(s.state_key);
+  }
+  p->join_->SetFieldKeys(std::move(field_keys));
   return p;
 }
 
@@ -105,8 +111,8 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       experiments_(std::make_unique<ExperimentMonitor>(
           &config_.experiments, config.statistics, &aggregator_,
           !config.schema.unit.empty(), config.schema.covariate)),
-      decisions_(std::make_unique<DecisionBoard>(&config_.experiments,
-                                                 config.statistics)),
+      decisions_(std::make_unique<DecisionBoard>(
+          &config_.experiments, config.statistics, config.schema.fields)),
       interleaving_(std::make_unique<InterleavingMonitor>(
           &config_.interleaving, config.aggregation, config.statistics)),
       movers_(std::make_unique<QueryMovers>(&config_.experiments, &aggregator_,
@@ -468,8 +474,8 @@ Status Pipeline::Reconfigure(const config::Config& next) {
       !config_.schema.unit.empty(), config_.schema.covariate);
   experiments_->AdoptState(*old_experiments, old_series, same_statistics);
   std::unique_ptr<DecisionBoard> old_decisions = std::move(decisions_);
-  decisions_ =
-      std::make_unique<DecisionBoard>(&config_.experiments, config_.statistics);
+  decisions_ = std::make_unique<DecisionBoard>(
+      &config_.experiments, config_.statistics, config_.schema.fields);
   decisions_->AdoptState(*old_decisions);
   interleaving_ = std::make_unique<InterleavingMonitor>(
       &config_.interleaving, config_.aggregation, config_.statistics);

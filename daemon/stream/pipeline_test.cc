@@ -783,6 +783,48 @@ TEST(PipelineFieldTest, GuardrailOnALatencyFieldSaysNoShip) {
   EXPECT_EQ(want[static_cast<size_t>(CovariateOutcome::kWrongType)], 2);
 }
 
+// A checkpoint's pending requests restored under other fields: each value
+// goes to the field of the same key (name, path, direction), a value of a
+// field no longer configured is dropped, a new field has none. Written
+// with [latency_ms, revenue], restored with [revenue, depth]: revenue's
+// mean is (3 + 5) / 2 = 4 from the restored lists, depth has no value.
+TEST(PipelineFieldTest, CheckpointValuesFollowTheirFieldAcrossAReorder) {
+  config::Config before;
+  before.join.window = std::chrono::seconds(10);
+  before.metrics.measures = {metrics::Measure::kPrecision};
+  before.metrics.cutoffs = {1};
+  before.schema.fields = {{"latency_ms", "ms", false, 10},
+                          {"revenue", "rev", true, 1}};
+  config::Config after = before;
+  after.schema.fields = {{"revenue", "rev", true, 1}, {"depth", "d", true, 1}};
+  FakeClock clock(kNow);
+  auto writer = Pipeline::Create(before, &clock);
+  ASSERT_TRUE(writer.ok());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE((*writer)->OnPayload(
+        Topic::kResults,
+        "{\"request_id\":\"r" + std::to_string(i) +
+            "\",\"timestamp\":" + std::to_string(kNow - 60'000) +
+            ",\"results\":[\"a\"],\"ms\":" + std::to_string(100 + i) +
+            ",\"rev\":" + std::to_string(3 + 2 * i) + "}",
+        EventOrigin{0, i}));
+  }
+  std::string record;
+  (*writer)->EncodeShard(0, &record);
+  auto reader = Pipeline::Create(after, &clock);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)->DecodeShard(0, record).ok());
+  ASSERT_EQ((*reader)->pending_requests(), 2);
+  (*reader)->FinishAll();
+  const Aggregator& agg = (*reader)->aggregator();
+  ASSERT_EQ(agg.series().size(), 3u);  // P_1, revenue, depth.
+  ASSERT_EQ(agg.series()[1].name, "revenue");
+  ASSERT_EQ(agg.num_groups(), 1u);
+  EXPECT_EQ(agg.group(0).all[1].count(), 2);
+  EXPECT_DOUBLE_EQ(agg.group(0).all[1].mean(), 4);
+  EXPECT_EQ(agg.group(0).all[2].count(), 0);  // depth: none.
+}
+
 // Checkpoints keep the format before covariates while nothing needs the
 // new one, so that a rollback to a version without covariates still reads
 // them: the join's record is "JNS1" until a pending request of the shard
