@@ -350,13 +350,7 @@ void ExperimentCollector::CollectAdjusted(
       "(present, absent, null, wrong_type, not_finite); only present gives "
       "the list a covariate, none is rejected for it",
       MetricType::Counter);
-  const stream::PipelineCounters& counters = pipeline_->counters();
-  for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
-    AddCounter(&events,
-               {{"reason", std::string(stream::CovariateOutcomeName(
-                               static_cast<stream::CovariateOutcome>(o)))}},
-               static_cast<double>(counters.covariate[static_cast<size_t>(o)]));
-  }
+  AddOutcomeCounters(&events, {}, pipeline_->counters().covariate);
   out->push_back(std::move(events));
   std::vector<MetricFamily> f;
   for (const GaugeSpec& g : kAdjustedGauges) {

@@ -17,6 +17,18 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
   return family;
 }
 
+void AddOutcomeCounters(
+    prometheus::MetricFamily* family, const Labels& labels,
+    const std::array<int64_t, stream::kNumCovariateOutcomes>& counts) {
+  for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
+    Labels l = labels;
+    l.push_back({"reason", std::string(stream::CovariateOutcomeName(
+                               static_cast<stream::CovariateOutcome>(o)))});
+    AddCounter(family, std::move(l),
+               static_cast<double>(counts[static_cast<size_t>(o)]));
+  }
+}
+
 std::string CutoffLabel(int32_t cutoff) {
   return cutoff > 0 ? std::to_string(cutoff) : std::string("all");
 }

@@ -10,6 +10,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/stream/events.h"
 
 namespace rankwatch::exporter {
 
@@ -27,6 +29,12 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
 
 // Appends one sample to a counter / gauge family.
 void AddCounter(prometheus::MetricFamily* family, Labels labels, double value);
+// One counter per stream::CovariateOutcome, labelled `labels` plus
+// `reason` (its name): what an optional number of results events held
+// (rankwatch_covariate_events_total, rankwatch_field_events_total).
+void AddOutcomeCounters(
+    prometheus::MetricFamily* family, const Labels& labels,
+    const std::array<int64_t, stream::kNumCovariateOutcomes>& counts);
 void AddGauge(prometheus::MetricFamily* family, Labels labels, double value);
 
 // Appends one histogram. `counts` holds non-cumulative counts per bucket:

@@ -178,7 +178,13 @@ Labels PipelineCollector::SeriesLabels(const stream::GroupStats& group,
   Labels labels;
   labels.reserve(3 + segments.size());
   labels.push_back({"variant", group.variant});
-  labels.push_back({"k", series.k_label});
+  // A field's series is named by its label; a measure's family by the
+  // measure, its series by k.
+  if (series.field >= 0) {
+    labels.push_back({"field", series.name});
+  } else {
+    labels.push_back({"k", series.k_label});
+  }
   for (size_t i = 0; i < segments.size() && i < group.segment_values.size();
        ++i) {
     labels.push_back({segments[i], group.segment_values[i]});
@@ -241,8 +247,7 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
     const stream::GroupFlow& flow = aggregator.flow(g);
     for (size_t s = 0; s < series.size(); ++s) {
       if (series[s].field < 0) continue;
-      Labels labels = SeriesLabels(group, series[s]);
-      labels[1] = {"field", series[s].name};  // In place of k ("all").
+      const Labels labels = SeriesLabels(group, series[s]);
       AddCounter(&f.count, labels, static_cast<double>(flow.all[s].count));
       AddGauge(&f.sum, labels, flow.all[s].sum);
       AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
@@ -262,13 +267,7 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
       MetricType::Counter);
   const stream::PipelineCounters& c = pipeline_->counters();
   for (size_t i = 0; i < fields.size(); ++i) {
-    for (int o = 0; o < stream::kNumCovariateOutcomes; ++o) {
-      AddCounter(&events,
-                 {{"field", fields[i].name},
-                  {"reason", std::string(stream::CovariateOutcomeName(
-                                 static_cast<stream::CovariateOutcome>(o)))}},
-                 static_cast<double>(c.fields[i][static_cast<size_t>(o)]));
-    }
+    AddOutcomeCounters(&events, {{"field", fields[i].name}}, c.fields[i]);
   }
   out->push_back(std::move(events));
   // What the recording rules need to judge a field's guardrail over all

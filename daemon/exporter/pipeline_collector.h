@@ -50,7 +50,8 @@ class PipelineCollector : public Collector {
   void CollectFirstClick(std::vector<prometheus::MetricFamily>* out) const;
   void CollectFields(std::vector<prometheus::MetricFamily>* out) const;
 
-  // variant, k, then one label per configured segment.
+  // variant, k (a field's series: field), then one label per configured
+  // segment.
   Labels SeriesLabels(const stream::GroupStats& group,
                       const stream::SeriesSpec& series) const;
 

@@ -499,7 +499,8 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
     case TopField::kTeams:
       return ReadTeamArray(value);
     case TopField::kCovariate:
-      return ReadCovariate(value, fields);
+      return ReadOptionalNumber(value, fields->covariate,
+                                fields->covariate_outcome);
   }
   return DecodeStatus::Ok();  // Not reached: the switch is exhaustive.
 }

@@ -386,11 +386,9 @@ class EventDecoder {
                                 std::optional<metrics::Grade>* grade) const;
   DecodeStatus ReadPosition(simdjson::ondemand::value& value,
                             int32_t* rank) const;
-  // schema.covariate: a finite number, else NaN with the outcome; only
-  // broken JSON is a rejection.
-  DecodeStatus ReadCovariate(simdjson::ondemand::value& value,
-                             EventFields* fields) const;
-  // The same for one optional number (a covariate or a field's value).
+  // An optional number (schema.covariate, a field of schema.fields): a
+  // finite number, else NaN with the outcome; only broken JSON is a
+  // rejection.
   DecodeStatus ReadOptionalNumber(simdjson::ondemand::value& value, double* x,
                                   CovariateOutcome* outcome) const;
   // schema.actions: grades each judgment by its kind, dropping other kinds.

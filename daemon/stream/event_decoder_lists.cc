@@ -391,12 +391,6 @@ DecodeStatus EventDecoder::DefaultRelevance(
 
 // ---- Optional numbers (schema.covariate, schema.fields) ------------------
 
-DecodeStatus EventDecoder::ReadCovariate(ondemand::value& value,
-                                         EventFields* fields) const {
-  return ReadOptionalNumber(value, fields->covariate,
-                            fields->covariate_outcome);
-}
-
 DecodeStatus EventDecoder::ReadOptionalNumber(ondemand::value& value, double* x,
                                               CovariateOutcome* outcome) const {
   json_type type;

@@ -416,32 +416,24 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   StatusOr<metrics::Evaluator> evaluator = MakeEvaluator(next.metrics);
   if (!evaluator.ok()) return evaluator.status();
 
-  // The series: the same measure at the same cutoff keeps its values,
-  // unless what the values mean changed.
+  // The series: the same measure at the same cutoff (or the same field)
+  // keeps its values, unless what the values mean changed.
   const std::vector<SeriesSpec> old_series = aggregator_.series();
   std::vector<SeriesSpec> series = KeyedSeries(next);
-  const bool same_definitions =
-      config_.metrics.definitions == next.metrics.definitions;
   const bool same_click_kinds =
       config_.metrics.click_exclude_kinds == next.metrics.click_exclude_kinds;
   std::vector<int> from(series.size(), -1);
   for (size_t s = 0; s < series.size(); ++s) {
-    for (size_t o = 0; o < old_series.size(); ++o) {
-      // A field's values mean what its key says (name, path, direction),
-      // whatever the metric definitions.
-      if (series[s].field >= 0 && old_series[o].field >= 0 &&
-          old_series[o].state_key == series[s].state_key) {
-        from[s] = static_cast<int>(o);
-      }
-    }
-    if (!same_definitions || series[s].field >= 0) continue;
-    if (!same_click_kinds && metrics::IsClickMeasure(series[s].measure)) {
+    // The state key says what the values mean (the measure and cutoff with
+    // the metric definitions, a field's name, path and direction); the
+    // kinds that are not clicks are compared as a list, not as their
+    // joined text.
+    if (!same_click_kinds && series[s].field < 0 &&
+        metrics::IsClickMeasure(series[s].measure)) {
       continue;
     }
     for (size_t o = 0; o < old_series.size(); ++o) {
-      if (old_series[o].field < 0 &&
-          old_series[o].measure == series[s].measure &&
-          old_series[o].cutoff == series[s].cutoff) {
+      if (old_series[o].state_key == series[s].state_key) {
         from[s] = static_cast<int>(o);
       }
     }
