@@ -210,7 +210,12 @@ format_storage() {
   local dir=$1 jars=$2 sasl=$3
   local id
   # A random cluster id: 16 bytes, base64url without padding (Kafka's Uuid).
-  id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  # One starting with '-' (1 in 64) would read as an option to the storage
+  # tool ("argument --cluster-id/-t: expected one argument"): draw again.
+  id=-
+  while [[ $id == -* ]]; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
   local args=(format -t "$id" -c "$dir/server.properties")
   if [[ $sasl == 1 ]]; then
     local password
