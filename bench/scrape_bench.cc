@@ -1,29 +1,36 @@
-// Google Benchmark for a /metrics scrape: the probe's collection (what runs
-// under the daemon's mutex), text serialization, gzip, and the three
-// together, for a pipeline with `variants` x `locales` label groups of 32
-// series each (all measures at cutoffs 1, 3, 5, 10; windows 5m and 1h).
+// Google Benchmark for a /metrics scrape, in the daemon's two steps
+// (daemon/exporter/probe.h): under the daemon's mutex, the pipeline's
+// snapshot and the guarded collectors' families (BM_Locked); without it,
+// rendering the families from the snapshot (BM_Render), text serialization
+// (BM_Serialize) and gzip (BM_Gzip); and the whole (BM_Scrape), for a
+// pipeline with `variants` x `locales` label groups of 32 series each (all
+// measures at cutoffs 1, 3, 5, 10; windows 5m and 1h).
 //
-//   variants=8,  locales=1:   256 series,  4,410 Prometheus samples
-//   variants=10, locales=1:   320 series,  5,498 samples
-//   variants=8,  locales=20: 5,120 series, 87,098 samples
+//   variants=8,  locales=1:   256 series,  6,746 Prometheus samples
+//   variants=10, locales=1:   320 series,  8,410 samples
+//   variants=8,  locales=20: 5,120 series, 133,210 samples
+// (2026-11-26; they grow with the families exported).
 //
 // The `samples` counter is the number of exposed sample lines.
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/exporter/probe.h"
 #include "daemon/http/gzip.h"
+#include "daemon/stream/snapshot.h"
 
 namespace {
 
 using rankwatch::exporter::MakeDaemonProbe;
 using rankwatch::exporter::Probe;
 using rankwatch::exporter::SerializeText;
+using rankwatch::stream::PipelineSnapshot;
 
 // A fed pipeline and its probe.
 struct Setup {
@@ -34,8 +41,16 @@ struct Setup {
     pipeline = std::move(p).value();
     rankwatch::exporter::testing::FeedGroups(pipeline.get(), variants, locales);
     kafka.topics = {"results", "judgments"};
-    probe =
-        MakeDaemonProbe(pipeline.get(), &kafka, {"bench", "", "impression"});
+    probe = MakeDaemonProbe(&kafka, {"bench", "", "impression"});
+  }
+
+  // What the daemon's /metrics handler does; the lock is held for the
+  // first two calls.
+  std::vector<prometheus::MetricFamily> Collect() const {
+    PipelineSnapshot snapshot;
+    rankwatch::stream::TakeSnapshot(*pipeline, &snapshot);
+    Probe::GuardedFamilies guarded = probe->CollectGuarded();
+    return probe->Render(snapshot, std::move(guarded));
   }
 
   rankwatch::FakeClock clock{1'700'000'000'000};
@@ -45,23 +60,58 @@ struct Setup {
 };
 
 void SetCounters(benchmark::State& state, const Setup& setup) {
-  const std::string text = SerializeText(setup.probe->Collect());
+  const std::string text = SerializeText(setup.Collect());
   state.counters["samples"] =
       static_cast<double>(rankwatch::exporter::testing::CountSamples(text));
   state.counters["bytes"] = static_cast<double>(text.size());
 }
 
-void BM_Collect(benchmark::State& state) {
+// Under the lock: the snapshot (into a new one, as the daemon takes it;
+// its construction and destruction, which the daemon does outside the
+// lock, are counted too) and the guarded collectors (Kafka).
+void BM_Locked(benchmark::State& state) {
   Setup setup(static_cast<int>(state.range(0)),
               static_cast<int>(state.range(1)));
-  for (auto _ : state) benchmark::DoNotOptimize(setup.probe->Collect());
+  for (auto _ : state) {
+    PipelineSnapshot snapshot;
+    rankwatch::stream::TakeSnapshot(*setup.pipeline, &snapshot);
+    Probe::GuardedFamilies guarded = setup.probe->CollectGuarded();
+    benchmark::DoNotOptimize(snapshot);
+    benchmark::DoNotOptimize(guarded);
+  }
+  SetCounters(state, setup);
+}
+
+// The snapshot alone, into one reused across scrapes (TakeSnapshot keeps
+// its buffers): the copy without the allocations.
+void BM_SnapshotReused(benchmark::State& state) {
+  Setup setup(static_cast<int>(state.range(0)),
+              static_cast<int>(state.range(1)));
+  PipelineSnapshot snapshot;
+  for (auto _ : state) {
+    rankwatch::stream::TakeSnapshot(*setup.pipeline, &snapshot);
+    benchmark::DoNotOptimize(snapshot);
+  }
+  SetCounters(state, setup);
+}
+
+// After the lock: every family, rendered from the snapshot.
+void BM_Render(benchmark::State& state) {
+  Setup setup(static_cast<int>(state.range(0)),
+              static_cast<int>(state.range(1)));
+  PipelineSnapshot snapshot;
+  rankwatch::stream::TakeSnapshot(*setup.pipeline, &snapshot);
+  const Probe::GuardedFamilies guarded = setup.probe->CollectGuarded();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(setup.probe->Render(snapshot, guarded));
+  }
   SetCounters(state, setup);
 }
 
 void BM_Serialize(benchmark::State& state) {
   Setup setup(static_cast<int>(state.range(0)),
               static_cast<int>(state.range(1)));
-  const auto families = setup.probe->Collect();
+  const auto families = setup.Collect();
   for (auto _ : state) benchmark::DoNotOptimize(SerializeText(families));
   SetCounters(state, setup);
 }
@@ -69,7 +119,7 @@ void BM_Serialize(benchmark::State& state) {
 void BM_Gzip(benchmark::State& state) {
   Setup setup(static_cast<int>(state.range(0)),
               static_cast<int>(state.range(1)));
-  const std::string text = SerializeText(setup.probe->Collect());
+  const std::string text = SerializeText(setup.Collect());
   for (auto _ : state) {
     auto compressed = rankwatch::http::GzipCompress(text);
     benchmark::DoNotOptimize(compressed);
@@ -83,7 +133,7 @@ void BM_Scrape(benchmark::State& state) {
               static_cast<int>(state.range(1)));
   for (auto _ : state) {
     auto compressed =
-        rankwatch::http::GzipCompress(SerializeText(setup.probe->Collect()));
+        rankwatch::http::GzipCompress(SerializeText(setup.Collect()));
     benchmark::DoNotOptimize(compressed);
   }
   SetCounters(state, setup);
@@ -95,7 +145,9 @@ void Sizes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK(BM_Collect)->Apply(Sizes);
+BENCHMARK(BM_Locked)->Apply(Sizes);
+BENCHMARK(BM_SnapshotReused)->Apply(Sizes);
+BENCHMARK(BM_Render)->Apply(Sizes);
 BENCHMARK(BM_Serialize)->Apply(Sizes);
 BENCHMARK(BM_Gzip)->Apply(Sizes);
 BENCHMARK(BM_Scrape)->Apply(Sizes);

@@ -45,6 +45,8 @@ const ConfigKey kConfigKeys[] = {
     // Level, format and rate apply live (the daemon's apply_logging).
     RW_CONFIG_KEY(logging, kLive, kServer),
     RW_CONFIG_KEY(schema, kRestart, kPipeline),
+    // The joins hold each label with its judge's place in the list.
+    RW_CONFIG_KEY(judges, kRestart, kPipeline),
     RW_CONFIG_KEY(join.mode, kRestart, kPipeline),
     RW_CONFIG_KEY(join.window, kRestart, kPipeline),
     RW_CONFIG_KEY(join.early_tolerance, kRestart, kPipeline),
@@ -124,6 +126,16 @@ std::string_view LogFormatName(LogFormat f) {
       return "json";
   }
   return "text";
+}
+
+std::string_view JudgeCombineName(JudgeCombine c) {
+  switch (c) {
+    case JudgeCombine::kPrecedence:
+      return "precedence";
+    case JudgeCombine::kPooled:
+      return "pooled";
+  }
+  return "?";
 }
 
 std::string_view CombineRuleName(CombineRule r) {

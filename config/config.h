@@ -95,6 +95,10 @@ struct SchemaConfig {
   // judgment (click, purchase, label...), matched against
   // metrics.click_exclude_kinds. Absent: not excluded.
   std::string kind = "kind";
+  // Judgment events (in each batch entry, else top level): who labelled
+  // (a model and prompt version, an assessor pool, clicks), one of
+  // judges.names. Read only with judges.names.
+  std::string judge = "judge";
   // Grade of a judgment without a relevance field (e.g. a click event);
   // nullopt means the field is required.
   std::optional<int32_t> default_relevance;
@@ -400,6 +404,36 @@ struct LoggingConfig {
   bool operator==(const LoggingConfig&) const = default;
 };
 
+// How the measures' grade of a doc comes from the labels of several judges
+// (`judges.combine`).
+enum class JudgeCombine {
+  // The label of the first judge in judges.names that labelled the doc
+  // (each judge's own labels combined by join.combine): human over LLM
+  // over clicks.
+  kPrecedence,
+  // Every judge's labels pooled and combined by join.combine, as if they
+  // had no judge (the judges are still kept apart for what reads them one
+  // by one).
+  kPooled,
+};
+
+// At most this many judges: each multiplies what a pending label holds and
+// what reads judges one by one.
+inline constexpr size_t kMaxJudges = 8;
+
+// `judges:` labels from several judges (issue 29), named by schema.judge.
+struct JudgesConfig {
+  // The judges rankwatch keeps apart, in precedence order (most trusted
+  // first): the values of schema.judge it accepts. A judgment from any
+  // other judge is rejected (unknown_judge). Empty: no judges.
+  std::vector<std::string> names = {};
+  // The judge of a judgment without schema.judge; empty: such a judgment
+  // is rejected (missing_field).
+  std::string default_judge = {};
+  JudgeCombine combine = JudgeCombine::kPrecedence;
+  bool operator==(const JudgesConfig&) const = default;
+};
+
 struct Config {
   SchemaConfig schema;
   JoinConfig join;
@@ -413,6 +447,7 @@ struct Config {
   std::vector<InterleavingConfig> interleaving;
   StatisticsConfig statistics;
   LoggingConfig logging;
+  JudgesConfig judges = {};
   bool operator==(const Config&) const = default;
 };
 
@@ -455,6 +490,7 @@ std::vector<std::string> FixedKeysChanged(const Config& running,
 
 std::string_view JoinModeName(JoinMode m);
 std::string_view CombineRuleName(CombineRule r);
+std::string_view JudgeCombineName(JudgeCombine c);  // precedence, pooled
 std::string_view LogFormatName(LogFormat f);
 // The default primary series of an experiment: ndcg@10 when `metrics`
 // computes it, else the first quality series in the order of

@@ -869,12 +869,12 @@ TEST(ConfigLoaderErrorTest, Aggregation) {
             "config.yaml:2:14: aggregation.segments[0]: 'variant' is a label "
             "rankwatch sets itself (reserved: variant, k, window, le, topic, "
             "reason, partition, experiment, baseline, measure, label, field, "
-            "better)");
+            "better, judge)");
   EXPECT_EQ(ErrorOf("aggregation:\n  segments: [field]\n"),
             "config.yaml:2:14: aggregation.segments[0]: 'field' is a label "
             "rankwatch sets itself (reserved: variant, k, window, le, topic, "
             "reason, partition, experiment, baseline, measure, label, field, "
-            "better)");
+            "better, judge)");
   EXPECT_EQ(ErrorOf("aggregation:\n  segments: [locale, locale]\n"),
             "config.yaml:2:22: aggregation.segments[1]: duplicate segment "
             "'locale'");
@@ -1132,6 +1132,47 @@ TEST(ConfigLoaderTest, ResultFields) {
   EXPECT_TRUE(Config().schema.fields.empty());
 }
 
+// judges: labels from several judges kept apart (issue 29).
+TEST(ConfigLoaderTest, Judges) {
+  const Config c = MustParse(
+      "schema:\n  judge: meta.labeller\n"
+      "judges:\n  names: [human, umbrela-v1, clicks]\n  default: clicks\n"
+      "  combine: pooled\n");
+  EXPECT_EQ(c.schema.judge, "meta.labeller");
+  EXPECT_EQ(c.judges.names,
+            (std::vector<std::string>{"human", "umbrela-v1", "clicks"}));
+  EXPECT_EQ(c.judges.default_judge, "clicks");
+  EXPECT_EQ(c.judges.combine, JudgeCombine::kPooled);
+  const Config defaults;
+  EXPECT_EQ(defaults.schema.judge, "judge");
+  EXPECT_TRUE(defaults.judges.names.empty());
+  EXPECT_EQ(defaults.judges.combine, JudgeCombine::kPrecedence);
+}
+
+TEST(ConfigLoaderErrorTest, Judges) {
+  EXPECT_EQ(ErrorOf("judges:\n  names: [human, llm, human]\n"),
+            "config.yaml:2:23: judges.names[2]: duplicate judge 'human'");
+  EXPECT_EQ(ErrorOf("judges:\n  names: [a, b, c, d, e, f, g, h, i]\n"),
+            "config.yaml:2:10: judges.names: more than 8 judges (each is kept "
+            "apart)");
+  EXPECT_EQ(ErrorOf("judges:\n  names: [human, clicks]\n  default: click\n"),
+            "config.yaml:3:12: judges.default: 'click' is not one of "
+            "judges.names (did you mean 'clicks'?)");
+  EXPECT_EQ(ErrorOf("judges:\n  default: human\n"),
+            "config.yaml:2:12: judges.default: 'human' is not one of "
+            "judges.names (none are configured)");
+  EXPECT_EQ(ErrorOf("join:\n  mode: qrels\n  qrels_file: q.txt\n"
+                    "judges:\n  names: [human, llm]\n"),
+            "config.yaml:5:10: judges.names: join.qrels_file's labels name no "
+            "judge: set judges.default to the judge who made them");
+  EXPECT_EQ(ErrorOf("judges:\n  combine: latest\n"),
+            "config.yaml:2:12: judges.combine: unknown judge combination "
+            "'latest' (expected one of: precedence, pooled)");
+  EXPECT_EQ(ErrorOf("schema:\n  kind: meta\n  judge: meta.labeller\n"),
+            "config.yaml:2:3: schema: schema.judge 'meta.labeller' is inside "
+            "schema.kind 'meta', which is read as a value");
+}
+
 TEST(ConfigLoaderErrorTest, ResultFields) {
   const std::string head = "schema:\n  fields:\n";
   EXPECT_EQ(ErrorOf(head + "    - {name: latency_ms, mixture_sd: 10}\n"),
@@ -1327,7 +1368,7 @@ TEST(ConfigLoaderErrorTest, UnknownKeysSuggestTheClosest) {
   EXPECT_EQ(ErrorOf("zzz: 1\n"),
             "config.yaml:1:1: zzz: unknown key (expected one of: schema, "
             "join, events, metrics, aggregation, dead_letter, kafka, http, "
-            "experiments, interleaving, statistics, logging)");
+            "experiments, interleaving, statistics, logging, judges)");
   EXPECT_EQ(ErrorOf("statistics:\n  confidence: 0.9\n"),
             "config.yaml:2:3: statistics.confidence: unknown key (expected "
             "one of: level, mixture_sd, unit_buckets, srm_level, "
@@ -1401,7 +1442,7 @@ TEST(ConfigLoaderErrorTest, MessagesStayOnOneLine) {
   EXPECT_EQ(message,
             "config.yaml:1:1: a\\nb: unknown key (expected one of: schema, "
             "join, events, metrics, aggregation, dead_letter, kafka, http, "
-            "experiments, interleaving, statistics, logging)");
+            "experiments, interleaving, statistics, logging, judges)");
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
@@ -1488,7 +1529,7 @@ TEST(ConfigLoaderEnvTest, KeysAreNotSubstituted) {
   EXPECT_EQ(ErrorOf("${SECTION}: {}\n", {{"SECTION", "join"}}),
             "config.yaml:1:1: ${SECTION}: unknown key (expected one of: "
             "schema, join, events, metrics, aggregation, dead_letter, kafka, "
-            "http, experiments, interleaving, statistics, logging)");
+            "http, experiments, interleaving, statistics, logging, judges)");
 }
 
 TEST(ConfigLoaderEnvTest, EmptyLookupMeansNothingIsSet) {

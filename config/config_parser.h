@@ -64,6 +64,7 @@ class Parser {
   Status ReadResultFieldName(const Field& v, std::string* out) const;
   Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);
+  Status ReadJudges(const Field& f, JudgesConfig* c);
   Status ReadEvents(const Field& f, EventLimitsConfig* c);
   Status ReadMetrics(const Field& f, MetricsConfig* c);
   Status ReadCutoffs(const Field& f, std::vector<int32_t>* out);
@@ -100,6 +101,7 @@ class Parser {
   Status ResolveExperiments(Config* config) const;
   Status CheckAssignmentStrategy(const Config& config) const;
   Status CheckInterleavingMode(const Config& config) const;
+  Status CheckJudgesOfTheQrelsFile(const Config& config) const;
   Status ResolveSplit(const ExperimentFields& fields,
                       ExperimentConfig* e) const;
   Status ResolvePrimary(const ExperimentFields& fields, const Config& config,
@@ -122,6 +124,7 @@ class Parser {
   std::vector<ExperimentFields> experiment_fields_;
   // The `interleaving:` section, checked against the join mode.
   std::optional<Field> interleaving_;
+  std::optional<Field> judge_names_;  // judges.names, when written.
   // kafka.properties' partition.assignment.strategy, checked against the
   // join mode once the whole file is read.
   std::optional<Field> assignment_strategy_;

@@ -158,6 +158,7 @@ void WriteSchema(const SchemaConfig& c, Writer* w) {
     y << YAML::EndMap;
   });
   w->Text("kind", c.kind);
+  w->Text("judge", c.judge);
   if (c.default_relevance.has_value()) {
     w->Integer("default_relevance", *c.default_relevance);
   } else {
@@ -363,6 +364,11 @@ std::string FormatEffectiveConfig(const Config& c) {
   WriteExperiments(c.experiments, &w);
   WriteInterleaving(c.interleaving, &w);
   WriteStatistics(c.statistics, &w);
+  w.BeginSection("judges");
+  w.QuotedList("names", c.judges.names);
+  w.Text("default", c.judges.default_judge);
+  w.Plain("combine", std::string(JudgeCombineName(c.judges.combine)));
+  w.EndSection();
   w.BeginSection("logging");
   w.Plain("level", c.logging.level);
   w.Plain("format", std::string(LogFormatName(c.logging.format)));

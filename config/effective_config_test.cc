@@ -152,6 +152,7 @@ schema:
   covariate: ""
   fields: []
   kind: "kind"
+  judge: "judge"
   default_relevance: null
   actions: {}
   position: ""
@@ -232,6 +233,10 @@ statistics:
   tracked_queries: 1000
   export_query_movers: 0
   interleaving_prior_sd: 0.05
+judges:
+  names: []
+  default: ""
+  combine: precedence
 logging:
   level: info
   format: text
@@ -736,6 +741,16 @@ Config RandomConfig(uint64_t seed) {
   c.statistics.export_query_movers = static_cast<int32_t>(rng.Between(0, 100));
   RandomSchemaExtensions(rng, &c.schema);
   RandomResultFields(rng, &c);
+  c.schema.judge = AsFieldPath("j" + RandomString(rng, 0, 8));
+  c.judges.names = RandomNames(rng, static_cast<int>(kMaxJudges));
+  // A qrels file's labels need a default judge.
+  c.judges.default_judge =
+      c.judges.names.empty() ||
+              (rng.Between(0, 1) == 0 && c.join.qrels_file.empty())
+          ? ""
+          : c.judges.names[rng.Between(0, c.judges.names.size() - 1)];
+  c.judges.combine =
+      RandomOf(rng, {JudgeCombine::kPrecedence, JudgeCombine::kPooled});
   return c;
 }
 
@@ -765,6 +780,7 @@ Config FullConfig(JoinMode mode) {
   s.fields = {{"latency_ms", "timing.latency_ms", false, 12.5},
               {"revenue", "revenue", true, 0.25}};
   s.kind = "type";
+  s.judge = "labeller";
   s.default_relevance = 1;
   s.preset = "ubi";
   s.actions = {{"view", 0}, {"buy", 4}};
@@ -866,6 +882,10 @@ Config FullConfig(JoinMode mode) {
   c.logging.level = "debug";
   c.logging.format = LogFormat::kJson;
   c.logging.max_rejects_logged_per_second = 7;
+
+  c.judges.names = {"human", "umbrela-v1", "clicks"};
+  c.judges.default_judge = "clicks";
+  c.judges.combine = JudgeCombine::kPooled;
   return c;
 }
 
@@ -1005,20 +1025,21 @@ TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
   EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
                              KeyOwner::kPipeline),
             (std::vector<std::string>{
-                "schema", "join.window", "join.early_tolerance",
+                "schema", "judges", "join.window", "join.early_tolerance",
                 "join.allowed_lateness", "join.idle_timeout", "join.combine",
                 "join.qrels_delay", "dead_letter.file", "dead_letter.topic",
                 "aggregation.segments", "aggregation.variants",
                 "aggregation.segment_values",
                 "metrics.definitions.relevance_threshold"}));
-  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kQrels),
-                             KeyOwner::kPipeline),
-            (std::vector<std::string>{
-                "schema", "join.mode", "join.window", "join.early_tolerance",
-                "join.allowed_lateness", "join.idle_timeout", "join.combine",
-                "join.qrels_delay", "join.qrels_file", "dead_letter.file",
-                "dead_letter.topic", "aggregation.segments",
-                "aggregation.variants", "aggregation.segment_values"}));
+  EXPECT_EQ(
+      FixedKeysChanged(defaults, FullConfig(JoinMode::kQrels),
+                       KeyOwner::kPipeline),
+      (std::vector<std::string>{
+          "schema", "judges", "join.mode", "join.window",
+          "join.early_tolerance", "join.allowed_lateness", "join.idle_timeout",
+          "join.combine", "join.qrels_delay", "join.qrels_file",
+          "dead_letter.file", "dead_letter.topic", "aggregation.segments",
+          "aggregation.variants", "aggregation.segment_values"}));
   // One field deep inside a section names the section.
   Config next;
   next.http.tls.cipher_suites = "x";
@@ -1054,7 +1075,7 @@ TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 664);
+static_assert(sizeof(SchemaConfig) == 696);
 static_assert(sizeof(ResultFieldConfig) == 80);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
@@ -1072,7 +1093,8 @@ static_assert(sizeof(SeriesRef) == 40);
 static_assert(sizeof(InterleavingConfig) == 88);
 static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(Config) == 1848);
+static_assert(sizeof(JudgesConfig) == 64);
+static_assert(sizeof(Config) == 1944);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -21,21 +21,32 @@ struct Table {
   std::vector<double> counts;
 };
 
-std::optional<Table> Tabulate(std::span<const int> x, std::span<const int> y) {
-  if (x.size() != y.size() || x.size() < 2) return std::nullopt;
-  const auto [x_lo, x_hi] = std::minmax_element(x.begin(), x.end());
-  const auto [y_lo, y_hi] = std::minmax_element(y.begin(), y.end());
-  const int64_t lo = std::min(*x_lo, *y_lo);
-  const int64_t hi = std::max(*x_hi, *y_hi);
+std::optional<Table> Tabulate(const GradePairs& pairs) {
+  if (pairs.items() < 2) return std::nullopt;
+  int64_t lo = INT64_MAX;
+  int64_t hi = INT64_MIN;
+  for (const auto& [xy, count] : pairs.counts()) {
+    lo = std::min<int64_t>({lo, xy.first, xy.second});
+    hi = std::max<int64_t>({hi, xy.first, xy.second});
+  }
   if (hi - lo + 1 > kMaxAgreementCategories) return std::nullopt;
   Table t;
   t.k = static_cast<int>(hi - lo + 1);
-  t.n = static_cast<int64_t>(x.size());
+  t.n = pairs.items();
   t.counts.assign(static_cast<size_t>(t.k * t.k), 0.0);
-  for (size_t i = 0; i < x.size(); ++i) {
-    t.counts[static_cast<size_t>((x[i] - lo) * t.k + (y[i] - lo))] += 1;
+  for (const auto& [xy, count] : pairs.counts()) {
+    t.counts[static_cast<size_t>((xy.first - lo) * t.k + (xy.second - lo))] =
+        static_cast<double>(count);
   }
   return t;
+}
+
+std::optional<GradePairs> PairsOf(std::span<const int> x,
+                                  std::span<const int> y) {
+  if (x.size() != y.size()) return std::nullopt;
+  GradePairs pairs;
+  for (size_t i = 0; i < x.size(); ++i) pairs.Add(x[i], y[i]);
+  return pairs;
 }
 
 double Z(double confidence) { return NormalQuantile(1 - (1 - confidence) / 2); }
@@ -95,11 +106,40 @@ std::optional<double> AlphaOf(const std::vector<double>& o, int k,
 
 }  // namespace
 
+void GradePairs::Add(int x, int y, int64_t delta) {
+  int64_t& count = counts_[{x, y}];
+  const int64_t before = count;
+  count = std::max<int64_t>(0, count + delta);
+  items_ += count - before;
+  if (count == 0) counts_.erase({x, y});
+}
+
+void GradePairs::Merge(const GradePairs& other) {
+  for (const auto& [xy, count] : other.counts_) Add(xy.first, xy.second, count);
+}
+
 std::optional<AgreementEstimate> CohenKappa(std::span<const int> x,
                                             std::span<const int> y,
                                             KappaWeights weights,
                                             double confidence) {
-  const std::optional<Table> t = Tabulate(x, y);
+  const std::optional<GradePairs> pairs = PairsOf(x, y);
+  if (!pairs) return std::nullopt;
+  return CohenKappa(*pairs, weights, confidence);
+}
+
+std::optional<AgreementEstimate> KrippendorffAlpha(std::span<const int> x,
+                                                   std::span<const int> y,
+                                                   AlphaMetric metric,
+                                                   double confidence) {
+  const std::optional<GradePairs> pairs = PairsOf(x, y);
+  if (!pairs) return std::nullopt;
+  return KrippendorffAlpha(*pairs, metric, confidence);
+}
+
+std::optional<AgreementEstimate> CohenKappa(const GradePairs& pairs,
+                                            KappaWeights weights,
+                                            double confidence) {
+  const std::optional<Table> t = Tabulate(pairs);
   if (!t || t->k < 2) return std::nullopt;
   const int k = t->k;
   const double n = static_cast<double>(t->n);
@@ -146,11 +186,10 @@ std::optional<AgreementEstimate> CohenKappa(std::span<const int> x,
   return e;
 }
 
-std::optional<AgreementEstimate> KrippendorffAlpha(std::span<const int> x,
-                                                   std::span<const int> y,
+std::optional<AgreementEstimate> KrippendorffAlpha(const GradePairs& pairs,
                                                    AlphaMetric metric,
                                                    double confidence) {
-  const std::optional<Table> t = Tabulate(x, y);
+  const std::optional<Table> t = Tabulate(pairs);
   if (!t) return std::nullopt;
   const int k = t->k;
   // Coincidences: each item is pairable both ways.

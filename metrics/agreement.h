@@ -44,8 +44,11 @@
 #ifndef RANKWATCH_METRICS_AGREEMENT_H_
 #define RANKWATCH_METRICS_AGREEMENT_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
+#include <utility>
 
 namespace rankwatch::metrics {
 
@@ -79,6 +82,37 @@ inline constexpr int kMaxAgreementCategories = 64;
 [[nodiscard]] std::optional<AgreementEstimate> KrippendorffAlpha(
     std::span<const int> x, std::span<const int> y, AlphaMetric metric,
     double confidence = 0.95);
+
+// The items two judges both graded, as counts of each pair of grades (x
+// the first judge's, y the second's): all the figures above need, so a
+// live count can be kept item by item (added, and taken back when a label
+// changes), merged over shards, and read at any time. The categories are
+// the grades from the smallest to the largest of a pair counted now.
+// A plain value; not thread-safe.
+class GradePairs {
+ public:
+  // Adds `delta` items graded (x, y) (negative: takes them back; a count
+  // never goes below 0).
+  void Add(int x, int y, int64_t delta = 1);
+  void Merge(const GradePairs& other);
+  int64_t items() const { return items_; }
+  // (x, y) -> items, ascending; no zero counts.
+  const std::map<std::pair<int, int>, int64_t>& counts() const {
+    return counts_;
+  }
+  bool operator==(const GradePairs&) const = default;
+
+ private:
+  std::map<std::pair<int, int>, int64_t> counts_;
+  int64_t items_ = 0;
+};
+
+// The same figures from counted pairs (equal to the span forms' on the
+// same items).
+[[nodiscard]] std::optional<AgreementEstimate> CohenKappa(
+    const GradePairs& pairs, KappaWeights weights, double confidence = 0.95);
+[[nodiscard]] std::optional<AgreementEstimate> KrippendorffAlpha(
+    const GradePairs& pairs, AlphaMetric metric, double confidence = 0.95);
 
 }  // namespace rankwatch::metrics
 

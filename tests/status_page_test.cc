@@ -15,8 +15,8 @@
 // whose address then follows a control. The screenshot is kept as a test
 // artifact: <build>/Testing/status_page.png.
 //
-// The figures agree (issue 27): the page, /api/v1/summary, the gauges and
-// the demo's terminal parser at one look, and `rankwatch replay` over the
+// The figures agree (issue 27): the page, /api/v1/summary and the gauges
+// at one look, and `rankwatch replay` over the
 // same events (the producers' --also-write-* copies) with the same
 // configuration, once the daemon has finalized every request sent.
 //
@@ -43,7 +43,6 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/cli/demo_story.h"
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
@@ -469,8 +468,8 @@ http:
 
   // Replay agrees with the daemon (issue 27): the events the producers
   // sent, replayed from their copies with the daemon's configuration,
-  // against the daemon's summary `live`, its gauges and the terminal
-  // story's figures (`metrics_text`, one /metrics page), read once every
+  // against the daemon's summary `live` and its gauges (`metrics_text`,
+  // one /metrics page), read once every
   // request is finalized. Compared are the functions of the data: the
   // join's counts, per variant and per arm the lists and means, and per
   // window-`all` comparison the difference, relative difference, Welch
@@ -701,42 +700,6 @@ http:
     // Every window-all comparison of B: one per series.
     EXPECT_EQ(compared, int(simdjson::dom::array(live["series"]).size()));
 
-    // The terminal story of nDCG@10 (its own parser of the same page).
-    auto story = cli::ParseMetricsSnapshot(metrics_text, {{"ndcg", "10"}});
-    ASSERT_TRUE(story.ok()) << story.status().ToString();
-    const cli::AbFigures* ab = nullptr;
-    for (const cli::AbFigures& f : story->ab) {
-      if (f.experiment == "ranker-v2" && f.treatment == "B") ab = &f;
-    }
-    ASSERT_NE(ab, nullptr) << metrics_text;
-    simdjson::dom::element r = rx["treatments"]["B"]["ndcg_cut_10"];
-    const double means =
-        std::max(std::abs(Number(
-                     replay["variants"]["A"]["measures"]["ndcg_cut_10"]["mean"],
-                     "mean")),
-                 std::abs(Number(
-                     replay["variants"]["B"]["measures"]["ndcg_cut_10"]["mean"],
-                     "mean")));
-    ExpectAgreesWith(ab->difference.value, r, "difference", means, "story");
-    ExpectAgreesWith(ab->look.value, r, "difference", means, "story look");
-    ExpectAgreesWith(ab->look.lower, r, "sequential_ci_lower", means,
-                     "story look");
-    ExpectAgreesWith(ab->look.upper, r, "sequential_ci_upper", means,
-                     "story look");
-    // Its regression-adjusted cell: the adjusted difference, the latest
-    // look's interval and the variance ratio.
-    ASSERT_TRUE(ab->has_adjusted) << metrics_text;
-    simdjson::dom::element ra = r["adjusted"];
-    EXPECT_EQ(ab->adjusted.status, std::string_view(ra["status"]));
-    ExpectAgreesWith(ab->adjusted.difference.value, ra, "difference", means,
-                     "story adjusted");
-    ExpectAgreesWith(ab->adjusted.look.lower, ra, "sequential_look_ci_lower",
-                     means, "story adjusted");
-    ExpectAgreesWith(ab->adjusted.look.upper, ra, "sequential_look_ci_upper",
-                     means, "story adjusted");
-    ExpectAgreesWith(ab->adjusted.variance_ratio, ra, "variance_ratio", means,
-                     "story adjusted");
-
     // The decision: where replay's one look settles it, the same.
     const std::string decided{
         std::string_view(rx["treatments"]["B"]["decision"]["value"])};
@@ -746,8 +709,6 @@ http:
       EXPECT_FALSE(bool(lx["srm"]["detected"])) << "then: invalid";
       EXPECT_EQ(live_decision, decided);
     }
-    ASSERT_EQ(story->decisions.size(), 1u);
-    EXPECT_EQ(story->decisions[0].value, live_decision);
     std::printf(
         "replay agrees: %d comparisons, largest relative difference %.3g, "
         "decision %s (live %s)\n",
@@ -877,7 +838,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   };
 
   // One look: the summary and one /metrics page, read by the gauges'
-  // parser and the terminal story's, then replay's figures of the same
+  // parser, then replay's figures of the same
   // events (ExpectReplayAgrees).
   simdjson::dom::element d;
   ASSERT_TRUE(Summary(&d));
@@ -990,25 +951,6 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     char variance[32];
     std::snprintf(variance, sizeof(variance), "variance \u00d7%.2f", ratio);
     EXPECT_EQ(text("adjusted-status-ranker-v2-B-ndcg_cut_10-all"), variance);
-    // The terminal (issue 27, figures that agree): the demo's story reads
-    // /metrics with its own parser; its difference, always-valid interval,
-    // verdict and decision are the summary's, at the same look.
-    auto story = cli::ParseMetricsSnapshot(metrics_text, {{"ndcg", "10"}});
-    ASSERT_TRUE(story.ok()) << story.status().ToString();
-    const cli::AbFigures* ab = nullptr;
-    for (const cli::AbFigures& f : story->ab) {
-      if (f.experiment == "ranker-v2" && f.treatment == "B") ab = &f;
-    }
-    ASSERT_NE(ab, nullptr) << metrics_text;
-    EXPECT_NEAR(ab->difference.value, double(c["difference"]), 1e-12);
-    simdjson::dom::array interval = c["sequential"]["interval"];
-    EXPECT_NEAR(ab->difference.lower, double(interval.at(0)), 1e-12);
-    EXPECT_NEAR(ab->difference.upper, double(interval.at(1)), 1e-12);
-    EXPECT_EQ(ab->verdict, cli::Verdict::kWorse);
-    ASSERT_EQ(story->decisions.size(), 1u);
-    EXPECT_EQ(
-        story->decisions[0].value,
-        std::string_view(d["experiments"].at(0)["decisions"].at(0)["value"]));
   }
   EXPECT_TRUE(found) << summary_;
 

@@ -134,23 +134,29 @@ PpiRow Ppi(const RunScores& trusted, const RunScores& cheap, size_t r, size_t m,
 
 }  // namespace
 
-LabelAgreement CompareLabels(const Qrels& first, const Qrels& second,
-                             const JudgeCompareOptions& options) {
+LabelAgreement AgreementOf(const metrics::GradePairs& both, int64_t only_first,
+                           int64_t only_second,
+                           const JudgeCompareOptions& options) {
   LabelAgreement a;
-  std::vector<int> x, y;
-  a.only_first = WalkLabels(first, second, [&](int gx, int gy) {
-    x.push_back(gx);
-    y.push_back(gy);
-  });
-  a.only_second = WalkLabels(second, first, [](int, int) {});
-  a.pairs = static_cast<int64_t>(x.size());
-  a.kappa = metrics::CohenKappa(x, y, metrics::KappaWeights::kNone,
+  a.pairs = both.items();
+  a.only_first = only_first;
+  a.only_second = only_second;
+  a.kappa = metrics::CohenKappa(both, metrics::KappaWeights::kNone,
                                 options.confidence);
   a.weighted_kappa =
-      metrics::CohenKappa(x, y, options.weights, options.confidence);
-  a.alpha = metrics::KrippendorffAlpha(x, y, options.alpha_metric,
+      metrics::CohenKappa(both, options.weights, options.confidence);
+  a.alpha = metrics::KrippendorffAlpha(both, options.alpha_metric,
                                        options.confidence);
   return a;
+}
+
+LabelAgreement CompareLabels(const Qrels& first, const Qrels& second,
+                             const JudgeCompareOptions& options) {
+  metrics::GradePairs both;
+  const int64_t only_first =
+      WalkLabels(first, second, [&](int gx, int gy) { both.Add(gx, gy); });
+  const int64_t only_second = WalkLabels(second, first, [](int, int) {});
+  return AgreementOf(both, only_first, only_second, options);
 }
 
 StatusOr<JudgeComparison> CompareJudges(
@@ -253,21 +259,28 @@ void AppendPpiText(const JudgeComparison& c, std::string* out) {
 
 }  // namespace
 
+void AppendLabelAgreementTable(std::span<const std::string> judges,
+                               std::span<const LabelAgreement> labels,
+                               const JudgeCompareOptions& options,
+                               std::string* out) {
+  std::vector<std::vector<std::string>> rows = {
+      {"judges", "pairs", "only first", "only second", "kappa",
+       "weighted kappa (" + std::string(WeightsName(options.weights)) + ")",
+       "alpha (" + std::string(MetricName(options.alpha_metric)) + ")"}};
+  for (const LabelAgreement& l : labels) {
+    rows.push_back({judges[l.first] + " ~ " + judges[l.second], Int(l.pairs),
+                    Int(l.only_first), Int(l.only_second), Estimate(l.kappa),
+                    Estimate(l.weighted_kappa), Estimate(l.alpha)});
+  }
+  AppendTable(rows, out);
+}
+
 void WriteJudgeComparisonText(const JudgeComparison& c, std::string* out) {
   const std::string level = Format("%g", 100 * c.options.confidence) + "%";
   *out += "Label agreement: the (query, doc) pairs both judges graded; " +
           level + " intervals\n\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"judges", "pairs", "only first", "only second", "kappa",
-       "weighted kappa (" + std::string(WeightsName(c.options.weights)) + ")",
-       "alpha (" + std::string(MetricName(c.options.alpha_metric)) + ")"}};
-  for (const LabelAgreement& l : c.labels) {
-    rows.push_back({c.judges[l.first] + " ~ " + c.judges[l.second],
-                    Int(l.pairs), Int(l.only_first), Int(l.only_second),
-                    Estimate(l.kappa), Estimate(l.weighted_kappa),
-                    Estimate(l.alpha)});
-  }
-  AppendTable(rows, out);
+  AppendLabelAgreementTable(c.judges, c.labels, c.options, out);
+  std::vector<std::vector<std::string>> rows;
   if (c.runs.empty()) {
     *out += "\nNo runs given: no system rankings to compare.\n";
     return;
@@ -301,6 +314,24 @@ void WriteJudgeComparisonText(const JudgeComparison& c, std::string* out) {
   }
 }
 
+void WriteLabelAgreementJson(const std::string& first,
+                             const std::string& second, const LabelAgreement& l,
+                             JsonWriter* w) {
+  w->BeginObject();
+  w->Key("judges");
+  w->StringArray(std::vector<std::string>{first, second});
+  w->Key("pairs");
+  w->Int(l.pairs);
+  w->Key("only_first");
+  w->Int(l.only_first);
+  w->Key("only_second");
+  w->Int(l.only_second);
+  WriteJsonEstimate("kappa", l.kappa, w);
+  WriteJsonEstimate("weighted_kappa", l.weighted_kappa, w);
+  WriteJsonEstimate("alpha", l.alpha, w);
+  w->EndObject();
+}
+
 namespace {
 
 void WriteJsonOptions(const JudgeCompareOptions& o, JsonWriter* w) {
@@ -319,20 +350,7 @@ void WriteJsonLabels(const JudgeComparison& c, JsonWriter* w) {
   w->Key("agreement");
   w->BeginArray();
   for (const LabelAgreement& l : c.labels) {
-    w->BeginObject();
-    w->Key("judges");
-    w->StringArray(
-        std::vector<std::string>{c.judges[l.first], c.judges[l.second]});
-    w->Key("pairs");
-    w->Int(l.pairs);
-    w->Key("only_first");
-    w->Int(l.only_first);
-    w->Key("only_second");
-    w->Int(l.only_second);
-    WriteJsonEstimate("kappa", l.kappa, w);
-    WriteJsonEstimate("weighted_kappa", l.weighted_kappa, w);
-    WriteJsonEstimate("alpha", l.alpha, w);
-    w->EndObject();
+    WriteLabelAgreementJson(c.judges[l.first], c.judges[l.second], l, w);
   }
   w->EndArray();
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_writer.h"
 #include "base/status.h"
 #include "metrics/agreement.h"
 #include "metrics/ppi.h"
@@ -97,6 +98,25 @@ struct JudgeComparison {
   std::vector<PpiRow> ppi;                 // With options.ppi; run-major.
 };
 
+// The figures of two judges' labels from their counted pairs (what a live
+// count keeps: stream/judge_agreement.h); `first` and `second` are left 0.
+LabelAgreement AgreementOf(const metrics::GradePairs& both, int64_t only_first,
+                           int64_t only_second,
+                           const JudgeCompareOptions& options = {});
+// One agreement as a JSON object: {"judges": [first, second], "pairs",
+// "only_first", "only_second", "kappa", "kappa_interval", "weighted_kappa",
+// ..., "alpha", "alpha_interval"} (null where undefined). Every output of
+// judges' agreement writes this (compare, replay, /api/v1/summary).
+void WriteLabelAgreementJson(const std::string& first,
+                             const std::string& second, const LabelAgreement& l,
+                             JsonWriter* w);
+// The text table of label agreements (`judges` names what first and
+// second index): judges, pairs, only first, only second, kappa, weighted
+// kappa, alpha, each estimate with its interval.
+void AppendLabelAgreementTable(std::span<const std::string> judges,
+                               std::span<const LabelAgreement> labels,
+                               const JudgeCompareOptions& options,
+                               std::string* out);
 // The labels both qrels grade.
 LabelAgreement CompareLabels(const Qrels& first, const Qrels& second,
                              const JudgeCompareOptions& options);

@@ -20,14 +20,16 @@
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
 #include "daemon/cli/demo_prometheus.h"
+#include "daemon/cli/demo_snapshot.h"
 #include "daemon/cli/demo_story.h"
 #include "daemon/cli/run_command.h"
 #include "daemon/cli/signals.h"
+#include "daemon/exporter/families.h"
 #include "daemon/server/daemon.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "daemon/sim/synthetic_producer.h"
-#include "metrics/measures.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::cli {
 
@@ -58,7 +60,8 @@ struct DemoArgs {
 // judgment (which made --duration 20s run 80 s).
 constexpr std::chrono::seconds kDrainAfterTraffic(40);
 
-// How often the terminal story reads /metrics, and prints its table.
+// How often the terminal story takes the daemon's snapshot, and prints its
+// table.
 constexpr auto kStoryLookInterval = std::chrono::seconds(2);
 constexpr int kStoryLooksPerTable = 5;
 
@@ -138,8 +141,9 @@ experiments:
       - {series: judged@10, margin: 0.05}
       - {series: latency_ms, relative_margin: 0.05}
 statistics:
-  # The top movers in /metrics, so that the story (and the alert
-  # RankwatchQueriesMoved) can name the queries behind a verdict.
+  # The top movers in /metrics (the alert RankwatchQueriesMoved names
+  # them) and on the terminal: the story names the queries behind a
+  # verdict among the same ones.
   export_query_movers: 10
 http:
   listen: ")" +
@@ -308,8 +312,8 @@ std::vector<Headline> Headlines(const config::Config& config) {
   std::vector<Headline> out;
   for (const config::ExperimentConfig& e : config.experiments) {
     for (const config::SeriesRef& ref : e.primary) {
-      Headline h{std::string(metrics::MeasureName(ref.measure)),
-                 ref.cutoff > 0 ? std::to_string(ref.cutoff) : "all"};
+      Headline h{exporter::MeasureLabel(ref),
+                 exporter::CutoffLabel(ref.cutoff)};
       if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
     }
   }
@@ -333,37 +337,35 @@ struct LastLook {
   int64_t at_ms = 0;  // Since the story started.
 };
 
-// Reads the daemon's /metrics every kStoryLookInterval until `stop`,
+// Takes the daemon's snapshot every kStoryLookInterval until `stop`,
 // printing what changed at once and the table every kStoryLooksPerTable
-// looks. A failed read is skipped (the daemon may be starting or stopping).
-// Returns the story (for its final table) and its last look.
-LastLook TellStory(int port, const std::vector<Headline>& headlines,
+// looks. Returns its last look; `story_out` keeps the story (for the final
+// table).
+LastLook TellStory(server::Daemon* daemon,
+                   const std::vector<Headline>& headlines,
                    const std::atomic<bool>& stop, DemoStory* story_out) {
   const auto start = std::chrono::steady_clock::now();
   DemoStory& story = *story_out;
   LastLook last;
+  // Reused: its buffers are the size of the pipeline's figures.
+  stream::PipelineSnapshot pipeline;
   for (int look = 1; !stop.load(); ++look) {
     if (!WaitUntil(start + look * kStoryLookInterval, stop)) break;
-    auto text = LocalHttpGet(port, "/metrics");
-    if (!text.ok()) continue;
-    auto snapshot = ParseMetricsSnapshot(*text, headlines);
-    if (!snapshot.ok()) {
-      spdlog::warn("demo: {}", snapshot.status().message());
-      continue;
-    }
+    daemon->TakeSnapshot(&pipeline);
+    DemoSnapshot snapshot = DemoSnapshotOf(pipeline, headlines);
     const int64_t now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start)
             .count();
-    for (const std::string& line : story.Observe(*snapshot, now_ms)) {
+    for (const std::string& line : story.Observe(snapshot, now_ms)) {
       std::printf("[%3llds] %s\n", static_cast<long long>(now_ms / 1000),
                   line.c_str());
     }
     if (look % kStoryLooksPerTable == 0) {
-      std::printf("\n%s\n", story.Table(*snapshot, now_ms).c_str());
+      std::printf("\n%s\n", story.Table(snapshot, now_ms).c_str());
     }
     std::fflush(stdout);
-    last.snapshot = std::move(snapshot).value();
+    last.snapshot = std::move(snapshot);
     last.at_ms = now_ms;
   }
   return last;
@@ -486,8 +488,7 @@ int RunDemo(const DemoArgs& args) {
   DemoStory story_state;
   LastLook last;
   std::thread story([&] {
-    last = TellStory((*daemon)->http_port(), Headlines(*config), stop,
-                     &story_state);
+    last = TellStory(daemon->get(), Headlines(*config), stop, &story_state);
   });
   StartShutdownWatchdog(&stop, std::chrono::milliseconds(9000));
   const Status s = (*daemon)->Run(stop);

@@ -7,7 +7,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -29,26 +29,6 @@ namespace {
 
 std::string Errno(std::string_view what) {
   return std::string(what) + ": " + std::strerror(errno);
-}
-
-// A socket connected to 127.0.0.1:port with 5 s send and receive timeouts.
-StatusOr<int> Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::IoError(Errno("socket"));
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    Status s = Status::Unavailable(
-        Errno("connecting to 127.0.0.1:" + std::to_string(port)));
-    ::close(fd);
-    return s;
-  }
-  return fd;
 }
 
 // A port nobody listens on now: bound to port 0 and closed. Prometheus'
@@ -85,6 +65,20 @@ std::string FindOnPath(const std::string& name) {
   return "";
 }
 
+// What Prometheus logs (level info) right after /-/ready starts to answer
+// 200 (web.Handler.SetReady, then this line, in its main.go).
+constexpr std::string_view kReadyMessage =
+    "msg=\"Server is ready to receive web requests.\"";
+
+bool LogSaysReady(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(kReadyMessage) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool HasRules(const std::filesystem::path& dir) {
   std::error_code ec;
   return std::filesystem::is_regular_file(dir / "rules.yml", ec) &&
@@ -92,51 +86,6 @@ bool HasRules(const std::filesystem::path& dir) {
 }
 
 }  // namespace
-
-StatusOr<std::string> LocalHttpGet(int port, std::string_view path) {
-  auto fd = Connect(port);
-  if (!fd.ok()) return fd.status();
-  const std::string request =
-      "GET " + std::string(path) +
-      " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
-  size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n =
-        ::send(*fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) {
-      Status s = Status::IoError(Errno("sending to 127.0.0.1"));
-      ::close(*fd);
-      return s;
-    }
-    sent += static_cast<size_t>(n);
-  }
-  std::string response;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::recv(*fd, buf, sizeof(buf), 0);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IoError(
-          Errno("reading from 127.0.0.1:" + std::to_string(port) +
-                std::string(path)));
-      ::close(*fd);
-      return s;
-    }
-    response.append(buf, static_cast<size_t>(n));
-  }
-  ::close(*fd);
-  const size_t body = response.find("\r\n\r\n");
-  const size_t eol = response.find("\r\n");
-  if (body == std::string::npos) {
-    return Status::IoError("GET " + std::string(path) + ": no HTTP answer");
-  }
-  const std::string status_line = response.substr(0, eol);
-  if (status_line.find(" 200") == std::string::npos) {
-    return Status::Unavailable("GET " + std::string(path) + ": " + status_line);
-  }
-  return response.substr(body + 4);
-}
 
 StatusOr<std::string> FindPrometheusRulesDir(const std::string& flag_dir) {
   if (!flag_dir.empty()) {
@@ -218,7 +167,8 @@ StatusOr<std::unique_ptr<DemoPrometheus>> DemoPrometheus::Start(
       binary, "--config.file=" + p->dir_ + "/prometheus.yml",
       "--storage.tsdb.path=" + p->dir_ + "/data",
       "--web.listen-address=127.0.0.1:" + std::to_string(p->port_),
-      "--log.level=warn"};
+      // Info: the line that says it is ready (kReadyMessage).
+      "--log.level=info"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -249,7 +199,7 @@ StatusOr<std::unique_ptr<DemoPrometheus>> DemoPrometheus::Start(
       p->pid_ = -1;
       return Status::Unavailable("prometheus exited at start: " + p->LogTail());
     }
-    if (LocalHttpGet(p->port_, "/-/ready").ok()) return p;
+    if (LogSaysReady(log_path)) return p;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return Status::Unavailable("prometheus not ready within 30 s: " +
@@ -280,9 +230,14 @@ std::string DemoPrometheus::LogTail() const {
   std::ifstream in(dir_ + "/prometheus.log");
   std::string line;
   std::string last;
+  std::string last_error;
   while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
+    if (line.empty()) continue;
+    last = line;
+    // Its info lines go on after an error (stopping its managers).
+    if (line.find(" level=error ") != std::string::npos) last_error = line;
   }
+  if (!last_error.empty()) return last_error;
   return last.empty() ? "(no log)" : last;
 }
 

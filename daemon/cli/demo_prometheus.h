@@ -1,8 +1,8 @@
 // `rankwatch demo --prometheus`: Debian's `prometheus` started beside the
 // demo, scraping its daemon with the shipped recording rules and alerts
 // (deploy/prometheus/rules.yml and alerts.yml), so that the alerts can be
-// watched firing. Also the demo's tiny HTTP GET to localhost (its own
-// /metrics, Prometheus' /-/ready).
+// watched firing. The demo asks it nothing over HTTP: it is ready when
+// its log says so.
 //
 // DemoPrometheus owns the child process and its temporary directory (config
 // and TSDB); the destructor stops the process (SIGTERM, then SIGKILL after
@@ -15,16 +15,10 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "base/status.h"
 
 namespace rankwatch::cli {
-
-// GET http://127.0.0.1:port/path, one request per connection (HTTP/1.0,
-// no compression), 5 s timeouts. Returns the body of a 200 answer; any
-// other status is an error naming it.
-StatusOr<std::string> LocalHttpGet(int port, std::string_view path);
 
 // The folder holding rules.yml and alerts.yml: `flag_dir` when given,
 // else deploy/prometheus in a parent folder of the running binary (a build
@@ -37,7 +31,10 @@ class DemoPrometheus {
  public:
   // Starts `prometheus` (from PATH) on a free 127.0.0.1 port, scraping
   // 127.0.0.1:`daemon_port` as job "rankwatch" every 2 s and evaluating the
-  // rules in `rules_dir` every 2 s, and waits up to 30 s for /-/ready.
+  // rules in `rules_dir` every 2 s, and waits up to 30 s until it is
+  // ready (its log says "Server is ready to receive web requests.", which
+  // it writes once its /-/ready answers 200). Unavailable, with the last
+  // error of its log, when it exits first or is not ready in time.
   static StatusOr<std::unique_ptr<DemoPrometheus>> Start(
       int daemon_port, const std::string& rules_dir);
   ~DemoPrometheus();

@@ -1,140 +1,21 @@
 #include "daemon/cli/demo_prometheus.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
+#include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/testing/http_client.h"
+#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace rankwatch::cli {
 namespace {
-
-// A listening socket on 127.0.0.1 that answers one connection with a
-// canned response, keeping the request it read (up to the blank line).
-class OneShotServer {
- public:
-  explicit OneShotServer(std::string response)
-      : response_(std::move(response)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 ||
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 1) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "listen: " << std::strerror(errno);
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  OneShotServer(const OneShotServer&) = delete;
-  OneShotServer& operator=(const OneShotServer&) = delete;
-  ~OneShotServer() {
-    if (thread_.joinable()) thread_.join();
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  int port() const { return port_; }
-  // The request as received; call after the client is done.
-  std::string request() {
-    if (thread_.joinable()) thread_.join();
-    return request_;
-  }
-
- private:
-  void Serve() {
-    const int conn = ::accept(fd_, nullptr, nullptr);
-    if (conn < 0) return;
-    char buf[4096];
-    while (request_.find("\r\n\r\n") == std::string::npos) {
-      const ssize_t n = ::recv(conn, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      request_.append(buf, static_cast<size_t>(n));
-    }
-    size_t sent = 0;
-    while (sent < response_.size()) {
-      const ssize_t n = ::send(conn, response_.data() + sent,
-                               response_.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
-    ::close(conn);  // HTTP/1.0: the end of the body is the end of the data.
-  }
-
-  std::string response_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::string request_;
-  std::thread thread_;
-};
-
-TEST(LocalHttpGetTest, SendsOneHttp10RequestAndReturnsTheBody) {
-  OneShotServer server(
-      "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nup 1\nx 2\n");
-  StatusOr<std::string> body = LocalHttpGet(server.port(), "/metrics");
-  ASSERT_TRUE(body.ok()) << body.status().message();
-  EXPECT_EQ(*body, "up 1\nx 2\n");
-  EXPECT_EQ(server.request(), "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1:" +
-                                  std::to_string(server.port()) + "\r\n\r\n");
-}
-
-TEST(LocalHttpGetTest, ReadsABodyLargerThanOneReceive) {
-  // 200,000 bytes: more than its 64 KiB receive buffer, so several reads.
-  const std::string big(200000, 'm');
-  OneShotServer server("HTTP/1.1 200 OK\r\n\r\n" + big);
-  StatusOr<std::string> body = LocalHttpGet(server.port(), "/big");
-  ASSERT_TRUE(body.ok()) << body.status().message();
-  EXPECT_EQ(body->size(), 200000u);
-  EXPECT_EQ(*body, big);
-}
-
-TEST(LocalHttpGetTest, OtherStatusIsAnErrorNamingIt) {
-  OneShotServer server(
-      "HTTP/1.0 503 Service Unavailable\r\n\r\nService Unavailable");
-  StatusOr<std::string> body = LocalHttpGet(server.port(), "/-/ready");
-  ASSERT_FALSE(body.ok());
-  EXPECT_EQ(body.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(body.status().message(),
-            "GET /-/ready: HTTP/1.0 503 Service Unavailable");
-}
-
-TEST(LocalHttpGetTest, AnswerWithoutHeadersEndIsAnError) {
-  OneShotServer server("HTTP/1.0 200 OK\r\nContent-Length: 3");
-  StatusOr<std::string> body = LocalHttpGet(server.port(), "/x");
-  ASSERT_FALSE(body.ok());
-  EXPECT_EQ(body.status().code(), StatusCode::kIoError);
-  EXPECT_EQ(body.status().message(), "GET /x: no HTTP answer");
-}
-
-TEST(LocalHttpGetTest, NobodyListeningIsUnavailable) {
-  // A port that was free a moment ago: bound, not listened on, closed.
-  int port = 0;
-  {
-    OneShotServer server("");
-    port = server.port();
-    // Connect once so that the server's thread ends.
-    (void)LocalHttpGet(port, "/");
-  }
-  StatusOr<std::string> body = LocalHttpGet(port, "/metrics");
-  ASSERT_FALSE(body.ok());
-  EXPECT_EQ(body.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(body.status().message(),
-            "connecting to 127.0.0.1:" + std::to_string(port) +
-                ": Connection refused");
-}
 
 TEST(FindPrometheusRulesDirTest, FlagFolderNeedsBothFiles) {
   testing::TempDir dir;
@@ -164,9 +45,13 @@ TEST(FindPrometheusRulesDirTest, WithoutTheFlagLooksAboveTheBinary) {
     EXPECT_TRUE(std::filesystem::is_regular_file(*found + "/rules.yml"));
     EXPECT_TRUE(std::filesystem::is_regular_file(*found + "/alerts.yml"));
     if (found->ends_with("/deploy/prometheus")) {
+      // Above the binary (a build tree inside the source tree), else the
+      // source tree it was built from (one outside).
       const std::string root =
           std::filesystem::path(*found).parent_path().parent_path().string();
-      EXPECT_TRUE(exe_dir.string().starts_with(root)) << *found;
+      EXPECT_TRUE(exe_dir.string().starts_with(root) ||
+                  root == RANKWATCH_SOURCE_DIR)
+          << *found;
     } else {
       EXPECT_EQ(*found, "/usr/share/rankwatch/prometheus");
     }
@@ -236,6 +121,62 @@ TEST(DemoPrometheusTest, PrometheusExitingAtStartIsReportedWithItsLog) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
 }
 
+// Prometheus goes on logging at level info after an error (stopping its
+// managers): the error is the line reported, not the last one.
+TEST(DemoPrometheusTest, ExitAtStartReportsTheLogsLastError) {
+  testing::TempDir bin;
+  const std::string script = bin.Write(
+      "prometheus",
+      "#!/bin/sh\n"
+      "echo 'ts=1 caller=main.go:1 level=info msg=\"Starting Prometheus\"' "
+      ">&2\n"
+      "echo 'ts=2 caller=main.go:2 level=error msg=\"Error loading config\" "
+      "err=\"bad rule\"' >&2\n"
+      "echo 'ts=3 caller=main.go:3 level=info msg=\"See you next time!\"' "
+      ">&2\n"
+      "exit 1\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ScopedEnv path("PATH", bin.path().c_str());
+  auto p = DemoPrometheus::Start(9400, bin.path());
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "prometheus exited at start: ts=2 caller=main.go:2 level=error "
+            "msg=\"Error loading config\" err=\"bad rule\"");
+}
+
+// Ready is what the log says, with no HTTP request: a `prometheus` that
+// listens nowhere and logs the ready line after 1 s is ready then, not
+// before; the destructor stops it.
+TEST(DemoPrometheusTest, ReadyWhenTheLogSaysSo) {
+  testing::TempDir bin;
+  const std::string pid_file = bin.path() + "/pid";
+  const std::string script = bin.Write(
+      "prometheus",
+      "#!/bin/sh\n"
+      "echo $$ > " +
+          pid_file +
+          "\n"
+          "echo 'ts=1 caller=main.go:1 level=info msg=\"TSDB started\"' >&2\n"
+          "/bin/sleep 1\n"
+          "echo 'ts=2 caller=main.go:973 level=info msg=\"Server is ready to "
+          "receive web requests.\"' >&2\n"
+          "exec /bin/sleep 60\n");
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ScopedEnv path("PATH", bin.path().c_str());
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  {
+    auto p = DemoPrometheus::Start(9400, bin.path());
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_GE(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(1));
+    pid = std::stoi(testing::ReadFile(pid_file));
+    EXPECT_EQ(::kill(pid, 0), 0);  // Running.
+  }
+  // Stopped and reaped with its owner.
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
 // Debian's Prometheus, when installed (scripts/install-deps.sh
 // --prometheus): it runs with the config Start wrote (job "rankwatch"
 // scraping 127.0.0.1:daemon_port every 2 s, the two rule files), and the
@@ -255,8 +196,13 @@ TEST(DemoPrometheusTest, RunsPrometheusWithTheDemoConfigAndStopsIt) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     port = (*p)->port();
     EXPECT_EQ((*p)->url(), "http://127.0.0.1:" + std::to_string(port) + "/");
-    StatusOr<std::string> config = LocalHttpGet(port, "/api/v1/status/config");
-    ASSERT_TRUE(config.ok()) << config.status().message();
+    // Ready when Start returns.
+    auto ready = testing::HttpGet("127.0.0.1", port, "/-/ready");
+    ASSERT_TRUE(ready.ok()) << ready.status().message();
+    EXPECT_EQ(ready->status, 200) << ready->body;
+    auto status = testing::HttpGet("127.0.0.1", port, "/api/v1/status/config");
+    ASSERT_TRUE(status.ok()) << status.status().message();
+    const std::string* config = &status->body;
     // Prometheus prints the loaded YAML back, inside a JSON string.
     for (const std::string& line :
          {std::string("scrape_interval: 2s"),
@@ -269,7 +215,9 @@ TEST(DemoPrometheusTest, RunsPrometheusWithTheDemoConfigAndStopsIt) {
     }
   }
   // Stopped with its owner.
-  EXPECT_FALSE(LocalHttpGet(port, "/-/ready").ok());
+  EXPECT_FALSE(testing::HttpGet("127.0.0.1", port, "/-/ready", {},
+                                std::chrono::milliseconds(2000))
+                   .ok());
 }
 
 }  // namespace

@@ -79,6 +79,16 @@ std::string Percent(double level) {
 
 }  // namespace
 
+std::string AbKey(std::string_view experiment, std::string_view treatment,
+                  std::string_view measure, std::string_view k) {
+  std::string key(experiment);
+  for (std::string_view part : {treatment, measure, k}) {
+    key.push_back('\x1f');
+    key.append(part);
+  }
+  return key;
+}
+
 std::string_view VerdictName(Verdict v) {
   switch (v) {
     case Verdict::kNoData:

@@ -1,17 +1,18 @@
 // The story `rankwatch demo` tells on the terminal: every few seconds the
-// daemon's /metrics page is read into a DemoSnapshot (ParseMetricsSnapshot,
-// a small parser of the Prometheus text format for the few families the
-// story needs), and DemoStory turns consecutive snapshots into one line per
-// change ("B is now worse than A on ndcg@10: ...", "no events for 30 s",
-// SRM detected or cleared, interleaving verdicts) and a periodic table
-// (variants x headline measures with intervals, the experiments' verdicts
-// and, with schema.covariate, their regression-adjusted differences,
-// events/s).
+// demo takes the daemon's read model (server::Daemon::TakeSnapshot, a
+// stream::PipelineSnapshot) and reads it into a DemoSnapshot
+// (demo_snapshot.h), and DemoStory turns consecutive snapshots into one
+// line per change ("B is now worse than A on ndcg@10: ...", "no events for
+// 30 s", SRM detected or cleared, interleaving verdicts) and a periodic
+// table (variants x headline measures with intervals, the experiments'
+// verdicts and, with schema.covariate, their regression-adjusted
+// differences, events/s).
 //
-// Why /metrics rather than the pipeline: the demo runs a server::Daemon,
-// which keeps its pipeline private behind its mutex; the text it serves is
-// the same the user, Prometheus and the alerts read, so the terminal never
-// says something /metrics does not.
+// Why the snapshot: it is the one the exporter renders /metrics from and
+// /api/v1/summary and the status page are rendered from, so the terminal
+// never says something the user, Prometheus and the alerts do not read;
+// and in process, with no HTTP client and no text parser between the
+// figures and the lines.
 //
 // Pure functions of their inputs: time comes in as `now_ms` (monotonic,
 // milliseconds since the demo started; the table shows it as elapsed time),
@@ -26,152 +27,18 @@
 #include <string_view>
 #include <vector>
 
-#include "base/status.h"
+#include "daemon/cli/demo_snapshot.h"
 
 namespace rankwatch::cli {
 
-// A headline series, e.g. {"ndcg", "10"}: a measure and its `k` label.
-// Label() spells it as the configuration does: "ndcg@10", and an uncut
-// series (k "all": a field of results events, map) by its name alone.
-struct Headline {
-  std::string measure;
-  std::string k;
-  std::string Label() const { return k == "all" ? measure : measure + "@" + k; }
-  bool operator==(const Headline&) const = default;
-};
-
-// An estimate and its interval; NaN when unknown, +-Inf bounds without
-// inference.
-struct Estimate {
-  double value = std::numeric_limits<double>::quiet_NaN();
-  double lower = std::numeric_limits<double>::quiet_NaN();
-  double upper = std::numeric_limits<double>::quiet_NaN();
-};
-
-// The states of rankwatch_ab_verdict_state and
-// rankwatch_interleaving_verdict_state.
-enum class Verdict {
-  kNoData,
-  kInconclusive,
-  kBetter,
-  kWorse,
-  kSampleRatioMismatch,
-};
+// "worse", "sample ratio mismatch": a verdict as the story says it.
 std::string_view VerdictName(Verdict v);
-
-// One variant summed over its segments, since start.
-struct VariantFigures {
-  std::string variant;
-  int64_t lists = 0;  // Lists scored (the first headline's _count).
-  std::vector<Estimate> headlines;  // Parallel to the snapshot's headlines.
-};
-
-// A query among a comparison's top movers (rankwatch_query_mover_*, with
-// statistics.export_query_movers > 0).
-struct MoverFigures {
-  std::string query;
-  double difference = std::numeric_limits<double>::quiet_NaN();
-  double contribution = std::numeric_limits<double>::quiet_NaN();
-};
-
-// The regression-adjusted figures of a comparison (schema.covariate:
-// rankwatch_ab_adjusted_*), a test of their own beside the unadjusted one.
-struct AdjustedFigures {
-  // Running always-valid interval (intersection since start) and the
-  // latest look's, around the same adjusted difference, as for AbFigures.
-  Estimate difference;
-  Estimate look;
-  // Adjusted over unadjusted variance (about 1 - rho^2); NaN if undefined.
-  double variance_ratio = std::numeric_limits<double>::quiet_NaN();
-  // rankwatch_ab_adjusted_status: adjusted, no_covariate_variance (the
-  // figures are the pairs' unadjusted ones), invalid_input; "" if unknown.
-  std::string status;
-};
-
-// One treatment against its baseline on one headline (window "all").
-struct AbFigures {
-  std::string experiment;
-  std::string baseline;
-  std::string treatment;
-  Headline headline;
-  // The running always-valid interval (the intersection since start, what
-  // the verdict reads) around the latest difference; `look` is the latest
-  // look's own always-valid interval around the same difference.
-  Estimate difference;
-  Estimate look;
-  Verdict verdict = Verdict::kNoData;
-  std::vector<MoverFigures> movers;  // By rank; empty unless exported.
-  // Set when the daemon exports adjusted figures (schema.covariate).
-  bool has_adjusted = false;
-  AdjustedFigures adjusted;
-};
-
-// A series the decision read (rankwatch_ab_decision_input and _ci_*).
-struct DecisionInputFigures {
-  bool guardrail = false;
-  Headline series;
-  int input = 0;  // +1 supports shipping, -1 blocks it, 0 neither yet.
-  double lower = std::numeric_limits<double>::quiet_NaN();
-  double upper = std::numeric_limits<double>::quiet_NaN();
-  double margin = std::numeric_limits<double>::quiet_NaN();  // Guardrails.
-  bool relative = false;  // The margin is a fraction of the baseline mean.
-};
-
-// One experiment's decision for a treatment (rankwatch_ab_decision).
-struct DecisionFigures {
-  std::string experiment;
-  std::string baseline;
-  std::string treatment;
-  std::string value;  // ship, no_ship, keep_running, invalid.
-  std::vector<DecisionInputFigures> inputs;  // Primary series first.
-};
 
 // "do not ship B: ndcg@10 worse [-0.081, -0.003]; guardrail precision@10
 // beyond its margin -0.05 [-0.12, -0.06]": the decision and the series
-// behind it, from the gauges (the daemon's full sentences are on the page
-// and in /api/v1/summary).
+// behind it, short enough for one line (the daemon's full sentences,
+// Decision::reasons, are on the page and in /api/v1/summary).
 std::string FormatDecision(const DecisionFigures& d);
-
-struct SrmFigures {
-  std::string experiment;
-  bool detected = false;
-  double p_value = 1;  // Sequential.
-};
-
-struct InterleavingFigures {
-  std::string experiment;
-  std::string incumbent;
-  std::string challenger;
-  double preference = std::numeric_limits<double>::quiet_NaN();
-  double p_value = 1;  // Sequential.
-  int64_t impressions = 0;
-  Verdict verdict = Verdict::kNoData;
-};
-
-struct DemoSnapshot {
-  std::vector<Headline> headlines;
-  double level = 0.95;          // rankwatch_ab_confidence_level.
-  std::string covariate;        // rankwatch_ab_covariate_info; "" without one.
-  int64_t events_consumed = 0;  // Over all topics.
-  std::vector<VariantFigures> variants;  // Sorted by name.
-  std::vector<AbFigures> ab;
-  std::vector<SrmFigures> srm;
-  std::vector<DecisionFigures> decisions;
-  std::vector<InterleavingFigures> interleaving;
-  // Multileaving (more than two teams): per experiment its teams best
-  // first (rankwatch_interleaving_rank) and its winner ("" until one).
-  std::map<std::string, std::vector<std::string>> multileaving_ranking;
-  std::map<std::string, std::string> multileaving_winner;
-};
-
-// Reads the figures of `headlines` from a /metrics page (text format
-// 0.0.4). A variant's interval is the normal-approximation interval of its
-// mean at the page's confidence level, from _sum, _count and
-// _squares_total summed over segments, lists taken as independent (a
-// description of the variant, not the A/B test: that one is the daemon's).
-// A malformed line is an error naming its line number.
-StatusOr<DemoSnapshot> ParseMetricsSnapshot(
-    std::string_view text, const std::vector<Headline>& headlines);
 
 // "-0.21 [-0.25, -0.17]": decimals enough for the interval's width (two at
 // least, four at most); `sign` forces a leading + on positive numbers.

@@ -13,174 +13,44 @@ using Lines = std::vector<std::string>;
 
 const std::vector<Headline> kHeadlines = {{"ndcg", "10"}, {"precision", "5"}};
 
-// A page as the daemon writes it, cut down to a few series; the ignored
-// ones (another k, another window, a zero state) must stay ignored.
-constexpr char kPage[] = R"(# HELP rankwatch_events_consumed_total Events read
-# TYPE rankwatch_events_consumed_total counter
-rankwatch_events_consumed_total{topic="results"} 100
-rankwatch_events_consumed_total{topic="judgments"} 250
-rankwatch_ab_confidence_level 0.95
-rankwatch_ndcg_count{variant="A",k="10",locale="en"} 2
-rankwatch_ndcg_sum{variant="A",k="10",locale="en"} 1.0
-rankwatch_ndcg_squares_total{variant="A",k="10",locale="en"} 0.52
-rankwatch_ndcg_count{variant="A",k="10",locale="de"} 2
-rankwatch_ndcg_sum{variant="A",k="10",locale="de"} 1.2
-rankwatch_ndcg_squares_total{variant="A",k="10",locale="de"} 0.74
-rankwatch_ndcg_count{variant="A",k="5",locale="en"} 99
-rankwatch_ndcg_count{variant="B",k="10",locale="en"} 1
-rankwatch_ndcg_sum{variant="B",k="10",locale="en"} 0.3
-rankwatch_ndcg_squares_total{variant="B",k="10",locale="en"} 0.09
-rankwatch_ndcg_mean{variant="B",k="10",locale="en",window="all"} NaN
-rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",state="better"} 0
-rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",state="worse"} 1
-rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="ndcg",k="5",window="all",state="better"} 1
-rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="1m"} -0.5
-rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.21
-rankwatch_ab_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.25
-rankwatch_ab_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} +Inf
-rankwatch_ab_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.3
-rankwatch_ab_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.12
-rankwatch_ab_srm_detected{experiment="x"} 1
-rankwatch_ab_srm_sequential_p_value{experiment="x"} 1e-05
-rankwatch_interleaving_info{experiment="A-vs-B",variant="A-vs-B",incumbent="A",challenger="B"} 1
-rankwatch_interleaving_verdict_state{experiment="A-vs-B",state="no_data"} 0
-rankwatch_interleaving_verdict_state{experiment="A-vs-B",state="better"} 1
-rankwatch_interleaving_preference{experiment="A-vs-B",window="1m"} 0.5
-rankwatch_interleaving_preference{experiment="A-vs-B",window="all"} 0.05
-rankwatch_interleaving_sequential_p_value{experiment="A-vs-B"} 0.001
-rankwatch_interleaving_impressions_total{experiment="A-vs-B"} 1234
-rankwatch_interleaving_other{experiment="say \"hi\"\\"} 3
-)";
-
-TEST(ParseMetricsSnapshotTest, ReadsTheStorysSeries) {
-  auto s = ParseMetricsSnapshot(kPage, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->events_consumed, 350);  // 100 + 250.
-  EXPECT_DOUBLE_EQ(s->level, 0.95);
-  ASSERT_EQ(s->variants.size(), 2u);
-  const VariantFigures& a = s->variants[0];
-  EXPECT_EQ(a.variant, "A");
-  EXPECT_EQ(a.lists, 4);  // 2 + 2 over the locales; k=5 ignored.
-  ASSERT_EQ(a.headlines.size(), 2u);
-  // Values 0.4, 0.6 (en: sum 1.0, squares 0.52) and 0.5, 0.7 (de: 1.2,
-  // 0.74): mean 0.55, variance (1.26 - 4 * 0.55^2) / 3 = 0.05 / 3. SciPy
-  // 1.10: x = [.4, .6, .5, .7]; x.mean() -/+ norm.ppf(0.975) *
-  // x.std(ddof=1) / sqrt(4) = 0.42348486881183406, 0.6765151311881661.
-  EXPECT_NEAR(a.headlines[0].value, 0.55, 1e-12);
-  EXPECT_NEAR(a.headlines[0].lower, 0.42348486881183406, 1e-9);
-  EXPECT_NEAR(a.headlines[0].upper, 0.6765151311881661, 1e-9);
-  EXPECT_TRUE(std::isnan(a.headlines[1].value));  // No precision series.
-  const VariantFigures& b = s->variants[1];
-  EXPECT_EQ(b.variant, "B");
-  EXPECT_EQ(b.lists, 1);
-  EXPECT_DOUBLE_EQ(b.headlines[0].value, 0.3);
-  EXPECT_EQ(b.headlines[0].lower, -INFINITY);  // One list: no interval.
-  EXPECT_EQ(b.headlines[0].upper, INFINITY);
-
-  ASSERT_EQ(s->ab.size(), 1u);  // ndcg@5 is no headline.
-  EXPECT_EQ(s->ab[0].experiment, "x");
-  EXPECT_EQ(s->ab[0].baseline, "A");
-  EXPECT_EQ(s->ab[0].treatment, "B");
-  EXPECT_EQ(s->ab[0].headline, (Headline{"ndcg", "10"}));
-  EXPECT_EQ(s->ab[0].verdict, Verdict::kWorse);
-  EXPECT_DOUBLE_EQ(s->ab[0].difference.value, -0.21);  // Not the 1m -0.5.
-  EXPECT_DOUBLE_EQ(s->ab[0].difference.lower, -0.25);
-  EXPECT_EQ(s->ab[0].difference.upper, INFINITY);
-  EXPECT_DOUBLE_EQ(s->ab[0].look.value, -0.21);  // The same estimate.
-  EXPECT_DOUBLE_EQ(s->ab[0].look.lower, -0.3);
-  EXPECT_DOUBLE_EQ(s->ab[0].look.upper, -0.12);
-
-  ASSERT_EQ(s->srm.size(), 1u);
-  EXPECT_TRUE(s->srm[0].detected);
-  EXPECT_DOUBLE_EQ(s->srm[0].p_value, 1e-5);
-
-  ASSERT_EQ(s->interleaving.size(), 1u);
-  const InterleavingFigures& il = s->interleaving[0];
-  EXPECT_EQ(il.experiment, "A-vs-B");
-  EXPECT_EQ(il.incumbent, "A");
-  EXPECT_EQ(il.challenger, "B");
-  EXPECT_EQ(il.verdict, Verdict::kBetter);
-  EXPECT_DOUBLE_EQ(il.preference, 0.05);  // window="all", not 1m.
-  EXPECT_DOUBLE_EQ(il.p_value, 0.001);
-  EXPECT_EQ(il.impressions, 1234);
+// The decision of the story's tests: B blocked by a guardrail beyond its
+// margin, its primary series undecided.
+DemoSnapshot DecisionSnapshot() {
+  DemoSnapshot s;
+  s.headlines = kHeadlines;
+  DecisionFigures d;
+  d.experiment = "x";
+  d.baseline = "A";
+  d.treatment = "B";
+  d.value = "no_ship";
+  DecisionInputFigures primary;
+  primary.series = {"ndcg", "10"};
+  primary.input = 0;
+  primary.lower = -0.02;
+  primary.upper = 0.03;
+  DecisionInputFigures guardrail;
+  guardrail.guardrail = true;
+  guardrail.series = {"precision", "5"};
+  guardrail.input = -1;
+  guardrail.lower = -0.12;
+  guardrail.upper = -0.061;
+  guardrail.margin = 0.05;
+  d.inputs = {primary, guardrail};
+  s.decisions.push_back(d);
+  return s;
 }
 
-// The exported top movers (statistics.export_query_movers) of a headline
-// comparison, by rank; another series' movers are not its.
-TEST(ParseMetricsSnapshotTest, ReadsTheTopMovers) {
-  const std::string page =
-      std::string(kPage) +
-      R"(rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2",query="hotels paris"} 1
-rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1",query="cheap flights"} 1
-rankwatch_query_mover_info{experiment="x",variant="B",baseline="A",measure="ndcg",k="5",rank="1",query="other"} 1
-rankwatch_query_mover_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1"} -0.41
-rankwatch_query_mover_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2"} 0.12
-rankwatch_query_mover_contribution{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="1"} -0.031
-rankwatch_query_mover_contribution{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",rank="2"} 0.004
-)";
-  auto s = ParseMetricsSnapshot(page, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_EQ(s->ab.size(), 1u);
-  const std::vector<MoverFigures>& m = s->ab[0].movers;
-  ASSERT_EQ(m.size(), 2u);
-  EXPECT_EQ(m[0].query, "cheap flights");
-  EXPECT_DOUBLE_EQ(m[0].difference, -0.41);
-  EXPECT_DOUBLE_EQ(m[0].contribution, -0.031);
-  EXPECT_EQ(m[1].query, "hotels paris");
-  EXPECT_DOUBLE_EQ(m[1].contribution, 0.004);
-  // Without the export: none.
-  auto plain = ParseMetricsSnapshot(kPage, kHeadlines);
-  ASSERT_TRUE(plain.ok());
-  EXPECT_TRUE(plain->ab[0].movers.empty());
-}
-
-// The decision gauges (exporter/decision_collector.h): the current state,
-// its inputs with their intervals and a guardrail's margin.
-constexpr std::string_view kDecisionPage =
-    R"(rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="ship"} 0
-rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="no_ship"} 1
-rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="keep_running"} 0
-rankwatch_ab_decision{experiment="x",variant="B",baseline="A",decision="invalid"} 0
-rankwatch_ab_decision_input{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -1
-rankwatch_ab_decision_input{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} 0
-rankwatch_ab_decision_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -0.12
-rankwatch_ab_decision_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",role="guardrail"} -0.061
-rankwatch_ab_decision_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} -0.02
-rankwatch_ab_decision_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",role="primary"} 0.03
-rankwatch_ab_guardrail_margin{experiment="x",variant="B",baseline="A",measure="precision",k="5",kind="absolute"} 0.05
-)";
-
-TEST(ParseMetricsSnapshotTest, ReadsTheDecisions) {
-  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  ASSERT_EQ(s->decisions.size(), 1u);
-  const DecisionFigures& d = s->decisions[0];
-  EXPECT_EQ(d.experiment, "x");
-  EXPECT_EQ(d.baseline, "A");
-  EXPECT_EQ(d.treatment, "B");
-  EXPECT_EQ(d.value, "no_ship");
-  ASSERT_EQ(d.inputs.size(), 2u);
-  // The primary series first, though listed second.
-  EXPECT_FALSE(d.inputs[0].guardrail);
-  EXPECT_EQ(d.inputs[0].series, (Headline{"ndcg", "10"}));
-  EXPECT_EQ(d.inputs[0].input, 0);
-  EXPECT_TRUE(d.inputs[1].guardrail);
-  EXPECT_EQ(d.inputs[1].input, -1);
-  EXPECT_DOUBLE_EQ(d.inputs[1].lower, -0.12);
-  EXPECT_DOUBLE_EQ(d.inputs[1].upper, -0.061);
-  EXPECT_DOUBLE_EQ(d.inputs[1].margin, 0.05);
-  EXPECT_FALSE(d.inputs[1].relative);
-  EXPECT_EQ(FormatDecision(d),
+TEST(FormatDecisionTest, NamesTheSeriesThatBlockIt) {
+  EXPECT_EQ(FormatDecision(DecisionSnapshot().decisions[0]),
             "do not ship B: guardrail precision@5 beyond its margin [-0.120, "
             "-0.061] (margin 0.050)");
 }
 
 // A guardrail on a field of results events (k "all") is named as the
-// configuration names it: latency_ms, not latency_ms@all.
-TEST(ParseMetricsSnapshotTest, NamesAnUncutGuardrailWithoutItsK) {
-  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  DecisionFigures d = s->decisions[0];
+// configuration names it: latency_ms, not latency_ms@all; a relative
+// margin as a share of the baseline.
+TEST(FormatDecisionTest, NamesAnUncutGuardrailWithoutItsK) {
+  DecisionFigures d = DecisionSnapshot().decisions[0];
   d.inputs[1].series = Headline{"latency_ms", "all"};
   d.inputs[1].lower = 4.579;
   d.inputs[1].upper = 10.36;
@@ -193,18 +63,17 @@ TEST(ParseMetricsSnapshotTest, NamesAnUncutGuardrailWithoutItsK) {
 }
 
 TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
-  auto s = ParseMetricsSnapshot(kDecisionPage, kHeadlines);
-  ASSERT_TRUE(s.ok());
-  DemoSnapshot running = *s;
+  const DemoSnapshot s = DecisionSnapshot();
+  DemoSnapshot running = s;
   running.decisions[0].value = "keep_running";
   DemoStory story;
   // Keep running at the start is no news; the change to no_ship is, once.
   EXPECT_EQ(story.Observe(running, 0), Lines{});
-  EXPECT_EQ(story.Observe(*s, 2000),
+  EXPECT_EQ(story.Observe(s, 2000),
             Lines{"x decision: do not ship B: guardrail precision@5 beyond "
                   "its margin [-0.120, -0.061] (margin 0.050)"});
-  EXPECT_EQ(story.Observe(*s, 4000), Lines{});
-  DemoSnapshot ship = *s;
+  EXPECT_EQ(story.Observe(s, 4000), Lines{});
+  DemoSnapshot ship = s;
   ship.decisions[0].value = "ship";
   ship.decisions[0].inputs[0].input = 1;
   ship.decisions[0].inputs[0].lower = 0.01;
@@ -235,66 +104,37 @@ TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
       << table;
 }
 
-// With schema.covariate the daemon exports regression-adjusted figures of
-// each window-"all" comparison (exporter/experiment_collector.h); a
-// second comparison (precision@5) shows the columns line up.
-constexpr std::string_view kAdjustedPage =
-    R"(rankwatch_ab_verdict_state{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all",state="inconclusive"} 1
-rankwatch_ab_difference{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.004
-rankwatch_ab_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.002
-rankwatch_ab_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.010
-rankwatch_ab_covariate_info{covariate="pre_exposure.clicks"} 1
-rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="1m"} 9
-rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.048
-rankwatch_ab_adjusted_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.027
-rankwatch_ab_adjusted_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.007
-rankwatch_ab_adjusted_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.069
-rankwatch_ab_adjusted_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.027
-rankwatch_ab_adjusted_ci_lower{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} -0.5
-rankwatch_ab_adjusted_variance_ratio{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all"} 0.64
-rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="adjusted"} 1
-rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="no_covariate_variance"} 0
-rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="ndcg",k="10",window="all",status="invalid_input"} 0
-rankwatch_ab_adjusted_difference{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.003
-rankwatch_ab_adjusted_sequential_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.007
-rankwatch_ab_adjusted_sequential_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.013
-rankwatch_ab_adjusted_sequential_look_ci_lower{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} -0.01
-rankwatch_ab_adjusted_sequential_look_ci_upper{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.016
-rankwatch_ab_adjusted_variance_ratio{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all"} 0.81
-rankwatch_ab_adjusted_status{experiment="x",variant="B",baseline="A",measure="precision",k="5",window="all",status="adjusted"} 1
-)";
-
-TEST(ParseMetricsSnapshotTest, ReadsTheAdjustedFigures) {
-  const std::string page = std::string(kPage) + std::string(kAdjustedPage);
-  auto s = ParseMetricsSnapshot(page, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->covariate, "pre_exposure.clicks");
-  ASSERT_EQ(s->ab.size(), 2u);  // ndcg@10, precision@5: configured order.
-  const AbFigures& ndcg = s->ab[0];
-  EXPECT_EQ(ndcg.headline, (Headline{"ndcg", "10"}));
-  ASSERT_TRUE(ndcg.has_adjusted);
-  // window="all", not the 1m row; the running interval and the look's
-  // around the same estimate; not the fixed-sample Welch interval.
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.value, -0.048);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.lower, -0.027);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.difference.upper, -0.007);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.value, -0.048);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.lower, -0.069);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.look.upper, -0.027);
-  EXPECT_DOUBLE_EQ(ndcg.adjusted.variance_ratio, 0.64);
-  EXPECT_EQ(ndcg.adjusted.status, "adjusted");  // The series at 1.
-  // The unadjusted figures stay the unadjusted gauges'.
-  EXPECT_DOUBLE_EQ(ndcg.difference.value, -0.21);
-  const AbFigures& precision = s->ab[1];
-  EXPECT_EQ(precision.headline, (Headline{"precision", "5"}));
-  EXPECT_TRUE(precision.has_adjusted);
-  EXPECT_DOUBLE_EQ(precision.adjusted.difference.value, 0.003);
-  EXPECT_DOUBLE_EQ(precision.adjusted.variance_ratio, 0.81);
-  // Without schema.covariate: no adjusted figures.
-  auto plain = ParseMetricsSnapshot(kPage, kHeadlines);
-  ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->covariate, "");
-  EXPECT_FALSE(plain->ab[0].has_adjusted);
+// With schema.covariate: the figures of two comparisons (ndcg@10, whose
+// adjusted estimate lies outside its running interval, and precision@5) to
+// show the columns line up.
+DemoSnapshot AdjustedSnapshot() {
+  DemoSnapshot s;
+  s.headlines = kHeadlines;
+  s.events_consumed = 350;
+  s.covariate = "pre_exposure.clicks";
+  s.variants = {{"A", 4, {{0.55, 0.42, 0.68}, {}}},
+                {"B", 1, {{0.3, -INFINITY, INFINITY}, {}}}};
+  AbFigures ndcg;
+  ndcg.experiment = "x";
+  ndcg.baseline = "A";
+  ndcg.treatment = "B";
+  ndcg.headline = {"ndcg", "10"};
+  ndcg.difference = {-0.21, -0.25, INFINITY};
+  ndcg.look = {-0.21, -0.3, -0.12};
+  ndcg.verdict = Verdict::kWorse;
+  ndcg.has_adjusted = true;
+  ndcg.adjusted = {
+      {-0.048, -0.027, -0.007}, {-0.048, -0.069, -0.027}, 0.64, "adjusted"};
+  AbFigures precision = ndcg;
+  precision.headline = {"precision", "5"};
+  precision.difference = {0.004, -0.002, 0.010};
+  precision.look = {0.004, NAN, NAN};
+  precision.verdict = Verdict::kInconclusive;
+  precision.adjusted = {
+      {0.003, -0.007, 0.013}, {0.003, -0.01, 0.016}, 0.81, "adjusted"};
+  s.ab = {ndcg, precision};
+  s.srm = {{"x", true, 1e-5}};
+  return s;
 }
 
 // The adjusted figures follow the unadjusted ones' labelling: the running
@@ -333,12 +173,10 @@ TEST(FormatAdjustedTest, LabelsLikeTheUnadjustedAndGivesTheVarianceRatio) {
 }
 
 // The table's row under each experiment and treatment holds the adjusted
-// figures of the same comparisons, column by column, from /metrics.
+// figures of the same comparisons, column by column.
 TEST(DemoStoryTest, TableShowsTheAdjustedDifferences) {
-  const std::string page = std::string(kPage) + std::string(kAdjustedPage);
-  auto s = ParseMetricsSnapshot(page, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const std::string table = DemoStory().Table(*s, 10'000);
+  DemoSnapshot s = AdjustedSnapshot();
+  const std::string table = DemoStory().Table(s, 10'000);
   // Columns padded to their widest cell plus two blanks (widths 10, 8, 82).
   EXPECT_NE(
       table.find(
@@ -357,22 +195,10 @@ TEST(DemoStoryTest, TableShowsTheAdjustedDifferences) {
       std::string::npos)
       << table;
   // A comparison without adjusted figures beside one with: "n/a".
-  s->ab[1].has_adjusted = false;
-  const std::string partial = DemoStory().Table(*s, 10'000);
+  s.ab[1].has_adjusted = false;
+  const std::string partial = DemoStory().Table(s, 10'000);
   EXPECT_NE(partial.find("variance x0.64  n/a\n"), std::string::npos)
       << partial;
-}
-
-TEST(ParseMetricsSnapshotTest, MalformedLineNamesItsNumber) {
-  auto s = ParseMetricsSnapshot(
-      "# TYPE x gauge\nrankwatch_ab_verdict{experiment=\"x\" 1\n", kHeadlines);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("/metrics line 2"), std::string::npos)
-      << s.status().message();
-  EXPECT_FALSE(
-      ParseMetricsSnapshot("rankwatch_events_consumed_total{topic=\"r\"} x\n",
-                           kHeadlines)
-          .ok());
 }
 
 TEST(FormatEstimateTest, DecimalsFollowTheIntervalsWidth) {
@@ -616,33 +442,17 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
             "better, 1,234 impressions\n");
 }
 
-// Multileaving (`demo --multileave A,B,C`): the ranks and the winner of a
-// three-team experiment are read from /metrics and told under its
-// interleaving line; a two-team experiment's ranks are not repeated.
+// Multileaving (`demo --multileave A,B,C`): the ranking and the winner of a
+// three-team experiment are told under its interleaving line.
 TEST(DemoStoryTest, TableShowsTheMultileavingRanking) {
-  const std::string page =
-      R"(rankwatch_interleaving_info{experiment="m",variant="m",incumbent="A",challenger="B"} 1
-rankwatch_interleaving_verdict_state{experiment="m",state="better"} 1
-rankwatch_interleaving_preference{experiment="m",window="all"} 0.04
-rankwatch_interleaving_sequential_p_value{experiment="m"} 0.002
-rankwatch_interleaving_impressions_total{experiment="m"} 900
-rankwatch_interleaving_rank{experiment="m",team="C"} 1
-rankwatch_interleaving_rank{experiment="m",team="A"} 3
-rankwatch_interleaving_rank{experiment="m",team="B"} 2
-rankwatch_interleaving_winner{experiment="m",team="A"} 0
-rankwatch_interleaving_winner{experiment="m",team="C"} 1
-rankwatch_interleaving_rank{experiment="two",team="A"} 1
-rankwatch_interleaving_rank{experiment="two",team="B"} 2
-)";
-  auto s = ParseMetricsSnapshot(page, kHeadlines);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->multileaving_ranking.at("m"),
-            (std::vector<std::string>{"C", "B", "A"}));
-  EXPECT_EQ(s->multileaving_ranking.count("two"), 0u);
-  EXPECT_EQ(s->multileaving_winner.at("m"), "C");
-  s->events_consumed = 10;
-  s->variants = {{"A", 10, {{0.5, 0.4, 0.6}, {}}}};
-  const std::string table = DemoStory().Table(*s, 10'000);
+  DemoSnapshot s;
+  s.headlines = kHeadlines;
+  s.interleaving = {{"m", "A", "B", 0.04, 0.002, 900, Verdict::kBetter}};
+  s.multileaving_ranking["m"] = {"C", "B", "A"};
+  s.multileaving_winner["m"] = "C";
+  s.events_consumed = 10;
+  s.variants = {{"A", 10, {{0.5, 0.4, 0.6}, {}}}};
+  const std::string table = DemoStory().Table(s, 10'000);
   EXPECT_NE(table.find("  interleaving m (B vs A): preference +0.040, p = "
                        "0.002, better, 900 impressions\n"
                        "  multileaving m ranking: C > B > A, winner C\n"),

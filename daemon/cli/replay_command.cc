@@ -13,6 +13,7 @@
 #include "daemon/cli/command_util.h"
 #include "daemon/cli/replay_report.h"
 #include "daemon/stream/replay.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::cli {
 
@@ -80,9 +81,12 @@ int RunReplayCommand(const ReplayArgs& args) {
   StatusOr<stream::ReplayResult> result =
       stream::RunReplay(*config, options, SystemClock::Get());
   if (!result.ok()) return Fail(kCommand, result.status(), ErrorSource::kInput);
-  const std::string out = args.format == "json"
-                              ? FormatReplayJson(*result->pipeline)
-                              : FormatReplayTable(*result->pipeline);
+  // RunReplay finished the pipeline (FinishAll: every list scored, a last
+  // look taken); the report renders one snapshot of it.
+  stream::PipelineSnapshot snapshot;
+  stream::TakeSnapshot(*result->pipeline, &snapshot);
+  const std::string out = args.format == "json" ? FormatReplayJson(snapshot)
+                                                : FormatReplayTable(snapshot);
   const Status written = WriteStdout(out);
   if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);

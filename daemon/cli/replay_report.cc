@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "base/json_writer.h"
 #include "daemon/stream/interleaving_report.h"
+#include "daemon/stream/query_movers.h"
 #include "metrics/running_stats.h"
 
 namespace rankwatch::cli {
@@ -16,15 +18,13 @@ namespace rankwatch::cli {
 namespace {
 
 using stream::AdjustedComparison;
-using stream::Aggregator;
 using stream::Comparison;
 using stream::Decision;
-using stream::ExperimentMonitor;
 using stream::FirstClickHistogram;
 using stream::GroupStats;
 using stream::JoinCounters;
-using stream::Pipeline;
 using stream::PipelineCounters;
+using stream::PipelineSnapshot;
 using stream::SrmState;
 using stream::Topic;
 
@@ -35,12 +35,11 @@ struct Merged {
   FirstClickHistogram first_click;
 };
 
-Merged MergeGroups(const Aggregator& agg,
+Merged MergeGroups(const PipelineSnapshot& p,
                    const std::function<bool(const GroupStats&)>& select) {
   Merged m;
-  m.series.resize(agg.series().size());
-  for (size_t g = 0; g < agg.num_groups(); ++g) {
-    const GroupStats& group = agg.group(g);
+  m.series.resize(p.series.size());
+  for (const GroupStats& group : p.groups) {
     if (!select(group)) continue;
     m.requests += group.requests;
     for (size_t s = 0; s < m.series.size(); ++s)
@@ -54,24 +53,32 @@ Merged MergeGroups(const Aggregator& agg,
   return m;
 }
 
-std::vector<std::string> Variants(const Aggregator& agg) {
+std::vector<std::string> Variants(const PipelineSnapshot& p) {
   std::vector<std::string> variants;
-  for (size_t g = 0; g < agg.num_groups(); ++g) {
-    variants.push_back(agg.group(g).variant);
-  }
+  for (const GroupStats& group : p.groups) variants.push_back(group.variant);
   std::sort(variants.begin(), variants.end());
   variants.erase(std::unique(variants.begin(), variants.end()), variants.end());
   return variants;
 }
 
 // The window-"all" comparisons of experiment `x`, in row order.
-std::vector<const Comparison*> WholeRunRows(const ExperimentMonitor& m,
+std::vector<const Comparison*> WholeRunRows(const PipelineSnapshot& p,
                                             size_t x) {
   std::vector<const Comparison*> rows;
-  for (const Comparison& c : m.comparisons()) {
+  for (const Comparison& c : p.comparisons) {
     if (c.experiment_index == x && c.has_sequential) rows.push_back(&c);
   }
   return rows;
+}
+
+// The query movers of comparison `c` (a primary series' whole run): the
+// snapshot holds them for every such comparison.
+std::span<const metrics::QueryMover> Movers(const PipelineSnapshot& p,
+                                            const Comparison& c) {
+  const std::vector<metrics::QueryMover>* movers =
+      p.FindMovers(c.experiment_index, c.treatment, c.series);
+  if (movers == nullptr) return {};
+  return *movers;
 }
 
 // "time_to_first_click_seconds": {"count", "sum", "buckets": {LE: n}},
@@ -98,14 +105,14 @@ void WriteFirstClick(const FirstClickHistogram& h, JsonWriter* w) {
 }
 
 // "requests" and "measures" into the open object of a variant or group.
-void WriteMeasures(const Aggregator& agg, const Merged& m, JsonWriter* w) {
+void WriteMeasures(const PipelineSnapshot& p, const Merged& m, JsonWriter* w) {
   w->Key("requests");
   w->Int(m.requests);
   w->Key("measures");
   w->BeginObject();
   for (size_t s = 0; s < m.series.size(); ++s) {
     const metrics::RunningStats& st = m.series[s];
-    w->Key(agg.series()[s].trec_name);
+    w->Key(p.series[s].trec_name);
     w->BeginObject();
     w->Key("count");
     w->Int(st.count());
@@ -120,7 +127,8 @@ void WriteMeasures(const Aggregator& agg, const Merged& m, JsonWriter* w) {
 
 // One comparison's object, its `adjusted` object (schema.covariate) and,
 // for a primary series with tracked queries, its `query_movers`.
-void WriteComparison(const Pipeline& p, const Comparison& c, JsonWriter* w) {
+void WriteComparison(const PipelineSnapshot& p, const Comparison& c,
+                     JsonWriter* w) {
   const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
   w->BeginObject();
   const std::pair<const char*, double> numbers[] = {
@@ -146,8 +154,7 @@ void WriteComparison(const Pipeline& p, const Comparison& c, JsonWriter* w) {
   if (c.quality) {
     w->String(stream::VerdictStateName(c.state));
   } else {
-    w->String(p.aggregator().series()[c.series].field >= 0 ? "field"
-                                                           : "coverage");
+    w->String(p.series[c.series].field >= 0 ? "field" : "coverage");
   }
   w->Key("baseline_count");
   w->Int(c.baseline_arm.count);
@@ -157,20 +164,19 @@ void WriteComparison(const Pipeline& p, const Comparison& c, JsonWriter* w) {
     w->Key("adjusted");
     stream::WriteAdjustedJson(c.adjusted, w);
   }
-  if (c.primary && p.query_movers().capacity() > 0) {
+  if (c.primary && p.movers_capacity > 0) {
     w->Key("query_movers");
-    stream::WriteQueryMoversJson(
-        p.query_movers().Movers(c.experiment_index, c.treatment, c.series),
-        stream::MoverInterval::kInclude, w);
+    stream::WriteQueryMoversJson(Movers(p, c), stream::MoverInterval::kInclude,
+                                 w);
   }
   w->EndObject();
 }
 
 // `"decision": {...}`, the treatment's decision (the same object as
 // /api/v1/summary's), inside its `treatments.<variant>` object.
-void WriteDecision(const stream::DecisionBoard& board, size_t x,
+void WriteDecision(const PipelineSnapshot& p, size_t x,
                    const std::string& treatment, JsonWriter* w) {
-  for (const Decision& d : board.decisions()) {
+  for (const Decision& d : p.decisions) {
     if (d.experiment != x || d.treatment != treatment) continue;
     w->Key("decision");
     stream::WriteDecisionJson(d, w);
@@ -201,10 +207,9 @@ void WriteSrm(const SrmState& srm, JsonWriter* w) {
 // "experiments": {NAME: {"baseline", "srm", "treatments": {VARIANT:
 // {SERIES: comparison, ..., "decision"}}}}: the window-"all" comparisons,
 // grouped by treatment in row order.
-void WriteExperiments(const Pipeline& p, JsonWriter* w) {
-  const ExperimentMonitor& m = p.experiments();
+void WriteExperiments(const PipelineSnapshot& p, JsonWriter* w) {
   const std::vector<config::ExperimentConfig>& experiments =
-      p.config().experiments;
+      p.config.experiments;
   w->Key("experiments");
   w->BeginObject();
   for (size_t x = 0; x < experiments.size(); ++x) {
@@ -213,24 +218,24 @@ void WriteExperiments(const Pipeline& p, JsonWriter* w) {
     w->Key("baseline");
     w->String(experiments[x].baseline);
     w->Key("srm");
-    WriteSrm(m.srm()[x], w);
+    WriteSrm(p.srm[x], w);
     w->Key("treatments");
     w->BeginObject();
-    const std::vector<const Comparison*> rows = WholeRunRows(m, x);
+    const std::vector<const Comparison*> rows = WholeRunRows(p, x);
     for (size_t i = 0; i < rows.size(); ++i) {
       if (i == 0 || rows[i]->treatment != rows[i - 1]->treatment) {
         if (i > 0) {
-          WriteDecision(p.decisions(), x, rows[i - 1]->treatment, w);
+          WriteDecision(p, x, rows[i - 1]->treatment, w);
           w->EndObject();
         }
         w->Key(rows[i]->treatment);
         w->BeginObject();
       }
-      w->Key(p.aggregator().series()[rows[i]->series].trec_name);
+      w->Key(p.series[rows[i]->series].trec_name);
       WriteComparison(p, *rows[i], w);
     }
     if (!rows.empty()) {
-      WriteDecision(p.decisions(), x, rows.back()->treatment, w);
+      WriteDecision(p, x, rows.back()->treatment, w);
       w->EndObject();
     }
     w->EndObject();  // treatments
@@ -240,9 +245,9 @@ void WriteExperiments(const Pipeline& p, JsonWriter* w) {
 }
 
 // "events": what was read, rejected, joined and scored.
-void WriteEvents(const Pipeline& p, JsonWriter* w) {
-  const PipelineCounters& c = p.counters();
-  const JoinCounters& j = p.join_counters();
+void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
+  const PipelineCounters& c = p.counters;
+  const JoinCounters& j = p.join_counters;
   w->Key("events");
   w->BeginObject();
   w->Key("results");
@@ -260,7 +265,7 @@ void WriteEvents(const Pipeline& p, JsonWriter* w) {
     w->Int(n);
   }
   w->EndObject();
-  if (!p.config().schema.covariate.empty()) {
+  if (!p.config.schema.covariate.empty()) {
     // Results events by what their covariate field held (never rejected
     // for it: see CovariateOutcome).
     w->Key("covariate");
@@ -303,19 +308,17 @@ std::string FormatInterval(const metrics::ConfidenceInterval& ci) {
 }
 
 // The five queries that move each primary comparison most.
-void AppendMoversTable(std::string* out, const Pipeline& p, size_t x) {
-  if (p.query_movers().capacity() == 0) return;
+void AppendMoversTable(std::string* out, const PipelineSnapshot& p, size_t x) {
+  if (p.movers_capacity == 0) return;
   char buf[320];
-  for (const Comparison* c : WholeRunRows(p.experiments(), x)) {
+  for (const Comparison* c : WholeRunRows(p, x)) {
     if (!c->primary || !c->quality) continue;
-    const std::vector<metrics::QueryMover> movers =
-        p.query_movers().Movers(x, c->treatment, c->series);
+    const std::span<const metrics::QueryMover> movers = Movers(p, *c);
     if (movers.empty()) continue;
     std::snprintf(buf, sizeof(buf),
                   "  queries moving %s's %s most (contribution = traffic "
                   "share x difference):\n",
-                  c->treatment.c_str(),
-                  p.aggregator().series()[c->series].trec_name.c_str());
+                  c->treatment.c_str(), p.series[c->series].trec_name.c_str());
     *out += buf;
     for (size_t i = 0; i < movers.size() && i < 5; ++i) {
       const metrics::QueryMover& m = movers[i];
@@ -332,13 +335,12 @@ void AppendMoversTable(std::string* out, const Pipeline& p, size_t x) {
   }
 }
 
-void AppendExperimentsTable(std::string* out, const Pipeline& p) {
-  const ExperimentMonitor& m = p.experiments();
+void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
   const std::vector<config::ExperimentConfig>& experiments =
-      p.config().experiments;
+      p.config.experiments;
   char buf[320];
   for (size_t x = 0; x < experiments.size(); ++x) {
-    const SrmState& srm = m.srm()[x];
+    const SrmState& srm = p.srm[x];
     std::string counts;
     for (size_t i = 0; i < srm.variants.size(); ++i) {
       counts += (i > 0 ? " " : "") + srm.variants[i] + "=" +
@@ -348,12 +350,12 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
                   "\nexperiment %s (baseline %s; %s: %s)\n"
                   "  sample ratio: chi-square p=%.4g, sequential p=%.4g%s\n",
                   experiments[x].name.c_str(), experiments[x].baseline.c_str(),
-                  m.units() ? "units" : "lists", counts.c_str(),
+                  p.units ? "units" : "lists", counts.c_str(),
                   srm.chi_square.p_value, srm.sequential.p_value(),
                   srm.detected ? "  MISMATCH: do not trust the verdicts" : "");
     *out += buf;
     // The decision first: what a person acts on (docs/statistics.md).
-    for (const Decision& d : p.decisions().decisions()) {
+    for (const Decision& d : p.decisions) {
       if (d.experiment != x) continue;
       *out += "  decision for " + d.treatment + ": " +
               std::string(stream::DecisionValueName(d.value)) + "\n";
@@ -365,13 +367,13 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
                   "variant", "measure", "diff", "CI (fixed)", "p", "p(BH)",
                   "CI (always valid)", "verdict");
     *out += buf;
-    for (const Comparison* c : WholeRunRows(m, x)) {
+    for (const Comparison* c : WholeRunRows(p, x)) {
       // judged is coverage, not quality; a field (schema.fields) is shown,
       // without BH or verdict (its guardrail's test is in the decision).
-      const bool field = p.aggregator().series()[c->series].field >= 0;
+      const bool field = p.series[c->series].field >= 0;
       if (!c->quality && !field) continue;
-      const std::string name = p.aggregator().series()[c->series].trec_name +
-                               (c->primary ? "*" : "");
+      const std::string name =
+          p.series[c->series].trec_name + (c->primary ? "*" : "");
       char bh[16] = "       -";
       if (!field) std::snprintf(bh, sizeof(bh), "%8.2g", c->p_value_bh);
       std::snprintf(
@@ -400,37 +402,35 @@ void AppendExperimentsTable(std::string* out, const Pipeline& p) {
   }
   if (!experiments.empty()) {
     *out += "  (* primary series; CI at statistics.level";
-    *out += m.units() ? ", clustered by " + p.config().schema.unit : "";
-    *out += m.adjusted() ? "; adjusted rows: regression-adjusted by " +
-                               m.covariate() + ", variance vs unadjusted"
+    *out += p.units ? ", clustered by " + p.config.schema.unit : "";
+    *out += p.adjusted() ? "; adjusted rows: regression-adjusted by " +
+                               p.covariate + ", variance vs unadjusted"
                          : "";
     *out += ")\n";
   }
 }
 }  // namespace
 
-std::string FormatReplayJson(const Pipeline& p) {
-  const Aggregator& agg = p.aggregator();
+std::string FormatReplayJson(const PipelineSnapshot& p) {
   JsonWriter w;
   w.BeginObject();
   w.Key("variants");
   w.BeginObject();
-  for (const std::string& v : Variants(agg)) {
+  for (const std::string& v : Variants(p)) {
     const Merged merged =
-        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+        MergeGroups(p, [&](const GroupStats& g) { return g.variant == v; });
     w.Key(v);
     w.BeginObject();
-    WriteMeasures(agg, merged, &w);
-    if (p.tracks_clicks()) WriteFirstClick(merged.first_click, &w);
+    WriteMeasures(p, merged, &w);
+    if (p.tracks_clicks) WriteFirstClick(merged.first_click, &w);
     w.EndObject();
   }
   w.EndObject();
-  const std::vector<std::string>& labels = p.config().aggregation.segments;
+  const std::vector<std::string>& labels = p.config.aggregation.segments;
   if (!labels.empty()) {
     w.Key("groups");
     w.BeginArray();
-    for (size_t g = 0; g < agg.num_groups(); ++g) {
-      const GroupStats& group = agg.group(g);
+    for (const GroupStats& group : p.groups) {
       w.BeginObject();
       w.Key("variant");
       w.String(group.variant);
@@ -442,17 +442,26 @@ std::string FormatReplayJson(const Pipeline& p) {
       }
       w.EndObject();
       WriteMeasures(
-          agg,
-          MergeGroups(agg, [&](const GroupStats& x) { return &x == &group; }),
+          p, MergeGroups(p, [&](const GroupStats& x) { return &x == &group; }),
           &w);
       w.EndObject();
     }
     w.EndArray();
   }
-  if (!p.config().experiments.empty()) WriteExperiments(p, &w);
-  if (!p.config().interleaving.empty()) {
+  if (!p.config.experiments.empty()) WriteExperiments(p, &w);
+  if (!p.config.interleaving.empty()) {
     w.Key("interleaving");
-    stream::WriteInterleavingJson(p.interleaving(), &w);
+    stream::WriteInterleavingJson(p.interleaving, &w);
+  }
+  if (!p.agreement.empty()) {
+    // Issue 29: how far the judges agree, as `rankwatch compare` writes it.
+    w.Key("agreement");
+    w.BeginArray();
+    for (const trec::LabelAgreement& a : p.agreement) {
+      trec::WriteLabelAgreementJson(p.judges[a.first], p.judges[a.second], a,
+                                    &w);
+    }
+    w.EndArray();
   }
   WriteEvents(p, &w);
   w.EndObject();
@@ -461,26 +470,25 @@ std::string FormatReplayJson(const Pipeline& p) {
   return out;
 }
 
-std::string FormatReplayTable(const Pipeline& p) {
-  const Aggregator& agg = p.aggregator();
+std::string FormatReplayTable(const PipelineSnapshot& p) {
   std::string out;
   char buf[256];
   std::snprintf(buf, sizeof(buf), "%-12s %-16s %10s %10s %10s\n", "variant",
                 "measure", "count", "mean", "stddev");
   out += buf;
-  for (const std::string& v : Variants(agg)) {
+  for (const std::string& v : Variants(p)) {
     const Merged m =
-        MergeGroups(agg, [&](const GroupStats& g) { return g.variant == v; });
+        MergeGroups(p, [&](const GroupStats& g) { return g.variant == v; });
     for (size_t s = 0; s < m.series.size(); ++s) {
       const metrics::RunningStats& st = m.series[s];
       std::snprintf(buf, sizeof(buf), "%-12s %-16s %10lld %10.4f %10.4f\n",
-                    v.c_str(), agg.series()[s].trec_name.c_str(),
+                    v.c_str(), p.series[s].trec_name.c_str(),
                     static_cast<long long>(st.count()), st.mean(), st.stddev());
       out += buf;
     }
   }
-  const PipelineCounters& c = p.counters();
-  const JoinCounters& j = p.join_counters();
+  const PipelineCounters& c = p.counters;
+  const JoinCounters& j = p.join_counters;
   std::snprintf(buf, sizeof(buf),
                 "\nevents: results=%lld judgments=%lld rejected=%lld late=%lld "
                 "evicted=%lld unjudged=%lld without_relevant=%lld\n",
@@ -494,7 +502,11 @@ std::string FormatReplayTable(const Pipeline& p) {
                 static_cast<long long>(c.without_relevant));
   out += buf;
   AppendExperimentsTable(&out, p);
-  stream::AppendInterleavingTable(&out, p.interleaving());
+  stream::AppendInterleavingTable(&out, p.interleaving);
+  if (!p.agreement.empty()) {
+    out += "\njudges' agreement: the items both graded; 95% intervals\n";
+    trec::AppendLabelAgreementTable(p.judges, p.agreement, {}, &out);
+  }
   return out;
 }
 

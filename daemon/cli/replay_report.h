@@ -1,22 +1,25 @@
 // Replay's report (`rankwatch replay`): the final figures of a pipeline that
-// stream::RunReplay has fed and finished, as one JSON document (`--format
-// json`) or as an aligned text table (the default). The report only renders:
-// running the replay stays in daemon/stream/replay.h.
+// stream::RunReplay has fed and finished, rendered from one snapshot of it
+// (stream::PipelineSnapshot, taken after FinishAll: the read model the
+// daemon's /metrics and /api/v1/summary render from too), as one JSON
+// document (`--format json`) or as an aligned text table (the default). The
+// report only renders: running the replay stays in daemon/stream/replay.h.
 //
 // The JSON's member names and nesting are a contract read by other tools
 // and tests (docs/metrics-reference.md, docs/statistics.md); numbers are
 // written by JsonWriter (base/json_writer.h): the shortest decimal that
 // reads back as the same double, null when not finite.
 //
-// Ownership: pure functions of the pipeline's read-only accessors; nothing
-// is kept. Thread-safety: as the pipeline's const accessors: the caller
-// must not feed the pipeline meanwhile.
+// Ownership: pure functions of the snapshot; nothing is kept. An
+// interleaving experiment is named through InterleavingState::config, so
+// the pipeline the snapshot was taken from must outlive the call.
+// Thread-safety: none needed; the snapshot is only read.
 #ifndef RANKWATCH_DAEMON_CLI_REPLAY_REPORT_H_
 #define RANKWATCH_DAEMON_CLI_REPLAY_REPORT_H_
 
 #include <string>
 
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::cli {
 
@@ -35,13 +38,13 @@ namespace rankwatch::cli {
 //  "late_results", "evicted", "unjudged", "without_relevant",
 //  "duplicate_results", "orphaned_judgments", "finalized", "scored",
 //  "table_full", "position_mismatches"}}.
-std::string FormatReplayJson(const stream::Pipeline& pipeline);
+std::string FormatReplayJson(const stream::PipelineSnapshot& snapshot);
 
 // The same figures for people: per variant and series count, mean and
 // stddev; the event counts; per experiment the sample-ratio check, the
 // decisions, the window-"all" comparisons and the top five query movers;
 // the interleaving experiments.
-std::string FormatReplayTable(const stream::Pipeline& pipeline);
+std::string FormatReplayTable(const stream::PipelineSnapshot& snapshot);
 
 }  // namespace rankwatch::cli
 

@@ -10,6 +10,8 @@
 
 #include "base/clock.h"
 #include "config/config_loader.h"
+#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::cli {
@@ -138,6 +140,17 @@ experiments:
     pipeline_->FinishAll();
   }
 
+  // The reports of a snapshot of the pipeline, as `rankwatch replay` takes
+  // one after FinishAll().
+  std::string Json() {
+    stream::TakeSnapshot(*pipeline_, &snapshot_);
+    return FormatReplayJson(snapshot_);
+  }
+  std::string Table() {
+    stream::TakeSnapshot(*pipeline_, &snapshot_);
+    return FormatReplayTable(snapshot_);
+  }
+
   // The member names of `object`, in document order.
   static std::vector<std::string> Keys(simdjson::dom::element object) {
     std::vector<std::string> keys;
@@ -149,6 +162,7 @@ experiments:
 
   FakeClock clock_{1'700'000'000'000};
   std::unique_ptr<stream::Pipeline> pipeline_;
+  stream::PipelineSnapshot snapshot_;
   int64_t offset_ = 0;
 };
 
@@ -156,7 +170,7 @@ using Strings = std::vector<std::string>;
 
 TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
   FeedSegments();
-  const std::string json = FormatReplayJson(*pipeline_);
+  const std::string json = Json();
   ASSERT_FALSE(json.empty());
   EXPECT_EQ(json.back(), '\n');
   simdjson::dom::parser parser;
@@ -258,7 +272,7 @@ TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
 
 TEST_F(ReplayReportTest, JsonOfAnExperimentWithQueryMovers) {
   FeedExperiment();
-  const std::string json = FormatReplayJson(*pipeline_);
+  const std::string json = Json();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(simdjson::padded_string(json)).get(doc),
@@ -381,7 +395,7 @@ events:
   Judgment("r3", "a", 2, 601'000);
   results("r4", "A", 600'000, R"("x")", "");
   pipeline_->FinishAll();
-  const std::string json = FormatReplayJson(*pipeline_);
+  const std::string json = Json();
   for (const char* part :
        {"\"A\":{\"requests\":3,",
         "\"ctr_1\":{\"count\":3,\"mean\":0.333333333333333",
@@ -423,7 +437,7 @@ experiments:
     Judgment(id, "a", 1, 1100);
   }
   pipeline_->FinishAll();
-  const std::string json = FormatReplayJson(*pipeline_);
+  const std::string json = Json();
   EXPECT_NE(json.find("\"latency_ms\":{\"difference\":30,"), std::string::npos)
       << json;
   const size_t field = json.find("\"latency_ms\":{\"difference\"");
@@ -438,7 +452,7 @@ experiments:
   // verdict: difference +30, Welch p from
   // scipy.stats.ttest_ind([130, 150], [100, 120], equal_var=False).pvalue
   // = 0.16794970566215633 (t = 2.1213, df = 2): "0.17".
-  const std::string table = FormatReplayTable(*pipeline_);
+  const std::string table = Table();
   const size_t row = table.find("  B        latency_ms         +30.0000 ");
   ASSERT_NE(row, std::string::npos) << table;
   const std::string line = table.substr(row, table.find('\n', row) - row);
@@ -449,7 +463,7 @@ experiments:
 
 TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
   FeedSegments();
-  const std::string table = FormatReplayTable(*pipeline_);
+  const std::string table = Table();
   // Widths %-12s %-16s %10lld %10.4f %10.4f; figures as in FeedSegments.
   EXPECT_EQ(
       table.rfind("variant      measure               count       mean     "
@@ -471,7 +485,7 @@ TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
 
 TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
   FeedExperiment();
-  const std::string table = FormatReplayTable(*pipeline_);
+  const std::string table = Table();
   // Figures as in FeedExperiment: the comparison row at "  %-8s %-17s
   // %+9.4f %-20s %8.2g %8.2g", the movers at "    %-24.24s %+9.4f  diff
   // %+.4f  lists %lld/%lld  p(BH) %s".

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "daemon/exporter/families.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -56,27 +57,11 @@ std::vector<MetricFamily> MakeFamilies() {
   return f;
 }
 
-double InputValue(stream::InputState s) {
-  switch (s) {
-    case stream::InputState::kBetter:
-    case stream::InputState::kNonInferior:
-      return 1;
-    case stream::InputState::kWorse:
-    case stream::InputState::kInferior:
-      return -1;
-    case stream::InputState::kNoData:
-    case stream::InputState::kInconclusive:
-    case stream::InputState::kUndecided:
-      return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
-void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
-  const std::vector<stream::Decision>& decisions =
-      pipeline_->decisions().decisions();
+void DecisionCollector::Collect(const stream::PipelineSnapshot& snapshot,
+                                std::vector<MetricFamily>* out) const {
+  const std::vector<stream::Decision>& decisions = snapshot.decisions;
   if (decisions.empty()) return;
   std::vector<MetricFamily> f = MakeFamilies();
   for (const stream::Decision& d : decisions) {
@@ -104,7 +89,7 @@ void DecisionCollector::Collect(std::vector<MetricFamily>* out) const {
                  in.relative ? in.relative_margin : in.margin);
       }
       series.push_back({"role", in.guardrail ? "guardrail" : "primary"});
-      AddGauge(&f[kInput], series, InputValue(in.state));
+      AddGauge(&f[kInput], series, stream::InputSign(in.state));
       if (in.has_interval) {
         AddGauge(&f[kCiLower], series, in.interval.lower);
         AddGauge(&f[kCiUpper], std::move(series), in.interval.upper);

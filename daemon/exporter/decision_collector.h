@@ -1,5 +1,6 @@
 // DecisionCollector: the experiments' decisions (stream::DecisionBoard,
-// docs/statistics.md "Decisions") as gauges, read at scrape time.
+// docs/statistics.md "Decisions") as gauges, rendered at scrape time from a
+// stream::PipelineSnapshot.
 //
 // Per experiment and treatment (labels experiment, variant, baseline):
 //   rankwatch_ab_decision{decision}   a state set: 1 for the current
@@ -29,27 +30,22 @@
 // Values are per replica, from the partitions it holds, as every
 // rankwatch_ab_* gauge; the alert judges the sums of all replicas.
 //
-// Reads the pipeline without synchronization: Collect() runs with the
-// daemon's mutex held (see probe.h). The pipeline must outlive it.
+// Stateless: Collect() reads only the snapshot it is given (see probe.h)
+// and may run on any thread.
 #ifndef RANKWATCH_DAEMON_EXPORTER_DECISION_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_DECISION_COLLECTOR_H_
 
 #include <vector>
 
-#include "daemon/exporter/families.h"
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-class DecisionCollector : public Collector {
+class DecisionCollector : public SnapshotCollector {
  public:
-  explicit DecisionCollector(const stream::Pipeline* pipeline)
-      : pipeline_(pipeline) {}
-  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
-
- private:
-  const stream::Pipeline* pipeline_;
+  void Collect(const stream::PipelineSnapshot& snapshot,
+               std::vector<prometheus::MetricFamily>* out) const override;
 };
 
 }  // namespace rankwatch::exporter

@@ -56,7 +56,7 @@ class DecisionCollectorTest : public ::testing::Test {
 
   Scrape Collect() const {
     std::vector<prometheus::MetricFamily> families;
-    DecisionCollector(pipeline_.get()).Collect(&families);
+    DecisionCollector().Collect(testing::Snapshot(*pipeline_), &families);
     return Scrape::Parse(SerializeText(families));
   }
 

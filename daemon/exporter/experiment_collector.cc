@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "daemon/exporter/families.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -157,13 +158,12 @@ double MeanOrNaN(const metrics::ArmSummary& arm) {
 }
 
 // The series that are a primary series of some experiment, by index into
-// the aggregator's series: the ones whose sums the rules need.
-std::vector<size_t> PrimarySeries(const stream::Pipeline& pipeline) {
-  const std::vector<stream::SeriesSpec>& series =
-      pipeline.aggregator().series();
+// the snapshot's series: the ones whose sums the rules need.
+std::vector<size_t> PrimarySeries(const stream::PipelineSnapshot& snapshot) {
+  const std::vector<stream::SeriesSpec>& series = snapshot.series;
   std::vector<size_t> primary;
   for (size_t s = 0; s < series.size(); ++s) {
-    for (const config::ExperimentConfig& e : pipeline.config().experiments) {
+    for (const config::ExperimentConfig& e : snapshot.config.experiments) {
       const config::SeriesRef ref = stream::RefOf(series[s]);
       if (std::find(e.primary.begin(), e.primary.end(), ref) !=
           e.primary.end()) {
@@ -207,39 +207,42 @@ std::array<double, kNumPairSums> PairSums(const metrics::CovariateMoments& m) {
           m.c_xy + n * m.mean_x * m.mean_y};
 }
 
-}  // namespace
+// One rendering of a snapshot.
+class Renderer {
+ public:
+  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+      : s_(snapshot), window_labels_(WindowLabels(snapshot.windows_ms)) {}
 
-ExperimentCollector::ExperimentCollector(const stream::Pipeline* pipeline)
-    : pipeline_(pipeline),
-      window_labels_(WindowLabels(pipeline->aggregator().windows_ms())) {}
+  void CollectInfo(std::vector<MetricFamily>* out) const;
+  void CollectComparisons(std::vector<MetricFamily>* out) const;
+  void CollectAdjusted(std::vector<MetricFamily>* out) const;
+  void CollectCovariateSums(std::vector<MetricFamily>* out) const;
+  void CollectSrm(std::vector<MetricFamily>* out) const;
+  void CollectBuckets(std::vector<MetricFamily>* out) const;
 
-Labels ExperimentCollector::ComparisonLabels(
-    const stream::Comparison& c) const {
-  const stream::SeriesSpec& series = pipeline_->aggregator().series()[c.series];
+ private:
+  Labels ComparisonLabels(const stream::Comparison& c) const;
+
+  const stream::PipelineSnapshot& s_;
+  const std::vector<std::string> window_labels_;  // Parallel to windows_ms.
+};
+
+Labels Renderer::ComparisonLabels(const stream::Comparison& c) const {
+  const stream::SeriesSpec& series = s_.series[c.series];
+  // The snapshot's own configuration (c.experiment points into the
+  // pipeline's).
+  const config::ExperimentConfig& e = s_.config.experiments[c.experiment_index];
   return {
-      {"experiment", c.experiment->name},
+      {"experiment", e.name},
       {"variant", c.treatment},
-      {"baseline", c.experiment->baseline},
+      {"baseline", e.baseline},
       {"measure", series.name},
       {"k", series.k_label},
       {"window", c.window < 0 ? std::string("all")
                               : window_labels_[static_cast<size_t>(c.window)]}};
 }
 
-void ExperimentCollector::Collect(std::vector<MetricFamily>* out) const {
-  if (pipeline_->config().experiments.empty()) return;
-  CollectInfo(out);
-  CollectComparisons(out);
-  if (pipeline_->experiments().adjusted()) {
-    CollectAdjusted(out);
-    CollectCovariateSums(out);
-  }
-  CollectSrm(out);
-  if (pipeline_->experiments().units()) CollectBuckets(out);
-}
-
-void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+void Renderer::CollectInfo(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_experiment_info",
       "A configured A/B comparison: treatment `variant` against `baseline`",
@@ -249,7 +252,7 @@ void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
       "A primary series of an experiment (experiments[].primary): the "
       "measures its alerts and summaries decide on",
       MetricType::Gauge);
-  for (const config::ExperimentConfig& e : pipeline_->config().experiments) {
+  for (const config::ExperimentConfig& e : s_.config.experiments) {
     for (const std::string& t : e.treatments) {
       AddGauge(
           &info,
@@ -270,29 +273,27 @@ void ExperimentCollector::CollectInfo(std::vector<MetricFamily>* out) const {
       MakeFamily("rankwatch_ab_confidence_level",
                  "Confidence level of the A/B intervals (statistics.level)",
                  MetricType::Gauge);
-  AddGauge(&level, {}, monitor.level());
+  AddGauge(&level, {}, s_.level);
   out->push_back(std::move(level));
-  if (monitor.units()) {
+  if (s_.units) {
     MetricFamily unit = MakeFamily(
         "rankwatch_ab_unit_info",
         "The randomization unit (schema.unit): A/B variances are clustered "
         "by it",
         MetricType::Gauge);
-    AddGauge(&unit, {{"unit", pipeline_->config().schema.unit}}, 1);
+    AddGauge(&unit, {{"unit", s_.config.schema.unit}}, 1);
     out->push_back(std::move(unit));
   }
 }
 
-void ExperimentCollector::CollectComparisons(
-    std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+void Renderer::CollectComparisons(std::vector<MetricFamily>* out) const {
   std::vector<MetricFamily> f = MakeGauges();
   MetricFamily state = MakeFamily(
       "rankwatch_ab_verdict_state",
       "The verdict's state, one series per state, 1 for the current one: "
       "no_data, inconclusive, better, worse, sample_ratio_mismatch",
       MetricType::Gauge);
-  for (const stream::Comparison& c : monitor.comparisons()) {
+  for (const stream::Comparison& c : s_.comparisons) {
     const Labels labels = ComparisonLabels(c);
     const metrics::WelchComparison& w = c.welch;
     const bool both = c.baseline_arm.count > 0 && c.treatment_arm.count > 0;
@@ -334,15 +335,13 @@ void ExperimentCollector::CollectComparisons(
   out->push_back(std::move(state));
 }
 
-void ExperimentCollector::CollectAdjusted(
-    std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
+void Renderer::CollectAdjusted(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_ab_covariate_info",
       "The covariate of regression adjustment (schema.covariate): the "
       "rankwatch_ab_adjusted_* gauges adjust by it",
       MetricType::Gauge);
-  AddGauge(&info, {{"covariate", monitor.covariate()}}, 1);
+  AddGauge(&info, {{"covariate", s_.covariate}}, 1);
   out->push_back(std::move(info));
   MetricFamily events = MakeFamily(
       "rankwatch_covariate_events_total",
@@ -350,7 +349,7 @@ void ExperimentCollector::CollectAdjusted(
       "(present, absent, null, wrong_type, not_finite); only present gives "
       "the list a covariate, none is rejected for it",
       MetricType::Counter);
-  AddOutcomeCounters(&events, {}, pipeline_->counters().covariate);
+  AddOutcomeCounters(&events, {}, s_.counters.covariate);
   out->push_back(std::move(events));
   std::vector<MetricFamily> f;
   for (const GaugeSpec& g : kAdjustedGauges) {
@@ -375,7 +374,7 @@ void ExperimentCollector::CollectAdjusted(
       "pairs per arm, or a covariate constant within the arms: the figures "
       "are the unadjusted ones of the pairs), invalid_input",
       MetricType::Gauge);
-  for (const stream::Comparison& c : monitor.comparisons()) {
+  for (const stream::Comparison& c : s_.comparisons) {
     if (!c.has_adjusted) continue;
     const Labels labels = ComparisonLabels(c);
     const stream::AdjustedComparison& a = c.adjusted;
@@ -402,9 +401,8 @@ void ExperimentCollector::CollectAdjusted(
   out->push_back(std::move(status));
 }
 
-void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
-  const bool units = monitor.units();
+void Renderer::CollectSrm(std::vector<MetricFamily>* out) const {
+  const bool units = s_.units;
   const std::string what =
       units ? "Randomization units first seen in the variant (schema.unit)"
             : "Lists of the variant (requests are the randomization unit: no "
@@ -421,7 +419,6 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
                    "rebalances)") +
           "; sum over replicas",
       MetricType::Gauge);
-  const stream::Aggregator& aggregator = pipeline_->aggregator();
   MetricFamily shares =
       MakeFamily("rankwatch_ab_expected_share",
                  "Share of the experiment's units the variant should get "
@@ -457,9 +454,9 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
       "Lists whose unit was first seen in another variant of the experiment",
       MetricType::Counter);
   const std::vector<config::ExperimentConfig>& experiments =
-      pipeline_->config().experiments;
+      s_.config.experiments;
   for (size_t x = 0; x < experiments.size(); ++x) {
-    const stream::SrmState& srm = monitor.srm()[x];
+    const stream::SrmState& srm = s_.srm[x];
     const Labels experiment = {{"experiment", experiments[x].name}};
     for (size_t i = 0; i < srm.variants.size(); ++i) {
       Labels labels = experiment;
@@ -469,9 +466,9 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
       int64_t flow = srm.counts[i];
       if (!units) {
         flow = 0;
-        for (size_t g = 0; g < aggregator.num_groups(); ++g) {
-          if (aggregator.group(g).variant == srm.variants[i]) {
-            flow += aggregator.flow(g).requests;
+        for (size_t g = 0; g < s_.groups.size(); ++g) {
+          if (s_.groups[g].variant == srm.variants[i]) {
+            flow += s_.flows[g].requests;
           }
         }
       }
@@ -505,11 +502,9 @@ void ExperimentCollector::CollectSrm(std::vector<MetricFamily>* out) const {
 // Per variant and unit bucket, the lists and the primary series' sums: what
 // the recording rules need to compute the clustered variance of the whole
 // fleet (bucket totals add across replicas; their squares do not).
-void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
-  const std::vector<stream::SeriesSpec>& series =
-      pipeline_->aggregator().series();
-  const std::vector<size_t> primary = PrimarySeries(*pipeline_);
+void Renderer::CollectBuckets(std::vector<MetricFamily>* out) const {
+  const std::vector<stream::SeriesSpec>& series = s_.series;
+  const std::vector<size_t> primary = PrimarySeries(s_);
   // Counters: what this process scored (never backwards). Gauges: the
   // state's totals, which move with their partitions (summed over the
   // replicas: the fleet's, exactly, surviving restarts).
@@ -533,7 +528,7 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
       "Sum of a primary series over the variant's lists in the unit bucket, "
       "since the state began; sum over replicas",
       MetricType::Gauge);
-  const size_t buckets = static_cast<size_t>(monitor.num_buckets());
+  const size_t buckets = static_cast<size_t>(s_.num_buckets);
   auto add = [&](const std::vector<stream::ExperimentMonitor::ArmBuckets>& arms,
                  MetricFamily* l, MetricFamily* y, bool counter) {
     auto put = counter ? AddCounter : AddGauge;
@@ -553,8 +548,8 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
       }
     }
   };
-  add(monitor.flow_arm_buckets(), &lists, &sums, true);
-  add(monitor.arm_buckets(), &state_lists, &state_sums, false);
+  add(s_.flow_arm_buckets, &lists, &sums, true);
+  add(s_.arm_buckets, &state_lists, &state_sums, false);
   out->push_back(std::move(lists));
   out->push_back(std::move(sums));
   out->push_back(std::move(state_lists));
@@ -567,13 +562,10 @@ void ExperimentCollector::CollectBuckets(std::vector<MetricFamily>* out) const {
 // whole fleet (theta from the pooled co-moments, the clustered variance
 // from the bucket totals). As in CollectBuckets: counters from what this
 // process folded in, gauges from the state of the shards it holds.
-void ExperimentCollector::CollectCovariateSums(
-    std::vector<MetricFamily>* out) const {
-  const stream::ExperimentMonitor& monitor = pipeline_->experiments();
-  const std::vector<stream::SeriesSpec>& series =
-      pipeline_->aggregator().series();
-  const std::vector<size_t> primary = PrimarySeries(*pipeline_);
-  const bool units = monitor.units();
+void Renderer::CollectCovariateSums(std::vector<MetricFamily>* out) const {
+  const std::vector<stream::SeriesSpec>& series = s_.series;
+  const std::vector<size_t> primary = PrimarySeries(s_);
+  const bool units = s_.units;
   // [counter?][sum]: the families of the pair sums, then (with units) of
   // the bucket sums.
   std::vector<MetricFamily> sums[2];
@@ -601,7 +593,7 @@ void ExperimentCollector::CollectCovariateSums(
           counter ? MetricType::Counter : MetricType::Gauge));
     }
   }
-  const size_t num_buckets = static_cast<size_t>(monitor.num_buckets());
+  const size_t num_buckets = static_cast<size_t>(s_.num_buckets);
   auto add =
       [&](const std::vector<stream::ExperimentMonitor::CovariateArm>& arms,
           std::vector<MetricFamily>* f, bool counter) {
@@ -628,11 +620,27 @@ void ExperimentCollector::CollectCovariateSums(
           }
         }
       };
-  add(monitor.covariate_arms(), &sums[0], false);
-  add(monitor.flow_covariate_arms(), &sums[1], true);
+  add(s_.covariate_arms, &sums[0], false);
+  add(s_.flow_covariate_arms, &sums[1], true);
   for (std::vector<MetricFamily>& families : sums) {
     for (MetricFamily& family : families) out->push_back(std::move(family));
   }
+}
+
+}  // namespace
+
+void ExperimentCollector::Collect(const stream::PipelineSnapshot& snapshot,
+                                  std::vector<MetricFamily>* out) const {
+  if (snapshot.config.experiments.empty()) return;
+  const Renderer r(snapshot);
+  r.CollectInfo(out);
+  r.CollectComparisons(out);
+  if (snapshot.adjusted()) {
+    r.CollectAdjusted(out);
+    r.CollectCovariateSums(out);
+  }
+  r.CollectSrm(out);
+  if (snapshot.units) r.CollectBuckets(out);
 }
 
 }  // namespace rankwatch::exporter

@@ -1,5 +1,6 @@
 // ExperimentCollector: the pipeline's live A/B comparisons
-// (stream::ExperimentMonitor) as gauges, read at scrape time.
+// (stream::ExperimentMonitor) as gauges, rendered at scrape time from a
+// stream::PipelineSnapshot.
 //
 // Labels of every per-comparison gauge: experiment, variant (the
 // treatment), baseline, measure (e.g. "ndcg"), k ("10" or "all") and
@@ -52,36 +53,22 @@
 // recording rules in deploy/prometheus/rules.yml compute the same
 // comparisons across replicas from the summed counters.
 //
-// Reads the pipeline without synchronization: Collect() runs with the
-// daemon's mutex held (see probe.h). The pipeline must outlive it.
+// Stateless: Collect() reads only the snapshot it is given (see probe.h)
+// and may run on any thread.
 #ifndef RANKWATCH_DAEMON_EXPORTER_EXPERIMENT_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_EXPERIMENT_COLLECTOR_H_
 
-#include <string>
 #include <vector>
 
-#include "daemon/exporter/families.h"
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-class ExperimentCollector : public Collector {
+class ExperimentCollector : public SnapshotCollector {
  public:
-  explicit ExperimentCollector(const stream::Pipeline* pipeline);
-  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
-
- private:
-  Labels ComparisonLabels(const stream::Comparison& c) const;
-  void CollectInfo(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectComparisons(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectAdjusted(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectCovariateSums(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectSrm(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectBuckets(std::vector<prometheus::MetricFamily>* out) const;
-
-  const stream::Pipeline* pipeline_;
-  std::vector<std::string> window_labels_;  // Parallel to windows_ms().
+  void Collect(const stream::PipelineSnapshot& snapshot,
+               std::vector<prometheus::MetricFamily>* out) const override;
 };
 
 }  // namespace rankwatch::exporter

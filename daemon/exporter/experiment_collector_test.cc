@@ -58,7 +58,7 @@ class ExperimentCollectorTest : public ::testing::Test {
 
   std::string Text() const {
     std::vector<prometheus::MetricFamily> families;
-    ExperimentCollector(pipeline_.get()).Collect(&families);
+    ExperimentCollector().Collect(testing::Snapshot(*pipeline_), &families);
     return SerializeText(families);
   }
 
@@ -416,7 +416,7 @@ TEST_F(ExperimentCollectorTest, CovariateBucketSumsForTheRules) {
   // The covariate families alone: promtool's lint also flags the older
   // rankwatch_ab_bucket_sum gauge (a "_sum" suffix), which the rules read.
   std::vector<prometheus::MetricFamily> families;
-  ExperimentCollector(pipeline_.get()).Collect(&families);
+  ExperimentCollector().Collect(testing::Snapshot(*pipeline_), &families);
   std::erase_if(families, [](const prometheus::MetricFamily& f) {
     return !f.name.starts_with("rankwatch_ab_covariate_");
   });
@@ -451,7 +451,7 @@ TEST_F(ExperimentCollectorTest, NothingWithoutExperiments) {
   auto p = stream::Pipeline::Create(c, &clock_);
   ASSERT_TRUE(p.ok());
   std::vector<prometheus::MetricFamily> families;
-  ExperimentCollector(p->get()).Collect(&families);
+  ExperimentCollector().Collect(testing::Snapshot(**p), &families);
   EXPECT_TRUE(families.empty());
 }
 

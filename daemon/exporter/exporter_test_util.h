@@ -1,5 +1,6 @@
 // Helpers for exporter tests and benchmarks: pipelines fed with JSON events
-// built in code, and exact-line lookups in the text exposition format.
+// built in code, their snapshots, and exact-line lookups in the text
+// exposition format.
 #ifndef RANKWATCH_DAEMON_EXPORTER_EXPORTER_TEST_UTIL_H_
 #define RANKWATCH_DAEMON_EXPORTER_EXPORTER_TEST_UTIL_H_
 
@@ -14,6 +15,7 @@
 #include "base/clock.h"
 #include "config/config.h"
 #include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter::testing {
 
@@ -65,6 +67,14 @@ inline void FeedGroups(stream::Pipeline* pipeline, int variants, int locales) {
     }
   }
   pipeline->FinishAll();
+}
+
+// The read model of `pipeline` now, as the daemon's scrape takes it (but
+// without a look: the figures are those of the pipeline's latest one).
+inline stream::PipelineSnapshot Snapshot(const stream::Pipeline& pipeline) {
+  stream::PipelineSnapshot snapshot;
+  stream::TakeSnapshot(pipeline, &snapshot);
+  return snapshot;
 }
 
 // The configuration of the scrape-size measurements: all measures at the

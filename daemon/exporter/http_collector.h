@@ -17,7 +17,8 @@
 // dashboard rather than only in logs.
 //
 // Ownership: reads a server that must outlive it. Thread-safety: the
-// server's counters are atomic; Collect() may run on any thread.
+// server's counters are atomic; Collect() may run on any thread (not
+// guarded(): outside the daemon's lock).
 #ifndef RANKWATCH_DAEMON_EXPORTER_HTTP_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_HTTP_COLLECTOR_H_
 
@@ -31,6 +32,7 @@ namespace rankwatch::exporter {
 class HttpCollector : public Collector {
  public:
   explicit HttpCollector(const http::HttpServer* server) : server_(server) {}
+  bool guarded() const override { return false; }
   void Collect(std::vector<prometheus::MetricFamily>* out) const override;
 
  private:

@@ -1,8 +1,10 @@
 #include "daemon/exporter/interleaving_collector.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
+#include "daemon/exporter/families.h"
 #include "metrics/interleaving.h"
 #include "metrics/multileaving.h"
 
@@ -18,8 +20,8 @@ constexpr std::array<stream::VerdictState, 4> kStates = {
     stream::VerdictState::kNoData, stream::VerdictState::kInconclusive,
     stream::VerdictState::kBetter, stream::VerdictState::kWorse};
 
-Labels ExperimentLabels(const stream::InterleavingState& s) {
-  return {{"experiment", s.config->name}};
+Labels ExperimentLabels(const config::InterleavingConfig& c) {
+  return {{"experiment", c.name}};
 }
 
 Labels With(Labels labels, std::string name, std::string value) {
@@ -34,12 +36,12 @@ struct CountFamilies {
   MetricFamily ties;
   MetricFamily no_click;
 
-  void Add(const stream::InterleavingState& s, const Labels& labels,
+  void Add(const config::InterleavingConfig& e, const Labels& labels,
            const metrics::InterleavingCounts& c, bool counter) {
     auto add = counter ? AddCounter : AddGauge;
     add(&impressions, labels, static_cast<double>(c.impressions));
     for (size_t t = 0; t < 2; ++t) {
-      add(&wins, With(labels, "team", s.config->teams[t]),
+      add(&wins, With(labels, "team", e.teams[t]),
           static_cast<double>(c.wins[t]));
     }
     add(&ties, labels, static_cast<double>(c.ties));
@@ -74,24 +76,39 @@ CountFamilies MakeCountFamilies(const std::string& prefix, const char* scope,
           "Impressions without a click" + what, type)};
 }
 
-}  // namespace
+// One rendering of a snapshot. Its states are parallel to
+// config.interleaving (one per configured experiment, in order): their
+// `config` pointers point into the pipeline's configuration, so the
+// snapshot's own is read instead.
+class Renderer {
+ public:
+  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+      : s_(snapshot),
+        window_labels_(WindowLabels(snapshot.interleaving_windows_ms)) {}
 
-InterleavingCollector::InterleavingCollector(const stream::Pipeline* pipeline)
-    : pipeline_(pipeline),
-      window_labels_(WindowLabels(pipeline->interleaving().windows_ms())) {}
+  void CollectTotals(std::vector<MetricFamily>* out) const;
+  void CollectWindows(std::vector<MetricFamily>* out) const;
+  void CollectTests(std::vector<MetricFamily>* out) const;
+  void CollectPairs(std::vector<MetricFamily>* out) const;
+  void CollectRanking(std::vector<MetricFamily>* out) const;
 
-void InterleavingCollector::Collect(std::vector<MetricFamily>* out) const {
-  if (pipeline_->interleaving().experiments().empty()) return;
-  CollectTotals(out);
-  CollectWindows(out);
-  CollectTests(out);
-  CollectPairs(out);
-  CollectRanking(out);
-}
+ private:
+  size_t NumExperiments() const {
+    return std::min(s_.interleaving.size(), s_.config.interleaving.size());
+  }
+  const stream::InterleavingState& StateOf(size_t e) const {
+    return s_.interleaving[e];
+  }
+  const config::InterleavingConfig& ConfigOf(size_t e) const {
+    return s_.config.interleaving[e];
+  }
 
-void InterleavingCollector::CollectTotals(
-    std::vector<MetricFamily>* out) const {
-  const stream::InterleavingMonitor& m = pipeline_->interleaving();
+  const stream::PipelineSnapshot& s_;
+  // Parallel to interleaving_windows_ms.
+  const std::vector<std::string> window_labels_;
+};
+
+void Renderer::CollectTotals(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_interleaving_info",
       "1 per interleaving experiment: its interleaved variant, incumbent "
@@ -102,15 +119,15 @@ void InterleavingCollector::CollectTotals(
   CountFamilies totals =
       MakeCountFamilies("rankwatch_interleaving_", "counted by this process",
                         MetricType::Counter);
-  for (const stream::InterleavingState& s : m.experiments()) {
-    const Labels labels = ExperimentLabels(s);
+  for (size_t e = 0; e < NumExperiments(); ++e) {
+    const config::InterleavingConfig& c = ConfigOf(e);
     AddGauge(&info,
-             {{"experiment", s.config->name},
-              {"variant", s.config->variant},
-              {"incumbent", s.config->teams[0]},
-              {"challenger", s.config->teams[1]}},
+             {{"experiment", c.name},
+              {"variant", c.variant},
+              {"incumbent", c.teams[0]},
+              {"challenger", c.teams[1]}},
              1);
-    totals.Add(s, labels, s.flow, true);
+    totals.Add(c, ExperimentLabels(c), StateOf(e).flow, true);
   }
   out->push_back(std::move(info));
   totals.MoveTo(out);
@@ -119,24 +136,22 @@ void InterleavingCollector::CollectTotals(
       "a of the Beta(a, a) mixing prior of the sequential interleaving test "
       "(statistics.interleaving_prior_sd)",
       MetricType::Gauge);
-  AddGauge(&shape, {}, m.prior_shape());
+  AddGauge(&shape, {}, s_.interleaving_prior_shape);
   out->push_back(std::move(shape));
   // The verdict's level, which the recording rules read; ExperimentCollector
   // exports it when A/B experiments are configured too.
-  if (pipeline_->config().experiments.empty()) {
+  if (s_.config.experiments.empty()) {
     MetricFamily level = MakeFamily(
         "rankwatch_ab_confidence_level",
         "Confidence level of the A/B intervals and of the interleaving "
         "verdicts (statistics.level)",
         MetricType::Gauge);
-    AddGauge(&level, {}, pipeline_->config().statistics.level);
+    AddGauge(&level, {}, s_.config.statistics.level);
     out->push_back(std::move(level));
   }
 }
 
-void InterleavingCollector::CollectWindows(
-    std::vector<MetricFamily>* out) const {
-  const stream::InterleavingMonitor& m = pipeline_->interleaving();
+void Renderer::CollectWindows(std::vector<MetricFamily>* out) const {
   CountFamilies windows = MakeCountFamilies(
       "rankwatch_interleaving_window_", "over the window (all: since start)",
       MetricType::Gauge);
@@ -150,12 +165,13 @@ void InterleavingCollector::CollectWindows(
       "Two-sided sign test (exact binomial) of the challenger's wins among "
       "decided impressions; valid for one pre-planned look",
       MetricType::Gauge);
-  for (const stream::InterleavingState& s : m.experiments()) {
-    const Labels labels = ExperimentLabels(s);
+  for (size_t e = 0; e < NumExperiments(); ++e) {
+    const stream::InterleavingState& s = StateOf(e);
+    const Labels labels = ExperimentLabels(ConfigOf(e));
     auto add = [&](const std::string& window,
                    const metrics::InterleavingCounts& c) {
       const Labels l = With(labels, "window", window);
-      windows.Add(s, l, c, false);
+      windows.Add(ConfigOf(e), l, c, false);
       AddGauge(&preference, l, metrics::Preference(c));
       AddGauge(&p_value, l, metrics::SignTestPValue(c.wins[0], c.wins[1]));
     };
@@ -169,7 +185,7 @@ void InterleavingCollector::CollectWindows(
   out->push_back(std::move(p_value));
 }
 
-void InterleavingCollector::CollectTests(std::vector<MetricFamily>* out) const {
+void Renderer::CollectTests(std::vector<MetricFamily>* out) const {
   MetricFamily sequential = MakeFamily(
       "rankwatch_interleaving_sequential_p_value",
       "Always-valid p-value of the Beta-mixture sequential test of the "
@@ -193,9 +209,9 @@ void InterleavingCollector::CollectTests(std::vector<MetricFamily>* out) const {
       "rankwatch_interleaving_verdict_state",
       "The verdict's state, one series per state, 1 for the current one",
       MetricType::Gauge);
-  for (const stream::InterleavingState& s :
-       pipeline_->interleaving().experiments()) {
-    const Labels labels = ExperimentLabels(s);
+  for (size_t e = 0; e < NumExperiments(); ++e) {
+    const stream::InterleavingState& s = StateOf(e);
+    const Labels labels = ExperimentLabels(ConfigOf(e));
     AddGauge(&sequential, labels, s.sequential.p_value());
     AddGauge(&look, labels, s.sequential.look_p_value());
     AddGauge(&looks, labels, static_cast<double>(s.sequential.looks()));
@@ -213,18 +229,13 @@ void InterleavingCollector::CollectTests(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(state));
 }
 
-namespace {
-
-// The labels of the pair of teams x < y of `s`: experiment, first, second.
-Labels PairLabels(const stream::InterleavingState& s, size_t x, size_t y) {
-  return {{"experiment", s.config->name},
-          {"first", s.config->teams[x]},
-          {"second", s.config->teams[y]}};
+// The labels of the pair of teams x < y of `c`: experiment, first, second.
+Labels PairLabels(const config::InterleavingConfig& c, size_t x, size_t y) {
+  return {
+      {"experiment", c.name}, {"first", c.teams[x]}, {"second", c.teams[y]}};
 }
 
-}  // namespace
-
-void InterleavingCollector::CollectPairs(std::vector<MetricFamily>* out) const {
+void Renderer::CollectPairs(std::vector<MetricFamily>* out) const {
   MetricFamily wins = MakeFamily(
       "rankwatch_interleaving_pair_wins_total",
       "Impressions counted by this process on which the pair's `winner` "
@@ -254,13 +265,13 @@ void InterleavingCollector::CollectPairs(std::vector<MetricFamily>* out) const {
       "+1 the second team is better, -1 the first, 0 inconclusive (adjusted "
       "p-value below 1 - statistics.level)",
       MetricType::Gauge);
-  for (const stream::InterleavingState& s :
-       pipeline_->interleaving().experiments()) {
-    const size_t n = s.config->teams.size();
+  for (size_t e = 0; e < NumExperiments(); ++e) {
+    const stream::InterleavingState& s = StateOf(e);
+    const size_t n = ConfigOf(e).teams.size();
     for (size_t x = 0; x + 1 < n; ++x) {
       for (size_t y = x + 1; y < n; ++y) {
         const size_t p = metrics::PairIndex(x, y, n);
-        const Labels labels = PairLabels(s, x, y);
+        const Labels labels = PairLabels(ConfigOf(e), x, y);
         const metrics::InterleavingCounts& flow = s.flow_counts.pairs[p];
         AddCounter(&wins, With(labels, "winner", "first"),
                    static_cast<double>(flow.wins[0]));
@@ -292,8 +303,7 @@ void InterleavingCollector::CollectPairs(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(verdict));
 }
 
-void InterleavingCollector::CollectRanking(
-    std::vector<MetricFamily>* out) const {
+void Renderer::CollectRanking(std::vector<MetricFamily>* out) const {
   MetricFamily info =
       MakeFamily("rankwatch_interleaving_team_info",
                  "1 per team of an interleaving experiment; position 0 is the "
@@ -318,18 +328,19 @@ void InterleavingCollector::CollectRanking(
       "rankwatch_interleaving_winner",
       "1 for the team that significantly beats every other team, else 0",
       MetricType::Gauge);
-  for (const stream::InterleavingState& s :
-       pipeline_->interleaving().experiments()) {
-    const Labels labels = ExperimentLabels(s);
-    for (size_t t = 0; t < s.config->teams.size(); ++t) {
-      const Labels team = With(labels, "team", s.config->teams[t]);
+  for (size_t e = 0; e < NumExperiments(); ++e) {
+    const stream::InterleavingState& s = StateOf(e);
+    const config::InterleavingConfig& c = ConfigOf(e);
+    const Labels labels = ExperimentLabels(c);
+    for (size_t t = 0; t < c.teams.size(); ++t) {
+      const Labels team = With(labels, "team", c.teams[t]);
       AddGauge(&info, With(team, "position", std::to_string(t)), 1);
       AddCounter(&clicks, team, static_cast<double>(s.flow_counts.clicks[t]));
       AddGauge(&winner, team, s.analysis.winner == static_cast<int>(t));
     }
     const metrics::MultileavingAnalysis& a = s.analysis;
     for (size_t i = 0; i < a.ranking.size(); ++i) {
-      const Labels team = With(labels, "team", s.config->teams[a.ranking[i]]);
+      const Labels team = With(labels, "team", c.teams[a.ranking[i]]);
       AddGauge(&copeland, team, a.copeland[a.ranking[i]]);
       AddGauge(&rank, team, static_cast<double>(i + 1));
     }
@@ -339,6 +350,19 @@ void InterleavingCollector::CollectRanking(
   out->push_back(std::move(copeland));
   out->push_back(std::move(rank));
   out->push_back(std::move(winner));
+}
+
+}  // namespace
+
+void InterleavingCollector::Collect(const stream::PipelineSnapshot& snapshot,
+                                    std::vector<MetricFamily>* out) const {
+  if (snapshot.interleaving.empty()) return;
+  const Renderer r(snapshot);
+  r.CollectTotals(out);
+  r.CollectWindows(out);
+  r.CollectTests(out);
+  r.CollectPairs(out);
+  r.CollectRanking(out);
 }
 
 }  // namespace rankwatch::exporter

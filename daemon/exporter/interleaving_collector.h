@@ -1,5 +1,6 @@
 // InterleavingCollector: the pipeline's live team-draft interleaving
-// experiments (stream::InterleavingMonitor), read at scrape time.
+// experiments (stream::InterleavingMonitor), rendered at scrape time from a
+// stream::PipelineSnapshot.
 //
 // Per experiment (label `experiment`):
 //   rankwatch_interleaving_info{variant, incumbent, challenger}  1
@@ -37,34 +38,22 @@
 // Values are per replica; deploy/prometheus/rules.yml computes the same
 // from the summed counters of all replicas.
 //
-// Reads the pipeline without synchronization: Collect() runs with the
-// daemon's mutex held (see probe.h). The pipeline must outlive it.
+// Stateless: Collect() reads only the snapshot it is given (see probe.h)
+// and may run on any thread.
 #ifndef RANKWATCH_DAEMON_EXPORTER_INTERLEAVING_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_INTERLEAVING_COLLECTOR_H_
 
-#include <string>
 #include <vector>
 
-#include "daemon/exporter/families.h"
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-class InterleavingCollector : public Collector {
+class InterleavingCollector : public SnapshotCollector {
  public:
-  explicit InterleavingCollector(const stream::Pipeline* pipeline);
-  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
-
- private:
-  void CollectTotals(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectWindows(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectTests(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectPairs(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectRanking(std::vector<prometheus::MetricFamily>* out) const;
-
-  const stream::Pipeline* pipeline_;
-  std::vector<std::string> window_labels_;  // Parallel to windows_ms().
+  void Collect(const stream::PipelineSnapshot& snapshot,
+               std::vector<prometheus::MetricFamily>* out) const override;
 };
 
 }  // namespace rankwatch::exporter

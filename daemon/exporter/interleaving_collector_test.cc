@@ -71,8 +71,9 @@ class InterleavingCollectorTest : public ::testing::Test {
 
   Scrape Collect() const {
     std::vector<prometheus::MetricFamily> families;
-    PipelineCollector(pipeline_.get()).Collect(&families);
-    InterleavingCollector(pipeline_.get()).Collect(&families);
+    const stream::PipelineSnapshot snapshot = testing::Snapshot(*pipeline_);
+    PipelineCollector().Collect(snapshot, &families);
+    InterleavingCollector().Collect(snapshot, &families);
     return Scrape::Parse(SerializeText(families));
   }
 
@@ -195,7 +196,7 @@ TEST_F(InterleavingCollectorTest, NothingWithoutExperiments) {
   auto p = stream::Pipeline::Create(c, &clock_);
   ASSERT_TRUE(p.ok());
   std::vector<prometheus::MetricFamily> families;
-  InterleavingCollector((*p).get()).Collect(&families);
+  InterleavingCollector().Collect(testing::Snapshot(**p), &families);
   EXPECT_TRUE(families.empty());
 }
 

@@ -4,8 +4,9 @@
 //
 // Thread-safety: the handler runs on HTTP worker threads, concurrently
 // with itself; `gather` is responsible for its own locking. The daemon's
-// gatherer holds its mutex only around Probe::Collect(), so serialization
-// does not stall the consumer thread.
+// gatherer holds its mutex only while it copies (the pipeline's snapshot,
+// Probe::CollectGuarded()), so rendering and serialization do not stall
+// the consumer thread (probe.h).
 #ifndef RANKWATCH_DAEMON_EXPORTER_METRICS_HANDLER_H_
 #define RANKWATCH_DAEMON_EXPORTER_METRICS_HANDLER_H_
 
@@ -27,8 +28,8 @@ inline constexpr std::string_view kTextContentType =
 std::string SerializeText(
     const std::vector<prometheus::MetricFamily>& families);
 
-// Returns the families to expose at scrape time, e.g.
-//   [&] { std::lock_guard<std::mutex> l(mu); return probe->Collect(); }
+// Returns the families to expose at scrape time: the daemon's takes the
+// two steps of probe.h.
 using Gatherer = std::function<std::vector<prometheus::MetricFamily>()>;
 
 // Serves GET /metrics from `gather`.

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/exporter/exporter_test_util.h"
@@ -43,8 +44,7 @@ class Daemon {
     kafka_.assigned = kafka_.consuming = true;
     kafka_.partitions = {{"results", 0, 3, 10, 13}, {"judgments", 0, 0, 5, 5}};
     kafka_.errors = {{"_TRANSPORT", 1}};
-    probe_ =
-        MakeDaemonProbe(pipeline_.get(), &kafka_, {"0.1.0", "", "impression"});
+    probe_ = MakeDaemonProbe(&kafka_, {"0.1.0", "", "impression"});
   }
 
   // Every family but process_*: those change from one scrape to the next
@@ -58,9 +58,16 @@ class Daemon {
     return families;
   }
 
+  // As the daemon scrapes: copies under the lock, renders without it.
   std::vector<prometheus::MetricFamily> CollectAll() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return probe_->Collect();
+    stream::PipelineSnapshot snapshot;
+    Probe::GuardedFamilies guarded;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stream::TakeSnapshot(*pipeline_, &snapshot);
+      guarded = probe_->CollectGuarded();
+    }
+    return probe_->Render(snapshot, std::move(guarded));
   }
 
  private:

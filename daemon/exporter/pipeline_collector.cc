@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "daemon/exporter/families.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -158,23 +159,32 @@ MetricFamily Gauge(std::string name, std::string help, double value) {
   return f;
 }
 
-}  // namespace
+// One rendering of a snapshot.
+class Renderer {
+ public:
+  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+      : s_(snapshot), window_labels_(WindowLabels(snapshot.windows_ms)) {}
 
-PipelineCollector::PipelineCollector(const stream::Pipeline* pipeline)
-    : pipeline_(pipeline),
-      window_labels_(WindowLabels(pipeline->aggregator().windows_ms())) {}
+  void CollectMeasures(std::vector<MetricFamily>* out) const;
+  void CollectEvents(std::vector<MetricFamily>* out) const;
+  void CollectJoin(std::vector<MetricFamily>* out) const;
+  void CollectAggregation(std::vector<MetricFamily>* out) const;
 
-void PipelineCollector::Collect(std::vector<MetricFamily>* out) const {
-  CollectMeasures(out);
-  CollectEvents(out);
-  CollectJoin(out);
-  CollectAggregation(out);
-}
+ private:
+  void CollectFirstClick(std::vector<MetricFamily>* out) const;
+  void CollectFields(std::vector<MetricFamily>* out) const;
+  // variant, k (a field's series: field), then one label per configured
+  // segment.
+  Labels SeriesLabels(const stream::GroupStats& group,
+                      const stream::SeriesSpec& series) const;
 
-Labels PipelineCollector::SeriesLabels(const stream::GroupStats& group,
-                                       const stream::SeriesSpec& series) const {
-  const std::vector<std::string>& segments =
-      pipeline_->config().aggregation.segments;
+  const stream::PipelineSnapshot& s_;
+  const std::vector<std::string> window_labels_;  // Parallel to windows_ms.
+};
+
+Labels Renderer::SeriesLabels(const stream::GroupStats& group,
+                              const stream::SeriesSpec& series) const {
+  const std::vector<std::string>& segments = s_.config.aggregation.segments;
   Labels labels;
   labels.reserve(3 + segments.size());
   labels.push_back({"variant", group.variant});
@@ -192,9 +202,8 @@ Labels PipelineCollector::SeriesLabels(const stream::GroupStats& group,
   return labels;
 }
 
-void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
-  const stream::Aggregator& aggregator = pipeline_->aggregator();
-  const std::vector<stream::SeriesSpec>& series = aggregator.series();
+void Renderer::CollectMeasures(std::vector<MetricFamily>* out) const {
+  const std::vector<stream::SeriesSpec>& series = s_.series;
   // Each measure's families, in the order the series first name them.
   std::array<int, metrics::kAllMeasures.size()> family_of;
   family_of.fill(-1);
@@ -207,10 +216,9 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
       families.push_back(MakeMeasureFamilies(spec.measure));
     }
   }
-  const int64_t now_ms = pipeline_->window_now_ms();
-  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
-    const stream::GroupStats& group = aggregator.group(g);
-    const stream::GroupFlow& flow = aggregator.flow(g);
+  for (size_t g = 0; g < s_.groups.size(); ++g) {
+    const stream::GroupStats& group = s_.groups[g];
+    const stream::GroupFlow& flow = s_.flows[g];
     for (size_t s = 0; s < series.size(); ++s) {
       if (series[s].field >= 0) continue;
       MeasureFamilies& f =
@@ -219,7 +227,7 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
       AddHistogram(&f.histogram, labels, stream::kHistogramBounds,
                    flow.histograms[s], flow.all[s].sum);
       AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
-      AddMeans(&f.means, labels, group, s, now_ms, aggregator.windows_ms(),
+      AddMeans(&f.means, labels, group, s, s_.window_now_ms, s_.windows_ms,
                window_labels_);
     }
   }
@@ -234,24 +242,22 @@ void PipelineCollector::CollectMeasures(std::vector<MetricFamily>* out) const {
 
 // schema.fields: per field and label group, as the measures' families but
 // labelled `field` (not k), and what the events held per field.
-void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
+void Renderer::CollectFields(std::vector<MetricFamily>* out) const {
   const std::vector<config::ResultFieldConfig>& fields =
-      pipeline_->config().schema.fields;
+      s_.config.schema.fields;
   if (fields.empty()) return;
-  const stream::Aggregator& aggregator = pipeline_->aggregator();
-  const std::vector<stream::SeriesSpec>& series = aggregator.series();
+  const std::vector<stream::SeriesSpec>& series = s_.series;
   FieldFamilies f = MakeFieldFamilies();
-  const int64_t now_ms = pipeline_->window_now_ms();
-  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
-    const stream::GroupStats& group = aggregator.group(g);
-    const stream::GroupFlow& flow = aggregator.flow(g);
+  for (size_t g = 0; g < s_.groups.size(); ++g) {
+    const stream::GroupStats& group = s_.groups[g];
+    const stream::GroupFlow& flow = s_.flows[g];
     for (size_t s = 0; s < series.size(); ++s) {
       if (series[s].field < 0) continue;
       const Labels labels = SeriesLabels(group, series[s]);
       AddCounter(&f.count, labels, static_cast<double>(flow.all[s].count));
       AddGauge(&f.sum, labels, flow.all[s].sum);
       AddCounter(&f.squares, labels, flow.all[s].sum_of_squares);
-      AddMeans(&f.means, labels, group, s, now_ms, aggregator.windows_ms(),
+      AddMeans(&f.means, labels, group, s, s_.window_now_ms, s_.windows_ms,
                window_labels_);
     }
   }
@@ -265,7 +271,7 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
       "what the field held: present (a finite number), absent, null, "
       "wrong_type, not_finite; only present values count",
       MetricType::Counter);
-  const stream::PipelineCounters& c = pipeline_->counters();
+  const stream::PipelineCounters& c = s_.counters;
   for (size_t i = 0; i < fields.size(); ++i) {
     AddOutcomeCounters(&events, {{"field", fields[i].name}}, c.fields[i]);
   }
@@ -293,33 +299,30 @@ void PipelineCollector::CollectFields(std::vector<MetricFamily>* out) const {
 }
 
 // Exported where judgments are clicks (Pipeline::tracks_clicks).
-void PipelineCollector::CollectFirstClick(
-    std::vector<MetricFamily>* out) const {
-  if (!pipeline_->tracks_clicks()) return;
-  const config::Config& config = pipeline_->config();
+void Renderer::CollectFirstClick(std::vector<MetricFamily>* out) const {
+  if (!s_.tracks_clicks) return;
   MetricFamily f = MakeFamily(
       "rankwatch_time_to_first_click_seconds",
       "Event time from a results event to its first click on a served doc "
       "(requests with a click)",
       MetricType::Histogram);
-  const std::vector<std::string>& segments = config.aggregation.segments;
-  const stream::Aggregator& aggregator = pipeline_->aggregator();
-  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
-    const stream::GroupStats& group = aggregator.group(g);
+  const std::vector<std::string>& segments = s_.config.aggregation.segments;
+  for (size_t g = 0; g < s_.groups.size(); ++g) {
+    const stream::GroupStats& group = s_.groups[g];
     Labels labels = {{"variant", group.variant}};
     for (size_t i = 0; i < segments.size() && i < group.segment_values.size();
          ++i) {
       labels.push_back({segments[i], group.segment_values[i]});
     }
-    const stream::FirstClickHistogram& first = aggregator.flow(g).first_click;
+    const stream::FirstClickHistogram& first = s_.flows[g].first_click;
     AddHistogram(&f, std::move(labels), stream::kFirstClickBounds, first.counts,
                  first.sum_seconds);
   }
   out->push_back(std::move(f));
 }
 
-void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {
-  const stream::PipelineCounters& c = pipeline_->counters();
+void Renderer::CollectEvents(std::vector<MetricFamily>* out) const {
+  const stream::PipelineCounters& c = s_.counters;
   MetricFamily consumed = MakeFamily(
       "rankwatch_events_consumed_total",
       "Events read per topic (results, judgments), rejected ones included",
@@ -361,9 +364,9 @@ void PipelineCollector::CollectEvents(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(last_event));
 }
 
-void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
-  const stream::JoinCounters& j = pipeline_->join_counters();
-  const stream::PipelineCounters& c = pipeline_->counters();
+void Renderer::CollectJoin(std::vector<MetricFamily>* out) const {
+  const stream::JoinCounters& j = s_.join_counters;
+  const stream::PipelineCounters& c = s_.counters;
   const auto count = [](int64_t v) { return static_cast<double>(v); };
   out->push_back(Counter("rankwatch_requests_finalized_total",
                          "Served lists the join finalized and scored, those "
@@ -429,27 +432,24 @@ void PipelineCollector::CollectJoin(std::vector<MetricFamily>* out) const {
   out->push_back(Gauge("rankwatch_pending_requests",
                        "Requests waiting in the join for judgments or for "
                        "their window to close",
-                       count(pipeline_->pending_requests())));
+                       count(s_.pending_requests)));
   out->push_back(Gauge("rankwatch_qrels_table_entries",
                        "qrels mode: (query, doc) judgments held in the table",
-                       count(pipeline_->table_entries())));
+                       count(s_.table_entries)));
   out->push_back(Gauge("rankwatch_watermark_timestamp_seconds",
                        "Event time up to which join windows are closed, in "
                        "Unix seconds (0 before any event)",
-                       TimestampSeconds(pipeline_->watermark_ms())));
+                       TimestampSeconds(s_.watermark_ms)));
 }
 
-void PipelineCollector::CollectAggregation(
-    std::vector<MetricFamily>* out) const {
-  const stream::Aggregator& aggregator = pipeline_->aggregator();
-  const std::vector<std::string>& segments =
-      pipeline_->config().aggregation.segments;
+void Renderer::CollectAggregation(std::vector<MetricFamily>* out) const {
+  const std::vector<std::string>& segments = s_.config.aggregation.segments;
   MetricFamily overflow =
       MakeFamily("rankwatch_label_overflow_total",
                  "Label values folded into \"other\" by an allow-list or the "
                  "cardinality limit, per label",
                  MetricType::Counter);
-  const std::vector<int64_t>& overflowed = aggregator.overflowed();
+  const std::vector<int64_t>& overflowed = s_.overflowed;
   for (size_t d = 0; d < overflowed.size(); ++d) {
     const std::string label = d == 0 ? "variant" : segments[d - 1];
     AddCounter(&overflow, {{"label", label}},
@@ -459,7 +459,18 @@ void PipelineCollector::CollectAggregation(
   out->push_back(Gauge("rankwatch_aggregation_groups",
                        "Label groups (a variant and segment values) with "
                        "running means",
-                       static_cast<double>(aggregator.num_groups())));
+                       static_cast<double>(s_.groups.size())));
+}
+
+}  // namespace
+
+void PipelineCollector::Collect(const stream::PipelineSnapshot& snapshot,
+                                std::vector<MetricFamily>* out) const {
+  const Renderer r(snapshot);
+  r.CollectMeasures(out);
+  r.CollectEvents(out);
+  r.CollectJoin(out);
+  r.CollectAggregation(out);
 }
 
 }  // namespace rankwatch::exporter

@@ -1,5 +1,5 @@
-// PipelineCollector: the streaming core's state as metric families, read
-// at scrape time from a stream::Pipeline the daemon owns.
+// PipelineCollector: the streaming core's state as metric families,
+// rendered at scrape time from a stream::PipelineSnapshot.
 //
 // Per label group (variant and configured segments) and series (a measure
 // at a cutoff, or k="all"):
@@ -23,40 +23,22 @@
 // set stays stable across scrapes, and a NaN compares false in every alert
 // rule (`mean < 0.3` does not fire on an idle window).
 //
-// Reads the pipeline without synchronization: Collect() runs with the
-// daemon's mutex held (see probe.h). The pipeline must outlive it.
+// Stateless: Collect() reads only the snapshot it is given (see probe.h)
+// and may run on any thread.
 #ifndef RANKWATCH_DAEMON_EXPORTER_PIPELINE_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_PIPELINE_COLLECTOR_H_
 
-#include <string>
 #include <vector>
 
-#include "daemon/exporter/families.h"
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-class PipelineCollector : public Collector {
+class PipelineCollector : public SnapshotCollector {
  public:
-  explicit PipelineCollector(const stream::Pipeline* pipeline);
-  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
-
- private:
-  void CollectMeasures(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectEvents(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectJoin(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectAggregation(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectFirstClick(std::vector<prometheus::MetricFamily>* out) const;
-  void CollectFields(std::vector<prometheus::MetricFamily>* out) const;
-
-  // variant, k (a field's series: field), then one label per configured
-  // segment.
-  Labels SeriesLabels(const stream::GroupStats& group,
-                      const stream::SeriesSpec& series) const;
-
-  const stream::Pipeline* pipeline_;
-  std::vector<std::string> window_labels_;  // Parallel to windows_ms().
+  void Collect(const stream::PipelineSnapshot& snapshot,
+               std::vector<prometheus::MetricFamily>* out) const override;
 };
 
 }  // namespace rankwatch::exporter

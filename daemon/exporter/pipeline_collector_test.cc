@@ -69,7 +69,7 @@ class PipelineCollectorTest : public ::testing::Test {
 
   std::string Scrape() const {
     std::vector<prometheus::MetricFamily> families;
-    PipelineCollector(pipeline_.get()).Collect(&families);
+    PipelineCollector().Collect(testing::Snapshot(*pipeline_), &families);
     return SerializeText(families);
   }
 
@@ -488,7 +488,7 @@ TEST(PipelineCollectorFieldTest, FieldsOfResultsEvents) {
   results("r4", "A", "", "");
   pipeline.FinishAll();
   std::vector<prometheus::MetricFamily> families;
-  PipelineCollector(&pipeline).Collect(&families);
+  PipelineCollector().Collect(testing::Snapshot(pipeline), &families);
   const std::string text = SerializeText(families);
   const std::string de = "{variant=\"A\",field=\"latency_ms\",locale=\"de\"";
   EXPECT_TRUE(HasLine(text, "rankwatch_field_count_total" + de + "} 2"));
@@ -543,7 +543,7 @@ TEST(PipelineCollectorOverflowTest, FoldedLabelsAreCounted) {
                      ResultsJson("r3", "Z", 0, {"a"}, "de"), {0, 2});
   pipeline.FinishAll();
   std::vector<prometheus::MetricFamily> families;
-  PipelineCollector(&pipeline).Collect(&families);
+  PipelineCollector().Collect(testing::Snapshot(pipeline), &families);
   const std::string text = SerializeText(families);
   // B and Z are not allowed; fr is past the one-value limit.
   EXPECT_TRUE(

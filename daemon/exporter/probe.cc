@@ -6,6 +6,7 @@
 #include "daemon/exporter/experiment_collector.h"
 #include "daemon/exporter/families.h"
 #include "daemon/exporter/interleaving_collector.h"
+#include "daemon/exporter/judge_collector.h"
 #include "daemon/exporter/kafka_collector.h"
 #include "daemon/exporter/pipeline_collector.h"
 #include "daemon/exporter/process_collector.h"
@@ -14,13 +15,43 @@
 namespace rankwatch::exporter {
 
 void Probe::Add(std::unique_ptr<Collector> collector) {
-  collectors_.push_back(std::move(collector));
+  entries_.push_back({std::move(collector), nullptr});
 }
 
-std::vector<prometheus::MetricFamily> Probe::Collect() const {
-  std::vector<prometheus::MetricFamily> families;
-  for (const std::unique_ptr<Collector>& c : collectors_) c->Collect(&families);
+void Probe::Add(std::unique_ptr<SnapshotCollector> collector) {
+  entries_.push_back({nullptr, std::move(collector)});
+}
+
+Probe::GuardedFamilies Probe::CollectGuarded() const {
+  GuardedFamilies families(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Collector* c = entries_[i].live.get();
+    if (c != nullptr && c->guarded()) c->Collect(&families[i]);
+  }
   return families;
+}
+
+std::vector<prometheus::MetricFamily> Probe::Render(
+    const stream::PipelineSnapshot& snapshot, GuardedFamilies guarded) const {
+  std::vector<prometheus::MetricFamily> families;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    if (e.snapshot != nullptr) {
+      e.snapshot->Collect(snapshot, &families);
+    } else if (!e.live->guarded()) {
+      e.live->Collect(&families);
+    } else if (i < guarded.size()) {
+      for (prometheus::MetricFamily& f : guarded[i]) {
+        families.push_back(std::move(f));
+      }
+    }
+  }
+  return families;
+}
+
+std::vector<prometheus::MetricFamily> Probe::Collect(
+    const stream::PipelineSnapshot& snapshot) const {
+  return Render(snapshot, CollectGuarded());
 }
 
 void BuildInfoCollector::Collect(
@@ -37,17 +68,17 @@ void BuildInfoCollector::Collect(
   out->push_back(std::move(f));
 }
 
-std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const kafka::IngestState* kafka,
+std::unique_ptr<Probe> MakeDaemonProbe(const kafka::IngestState* kafka,
                                        BuildInfo build, const Clock* clock) {
   auto probe = std::make_unique<Probe>();
   probe->Add(std::make_unique<BuildInfoCollector>(std::move(build)));
   probe->Add(std::make_unique<ProcessCollector>());
-  probe->Add(std::make_unique<PipelineCollector>(pipeline));
-  probe->Add(std::make_unique<ExperimentCollector>(pipeline));
-  probe->Add(std::make_unique<DecisionCollector>(pipeline));
-  probe->Add(std::make_unique<InterleavingCollector>(pipeline));
-  probe->Add(std::make_unique<QueryMoversCollector>(pipeline));
+  probe->Add(std::make_unique<PipelineCollector>());
+  probe->Add(std::make_unique<ExperimentCollector>());
+  probe->Add(std::make_unique<DecisionCollector>());
+  probe->Add(std::make_unique<InterleavingCollector>());
+  probe->Add(std::make_unique<QueryMoversCollector>());
+  probe->Add(std::make_unique<JudgeCollector>());
   if (kafka != nullptr)
     probe->Add(std::make_unique<KafkaCollector>(kafka, clock));
   return probe;

@@ -4,19 +4,42 @@
 // that state and build prometheus::MetricFamily values from it. The hot
 // path never touches a Prometheus object.
 //
-// A Collector turns one piece of state into families; a Probe is the
-// ordered list of collectors the daemon exposes. New metrics (e.g. A/B
-// comparisons) are a new Collector added to the probe.
+// Two kinds of collectors:
+//   SnapshotCollector  renders the pipeline's families from a
+//                      stream::PipelineSnapshot, the read model copied from
+//                      the pipeline under the daemon's lock (snapshot.h),
+//                      configuration included; it reads nothing else.
+//   Collector          reads other state at scrape time: the Kafka
+//                      consumer's status, the reloads', the HTTP server's
+//                      counters, /proc, the build. guarded() says whether
+//                      that state is guarded by the daemon's lock.
+// A Probe is the ordered list of collectors the daemon exposes. New
+// metrics of the pipeline (e.g. A/B comparisons) are a new
+// SnapshotCollector added to the probe.
 //
-// Ownership: the probe owns its collectors; collectors only point to the
-// state they read, which must outlive them.
+// A scrape takes two steps so that the daemon's lock is held only while
+// plain values are copied:
+//   under the lock     Pipeline::RefreshLook(), stream::TakeSnapshot(),
+//                      Probe::CollectGuarded() (the guarded collectors:
+//                      a few families, per Kafka partition at most)
+//   without the lock   Probe::Render(): the snapshot collectors' families,
+//                      the unguarded collectors', and the guarded ones
+//                      gathered in step 1, in the order the collectors were
+//                      added; then serialization and gzip.
 //
-// Thread-safety: Probe::Collect() reads state owned by other threads, so
-// the caller holds the daemon's mutex (the one the consumer thread holds
-// while it feeds the pipeline) for the duration of the call, and for
-// nothing else: serializing and compressing the result happen after the
-// lock is released. Collect() does not block and does not throw except
-// std::bad_alloc.
+// Ownership: the probe owns its collectors; a Collector only points to
+// the state it reads, which must outlive it. Snapshot collectors hold no
+// state of the pipeline (nothing of its configuration either), so a probe
+// stays valid across reloads and is built once.
+//
+// Thread-safety: CollectGuarded() runs with the daemon's mutex held (the
+// one the consumer thread holds while it feeds the pipeline and updates
+// the Kafka status); Render() reads no guarded state and may run on any
+// thread, concurrently with itself. Collect() takes both steps, for a
+// caller whose guarded state no other thread writes. None blocks or
+// throws except std::bad_alloc. Snapshot collectors read the snapshot's
+// configuration, never the pointers its comparisons and interleaving
+// states hold into the pipeline's (which a reload frees).
 #ifndef RANKWATCH_DAEMON_EXPORTER_PROBE_H_
 #define RANKWATCH_DAEMON_EXPORTER_PROBE_H_
 
@@ -28,27 +51,62 @@
 
 #include "base/clock.h"
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-// A source of metric families read at scrape time.
+// A source of metric families that reads live state at scrape time.
 class Collector {
  public:
   virtual ~Collector() = default;
+  // Whether Collect() reads state guarded by the daemon's mutex (the
+  // Kafka status, the reloads'): Probe::CollectGuarded() calls it, under
+  // the lock. Otherwise (atomics, /proc, constants) Probe::Render() calls
+  // it, without. Guarded unless the collector says otherwise.
+  virtual bool guarded() const { return true; }
   // Appends this collector's families to *out. Family names must not
   // collide with those of other collectors of the same probe.
   virtual void Collect(std::vector<prometheus::MetricFamily>* out) const = 0;
 };
 
+// A source of metric families rendered from the pipeline's read model.
+class SnapshotCollector {
+ public:
+  virtual ~SnapshotCollector() = default;
+  // Appends the families of `snapshot` to *out (names as for Collector).
+  virtual void Collect(const stream::PipelineSnapshot& snapshot,
+                       std::vector<prometheus::MetricFamily>* out) const = 0;
+};
+
 class Probe {
  public:
+  // What CollectGuarded() gathered: one list per collector, in the order
+  // they were added (empty for the others).
+  using GuardedFamilies = std::vector<std::vector<prometheus::MetricFamily>>;
+
   void Add(std::unique_ptr<Collector> collector);
-  // All collectors' families, in the order the collectors were added.
-  std::vector<prometheus::MetricFamily> Collect() const;
+  void Add(std::unique_ptr<SnapshotCollector> collector);
+
+  // Step 1 of a scrape, with the daemon's mutex held: the families of the
+  // guarded collectors.
+  GuardedFamilies CollectGuarded() const;
+  // Step 2, without the lock: all collectors' families, in the order the
+  // collectors were added: the snapshot collectors' rendered from
+  // `snapshot`, the guarded ones' from `guarded`, the others' read now.
+  std::vector<prometheus::MetricFamily> Render(
+      const stream::PipelineSnapshot& snapshot, GuardedFamilies guarded) const;
+  // Both steps, for a caller whose guarded state no other thread writes
+  // (tests, benchmarks).
+  std::vector<prometheus::MetricFamily> Collect(
+      const stream::PipelineSnapshot& snapshot) const;
 
  private:
-  std::vector<std::unique_ptr<Collector>> collectors_;
+  // One of the two is set.
+  struct Entry {
+    std::unique_ptr<Collector> live;
+    std::unique_ptr<SnapshotCollector> snapshot;
+  };
+  std::vector<Entry> entries_;
 };
 
 // What `rankwatch_build_info` reports.
@@ -62,17 +120,18 @@ struct BuildInfo {
 class BuildInfoCollector : public Collector {
  public:
   explicit BuildInfoCollector(BuildInfo info) : info_(std::move(info)) {}
+  bool guarded() const override { return false; }
   void Collect(std::vector<prometheus::MetricFamily>* out) const override;
 
  private:
   BuildInfo info_;
 };
 
-// The daemon's probe: build info, the process_* metrics, the pipeline's state
-// and, when `kafka` is not null, the consumer's (its readiness at `clock`'s
-// monotonic now). `pipeline`, `kafka` and `clock` must outlive the probe.
-std::unique_ptr<Probe> MakeDaemonProbe(const stream::Pipeline* pipeline,
-                                       const kafka::IngestState* kafka,
+// The daemon's probe: build info, the process_* metrics, the pipeline's
+// families (rendered from a snapshot) and, when `kafka` is not null, the
+// consumer's (its readiness at `clock`'s monotonic now). `kafka` and
+// `clock` must outlive the probe.
+std::unique_ptr<Probe> MakeDaemonProbe(const kafka::IngestState* kafka,
                                        BuildInfo build,
                                        const Clock* clock = SystemClock::Get());
 

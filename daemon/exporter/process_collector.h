@@ -13,7 +13,8 @@
 // Linux only: read from /proc at scrape time. A family whose source cannot
 // be read is left out (as the client libraries do), never reported as 0.
 //
-// Stateless; Collect() may run on any thread, concurrently with itself.
+// Stateless; Collect() may run on any thread, concurrently with itself:
+// not guarded(), it runs outside the daemon's lock.
 #ifndef RANKWATCH_DAEMON_EXPORTER_PROCESS_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_PROCESS_COLLECTOR_H_
 
@@ -54,6 +55,7 @@ std::optional<int64_t> CountOpenFds();
 
 class ProcessCollector : public Collector {
  public:
+  bool guarded() const override { return false; }
   void Collect(std::vector<prometheus::MetricFamily>* out) const override;
 };
 

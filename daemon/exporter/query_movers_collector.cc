@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "daemon/exporter/families.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -59,26 +60,33 @@ std::vector<MetricFamily> MakeFamilies() {
 
 }  // namespace
 
-void QueryMoversCollector::Collect(std::vector<MetricFamily>* out) const {
-  const stream::QueryMovers& movers = pipeline_->query_movers();
-  if (movers.capacity() == 0 || pipeline_->config().experiments.empty()) {
+void QueryMoversCollector::Collect(const stream::PipelineSnapshot& snapshot,
+                                   std::vector<MetricFamily>* out) const {
+  if (snapshot.movers_capacity == 0 || snapshot.config.experiments.empty()) {
     return;
   }
   const size_t top =
-      static_cast<size_t>(pipeline_->config().statistics.export_query_movers);
-  const double alpha = 1 - pipeline_->experiments().level();
+      static_cast<size_t>(snapshot.config.statistics.export_query_movers);
+  const double alpha = 1 - snapshot.level;
   std::vector<MetricFamily> f = MakeFamilies();
-  for (const stream::Comparison& c : pipeline_->experiments().comparisons()) {
+  const std::vector<metrics::QueryMover> none;
+  for (const stream::Comparison& c : snapshot.comparisons) {
     if (!c.primary || c.window >= 0) continue;
-    const stream::SeriesSpec& series =
-        pipeline_->aggregator().series()[c.series];
-    const Labels labels = {{"experiment", c.experiment->name},
+    const stream::SeriesSpec& series = snapshot.series[c.series];
+    // The snapshot's own configuration (c.experiment points into the
+    // pipeline's).
+    const config::ExperimentConfig& e =
+        snapshot.config.experiments[c.experiment_index];
+    const Labels labels = {{"experiment", e.name},
                            {"variant", c.treatment},
-                           {"baseline", c.experiment->baseline},
+                           {"baseline", e.baseline},
                            {"measure", series.name},
                            {"k", series.k_label}};
-    const std::vector<metrics::QueryMover> list =
-        movers.Movers(c.experiment_index, c.treatment, c.series);
+    // The snapshot holds the movers of every such comparison.
+    const std::vector<metrics::QueryMover>* found =
+        snapshot.FindMovers(c.experiment_index, c.treatment, c.series);
+    const std::vector<metrics::QueryMover>& list =
+        found != nullptr ? *found : none;
     int64_t tested = 0, worse = 0, better = 0;
     for (const metrics::QueryMover& m : list) {
       if (!m.tested) continue;

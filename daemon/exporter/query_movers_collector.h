@@ -1,6 +1,7 @@
 // QueryMoversCollector: the query movers of the experiments' primary series
-// (stream::QueryMovers, docs/statistics.md "Query movers") as gauges, read
-// at scrape time, window "all".
+// (stream::QueryMovers, docs/statistics.md "Query movers") as gauges,
+// window "all", rendered at scrape time from a stream::PipelineSnapshot
+// (which computed them when it was taken).
 //
 // Always, per experiment, treatment and primary series (labels experiment,
 // variant, baseline, measure, k):
@@ -28,30 +29,25 @@
 // The values are per replica: each tracks the queries of its partitions
 // only (a replica's movers are those of its share of the traffic).
 //
-// Reads the pipeline without synchronization: Collect() runs with the
-// daemon's mutex held (see probe.h). The pipeline must outlive it.
+// Stateless: Collect() reads only the snapshot it is given (see probe.h)
+// and may run on any thread.
 #ifndef RANKWATCH_DAEMON_EXPORTER_QUERY_MOVERS_COLLECTOR_H_
 #define RANKWATCH_DAEMON_EXPORTER_QUERY_MOVERS_COLLECTOR_H_
 
 #include <cstddef>
 #include <vector>
 
-#include "daemon/exporter/families.h"
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::exporter {
 
-class QueryMoversCollector : public Collector {
+class QueryMoversCollector : public SnapshotCollector {
  public:
   static constexpr size_t kMaxQueryLabelBytes = 200;
 
-  explicit QueryMoversCollector(const stream::Pipeline* pipeline)
-      : pipeline_(pipeline) {}
-  void Collect(std::vector<prometheus::MetricFamily>* out) const override;
-
- private:
-  const stream::Pipeline* pipeline_;
+  void Collect(const stream::PipelineSnapshot& snapshot,
+               std::vector<prometheus::MetricFamily>* out) const override;
 };
 
 }  // namespace rankwatch::exporter

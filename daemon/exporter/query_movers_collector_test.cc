@@ -78,7 +78,7 @@ class QueryMoversCollectorTest : public ::testing::Test {
 
   Scrape Collect() const {
     std::vector<prometheus::MetricFamily> families;
-    QueryMoversCollector(pipeline_.get()).Collect(&families);
+    QueryMoversCollector().Collect(testing::Snapshot(*pipeline_), &families);
     return Scrape::Parse(SerializeText(families));
   }
 

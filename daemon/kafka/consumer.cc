@@ -399,25 +399,24 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
       RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE) {
     fallback = msg->timestamp().timestamp;
   }
-  if (dead_letters_ != nullptr) {
-    dead_letters_->set_current_key(
-        c_msg->key == nullptr
-            ? std::string_view()
-            : std::string_view(static_cast<const char*>(c_msg->key),
-                               c_msg->key_len));
-  }
-  const std::string_view payload(static_cast<const char*>(msg->payload()),
-                                 msg->len());
+  // Payload and key go to the pipeline together: a rejected event's dead
+  // letter copies both (valid for this call only, like the message).
+  const stream::RawEvent event{
+      std::string_view(static_cast<const char*>(msg->payload()), msg->len()),
+      c_msg->key == nullptr
+          ? std::string_view()
+          : std::string_view(static_cast<const char*>(c_msg->key),
+                             c_msg->key_len)};
   const stream::Topic topic =
       t == 0 ? stream::Topic::kResults : stream::Topic::kJudgments;
   if (from_table) {
-    (void)pipeline_->OnPayload(topic, payload, origin, fallback);
+    (void)pipeline_->OnPayload(topic, event, origin, fallback);
     table_positions_[msg->partition()] = offset + 1;
     return;
   }
   OffsetTracker& tracker = book_.tracker();
   tracker.Retain(slot, offset);  // Before: the pipeline may release it.
-  if (!pipeline_->OnPayload(topic, payload, origin, fallback)) {
+  if (!pipeline_->OnPayload(topic, event, origin, fallback)) {
     tracker.Release(slot, offset);
   }
   tracker.Consumed(slot, offset);

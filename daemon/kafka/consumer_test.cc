@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/kafka/commit_metadata.h"
+#include "daemon/kafka/dead_letter_sink.h"
 #include "daemon/kafka/kafka_test_cluster.h"
 #include "gtest/gtest.h"
 
@@ -28,7 +29,8 @@ std::string ClickJson(const std::string& id, int64_t t) {
          ",\"doc_id\":\"a\",\"relevance\":1}";
 }
 
-// A KafkaIngest feeding a pipeline on its own thread, as the daemon runs it.
+// A KafkaIngest feeding a pipeline on its own thread, as the daemon runs it
+// (with a dead-letter sink when config.dead_letter.topic is set).
 class RunningIngest {
  public:
   RunningIngest(const config::Config& config, const Clock* clock) {
@@ -36,11 +38,20 @@ class RunningIngest {
         KafkaIngest::Create(config, clock);
     EXPECT_TRUE(ingest.ok()) << ingest.status().ToString();
     ingest_ = std::move(ingest).value();
+    if (!config.dead_letter.topic.empty()) {
+      StatusOr<std::unique_ptr<KafkaDeadLetterSink>> sink =
+          KafkaDeadLetterSink::Create(config.kafka, config.dead_letter.topic,
+                                      config.events.max_event_bytes,
+                                      ingest_->mutable_status(), clock);
+      EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+      dead_letters_ = std::move(sink).value();
+    }
     StatusOr<std::unique_ptr<stream::Pipeline>> pipeline =
-        stream::Pipeline::Create(config, SystemClock::Get(), ingest_.get());
+        stream::Pipeline::Create(config, SystemClock::Get(), ingest_.get(),
+                                 dead_letters_.get());
     EXPECT_TRUE(pipeline.ok()) << pipeline.status().ToString();
     pipeline_ = std::move(pipeline).value();
-    ingest_->Attach(pipeline_.get(), &mu_, nullptr);
+    ingest_->Attach(pipeline_.get(), &mu_, dead_letters_.get());
     thread_ = std::thread([this] { run_status_ = ingest_->Run(stop_); });
   }
   ~RunningIngest() { Stop(); }
@@ -73,6 +84,9 @@ class RunningIngest {
  private:
   std::mutex mu_;
   std::unique_ptr<KafkaIngest> ingest_;
+  // After ingest_ (it updates ingest_'s status), before pipeline_ (which
+  // writes to it): destroyed in between.
+  std::unique_ptr<KafkaDeadLetterSink> dead_letters_;
   std::unique_ptr<stream::Pipeline> pipeline_;
   std::atomic<bool> stop_{false};
   Status run_status_;
@@ -165,6 +179,36 @@ TEST_F(KafkaIngestTest, ConsumesBothTopicsCommitsAndReplaysAfterRestart) {
   auto it = again.status().replayed_events.find("results");
   EXPECT_EQ(it == again.status().replayed_events.end() ? 0 : it->second,
             expected_replays);
+}
+
+// Issue 23: each rejected message's dead letter carries that message's key,
+// given with the event. Two malformed results, the first keyed "bad-1", the
+// second produced without a key: the letters are keyed "bad-1", then
+// carry no key (not "bad-1" left over from the first).
+TEST_F(KafkaIngestTest, DeadLettersCarryTheirOwnMessagesKey) {
+  ASSERT_TRUE(cluster_->CreateTopic("dead", 1).ok());
+  config_.dead_letter.topic = "dead";
+  Produce("results", "bad-1", "{not json");
+  {
+    const std::string value = "{still not json";
+    const RdKafka::ErrorCode err = producer_->produce(
+        "results", RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
+        const_cast<char*>(value.data()), value.size(), nullptr, 0, 0, nullptr);
+    ASSERT_EQ(err, RdKafka::ERR_NO_ERROR) << RdKafka::err2str(err);
+    producer_->flush(10'000);
+  }
+  RunningIngest ingest(config_, SystemClock::Get());
+  ASSERT_TRUE(ingest.WaitFor(
+      [&] { return ingest.status().dead_letters_produced == 2; }));
+  ingest.Stop();
+  const std::vector<sim::testutil::ConsumedMessage> letters =
+      sim::testutil::ConsumeAll(cluster_->bootstrap_servers(), "dead", 1, 2,
+                                std::chrono::seconds(20));
+  ASSERT_EQ(letters.size(), 2u);
+  EXPECT_EQ(letters[0].value, "{not json");
+  EXPECT_EQ(letters[0].key, "bad-1");
+  EXPECT_EQ(letters[1].value, "{still not json");
+  EXPECT_EQ(letters[1].key, "");
 }
 
 TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {

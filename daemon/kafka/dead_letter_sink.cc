@@ -73,8 +73,7 @@ KafkaDeadLetterSink::~KafkaDeadLetterSink() = default;
 
 void KafkaDeadLetterSink::Write(stream::Topic topic,
                                 stream::RejectReason reason,
-                                std::string_view detail,
-                                std::string_view payload,
+                                std::string_view detail, stream::RawEvent event,
                                 stream::EventOrigin origin) {
   std::unique_ptr<RdKafka::Headers> headers(RdKafka::Headers::create());
   const std::string_view reason_name = stream::RejectReasonName(reason);
@@ -84,12 +83,13 @@ void KafkaDeadLetterSink::Write(stream::Topic topic,
   const std::string_view short_detail =
       Cut(detail, static_cast<size_t>(kDeadLetterMaxDetailBytes));
   const std::string_view key =
-      Cut(current_key_, static_cast<size_t>(kDeadLetterMaxKeyBytes));
+      Cut(event.key, static_cast<size_t>(kDeadLetterMaxKeyBytes));
   headers->add("rankwatch-reason", reason_name.data(), reason_name.size());
   headers->add("rankwatch-detail", short_detail.data(), short_detail.size());
   headers->add("rankwatch-source-topic", topic_name.data(), topic_name.size());
   headers->add("rankwatch-source-partition", partition);
   headers->add("rankwatch-source-offset", offset);
+  std::string_view payload = event.payload;
   if (payload.size() > max_payload_bytes_) {
     // A too_large event: its first max_event_bytes still show what it was,
     // whole it would exceed message.max.bytes and be lost.

@@ -1,6 +1,7 @@
 // KafkaDeadLetterSink: sends rejected events to a Kafka topic: the original
-// payload and key, with the reason in headers (rankwatch-reason,
-// rankwatch-detail, rankwatch-source-topic, rankwatch-source-partition,
+// payload and key (both passed with the event, stream::RawEvent), with the
+// reason in headers (rankwatch-reason, rankwatch-detail,
+// rankwatch-source-topic, rankwatch-source-partition,
 // rankwatch-source-offset). rankwatch-source-partition is the Kafka
 // partition the event was read from (decoded from EventOrigin::source).
 //
@@ -48,10 +49,10 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
       const Clock* clock = SystemClock::Get());
   ~KafkaDeadLetterSink() override;
 
-  // The key of the message being processed, copied into its dead letter.
-  void set_current_key(std::string_view key) { current_key_ = key; }
+  // Produces the dead letter of one rejected event: its payload, with its
+  // own key (event.key, the Kafka message's; no key when empty).
   void Write(stream::Topic topic, stream::RejectReason reason,
-             std::string_view detail, std::string_view payload,
+             std::string_view detail, stream::RawEvent event,
              stream::EventOrigin origin) override;
   // Serves delivery reports.
   void Poll();
@@ -70,7 +71,6 @@ class KafkaDeadLetterSink : public stream::DeadLetterSink {
   ErrorReporter errors_;
   std::unique_ptr<DeliveryReport> report_;
   std::unique_ptr<RdKafka::Producer> producer_;
-  std::string_view current_key_;
 };
 
 }  // namespace rankwatch::kafka

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/kafka/kafka_test_cluster.h"
 #include "gtest/gtest.h"
@@ -24,37 +26,48 @@ std::map<std::string, std::string> HeadersOf(RdKafka::Message* m) {
 // A dead letter as read back from the topic.
 struct Letter {
   std::string payload;
+  bool has_key = false;  // False: the message has no key at all.
   std::string key;
   std::map<std::string, std::string> headers;
 };
 
-// The first message of `topic` partition 0; empty after 20 s without one.
-Letter ReadFirst(const std::string& bootstrap, const std::string& topic) {
+// The first `count` messages of `topic` partition 0, in order; fewer after
+// 20 s without them.
+std::vector<Letter> ReadLetters(const std::string& bootstrap,
+                                const std::string& topic, size_t count) {
   std::unique_ptr<RdKafka::Conf> conf = sim::testutil::MakeConf(
       {{"bootstrap.servers", bootstrap}, {"group.id", "reader"}});
   std::string error;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer(
       RdKafka::KafkaConsumer::create(conf.get(), error));
-  Letter letter;
+  std::vector<Letter> letters;
   if (consumer == nullptr) {
     ADD_FAILURE() << error;
-    return letter;
+    return letters;
   }
   OwnedTopicPartitions parts;
   parts.Add(topic, 0, RdKafka::Topic::OFFSET_BEGINNING);
   EXPECT_EQ(consumer->assign(parts.get()), RdKafka::ERR_NO_ERROR);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (letters.size() < count &&
+         std::chrono::steady_clock::now() < deadline) {
     std::unique_ptr<RdKafka::Message> m(consumer->consume(100));
     if (m->err() != RdKafka::ERR_NO_ERROR) continue;
+    Letter& letter = letters.emplace_back();
     letter.payload.assign(static_cast<const char*>(m->payload()), m->len());
-    if (m->key() != nullptr) letter.key = *m->key();
+    letter.has_key = m->key() != nullptr;
+    if (letter.has_key) letter.key = *m->key();
     letter.headers = HeadersOf(m.get());
-    break;
   }
   consumer->close();
-  return letter;
+  return letters;
+}
+
+// The first message of `topic` partition 0; empty after 20 s without one.
+Letter ReadFirst(const std::string& bootstrap, const std::string& topic) {
+  std::vector<Letter> letters = ReadLetters(bootstrap, topic, 1);
+  return letters.empty() ? Letter() : std::move(letters[0]);
 }
 
 // A sink on the one-partition topic "dead" of a fresh mock cluster, with
@@ -84,10 +97,10 @@ std::unique_ptr<SinkOnCluster> StartSink(int64_t max_event_bytes) {
 TEST(KafkaDeadLetterSinkTest, ProducesPayloadKeyAndReasonHeaders) {
   const std::unique_ptr<SinkOnCluster> s = StartSink(1 << 20);
   ASSERT_NE(s, nullptr);
-  s->sink->set_current_key("request-7");
   // Slot 7 = 2 x partition 3 + topic 1 (judgments).
   s->sink->Write(stream::Topic::kJudgments,
-                 stream::RejectReason::kMalformedJson, "not an object", "[1,2",
+                 stream::RejectReason::kMalformedJson, "not an object",
+                 stream::RawEvent{"[1,2", "request-7"},
                  stream::EventOrigin{7, 42});
   s->sink->Flush(10'000);
   EXPECT_EQ(s->status.dead_letters_produced, 1);
@@ -145,9 +158,8 @@ TEST(KafkaDeadLetterSinkTest, TwoMegabyteEventIsDeadLettered) {
   const std::string payload =
       R"({"request_id":")" + std::string(1'999'974, 'r') + R"(","x":true})";
   ASSERT_EQ(payload.size(), 2'000'000u);
-  s->sink->set_current_key("k");
   s->sink->Write(stream::Topic::kResults, stream::RejectReason::kMissingField,
-                 "missing field 'timestamp'", payload,
+                 "missing field 'timestamp'", stream::RawEvent{payload, "k"},
                  stream::EventOrigin{0, 5});
   s->sink->Flush(20'000);
   EXPECT_EQ(s->status.dead_letters_produced, 1);
@@ -178,9 +190,9 @@ TEST(KafkaDeadLetterSinkTest, OversizedPartsAreCutToFit) {
   std::string kept_detail = "x";
   for (int i = 0; i < 2047; ++i) kept_detail += "\xc3\xa9";
   const std::string key(40'000, 'k');
-  s->sink->set_current_key(key);
   s->sink->Write(stream::Topic::kJudgments, stream::RejectReason::kTooLarge,
-                 detail, payload, stream::EventOrigin{1, 9});
+                 detail, stream::RawEvent{payload, key},
+                 stream::EventOrigin{1, 9});
   s->sink->Flush(20'000);
   EXPECT_EQ(s->status.dead_letters_produced, 1);
   EXPECT_EQ(s->status.dead_letters_failed, 0);
@@ -193,6 +205,33 @@ TEST(KafkaDeadLetterSinkTest, OversizedPartsAreCutToFit) {
   EXPECT_EQ(letter.headers["rankwatch-detail"].size(), 4095u);
   EXPECT_EQ(letter.headers["rankwatch-detail"], kept_detail);
   EXPECT_EQ(letter.key, std::string(32'768, 'k'));
+}
+
+// Each dead letter carries the key given with its own event: a keyed event
+// followed by a keyless one gives a letter with key "request-1", then one
+// with no key at all (a key remembered by the sink would have tagged the
+// second letter "request-1" too).
+TEST(KafkaDeadLetterSinkTest, KeyOfOneEventDoesNotLeakToTheNext) {
+  const std::unique_ptr<SinkOnCluster> s = StartSink(1 << 20);
+  ASSERT_NE(s, nullptr);
+  s->sink->Write(stream::Topic::kResults, stream::RejectReason::kMalformedJson,
+                 "not JSON", stream::RawEvent{"{first", "request-1"},
+                 stream::EventOrigin{0, 1});
+  s->sink->Write(stream::Topic::kResults, stream::RejectReason::kMalformedJson,
+                 "not JSON", stream::RawEvent{"{second", {}},
+                 stream::EventOrigin{0, 2});
+  s->sink->Flush(10'000);
+  EXPECT_EQ(s->status.dead_letters_produced, 2);
+  EXPECT_EQ(s->status.dead_letters_failed, 0);
+  const std::vector<Letter> letters =
+      ReadLetters(s->cluster->bootstrap_servers(), "dead", 2);
+  ASSERT_EQ(letters.size(), 2u);
+  EXPECT_EQ(letters[0].payload, "{first");
+  EXPECT_TRUE(letters[0].has_key);
+  EXPECT_EQ(letters[0].key, "request-1");
+  EXPECT_EQ(letters[1].payload, "{second");
+  EXPECT_FALSE(letters[1].has_key) << letters[1].key;
+  EXPECT_EQ(letters[1].headers.at("rankwatch-source-offset"), "2");
 }
 
 }  // namespace

@@ -32,19 +32,18 @@ http::Handler PageHandler() {
   };
 }
 
-http::Handler SummaryHandler(std::mutex* mu, stream::Pipeline* pipeline,
-                             const kafka::IngestState* kafka,
-                             const Clock* clock) {
-  return [mu, pipeline, kafka, clock](const http::HttpRequest&) {
+http::Handler SummaryHandler(SummarySource source, const Clock* clock) {
+  return [source = std::move(source), clock](const http::HttpRequest&) {
+    // The copy is taken under the daemon's lock; the rendering, the larger
+    // part, runs without it, so a slow reader of the page does not hold up
+    // the consumer.
+    SummaryState state;
+    source(&state);
     http::HttpResponse r;
     r.content_type = "application/json";
-    {
-      std::lock_guard<std::mutex> lock(*mu);
-      // The A/B figures of the state the means are read from (issue 27).
-      pipeline->RefreshLook();
-      r.body = BuildSummaryJson(*pipeline, kafka,
-                                {clock->NowMillis(), clock->MonotonicMillis()});
-    }
+    r.body =
+        BuildSummaryJson(state.pipeline, state.kafka ? &*state.kafka : nullptr,
+                         {clock->NowMillis(), clock->MonotonicMillis()});
     // Always the latest state: never served from a cache.
     r.headers = {{"Cache-Control", "no-store"},
                  {"X-Content-Type-Options", "nosniff"}};
@@ -52,11 +51,10 @@ http::Handler SummaryHandler(std::mutex* mu, stream::Pipeline* pipeline,
   };
 }
 
-void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
-                      stream::Pipeline* pipeline,
-                      const kafka::IngestState* kafka, const Clock* clock) {
+void RegisterHandlers(http::HttpServer* server, SummarySource source,
+                      const Clock* clock) {
   server->Handle(kPagePath, PageHandler());
-  server->Handle(kSummaryPath, SummaryHandler(mu, pipeline, kafka, clock));
+  server->Handle(kSummaryPath, SummaryHandler(std::move(source), clock));
 }
 
 }  // namespace rankwatch::page

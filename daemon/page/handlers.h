@@ -3,21 +3,23 @@
 // fonts or styles; its inline script and style allowed by hash, csp.h),
 // "/api/v1/summary" the JSON it polls (summary.h).
 //
-// Ownership: the handlers keep the pointers they are given, which must
-// outlive the server's handlers (the daemon stops its server first).
-// Thread-safety: the summary handler takes `mu` (the daemon's mutex, which
-// guards the pipeline and the Kafka status) while it builds the JSON, as
-// /metrics does; the page handler shares only immutable bytes.
+// Ownership: the summary handler keeps the SummarySource and the clock it
+// is given; what they refer to must outlive the server's handlers (the
+// daemon stops its server first). Thread-safety: the summary handler holds
+// no lock while it renders: its source copies the state under the lock
+// that guards it (the daemon's mutex, as /metrics does) and returns; the
+// page handler shares only immutable bytes.
 #ifndef RANKWATCH_DAEMON_PAGE_HANDLERS_H_
 #define RANKWATCH_DAEMON_PAGE_HANDLERS_H_
 
-#include <mutex>
+#include <functional>
+#include <optional>
 #include <string_view>
 
 #include "base/clock.h"
 #include "daemon/http/http_server.h"
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::page {
 
@@ -27,22 +29,30 @@ extern const std::string_view kPageHtml;
 inline constexpr char kPagePath[] = "/";
 inline constexpr char kSummaryPath[] = "/api/v1/summary";
 
+// What one summary renders: the pipeline and the Kafka consumer's status
+// at one moment, copied.
+struct SummaryState {
+  stream::PipelineSnapshot pipeline;
+  std::optional<kafka::IngestState> kafka;  // None: no consumer (tests).
+};
+
+// Fills a SummaryState, holding the lock that guards what it copies while
+// it copies, and only then. The daemon's takes a look of the pipeline
+// first when it has news (Pipeline::RefreshLook), so that the A/B tables
+// and the means count the same lists.
+using SummarySource = std::function<void(SummaryState*)>;
+
 // "/": the page, as text/html, under the Content-Security-Policy of csp.h
 // (computed here, once); a 500 naming the failure if that cannot be made.
 http::Handler PageHandler();
 
-// "/api/v1/summary": the summary of `pipeline` and `kafka` (may be null),
-// built under `mu`, stamped with `clock`'s wall and monotonic time. Takes
-// a look of the pipeline first when it has news (Pipeline::RefreshLook), so
-// that the A/B tables and the means count the same lists.
-http::Handler SummaryHandler(std::mutex* mu, stream::Pipeline* pipeline,
-                             const kafka::IngestState* kafka,
-                             const Clock* clock);
+// "/api/v1/summary": the summary of what `source` copied, rendered after
+// it returns, stamped with `clock`'s wall and monotonic time.
+http::Handler SummaryHandler(SummarySource source, const Clock* clock);
 
 // Registers both on `server`.
-void RegisterHandlers(http::HttpServer* server, std::mutex* mu,
-                      stream::Pipeline* pipeline,
-                      const kafka::IngestState* kafka, const Clock* clock);
+void RegisterHandlers(http::HttpServer* server, SummarySource source,
+                      const Clock* clock);
 
 }  // namespace rankwatch::page
 

@@ -13,12 +13,26 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/testing/subprocess.h"
 
 namespace rankwatch::page {
 namespace {
+
+// The source the daemon gives RegisterHandlers (daemon.cc): under `mu`, a
+// look when the pipeline has news, then the copies.
+SummarySource LockedSource(std::mutex* mu, stream::Pipeline* pipeline,
+                           const kafka::IngestState* kafka) {
+  return [=](SummaryState* out) {
+    std::lock_guard<std::mutex> lock(*mu);
+    pipeline->RefreshLook();
+    stream::TakeSnapshot(*pipeline, &out->pipeline);
+    if (kafka != nullptr) out->kafka = *kafka;
+  };
+}
 
 // ASCII lower case, byte for byte (UTF-8 sequences unchanged), so that
 // positions in the copy are positions in the original.
@@ -209,9 +223,9 @@ TEST(StatusHandlersTest, SummaryIsJsonStampedWithTheClock) {
   clock.Advance(42);
   auto p = stream::Pipeline::Create(c, &clock);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  std::mutex mu;
-  const http::HttpResponse r =
-      SummaryHandler(&mu, p->get(), nullptr, &clock)(http::HttpRequest{});
+  const http::HttpResponse r = SummaryHandler(
+      [&](SummaryState* out) { stream::TakeSnapshot(**p, &out->pipeline); },
+      &clock)(http::HttpRequest{});
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "application/json");
   simdjson::dom::parser parser;
@@ -221,6 +235,71 @@ TEST(StatusHandlersTest, SummaryIsJsonStampedWithTheClock) {
   EXPECT_EQ(int64_t(d["monotonic_ms"]), 42);
   EXPECT_EQ(d["variants"].get_array().size(), 0u);
   EXPECT_TRUE(d["pipeline"]["watermark_ms"].is_null());
+}
+
+// A FakeClock's time, noting whether `mu` was held when it was read.
+class LockWitnessClock : public Clock {
+ public:
+  explicit LockWitnessClock(std::mutex* mu) : mu_(mu) {}
+  int64_t NowMillis() const override {
+    Witness();
+    return clock_.NowMillis();
+  }
+  int64_t MonotonicMillis() const override {
+    Witness();
+    return clock_.MonotonicMillis();
+  }
+  bool saw_locked() const { return saw_locked_; }
+
+ private:
+  void Witness() const {
+    if (mu_->try_lock()) {
+      mu_->unlock();
+    } else {
+      saw_locked_ = true;
+    }
+  }
+  std::mutex* mu_;
+  FakeClock clock_{1'700'000'000'000};
+  mutable bool saw_locked_ = false;
+};
+
+// The handler renders what its source copied, the Kafka status included,
+// asking the source once per request, and stamps and renders without the
+// lock the source takes.
+TEST(StatusHandlersTest, SummaryRendersTheCopiesItsSourceTakes) {
+  config::Config c;
+  std::mutex mu;
+  LockWitnessClock clock(&mu);  // The handler's; the pipeline has its own.
+  FakeClock pipeline_clock(1'700'000'000'000);
+  auto p = stream::Pipeline::Create(c, &pipeline_clock);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  kafka::IngestState kafka;
+  kafka.topics = {"res", "judg"};
+  kafka.consuming = true;
+  kafka.partitions = {{"res", 0, 5, 10, 15}, {"judg", 0, 7, 3, 10}};
+  int calls = 0;
+  const SummarySource locked = LockedSource(&mu, p->get(), &kafka);
+  const http::HttpResponse r = SummaryHandler(
+      [&](SummaryState* out) {
+        ++calls;
+        locked(out);
+      },
+      &clock)(http::HttpRequest{});
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(clock.saw_locked());
+  simdjson::dom::parser parser;
+  simdjson::dom::element d;
+  ASSERT_EQ(parser.parse(r.body).get(d), simdjson::SUCCESS) << r.body;
+  EXPECT_EQ(std::string_view(d["pipeline"]["topics"].at(0)["kafka_topic"]),
+            "res");
+  EXPECT_EQ(std::string_view(d["pipeline"]["topics"].at(1)["kafka_topic"]),
+            "judg");
+  EXPECT_EQ(int64_t(d["kafka"]["total_lag"]), 5 + 7);
+  // Consuming but given no partitions: the second reason of the predicate.
+  EXPECT_TRUE(bool(d["kafka"]["consuming"]));
+  EXPECT_FALSE(bool(d["kafka"]["assigned"]));
+  EXPECT_EQ(std::string_view(d["kafka"]["reason"]), "not_assigned");
 }
 
 // Issue 27: the A/B tables and the means count the same lists. Requests
@@ -250,8 +329,8 @@ TEST(StatusHandlersTest, SummaryComparesTheListsItsMeansCount) {
   // An event 10 s later moves the watermark past the five: finalized.
   list("late", "A", 11'000);
   std::mutex mu;
-  const http::HttpResponse r =
-      SummaryHandler(&mu, &pipeline, nullptr, &clock)(http::HttpRequest{});
+  const http::HttpResponse r = SummaryHandler(
+      LockedSource(&mu, &pipeline, nullptr), &clock)(http::HttpRequest{});
   simdjson::dom::parser parser;
   simdjson::dom::element d;
   ASSERT_EQ(parser.parse(r.body).get(d), simdjson::SUCCESS) << r.body;

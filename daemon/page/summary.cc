@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "base/json_writer.h"
 #include "daemon/exporter/families.h"
+#include "daemon/stream/query_movers.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
 
@@ -45,11 +47,10 @@ struct HistoryShape {
   int64_t points = 0;
 };
 
-HistoryShape MakeHistoryShape(const stream::Aggregator& aggregator) {
-  int64_t longest = aggregator.bucket_ms();
-  for (int64_t w : aggregator.windows_ms()) longest = std::max(longest, w);
-  const int64_t buckets =
-      std::max<int64_t>(1, longest / aggregator.bucket_ms());
+HistoryShape MakeHistoryShape(const stream::PipelineSnapshot& p) {
+  int64_t longest = p.bucket_ms;
+  for (int64_t w : p.windows_ms) longest = std::max(longest, w);
+  const int64_t buckets = std::max<int64_t>(1, longest / p.bucket_ms);
   HistoryShape shape;
   shape.buckets_per_point = (buckets + kMaxHistoryPoints - 1) /
                             static_cast<int64_t>(kMaxHistoryPoints);
@@ -59,15 +60,15 @@ HistoryShape MakeHistoryShape(const stream::Aggregator& aggregator) {
 }
 
 // Folds group `g` into `totals`, its windows ending at `now_ms`.
-void AddGroup(const stream::Aggregator& aggregator, size_t g, int64_t now_ms,
+void AddGroup(const stream::PipelineSnapshot& p, size_t g, int64_t now_ms,
               const HistoryShape& shape, LabelTotals* totals) {
-  const stream::GroupStats& group = aggregator.group(g);
+  const stream::GroupStats& group = p.groups[g];
   totals->requests += group.requests;
   totals->without_relevant += group.without_relevant;
-  const std::vector<int64_t>& windows = aggregator.windows_ms();
+  const std::vector<int64_t>& windows = p.windows_ms;
   std::vector<stream::WindowTotals> buckets(
       static_cast<size_t>(shape.points * shape.buckets_per_point));
-  for (size_t s = 0; s < aggregator.series().size(); ++s) {
+  for (size_t s = 0; s < p.series.size(); ++s) {
     SeriesTotals& t = totals->series[s];
     const metrics::RunningStats& all = group.all[s];
     Add({all.count(), all.sum(), all.sum_of_squares()}, &t.all);
@@ -84,15 +85,15 @@ void AddGroup(const stream::Aggregator& aggregator, size_t g, int64_t now_ms,
   }
 }
 
-LabelTotals EmptyTotals(const stream::Aggregator& aggregator,
+LabelTotals EmptyTotals(const stream::PipelineSnapshot& p,
                         const HistoryShape& shape, std::string variant,
                         const std::vector<std::string>* segment_values) {
   LabelTotals t;
   t.variant = std::move(variant);
   t.segment_values = segment_values;
-  t.series.resize(aggregator.series().size());
+  t.series.resize(p.series.size());
   for (SeriesTotals& s : t.series) {
-    s.windows.resize(aggregator.windows_ms().size());
+    s.windows.resize(p.windows_ms.size());
     s.history.resize(static_cast<size_t>(shape.points));
   }
   return t;
@@ -150,12 +151,11 @@ void WriteLabelTotals(const LabelTotals& t,
   out->EndObject();
 }
 
-void WriteConfig(const stream::Pipeline& pipeline,
+void WriteConfig(const stream::PipelineSnapshot& p,
                  const std::vector<std::string>& window_labels,
                  const HistoryShape& shape, JsonWriter* out) {
-  const stream::Aggregator& aggregator = pipeline.aggregator();
   out->Key("join_mode");
-  out->String(config::JoinModeName(pipeline.config().join.mode));
+  out->String(config::JoinModeName(p.config.join.mode));
   out->Key("windows");
   out->BeginArray();
   out->BeginObject();
@@ -169,19 +169,19 @@ void WriteConfig(const stream::Pipeline& pipeline,
     out->Key("name");
     out->String(window_labels[w]);
     out->Key("ms");
-    out->Int(aggregator.windows_ms()[w]);
+    out->Int(p.windows_ms[w]);
     out->EndObject();
   }
   out->EndArray();
   out->Key("segments");
   out->BeginArray();
-  for (const std::string& s : pipeline.config().aggregation.segments) {
+  for (const std::string& s : p.config.aggregation.segments) {
     out->String(s);
   }
   out->EndArray();
   out->Key("series");
   out->BeginArray();
-  for (const stream::SeriesSpec& s : aggregator.series()) {
+  for (const stream::SeriesSpec& s : p.series) {
     out->BeginObject();
     out->Key("name");
     out->String(s.trec_name);
@@ -196,18 +196,18 @@ void WriteConfig(const stream::Pipeline& pipeline,
   out->EndArray();
   // The history's time axis: points of point_ms each, the last one ending
   // with the bucket that holds window_now_ms.
-  const int64_t now_ms = pipeline.window_now_ms();
+  const int64_t now_ms = p.window_now_ms;
   out->Key("history");
   out->BeginObject();
   out->Key("point_ms");
-  out->Int(shape.buckets_per_point * aggregator.bucket_ms());
+  out->Int(shape.buckets_per_point * p.bucket_ms);
   out->Key("points");
   out->Int(shape.points);
   out->Key("end_ms");
   if (now_ms == INT64_MIN) {
     out->Null();
   } else {
-    const int64_t b = aggregator.bucket_ms();
+    const int64_t b = p.bucket_ms;
     // Floor division: event times before 1970 are valid.
     const int64_t bucket =
         now_ms / b - ((now_ms % b != 0 && now_ms < 0) ? 1 : 0);
@@ -216,28 +216,26 @@ void WriteConfig(const stream::Pipeline& pipeline,
   out->EndObject();
 }
 
-void WriteMeans(const stream::Pipeline& pipeline, const HistoryShape& shape,
+void WriteMeans(const stream::PipelineSnapshot& p, const HistoryShape& shape,
                 JsonWriter* out) {
-  const stream::Aggregator& aggregator = pipeline.aggregator();
   const std::vector<std::string>& segment_labels =
-      pipeline.config().aggregation.segments;
-  const int64_t now_ms = pipeline.window_now_ms();
+      p.config.aggregation.segments;
+  const int64_t now_ms = p.window_now_ms;
   std::vector<LabelTotals> variants;
   std::vector<LabelTotals> groups;
-  for (size_t g = 0; g < aggregator.num_groups(); ++g) {
-    const stream::GroupStats& group = aggregator.group(g);
+  for (size_t g = 0; g < p.groups.size(); ++g) {
+    const stream::GroupStats& group = p.groups[g];
     auto it = std::find_if(
         variants.begin(), variants.end(),
         [&](const LabelTotals& v) { return v.variant == group.variant; });
     if (it == variants.end()) {
-      variants.push_back(
-          EmptyTotals(aggregator, shape, group.variant, nullptr));
+      variants.push_back(EmptyTotals(p, shape, group.variant, nullptr));
       it = variants.end() - 1;
     }
-    AddGroup(aggregator, g, now_ms, shape, &*it);
+    AddGroup(p, g, now_ms, shape, &*it);
     groups.push_back(
-        EmptyTotals(aggregator, shape, group.variant, &group.segment_values));
-    AddGroup(aggregator, g, now_ms, shape, &groups.back());
+        EmptyTotals(p, shape, group.variant, &group.segment_values));
+    AddGroup(p, g, now_ms, shape, &groups.back());
   }
   out->Key("variants");
   out->BeginArray();
@@ -272,10 +270,10 @@ void WriteInterval(double lower, double upper, JsonWriter* out) {
 }
 
 void WriteComparison(const stream::Comparison& c,
-                     const stream::Aggregator& aggregator,
+                     const stream::PipelineSnapshot& p,
                      const std::vector<std::string>& window_labels,
-                     const stream::QueryMovers& movers, JsonWriter* out) {
-  const stream::SeriesSpec& series = aggregator.series()[c.series];
+                     JsonWriter* out) {
+  const stream::SeriesSpec& series = p.series[c.series];
   out->BeginObject();
   out->Key("treatment");
   out->String(c.treatment);
@@ -336,10 +334,14 @@ void WriteComparison(const stream::Comparison& c,
     out->Key("adjusted");  // The same object as replay's.
     stream::WriteAdjustedJson(c.adjusted, out);
   }
-  if (c.primary && c.window < 0 && movers.capacity() > 0) {
+  if (c.primary && c.window < 0 && p.movers_capacity > 0) {
+    // The snapshot holds the movers of every such comparison.
+    const std::vector<metrics::QueryMover>* movers =
+        p.FindMovers(c.experiment_index, c.treatment, c.series);
     out->Key("query_movers");
     stream::WriteQueryMoversJson(
-        movers.Movers(c.experiment_index, c.treatment, c.series),
+        movers != nullptr ? std::span<const metrics::QueryMover>(*movers)
+                          : std::span<const metrics::QueryMover>(),
         stream::MoverInterval::kOmit, out);
   }
   out->Key("verdict");
@@ -393,12 +395,11 @@ void WriteSrm(const stream::SrmState& srm, JsonWriter* out) {
   out->EndObject();
 }
 
-void WriteExperiments(const stream::Pipeline& pipeline,
+void WriteExperiments(const stream::PipelineSnapshot& p,
                       const std::vector<std::string>& window_labels,
                       JsonWriter* out) {
-  const stream::ExperimentMonitor& monitor = pipeline.experiments();
   const std::vector<config::ExperimentConfig>& experiments =
-      pipeline.config().experiments;
+      p.config.experiments;
   out->Key("experiments");
   out->BeginArray();
   for (size_t e = 0; e < experiments.size(); ++e) {
@@ -412,30 +413,29 @@ void WriteExperiments(const stream::Pipeline& pipeline,
     for (const std::string& t : experiments[e].treatments) out->String(t);
     out->EndArray();
     out->Key("level");
-    out->Double(monitor.level());
+    out->Double(p.level);
     out->Key("units");
-    out->Bool(monitor.units());
+    out->Bool(p.units);
     out->Key("looks");
-    out->Int(monitor.looks());
+    out->Int(p.looks);
     out->Key("srm");
-    if (e < monitor.srm().size()) {
-      WriteSrm(monitor.srm()[e], out);
+    if (e < p.srm.size()) {
+      WriteSrm(p.srm[e], out);
     } else {
       out->Null();
     }
     // The decision per treatment (docs/statistics.md, "Decisions").
     out->Key("decisions");
     out->BeginArray();
-    for (const stream::Decision& d : pipeline.decisions().decisions()) {
+    for (const stream::Decision& d : p.decisions) {
       if (d.experiment == e) stream::WriteDecisionJson(d, out);
     }
     out->EndArray();
     out->Key("comparisons");
     out->BeginArray();
-    for (const stream::Comparison& c : monitor.comparisons()) {
+    for (const stream::Comparison& c : p.comparisons) {
       if (c.experiment_index != e) continue;
-      WriteComparison(c, pipeline.aggregator(), window_labels,
-                      pipeline.query_movers(), out);
+      WriteComparison(c, p, window_labels, out);
     }
     out->EndArray();
     out->EndObject();
@@ -520,21 +520,27 @@ void WriteMultileaving(const stream::InterleavingState& s,
   out->Int(s.analysis.winner);
 }
 
-void WriteInterleaving(const stream::Pipeline& pipeline,
+void WriteInterleaving(const stream::PipelineSnapshot& p,
                        const std::vector<std::string>& window_labels,
                        JsonWriter* out) {
-  const stream::InterleavingMonitor& monitor = pipeline.interleaving();
   out->Key("interleaving");
   out->BeginArray();
-  for (const stream::InterleavingState& s : monitor.experiments()) {
+  // One state per configured experiment, in order. Each is named from the
+  // snapshot's own copy of the configuration rather than through
+  // InterleavingState::config, which points into the pipeline's (freed by
+  // a reload while this renders outside the lock).
+  const std::vector<config::InterleavingConfig>& configs =
+      p.config.interleaving;
+  for (size_t i = 0; i < p.interleaving.size() && i < configs.size(); ++i) {
+    const stream::InterleavingState& s = p.interleaving[i];
     out->BeginObject();
     out->Key("name");
-    out->String(s.config->name);
+    out->String(configs[i].name);
     out->Key("variant");
-    out->String(s.config->variant);
+    out->String(configs[i].variant);
     out->Key("teams");
     out->BeginArray();
-    for (const std::string& team : s.config->teams) out->String(team);
+    for (const std::string& team : configs[i].teams) out->String(team);
     out->EndArray();
     out->Key("windows");
     out->BeginArray();
@@ -557,9 +563,9 @@ void WriteInterleaving(const stream::Pipeline& pipeline,
   out->EndArray();
 }
 
-void WriteTopics(const stream::Pipeline& pipeline,
+void WriteTopics(const stream::PipelineSnapshot& p,
                  const kafka::IngestState* kafka, JsonWriter* out) {
-  const stream::PipelineCounters& counters = pipeline.counters();
+  const stream::PipelineCounters& counters = p.counters;
   out->Key("topics");
   out->BeginArray();
   for (stream::Topic topic : stream::kAllTopics) {
@@ -593,13 +599,13 @@ void WriteTopics(const stream::Pipeline& pipeline,
   out->EndArray();
 }
 
-void WritePipeline(const stream::Pipeline& pipeline,
+void WritePipeline(const stream::PipelineSnapshot& p,
                    const kafka::IngestState* kafka, JsonWriter* out) {
-  const stream::PipelineCounters& counters = pipeline.counters();
-  const stream::JoinCounters& join = pipeline.join_counters();
+  const stream::PipelineCounters& counters = p.counters;
+  const stream::JoinCounters& join = p.join_counters;
   out->Key("pipeline");
   out->BeginObject();
-  WriteTopics(pipeline, kafka, out);
+  WriteTopics(p, kafka, out);
   const std::pair<const char*, int64_t> figures[] = {
       {"finalized", join.finalized},
       {"scored", counters.scored},
@@ -613,21 +619,21 @@ void WritePipeline(const stream::Pipeline& pipeline,
       {"unjudged", join.unjudged},
       {"dropped_on_rebalance", join.dropped_on_rebalance},
       {"replayed", join.replayed},
-      {"pending_requests", pipeline.pending_requests()},
-      {"table_entries", pipeline.table_entries()},
+      {"pending_requests", p.pending_requests},
+      {"table_entries", p.table_entries},
   };
   for (const auto& [name, value] : figures) {
     out->Key(name);
     out->Int(value);
   }
   out->Key("watermark_ms");
-  out->TimeOrNull(pipeline.watermark_ms());
+  out->TimeOrNull(p.watermark_ms);
   out->Key("window_now_ms");
-  out->TimeOrNull(pipeline.window_now_ms());
+  out->TimeOrNull(p.window_now_ms);
   // Label values folded into "other": the variant, then each segment.
   out->Key("label_overflow");
   out->BeginArray();
-  for (int64_t n : pipeline.aggregator().overflowed()) out->Int(n);
+  for (int64_t n : p.overflowed) out->Int(n);
   out->EndArray();
   out->EndObject();
 }
@@ -687,12 +693,26 @@ void WriteKafka(const kafka::IngestState* kafka, int64_t now_mono_ms,
 
 }  // namespace
 
-std::string BuildSummaryJson(const stream::Pipeline& pipeline,
+// `judges` (judges.names) and `agreement`: each pair's, as replay and
+// `rankwatch compare` write it (issue 29).
+void WriteJudges(const stream::PipelineSnapshot& p, JsonWriter* out) {
+  out->Key("judges");
+  out->StringArray(p.judges);
+  out->Key("agreement");
+  out->BeginArray();
+  for (const trec::LabelAgreement& a : p.agreement) {
+    trec::WriteLabelAgreementJson(p.judges[a.first], p.judges[a.second], a,
+                                  out);
+  }
+  out->EndArray();
+}
+
+std::string BuildSummaryJson(const stream::PipelineSnapshot& pipeline,
                              const kafka::IngestState* kafka,
                              const SummaryTimes& times) {
   const std::vector<std::string> window_labels =
-      exporter::WindowLabels(pipeline.aggregator().windows_ms());
-  const HistoryShape shape = MakeHistoryShape(pipeline.aggregator());
+      exporter::WindowLabels(pipeline.windows_ms);
+  const HistoryShape shape = MakeHistoryShape(pipeline);
   JsonWriter out;
   out.BeginObject();
   out.Key("schema_version");
@@ -705,6 +725,7 @@ std::string BuildSummaryJson(const stream::Pipeline& pipeline,
   WriteMeans(pipeline, shape, &out);
   WriteExperiments(pipeline, window_labels, &out);
   WriteInterleaving(pipeline, window_labels, &out);
+  WriteJudges(pipeline, &out);
   WritePipeline(pipeline, kafka, &out);
   WriteKafka(kafka, times.mono_ms, &out);
   out.EndObject();

@@ -1,15 +1,16 @@
 // The live summary behind the status page: GET /api/v1/summary, one JSON
-// object built from the pipeline's plain state (means per variant and
-// segment group, per window, with a short history; the A/B comparisons,
-// their latest verdict changes and sample-ratio checks; the interleaving
-// experiments) and the Kafka consumer's status (lag, readiness). Every
-// field is documented in docs/metrics-reference.md, "Status page and
-// /api/v1/summary". Numbers that are NaN or infinite (an empty mean, an
-// interval without information) are written as null.
+// object rendered from a snapshot of the pipeline (stream::PipelineSnapshot:
+// means per variant and segment group, per window, with a short history;
+// the A/B comparisons, their latest verdict changes and sample-ratio
+// checks; the interleaving experiments) and a copy of the Kafka consumer's
+// status (lag, readiness). Every field is documented in
+// docs/metrics-reference.md, "Status page and /api/v1/summary". Numbers
+// that are NaN or infinite (an empty mean, an interval without
+// information) are written as null.
 //
 // Ownership: reads its arguments during the call only. Thread-safety: none
-// of its own; the caller holds the mutex that guards the pipeline and the
-// Kafka status (the daemon's, as for /metrics).
+// of its own, and no lock needed: its inputs are copies (the daemon takes
+// them under its mutex, then renders without it; handlers.h).
 #ifndef RANKWATCH_DAEMON_PAGE_SUMMARY_H_
 #define RANKWATCH_DAEMON_PAGE_SUMMARY_H_
 
@@ -17,7 +18,7 @@
 #include <string>
 
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::page {
 
@@ -37,8 +38,8 @@ struct SummaryTimes {
   int64_t mono_ms = 0;
 };
 
-// The summary of `pipeline` and, when not null (replay, tests), `kafka`.
-std::string BuildSummaryJson(const stream::Pipeline& pipeline,
+// The summary of `pipeline` and `kafka` (null: no consumer, as in tests).
+std::string BuildSummaryJson(const stream::PipelineSnapshot& pipeline,
                              const kafka::IngestState* kafka,
                              const SummaryTimes& times);
 

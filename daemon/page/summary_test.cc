@@ -10,6 +10,8 @@
 
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
+#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
@@ -54,8 +56,11 @@ class SummaryTest : public ::testing::Test {
     }
   }
 
+  // The summary of a snapshot of the pipeline as it is (no look taken).
   simdjson::dom::element Parse(const kafka::IngestState* kafka) {
-    json_ = BuildSummaryJson(*pipeline_, kafka, {1'234, 5'678});
+    stream::PipelineSnapshot snapshot;
+    stream::TakeSnapshot(*pipeline_, &snapshot);
+    json_ = BuildSummaryJson(snapshot, kafka, {1'234, 5'678});
     simdjson::dom::element root;
     EXPECT_EQ(parser_.parse(json_).get(root), simdjson::SUCCESS) << json_;
     return root;
@@ -205,6 +210,44 @@ TEST_F(SummaryTest, ExperimentsWithIntervalsSrmAndNulls) {
   EXPECT_TRUE(z["welch"]["interval"].at(1).is_null());
   EXPECT_EQ(json_.find("NaN"), std::string::npos);
   EXPECT_EQ(json_.find("inf"), std::string::npos);
+}
+
+// The summary reads the snapshot alone: rendered after the pipeline has
+// moved on and then is gone (as a reload frees its configuration while the
+// daemon renders outside its lock), it shows the moment the snapshot was
+// taken, the interleaving experiment named from the snapshot's own copy of
+// the configuration. P@1 of A at that moment: {1, 0}, mean 1/2.
+TEST_F(SummaryTest, RendersTheSnapshotAfterThePipelineIsGone) {
+  config::Config c = SummaryConfig();
+  c.interleaving = {{"il-test", "il", {"v1", "v2", "v3"}}};
+  auto p = stream::Pipeline::Create(c, &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  Request("a1", "A", "en", true);
+  Request("a2", "A", "en", false);
+  pipeline_->FinishAll();
+  stream::PipelineSnapshot snapshot;
+  stream::TakeSnapshot(*pipeline_, &snapshot);
+  Request("a3", "A", "en", true);  // After the snapshot: not in it.
+  pipeline_->FinishAll();
+  pipeline_.reset();
+  json_ = BuildSummaryJson(snapshot, nullptr, {1'234, 5'678});
+  simdjson::dom::element d;
+  ASSERT_EQ(parser_.parse(json_).get(d), simdjson::SUCCESS) << json_;
+  simdjson::dom::element a = d["variants"].at(0);
+  EXPECT_EQ(std::string_view(a["variant"]), "A");
+  EXPECT_EQ(int64_t(a["requests"]), 2);
+  EXPECT_DOUBLE_EQ(Num(a["series"].at(0)["windows"].at(0)["mean"]), 0.5);
+  EXPECT_EQ(int64_t(d["experiments"].at(0)["comparisons"].at(
+                0)["baseline_arm"]["count"]),
+            2);
+  simdjson::dom::element il = d["interleaving"].at(0);
+  EXPECT_EQ(std::string_view(il["name"]), "il-test");
+  EXPECT_EQ(std::string_view(il["variant"]), "il");
+  simdjson::dom::array teams = il["teams"];
+  ASSERT_EQ(teams.size(), 3u);
+  EXPECT_EQ(std::string_view(teams.at(2)), "v3");
+  EXPECT_EQ(int64_t(il["windows"].at(0)["impressions"]), 0);
 }
 
 // With schema.covariate each window-"all" comparison has an `adjusted`

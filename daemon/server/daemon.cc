@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "base/clock.h"
 #include "config/config_loader.h"
@@ -110,10 +111,19 @@ Status Daemon::Init() {
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
   BuildProbe();  // Before /metrics serves it; it reads the server's counts.
+  // Under mu_ only the copies: the pipeline's snapshot (after a look, as
+  // TakeSnapshot()) and the families of the state mu_ guards (the ingest's
+  // status, the reloads'); the pipeline's families are rendered, and the
+  // whole serialized and compressed, without it (probe.h).
   http_->Handle("/metrics", exporter::MetricsHandler([this] {
-                  std::lock_guard<std::mutex> lock(mu_);
-                  pipeline_->RefreshLook();
-                  return probe_->Collect();
+                  stream::PipelineSnapshot snapshot;
+                  exporter::Probe::GuardedFamilies guarded;
+                  {
+                    std::lock_guard<std::mutex> lock(mu_);
+                    SnapshotLocked(&snapshot);
+                    guarded = probe_->CollectGuarded();
+                  }
+                  return probe_->Render(snapshot, std::move(guarded));
                 }));
   http_->Handle("/healthz", http::HealthHandler());
   // The same predicate as the gauges rankwatch_consumer_ready and
@@ -126,8 +136,15 @@ Status Daemon::Init() {
         const kafka::IngestState& status = ingest_->status();
         return http::Readiness{status.ready(now), status.ReadinessMessage(now)};
       }));
-  page::RegisterHandlers(http_.get(), &mu_, pipeline_.get(), &ingest_->status(),
-                         clock_);
+  // The summary copies under mu_ and renders without it.
+  page::RegisterHandlers(
+      http_.get(),
+      [this](page::SummaryState* out) {
+        std::lock_guard<std::mutex> lock(mu_);
+        SnapshotLocked(&out->pipeline);
+        out->kafka = ingest_->status();
+      },
+      clock_);
   reload_enabled_ = config_.http.enable_reload;
   // Other methods: 405 with "Allow: POST", and cross-site requests 403,
   // from the server.
@@ -150,11 +167,23 @@ Status Daemon::Init() {
   return Status::Ok();
 }
 
+void Daemon::TakeSnapshot(stream::PipelineSnapshot* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SnapshotLocked(out);
+}
+
+void Daemon::SnapshotLocked(stream::PipelineSnapshot* out) {
+  // The A/B figures of the state the means are read from (issue 27).
+  pipeline_->RefreshLook();
+  stream::TakeSnapshot(*pipeline_, out);
+}
+
 void Daemon::BuildProbe() {
-  probe_ = exporter::MakeDaemonProbe(pipeline_.get(), &ingest_->status(),
-                                     MakeBuildInfo(config_), clock_);
-  probe_->Add(std::make_unique<ReloadCollector>(&reload_status_));
-  probe_->Add(std::make_unique<exporter::HttpCollector>(http_.get()));
+  std::unique_ptr<exporter::Probe> probe = exporter::MakeDaemonProbe(
+      &ingest_->status(), MakeBuildInfo(config_), clock_);
+  probe->Add(std::make_unique<ReloadCollector>(&reload_status_));
+  probe->Add(std::make_unique<exporter::HttpCollector>(http_.get()));
+  probe_ = std::move(probe);
 }
 
 Status Daemon::ReloadFailed(std::string message) {
@@ -195,7 +224,6 @@ Status Daemon::Reload() {
     }
     config_ = *std::move(next);
     reload_enabled_ = config_.http.enable_reload;
-    BuildProbe();
     reload_status_.RecordSuccess(clock_->NowMillis());
   }
   // A rotated certificate (cert-manager renews files in place). The files

@@ -1,7 +1,7 @@
 // Daemon: `rankwatch run` assembled. It owns the streaming pipeline, the
 // Kafka ingest that feeds it, the optional Kafka dead-letter sink, and the
-// HTTP endpoint serving /metrics (from a probe reading the pipeline at
-// scrape time), /healthz, /readyz and POST /-/reload.
+// HTTP endpoint serving /metrics (from a probe rendering a snapshot of the
+// pipeline taken at scrape time), /healthz, /readyz and POST /-/reload.
 //
 // Reload (SIGHUP through DaemonOptions::reload_requested, or POST
 // /-/reload) re-reads the configuration file: what can change live is
@@ -13,9 +13,9 @@
 // Threading: Run() consumes on the calling thread; HTTP handlers run on the
 // server's worker threads and read the pipeline and the Kafka status under
 // mu_ (/metrics and /readyz alike), which the ingest takes per message
-// (see consumer.h). Reloads run on a thread of Run() (signals) or an HTTP
-// worker, one at a time (reload_mu_). Create() and Run() are called from
-// one thread.
+// (see consumer.h); /metrics holds it only to copy them (probe.h).
+// Reloads run on a thread of Run() (signals) or an HTTP worker, one at a
+// time (reload_mu_). Create() and Run() are called from one thread.
 //
 // Time: the wall clock for event time, the monotonic clock for intervals,
 // timeouts and readiness, both from SystemClock.
@@ -37,6 +37,7 @@
 #include "daemon/kafka/consumer.h"
 #include "daemon/server/reload_collector.h"
 #include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 
 namespace rankwatch::server {
 
@@ -77,28 +78,36 @@ class Daemon {
   // counted.
   Status Reload();
 
+  // The pipeline's figures now, under mu_ and after a look when lists were
+  // finalized since the last one (Pipeline::RefreshLook): what /metrics,
+  // /api/v1/summary and the demo's terminal render. Thread-safe.
+  void TakeSnapshot(stream::PipelineSnapshot* out);
+
  private:
   Daemon(const config::Config& config, DaemonOptions options)
       : config_(config), options_(std::move(options)) {}
   Status Init();
-  // The probe of the pipeline as configured now, with the reload metrics.
-  // Call under mu_ (the collectors cache labels of the configuration).
+  // The probe, with the reload and HTTP metrics: built once, before
+  // /metrics serves it (its pipeline families render the configuration of
+  // each snapshot, so a reload leaves it as it is).
   void BuildProbe();
+  // TakeSnapshot() with mu_ held by the caller.
+  void SnapshotLocked(stream::PipelineSnapshot* out);
   Status ReloadFailed(std::string message);
 
   std::mutex reload_mu_;   // One reload at a time; guards config_.
   config::Config config_;  // As running.
   const DaemonOptions options_;
   const Clock* clock_ = SystemClock::Get();
-  std::mutex mu_;  // Guards the pipeline, the ingest's status, the probe
-                   // and reload_status_.
+  std::mutex mu_;  // Guards the pipeline, the ingest's status and
+                   // reload_status_.
   ReloadStatus reload_status_;
   // http.enable_reload as configured now (read by HTTP workers).
   std::atomic<bool> reload_enabled_{false};
   std::unique_ptr<kafka::KafkaIngest> ingest_;
   std::unique_ptr<kafka::KafkaDeadLetterSink> dead_letters_;
   std::unique_ptr<stream::Pipeline> pipeline_;
-  std::unique_ptr<exporter::Probe> probe_;
+  std::unique_ptr<const exporter::Probe> probe_;  // Set before serving.
   std::unique_ptr<http::HttpServer> http_;
 };
 

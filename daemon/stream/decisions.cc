@@ -160,6 +160,22 @@ std::string_view DecisionValueName(DecisionValue v) {
   return "keep_running";
 }
 
+int InputSign(InputState s) {
+  switch (s) {
+    case InputState::kBetter:
+    case InputState::kNonInferior:
+      return 1;
+    case InputState::kWorse:
+    case InputState::kInferior:
+      return -1;
+    case InputState::kNoData:
+    case InputState::kInconclusive:
+    case InputState::kUndecided:
+      return 0;
+  }
+  return 0;
+}
+
 std::string_view InputStateName(InputState s) {
   switch (s) {
     case InputState::kNoData:

@@ -66,6 +66,10 @@ enum class InputState {
 };
 inline constexpr int kNumInputStates = 7;
 std::string_view InputStateName(InputState s);
+// What an input says to the decision: +1 supports shipping (better,
+// non-inferior), -1 blocks it (worse, inferior), 0 neither yet
+// (rankwatch_ab_decision_input, the demo's table).
+int InputSign(InputState s);
 
 // The rule alone, from the states of the primary series and guardrails.
 [[nodiscard]] DecisionValue Decide(bool sample_ratio_mismatch,

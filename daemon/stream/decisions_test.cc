@@ -428,5 +428,16 @@ TEST(DecisionSimulationTest, GuardrailPowerAtNoChange) {
   RecordProperty("guardrail_power", std::to_string(power));
 }
 
+// The sign each input gives the decision (rankwatch_ab_decision_input).
+TEST(InputSignTest, SupportsBlocksOrNeither) {
+  EXPECT_EQ(InputSign(InputState::kBetter), 1);
+  EXPECT_EQ(InputSign(InputState::kNonInferior), 1);
+  EXPECT_EQ(InputSign(InputState::kWorse), -1);
+  EXPECT_EQ(InputSign(InputState::kInferior), -1);
+  EXPECT_EQ(InputSign(InputState::kNoData), 0);
+  EXPECT_EQ(InputSign(InputState::kInconclusive), 0);
+  EXPECT_EQ(InputSign(InputState::kUndecided), 0);
+}
+
 }  // namespace
 }  // namespace rankwatch::stream

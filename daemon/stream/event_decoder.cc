@@ -14,6 +14,7 @@
 #include "base/rfc3339.h"
 #include "base/saturating.h"
 #include "base/string_index.h"
+#include "base/strings.h"
 #include "daemon/stream/event_decoder_internal.h"
 #include "daemon/stream/json_scalar.h"
 
@@ -95,12 +96,25 @@ DecodeStatus EventDecoder::DuplicateKey(const FieldPath& path) {
   return Reject(RejectReason::kDuplicateKey, std::move(detail));
 }
 
+namespace {
+
+// The schema as the decoder reads it: without judges, schema.judge names
+// no field (an event's "judge" key is then not read, as before judges).
+config::SchemaConfig WithoutUnreadKeys(const config::SchemaConfig& schema,
+                                       const DecodeRules& rules) {
+  config::SchemaConfig read = schema;
+  if (rules.judges.names.empty()) read.judge.clear();
+  return read;
+}
+
+}  // namespace
+
 EventDecoder::EventDecoder(const config::SchemaConfig& schema,
                            const config::EventLimitsConfig& limits,
                            config::JoinMode mode,
                            std::vector<std::string> segment_labels,
                            const Clock* clock, DecodeRules rules)
-    : schema_(schema),
+    : schema_(WithoutUnreadKeys(schema, rules)),
       limits_(limits),
       mode_(mode),
       segment_labels_(std::move(segment_labels)),
@@ -187,7 +201,8 @@ EventDecoder EventDecoder::ForConfig(const config::Config& config,
   return EventDecoder(
       config.schema, config.events, config.join.mode,
       config.aggregation.segments, clock,
-      DecodeRules{config.interleaving, config.metrics.click_exclude_kinds});
+      DecodeRules{config.interleaving, config.metrics.click_exclude_kinds,
+                  config.judges});
 }
 
 // ---- Entry points ---------------------------------------------------------
@@ -353,6 +368,7 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
 
   Judgment single;
   std::string_view event_kind;
+  std::string_view event_judge;
   EventFields fields;
   fields.request_id = &out->request_id;
   fields.query_id = &out->query_id;
@@ -360,6 +376,7 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
   fields.judgments = &out->judgments;
   fields.single = &single;
   fields.kind = &event_kind;
+  fields.judge = &event_judge;
   fields.rank = &claimed_rank_;
   RW_RETURN_IF_REJECTED(judgments_tree_.nested
                             ? ReadNested(payload, judgments_tree_, &fields)
@@ -389,6 +406,10 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
   }
   ResolveKinds(event_kind, &out->judgments);
   if (by_action) RW_RETURN_IF_REJECTED(GradeByKind(&out->judgments));
+  if (!schema_.judge.empty()) {
+    RW_RETURN_IF_REJECTED(ResolveJudges(
+        event_judge, fields.Saw(TopField::kJudgments), &out->judgments));
+  }
   RW_RETURN_IF_REJECTED(ResolveTimestamp(fields.Saw(TopField::kTimestamp),
                                          fields.timestamp_is_text, fallback,
                                          &out->timestamp_ms));
@@ -494,6 +515,8 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
       return ReadUnit(value, fields->unit);
     case TopField::kKind:
       return ReadId(value, {{}, -1, schema_.kind}, fields->kind);
+    case TopField::kJudge:
+      return ReadId(value, {{}, -1, schema_.judge}, fields->judge);
     case TopField::kPosition:
       return ReadPosition(value, fields->rank);
     case TopField::kTeams:

@@ -58,6 +58,9 @@ struct [[nodiscard]] DecodeStatus {
 struct DecodeRules {
   std::vector<config::InterleavingConfig> interleaving;
   std::vector<std::string> click_exclude_kinds;
+  // judges: the accepted values of schema.judge (empty: the field is not
+  // read) and the judge of a judgment without one (empty: none).
+  config::JudgesConfig judges = {};
 };
 
 class EventDecoder {
@@ -140,6 +143,11 @@ class EventDecoder {
   //    unknown_team as above. Other variants' arrays are not matched.
   //  - A judgment's kind (schema.kind) is its batch entry's, else the
   //    event's; a string or an integer.
+  //  - With judges (DecodeRules::judges), a judgment's judge
+  //    (schema.judge) likewise, else judges.default: a string or an
+  //    integer that must be one of judges.names (unknown_judge), and
+  //    present unless there is a default (missing_field). Without judges
+  //    the field is not read.
   //  - A schema name with dots is a path through nested objects, read in
   //    the same single pass; an object on the path that is null or absent
   //    means the field is absent, any other non-object is wrong_type.
@@ -196,6 +204,7 @@ class EventDecoder {
     kPosition,
     kTeams,
     kCovariate,
+    kJudge,
   };
 
   // A key table entry: the schema member that names `field`. Each kind of
@@ -227,6 +236,7 @@ class EventDecoder {
       {&config::SchemaConfig::relevance, TopField::kRelevance},
       {&config::SchemaConfig::kind, TopField::kKind},
       {&config::SchemaConfig::position, TopField::kPosition},
+      {&config::SchemaConfig::judge, TopField::kJudge},
   };
 
   // Where the top-level loop puts what it reads (views into the output
@@ -255,9 +265,10 @@ class EventDecoder {
     // Judgment events; `single` is the top-level doc_id and relevance.
     std::vector<Judgment>* judgments = nullptr;
     Judgment* single = nullptr;
-    std::string_view* kind = nullptr;  // The event's (top-level) kind.
-    int32_t* rank = nullptr;           // schema.position, as a rank.
-    uint32_t seen = 0;                 // Bit(f) is set once field f was read.
+    std::string_view* kind = nullptr;   // The event's (top-level) kind.
+    std::string_view* judge = nullptr;  // The event's (top-level) judge.
+    int32_t* rank = nullptr;            // schema.position, as a rank.
+    uint32_t seen = 0;                  // Bit(f) is set once field f was read.
     // The timestamp field was an RFC 3339 string, not epoch milliseconds.
     bool timestamp_is_text = false;
   };
@@ -393,6 +404,12 @@ class EventDecoder {
                                   CovariateOutcome* outcome) const;
   // schema.actions: grades each judgment by its kind, dropping other kinds.
   DecodeStatus GradeByKind(std::vector<Judgment>* judgments) const;
+  // With judges: gives each judgment its judge (its entry's, else
+  // `event_judge`, else judges.default) and that judge's place in
+  // judges.names; unknown_judge or missing_field otherwise. `batch`: the
+  // judgments came from the schema.judgments array (for details).
+  DecodeStatus ResolveJudges(std::string_view event_judge, bool batch,
+                             std::vector<Judgment>* judgments) const;
 
   const config::SchemaConfig schema_;
   const config::EventLimitsConfig limits_;

@@ -1,5 +1,6 @@
 // EventDecoder's readers of lists and nested objects: the results array
-// (ids or objects with teams and scores), segments, and judgment batches.
+// (ids or objects with teams and scores), segments, and judgment batches
+// with their judges.
 // The set-up, the top level, ids and timestamps are in event_decoder.cc.
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/strings.h"
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/event_decoder_internal.h"
 
@@ -288,6 +290,7 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
   bool has_doc_id = false;
   bool has_relevance = false;
   bool has_kind = false;
+  bool has_judge = false;
   // Sets *seen, or rejects a key seen before in this entry.
   const auto first = [&](bool* seen, std::string_view key) {
     if (*seen) return DuplicateKey({schema_.judgments, index, key});
@@ -315,6 +318,11 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
       RW_RETURN_IF_REJECTED(ReadId(field.value(),
                                    {schema_.judgments, index, schema_.kind},
                                    &judgment->kind));
+    } else if (key == schema_.judge && !key.empty()) {
+      RW_RETURN_IF_REJECTED(first(&has_judge, key));
+      RW_RETURN_IF_REJECTED(ReadId(field.value(),
+                                   {schema_.judgments, index, schema_.judge},
+                                   &judgment->judge_name));
     }
   }
   if (!has_doc_id) {
@@ -323,6 +331,35 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
   if (!has_relevance && schema_.actions.empty()) {
     return DefaultRelevance({schema_.judgments, index, schema_.relevance},
                             &judgment->grade);
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ResolveJudges(
+    std::string_view event_judge, bool batch,
+    std::vector<Judgment>* judgments) const {
+  const std::vector<std::string>& names = rules_.judges.names;
+  for (size_t i = 0; i < judgments->size(); ++i) {
+    Judgment& j = (*judgments)[i];
+    if (j.judge_name.empty()) j.judge_name = event_judge;
+    if (j.judge_name.empty()) j.judge_name = rules_.judges.default_judge;
+    const FieldPath path =
+        batch ? FieldPath{schema_.judgments, static_cast<int64_t>(i),
+                          schema_.judge}
+              : FieldPath{{}, -1, schema_.judge};
+    if (j.judge_name.empty()) return MissingField(path);
+    const auto known = std::find(names.begin(), names.end(), j.judge_name);
+    if (known == names.end()) {
+      std::string list;
+      for (const std::string& n : names) {
+        list += list.empty() ? "" : ", ";
+        list += Printable(n);
+      }
+      return Reject(RejectReason::kUnknownJudge,
+                    Describe(path) + " '" + Printable(j.judge_name) +
+                        "' is not one of judges.names (" + list + ")");
+    }
+    j.judge = static_cast<int32_t>(known - names.begin());
   }
   return DecodeStatus::Ok();
 }

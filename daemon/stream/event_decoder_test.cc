@@ -92,7 +92,7 @@ TEST(EventsTest, NamesAreStableSnakeCase) {
       "bad_timestamp",      "empty_results",    "too_many_results",
       "duplicate_doc",      "non_finite_score", "non_integer_relevance",
       "too_many_judgments", "future_timestamp", "past_timestamp",
-      "unknown_team",       "duplicate_key"};
+      "unknown_team",       "duplicate_key",    "unknown_judge"};
   ASSERT_EQ(static_cast<int>(expected.size()), kNumRejectReasons);
   for (int i = 0; i < kNumRejectReasons; ++i) {
     EXPECT_EQ(RejectReasonName(static_cast<RejectReason>(i)), expected[i]);
@@ -147,6 +147,62 @@ TEST(DecodeJudgmentsTest, KindsOfEntriesAndEvents) {
             "ok");
   EXPECT_EQ(d.judgments.judgments[0].kind, "");
   EXPECT_FALSE(d.judgments.judgments[0].click_excluded);
+}
+
+// schema.judge (issue 29): a batch entry's judge, else the event's, else
+// judges.default; each resolved to its place in judges.names.
+TEST(DecodeJudgmentsTest, JudgesOfEntriesAndEvents) {
+  const config::JudgesConfig judges{{"human", "umbrela", "7"}, "umbrela"};
+  Decoder d(JoinMode::kImpression, {}, {}, AnyTime(),
+            DecodeRules{{}, {}, judges});
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "judge": "human", "timestamp": 5,
+                "judgments": [{"doc_id": "a", "relevance": 1},
+                              {"doc_id": "b", "relevance": 1, "judge": 7},
+                              {"doc_id": "c", "relevance": 2,
+                               "judge": "umbrela"}]})"),
+            "ok");
+  ASSERT_EQ(d.judgments.judgments.size(), 3u);
+  EXPECT_EQ(d.judgments.judgments[0].judge_name, "human");
+  EXPECT_EQ(d.judgments.judgments[0].judge, 0);
+  EXPECT_EQ(d.judgments.judgments[1].judge_name, "7");  // An integer id.
+  EXPECT_EQ(d.judgments.judgments[1].judge, 2);
+  EXPECT_EQ(d.judgments.judgments[2].judge, 1);
+  // Neither the entry nor the event names one: judges.default.
+  ASSERT_EQ(d.Judgments(R"({"request_id": "r", "doc_id": "a", "timestamp": 5,
+                "relevance": 1})"),
+            "ok");
+  EXPECT_EQ(d.judgments.judgments[0].judge_name, "umbrela");
+  EXPECT_EQ(d.judgments.judgments[0].judge, 1);
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 5,
+                "judgments": [{"doc_id": "a", "relevance": 1},
+                              {"doc_id": "b", "relevance": 0,
+                               "judge": "Human"}]})"),
+            "unknown_judge: judgments[1].judge 'Human' is not one of "
+            "judges.names (human, umbrela, 7)");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 5,
+                "judgments": [{"doc_id": "a", "judge": "human",
+                               "judge": "umbrela"}]})"),
+            "duplicate_key: duplicate key 'judge' in judgments[0]");
+  EXPECT_EQ(d.Judgments(R"({"request_id": "r", "timestamp": 5, "doc_id": "a",
+                "relevance": 1, "judge": {"name": "human"}})"),
+            "wrong_type: 'judge' is not a string or an integer");
+
+  // Without a default, a judgment must name its judge.
+  Decoder strict(JoinMode::kImpression, {}, {}, AnyTime(),
+                 DecodeRules{{}, {}, config::JudgesConfig{{"human"}, ""}});
+  EXPECT_EQ(strict.Judgments(R"({"request_id": "r", "timestamp": 5,
+                "judgments": [{"doc_id": "a", "relevance": 1,
+                               "judge": "human"},
+                              {"doc_id": "b", "relevance": 1}]})"),
+            "missing_field: missing field 'judge' in judgments[1]");
+
+  // Without judges the field is not read, whatever it holds.
+  Decoder none(JoinMode::kImpression, {}, {}, AnyTime());
+  ASSERT_EQ(none.Judgments(R"({"request_id": "r", "timestamp": 5,
+                "doc_id": "a", "relevance": 1, "judge": {"name": "human"}})"),
+            "ok");
+  EXPECT_EQ(none.judgments.judgments[0].judge, -1);
+  EXPECT_EQ(none.judgments.judgments[0].judge_name, "");
 }
 
 TEST(DecodeResultsTest, ObjectFormFromTheIssue) {
@@ -1305,6 +1361,12 @@ std::vector<RejectCase> RejectCases() {
                  "missing_field: missing field 'team' in results[1] "
                  "(variant 'I' is interleaved: every result needs its "
                  "team)"},
+      // unknown_judge (judges human and llm here, llm by default)
+      RejectCase{J,
+                 R"({"request_id": "r", "timestamp": 5, "doc_id": "a",
+                       "relevance": 1, "judge": "gpt"})",
+                 "unknown_judge: 'judge' 'gpt' is not one of judges.names "
+                 "(human, llm)"},
       // duplicate_key
       RejectCase{R,
                  R"({"request_id": "r", "timestamp": 5,
@@ -1326,7 +1388,9 @@ TEST_P(RejectTest, ExactReasonAndDetail) {
   limits.max_id_length = 8;
   limits.min_timestamp_ms = 1;
   Decoder d(JoinMode::kImpression, {}, {}, limits,
-            DecodeRules{{{"x", "I", {"A", "B"}}}, {}});
+            DecodeRules{{{"x", "I", {"A", "B"}}},
+                        {},
+                        config::JudgesConfig{{"human", "llm"}, "llm"}});
   const RejectCase& c = GetParam();
   EXPECT_EQ(c.topic == Topic::kResults ? d.Results(c.payload)
                                        : d.Judgments(c.payload),

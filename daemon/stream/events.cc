@@ -48,6 +48,8 @@ std::string_view RejectReasonName(RejectReason r) {
       return "unknown_team";
     case RejectReason::kDuplicateKey:
       return "duplicate_key";
+    case RejectReason::kUnknownJudge:
+      return "unknown_judge";
   }
   return "unknown";
 }

@@ -46,8 +46,10 @@ enum class RejectReason {
   // A field the decoder reads appears twice in one object: which one the
   // producer meant is ambiguous (JSON parsers disagree on first or last).
   kDuplicateKey,
+  // A judgment's judge (schema.judge) is not one of judges.names.
+  kUnknownJudge,
 };
-inline constexpr int kNumRejectReasons = 17;
+inline constexpr int kNumRejectReasons = 18;
 std::string_view RejectReasonName(RejectReason r);
 
 // What the results event said about schema.covariate, the pre-exposure
@@ -136,6 +138,12 @@ struct Judgment {
   // The rank the event says the doc was shown at (schema.position, made
   // 1-based), checked against the served list; 0 when absent.
   int32_t claimed_rank = 0;
+  // With judges (judges.names): who labelled, schema.judge of its batch
+  // entry, else of the event, else judges.default, as read (`judge_name`)
+  // and as its place in judges.names (`judge`, 0 the most trusted). Without
+  // judges: empty and -1.
+  std::string_view judge_name = {};
+  int32_t judge = -1;
 };
 
 // One judgment, or a batch of them, for one request (impression mode) or
@@ -145,6 +153,18 @@ struct JudgmentEvent {
   std::string_view query_id;
   int64_t timestamp_ms = 0;
   std::vector<Judgment> judgments;
+};
+
+// An event as read, before decoding: what a dead letter copies. Both views
+// point into the reader's buffer (the Kafka message, the replay file) and
+// are valid for the one call they are passed to. The key travels here, not
+// in EventOrigin, because EventOrigin is copied and stored by the join
+// (pending requests keep their events' origins) long after the message is
+// gone; and not through a "current key" set on the sink beforehand, which
+// a path that forgot to set it would leak into the next event's letter.
+struct RawEvent {
+  std::string_view payload;
+  std::string_view key;  // The Kafka message key; empty in replay.
 };
 
 // Where an event came from, so the join can tell its source when the state

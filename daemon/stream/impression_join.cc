@@ -167,7 +167,7 @@ void ImpressionJoin::AddRecords(PendingRequest* r, const JudgmentEvent& e,
     r->records.push_back(JudgmentRecord{
         begin, static_cast<uint32_t>(r->judged_docs.size()), e.timestamp_ms,
         j.grade.value_or(0), !j.grade.has_value(), origin.replayed,
-        j.click_excluded, j.claimed_rank});
+        j.click_excluded, static_cast<int8_t>(j.judge), j.claimed_rank});
   }
   r->origins.push_back(origin);
 }
@@ -208,6 +208,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.cause = cause;
     f.ranked = ranked_;
     f.judged = judged_;
+    f.judges = judge_grades_;
     f.clicks = clicks_differ_ ? std::span<const metrics::Grade>(clicks_)
                               : std::span<const metrics::Grade>(ranked_);
     f.first_click_delay_ms =
@@ -260,9 +261,17 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
   }
   ranked_.assign(r.num_docs(), metrics::kUnjudged);
   judged_.clear();
+  for (JudgeGrades& g : judge_grades_) {
+    g.ranked.assign(r.num_docs(), metrics::kUnjudged);
+    g.judged.clear();
+  }
   // Excluded kinds in the window make the click grades differ from the
-  // relevance grades; otherwise the clicks are the ranked grades.
+  // relevance grades; otherwise the clicks are the ranked grades. Judges
+  // by precedence do too: a click counts whichever judge ranks first.
+  const bool precedence = !judge_grades_.empty() &&
+                          judge_combine_ == config::JudgeCombine::kPrecedence;
   clicks_differ_ =
+      precedence ||
       std::any_of(in_window_.begin(), in_window_.end(),
                   [&](uint32_t i) { return r.records[i].click_excluded; });
   if (clicks_differ_) clicks_.assign(r.num_docs(), metrics::kUnjudged);
@@ -277,16 +286,24 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
                            [&](uint32_t i) { return doc_of(i) == doc; }) -
             in_window_.begin();
     }
-    const DocGrade all = CombineDoc(r, begin, end, false);
-    const int32_t rank = all.judged ? r.FindDoc(doc) : -1;
+    DocGrade all;
+    int32_t served = -1;  // Looked up only when something needs it.
+    if (judge_grades_.empty()) {
+      all = CombineDoc(r, begin, end, false, kAnyJudge);
+      if (all.judged || clicks_differ_) served = r.FindDoc(doc);
+    } else {
+      served = r.FindDoc(doc);
+      all = CombineJudges(r, begin, end, served, precedence);
+    }
+    const int32_t rank = all.judged ? served : -1;
     if (all.judged) {
       judged_.push_back(all.grade);
       if (rank >= 0) ranked_[rank] = all.grade;
     }
     const DocGrade click =
-        clicks_differ_ ? CombineDoc(r, begin, end, true) : all;
+        clicks_differ_ ? CombineDoc(r, begin, end, true, kAnyJudge) : all;
     if (clicks_differ_ && click.judged) {
-      const int32_t click_rank = r.FindDoc(doc);
+      const int32_t click_rank = served;
       if (click_rank >= 0) {
         clicks_[click_rank] = click.grade;
         first_click_ms_ = std::min(first_click_ms_, click.first_click_ms);
@@ -298,15 +315,37 @@ void ImpressionJoin::Combine(const PendingRequest& r) {
   }
 }
 
+ImpressionJoin::DocGrade ImpressionJoin::CombineJudges(const PendingRequest& r,
+                                                       size_t begin, size_t end,
+                                                       int32_t served,
+                                                       bool precedence) {
+  DocGrade all;
+  if (!precedence) all = CombineDoc(r, begin, end, false, kAnyJudge);
+  for (size_t j = 0; j < judge_grades_.size(); ++j) {
+    const DocGrade own = CombineDoc(r, begin, end, false, static_cast<int>(j));
+    if (!own.judged) continue;
+    judge_grades_[j].judged.push_back(own.grade);
+    if (served >= 0) judge_grades_[j].ranked[served] = own.grade;
+    if (precedence && !all.judged) all = own;
+  }
+  return all;
+}
+
 ImpressionJoin::DocGrade ImpressionJoin::CombineDoc(const PendingRequest& r,
                                                     size_t begin, size_t end,
-                                                    bool clicks_only) const {
+                                                    bool clicks_only,
+                                                    int judge) const {
   // Which of a doc's records wins below does not depend on their order.
-  // A withdrawal removes every judgment stamped at or before it.
+  // A withdrawal removes every judgment stamped at or before it (of the
+  // same judge, when one is asked for).
+  const auto skip = [&](const JudgmentRecord& rec) {
+    return (clicks_only && rec.click_excluded) ||
+           (judge != kAnyJudge && rec.judge != judge);
+  };
   int64_t withdrawn_until = INT64_MIN;
   for (size_t k = begin; k < end; ++k) {
     const JudgmentRecord& rec = r.records[in_window_[k]];
-    if (clicks_only && rec.click_excluded) continue;
+    if (skip(rec)) continue;
     if (rec.withdraws) withdrawn_until = std::max(withdrawn_until, rec.time_ms);
   }
   const bool take_max = config_.combine == config::CombineRule::kMax;
@@ -314,7 +353,7 @@ ImpressionJoin::DocGrade ImpressionJoin::CombineDoc(const PendingRequest& r,
   int64_t grade_time = INT64_MIN;
   for (size_t k = begin; k < end; ++k) {
     const JudgmentRecord& rec = r.records[in_window_[k]];
-    if (clicks_only && rec.click_excluded) continue;
+    if (skip(rec)) continue;
     if (rec.withdraws || rec.time_ms <= withdrawn_until) continue;
     // kLast: the latest event time wins, the higher grade on ties.
     const bool better =

@@ -19,6 +19,13 @@
 // join.max_pending_requests and records beyond
 // join.max_judgments_per_request depend on arrival order; each is counted.
 //
+// With judges (SetJudges), each judge's records combine apart (a
+// withdrawal withdraws its own judge's labels), and a doc's grade is the
+// first judge's of judges.names that has one (precedence) or comes from
+// every record as without judges (pooled); FinalizedRequest::judges has
+// each judge's own grades. What counts as a click does not depend on
+// judges (metrics.click_exclude_kinds does that).
+//
 // Not thread-safe; owned and driven by the pipeline.
 #ifndef RANKWATCH_DAEMON_STREAM_IMPRESSION_JOIN_H_
 #define RANKWATCH_DAEMON_STREAM_IMPRESSION_JOIN_H_
@@ -80,8 +87,16 @@ class ImpressionJoin final : public WatermarkedJoin {
     metrics::Grade grade = 0;
     int64_t first_click_ms = INT64_MAX;  // Earliest surviving click record.
   };
+  // `judge`: over that judge's records only (JudgmentRecord::judge), or
+  // kAnyJudge.
+  static constexpr int kAnyJudge = -1;
   DocGrade CombineDoc(const PendingRequest& request, size_t begin, size_t end,
-                      bool clicks_only) const;
+                      bool clicks_only, int judge) const;
+  // With judges: the doc's grade by judges.combine, filling each judge's
+  // grades of judge_grades_ on the way (`served`: the doc's rank - 1, or
+  // -1).
+  DocGrade CombineJudges(const PendingRequest& request, size_t begin,
+                         size_t end, int32_t served, bool precedence);
   void CountUnclaimed(const JudgmentRecord& record);
   void Release(PendingRequest* request);
 

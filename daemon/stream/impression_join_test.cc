@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <functional>
 
+#include "base/random.h"
 #include "daemon/stream/join_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
 
+using testing::By;
+using testing::Finalized;
 using testing::Judgments;
 using testing::RecordingListener;
 using testing::Results;
@@ -477,6 +480,187 @@ TEST(ImpressionJoinRestoreTest, EachPartitionKeepsItsOwnersWatermark) {
   // the one restored for it.
   EXPECT_EQ(join.commit_watermark_ms(0), 20'000);
   EXPECT_EQ(join.commit_watermark_ms(1), 5'000);
+}
+
+// Labels from several judges (issue 29): judges human (0), llm (1) and
+// clicks (2). r1 serves [a, b, c]; llm grades a 2 and b 1, human grades a
+// 0, clicks grade c 1. Each judge's grades stand apart; the list's grade
+// of a doc is the first judge's in judges.names that has one.
+class ImpressionJoinJudgesTest : public ImpressionJoinTest {
+ protected:
+  void UseJudges(config::JudgeCombine combine) {
+    config::JudgesConfig judges;
+    judges.names = {"human", "llm", "clicks"};
+    judges.combine = combine;
+    join().SetJudges(judges);
+  }
+  void Feed() {
+    EXPECT_TRUE(Res("r1", 1000, {"a", "b", "c"}, 1));
+    auto llm = By(1, Judgments("r1", 2000, {{"a", 2}, {"b", 1}}));
+    auto human = By(0, Judgments("r1", 3000, {{"a", 0}}));
+    auto clicks = By(2, Judgments("r1", 2500, {{"c", 1}}));
+    EXPECT_TRUE(join().OnJudgments(llm.event, EventOrigin{0, 2}));
+    EXPECT_TRUE(join().OnJudgments(human.event, EventOrigin{0, 3}));
+    EXPECT_TRUE(join().OnJudgments(clicks.event, EventOrigin{0, 4}));
+  }
+  static std::vector<metrics::Grade> Sorted(std::vector<metrics::Grade> g) {
+    std::sort(g.begin(), g.end());
+    return g;
+  }
+};
+
+TEST_F(ImpressionJoinJudgesTest, PrecedenceTakesTheFirstJudgeThatLabelled) {
+  UseJudges(config::JudgeCombine::kPrecedence);
+  Feed();
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  const auto& f = listener_.finalized[0];
+  // a: human's 0 over llm's 2; b: llm's 1; c: clicks' 1.
+  EXPECT_EQ(f.ranked, (std::vector<metrics::Grade>{0, 1, 1}));
+  EXPECT_EQ(Sorted(f.judged), (std::vector<metrics::Grade>{0, 1, 1}));
+  ASSERT_EQ(f.judges.size(), 3u);
+  EXPECT_EQ(f.judges[0].ranked, (std::vector<metrics::Grade>{0, U, U}));
+  EXPECT_EQ(f.judges[0].judged, (std::vector<metrics::Grade>{0}));
+  EXPECT_EQ(f.judges[1].ranked, (std::vector<metrics::Grade>{2, 1, U}));
+  EXPECT_EQ(Sorted(f.judges[1].judged), (std::vector<metrics::Grade>{1, 2}));
+  EXPECT_EQ(f.judges[2].ranked, (std::vector<metrics::Grade>{U, U, 1}));
+  // What counts as a click does not depend on the judges: every label
+  // pooled (join.combine max), as without judges.
+  EXPECT_EQ(f.clicks, (std::vector<metrics::Grade>{2, 1, 1}));
+}
+
+TEST_F(ImpressionJoinJudgesTest, PooledCombinesEveryLabelAsWithoutJudges) {
+  UseJudges(config::JudgeCombine::kPooled);
+  Feed();
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  const auto& f = listener_.finalized[0];
+  // join.combine max: a is max(2, 0).
+  EXPECT_EQ(f.ranked, (std::vector<metrics::Grade>{2, 1, 1}));
+  EXPECT_EQ(f.clicks, f.ranked);
+  EXPECT_EQ(f.judges[0].ranked, (std::vector<metrics::Grade>{0, U, U}));
+}
+
+// A withdrawal ("relevance": null) withdraws its own judge's labels only.
+TEST_F(ImpressionJoinJudgesTest, AWithdrawalIsItsJudgesOwn) {
+  UseJudges(config::JudgeCombine::kPrecedence);
+  Feed();
+  auto withdraw = By(0, Judgments("r1", 5000, {{"a", std::nullopt}}));
+  EXPECT_TRUE(join().OnJudgments(withdraw.event, EventOrigin{0, 5}));
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  const auto& f = listener_.finalized[0];
+  // a: human withdrew its 0; llm's 2 stands and now comes first.
+  EXPECT_EQ(f.ranked, (std::vector<metrics::Grade>{2, 1, 1}));
+  EXPECT_EQ(f.judges[0].ranked, (std::vector<metrics::Grade>{U, U, U}));
+  EXPECT_TRUE(f.judges[0].judged.empty());
+  EXPECT_EQ(f.judges[1].ranked, (std::vector<metrics::Grade>{2, 1, U}));
+}
+
+// A checkpoint names its judges: restored under judges.names in another
+// order, each label keeps its judge; under a list without llm, llm's
+// labels leave; without judges, every label counts alike.
+TEST_F(ImpressionJoinJudgesTest, CheckpointsMapTheJudgesByName) {
+  UseJudges(config::JudgeCombine::kPrecedence);
+  Feed();
+  std::string record;
+  ByteWriter w(&record);
+  join().EncodeShard(0, testing::NoGroups(), &w);
+
+  const auto restore = [&](std::vector<std::string> names) {
+    RecordingListener listener;
+    ImpressionJoin other(config_, &clock_, &listener);
+    config::JudgesConfig judges;
+    judges.names = std::move(names);
+    other.SetJudges(judges);
+    ByteReader r(record);
+    EXPECT_TRUE(other.DecodeShard(0, testing::NoGroups(), &r).ok());
+    other.FinishAll();
+    EXPECT_EQ(listener.finalized.size(), 1u);
+    return listener.finalized.empty() ? Finalized{} : listener.finalized[0];
+  };
+  // llm first now: a is llm's 2.
+  const Finalized reordered = restore({"llm", "clicks", "human"});
+  EXPECT_EQ(reordered.ranked, (std::vector<metrics::Grade>{2, 1, 1}));
+  EXPECT_EQ(reordered.judges[0].ranked, (std::vector<metrics::Grade>{2, 1, U}));
+  EXPECT_EQ(reordered.judges[2].ranked, (std::vector<metrics::Grade>{0, U, U}));
+  // Without llm: a is human's 0, b has no label left.
+  const Finalized without_llm = restore({"human", "clicks"});
+  EXPECT_EQ(without_llm.ranked, (std::vector<metrics::Grade>{0, U, 1}));
+  // Without judges: join.combine max over every label, as pooled.
+  const Finalized none = restore({});
+  EXPECT_EQ(none.ranked, (std::vector<metrics::Grade>{2, 1, 1}));
+  EXPECT_TRUE(none.judges.empty());
+}
+
+// Property: with judges, what a request's list scores does not depend on
+// the order its judgments arrive in. Random labels (grades 0..3 and
+// withdrawals) from three judges on five docs, fed in a random order; the
+// grades are checked against a reference written here: per judge and doc,
+// the labels after the judge's latest withdrawal of the doc combine by max
+// (join.combine), and the list takes the first judge's in judges.names.
+TEST_F(ImpressionJoinTest, JudgesGradesDoNotDependOnArrivalOrder) {
+  constexpr int kJudges = 3;
+  const std::vector<std::string> docs = {"a", "b", "c", "d", "e"};
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Xoshiro256 rng(seed);
+    struct Label {
+      int judge;
+      int doc;
+      int64_t t;
+      std::optional<int32_t> grade;
+    };
+    std::vector<Label> labels;
+    for (int n = static_cast<int>(rng.Between(1, 12)); n > 0; --n) {
+      const bool withdraw = rng.Below(5) == 0;
+      labels.push_back({static_cast<int>(rng.Below(kJudges)),
+                        static_cast<int>(rng.Below(docs.size())),
+                        1000 + rng.Between(0, 9000),
+                        withdraw ? std::nullopt
+                                 : std::optional<int32_t>(rng.Between(0, 3))});
+    }
+    // The reference.
+    std::vector<metrics::Grade> want(docs.size(), U);
+    for (size_t d = 0; d < docs.size(); ++d) {
+      for (int j = 0; j < kJudges && want[d] == U; ++j) {
+        int64_t withdrawn_until = INT64_MIN;
+        for (const Label& l : labels) {
+          if (l.judge == j && l.doc == static_cast<int>(d) && !l.grade) {
+            withdrawn_until = std::max(withdrawn_until, l.t);
+          }
+        }
+        for (const Label& l : labels) {
+          if (l.judge == j && l.doc == static_cast<int>(d) && l.grade &&
+              l.t > withdrawn_until) {
+            want[d] = std::max(want[d], *l.grade);
+          }
+        }
+      }
+    }
+    // Two arrival orders of the same labels.
+    for (int order = 0; order < 2; ++order) {
+      std::vector<Label> shuffled = labels;
+      for (size_t i = shuffled.size(); i > 1; --i) {
+        std::swap(shuffled[i - 1], shuffled[rng.Below(i)]);
+      }
+      RecordingListener listener;
+      ImpressionJoin join(config_, &clock_, &listener);
+      config::JudgesConfig judges;
+      judges.names = {"human", "llm", "clicks"};
+      join.SetJudges(judges);
+      auto r = Results("r", 1000, docs);
+      EXPECT_TRUE(join.OnResults(r.event, 0, EventOrigin{0, 0}));
+      int64_t offset = 1;
+      for (const Label& l : shuffled) {
+        auto j = By(l.judge, Judgments("r", l.t, {{docs[l.doc], l.grade}}));
+        EXPECT_TRUE(join.OnJudgments(j.event, EventOrigin{0, offset++}));
+      }
+      join.FinishAll();
+      ASSERT_EQ(listener.finalized.size(), 1u);
+      EXPECT_EQ(listener.finalized[0].ranked, want) << "order " << order;
+    }
+  }
 }
 
 }  // namespace

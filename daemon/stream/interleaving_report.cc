@@ -184,8 +184,13 @@ std::string PairVerdictText(const InterleavingState& s, size_t pair) {
 }
 
 void WriteInterleavingJson(const InterleavingMonitor& m, JsonWriter* w) {
+  WriteInterleavingJson(m.experiments(), w);
+}
+
+void WriteInterleavingJson(std::span<const InterleavingState> states,
+                           JsonWriter* w) {
   w->BeginObject();
-  for (const InterleavingState& s : m.experiments()) {
+  for (const InterleavingState& s : states) {
     w->Key(s.config->name);
     WriteExperiment(s, w);
   }
@@ -200,8 +205,13 @@ void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m) {
 }
 
 void AppendInterleavingTable(std::string* out, const InterleavingMonitor& m) {
+  AppendInterleavingTable(out, m.experiments());
+}
+
+void AppendInterleavingTable(std::string* out,
+                             std::span<const InterleavingState> states) {
   char buf[320];
-  for (const InterleavingState& s : m.experiments()) {
+  for (const InterleavingState& s : states) {
     if (s.config->teams.size() > 2) {
       AppendMultileavingTable(out, s);
       continue;

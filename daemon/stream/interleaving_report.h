@@ -9,10 +9,12 @@
 // its pair's figures at the top level too (`wins`, `ties`, `preference`,
 // `p_value`, `sequential_p_value`, `verdict`), as before multileaving.
 //
-// Pure functions of the monitor; thread-compatible.
+// Pure functions of the monitor's states (or a snapshot's copies of them,
+// PipelineSnapshot::interleaving); thread-compatible.
 #ifndef RANKWATCH_DAEMON_STREAM_INTERLEAVING_REPORT_H_
 #define RANKWATCH_DAEMON_STREAM_INTERLEAVING_REPORT_H_
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +26,8 @@ namespace rankwatch::stream {
 // Writes the "interleaving" member's value, {NAME: {...}, ...}, one
 // member per experiment in configuration order.
 void WriteInterleavingJson(const InterleavingMonitor& m, JsonWriter* w);
+void WriteInterleavingJson(std::span<const InterleavingState> states,
+                           JsonWriter* w);
 
 // Appends `,"interleaving":{NAME: {...}, ...}` (WriteInterleavingJson's
 // document) to a JSON object written by hand: replay's report until it
@@ -32,6 +36,8 @@ void AppendInterleavingJson(std::string* out, const InterleavingMonitor& m);
 
 // Appends the table's lines, one block per experiment.
 void AppendInterleavingTable(std::string* out, const InterleavingMonitor& m);
+void AppendInterleavingTable(std::string* out,
+                             std::span<const InterleavingState> states);
 
 // What a pair's verdict means, for people: "X better", "Y better",
 // "inconclusive" or "no_data".

@@ -7,19 +7,55 @@ namespace rankwatch::stream {
 
 namespace {
 
-// "JNS3": pending requests of format 3 (with field values); "JNS2" and
-// "JNS1", written before schema.fields and schema.covariate existed, still
-// read (formats 2 and 1), and written while they suffice.
-constexpr uint32_t kJoinShardMagic = 0x4a4e5333;
+// "JNS4": pending requests of format 4 (with judges); "JNS3" (with field
+// values), "JNS2" and "JNS1", written before judges, schema.fields and
+// schema.covariate existed, still read (formats 3 to 1), and written while
+// they suffice.
+constexpr uint32_t kJoinShardMagic = 0x4a4e5334;
+constexpr uint32_t kJoinShardMagicV3 = 0x4a4e5333;
 constexpr uint32_t kJoinShardMagicV2 = 0x4a4e5332;
 constexpr uint32_t kJoinShardMagicV1 = 0x4a4e5331;
 
 uint32_t MagicOf(int format) {
-  return format >= 3 ? kJoinShardMagic
-                     : (format == 2 ? kJoinShardMagicV2 : kJoinShardMagicV1);
+  switch (format) {
+    case 1:
+      return kJoinShardMagicV1;
+    case 2:
+      return kJoinShardMagicV2;
+    case 3:
+      return kJoinShardMagicV3;
+    default:
+      return kJoinShardMagic;
+  }
+}
+
+int FormatOf(uint32_t magic) {
+  switch (magic) {
+    case kJoinShardMagic:
+      return 4;
+    case kJoinShardMagicV3:
+      return 3;
+    case kJoinShardMagicV2:
+      return 2;
+    case kJoinShardMagicV1:
+      return 1;
+    default:
+      return 0;
+  }
 }
 
 }  // namespace
+
+void WatermarkedJoin::SetJudges(const config::JudgesConfig& judges) {
+  judge_names_ = judges.names;
+  const auto it =
+      std::find(judges.names.begin(), judges.names.end(), judges.default_judge);
+  default_judge_ = judges.default_judge.empty() || it == judges.names.end()
+                       ? -1
+                       : static_cast<int32_t>(it - judges.names.begin());
+  judge_combine_ = judges.combine;
+  judge_grades_.resize(judges.names.size());
+}
 
 void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
                                   ByteWriter* out) const {
@@ -33,7 +69,10 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
     pending->ForEach([&](PendingRequest& r) {
       if (!std::isnan(r.covariate)) format = std::max(format, 2);
       for (double v : r.fields) {
-        if (!std::isnan(v)) format = 3;
+        if (!std::isnan(v)) format = std::max(format, 3);
+      }
+      for (const JudgmentRecord& j : r.records) {
+        if (j.judge >= 0) format = 4;
       }
     });
   }
@@ -44,6 +83,10 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
     out->Varint(field_keys_.size());
     for (const std::string& key : field_keys_) out->String(key);
   }
+  if (format >= 4) {
+    out->Varint(judge_names_.size());
+    for (const std::string& name : judge_names_) out->String(name);
+  }
   out->Varint(pending == nullptr ? 0 : pending->size());
   if (pending == nullptr) return;
   pending->ForEach(
@@ -52,14 +95,8 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
 
 Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                                     ByteReader* in) {
-  const uint32_t magic = in->Fixed32();
-  const int format = magic == kJoinShardMagic     ? 3
-                     : magic == kJoinShardMagicV2 ? 2
-                                                  : 1;
-  if (magic != kJoinShardMagic && magic != kJoinShardMagicV2 &&
-      magic != kJoinShardMagicV1) {
-    in->Fail("not a join record");
-  }
+  const int format = FormatOf(in->Fixed32());
+  if (format == 0) in->Fail("not a join record");
   const int64_t results_progress = in->I64();
   const int64_t judgments_progress = in->I64();
   // Format 3: the keys of the writer's fields, mapped to this
@@ -75,11 +112,25 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                : static_cast<int32_t>(it - field_keys_.begin());
     }
   }
+  // Format 4: the writer's judges, mapped to this configuration's by name.
+  JudgeMap judges;
+  judges.judges_configured = !judge_names_.empty();
+  judges.unnamed = default_judge_;
+  if (format >= 4) {
+    judges.to.resize(in->Count(1));
+    for (int32_t& to : judges.to) {
+      const std::string_view name = in->String();
+      const auto it = std::find(judge_names_.begin(), judge_names_.end(), name);
+      to = it == judge_names_.end()
+               ? -1
+               : static_cast<int32_t>(it - judge_names_.begin());
+    }
+  }
   // A request takes at least its 16 fixed bytes of times and hash.
   const uint64_t n = in->Count(16);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
     (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
-                               field_map);
+                               field_map, judges);
   }
   if (!in->ok()) {
     DropShard(shard);

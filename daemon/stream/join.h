@@ -67,6 +67,12 @@ enum class FinalizeCause {
   kEndOfInput,    // Replay reached the end, or FinishAll().
 };
 
+// What one judge said of a served list, as if it were the only judge.
+struct JudgeGrades {
+  std::vector<metrics::Grade> ranked;  // Per rank; kUnjudged where it did not.
+  std::vector<metrics::Grade> judged;  // Every doc it judged.
+};
+
 // A served list ready to score. Spans are valid during the callback only.
 struct FinalizedRequest {
   std::string_view request_id;
@@ -82,8 +88,14 @@ struct FinalizedRequest {
   // events, not on processing order, so replay and the daemon agree.
   int64_t closed_ms = 0;
   FinalizeCause cause = FinalizeCause::kWindowClosed;
-  std::span<const metrics::Grade> ranked;  // Grade per rank, rank 1 first.
+  // Grade per rank, rank 1 first. With judges, per judges.combine: the
+  // grade of the first judge of judges.names that labelled the doc, or
+  // every judge's labels pooled.
+  std::span<const metrics::Grade> ranked;
   std::span<const metrics::Grade> judged;  // Grades of all judged docs.
+  // With judges: per judge, in judges.names order, its own grades
+  // (each judge's labels combined by join.combine). Empty without judges.
+  std::span<const JudgeGrades> judges;
   // Impression mode: the grade per rank from the judgments that may be
   // clicks (not of a metrics.click_exclude_kinds kind); equal to `ranked`
   // when none is excluded. Empty in qrels mode.
@@ -161,6 +173,10 @@ class Join {
   // checkpoint restored under other fields maps each value by its key,
   // and drops a value no field of the new configuration has.
   virtual void SetFieldKeys(std::vector<std::string> keys) = 0;
+  // The judges (judges.names, in precedence order) and how a doc's grade
+  // comes from their labels (FinalizedRequest::judges, ranked). Call
+  // before any event; without judges every judgment counts alike.
+  virtual void SetJudges(const config::JudgesConfig& judges) = 0;
 
   virtual const JoinCounters& counters() const = 0;
   virtual int64_t pending_requests() const = 0;
@@ -200,6 +216,7 @@ class WatermarkedJoin : public Join {
   void SetFieldKeys(std::vector<std::string> keys) override {
     field_keys_ = std::move(keys);
   }
+  void SetJudges(const config::JudgesConfig& judges) override;
   int64_t watermark_ms() const override { return watermark_.value(); }
   int64_t commit_watermark_ms(int32_t source) const override {
     return std::max(watermark_.value(), watermark_.restored(source));
@@ -227,6 +244,13 @@ class WatermarkedJoin : public Join {
   Watermark watermark_;
   JoinCounters counters_;
   std::vector<std::string> field_keys_;  // SetFieldKeys.
+  // SetJudges: judges.names (empty: none), the place of judges.default
+  // (-1: none) and judges.combine.
+  std::vector<std::string> judge_names_;
+  int32_t default_judge_ = -1;
+  config::JudgeCombine judge_combine_ = config::JudgeCombine::kPrecedence;
+  // Per judge, the scratch FinalizedRequest::judges points into.
+  std::vector<JudgeGrades> judge_grades_;
 };
 
 }  // namespace rankwatch::stream

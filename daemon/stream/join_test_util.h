@@ -52,6 +52,20 @@ inline OwnedJudgments Judgments(
   return j;
 }
 
+// The same event with every judgment by judge `judge` (its place in
+// judges.names).
+inline OwnedJudgments By(int32_t judge, OwnedJudgments j) {
+  for (Judgment& one : j.event.judgments) one.judge = judge;
+  return j;
+}
+
+// Labels as nothing: a request has no label group to write (group 0).
+class NoGroups : public GroupCodec {
+ public:
+  void Write(uint32_t, ByteWriter*) const override {}
+  uint32_t Read(ByteReader*) const override { return 0; }
+};
+
 struct Finalized {
   std::string request_id;
   uint32_t group;
@@ -62,6 +76,7 @@ struct Finalized {
   std::vector<metrics::Grade> judged;
   std::vector<metrics::Grade> clicks;
   int64_t first_click_delay_ms;
+  std::vector<JudgeGrades> judges = {};
 };
 
 class RecordingListener : public JoinListener {
@@ -75,7 +90,8 @@ class RecordingListener : public JoinListener {
                          {r.ranked.begin(), r.ranked.end()},
                          {r.judged.begin(), r.judged.end()},
                          {r.clicks.begin(), r.clicks.end()},
-                         r.first_click_delay_ms});
+                         r.first_click_delay_ms,
+                         {r.judges.begin(), r.judges.end()}});
   }
   void OnReleased(EventOrigin o) override { released.push_back(o.offset); }
 

@@ -201,6 +201,19 @@ constexpr uint8_t kRecordWithdraws = 1;
 constexpr uint8_t kRecordReplayed = 2;
 constexpr uint8_t kRecordClickExcluded = 4;
 
+// A restored judgment's judge in this configuration: -1 without judges,
+// -2 when it is to be dropped.
+int8_t ReadJudge(ByteReader* in, int format, const JudgeMap& judges) {
+  const uint64_t written = format >= 4 ? in->Varint() : 0;
+  if (written > judges.to.size()) {
+    in->Fail("a judge the record does not name");
+    return -2;
+  }
+  if (!judges.judges_configured) return -1;
+  const int32_t to = written == 0 ? judges.unnamed : judges.to[written - 1];
+  return static_cast<int8_t>(to < 0 ? -2 : to);
+}
+
 }  // namespace
 
 void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
@@ -221,6 +234,8 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
             (j.replayed ? kRecordReplayed : 0) |
             (j.click_excluded ? kRecordClickExcluded : 0));
     out->Varint(static_cast<uint32_t>(j.claimed_rank));
+    // 0: no judge; else its place in the record's list, plus one.
+    if (format >= 4) out->Varint(static_cast<uint64_t>(j.judge + 1));
   }
   out->Bool(r.has_results);
   if (r.has_results) groups.Write(r.group, out);
@@ -242,7 +257,8 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
                                      int format,
-                                     std::span<const int32_t> field_map) {
+                                     std::span<const int32_t> field_map,
+                                     const JudgeMap& judges) {
   const std::string_view key = in->String();
   const std::string_view query_id = in->String();
   const std::string_view docs = in->String();
@@ -270,7 +286,11 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
     if (j.begin > j.end || j.end > judged_docs.size()) {
       in->Fail("a judged doc past the record");
     }
+    j.judge = ReadJudge(in, format, judges);
   }
+  // Judgments of a judge not configured here leave, as a new one would be
+  // rejected (JudgmentRecord::judge -2 marks them).
+  std::erase_if(records, [](const JudgmentRecord& j) { return j.judge < -1; });
   const bool has_results = in->Bool();
   const uint32_t group = has_results && in->ok() ? groups.Read(in) : 0;
   const uint64_t unit_hash = in->Fixed64();

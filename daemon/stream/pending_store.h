@@ -38,6 +38,8 @@ struct JudgmentRecord {
   bool withdraws;        // "relevance": null.
   bool replayed;         // See EventOrigin::replayed.
   bool click_excluded;   // Judgment::click_excluded: never a click.
+  // Judgment::judge: its place in judges.names; -1 without judges.
+  int8_t judge;
   int32_t claimed_rank;  // Judgment::claimed_rank; 0: none.
 };
 
@@ -97,11 +99,12 @@ class GroupCodec {
 // Format 2 adds the covariate after the deadline; format 1 (written before
 // schema.covariate existed) has none; format 3 adds the values of
 // schema.fields after it (a count, then the values up to the last one
-// present). The join's record says which (WatermarkedJoin::EncodeShard
-// writes the oldest format that holds its requests, so that a version
-// before covariates or fields still reads the checkpoints of a
-// configuration without them).
-inline constexpr int kPendingRequestFormat = 3;
+// present); format 4 adds each judgment's judge (judges.names) as its
+// place in the list the join's record names. The join's record says which
+// (WatermarkedJoin::EncodeShard writes the oldest format that holds its
+// requests, so that a version before covariates, fields or judges still
+// reads the checkpoints of a configuration without them).
+inline constexpr int kPendingRequestFormat = 4;
 void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
                           ByteWriter* out, int format = kPendingRequestFormat);
 // Reads a request encoded by EncodePendingRequest in `format` (1 to 3; a
@@ -110,10 +113,23 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
 // `in` on corrupt input; returns the request or null.
 // In format 3, value i goes to position field_map[i] (dropped when -1; a
 // value past the map is corrupt input); an empty map keeps the positions.
+// `judges` maps the judges the writer named to this configuration's.
+struct JudgeMap {
+  // The writer's judge i is this configuration's judge `to[i]` (-1: not
+  // configured here: its judgments are dropped, as a new one would be
+  // rejected). Empty: the record names no judges (format < 4).
+  std::vector<int32_t> to;
+  // The judge of a judgment the writer kept without one (written before
+  // judges were configured): judges.default, or -1 to drop it. Unused
+  // while no judges are configured (every judgment is kept, judge -1).
+  int32_t unnamed = -1;
+  bool judges_configured = false;
+};
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
                                      int format = kPendingRequestFormat,
-                                     std::span<const int32_t> field_map = {});
+                                     std::span<const int32_t> field_map = {},
+                                     const JudgeMap& judges = {});
 
 class PendingStore {
  public:

@@ -64,12 +64,6 @@ StatusOr<metrics::Evaluator> MakeEvaluator(
 
 }  // namespace
 
-int64_t PipelineCounters::rejected_total(Topic t) const {
-  int64_t n = 0;
-  for (int64_t c : rejected[TopicIndex(t)]) n += c;
-  return n;
-}
-
 StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
     const config::Config& config, const Clock* clock, ReleaseListener* releases,
     DeadLetterSink* dead_letters) {
@@ -80,6 +74,8 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
   JoinListener* listener = p.get();  // A private base: converted here.
   if (config.join.mode == config::JoinMode::kQrels) {
     auto join = std::make_unique<QrelsJoin>(config.join, clock, listener);
+    join->SetJudges(config.judges);  // Before the preload: its judge.
+    p->qrels_join_ = join.get();
     if (!config.join.qrels_file.empty()) {
       StatusOr<trec::Qrels> qrels = trec::Qrels::Load(config.join.qrels_file);
       if (!qrels.ok()) return qrels.status();
@@ -90,6 +86,10 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
     p->join_ = std::make_unique<ImpressionJoin>(
         config.join, clock, listener,
         config.metrics.definitions.relevance_threshold);
+    p->join_->SetJudges(config.judges);
+    if (config.judges.names.size() >= 2) {
+      p->agreement_ = std::make_unique<JudgeAgreement>(config.judges.names);
+    }
   }
   // What each field value of a pending request means, for checkpoints.
   std::vector<std::string> field_keys;
@@ -126,22 +126,21 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
 
 Pipeline::~Pipeline() = default;
 
-bool Pipeline::OnPayload(Topic topic, std::string_view payload,
-                         EventOrigin origin,
+bool Pipeline::OnPayload(Topic topic, RawEvent event, EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
   if (topic == Topic::kResults) {
-    DecodeStatus s = decoder_->DecodeResults(payload, fallback_timestamp_ms,
-                                             &results_scratch_);
+    DecodeStatus s = decoder_->DecodeResults(
+        event.payload, fallback_timestamp_ms, &results_scratch_);
     if (!s.ok()) {
-      OnRejected(topic, s, payload, origin);
+      OnRejected(topic, s, event, origin);
       return false;
     }
     return OnResults(results_scratch_, origin);
   }
-  DecodeStatus s = decoder_->DecodeJudgments(payload, fallback_timestamp_ms,
-                                             &judgments_scratch_);
+  DecodeStatus s = decoder_->DecodeJudgments(
+      event.payload, fallback_timestamp_ms, &judgments_scratch_);
   if (!s.ok()) {
-    OnRejected(topic, s, payload, origin);
+    OnRejected(topic, s, event, origin);
     return false;
   }
   if (s.ignored) {
@@ -179,7 +178,7 @@ void Pipeline::OnIgnored(Topic topic) {
 }
 
 void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
-                          std::string_view payload, EventOrigin origin,
+                          RawEvent event, EventOrigin origin,
                           std::string_view location) {
   ++counters_.consumed[TopicIndex(topic)];
   const RejectReason reason = *status.reason;
@@ -196,7 +195,7 @@ void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
     }
   }
   if (dead_letters_ != nullptr) {
-    dead_letters_->Write(topic, reason, status.detail, payload, origin);
+    dead_letters_->Write(topic, reason, status.detail, event, origin);
   }
 }
 
@@ -226,6 +225,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
         request.interleaving, request.closed_ms, request.teams, request.clicks,
         config_.metrics.definitions.relevance_threshold, shard);
   }
+  if (agreement_) agreement_->AddList(request.judges, shard);
   evaluator_.Evaluate(request.ranked, request.judged, &scores_);
   // Some judgments are not clicks: the click measures read their own
   // scores. They depend on the clicked ranks only, not on R.
@@ -348,6 +348,8 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   experiments_->EncodeShard(shard, &w);
   interleaving_->EncodeShard(shard, &w);
   movers_->EncodeShard(shard, &w);
+  // Only with judges, so that a version before them reads the record.
+  if (agreement_) agreement_->EncodeShard(shard, &w);
 }
 
 Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
@@ -368,6 +370,10 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
   if (status.ok()) status = experiments_->DecodeShard(shard, &in);
   if (status.ok()) status = interleaving_->DecodeShard(shard, &in);
   if (status.ok()) status = movers_->DecodeShard(shard, &in);
+  // A record written without judges has no agreement section.
+  if (status.ok() && agreement_ && !in.at_end()) {
+    status = agreement_->DecodeShard(shard, &in);
+  }
   if (status.ok() && !in.at_end()) {
     status = Status::InvalidArgument(std::to_string(in.remaining()) +
                                      " bytes after the checkpoint's end");
@@ -387,6 +393,12 @@ void Pipeline::DropShard(int32_t shard) {
   experiments_->DropShard(shard);
   interleaving_->DropShard(shard);
   movers_->DropShard(shard);
+  if (agreement_) agreement_->DropShard(shard);
+}
+
+std::vector<JudgePairCounts> Pipeline::judge_agreement() const {
+  if (qrels_join_ != nullptr) return qrels_join_->judge_pairs();
+  return agreement_ ? agreement_->Merged() : std::vector<JudgePairCounts>{};
 }
 
 bool Pipeline::tracks_clicks() const {

@@ -32,17 +32,21 @@
 #include "daemon/stream/experiments.h"
 #include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
+#include "daemon/stream/judge_agreement.h"
+#include "daemon/stream/pipeline_counters.h"
 #include "daemon/stream/query_movers.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
 
 // Receives rejected events, e.g. a file (replay) or a Kafka topic (daemon).
+// `event` (payload and key together, see RawEvent) is valid during the call
+// only: a sink copies what it keeps.
 class DeadLetterSink {
  public:
   virtual ~DeadLetterSink() = default;
   virtual void Write(Topic topic, RejectReason reason, std::string_view detail,
-                     std::string_view payload, EventOrigin origin) = 0;
+                     RawEvent event, EventOrigin origin) = 0;
 };
 
 // Told when an event the pipeline retained is no longer needed.
@@ -52,25 +56,7 @@ class ReleaseListener {
   virtual void OnReleased(EventOrigin origin) = 0;
 };
 
-struct PipelineCounters {
-  std::array<int64_t, 2> consumed{};  // Per Topic, every event fed.
-  std::array<std::array<int64_t, kNumRejectReasons>, 2> rejected{};
-  // Valid events of no interest (schema.actions maps no grade to their
-  // action): counted, never joined or rejected.
-  std::array<int64_t, 2> ignored{};
-  std::array<int64_t, 2> last_event_ms{INT64_MIN, INT64_MIN};  // Per Topic.
-  int64_t without_relevant = 0;  // Finalized lists with R = 0.
-  int64_t scored = 0;            // Lists folded into the means.
-  // With schema.covariate: results events consumed (not rejected), per
-  // CovariateOutcome of their covariate field.
-  std::array<int64_t, kNumCovariateOutcomes> covariate{};
-  // The same per field of schema.fields (in their order).
-  std::array<std::array<int64_t, kNumCovariateOutcomes>,
-             config::kMaxResultFields>
-      fields{};
-
-  int64_t rejected_total(Topic t) const;
-};
+class QrelsJoin;
 
 class Pipeline : private JoinListener {
  public:
@@ -84,9 +70,17 @@ class Pipeline : private JoinListener {
 
   // Decodes and processes one event. Returns true when the join retained it
   // (ReleaseListener::OnReleased follows later), false when it is done.
-  // `fallback_timestamp_ms` stands in for a missing timestamp field.
-  bool OnPayload(Topic topic, std::string_view payload, EventOrigin origin,
+  // `fallback_timestamp_ms` stands in for a missing timestamp field. A
+  // rejected event goes to the dead-letter sink with its own key (the key
+  // is passed with the event, never remembered from a previous call).
+  bool OnPayload(Topic topic, RawEvent event, EventOrigin origin,
                  std::optional<int64_t> fallback_timestamp_ms = std::nullopt);
+  // The same for an event without a key (replay, tests).
+  bool OnPayload(Topic topic, std::string_view payload, EventOrigin origin,
+                 std::optional<int64_t> fallback_timestamp_ms = std::nullopt) {
+    return OnPayload(topic, RawEvent{payload, {}}, origin,
+                     fallback_timestamp_ms);
+  }
   // The same for events decoded elsewhere (replay merges two files).
   bool OnResults(const ResultsEvent& event, EventOrigin origin);
   bool OnJudgments(const JudgmentEvent& event, EventOrigin origin);
@@ -94,9 +88,8 @@ class Pipeline : private JoinListener {
   void OnIgnored(Topic topic);
   // `location` names the event in the log instead of its partition and
   // offset when set: replay passes "FILE:LINE".
-  void OnRejected(Topic topic, const DecodeStatus& status,
-                  std::string_view payload, EventOrigin origin,
-                  std::string_view location = {});
+  void OnRejected(Topic topic, const DecodeStatus& status, RawEvent event,
+                  EventOrigin origin, std::string_view location = {});
 
   // Lets wall time close windows of an idle stream; call regularly.
   void AdvanceWallClock();
@@ -184,6 +177,10 @@ class Pipeline : private JoinListener {
   const InterleavingMonitor& interleaving() const { return *interleaving_; }
   // The experiments' most frequent queries (statistics.tracked_queries).
   const QueryMovers& query_movers() const { return *movers_; }
+  // With two judges or more: per pair of judges (PairIndex over
+  // judges.names), the items both graded and those one graded (see
+  // JudgeAgreement; in qrels mode, the judgments table's). Empty without.
+  std::vector<JudgePairCounts> judge_agreement() const;
   const PipelineCounters& counters() const { return counters_; }
   // Whether judgments are read as clicks (impression mode with a click
   // measure or an interleaving experiment): the time to first click is
@@ -237,6 +234,9 @@ class Pipeline : private JoinListener {
   std::unique_ptr<InterleavingMonitor> interleaving_;
   std::unique_ptr<QueryMovers> movers_;
   std::unique_ptr<Join> join_;
+  // Impression mode with two judges or more (JudgeAgreement).
+  std::unique_ptr<JudgeAgreement> agreement_;
+  const QrelsJoin* qrels_join_ = nullptr;  // join_, in qrels mode.
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;
   RateLimiter reject_log_limit_;

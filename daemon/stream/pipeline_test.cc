@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/random.h"
 #include "gtest/gtest.h"
@@ -87,6 +89,58 @@ TEST_F(PipelineTest, FarFutureEventIsRejectedAndMovesNothing) {
   EXPECT_EQ(pipeline().join_counters().late_judgments, 0);
   EXPECT_EQ(pipeline().join_counters().finalized, 500);
   EXPECT_DOUBLE_EQ(PrecisionSum(), 500.0);  // Every list's "a" was clicked.
+}
+
+// Copies what it is given: one letter per rejected event.
+class RecordingDeadLetterSink : public DeadLetterSink {
+ public:
+  struct Letter {
+    Topic topic;
+    RejectReason reason;
+    std::string payload;
+    std::string key;
+    int64_t offset;
+  };
+  void Write(Topic topic, RejectReason reason, std::string_view /*detail*/,
+             RawEvent event, EventOrigin origin) override {
+    letters.push_back({topic, reason, std::string(event.payload),
+                       std::string(event.key), origin.offset});
+  }
+  std::vector<Letter> letters;
+};
+
+// Issue 23: the Kafka key used to reach the dead letter through a "current
+// key" set on the sink before each event, which a caller that set none (a
+// keyless event) left pointing at the previous event's key. Now the key
+// travels with its event: a keyed rejected event, a keyless one (the
+// overload without a key), a valid keyed one (no letter) and a keyed
+// rejected judgment give three letters keyed "k1", "" and "k4".
+TEST_F(PipelineTest, DeadLetterGetsTheKeyOfItsOwnEvent) {
+  RecordingDeadLetterSink sink;
+  auto p = Pipeline::Create(config_, &clock_, nullptr, &sink);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Pipeline& pipeline = **p;
+  EXPECT_FALSE(pipeline.OnPayload(Topic::kResults, RawEvent{"{bad", "k1"},
+                                  EventOrigin{0, 1}));
+  EXPECT_FALSE(
+      pipeline.OnPayload(Topic::kResults, "{also bad", EventOrigin{0, 2}));
+  EXPECT_TRUE(pipeline.OnPayload(Topic::kResults,
+                                 RawEvent{ResultsJson("r3", kNow), "k3"},
+                                 EventOrigin{0, 3}));
+  EXPECT_FALSE(pipeline.OnPayload(Topic::kJudgments, RawEvent{"[]", "k4"},
+                                  EventOrigin{1, 4}));
+  ASSERT_EQ(sink.letters.size(), 3u);
+  EXPECT_EQ(sink.letters[0].payload, "{bad");
+  EXPECT_EQ(sink.letters[0].key, "k1");
+  EXPECT_EQ(sink.letters[0].offset, 1);
+  EXPECT_EQ(sink.letters[1].payload, "{also bad");
+  EXPECT_EQ(sink.letters[1].key, "");
+  EXPECT_EQ(sink.letters[1].offset, 2);
+  EXPECT_EQ(sink.letters[2].topic, Topic::kJudgments);
+  EXPECT_EQ(sink.letters[2].reason, RejectReason::kMalformedJson);
+  EXPECT_EQ(sink.letters[2].payload, "[]");
+  EXPECT_EQ(sink.letters[2].key, "k4");
+  EXPECT_EQ(sink.letters[2].offset, 4);
 }
 
 TEST_F(PipelineTest, EventJustWithinTheFutureSkewCounts) {

@@ -18,6 +18,13 @@ bool DocLess(const Label& a, std::string_view b) {
   return std::string_view(a.doc_id) < b;
 }
 
+// (doc, judge) order: a doc's labels sit together, its judges in order.
+template <typename Label>
+bool LabelLess(const Label& a, const std::pair<std::string_view, int8_t>& b) {
+  const int c = std::string_view(a.doc_id).compare(b.first);
+  return c < 0 || (c == 0 && a.judge < b.second);
+}
+
 }  // namespace
 
 RecentIds::RecentIds(size_t capacity)
@@ -81,7 +88,10 @@ Status QrelsJoin::Preload(const trec::Qrels& qrels) {
     const auto docnos = qrels.docnos(q);
     const auto grades = qrels.grades(q);
     for (size_t i = 0; i < docnos.size(); ++i) {
-      if (!Update(q.qid, docnos[i], grades[i], INT64_MIN)) {
+      // With judges, the file's labels are judges.default's (the loader
+      // requires one).
+      if (!Update(q.qid, docnos[i], static_cast<int8_t>(default_judge_),
+                  grades[i], INT64_MIN)) {
         return Status::ResourceExhausted(
             "qrels file '" + qrels.name() + "' has more than " +
             std::to_string(config_.max_table_entries) +
@@ -106,13 +116,24 @@ QrelsJoin::QueryTable* QrelsJoin::FindOrCreateTable(std::string_view qid) {
 }
 
 bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
-                       std::optional<metrics::Grade> grade, int64_t time_ms) {
+                       int8_t judge, std::optional<metrics::Grade> grade,
+                       int64_t time_ms) {
   // A withdrawal of an unknown label is kept too: an older label read
   // after it must not come back.
   QueryTable* t = FindOrCreateTable(query_id);
-  auto it =
-      std::lower_bound(t->docs.begin(), t->docs.end(), doc_id, DocLess<Label>);
-  const bool found = it != t->docs.end() && it->doc_id == doc_id;
+  // What the doc brought to the judges' agreement leaves, and comes back
+  // as it is after the update (a no-op without two judges).
+  TallyDoc(*t, doc_id, -1);
+  struct Retally {
+    QrelsJoin* join;
+    QueryTable* table;
+    std::string_view doc;
+    ~Retally() { join->TallyDoc(*table, doc, 1); }
+  } retally{this, t, doc_id};
+  auto it = std::lower_bound(t->docs.begin(), t->docs.end(),
+                             std::make_pair(doc_id, judge), LabelLess<Label>);
+  const bool found =
+      it != t->docs.end() && it->doc_id == doc_id && it->judge == judge;
   if (found) {
     Label& l = *it;
     // Latest time wins; on ties a withdrawal, then the higher grade.
@@ -133,8 +154,8 @@ bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
     return true;
   }
   if (entries_ + tombstones_ >= config_.max_table_entries) return false;
-  t->docs.insert(
-      it, Label{std::string(doc_id), time_ms, grade.value_or(0), !grade});
+  t->docs.insert(it, Label{std::string(doc_id), time_ms, grade.value_or(0),
+                           !grade, judge});
   ++(grade ? entries_ : tombstones_);
   if (grade) ++t->live;
   return true;
@@ -143,7 +164,8 @@ bool QrelsJoin::Update(std::string_view query_id, std::string_view doc_id,
 bool QrelsJoin::OnJudgments(const JudgmentEvent& e, EventOrigin origin) {
   watermark_.Observe(origin.source, e.timestamp_ms);
   for (const Judgment& j : e.judgments) {
-    if (!Update(e.query_id, j.doc_id, j.grade, e.timestamp_ms)) {
+    if (!Update(e.query_id, j.doc_id, static_cast<int8_t>(j.judge), j.grade,
+                e.timestamp_ms)) {
       ++counters_.table_full;
     }
   }
@@ -216,16 +238,35 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
     return;
   }
   ranked_.resize(docs.size());
-  for (size_t i = 0; i < docs.size(); ++i) {
-    auto it = std::lower_bound(t->docs.begin(), t->docs.end(), docs[i],
-                               DocLess<Label>);
-    ranked_[i] = it != t->docs.end() && it->doc_id == docs[i] && !it->withdrawn
-                     ? it->grade
-                     : metrics::kUnjudged;
+  for (JudgeGrades& g : judge_grades_) {
+    g.ranked.assign(docs.size(), metrics::kUnjudged);
+    g.judged.clear();
   }
+  const Label* const labels = t->docs.data();
+  const Label* const labels_end = labels + t->docs.size();
+  // The end of the run of labels of the doc at `from`.
+  const auto run_end = [&](const Label* from) {
+    const Label* to = from + 1;
+    while (to != labels_end && to->doc_id == from->doc_id) ++to;
+    return to;
+  };
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const Label* it =
+        std::lower_bound(labels, labels_end, docs[i], DocLess<Label>);
+    const std::optional<metrics::Grade> g =
+        it != labels_end && it->doc_id == docs[i]
+            ? DocGrade(it, run_end(it), static_cast<int32_t>(i))
+            : std::nullopt;
+    ranked_[i] = g.value_or(metrics::kUnjudged);
+  }
+  // Every judged doc of the query, served or not (and each judge's own).
   judged_.clear();
-  for (const Label& l : t->docs) {
-    if (!l.withdrawn) judged_.push_back(l.grade);
+  for (const Label* run = labels; run != labels_end;) {
+    const Label* end = run_end(run);
+    if (const std::optional<metrics::Grade> g = DocGrade(run, end, -1)) {
+      judged_.push_back(*g);
+    }
+    run = end;
   }
   ++counters_.finalized;
   FinalizedRequest f;
@@ -239,9 +280,75 @@ void QrelsJoin::Score(std::string_view request_id, std::string_view query_id,
   f.cause = cause;
   f.ranked = ranked_;
   f.judged = judged_;
+  f.judges = judge_grades_;
   f.shard = shard;
   f.query_id = query_id;
   listener_->OnFinalized(f);
+}
+
+void QrelsJoin::SetJudges(const config::JudgesConfig& judges) {
+  WatermarkedJoin::SetJudges(judges);
+  judge_pairs_.assign(NumJudgePairs(judges.names.size()), JudgePairCounts{});
+  doc_grades_.resize(judges.names.size());
+}
+
+void QrelsJoin::TallyDoc(const QueryTable& table, std::string_view doc_id,
+                         int64_t sign) {
+  if (judge_pairs_.empty()) return;
+  std::fill(doc_grades_.begin(), doc_grades_.end(), metrics::kUnjudged);
+  auto it = std::lower_bound(table.docs.begin(), table.docs.end(), doc_id,
+                             DocLess<Label>);
+  for (; it != table.docs.end() && it->doc_id == doc_id; ++it) {
+    if (!it->withdrawn && it->judge >= 0 &&
+        static_cast<size_t>(it->judge) < doc_grades_.size()) {
+      doc_grades_[static_cast<size_t>(it->judge)] = it->grade;
+    }
+  }
+  const size_t n = doc_grades_.size();
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = a + 1; b < n; ++b) {
+      JudgePairCounts& pair = judge_pairs_[PairIndex(a, b, n)];
+      const metrics::Grade x = doc_grades_[a];
+      const metrics::Grade y = doc_grades_[b];
+      if (x != metrics::kUnjudged && y != metrics::kUnjudged) {
+        pair.both.Add(x, y, sign);
+      } else if (x != metrics::kUnjudged) {
+        pair.only_first += sign;
+      } else if (y != metrics::kUnjudged) {
+        pair.only_second += sign;
+      }
+    }
+  }
+}
+
+std::optional<metrics::Grade> QrelsJoin::DocGrade(const Label* begin,
+                                                  const Label* end,
+                                                  int32_t rank) {
+  // Without judges a doc has one label (judge -1); with judges, one per
+  // judge in judge order, so the first live one is the precedence's.
+  const bool precedence = judge_combine_ == config::JudgeCombine::kPrecedence;
+  const Label* chosen = nullptr;
+  for (const Label* l = begin; l != end; ++l) {
+    if (l->withdrawn) continue;
+    if (l->judge >= 0 && static_cast<size_t>(l->judge) < judge_grades_.size()) {
+      JudgeGrades& own = judge_grades_[static_cast<size_t>(l->judge)];
+      if (rank >= 0) {
+        own.ranked[static_cast<size_t>(rank)] = l->grade;
+      } else {
+        own.judged.push_back(l->grade);
+      }
+    }
+    // Pooled, as a single table: the latest label, the higher grade on
+    // ties.
+    const bool better =
+        chosen == nullptr ||
+        (!precedence &&
+         (l->time_ms > chosen->time_ms ||
+          (l->time_ms == chosen->time_ms && l->grade > chosen->grade)));
+    if (better) chosen = l;
+  }
+  if (chosen == nullptr) return std::nullopt;
+  return chosen->grade;
 }
 
 void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {

@@ -30,6 +30,7 @@
 #include "base/string_index.h"
 #include "config/config.h"
 #include "daemon/stream/join.h"
+#include "daemon/stream/judge_agreement.h"
 #include "daemon/stream/pending_store.h"
 #include "daemon/stream/watermark.h"
 #include "trec/qrels.h"
@@ -82,6 +83,12 @@ class QrelsJoin final : public WatermarkedJoin {
     return static_cast<int64_t>(delayed_.size());
   }
   int64_t table_entries() const override { return entries_; }
+  // With judges: per pair of judges (PairIndex), the (query, doc) pairs of
+  // the table as it stands: graded by both (their live labels), or by one.
+  const std::vector<JudgePairCounts>& judge_pairs() const {
+    return judge_pairs_;
+  }
+  void SetJudges(const config::JudgesConfig& judges) override;
 
  private:
   struct Label {
@@ -89,10 +96,11 @@ class QrelsJoin final : public WatermarkedJoin {
     int64_t time_ms;  // INT64_MIN for a preloaded label.
     metrics::Grade grade;
     bool withdrawn;  // A tombstone: counts in no score.
+    int8_t judge;    // Its place in judges.names; -1 without judges.
   };
   struct QueryTable {
     std::string query_id;
-    std::vector<Label> docs;  // Sorted by doc_id.
+    std::vector<Label> docs;  // Sorted by doc_id, then judge.
     int64_t live = 0;         // Labels not withdrawn.
   };
 
@@ -100,8 +108,17 @@ class QrelsJoin final : public WatermarkedJoin {
   QueryTable* FindOrCreateTable(std::string_view query_id);
   // Sets (grade) or withdraws (nullopt) one label stamped `time_ms`, unless
   // the table holds a later one. Returns false when the table is full.
-  bool Update(std::string_view query_id, std::string_view doc_id,
+  // With judges, per (doc, judge): each judge's labels are apart.
+  bool Update(std::string_view query_id, std::string_view doc_id, int8_t judge,
               std::optional<metrics::Grade> grade, int64_t time_ms);
+  // The grade of a doc from its labels [begin, end) (one per judge), by
+  // judges.combine; records each judge's in judge_grades_ (at `rank`, or
+  // -1 for a doc not served). nullopt when no label is live.
+  std::optional<metrics::Grade> DocGrade(const Label* begin, const Label* end,
+                                         int32_t rank);
+  // Adds (sign 1) or takes back (-1) what the doc of `query`'s labels
+  // `doc_id` brings to judge_pairs_.
+  void TallyDoc(const QueryTable& table, std::string_view doc_id, int64_t sign);
   void Score(std::string_view request_id, std::string_view query_id,
              uint32_t group, uint64_t unit_hash, double covariate,
              const FieldValues& fields, int64_t served_ms,
@@ -125,6 +142,8 @@ class QrelsJoin final : public WatermarkedJoin {
   std::vector<std::string_view> docs_scratch_;
   std::vector<metrics::Grade> ranked_;
   std::vector<metrics::Grade> judged_;
+  std::vector<JudgePairCounts> judge_pairs_;  // See judge_pairs().
+  std::vector<metrics::Grade> doc_grades_;    // Scratch: per judge.
 };
 
 }  // namespace rankwatch::stream

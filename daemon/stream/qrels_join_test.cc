@@ -6,6 +6,7 @@
 namespace rankwatch::stream {
 namespace {
 
+using testing::By;
 using testing::Judgments;
 using testing::RecordingListener;
 using testing::Results;
@@ -139,6 +140,66 @@ TEST(RecentIdsTest, RemembersTheLastN) {
   EXPECT_TRUE(ids.Insert(3));  // Forgets 1.
   EXPECT_TRUE(ids.Insert(1));
   EXPECT_FALSE(ids.Insert(3));
+}
+
+// Labels from several judges (issue 29), judges human (0) and llm (1):
+// each (query, doc, judge) is a label of its own. Query q1: human grades
+// a 0 at 1 s; llm grades a 2 at 2 s, b 1 and z 3 (never served); a
+// preloaded file's labels are judges.default's (llm here): c 1.
+class QrelsJoinJudgesTest : public QrelsJoinTest {
+ protected:
+  void Feed(config::JudgeCombine combine) {
+    config::JudgesConfig judges;
+    judges.names = {"human", "llm"};
+    judges.default_judge = "llm";
+    judges.combine = combine;
+    join().SetJudges(judges);
+    StatusOr<trec::Qrels> qrels = trec::Qrels::Parse("q1 0 c 1\n", "qrels");
+    ASSERT_TRUE(qrels.ok());
+    ASSERT_TRUE(join().Preload(*qrels).ok());
+    auto human = By(0, Judgments("q1", 1000, {{"a", 0}}, true));
+    auto llm =
+        By(1, Judgments("q1", 2000, {{"a", 2}, {"b", 1}, {"z", 3}}, true));
+    EXPECT_FALSE(join().OnJudgments(human.event, EventOrigin{}));
+    EXPECT_FALSE(join().OnJudgments(llm.event, EventOrigin{}));
+    EXPECT_EQ(join().table_entries(), 5);  // a twice, b, c, z.
+    EXPECT_FALSE(Res("i1", "q1", 3000, {"a", "b", "c", "x"}));
+    ASSERT_EQ(listener_.finalized.size(), 1u);
+  }
+};
+
+TEST_F(QrelsJoinJudgesTest, PrecedenceTakesTheFirstJudgeThatLabelled) {
+  Feed(config::JudgeCombine::kPrecedence);
+  const auto& f = listener_.finalized[0];
+  EXPECT_EQ(f.ranked, (std::vector<metrics::Grade>{0, 1, 1, U}));
+  // Every judged doc in doc order (a, b, c, z), one grade each.
+  EXPECT_EQ(f.judged, (std::vector<metrics::Grade>{0, 1, 1, 3}));
+  ASSERT_EQ(f.judges.size(), 2u);
+  EXPECT_EQ(f.judges[0].ranked, (std::vector<metrics::Grade>{0, U, U, U}));
+  EXPECT_EQ(f.judges[0].judged, (std::vector<metrics::Grade>{0}));
+  EXPECT_EQ(f.judges[1].ranked, (std::vector<metrics::Grade>{2, 1, 1, U}));
+  EXPECT_EQ(f.judges[1].judged, (std::vector<metrics::Grade>{2, 1, 1, 3}));
+}
+
+TEST_F(QrelsJoinJudgesTest, PooledTakesTheLatestLabel) {
+  Feed(config::JudgeCombine::kPooled);
+  // a: llm's 2 (2 s) is later than human's 0 (1 s).
+  EXPECT_EQ(listener_.finalized[0].ranked,
+            (std::vector<metrics::Grade>{2, 1, 1, U}));
+  EXPECT_EQ(listener_.finalized[0].judged,
+            (std::vector<metrics::Grade>{2, 1, 1, 3}));
+}
+
+TEST_F(QrelsJoinJudgesTest, AWithdrawalIsItsJudgesOwn) {
+  Feed(config::JudgeCombine::kPrecedence);
+  auto withdraw = By(0, Judgments("q1", 4000, {{"a", std::nullopt}}, true));
+  EXPECT_FALSE(join().OnJudgments(withdraw.event, EventOrigin{}));
+  EXPECT_FALSE(Res("i2", "q1", 5000, {"a"}));
+  ASSERT_EQ(listener_.finalized.size(), 2u);
+  // Human's label of a is withdrawn; llm's stands.
+  EXPECT_EQ(listener_.finalized[1].ranked, (std::vector<metrics::Grade>{2}));
+  EXPECT_EQ(listener_.finalized[1].judges[0].ranked,
+            (std::vector<metrics::Grade>{U}));
 }
 
 }  // namespace

@@ -61,8 +61,8 @@ class Source {
           first_rejected_line_ = line_no;
           other_kind_ = DecodesAsTheOtherKind(line);
         }
-        pipeline->OnRejected(topic_, status, line, EventOrigin{0, line_no},
-                             Location(line_no));
+        pipeline->OnRejected(topic_, status, RawEvent{line, {}},
+                             EventOrigin{0, line_no}, Location(line_no));
       } else if (status.ignored) {
         pipeline->OnIgnored(topic_);
       } else {
@@ -80,7 +80,8 @@ class Source {
     const DecodeStatus status = Decode(line, &time_ms);
     const EventOrigin origin{0, e.line_no};
     if (!status.ok()) {  // Decoding is deterministic: not expected.
-      pipeline->OnRejected(topic_, status, line, origin, Location(e.line_no));
+      pipeline->OnRejected(topic_, status, RawEvent{line, {}}, origin,
+                           Location(e.line_no));
     } else if (topic_ == Topic::kResults) {
       (void)pipeline->OnResults(results_, origin);
     } else {
@@ -287,8 +288,8 @@ Status FileDeadLetterSink::Close() {
 }
 
 void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
-                               std::string_view detail,
-                               std::string_view payload, EventOrigin origin) {
+                               std::string_view detail, RawEvent event,
+                               EventOrigin origin) {
   line_.assign("{\"topic\":");
   AppendJsonString(&line_, TopicName(topic));
   line_.append(",\"reason\":");
@@ -300,7 +301,7 @@ void FileDeadLetterSink::Write(Topic topic, RejectReason reason,
   line_.append(",\"offset\":");
   AppendJsonInt(&line_, origin.offset);
   line_.append(",\"payload\":");
-  AppendJsonString(&line_, payload);
+  AppendJsonString(&line_, event.payload);
   line_.append("}\n");
   if (file_ != nullptr &&
       std::fwrite(line_.data(), 1, line_.size(), file_) != line_.size() &&

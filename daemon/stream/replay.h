@@ -62,15 +62,17 @@ StatusOr<ReplayResult> RunReplay(const config::Config& config,
 
 // A dead-letter sink writing one JSON object per rejected event:
 // {"topic": ..., "reason": ..., "detail": ..., "partition": P, "offset": O,
-// "payload": "<original payload>"}. A write that fails (a full disk) is
-// remembered: Close() reports it, so no dead letter is lost silently.
+// "payload": "<original payload>"}. Lines of a file have no key: the
+// event's (always empty in replay) is not written. A write that fails (a
+// full disk) is remembered: Close() reports it, so no dead letter is lost
+// silently.
 class FileDeadLetterSink : public DeadLetterSink {
  public:
   static StatusOr<std::unique_ptr<FileDeadLetterSink>> Open(
       const std::string& path);
   ~FileDeadLetterSink() override;
   void Write(Topic topic, RejectReason reason, std::string_view detail,
-             std::string_view payload, EventOrigin origin) override;
+             RawEvent event, EventOrigin origin) override;
   // Flushes and closes the file: the first write, flush or close error.
   [[nodiscard]] Status Close();
 

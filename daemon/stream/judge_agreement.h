@@ -1,0 +1,90 @@
+// JudgeAgreement: how far the judges (judges.names) agree, live. For every
+// pair of judges (first before second in judges.names), the pairs of
+// grades of the items both graded (metrics::GradePairs, from which Cohen's
+// kappa and Krippendorff's alpha follow), and the items only one of them
+// graded.
+//
+// Impression mode: an item is a (request, doc) pair, a served doc of a
+// finalized list (FinalizedRequest::judges), counted when the list is
+// finalized: in event time, so live and replay count the same. The counts
+// are kept per shard (input partition) and merged, checkpointed with the
+// shard as the aggregates are (EncodeShard), restored by judge names.
+//
+// Qrels mode: an item is a (query, doc) pair of the judgments table, whose
+// labels change as they arrive; QrelsJoin keeps those counts up to date
+// (Join::judge_pairs) and the pipeline reads them there instead.
+//
+// Owned and driven by the pipeline's thread; not thread-safe.
+#ifndef RANKWATCH_DAEMON_STREAM_JUDGE_AGREEMENT_H_
+#define RANKWATCH_DAEMON_STREAM_JUDGE_AGREEMENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/byte_codec.h"
+#include "base/status.h"
+#include "daemon/stream/join.h"
+#include "metrics/agreement.h"
+
+namespace rankwatch::stream {
+
+// The items two judges graded: both (with their grades), or one alone.
+struct JudgePairCounts {
+  metrics::GradePairs both;
+  int64_t only_first = 0;
+  int64_t only_second = 0;
+
+  void Merge(const JudgePairCounts& other) {
+    both.Merge(other.both);
+    only_first += other.only_first;
+    only_second += other.only_second;
+  }
+  bool operator==(const JudgePairCounts&) const = default;
+};
+
+// The pairs of `num_judges` judges in order: (0, 1), (0, 2), ..., (1, 2),
+// ...; PairIndex(a, b) with a < b is a pair's place there.
+inline size_t NumJudgePairs(size_t num_judges) {
+  return num_judges * (num_judges - (num_judges > 0 ? 1 : 0)) / 2;
+}
+inline size_t PairIndex(size_t a, size_t b, size_t num_judges) {
+  return a * num_judges - a * (a + 1) / 2 + (b - a - 1);
+}
+
+class JudgeAgreement {
+ public:
+  explicit JudgeAgreement(std::vector<std::string> judges);
+  JudgeAgreement(const JudgeAgreement&) = delete;
+  JudgeAgreement& operator=(const JudgeAgreement&) = delete;
+
+  // Counts the served docs of one finalized list (impression mode): per
+  // rank, the grades of the judges that graded it.
+  void AddList(std::span<const JudgeGrades> judges, int32_t shard);
+
+  // A shard's counts, by judge names (a pair whose judges are not both
+  // configured any more is dropped on restore). Nothing is written, and
+  // nothing need be read, without two judges: Pipeline::EncodeShard then
+  // leaves the section out, so that a version before judges reads the
+  // checkpoint.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  void DropShard(int32_t shard);
+
+  const std::vector<std::string>& judges() const { return judges_; }
+  // Per pair (PairIndex), merged over the shards held.
+  std::vector<JudgePairCounts> Merged() const;
+
+ private:
+  std::vector<JudgePairCounts>& ShardAt(int32_t shard);
+
+  std::vector<std::string> judges_;
+  // [shard][pair]; null for a shard never touched.
+  std::vector<std::unique_ptr<std::vector<JudgePairCounts>>> shards_;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_JUDGE_AGREEMENT_H_

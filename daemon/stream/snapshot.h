@@ -1,0 +1,123 @@
+// PipelineSnapshot: the read model of a pipeline. Every figure a view shows
+// (the Prometheus collectors, /api/v1/summary and the page, replay's
+// reports, the demo's terminal) is rendered from one of these, so that two
+// views of the same moment cannot disagree, and so that rendering happens
+// outside the daemon's lock: the lock is held only while TakeSnapshot()
+// copies plain values.
+//
+// What it holds is what the pipeline's monitors computed at their latest
+// look (Pipeline::RefreshLook) and the aggregates merged over the shards,
+// copied: it points into nothing of the pipeline (the comparisons' and
+// interleaving states' configuration pointers point into its own `config`)
+// and stays valid after the lock is released, across reloads and
+// rebalances. A snapshot copied or moved must be taken again to point
+// into its own copy (TakeSnapshot into it), as those pointers would still
+// point into the original. The query movers, computed on
+// demand by QueryMovers, are computed here once for every comparison that
+// has them.
+//
+// Ownership: a plain value. Thread-safety: none; a snapshot is written by
+// TakeSnapshot() and then read by any number of threads.
+#ifndef RANKWATCH_DAEMON_STREAM_SNAPSHOT_H_
+#define RANKWATCH_DAEMON_STREAM_SNAPSHOT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "daemon/stream/aggregator.h"
+#include "daemon/stream/decisions.h"
+#include "daemon/stream/experiments.h"
+#include "daemon/stream/interleaving_monitor.h"
+#include "daemon/stream/join.h"
+#include "daemon/stream/pipeline_counters.h"
+#include "metrics/movers.h"
+#include "trec/judge_compare.h"
+
+namespace rankwatch::stream {
+
+class Pipeline;
+
+// The movers of one comparison (a primary series, window "all"), as
+// QueryMovers::Movers() gave them.
+struct MoversSnapshot {
+  size_t experiment = 0;  // Into config.experiments.
+  std::string treatment;
+  size_t series = 0;  // Into PipelineSnapshot::series.
+  std::vector<metrics::QueryMover> movers;
+};
+
+struct PipelineSnapshot {
+  // The configuration the figures were computed under.
+  config::Config config;
+
+  // The aggregates (Aggregator), merged over the shards held.
+  std::vector<SeriesSpec> series;
+  std::vector<GroupStats> groups;
+  std::vector<GroupFlow> flows;  // Parallel to groups: this process's flow.
+  std::vector<int64_t> windows_ms;
+  int64_t bucket_ms = 0;
+  int64_t newest_time_ms = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> overflowed;  // Aggregator::overflowed().
+
+  // The A/B comparisons at the latest look (ExperimentMonitor).
+  std::vector<Comparison> comparisons;
+  std::vector<SrmState> srm;
+  int64_t looks = 0;
+  double level = 0;
+  bool units = false;
+  std::string covariate;  // Empty without regression adjustment.
+  std::vector<ExperimentMonitor::ArmBuckets> arm_buckets;
+  std::vector<ExperimentMonitor::ArmBuckets> flow_arm_buckets;
+  int32_t num_buckets = 0;
+  std::vector<ExperimentMonitor::CovariateArm> covariate_arms;
+  std::vector<ExperimentMonitor::CovariateArm> flow_covariate_arms;
+
+  // One decision per experiment and treatment (DecisionBoard).
+  std::vector<Decision> decisions;
+
+  // Interleaving experiments (InterleavingMonitor).
+  std::vector<InterleavingState> interleaving;
+  std::vector<int64_t> interleaving_windows_ms;
+  double interleaving_alpha = 0;
+  double interleaving_prior_shape = 0;
+
+  // The query movers (statistics.tracked_queries): 0 when none are
+  // tracked. `movers` has an entry for every comparison that has them.
+  int32_t movers_capacity = 0;
+  std::vector<MoversSnapshot> movers;
+
+  // judges.names and, with two or more, how far each pair agrees (in
+  // PairIndex order; LabelAgreement::first and second index `judges`).
+  std::vector<std::string> judges;
+  std::vector<trec::LabelAgreement> agreement;
+
+  // The process's counters and the join's state.
+  PipelineCounters counters;
+  JoinCounters join_counters;
+  int64_t pending_requests = 0;
+  int64_t table_entries = 0;
+  int64_t watermark_ms = std::numeric_limits<int64_t>::min();
+  int64_t window_now_ms = std::numeric_limits<int64_t>::min();
+  bool tracks_clicks = false;
+
+  bool adjusted() const { return !covariate.empty(); }
+  // The movers of a comparison (Comparison::experiment_index, treatment,
+  // series), or null when it has none.
+  const std::vector<metrics::QueryMover>* FindMovers(size_t experiment,
+                                                     std::string_view treatment,
+                                                     size_t series) const;
+};
+
+// Copies `pipeline`'s figures into `out`, reusing its buffers. Takes no
+// look: a caller that wants the latest figures calls
+// Pipeline::RefreshLook() first (the daemon does, under its lock).
+void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out);
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_SNAPSHOT_H_
