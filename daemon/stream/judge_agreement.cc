@@ -34,15 +34,7 @@ void JudgeAgreement::AddList(std::span<const JudgeGrades> judges,
     for (size_t b = a + 1; b < n; ++b) {
       JudgePairCounts& pair = counts[PairIndex(a, b, judges_.size())];
       for (size_t r = 0; r < ranks; ++r) {
-        const metrics::Grade x = judges[a].ranked[r];
-        const metrics::Grade y = judges[b].ranked[r];
-        if (x != metrics::kUnjudged && y != metrics::kUnjudged) {
-          pair.both.Add(x, y);
-        } else if (x != metrics::kUnjudged) {
-          ++pair.only_first;
-        } else if (y != metrics::kUnjudged) {
-          ++pair.only_second;
-        }
+        pair.Tally(judges[a].ranked[r], judges[b].ranked[r]);
       }
     }
   }

@@ -37,6 +37,17 @@ struct JudgePairCounts {
   int64_t only_first = 0;
   int64_t only_second = 0;
 
+  // Counts (sign 1) or takes back (-1) one item the first judge graded
+  // `x` and the second `y` (kUnjudged: did not grade it).
+  void Tally(metrics::Grade x, metrics::Grade y, int64_t sign = 1) {
+    if (x != metrics::kUnjudged && y != metrics::kUnjudged) {
+      both.Add(x, y, sign);
+    } else if (x != metrics::kUnjudged) {
+      only_first += sign;
+    } else if (y != metrics::kUnjudged) {
+      only_second += sign;
+    }
+  }
   void Merge(const JudgePairCounts& other) {
     both.Merge(other.both);
     only_first += other.only_first;

@@ -307,16 +307,8 @@ void QrelsJoin::TallyDoc(const QueryTable& table, std::string_view doc_id,
   const size_t n = doc_grades_.size();
   for (size_t a = 0; a < n; ++a) {
     for (size_t b = a + 1; b < n; ++b) {
-      JudgePairCounts& pair = judge_pairs_[PairIndex(a, b, n)];
-      const metrics::Grade x = doc_grades_[a];
-      const metrics::Grade y = doc_grades_[b];
-      if (x != metrics::kUnjudged && y != metrics::kUnjudged) {
-        pair.both.Add(x, y, sign);
-      } else if (x != metrics::kUnjudged) {
-        pair.only_first += sign;
-      } else if (y != metrics::kUnjudged) {
-        pair.only_second += sign;
-      }
+      judge_pairs_[PairIndex(a, b, n)].Tally(doc_grades_[a], doc_grades_[b],
+                                             sign);
     }
   }
 }
