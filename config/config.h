@@ -421,6 +421,18 @@ enum class JudgeCombine {
 // what reads judges one by one.
 inline constexpr size_t kMaxJudges = 8;
 
+// `judges.ppi`: prediction-powered means (metrics/ppi.h), live: the mean
+// of each measure the trusted judge would give over every list, from the
+// trusted judge's labels on a random few and the cheap judge's on all.
+struct JudgesPpiConfig {
+  std::string trusted = {};  // One of judges.names; empty: no PPI.
+  std::string cheap = {};    // Another of judges.names.
+  // PPI++'s variance-minimizing weight of the cheap judge (else 1, plain
+  // PPI, whose interval is exact rather than asymptotic in the weight).
+  bool tune = false;
+  bool operator==(const JudgesPpiConfig&) const = default;
+};
+
 // `judges:` labels from several judges (issue 29), named by schema.judge.
 struct JudgesConfig {
   // The judges rankwatch keeps apart, in precedence order (most trusted
@@ -431,6 +443,11 @@ struct JudgesConfig {
   // is rejected (missing_field).
   std::string default_judge = {};
   JudgeCombine combine = JudgeCombine::kPrecedence;
+  JudgesPpiConfig ppi = {};
+  // A comparison is flagged when its arms' shares of unjudged top-k docs
+  // (no judge labelled them) differ by more than this: unjudged docs count
+  // as non-relevant, so the arm with fewer labels looks worse.
+  double coverage_tolerance = 0.05;
   bool operator==(const JudgesConfig&) const = default;
 };
 

@@ -42,8 +42,6 @@ constexpr std::array<JoinMode, 2> kJoinModes = {JoinMode::kImpression,
                                                 JoinMode::kQrels};
 constexpr std::array<CombineRule, 2> kCombineRules = {CombineRule::kMax,
                                                       CombineRule::kLast};
-constexpr std::array<JudgeCombine, 2> kJudgeCombines = {
-    JudgeCombine::kPrecedence, JudgeCombine::kPooled};
 constexpr std::array<metrics::Gain, 2> kGains = {metrics::Gain::kLinear,
                                                  metrics::Gain::kExponential};
 constexpr std::array<metrics::RecallDenominator, 2> kRecallDenominators = {
@@ -332,65 +330,6 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
               }},
          }));
   return CheckSchemaPaths(f, *c);
-}
-
-// `judges: {names: [human, llm], default: llm, combine: precedence}`.
-Status Parser::ReadJudges(const Field& f, JudgesConfig* c) {
-  std::optional<Field> names_field;
-  std::optional<Field> default_field;
-  RW_RETURN_IF_ERROR(yaml_.ReadMap(
-      f, {
-             {"names",
-              [&](const Field& v) {
-                names_field.emplace(v);
-                judge_names_.emplace(v);
-                return yaml_.ReadNameList(v, "judge", &c->names);
-              }},
-             {"default",
-              [&](const Field& v) {
-                default_field.emplace(v);
-                return yaml_.ReadString(v, &c->default_judge);
-              }},
-             {"combine",
-              [&](const Field& v) {
-                return yaml_.ReadChoice(v, "judge combination", kJudgeCombines,
-                                        JudgeCombineName, &c->combine);
-              }},
-         }));
-  if (c->names.size() > kMaxJudges) {
-    return yaml_.Error(*names_field, "more than " + std::to_string(kMaxJudges) +
-                                         " judges (each is kept apart)");
-  }
-  if (!c->default_judge.empty() &&
-      std::find(c->names.begin(), c->names.end(), c->default_judge) ==
-          c->names.end()) {
-    std::string message =
-        "'" + Printable(c->default_judge) + "' is not one of judges.names";
-    if (c->names.empty()) {
-      message += " (none are configured)";
-    } else {
-      const std::vector<std::string_view> known(c->names.begin(),
-                                                c->names.end());
-      if (std::optional<std::string_view> near =
-              ClosestKey(c->default_judge, known)) {
-        message += " (did you mean '" + std::string(*near) + "'?)";
-      }
-    }
-    return yaml_.Error(*default_field, message);
-  }
-  return Status::Ok();
-}
-
-// The labels of join.qrels_file name no judge: with judges they are
-// judges.default's, which must then be set.
-Status Parser::CheckJudgesOfTheQrelsFile(const Config& config) const {
-  if (!judge_names_ || config.judges.names.empty() ||
-      config.join.qrels_file.empty() || !config.judges.default_judge.empty()) {
-    return Status::Ok();
-  }
-  return yaml_.Error(*judge_names_,
-                     "join.qrels_file's labels name no judge: set "
-                     "judges.default to the judge who made them");
 }
 
 // A field read as a value cannot also hold another field: "variant: a" and

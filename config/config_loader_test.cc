@@ -1147,6 +1147,46 @@ TEST(ConfigLoaderTest, Judges) {
   EXPECT_EQ(defaults.schema.judge, "judge");
   EXPECT_TRUE(defaults.judges.names.empty());
   EXPECT_EQ(defaults.judges.combine, JudgeCombine::kPrecedence);
+  EXPECT_TRUE(defaults.judges.ppi.trusted.empty());
+  EXPECT_EQ(defaults.judges.coverage_tolerance, 0.05);
+}
+
+// judges.ppi names a trusted and a cheap judge; coverage_tolerance.
+TEST(ConfigLoaderTest, JudgesPpiAndCoverageTolerance) {
+  const Config c = MustParse(
+      "judges:\n  names: [human, llm]\n  default: llm\n"
+      "  ppi: {trusted: human, cheap: llm, tune: true}\n"
+      "  coverage_tolerance: 0.1\n");
+  EXPECT_EQ(
+      c.judges.ppi,
+      (JudgesPpiConfig{.trusted = "human", .cheap = "llm", .tune = true}));
+  EXPECT_EQ(c.judges.coverage_tolerance, 0.1);
+  // The judges may come after ppi in the file.
+  const Config later = MustParse(
+      "judges:\n  ppi: {cheap: llm, trusted: human}\n"
+      "  names: [human, llm]\n");
+  EXPECT_EQ(later.judges.ppi.cheap, "llm");
+  EXPECT_FALSE(later.judges.ppi.tune);
+}
+
+TEST(ConfigLoaderErrorTest, JudgesPpi) {
+  const std::string names = "judges:\n  names: [human, llm]\n";
+  EXPECT_EQ(ErrorOf(names + "  ppi: {trusted: human}\n"),
+            "config.yaml:3:8: judges.ppi: missing key 'cheap' (the judge who "
+            "labels every list, e.g. an LLM)");
+  EXPECT_EQ(ErrorOf(names + "  ppi: {cheap: llm}\n"),
+            "config.yaml:3:8: judges.ppi: missing key 'trusted' (the judge "
+            "whose labels on a random sample of lists are the truth)");
+  EXPECT_EQ(ErrorOf(names + "  ppi: {trusted: humans, cheap: llm}\n"),
+            "config.yaml:3:18: judges.ppi.trusted: 'humans' is not one of "
+            "judges.names (did you mean 'human'?)");
+  EXPECT_EQ(ErrorOf(names + "  ppi: {trusted: llm, cheap: llm}\n"),
+            "config.yaml:3:30: judges.ppi.cheap: 'llm' is also "
+            "judges.ppi.trusted: "
+            "the cheap judge's errors are measured against another judge");
+  EXPECT_EQ(ErrorOf(names + "  coverage_tolerance: 0\n"),
+            "config.yaml:3:23: judges.coverage_tolerance: must lie in (0, 1]: "
+            "a difference of the arms' shares of unjudged docs");
 }
 
 TEST(ConfigLoaderErrorTest, Judges) {

@@ -2,7 +2,8 @@
 // its sections: config_loader.cc (the document, schema, join, events,
 // metrics, aggregation, dead letters; ParseConfig and LoadConfigFile),
 // server_sections.cc (kafka, http, logging: the keys the server reads) and
-// experiment_sections.cc (experiments, interleaving, statistics).
+// experiment_sections.cc (experiments, interleaving, statistics) and
+// judges_section.cc (judges).
 // Internal to rankwatch::config: it exposes yaml-cpp, which the library
 // keeps private (config_loader.h is the interface).
 #ifndef RANKWATCH_CONFIG_CONFIG_PARSER_H_
@@ -65,6 +66,15 @@ class Parser {
   Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);
   Status ReadJudges(const Field& f, JudgesConfig* c);
+  // The fields of judges.ppi's judges, checked once judges.names is read.
+  struct PpiFields {
+    std::optional<Field> trusted;
+    std::optional<Field> cheap;
+  };
+  Status ReadJudgesPpi(const Field& f, JudgesPpiConfig* c, PpiFields* fields);
+  // An error at `f` unless `name` is one of `names` ("did you mean").
+  Status CheckJudgeName(const Field& f, const std::string& name,
+                        const std::vector<std::string>& names) const;
   Status ReadEvents(const Field& f, EventLimitsConfig* c);
   Status ReadMetrics(const Field& f, MetricsConfig* c);
   Status ReadCutoffs(const Field& f, std::vector<int32_t>* out);

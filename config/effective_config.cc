@@ -368,6 +368,15 @@ std::string FormatEffectiveConfig(const Config& c) {
   w.QuotedList("names", c.judges.names);
   w.Text("default", c.judges.default_judge);
   w.Plain("combine", std::string(JudgeCombineName(c.judges.combine)));
+  // Absent without PPI: an empty judge is not a name.
+  if (!c.judges.ppi.trusted.empty()) {
+    w.BeginSection("ppi");
+    w.Text("trusted", c.judges.ppi.trusted);
+    w.Text("cheap", c.judges.ppi.cheap);
+    w.Bool("tune", c.judges.ppi.tune);
+    w.EndSection();
+  }
+  w.Plain("coverage_tolerance", FormatNumber(c.judges.coverage_tolerance));
   w.EndSection();
   w.BeginSection("logging");
   w.Plain("level", c.logging.level);

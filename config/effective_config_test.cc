@@ -237,6 +237,7 @@ judges:
   names: []
   default: ""
   combine: precedence
+  coverage_tolerance: 0.05
 logging:
   level: info
   format: text
@@ -751,6 +752,13 @@ Config RandomConfig(uint64_t seed) {
           : c.judges.names[rng.Between(0, c.judges.names.size() - 1)];
   c.judges.combine =
       RandomOf(rng, {JudgeCombine::kPrecedence, JudgeCombine::kPooled});
+  if (c.judges.names.size() >= 2 && rng.Between(0, 1) == 1) {
+    c.judges.ppi.trusted = c.judges.names[0];
+    c.judges.ppi.cheap = c.judges.names.back();
+    c.judges.ppi.tune = rng.Between(0, 1) == 1;
+  }
+  // In (0, 1].
+  c.judges.coverage_tolerance = 1 - rng.Uniform();
   return c;
 }
 
@@ -886,6 +894,8 @@ Config FullConfig(JoinMode mode) {
   c.judges.names = {"human", "umbrela-v1", "clicks"};
   c.judges.default_judge = "clicks";
   c.judges.combine = JudgeCombine::kPooled;
+  c.judges.ppi = {.trusted = "human", .cheap = "umbrela-v1", .tune = true};
+  c.judges.coverage_tolerance = 0.1;
   return c;
 }
 
@@ -1093,8 +1103,9 @@ static_assert(sizeof(SeriesRef) == 40);
 static_assert(sizeof(InterleavingConfig) == 88);
 static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
-static_assert(sizeof(JudgesConfig) == 64);
-static_assert(sizeof(Config) == 1944);
+static_assert(sizeof(JudgesPpiConfig) == 72);
+static_assert(sizeof(JudgesConfig) == 144);
+static_assert(sizeof(Config) == 2024);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -81,4 +81,49 @@ std::optional<PpiMeanEstimate> PpiMean(std::span<const double> truth,
   return e;
 }
 
+std::optional<PpiMeanEstimate> PpiMean(const PpiMoments& m, double confidence,
+                                       bool tune) {
+  if (m.n < 2 || m.others < 1) return std::nullopt;
+  const double dn = static_cast<double>(m.n);
+  const double dbig = static_cast<double>(m.others);
+  const double mean_y = m.sum_y / dn;
+  const double mean_f = m.sum_f / dn;
+  const double mean_u = m.sum_u / dbig;
+  if (!std::isfinite(mean_y + mean_f + mean_u + m.sum_yy + m.sum_ff + m.sum_yf +
+                     m.sum_uu)) {
+    return std::nullopt;
+  }
+  // Population (divisor n) moments of the labelled items; rounding can
+  // take a variance a hair below 0.
+  const double var_y = std::max(m.sum_yy / dn - mean_y * mean_y, 0.0);
+  const double var_f = std::max(m.sum_ff / dn - mean_f * mean_f, 0.0);
+  const double cov = m.sum_yf / dn - mean_y * mean_f;
+  double lambda = 1;
+  if (tune) {
+    const double mean_all = (m.sum_f + m.sum_u) / (dn + dbig);
+    const double var_all =
+        std::max((m.sum_ff + m.sum_uu - (dn + dbig) * mean_all * mean_all) /
+                     (dn + dbig - 1),
+                 0.0);
+    lambda = var_all > 0 ? cov / ((1 + dn / dbig) * var_all) : 0;
+    lambda = std::clamp(lambda, 0.0, 1.0);
+  }
+  PpiMeanEstimate e;
+  e.lambda = lambda;
+  e.estimate = lambda * mean_u + (mean_y - lambda * mean_f);
+  const double var_u = std::max(m.sum_uu / dbig - mean_u * mean_u, 0.0);
+  const double var_r =
+      std::max(var_y + lambda * lambda * var_f - 2 * lambda * cov, 0.0);
+  const double z = NormalQuantile(1 - (1 - confidence) / 2);
+  e.std_error = std::sqrt(lambda * lambda * var_u / dbig + var_r / dn);
+  e.lower = e.estimate - z * e.std_error;
+  e.upper = e.estimate + z * e.std_error;
+  e.classical = mean_y;
+  e.classical_std_error = std::sqrt(var_y * dn / (dn - 1) / dn);
+  e.classical_lower = mean_y - z * e.classical_std_error;
+  e.classical_upper = mean_y + z * e.classical_std_error;
+  e.naive = (m.sum_f + m.sum_u) / (dn + dbig);
+  return e;
+}
+
 }  // namespace rankwatch::metrics

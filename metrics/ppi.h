@@ -23,6 +23,7 @@
 #ifndef RANKWATCH_METRICS_PPI_H_
 #define RANKWATCH_METRICS_PPI_H_
 
+#include <cstdint>
 #include <optional>
 #include <span>
 
@@ -44,6 +45,37 @@ struct PpiMeanEstimate {
   double naive = 0;
 };
 
+// The sums PpiMean needs, additive over items: what a live pipeline keeps
+// per shard and window (they merge by adding) instead of the items.
+struct PpiMoments {
+  // Labelled items: truth y, the cheap judge's f.
+  int64_t n = 0;
+  double sum_y = 0;
+  double sum_yy = 0;
+  double sum_f = 0;
+  double sum_ff = 0;
+  double sum_yf = 0;
+  // The other items: the cheap judge's f~ only.
+  int64_t others = 0;
+  double sum_u = 0;
+  double sum_uu = 0;
+
+  void AddLabelled(double y, double f) {
+    ++n;
+    sum_y += y;
+    sum_yy += y * y;
+    sum_f += f;
+    sum_ff += f * f;
+    sum_yf += y * f;
+  }
+  void AddOther(double u) {
+    ++others;
+    sum_u += u;
+    sum_uu += u * u;
+  }
+  bool operator==(const PpiMoments&) const = default;
+};
+
 // `truth[i]` and `predicted[i]` of the labelled items, `unlabeled` the cheap
 // judge's figures of the others. `tune`: PPI++'s lambda; false: lambda = 1.
 // nullopt with fewer than two labelled items, no other item, spans of
@@ -52,6 +84,13 @@ struct PpiMeanEstimate {
     std::span<const double> truth, std::span<const double> predicted,
     std::span<const double> unlabeled, double confidence = 0.95,
     bool tune = true);
+
+// The same from the items' sums (equal to the span form's up to rounding:
+// the variances come from sums of squares, whose cancellation is
+// negligible for figures in [0, 1]). nullopt as above.
+[[nodiscard]] std::optional<PpiMeanEstimate> PpiMean(const PpiMoments& m,
+                                                     double confidence = 0.95,
+                                                     bool tune = true);
 
 }  // namespace rankwatch::metrics
 

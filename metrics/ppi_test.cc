@@ -43,6 +43,33 @@ TEST(PpiMeanTest, MatchesPpiPy) {
   EXPECT_NEAR(tuned->naive, 0.576, 1e-15);
 }
 
+// The sums form gives ppi_py's figures too, tuned and plain.
+TEST(PpiMeanTest, FromMomentsMatchesPpiPy) {
+  PpiMoments m;
+  for (size_t i = 0; i < kY.size(); ++i) m.AddLabelled(kY[i], kF[i]);
+  for (double u : kU) m.AddOther(u);
+  const auto tuned = PpiMean(m);
+  ASSERT_TRUE(tuned.has_value());
+  EXPECT_NEAR(tuned->lambda, 0.6529705719044976, 1e-13);
+  EXPECT_NEAR(tuned->estimate, 0.47888117712382006, 1e-13);
+  EXPECT_NEAR(tuned->lower, 0.3784803178982711, 1e-12);
+  EXPECT_NEAR(tuned->upper, 0.579282036349369, 1e-12);
+  const auto plain = PpiMean(m, 0.95, /*tune=*/false);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_NEAR(plain->estimate, 0.4650000000000001, 1e-13);
+  EXPECT_NEAR(plain->lower, 0.35308832577716714, 1e-12);
+  EXPECT_NEAR(plain->upper, 0.5769116742228331, 1e-12);
+  EXPECT_NEAR(plain->classical, 0.505, 1e-15);
+  EXPECT_NEAR(plain->naive, 0.576, 1e-15);
+  // The classical interval: sd of y with divisor n - 1 by hand,
+  // sum (y - 0.505)^2 = 0.60225, var 0.60225 / 9, se sqrt(var / 10).
+  EXPECT_NEAR(plain->classical_std_error, std::sqrt(0.60225 / 9 / 10), 1e-14);
+  PpiMoments few;
+  few.AddLabelled(0.5, 0.5);
+  few.AddOther(0.5);
+  EXPECT_FALSE(PpiMean(few).has_value());
+}
+
 TEST(PpiMeanTest, Undefined) {
   const std::vector<double> one = {0.5};
   EXPECT_FALSE(PpiMean(one, one, kU).has_value());

@@ -34,7 +34,14 @@ if ! wait "$jars_pid"; then
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 600 || {
+# Three tests per core, of which at most one per core computes: the tests
+# that hold the `cpus` resource (tests/CMakeLists.txt, "Scheduling"); the
+# end-to-end tests beside them mostly wait for joins, windows and scrapes.
+resources="$build/ctest-resources.json"
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpus": [{"id": "0", "slots": %d}]}]}\n' \
+  "$jobs" >"$resources"
+ctest --test-dir "$build" --output-on-failure -j $((3 * jobs)) \
+  --resource-spec-file "$resources" --timeout 600 || {
   rc=$?
   # The end of the log is what a CI summary shows: repeat there the last
   # lines each failed test printed.

@@ -52,6 +52,13 @@ using testing::Scrape;
 using testing::WaitFor;
 
 constexpr int kPartitions = 4;
+// session.timeout.ms of the daemons here. The mock cluster's coordinator
+// (librdkafka 2.0, rdkafka_mock_cgrp.c) holds every rebalance for
+// session.timeout.ms - 1 s, whether or not the members have rejoined, and
+// drops a killed member after session.timeout.ms: a second replica's join
+// took three rebalances, 15 s at 6 s. At 3 s each takes 2 s; heartbeats
+// every 500 ms still leave six per session.
+constexpr char kSessionTimeoutMs[] = "3000";
 using testing::Event;
 using testing::ExpectSameAsReplay;
 using testing::FinalizedPerRequest;
@@ -117,9 +124,11 @@ class DaemonE2eTest : public ::testing::Test {
   }
 
   // `extra` is appended to the YAML (e.g. metrics and dead-letter keys),
-  // `kafka_extra` to its kafka section.
+  // `kafka_extra` to its kafka section. `session_timeout_ms`: see
+  // kSessionTimeoutMs.
   std::string WriteConfig(const std::string& group, const std::string& extra,
-                          const std::string& kafka_extra = "") {
+                          const std::string& kafka_extra = "",
+                          const char* session_timeout_ms = kSessionTimeoutMs) {
     return dir_.Write(group + ".yaml", R"(
 kafka:
   bootstrap_servers: ")" + cluster_->bootstrap_servers() +
@@ -128,7 +137,8 @@ kafka:
   commit_interval: 500ms
 )" + kafka_extra + R"(
   properties:
-    session.timeout.ms: "6000"
+    session.timeout.ms: ")" + std::string(session_timeout_ms) +
+                                           R"("
     heartbeat.interval.ms: "500"
     fetch.wait.max.ms: "100"
 join:
@@ -633,7 +643,7 @@ TEST_F(DaemonE2eTest, DurableStateKillOneOfThreeLosesNoList) {
   c->process().Signal(SIGKILL);
   EXPECT_EQ(c->process().Wait(10s).value_or(-1), 128 + SIGKILL);
   c.reset();
-  // The group notices after session.timeout.ms (6 s) and rebalances.
+  // The group notices after session.timeout.ms (3 s) and rebalances.
   ASSERT_TRUE(WaitFor([&] { return owned(a) + owned(b) == kPartitions; }, 30s))
       << a.log() << b.log();
   const std::vector<Event> more = testing::Requests(300, 100, false);
@@ -899,7 +909,9 @@ interleaving:
 }
 
 TEST_F(DaemonE2eTest, RecoversFromBrokerFailuresAndRequestErrors) {
-  Daemon d(dir_, WriteConfig("g-faults", kTracingMetrics), "d");
+  // A session (6 s) that outlasts the broker's 3 s outage below: the
+  // member keeps its partitions whichever broker coordinates the group.
+  Daemon d(dir_, WriteConfig("g-faults", kTracingMetrics, "", "6000"), "d");
   ASSERT_TRUE(d.WaitReady()) << d.log();
   Producer producer(cluster_->bootstrap_servers());
   producer.SendPaced(Requests(0, 60, true));
@@ -1196,7 +1208,8 @@ kafka:
                                            R"(
   commit_interval: )" + commit_interval + R"(
   properties:
-    session.timeout.ms: "6000"
+    session.timeout.ms: ")" + std::string(kSessionTimeoutMs) +
+                                           R"("
     heartbeat.interval.ms: "500"
     fetch.wait.max.ms: "100"
 )" + properties + R"(join:

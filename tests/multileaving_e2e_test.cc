@@ -136,6 +136,8 @@ class MultileavingE2eTest : public ::testing::Test {
     }
   }
 
+  // session.timeout.ms 3 s: the mock cluster holds every rebalance for
+  // session.timeout.ms - 1 s (as in daemon_e2e_test.cc, kSessionTimeoutMs).
   std::string WriteConfig(const std::string& group) {
     return dir_.Write(group + ".yaml", R"(
 kafka:
@@ -144,7 +146,7 @@ kafka:
   group_id: )" + group + R"(
   commit_interval: 500ms
   properties:
-    session.timeout.ms: "6000"
+    session.timeout.ms: "3000"
     heartbeat.interval.ms: "500"
     fetch.wait.max.ms: "100"
 join:

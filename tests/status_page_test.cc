@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +44,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
+#include "daemon/http/http_server.h"
+#include "daemon/page/handlers.h"
 #include "daemon/sim/mock_cluster.h"
+#include "daemon/stream/judge_report_test_util.h"
+#include "daemon/stream/pipeline.h"
+#include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/testing/daemon_process.h"
@@ -1200,6 +1207,113 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
                 "&experiment=ranker-v2&series=P_5");
 
   ExpectReplayAgrees(d, metrics_text);
+}
+
+// The judges' panel (issue 29) in Chromium: the page served in process
+// (page::RegisterHandlers, as the daemon registers it) over a pipeline fed
+// the story of stream/judge_report_test_util.h, whose figures are worked out
+// by hand there, so that the text asserted below is the arithmetic's, not
+// the page's. No Kafka: the panel renders /api/v1/summary alone.
+TEST(StatusPageJudgesTest, RendersTheJudgesPanelInChromium) {
+  const std::string node = FindOnPath("node");
+  const std::string chromium = FindOnPath("chromium");
+  if (node.empty()) GTEST_SKIP() << "node not found on PATH";
+  if (chromium.empty()) GTEST_SKIP() << "chromium not found on PATH";
+  std::string error;
+  const std::string playwright = PlaywrightDir(FindOnPath("npm"), &error);
+  ASSERT_FALSE(playwright.empty()) << error;
+
+  FakeClock clock(1'763'800'000'000);
+  auto p =
+      stream::Pipeline::Create(stream::judge_story::JudgeStoryConfig(), &clock);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::unique_ptr<stream::Pipeline> pipeline = std::move(p).value();
+  ASSERT_TRUE(stream::judge_story::FeedJudgeStory(pipeline.get(),
+                                                  clock.NowMillis() - 600'000));
+  auto server = http::HttpServer::Start("127.0.0.1:0", 1);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::mutex mu;  // The handlers' thread reads the pipeline.
+  page::RegisterHandlers(
+      server->get(),
+      [&](page::SummaryState* s) {
+        std::lock_guard<std::mutex> lock(mu);
+        stream::TakeSnapshot(*pipeline, &s->pipeline);
+      },
+      SystemClock::Get());
+
+  testing::TempDir dir;
+  const std::vector<std::string> ids = {"agreement-pairs-human-llm-all",
+                                        "agreement-pairs-human-llm-5m",
+                                        "agreement-kappa-human-llm-all",
+                                        "judge-mean-A-human-precision-2",
+                                        "judge-mean-A-llm-precision-2",
+                                        "judge-mean-B-llm-precision-2",
+                                        "judge-coverage-A-human-2",
+                                        "judge-coverage-B-human-2",
+                                        "judge-unjudged-B-2",
+                                        "ppi-A-precision-2",
+                                        "ppi-B-precision-2",
+                                        "coverage-warning-ranker-B"};
+  std::vector<std::string> argv = {
+      node,
+      std::string(RANKWATCH_SOURCE_DIR) + "/tests/status_page/check_page.mjs",
+      playwright,
+      chromium,
+      "http://127.0.0.1:" + std::to_string((*server)->port()) + "/",
+      dir.path() + "/judges.png",
+      dir.path() + "/chromium-profile"};
+  argv.insert(argv.end(), ids.begin(), ids.end());
+  const testing::CommandResult page = testing::RunCommand(argv, 120s);
+  (*server)->Stop();
+  ASSERT_EQ(page.exit_code, 0) << page.out << page.err;
+  std::error_code ec;
+  std::filesystem::create_directories(RANKWATCH_TESTING_DIR, ec);
+  std::filesystem::copy_file(
+      dir.path() + "/judges.png",
+      std::string(RANKWATCH_TESTING_DIR) + "/status_page_judges.png",
+      std::filesystem::copy_options::overwrite_existing, ec);
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element shown;
+  ASSERT_EQ(parser.parse(page.out).get(shown), simdjson::SUCCESS) << page.out;
+  EXPECT_EQ(std::string_view(shown["page-errors"]), "");
+  EXPECT_EQ(std::string_view(shown["csp-violations"]), "");
+  auto text = [&](const char* id) {
+    return std::string(std::string_view(shown[id]));
+  };
+  // Human and llm both graded a b g h m n (6), since start and in the 5m
+  // window (every list is in it); observed agreement 3/6 = expected
+  // 3/6 x 4/6 + 3/6 x 2/6: kappa 0, shown with its interval around it.
+  EXPECT_EQ(text("agreement-pairs-human-llm-all"), "6");
+  EXPECT_EQ(text("agreement-pairs-human-llm-5m"), "6");
+  const std::string kappa = text("agreement-kappa-human-llm-all");
+  double estimate = NAN, lower = NAN, upper = NAN;
+  ASSERT_EQ(
+      std::sscanf(kappa.c_str(), "%lf [%lf, %lf]", &estimate, &lower, &upper),
+      3)
+      << kappa;
+  EXPECT_NEAR(estimate, 0.0, 1e-4) << kappa;
+  EXPECT_LE(lower, 0.0) << kappa;
+  EXPECT_GE(upper, 0.0) << kappa;
+  // Means (window all; lists in parentheses): A human (0.5 + 0) / 2, A llm
+  // (1 + .5 + 1 + .5) / 4, B llm (.5 + .5) / 2.
+  EXPECT_EQ(text("judge-mean-A-human-precision-2"), "0.2500 (2)");
+  EXPECT_EQ(text("judge-mean-A-llm-precision-2"), "0.7500 (4)");
+  EXPECT_EQ(text("judge-mean-B-llm-precision-2"), "0.5000 (2)");
+  // Coverage: A human (1 + 0 + 0 + 1) / 4, B human 1 / 3; B unjudged
+  // (0 + 1 + .5) / 3.
+  EXPECT_EQ(text("judge-coverage-A-human-2"), "50.0%");
+  EXPECT_EQ(text("judge-coverage-B-human-2"), "33.3%");
+  EXPECT_EQ(text("judge-unjudged-B-2"), "50.0%");
+  // A's PPI: 0.75 + (0.25 - 0.75) = 0.25 +- 1.959964 x sqrt(0.0625 / 2);
+  // B has one labelled list.
+  EXPECT_EQ(text("ppi-A-precision-2"), "0.2500 [-0.0965, 0.5965]");
+  EXPECT_EQ(text("ppi-B-precision-2"), "too few labels");
+  // B's top 2 is half unjudged, A's not at all: |0.5 - 0| > 0.05.
+  EXPECT_EQ(text("coverage-warning-ranker-B"),
+            "Coverage: ranker's B has 50.0% of its top 2 unjudged, A 0.0% "
+            "(tolerance 5.0%): unjudged docs count as non-relevant, so the "
+            "arm judged less looks worse.");
 }
 
 }  // namespace

@@ -318,6 +318,13 @@ void WriteLabelAgreementJson(const std::string& first,
                              const std::string& second, const LabelAgreement& l,
                              JsonWriter* w) {
   w->BeginObject();
+  WriteLabelAgreementMembers(first, second, l, w);
+  w->EndObject();
+}
+
+void WriteLabelAgreementMembers(const std::string& first,
+                                const std::string& second,
+                                const LabelAgreement& l, JsonWriter* w) {
   w->Key("judges");
   w->StringArray(std::vector<std::string>{first, second});
   w->Key("pairs");
@@ -329,7 +336,6 @@ void WriteLabelAgreementJson(const std::string& first,
   WriteJsonEstimate("kappa", l.kappa, w);
   WriteJsonEstimate("weighted_kappa", l.weighted_kappa, w);
   WriteJsonEstimate("alpha", l.alpha, w);
-  w->EndObject();
 }
 
 namespace {

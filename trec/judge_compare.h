@@ -110,6 +110,11 @@ LabelAgreement AgreementOf(const metrics::GradePairs& both, int64_t only_first,
 void WriteLabelAgreementJson(const std::string& first,
                              const std::string& second, const LabelAgreement& l,
                              JsonWriter* w);
+// The same members without the braces, into an object the caller opened
+// (the status API's per-window agreement adds its "window" beside them).
+void WriteLabelAgreementMembers(const std::string& first,
+                                const std::string& second,
+                                const LabelAgreement& l, JsonWriter* w);
 // The text table of label agreements (`judges` names what first and
 // second index): judges, pairs, only first, only second, kappa, weighted
 // kappa, alpha, each estimate with its interval.

@@ -10,6 +10,7 @@
 
 #include "base/json_writer.h"
 #include "daemon/stream/interleaving_report.h"
+#include "daemon/stream/judge_report.h"
 #include "daemon/stream/query_movers.h"
 #include "metrics/running_stats.h"
 
@@ -463,6 +464,11 @@ std::string FormatReplayJson(const PipelineSnapshot& p) {
     }
     w.EndArray();
   }
+  if (!p.config.judges.names.empty()) {
+    // Each judge's figures, as /api/v1/summary writes them.
+    w.Key(stream::kJudgeFiguresKey);
+    stream::WriteJudgeFiguresJson(p, &w);
+  }
   WriteEvents(p, &w);
   w.EndObject();
   std::string out = w.Take();
@@ -507,6 +513,7 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
     out += "\njudges' agreement: the items both graded; 95% intervals\n";
     trec::AppendLabelAgreementTable(p.judges, p.agreement, {}, &out);
   }
+  stream::AppendJudgeFiguresTable(p, &out);
   return out;
 }
 

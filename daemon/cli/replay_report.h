@@ -32,7 +32,9 @@ namespace rankwatch::cli {
 //  "experiments": {NAME: {"baseline", "srm": {...}, "treatments": {VARIANT:
 //  {SERIES: {comparison, "adjusted", "query_movers"}, "decision"}}}} (when
 //  experiments are configured), "interleaving": {...} (when interleaving
-//  experiments are configured),
+//  experiments are configured), "agreement": [...] (with two or more
+//  judges) and "judge_figures": {...} (with judges;
+//  stream/judge_report.h),
 //  "events": {"results": N, "judgments": N, "ignored": N, "rejected":
 //  {"<reason>": N}, "covariate": {...} (with schema.covariate), "late": N,
 //  "late_results", "evicted", "unjudged", "without_relevant",
@@ -43,7 +45,8 @@ std::string FormatReplayJson(const stream::PipelineSnapshot& snapshot);
 // The same figures for people: per variant and series count, mean and
 // stddev; the event counts; per experiment the sample-ratio check, the
 // decisions, the window-"all" comparisons and the top five query movers;
-// the interleaving experiments.
+// the interleaving experiments; with judges, their agreement, each judge's
+// figures, the prediction-powered means and the coverage checks.
 std::string FormatReplayTable(const stream::PipelineSnapshot& snapshot);
 
 }  // namespace rankwatch::cli

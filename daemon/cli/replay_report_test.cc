@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include "base/clock.h"
 #include "config/config_loader.h"
+#include "daemon/stream/judge_report_test_util.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
@@ -502,6 +504,78 @@ TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
         "    q2                         -0.0909  diff -1.0000  lists 1/1  "
         "p(BH) untested\n",
         "  (* primary series; CI at statistics.level)\n"}) {
+    EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
+  }
+}
+
+// With judges (issue 29): the story of stream/judge_report_test_util.h, whose
+// figures are worked out by hand there. The issue's `agreement` list stays
+// as it was; `judge_figures` sits beside it.
+class ReplayJudgesTest : public ReplayReportTest {
+ protected:
+  void FeedJudges() {
+    auto p = stream::Pipeline::Create(stream::judge_story::JudgeStoryConfig(),
+                                      &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+    ASSERT_TRUE(stream::judge_story::FeedJudgeStory(
+        pipeline_.get(), clock_.NowMillis() - 600'000));
+  }
+};
+
+TEST_F(ReplayJudgesTest, JsonHasTheAgreementAndTheJudgeFigures) {
+  FeedJudges();
+  const std::string json = Json();
+  simdjson::dom::parser parser;
+  simdjson::dom::element d;
+  ASSERT_EQ(parser.parse(json).get(d), simdjson::SUCCESS) << json;
+  const Strings keys = Keys(d);
+  ASSERT_NE(std::find(keys.begin(), keys.end(), "agreement"), keys.end());
+  ASSERT_NE(std::find(keys.begin(), keys.end(), "judge_figures"), keys.end());
+  // The since-start agreement: 6 pairs both graded, kappa 0.
+  simdjson::dom::element a = d["agreement"].get_array().at(0);
+  EXPECT_EQ(int64_t(a["pairs"]), 6);
+  EXPECT_NEAR(double(a["kappa"]), 0.0, 1e-12);
+  simdjson::dom::element f = d["judge_figures"];
+  EXPECT_EQ(Keys(f),
+            (Strings{"names", "combine", "measures", "coverage", "unjudged",
+                     "ppi", "coverage_checks", "agreement_windows"}));
+  // The first row: A, human, P@2 since start: (0.5 + 0) / 2 lists.
+  simdjson::dom::element m = f["measures"].get_array().at(0);
+  EXPECT_EQ(std::string_view(m["variant"]), "A");
+  EXPECT_EQ(std::string_view(m["judge"]), "human");
+  EXPECT_EQ(std::string_view(m["window"]), "all");
+  EXPECT_EQ(int64_t(m["lists"]), 2);
+  EXPECT_DOUBLE_EQ(double(m["mean"]), 0.25);
+  // A's PPI since start: 0.75 + (-0.5).
+  simdjson::dom::element ppi = f["ppi"].get_array().at(0);
+  EXPECT_EQ(std::string_view(ppi["variant"]), "A");
+  EXPECT_NEAR(double(ppi["estimate"]), 0.25, 1e-12);
+  EXPECT_TRUE(bool(f["coverage_checks"].get_array().at(0)["flagged"]));
+}
+
+TEST_F(ReplayJudgesTest, NoJudgeFiguresWithoutJudges) {
+  FeedSegments();
+  const std::string json = Json();
+  EXPECT_EQ(json.find("judge_figures"), std::string::npos);
+  EXPECT_EQ(Table().find("coverage checks"), std::string::npos);
+}
+
+TEST_F(ReplayJudgesTest, TableHasEachJudgesFiguresAndTheFlaggedCheck) {
+  FeedJudges();
+  const std::string table = Table();
+  // Hand figures of judge_report_test_util.h: B's llm P@2 (0.5 + 0.5) / 2,
+  // A's PPI 0.25 with [0.25 -+ 1.959964 x 0.1767767], the check B vs A
+  // |0.5 - 0| > 0.05.
+  for (const char* part :
+       {"\njudges (precedence): each judge's labels alone, since start",
+        "  B            llm          P_2                       2     0.5000\n",
+        "  A            P_2                     2        2    0.2500 "
+        "[-0.0965, 0.5965]",
+        "\ncoverage checks: share of the served top k no judge labelled, "
+        "since start (tolerance 0.05)\n",
+        "  ranker           A            B               2    0.0000    "
+        "0.5000  FLAGGED"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
   }
 }

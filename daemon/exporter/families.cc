@@ -1,5 +1,6 @@
 #include "daemon/exporter/families.h"
 
+#include <limits>
 #include <utility>
 
 #include "base/duration.h"
@@ -27,6 +28,61 @@ void AddOutcomeCounters(
     AddCounter(family, std::move(l),
                static_cast<double>(counts[static_cast<size_t>(o)]));
   }
+}
+
+MeanFamilies MakeMeanFamilies(const std::string& name,
+                              const std::string& what) {
+  const std::string state =
+      " over the window (all: since the state began; survives restarts and "
+      "rebalances); sum over replicas";
+  return {MakeFamily(name + "_mean",
+                     "Running mean of " + what +
+                         " over the window (all: since start); NaN while the "
+                         "window holds no list",
+                     prometheus::MetricType::Gauge),
+          MakeFamily(name + "_window_lists",
+                     "Lists with a value of " + what + state,
+                     prometheus::MetricType::Gauge),
+          MakeFamily(name + "_window_sum_values",
+                     "Sum of the values of " + what + state,
+                     prometheus::MetricType::Gauge),
+          MakeFamily(name + "_window_sum_squares",
+                     "Sum of the squared values of " + what + state,
+                     prometheus::MetricType::Gauge)};
+}
+
+void AddMeans(MeanFamilies* f, const Labels& labels,
+              const stream::GroupStats& group, size_t s, int64_t now_ms,
+              std::span<const int64_t> windows,
+              std::span<const std::string> window_labels) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const metrics::RunningStats& all = group.all[s];
+  auto add = [&](const std::string& window, const stream::WindowTotals& t,
+                 double mean) {
+    Labels l = labels;
+    l.push_back({"window", window});
+    AddGauge(&f->mean, l, mean);
+    AddGauge(&f->window_count, l, static_cast<double>(t.count));
+    AddGauge(&f->window_sum, l, t.sum);
+    AddGauge(&f->window_squares, std::move(l), t.sum_of_squares);
+  };
+  add("all", {all.count(), all.sum(), all.sum_of_squares()},
+      all.count() > 0 ? all.mean() : kNaN);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    // A group with no value yet has an empty ring; its windows are empty
+    // (and WindowRing::Sum is not meant for a ring never added to).
+    const stream::WindowTotals t =
+        all.count() > 0 ? group.windows.Sum(s, now_ms, windows[w])
+                        : stream::WindowTotals{};
+    add(window_labels[w], t, all.count() > 0 ? t.mean() : kNaN);
+  }
+}
+
+void PushMeans(MeanFamilies* f, std::vector<prometheus::MetricFamily>* out) {
+  out->push_back(std::move(f->mean));
+  out->push_back(std::move(f->window_count));
+  out->push_back(std::move(f->window_sum));
+  out->push_back(std::move(f->window_squares));
 }
 
 std::string CutoffLabel(int32_t cutoff) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/stream/aggregator.h"
 #include "daemon/stream/events.h"
 
 namespace rankwatch::exporter {
@@ -59,6 +60,30 @@ std::string CutoffLabel(int32_t cutoff);
 // The `measure` label of a configured series: the measure's name ("ndcg"),
 // or a field's name (schema.fields), as stream::SeriesSpec::name.
 std::string MeasureLabel(const config::SeriesRef& ref);
+
+// The state's running mean and totals per window of one series family
+// (`<name>_mean`, `<name>_window_lists`, `_window_sum_values`,
+// `_window_sum_squares`): gauges, since a partition's state moves between
+// replicas; summed over the replicas the totals are the fleet's, exactly,
+// at every scrape. Shared by the main measures' families and the judges'.
+struct MeanFamilies {
+  prometheus::MetricFamily mean;
+  prometheus::MetricFamily window_count;
+  prometheus::MetricFamily window_sum;
+  prometheus::MetricFamily window_squares;
+};
+// `what` completes the HELP texts ("Running mean of <what> ...").
+MeanFamilies MakeMeanFamilies(const std::string& name, const std::string& what);
+// Appends the `_mean` and `_window_*` samples of series `s` of `group`,
+// labelled `labels` plus `window`: "all" (since the state began), then one
+// per window of `windows` (ending at `now_ms`; `window_labels` parallel).
+// A window holding no list has mean NaN rather than no sample.
+void AddMeans(MeanFamilies* f, const Labels& labels,
+              const stream::GroupStats& group, size_t s, int64_t now_ms,
+              std::span<const int64_t> windows,
+              std::span<const std::string> window_labels);
+// Moves the four families to the end of `out`.
+void PushMeans(MeanFamilies* f, std::vector<prometheus::MetricFamily>* out);
 
 // Seconds since the Unix epoch of a time in milliseconds; 0 for INT64_MIN
 // ("never"), the usual Prometheus value of an unset timestamp.

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <chrono>
-#include <limits>
 #include <utility>
 
 #include "daemon/exporter/families.h"
@@ -15,8 +14,6 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-constexpr char kWindowAll[] = "all";
-
 // What a measure is, for HELP texts (the measure's row in
 // metrics::kMeasureTable).
 std::string Describe(metrics::Measure m) {
@@ -27,14 +24,6 @@ std::string Describe(metrics::Measure m) {
 // never go backwards), and the state's totals and means (gauges: a
 // partition's state moves between replicas; summed over the replicas they
 // are the fleet's, exactly, at every scrape).
-// The state's means and totals per window of one family name.
-struct MeanFamilies {
-  MetricFamily mean;
-  MetricFamily window_count;
-  MetricFamily window_sum;
-  MetricFamily window_squares;
-};
-
 struct MeasureFamilies {
   MetricFamily histogram;
   MetricFamily squares;
@@ -49,26 +38,6 @@ struct FieldFamilies {
   MetricFamily squares;
   MeanFamilies means;
 };
-
-MeanFamilies MakeMeanFamilies(const std::string& name,
-                              const std::string& what) {
-  const std::string state =
-      " over the window (all: since the state began; survives restarts and "
-      "rebalances); sum over replicas";
-  return {
-      MakeFamily(name + "_mean",
-                 "Running mean of " + what +
-                     " over the window (all: since start); NaN while the "
-                     "window holds no list",
-                 MetricType::Gauge),
-      MakeFamily(name + "_window_lists",
-                 "Lists with a value of " + what + state, MetricType::Gauge),
-      MakeFamily(name + "_window_sum_values",
-                 "Sum of the values of " + what + state, MetricType::Gauge),
-      MakeFamily(name + "_window_sum_squares",
-                 "Sum of the squared values of " + what + state,
-                 MetricType::Gauge)};
-}
 
 MeasureFamilies MakeMeasureFamilies(metrics::Measure m) {
   const std::string name = "rankwatch_" + std::string(metrics::MeasureName(m));
@@ -103,46 +72,6 @@ FieldFamilies MakeFieldFamilies() {
               "Sum of the squared values of " + what + " this process scored",
               MetricType::Counter),
           MakeMeanFamilies("rankwatch_field", what)};
-}
-
-void PushMeans(MeanFamilies* f, std::vector<MetricFamily>* out) {
-  out->push_back(std::move(f->mean));
-  out->push_back(std::move(f->window_count));
-  out->push_back(std::move(f->window_sum));
-  out->push_back(std::move(f->window_squares));
-}
-
-Labels WithLabel(Labels labels, std::string name, std::string value) {
-  labels.push_back({std::move(name), std::move(value)});
-  return labels;
-}
-
-// Appends the `_mean` and `_window_*` samples of series `s` of `group`,
-// one per window ("all" first).
-void AddMeans(MeanFamilies* f, const Labels& labels,
-              const stream::GroupStats& group, size_t s, int64_t now_ms,
-              const std::vector<int64_t>& windows,
-              const std::vector<std::string>& window_labels) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const metrics::RunningStats& all = group.all[s];
-  auto add = [&](const std::string& window, const stream::WindowTotals& t,
-                 double mean) {
-    const Labels l = WithLabel(labels, "window", window);
-    AddGauge(&f->mean, l, mean);
-    AddGauge(&f->window_count, l, static_cast<double>(t.count));
-    AddGauge(&f->window_sum, l, t.sum);
-    AddGauge(&f->window_squares, l, t.sum_of_squares);
-  };
-  add(kWindowAll, {all.count(), all.sum(), all.sum_of_squares()},
-      all.count() > 0 ? all.mean() : kNaN);
-  for (size_t w = 0; w < windows.size(); ++w) {
-    // A group with no value yet has an empty ring; its windows are empty
-    // (and WindowRing::Sum is not meant for a ring never added to).
-    const stream::WindowTotals t =
-        all.count() > 0 ? group.windows.Sum(s, now_ms, windows[w])
-                        : stream::WindowTotals{};
-    add(window_labels[w], t, all.count() > 0 ? t.mean() : kNaN);
-  }
 }
 
 MetricFamily Counter(std::string name, std::string help, double value) {

@@ -8,6 +8,7 @@
 
 #include "base/json_writer.h"
 #include "daemon/exporter/families.h"
+#include "daemon/stream/judge_report.h"
 #include "daemon/stream/query_movers.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
@@ -705,6 +706,11 @@ void WriteJudges(const stream::PipelineSnapshot& p, JsonWriter* out) {
                                   out);
   }
   out->EndArray();
+  if (!p.config.judges.names.empty()) {
+    // Each judge's figures, as replay writes them (one writer for both).
+    out->Key(stream::kJudgeFiguresKey);
+    stream::WriteJudgeFiguresJson(p, out);
+  }
 }
 
 std::string BuildSummaryJson(const stream::PipelineSnapshot& pipeline,

@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
+#include "daemon/stream/judge_report_test_util.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
 #include "gtest/gtest.h"
@@ -467,6 +468,57 @@ TEST_F(SummaryTest, PipelineHealthAndKafka) {
   EXPECT_EQ(int64_t(k["rebalances"]), 2);
   // Replay: no Kafka.
   EXPECT_TRUE(Parse(nullptr)["kafka"].is_null());
+}
+
+// With judges (issue 29): the story of stream/judge_report_test_util.h, whose
+// figures are worked out by hand there. `judges` and `agreement` stay;
+// `judge_figures` is written by the writer replay uses.
+TEST_F(SummaryTest, JudgeFiguresBesideTheJudgesAgreement) {
+  auto p = stream::Pipeline::Create(stream::judge_story::JudgeStoryConfig(),
+                                    &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  ASSERT_TRUE(stream::judge_story::FeedJudgeStory(
+      pipeline_.get(), clock_.NowMillis() - 600'000));
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::array judges = d["judges"];
+  ASSERT_EQ(judges.size(), 2u) << json_;
+  // Human and llm both graded 6 docs; kappa 0 (observed = expected = 1/2).
+  simdjson::dom::element a = d["agreement"].get_array().at(0);
+  EXPECT_EQ(int64_t(a["pairs"]), 6);
+  EXPECT_NEAR(Num(a["kappa"]), 0.0, 1e-12);
+  simdjson::dom::element f = d["judge_figures"];
+  ASSERT_TRUE(f.is_object()) << json_;
+  EXPECT_EQ(std::string_view(f["combine"]), "precedence");
+  // B's unjudged share in the 5m window: (0 + 1 + 0.5) / 3 lists.
+  bool found = false;
+  for (simdjson::dom::element row : f["unjudged"].get_array()) {
+    if (std::string_view(row["variant"]) != "B" ||
+        std::string_view(row["window"]) != "5m") {
+      continue;
+    }
+    found = true;
+    EXPECT_EQ(int64_t(row["lists"]), 3);
+    EXPECT_DOUBLE_EQ(Num(row["mean"]), 0.5);
+  }
+  EXPECT_TRUE(found) << json_;
+  // A's PPI since start: 0.25 +- 1.959964 x sqrt(0.03125).
+  simdjson::dom::element ppi = f["ppi"].get_array().at(0);
+  EXPECT_NEAR(Num(ppi["estimate"]), 0.25, 1e-12);
+  EXPECT_NEAR(Num(ppi["upper"]), 0.5964755, 1e-6);
+  simdjson::dom::element check = f["coverage_checks"].get_array().at(0);
+  EXPECT_EQ(std::string_view(check["experiment"]), "ranker");
+  EXPECT_TRUE(bool(check["flagged"]));
+  EXPECT_EQ(
+      std::string_view(f["agreement_windows"].get_array().at(0)["window"]),
+      "5m");
+}
+
+TEST_F(SummaryTest, NoJudgeFiguresWithoutJudges) {
+  Request("r1", "A", "de", true);
+  simdjson::dom::element d = Parse(nullptr);
+  EXPECT_EQ(d["judge_figures"].error(), simdjson::NO_SUCH_FIELD) << json_;
+  EXPECT_EQ(d["judges"].get_array().size(), 0u);
 }
 
 }  // namespace

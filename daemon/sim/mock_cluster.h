@@ -10,7 +10,8 @@
 //    silently drops its oldest batches beyond that: use enough partitions,
 //    or compression, for large volumes.
 //  * A consumer group's first join takes about 3 s; later rebalances wait
-//    session.timeout.ms - 1 s, so tests set session.timeout.ms low (6000).
+//    session.timeout.ms - 1 s, so tests set session.timeout.ms low (3000 for
+//    daemons; 6000 where a broker outage must stay shorter than a session).
 //  * The replication factor is always min(3, brokers); the leader of each
 //    partition is picked at random among its replicas. A broker that is set
 //    down keeps leading its partitions (no leader election): clients wait

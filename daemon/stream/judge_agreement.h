@@ -19,6 +19,7 @@
 #define RANKWATCH_DAEMON_STREAM_JUDGE_AGREEMENT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,33 +68,63 @@ inline size_t PairIndex(size_t a, size_t b, size_t num_judges) {
 
 class JudgeAgreement {
  public:
-  explicit JudgeAgreement(std::vector<std::string> judges);
+  // `bucket_ms` and `span_ms`: the time buckets of the windows
+  // (aggregation.bucket and the longest of aggregation.windows); 0: no
+  // windows, since start only.
+  explicit JudgeAgreement(std::vector<std::string> judges,
+                          int64_t bucket_ms = 0, int64_t span_ms = 0);
   JudgeAgreement(const JudgeAgreement&) = delete;
   JudgeAgreement& operator=(const JudgeAgreement&) = delete;
 
   // Counts the served docs of one finalized list (impression mode): per
-  // rank, the grades of the judges that graded it.
-  void AddList(std::span<const JudgeGrades> judges, int32_t shard);
+  // rank, the grades of the judges that graded it, at event time
+  // `time_ms` (FinalizedRequest::closed_ms: the windows file it there).
+  void AddList(std::span<const JudgeGrades> judges, int32_t shard,
+               int64_t time_ms = 0);
 
-  // A shard's counts, by judge names (a pair whose judges are not both
-  // configured any more is dropped on restore). Nothing is written, and
-  // nothing need be read, without two judges: Pipeline::EncodeShard then
-  // leaves the section out, so that a version before judges reads the
-  // checkpoint.
+  // A shard's counts, since start and per time bucket, by judge names (a
+  // pair whose judges are not both configured any more is dropped on
+  // restore; buckets of another width are dropped, as the windows' are).
+  // Nothing is written, and nothing need be read, without two judges:
+  // Pipeline::EncodeShard then leaves the section out, so that a version
+  // before judges reads the checkpoint. Reads the format before windows
+  // (since start only) too.
   void EncodeShard(int32_t shard, ByteWriter* out) const;
   [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
   void DropShard(int32_t shard);
+  // A reload's windows: a new bucket width drops the buckets (they cannot
+  // be re-cut); a shorter span drops those it no longer reaches.
+  void SetWindows(int64_t bucket_ms, int64_t span_ms);
+  // The magic numbers that start EncodeShard's record: with buckets, and
+  // the format before them.
+  static constexpr uint32_t kMagic = 0x4a414732;        // "JAG2"
+  static constexpr uint32_t kMagicTotals = 0x4a414731;  // "JAG1"
 
   const std::vector<std::string>& judges() const { return judges_; }
-  // Per pair (PairIndex), merged over the shards held.
+  // Per pair (PairIndex), merged over the shards held: since start, and
+  // over the whole buckets in (now - window, now] (as WindowRing::Sum).
   std::vector<JudgePairCounts> Merged() const;
+  std::vector<JudgePairCounts> MergedWindow(int64_t now_ms,
+                                            int64_t window_ms) const;
 
  private:
-  std::vector<JudgePairCounts>& ShardAt(int32_t shard);
+  struct Shard {
+    std::vector<JudgePairCounts> total;  // Per pair.
+    // Bucket index (event time / bucket_ms) -> per pair; at most the
+    // span's buckets back from the newest.
+    std::map<int64_t, std::vector<JudgePairCounts>> buckets;
+    int64_t newest_bucket = INT64_MIN;
+  };
+  Shard& ShardAt(int32_t shard);
+  // Drops the buckets of `s` older than the span reaches.
+  void Prune(Shard* s) const;
+  int64_t num_buckets() const;
 
   std::vector<std::string> judges_;
-  // [shard][pair]; null for a shard never touched.
-  std::vector<std::unique_ptr<std::vector<JudgePairCounts>>> shards_;
+  int64_t bucket_ms_;
+  int64_t span_ms_;
+  // Indexed by shard; null for a shard never touched.
+  std::vector<std::unique_ptr<Shard>> shards_;
 };
 
 }  // namespace rankwatch::stream

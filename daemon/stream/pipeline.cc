@@ -40,6 +40,17 @@ std::vector<SeriesSpec> KeyedSeries(const config::Config& config) {
 
 size_t TopicIndex(Topic t) { return static_cast<size_t>(t); }
 
+// The windows' bucket width and the longest window, as the aggregator
+// keeps them.
+int64_t BucketMs(const config::AggregationConfig& a) {
+  return a.bucket.count();
+}
+int64_t SpanMs(const config::AggregationConfig& a) {
+  int64_t span = 0;
+  for (const Duration& w : a.windows) span = std::max(span, w.count());
+  return span;
+}
+
 // A configuration built in code (not loaded) may leave an experiment's
 // primary series empty: the loader's default applies.
 config::Config WithDefaultPrimary(config::Config config) {
@@ -88,8 +99,14 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
         config.metrics.definitions.relevance_threshold);
     p->join_->SetJudges(config.judges);
     if (config.judges.names.size() >= 2) {
-      p->agreement_ = std::make_unique<JudgeAgreement>(config.judges.names);
+      p->agreement_ = std::make_unique<JudgeAgreement>(
+          config.judges.names, BucketMs(config.aggregation),
+          SpanMs(config.aggregation));
     }
+  }
+  if (!config.judges.names.empty()) {
+    p->judge_monitor_ = std::make_unique<JudgeMonitor>(
+        p->config_, p->aggregator_.series(), p->evaluator_);
   }
   // What each field value of a pending request means, for checkpoints.
   std::vector<std::string> field_keys;
@@ -225,7 +242,10 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
         request.interleaving, request.closed_ms, request.teams, request.clicks,
         config_.metrics.definitions.relevance_threshold, shard);
   }
-  if (agreement_) agreement_->AddList(request.judges, shard);
+  if (agreement_) agreement_->AddList(request.judges, shard, request.closed_ms);
+  if (judge_monitor_) {
+    judge_monitor_->Add(request, aggregator_.variant(request.group));
+  }
   evaluator_.Evaluate(request.ranked, request.judged, &scores_);
   // Some judgments are not clicks: the click measures read their own
   // scores. They depend on the clicked ranks only, not on R.
@@ -348,8 +368,40 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   experiments_->EncodeShard(shard, &w);
   interleaving_->EncodeShard(shard, &w);
   movers_->EncodeShard(shard, &w);
-  // Only with judges, so that a version before them reads the record.
+  // Only with judges, so that a version before them reads the record;
+  // each section starts with its own magic number.
   if (agreement_) agreement_->EncodeShard(shard, &w);
+  if (judge_monitor_) judge_monitor_->EncodeShard(shard, &w);
+}
+
+Status Pipeline::DecodeJudgeSections(int32_t shard, ByteReader* in) {
+  // The sections after the movers, each optional (written only with the
+  // judges they need), told apart by their magic numbers. A section this
+  // configuration has no use for (a judge fewer than when it was written)
+  // is read into a throwaway monitor that keeps nothing.
+  while (in->ok() && in->remaining() >= 4) {
+    ByteReader peek = *in;
+    const uint32_t magic = peek.Fixed32();
+    Status status;
+    if (magic == JudgeAgreement::kMagic ||
+        magic == JudgeAgreement::kMagicTotals) {
+      if (agreement_) {
+        status = agreement_->DecodeShard(shard, in);
+      } else {
+        status = JudgeAgreement({}).DecodeShard(shard, in);
+      }
+    } else if (magic == JudgeMonitor::kMagic && judge_monitor_) {
+      status = judge_monitor_->DecodeShard(shard, in);
+    } else if (magic == JudgeMonitor::kMagic) {
+      config::Config none = config_;
+      none.judges = {};
+      status = JudgeMonitor(none, {}, evaluator_).DecodeShard(shard, in);
+    } else {
+      break;  // Not a section: the caller reports the bytes left.
+    }
+    RW_RETURN_IF_ERROR(status);
+  }
+  return Status::Ok();
 }
 
 Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
@@ -370,10 +422,8 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
   if (status.ok()) status = experiments_->DecodeShard(shard, &in);
   if (status.ok()) status = interleaving_->DecodeShard(shard, &in);
   if (status.ok()) status = movers_->DecodeShard(shard, &in);
-  // A record written without judges has no agreement section.
-  if (status.ok() && agreement_ && !in.at_end()) {
-    status = agreement_->DecodeShard(shard, &in);
-  }
+  // A record written without judges has no judge sections.
+  if (status.ok()) status = DecodeJudgeSections(shard, &in);
   if (status.ok() && !in.at_end()) {
     status = Status::InvalidArgument(std::to_string(in.remaining()) +
                                      " bytes after the checkpoint's end");
@@ -394,11 +444,18 @@ void Pipeline::DropShard(int32_t shard) {
   interleaving_->DropShard(shard);
   movers_->DropShard(shard);
   if (agreement_) agreement_->DropShard(shard);
+  if (judge_monitor_) judge_monitor_->DropShard(shard);
 }
 
 std::vector<JudgePairCounts> Pipeline::judge_agreement() const {
   if (qrels_join_ != nullptr) return qrels_join_->judge_pairs();
   return agreement_ ? agreement_->Merged() : std::vector<JudgePairCounts>{};
+}
+
+std::vector<JudgePairCounts> Pipeline::judge_agreement(
+    int64_t window_ms) const {
+  if (!agreement_) return {};
+  return agreement_->MergedWindow(window_now_ms(), window_ms);
 }
 
 bool Pipeline::tracks_clicks() const {
@@ -473,6 +530,13 @@ Status Pipeline::Reconfigure(const config::Config& next) {
   }
   aggregator_.Reconfigure(config_.aggregation, std::move(series), from);
   values_.assign(aggregator_.series().size(), 0.0);
+  if (judge_monitor_) {
+    judge_monitor_->Reconfigure(config_, aggregator_.series(), evaluator_);
+  }
+  if (agreement_) {
+    agreement_->SetWindows(BucketMs(config_.aggregation),
+                           SpanMs(config_.aggregation));
+  }
   experiments_ = std::make_unique<ExperimentMonitor>(
       &config_.experiments, config_.statistics, &aggregator_,
       !config_.schema.unit.empty(), config_.schema.covariate);

@@ -33,6 +33,7 @@
 #include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
 #include "daemon/stream/judge_agreement.h"
+#include "daemon/stream/judge_monitor.h"
 #include "daemon/stream/pipeline_counters.h"
 #include "daemon/stream/query_movers.h"
 #include "metrics/measures.h"
@@ -109,8 +110,10 @@ class Pipeline : private JoinListener {
   // of everything that determines a figure of the shard: the event-time
   // progress of its sources, its pending requests, its aggregates (running
   // stats, histograms, window buckets, first-click delays), its per-unit
-  // experiment sums, its covariate moments (schema.covariate) and its
-  // interleaving counts. Series are named by what
+  // experiment sums, its covariate moments (schema.covariate), its
+  // interleaving counts and, with judges, the judges' agreement and
+  // series (JudgeAgreement, JudgeMonitor: sections of their own, each
+  // starting with its magic number). Series are named by what
   // their values mean (SeriesSpec::state_key), so a checkpoint written
   // under another configuration restores what still means the same and
   // leaves the rest to start afresh (docs/operations.md, "Durable state").
@@ -181,6 +184,13 @@ class Pipeline : private JoinListener {
   // judges.names), the items both graded and those one graded (see
   // JudgeAgreement; in qrels mode, the judgments table's). Empty without.
   std::vector<JudgePairCounts> judge_agreement() const;
+  // The same over the whole buckets of `window_ms` ending at
+  // window_now_ms() (impression mode; the qrels table's labels have no
+  // event time of their own: empty there).
+  std::vector<JudgePairCounts> judge_agreement(int64_t window_ms) const;
+  // With judges: each judge's measures, coverage and the PPI sums (see
+  // JudgeMonitor); null without judges.
+  const JudgeMonitor* judge_monitor() const { return judge_monitor_.get(); }
   const PipelineCounters& counters() const { return counters_; }
   // Whether judgments are read as clicks (impression mode with a click
   // measure or an interleaving experiment): the time to first click is
@@ -219,6 +229,9 @@ class Pipeline : private JoinListener {
     Aggregator* aggregator_;
   };
 
+  // The checkpoint's sections after the movers (agreement, judges).
+  [[nodiscard]] Status DecodeJudgeSections(int32_t shard, ByteReader* in);
+
   // JoinListener.
   void OnFinalized(const FinalizedRequest& request) override;
   void OnReleased(EventOrigin origin) override;
@@ -236,6 +249,8 @@ class Pipeline : private JoinListener {
   std::unique_ptr<Join> join_;
   // Impression mode with two judges or more (JudgeAgreement).
   std::unique_ptr<JudgeAgreement> agreement_;
+  // With judges (JudgeMonitor).
+  std::unique_ptr<JudgeMonitor> judge_monitor_;
   const QrelsJoin* qrels_join_ = nullptr;  // join_, in qrels mode.
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;

@@ -4,6 +4,7 @@
 // anything.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "daemon/stream/pipeline.h"
@@ -206,6 +207,57 @@ TEST_F(PipelineJudgesTest, AgreementOfTheQrelsTable) {
   // 0 never meet umbrela's 1): kappa = (0 - 0) / (1 - 0) = 0.
   ASSERT_TRUE(s.agreement[0].kappa.has_value());
   EXPECT_NEAR(s.agreement[0].kappa->estimate, 0.0, 1e-15);
+}
+
+// The checkpoint's judge sections are optional and tagged: a record of
+// two judges restores under one judge (the agreement section is read and
+// dropped) and without judges (both sections dropped), and the figures
+// that still apply come back.
+TEST_F(PipelineJudgesTest, CheckpointSectionsRestoreUnderFewerJudges) {
+  FeedTheStory();
+  pipeline().FinishAll();
+  std::string record;
+  pipeline().EncodeShard(0, &record);
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"umbrela"}, std::vector<std::string>{}}) {
+    config::Config c = config_;
+    c.judges.names = names;
+    c.judges.default_judge = names.empty() ? "" : names[0];
+    auto restored = Pipeline::Create(c, &clock_);
+    ASSERT_TRUE(restored.ok());
+    const Status status = (*restored)->DecodeShard(0, record);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    PipelineSnapshot s;
+    TakeSnapshot(**restored, &s);
+    EXPECT_EQ(s.groups[0].all[1].mean(), 0.5);  // P_2, as before.
+    if (names.empty()) {
+      EXPECT_TRUE(s.judge_groups.empty());
+      continue;
+    }
+    // umbrela's own P@2: a 1 and b 1, so 1; its coverage@2 1.
+    ASSERT_EQ(s.judge_groups.size(), 1u);
+    EXPECT_EQ(s.judge_layout[1],
+              (JudgeSeries{JudgeSeriesRole::kMeasure, 0, 1}));
+    EXPECT_EQ(s.judge_groups[0].all[1].mean(), 1.0);
+  }
+}
+
+// A reload that adds a cutoff keeps each judge's series that still mean
+// the same; the new ones start empty.
+TEST_F(PipelineJudgesTest, ReloadKeepsTheJudgesSeries) {
+  FeedTheStory();
+  pipeline().FinishAll();
+  config::Config next = config_;
+  next.metrics.cutoffs = {1, 2, 3};
+  ASSERT_TRUE(pipeline().Reconfigure(next).ok());
+  PipelineSnapshot s;
+  TakeSnapshot(pipeline(), &s);
+  // Per judge: P_1, P_2, P_3 then coverage at 1, 2, 3; human first.
+  ASSERT_EQ(s.judge_layout[1], (JudgeSeries{JudgeSeriesRole::kMeasure, 0, 1}));
+  // human graded a 0 alone: P@2 0 over its one list.
+  EXPECT_EQ(s.judge_groups[0].all[1].count(), 1);
+  EXPECT_EQ(s.judge_groups[0].all[1].mean(), 0.0);
+  EXPECT_EQ(s.judge_groups[0].all[2].count(), 0);  // P_3: new.
 }
 
 }  // namespace

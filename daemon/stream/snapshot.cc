@@ -1,6 +1,7 @@
 #include "daemon/stream/snapshot.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "daemon/stream/pipeline.h"
 
@@ -19,22 +20,26 @@ const std::vector<metrics::QueryMover>* PipelineSnapshot::FindMovers(
 
 namespace {
 
-void CopyAggregates(const Aggregator& a, PipelineSnapshot* out) {
-  out->series = a.series();
+void CopyGroups(const Aggregator& a, std::vector<GroupStats>* groups,
+                std::vector<GroupFlow>* flows) {
   // Assigning element-wise keeps each group's vectors' capacity from the
   // previous snapshot (a WindowRing has no empty state to resize to).
   const size_t n = a.num_groups();
-  if (out->groups.size() > n)
-    out->groups.erase(out->groups.begin() + n, out->groups.end());
-  out->flows.resize(n);
+  if (groups->size() > n) groups->erase(groups->begin() + n, groups->end());
+  flows->resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (i < out->groups.size()) {
-      out->groups[i] = a.group(i);
+    if (i < groups->size()) {
+      (*groups)[i] = a.group(i);
     } else {
-      out->groups.push_back(a.group(i));
+      groups->push_back(a.group(i));
     }
-    out->flows[i] = a.flow(i);
+    (*flows)[i] = a.flow(i);
   }
+}
+
+void CopyAggregates(const Aggregator& a, PipelineSnapshot* out) {
+  out->series = a.series();
+  CopyGroups(a, &out->groups, &out->flows);
   out->windows_ms = a.windows_ms();
   out->bucket_ms = a.bucket_ms();
   out->newest_time_ms = a.newest_time_ms();
@@ -84,11 +89,9 @@ void ComputeMovers(const QueryMovers& q, const std::vector<Comparison>& cs,
 
 // Each pair of judges' figures from their counts (trec::AgreementOf, as
 // `rankwatch compare` computes them from qrels files).
-void ComputeAgreement(const Pipeline& pipeline, PipelineSnapshot* out) {
-  out->judges = pipeline.config().judges.names;
-  const std::vector<JudgePairCounts> counts = pipeline.judge_agreement();
-  out->agreement.clear();
-  const size_t n = out->judges.size();
+std::vector<trec::LabelAgreement> AgreementOf(
+    size_t n, const std::vector<JudgePairCounts>& counts) {
+  std::vector<trec::LabelAgreement> out;
   for (size_t a = 0; a < n; ++a) {
     for (size_t b = a + 1; b < n; ++b) {
       const size_t p = PairIndex(a, b, n);
@@ -97,9 +100,117 @@ void ComputeAgreement(const Pipeline& pipeline, PipelineSnapshot* out) {
           counts[p].both, counts[p].only_first, counts[p].only_second);
       l.first = a;
       l.second = b;
-      out->agreement.push_back(std::move(l));
+      out.push_back(std::move(l));
     }
   }
+  return out;
+}
+
+void ComputeAgreement(const Pipeline& pipeline, PipelineSnapshot* out) {
+  out->judges = pipeline.config().judges.names;
+  const size_t n = out->judges.size();
+  out->agreement = AgreementOf(n, pipeline.judge_agreement());
+  out->window_agreement.clear();
+  if (pipeline.config().join.mode != config::JoinMode::kImpression || n < 2) {
+    return;
+  }
+  for (int64_t w : out->windows_ms) {
+    out->window_agreement.push_back(
+        AgreementOf(n, pipeline.judge_agreement(w)));
+  }
+}
+
+// The prediction-powered means of every variant, PPI series and window.
+void ComputePpi(PipelineSnapshot* out) {
+  out->ppi.clear();
+  std::vector<int32_t> measures;
+  for (const JudgeSeries& l : out->judge_layout) {
+    if (l.role == JudgeSeriesRole::kPpiTruth) measures.push_back(l.measure);
+  }
+  if (measures.empty()) return;
+  const config::JudgesPpiConfig& ppi = out->config.judges.ppi;
+  std::vector<WindowTotals> totals(out->judge_series.size());
+  for (size_t g = 0; g < out->judge_groups.size(); ++g) {
+    const GroupStats& group = out->judge_groups[g];
+    for (int w = -1; w < static_cast<int>(out->windows_ms.size()); ++w) {
+      for (size_t i = 0; i < totals.size(); ++i) {
+        if (w < 0) {
+          const metrics::RunningStats& r = group.all[i];
+          totals[i] = {r.count(), r.sum(), r.sum_of_squares()};
+        } else {
+          totals[i] = group.windows.Sum(
+              i, out->window_now_ms, out->windows_ms[static_cast<size_t>(w)]);
+        }
+      }
+      for (int32_t m : measures) {
+        std::optional<metrics::PpiMoments> moments =
+            PpiMomentsOf(out->judge_layout, totals, m);
+        if (!moments) continue;
+        PpiFigure f;
+        f.group = g;
+        f.series = static_cast<size_t>(m);
+        f.window = w;
+        f.moments = *moments;
+        f.estimate =
+            metrics::PpiMean(*moments, out->config.statistics.level, ppi.tune);
+        out->ppi.push_back(std::move(f));
+      }
+    }
+  }
+}
+
+// The unjudged share of `variant`'s top k since start; NaN without lists.
+double UnjudgedShare(const PipelineSnapshot& s, std::string_view variant,
+                     int32_t cutoff) {
+  for (size_t i = 0; i < s.judge_layout.size(); ++i) {
+    if (s.judge_layout[i].role != JudgeSeriesRole::kUnjudged ||
+        s.judge_series[i].cutoff != cutoff) {
+      continue;
+    }
+    for (const GroupStats& g : s.judge_groups) {
+      if (g.variant == variant && g.all[i].count() > 0) return g.all[i].mean();
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// One coverage check per experiment and treatment.
+void ComputeCoverage(PipelineSnapshot* out) {
+  out->coverage.clear();
+  if (out->judge_layout.empty() || out->config.metrics.cutoffs.empty()) return;
+  const std::vector<int32_t>& cutoffs = out->config.metrics.cutoffs;
+  for (size_t e = 0; e < out->config.experiments.size(); ++e) {
+    const config::ExperimentConfig& x = out->config.experiments[e];
+    int32_t k = *std::min_element(cutoffs.begin(), cutoffs.end());
+    if (!x.primary.empty() && x.primary[0].cutoff > 0) k = x.primary[0].cutoff;
+    for (const std::string& t : x.treatments) {
+      CoverageCheck c;
+      c.experiment = e;
+      c.treatment = t;
+      c.cutoff = k;
+      c.baseline_unjudged = UnjudgedShare(*out, x.baseline, k);
+      c.treatment_unjudged = UnjudgedShare(*out, t, k);
+      c.flagged = std::abs(c.treatment_unjudged - c.baseline_unjudged) >
+                  out->config.judges.coverage_tolerance;
+      out->coverage.push_back(std::move(c));
+    }
+  }
+}
+
+void CopyJudges(const Pipeline& pipeline, PipelineSnapshot* out) {
+  const JudgeMonitor* m = pipeline.judge_monitor();
+  if (m == nullptr) {
+    out->judge_layout.clear();
+    out->judge_series.clear();
+    out->judge_groups.clear();
+    out->judge_flows.clear();
+  } else {
+    out->judge_layout = m->layout();
+    out->judge_series = m->aggregator().series();
+    CopyGroups(m->aggregator(), &out->judge_groups, &out->judge_flows);
+  }
+  ComputePpi(out);
+  ComputeCoverage(out);
 }
 
 // The comparisons and interleaving states point at their configuration:
@@ -127,7 +238,9 @@ void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->decisions = pipeline.decisions().decisions();
   CopyInterleaving(pipeline.interleaving(), out);
   ComputeMovers(pipeline.query_movers(), out->comparisons, out);
+  out->window_now_ms = pipeline.window_now_ms();
   ComputeAgreement(pipeline, out);
+  CopyJudges(pipeline, out);
   PointIntoOwnConfig(out);
   out->counters = pipeline.counters();
   out->join_counters = pipeline.join_counters();

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,10 @@
 #include "daemon/stream/experiments.h"
 #include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
+#include "daemon/stream/judge_monitor.h"
 #include "daemon/stream/pipeline_counters.h"
 #include "metrics/movers.h"
+#include "metrics/ppi.h"
 #include "trec/judge_compare.h"
 
 namespace rankwatch::stream {
@@ -49,6 +52,33 @@ struct MoversSnapshot {
   std::string treatment;
   size_t series = 0;  // Into PipelineSnapshot::series.
   std::vector<metrics::QueryMover> movers;
+};
+
+// A prediction-powered mean (judges.ppi) of one main series, variant and
+// window, from the judge monitor's sums.
+struct PpiFigure {
+  size_t group = 0;   // Into PipelineSnapshot::judge_groups.
+  size_t series = 0;  // Into PipelineSnapshot::series (the main series).
+  int window = -1;    // Into windows_ms; -1 for the whole run.
+  metrics::PpiMoments moments;
+  // nullopt with fewer than two labelled lists or no other list.
+  std::optional<metrics::PpiMeanEstimate> estimate;
+};
+
+// Whether an experiment's arms had their top k judged alike: the shares of
+// the served top-k docs no judge labelled, since start (judges.
+// coverage_tolerance). k is the cutoff of the experiment's first primary
+// series (the smallest cutoff when that series is uncut).
+struct CoverageCheck {
+  size_t experiment = 0;  // Into config.experiments.
+  std::string treatment;
+  int32_t cutoff = 0;
+  // NaN while an arm has no list.
+  double baseline_unjudged = std::numeric_limits<double>::quiet_NaN();
+  double treatment_unjudged = std::numeric_limits<double>::quiet_NaN();
+  // |treatment - baseline| > judges.coverage_tolerance: the comparison's
+  // figures count more unjudged docs as non-relevant in one arm.
+  bool flagged = false;
 };
 
 struct PipelineSnapshot {
@@ -95,6 +125,20 @@ struct PipelineSnapshot {
   // PairIndex order; LabelAgreement::first and second index `judges`).
   std::vector<std::string> judges;
   std::vector<trec::LabelAgreement> agreement;
+  // The same per window (windows_ms order) over its whole buckets, in
+  // impression mode; empty in qrels mode (the table's labels have no event
+  // time of their own).
+  std::vector<std::vector<trec::LabelAgreement>> window_agreement;
+
+  // With judges (JudgeMonitor): its series (judge_layout says what each
+  // holds), per variant (judge_groups[i].variant; no segments) with this
+  // process's flow; the prediction-powered means; the coverage checks.
+  std::vector<JudgeSeries> judge_layout;
+  std::vector<SeriesSpec> judge_series;
+  std::vector<GroupStats> judge_groups;
+  std::vector<GroupFlow> judge_flows;
+  std::vector<PpiFigure> ppi;
+  std::vector<CoverageCheck> coverage;
 
   // The process's counters and the join's state.
   PipelineCounters counters;
