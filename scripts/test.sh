@@ -37,7 +37,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Three tests per core, of which at most one per core computes: the tests
 # that hold the `cpus` resource (tests/CMakeLists.txt, "Scheduling"); the
 # end-to-end tests beside them mostly wait for joins, windows and scrapes.
-resources="$build/ctest-resources.json"
+# Absolute: ctest --test-dir reads it from the build folder.
+resources="$PWD/$build/ctest-resources.json"
 printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpus": [{"id": "0", "slots": %d}]}]}\n' \
   "$jobs" >"$resources"
 ctest --test-dir "$build" --output-on-failure -j $((3 * jobs)) \
