@@ -3,7 +3,6 @@
 #include <limits>
 #include <utility>
 
-#include "base/duration.h"
 #include "base/json_writer.h"
 #include "metrics/measures.h"
 
@@ -146,15 +145,6 @@ void AddHistogram(prometheus::MetricFamily* family, Labels labels,
 double TimestampSeconds(int64_t ms) {
   if (ms == INT64_MIN) return 0;
   return static_cast<double>(ms) / 1000.0;
-}
-
-std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms) {
-  std::vector<std::string> labels;
-  labels.reserve(windows_ms.size());
-  for (int64_t ms : windows_ms) {
-    labels.push_back(FormatDuration(Duration(ms)));
-  }
-  return labels;
 }
 
 }  // namespace rankwatch::exporter

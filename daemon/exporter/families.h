@@ -46,8 +46,9 @@ void AddHistogram(prometheus::MetricFamily* family, Labels labels,
                   std::span<const int64_t> counts, double sum);
 
 // The `window` label of each window in `windows_ms` ("5m", "1h30m"),
-// written as the configuration writes durations.
-std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
+// written as the configuration writes durations; one definition for every
+// output (replay's and the summary's JSON too).
+using stream::WindowLabels;
 
 // `text` as a label value: Prometheus requires UTF-8, so a byte that does
 // not start a valid UTF-8 sequence becomes U+FFFD; beyond `max_bytes` the

@@ -68,9 +68,13 @@ std::pair<std::string, std::string> NameOf(const stream::JudgeSeries& l,
     case stream::JudgeSeriesRole::kUnjudged:
       return {"rankwatch_judge_unjudged",
               "the share of the served top-k docs no judge labelled"};
-    default:
+    case stream::JudgeSeriesRole::kPpiTruth:
+    case stream::JudgeSeriesRole::kPpiCheap:
+    case stream::JudgeSeriesRole::kPpiOther:
+    case stream::JudgeSeriesRole::kPpiCross:
       return {};  // The PPI sums: not exported as series.
   }
+  return {};
 }
 
 // One rendering of a snapshot.

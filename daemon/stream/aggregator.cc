@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/duration.h"
 #include "base/saturating.h"
 
 namespace rankwatch::stream {
@@ -679,6 +680,22 @@ void Aggregator::Reconfigure(const config::AggregationConfig& config,
     if (!shard) continue;
     for (GroupStats& g : shard->groups) remap(g);
   }
+}
+
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms) {
+  std::vector<std::string> labels;
+  labels.reserve(windows_ms.size());
+  for (int64_t ms : windows_ms) labels.push_back(FormatDuration(Duration(ms)));
+  return labels;
+}
+
+WindowTotals TotalsOf(const GroupStats& g, size_t series, int window,
+                      std::span<const int64_t> windows_ms, int64_t now_ms) {
+  if (window < 0) {
+    const metrics::RunningStats& r = g.all[series];
+    return {r.count(), r.sum(), r.sum_of_squares()};
+  }
+  return g.windows.Sum(series, now_ms, windows_ms[static_cast<size_t>(window)]);
 }
 
 }  // namespace rankwatch::stream

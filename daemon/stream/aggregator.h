@@ -170,6 +170,11 @@ class WindowRing {
   std::vector<double> slot_sums_;     // [slot][series][sum, sum of squares].
 };
 
+// The `window` label of each window in `windows_ms` ("5m", "1h30m"),
+// written as the configuration writes durations (FormatDuration): one
+// definition for /metrics, the summary and replay.
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
+
 // The state of one group of labels.
 struct GroupStats {
   std::string variant;
@@ -181,6 +186,11 @@ struct GroupStats {
   WindowRing windows;
   FirstClickHistogram first_click;  // Impression mode: clicked requests.
 };
+
+// The totals of series `series` of `g`: since start (its RunningStats)
+// when `window` < 0, else over windows_ms[window] ending at `now_ms`.
+WindowTotals TotalsOf(const GroupStats& g, size_t series, int window,
+                      std::span<const int64_t> windows_ms, int64_t now_ms);
 
 // What one process has folded into a group since it started (not what
 // it restored, and kept when a shard is dropped): the source of the

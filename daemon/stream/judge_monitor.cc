@@ -185,6 +185,11 @@ void JudgeMonitor::Add(const FinalizedRequest& request,
       ppi_trusted_ >= 0 && static_cast<size_t>(ppi_trusted_) < num_judges &&
       !request.judges[static_cast<size_t>(ppi_trusted_)].judged.empty();
   const std::vector<SeriesSpec>& series = aggregator_.series();
+  // A measure's four PPI series follow each other, truth first
+  // (BuildJudgeSeries): its two judges' values are computed there once.
+  double y = kNaN;
+  double f = kNaN;
+  bool item = false;
   for (size_t i = 0; i < layout_.size(); ++i) {
     const JudgeSeries& l = layout_[i];
     double& v = values_[i];
@@ -203,18 +208,20 @@ void JudgeMonitor::Add(const FinalizedRequest& request,
         v = 1 - LabelledShare(request.ranked, series[i].cutoff);
         break;
       case JudgeSeriesRole::kPpiTruth:
-      case JudgeSeriesRole::kPpiCheap:
-      case JudgeSeriesRole::kPpiOther:
-      case JudgeSeriesRole::kPpiCross: {
-        const double y = labelled ? value(ppi_trusted_, l.measure) : kNaN;
-        const double f = value(ppi_cheap_, l.measure);
-        const bool item = !std::isnan(y) && !std::isnan(f);
-        v = l.role == JudgeSeriesRole::kPpiTruth   ? (item ? y : kNaN)
-            : l.role == JudgeSeriesRole::kPpiCheap ? (item ? f : kNaN)
-            : l.role == JudgeSeriesRole::kPpiCross ? (item ? y * f : kNaN)
-                                                   : (item ? kNaN : f);
+        y = labelled ? value(ppi_trusted_, l.measure) : kNaN;
+        f = value(ppi_cheap_, l.measure);
+        item = !std::isnan(y) && !std::isnan(f);
+        v = item ? y : kNaN;
         break;
-      }
+      case JudgeSeriesRole::kPpiCheap:
+        v = item ? f : kNaN;
+        break;
+      case JudgeSeriesRole::kPpiOther:
+        v = item ? kNaN : f;
+        break;
+      case JudgeSeriesRole::kPpiCross:
+        v = item ? y * f : kNaN;
+        break;
     }
   }
   const uint32_t group = aggregator_.ResolveGroup(variant, {});

@@ -13,25 +13,10 @@ namespace {
 
 constexpr std::string_view kWindowAll = "all";
 
-// The windows' labels as the exporter writes them (exporter::WindowLabels
-// formats with the same function).
-std::vector<std::string> WindowLabelsOf(const PipelineSnapshot& s) {
-  std::vector<std::string> labels;
-  labels.reserve(s.windows_ms.size());
-  for (int64_t ms : s.windows_ms)
-    labels.push_back(FormatDuration(Duration(ms)));
-  return labels;
-}
-
 // A series' totals over the whole run (window -1) or window w.
 WindowTotals TotalsOf(const PipelineSnapshot& s, const GroupStats& g,
                       size_t series, int w) {
-  if (w < 0) {
-    const metrics::RunningStats& r = g.all[series];
-    return {r.count(), r.sum(), r.sum_of_squares()};
-  }
-  return g.windows.Sum(series, s.window_now_ms,
-                       s.windows_ms[static_cast<size_t>(w)]);
+  return stream::TotalsOf(g, series, w, s.windows_ms, s.window_now_ms);
 }
 
 std::string_view WindowName(const std::vector<std::string>& labels, int w) {
@@ -252,7 +237,7 @@ void AppendCoverageTable(const PipelineSnapshot& s, std::string* out) {
 }  // namespace
 
 void WriteJudgeFiguresJson(const PipelineSnapshot& s, JsonWriter* out) {
-  const std::vector<std::string> labels = WindowLabelsOf(s);
+  const std::vector<std::string> labels = WindowLabels(s.windows_ms);
   out->BeginObject();
   out->Key("names");
   out->StringArray(s.judges);

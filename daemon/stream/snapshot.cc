@@ -133,14 +133,17 @@ void ComputePpi(PipelineSnapshot* out) {
   for (size_t g = 0; g < out->judge_groups.size(); ++g) {
     const GroupStats& group = out->judge_groups[g];
     for (int w = -1; w < static_cast<int>(out->windows_ms.size()); ++w) {
+      // Only the PPI sums are read (PpiMomentsOf): the windows of the
+      // judges' own series are not summed here.
       for (size_t i = 0; i < totals.size(); ++i) {
-        if (w < 0) {
-          const metrics::RunningStats& r = group.all[i];
-          totals[i] = {r.count(), r.sum(), r.sum_of_squares()};
-        } else {
-          totals[i] = group.windows.Sum(
-              i, out->window_now_ms, out->windows_ms[static_cast<size_t>(w)]);
-        }
+        const JudgeSeriesRole role = out->judge_layout[i].role;
+        const bool ppi_sum = role == JudgeSeriesRole::kPpiTruth ||
+                             role == JudgeSeriesRole::kPpiCheap ||
+                             role == JudgeSeriesRole::kPpiOther ||
+                             role == JudgeSeriesRole::kPpiCross;
+        totals[i] =
+            ppi_sum ? TotalsOf(group, i, w, out->windows_ms, out->window_now_ms)
+                    : WindowTotals{};
       }
       for (int32_t m : measures) {
         std::optional<metrics::PpiMoments> moments =
