@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace rankwatch {
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0. Valid as RFC
@@ -74,9 +76,7 @@ void AppendJsonDouble(std::string* out, double v) {
   out->append(buf, static_cast<size_t>(n));
 }
 
-void AppendJsonInt(std::string* out, int64_t v) {
-  out->append(std::to_string(v));
-}
+void AppendJsonInt(std::string* out, int64_t v) { AppendDecimal(out, v); }
 
 void JsonWriter::Key(std::string_view key) {
   Separate();

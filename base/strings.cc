@@ -1,11 +1,18 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdio>
 #include <vector>
 
 namespace rankwatch {
+
+void AppendDecimal(std::string* out, int64_t value) {
+  char digits[24];  // 19 digits and a sign at most.
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
+  out->append(digits, end);
+}
 
 namespace {
 

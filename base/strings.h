@@ -11,6 +11,7 @@
 #define RANKWATCH_BASE_STRINGS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,10 @@
 #include <vector>
 
 namespace rankwatch {
+
+// Appends the decimal digits of `value` ('-' first when negative) to
+// `*out`: std::to_chars into `*out`'s own storage, no temporary string.
+void AppendDecimal(std::string* out, int64_t value);
 
 // Whether `a` and `b` are equal when ASCII letters are folded to lower case.
 // Bytes outside A-Z and a-z (UTF-8 included) must match exactly.

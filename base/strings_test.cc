@@ -1,11 +1,28 @@
 #include "base/strings.h"
 
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <string_view>
 
 #include "gtest/gtest.h"
 
 namespace rankwatch {
 namespace {
+
+TEST(AppendDecimalTest, AppendsTheDigitsAfterWhatIsThere) {
+  std::string out = "id-";
+  AppendDecimal(&out, 0);
+  AppendDecimal(&out, 42);
+  AppendDecimal(&out, -7);
+  EXPECT_EQ(out, "id-042-7");
+  out.clear();
+  // The extremes of int64_t: 2^63 - 1 and -2^63.
+  AppendDecimal(&out, std::numeric_limits<int64_t>::max());
+  out += ' ';
+  AppendDecimal(&out, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(out, "9223372036854775807 -9223372036854775808");
+}
 
 TEST(EqualsIgnoreCaseTest, FoldsAsciiLettersOnly) {
   EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-length"));

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config_test_util.h"
 #include "config/effective_config.h"
 #include "config/env_test_util.h"
 
@@ -36,16 +37,6 @@ std::string ErrorOf(std::string_view yaml,
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
   return c.status().message();
 }
-
-// Expects `yaml` to load, and returns the result.
-Config MustParse(std::string_view yaml,
-                 std::map<std::string, std::string> env = {}) {
-  StatusOr<Config> c = Parse(yaml, std::move(env));
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? *c : Config{};
-}
-
-std::string Defaults() { return FormatEffectiveConfig(Config{}); }
 
 // ---------------------------------------------------------------------------
 // Defaults.

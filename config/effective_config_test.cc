@@ -17,6 +17,7 @@
 #include "base/random.h"
 #include "base/rfc3339.h"
 #include "config/config_loader.h"
+#include "config/config_test_util.h"
 
 namespace rankwatch::config {
 namespace {
@@ -25,16 +26,6 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
-
-// Loads `yaml` with no environment variable set (the writer escapes '$', so
-// none is needed), expecting success.
-Config MustParse(std::string_view yaml) {
-  StatusOr<Config> c = ParseConfig(yaml, "effective.yaml", EnvLookup());
-  EXPECT_TRUE(c.ok()) << c.status().message() << "\n" << yaml;
-  return c.ok() ? *c : Config{};
-}
-
-std::string Defaults() { return FormatEffectiveConfig(Config{}); }
 
 TEST(EffectiveConfigTest, SecretsAreMasked) {
   for (std::string_view name :

@@ -8,12 +8,13 @@
 #include <limits>
 
 #include "metrics/boost_policy.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using internal::kInf;
+using internal::kNaN;
 
 // Boost.Math's no-throw, double-precision policy: see metrics/boost_policy.h.
 using internal::DoublePolicy;

@@ -24,8 +24,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 ArmSummary SummaryOf(std::initializer_list<double> values) {
   RunningStats stats;
   for (double v : values) stats.Add(v);

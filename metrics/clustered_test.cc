@@ -20,9 +20,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 bool IsInvalid(const ArmSummary& s) { return s.count < 0; }
 
 // ---------------------------------------------------------------------------

@@ -9,11 +9,12 @@
 #include <unordered_set>
 
 #include "metrics/boost_policy.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using internal::kNaN;
 
 // Boost.Math's no-throw, double-precision policy: see metrics/boost_policy.h.
 using internal::DoublePolicy;

@@ -34,8 +34,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 using Views = std::vector<std::string_view>;
 
 InterleavedList Interleave(const Views& first, const Views& second,

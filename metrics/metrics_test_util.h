@@ -4,11 +4,16 @@
 #define RANKWATCH_METRICS_METRICS_TEST_UTIL_H_
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
 
 namespace rankwatch::metrics {
+
+// Not-a-number and infinity, as the tests write expected figures.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // |actual - expected| <= relative * |expected|.
 inline testing::AssertionResult RelativelyNear(double actual, double expected,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "metrics/metrics_test_util.h"
 
 // Expected values: statsmodels 0.15.0,
 //   statsmodels.stats.multitest.multipletests(p, method='fdr_bh')[1],
@@ -14,8 +15,6 @@
 
 namespace rankwatch::metrics {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> Adjusted(const std::vector<double>& p) {
   std::vector<double> out(p.size(), -1);

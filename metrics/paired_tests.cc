@@ -8,9 +8,12 @@
 
 #include "base/random.h"
 #include "metrics/ab_stats.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
+
+using internal::Mean;
 
 // SciPy's permutation_test tolerance (scipy/stats/_resampling.py, 1.10): a
 // resampled statistic within this relative distance of the observed one
@@ -31,12 +34,6 @@ std::optional<std::vector<double>> Differences(
     d[i] = treatment[i] - baseline[i];
   }
   return d;
-}
-
-double Mean(std::span<const double> values) {
-  double sum = 0;
-  for (double v : values) sum += v;
-  return sum / static_cast<double>(values.size());
 }
 
 // Sample variance (n - 1 denominator), two-pass for accuracy.

@@ -16,9 +16,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Eight queries' scores of two systems.
 const std::vector<double> kA = {0.52, 0.31, 0.75, 0.12, 0.43, 0.66, 0.29, 0.81};
 const std::vector<double> kB = {0.47, 0.35, 0.61, 0.10, 0.40, 0.52, 0.33, 0.70};

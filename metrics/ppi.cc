@@ -5,16 +5,13 @@
 #include <cstddef>
 
 #include "metrics/ab_stats.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 
 namespace {
 
-double Mean(std::span<const double> v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return sum / static_cast<double>(v.size());
-}
+using internal::Mean;
 
 bool HasNan(std::span<const double> v) {
   return std::any_of(v.begin(), v.end(),

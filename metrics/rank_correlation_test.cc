@@ -20,9 +20,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 struct Expected {
   double kendall_tau;
   double kendall_p;

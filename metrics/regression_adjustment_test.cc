@@ -23,7 +23,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLevel = 0.95;
 constexpr double kAlpha = 1 - kLevel;
 

@@ -9,11 +9,12 @@
 #include <utility>
 
 #include "metrics/boost_policy.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using internal::kNaN;
 
 using internal::DoublePolicy;
 using ChiSquared = boost::math::chi_squared_distribution<double, DoublePolicy>;

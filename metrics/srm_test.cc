@@ -18,8 +18,6 @@
 namespace rankwatch::metrics {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 using Counts = std::vector<int64_t>;
 using Shares = std::vector<double>;
 

@@ -50,8 +50,8 @@ else
   packages+=(
   # openssl makes the tests' self-signed certificates.
   openssl
-  # Tests and benchmarks.
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format zstd
+  # Tests and benchmarks; Ninja for scripts/test.sh's build.
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format zstd ninja-build
   # The fuzz targets (tests/fuzz): clang, and libFuzzer with the sanitizer
   # runtimes (a recommendation of clang that --no-install-recommends skips).
   clang libclang-rt-14-dev

@@ -10,15 +10,10 @@
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 #include "trec/text_scan.h"
+#include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
 namespace {
-
-MeasureSelection Select(std::vector<std::string> specs) {
-  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return *s;
-}
 
 class EvaluateFilesTest : public ::testing::Test {
  protected:

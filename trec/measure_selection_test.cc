@@ -4,15 +4,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
 namespace {
-
-MeasureSelection Select(std::vector<std::string> specs) {
-  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? *s : MeasureSelection();
-}
 
 std::string ParseError(std::string spec) {
   std::vector<std::string> specs = {spec};

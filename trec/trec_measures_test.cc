@@ -5,15 +5,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
 namespace {
-
-MeasureSelection Select(std::vector<std::string> specs) {
-  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? *s : MeasureSelection();
-}
 
 // The hand-made query of the measure tests. Qrels: a 2, b 0, c 1, d -1 (in
 // the pool, unjudged), e 0, f 3 and g 1 (not retrieved): levels 0:2 1:2

@@ -1,5 +1,5 @@
-// A scorer configuration shared by the trec tests (test-only; not part of
-// the library).
+// What the trec tests share: a scorer configuration and parsing a
+// selection that must parse (test-only; not part of the library).
 #ifndef RANKWATCH_TREC_TREC_TEST_UTIL_H_
 #define RANKWATCH_TREC_TREC_TEST_UTIL_H_
 
@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gtest/gtest.h"
+#include "trec/measure_selection.h"
 #include "trec/query_scorer.h"
 
 namespace rankwatch::trec {
@@ -22,6 +24,13 @@ inline ScorerConfig TestConfig() {
   return ScorerConfig{*metrics::Evaluator::Create({1}, {}),
                       MeasureTable::Create(*MeasureSelection::Parse(specs), {}),
                       std::numeric_limits<int64_t>::max(), false};
+}
+
+// Expects `specs` to parse (a failure names the error) and returns them.
+inline MeasureSelection Select(std::vector<std::string> specs) {
+  StatusOr<MeasureSelection> s = MeasureSelection::Parse(specs);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : MeasureSelection();
 }
 
 }  // namespace rankwatch::trec

@@ -32,7 +32,7 @@ namespace rankwatch::cli {
 
 namespace {
 
-constexpr std::string_view kCommand = "check-config";
+constexpr std::string_view kCheckConfigCommand = "check-config";
 // --connect: how long the brokers have to answer.
 constexpr std::chrono::seconds kConnectTimeout(10);
 
@@ -183,7 +183,7 @@ int ConnectAndCheck(const config::Config& config) {
   const StatusOr<kafka::ClusterMetadata> cluster =
       kafka::FetchClusterMetadata(config.kafka, kConnectTimeout);
   if (!cluster.ok()) {
-    return Fail(kCommand, cluster.status(), ErrorSource::kInput);
+    return Fail(kCheckConfigCommand, cluster.status(), ErrorSource::kInput);
   }
   std::string found;
   bool failed = false;
@@ -193,16 +193,17 @@ int ConnectAndCheck(const config::Config& config) {
         found += "# " + f.message + "\n";
         break;
       case kafka::ClusterFinding::Level::kWarning:
-        Fail(kCommand, "warning: " + f.message, ExitCode::kOk);
+        Fail(kCheckConfigCommand, "warning: " + f.message, ExitCode::kOk);
         break;
       case kafka::ClusterFinding::Level::kError:
-        Fail(kCommand, f.message, ExitCode::kBadInput);
+        Fail(kCheckConfigCommand, f.message, ExitCode::kBadInput);
         failed = true;
         break;
     }
   }
   const Status written = WriteStdout(found);
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+  if (!written.ok())
+    return Fail(kCheckConfigCommand, written, ErrorSource::kUsage);
   return ToInt(failed ? ExitCode::kBadInput : ExitCode::kOk);
 }
 
@@ -212,14 +213,16 @@ int ConnectAndCheck(const config::Config& config) {
 // not (see ConnectAndCheck).
 int RunCheckConfig(const std::string& path, bool connect) {
   StatusOr<config::Config> config = config::LoadConfigFile(path);
-  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  if (!config.ok())
+    return Fail(kCheckConfigCommand, config.status(), ErrorSource::kUsage);
   const std::vector<Status> problems = CheckRunnable(path, *config);
   for (const Status& problem : problems) {
-    Fail(kCommand, problem, ErrorSource::kUsage);
+    Fail(kCheckConfigCommand, problem, ErrorSource::kUsage);
   }
   if (!problems.empty()) return ToInt(ExitCode::kUsage);
   const Status written = WriteStdout(config::FormatEffectiveConfig(*config));
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+  if (!written.ok())
+    return Fail(kCheckConfigCommand, written, ErrorSource::kUsage);
   if (connect) return ConnectAndCheck(*config);
   return ToInt(ExitCode::kOk);
 }

@@ -53,13 +53,13 @@ TEST(FailTest, NoCommandIsTheBinaryAlone) {
 }
 
 // A qrels line has 4 fields, a run line 6.
-constexpr char kQrels[] = "q1 0 d1 1\nq1 0 d2 0\n";
-constexpr char kRun[] = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n";
+constexpr char kSwapQrels[] = "q1 0 d1 1\nq1 0 d2 0\n";
+constexpr char kSwapRun[] = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 bm25\n";
 
 TEST(WithSwapHintTest, HintsWhenTheRunReadsAsQrelsAndTheQrelsDoNot) {
   rankwatch::testing::TempDir dir;
-  const std::string qrels = dir.Write("qrels.txt", kQrels);
-  const std::string run = dir.Write("run.txt", kRun);
+  const std::string qrels = dir.Write("qrels.txt", kSwapQrels);
+  const std::string run = dir.Write("run.txt", kSwapRun);
   // As eval reports `eval run.txt qrels.txt`: the run given as QRELS.
   const Status error = Status::InvalidArgument(
       run + ":1: expected 4 fields (qid iter docno grade), found 6");
@@ -75,8 +75,8 @@ TEST(WithSwapHintTest, HintsWhenTheRunReadsAsQrelsAndTheQrelsDoNot) {
 
 TEST(WithSwapHintTest, NoHintWhenTheFilesAreNotSwapped) {
   rankwatch::testing::TempDir dir;
-  const std::string qrels = dir.Write("qrels.txt", kQrels);
-  const std::string run = dir.Write("run.txt", kRun);
+  const std::string qrels = dir.Write("qrels.txt", kSwapQrels);
+  const std::string run = dir.Write("run.txt", kSwapRun);
   const std::string message =
       run + ":1: expected 4 fields (qid iter docno grade), found 6";
   const Status error = Status::InvalidArgument(message);

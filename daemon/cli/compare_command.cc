@@ -46,10 +46,10 @@ struct CompareArgs {
   int threads = 0;
 };
 
-constexpr std::string_view kCommand = "compare";
+constexpr std::string_view kCompareCommand = "compare";
 
 int Usage(std::string_view message) {
-  return Fail(kCommand, message, ExitCode::kUsage);
+  return Fail(kCompareCommand, message, ExitCode::kUsage);
 }
 
 // Names of the judges: their files' names, or the paths as given when two
@@ -97,7 +97,7 @@ int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
   std::vector<trec::EvaluatedRuns> evaluated;
   for (const std::string& path : args.judges) {
     StatusOr<trec::Qrels> q = trec::Qrels::Load(path);
-    if (!q.ok()) return Fail(kCommand, q.status(), ErrorSource::kInput);
+    if (!q.ok()) return Fail(kCompareCommand, q.status(), ErrorSource::kInput);
     qrels.push_back(std::move(q).value());
     if (runs.empty()) {
       evaluated.emplace_back();
@@ -105,12 +105,12 @@ int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
     }
     StatusOr<trec::EvaluatedRuns> e =
         trec::EvaluateRunFiles(path, runs, eval, parallel_runs);
-    if (!e.ok()) return Fail(kCommand, e.status(), ErrorSource::kInput);
+    if (!e.ok()) return Fail(kCompareCommand, e.status(), ErrorSource::kInput);
     evaluated.push_back(std::move(e).value());
   }
   StatusOr<trec::JudgeComparison> c =
       trec::CompareJudges(JudgeNames(args.judges), qrels, evaluated, options);
-  if (!c.ok()) return Fail(kCommand, c.status(), ErrorSource::kInput);
+  if (!c.ok()) return Fail(kCompareCommand, c.status(), ErrorSource::kInput);
   std::string out;
   if (args.format == "json") {
     trec::WriteJudgeComparisonJson(*c, &out);
@@ -118,7 +118,7 @@ int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
     trec::WriteJudgeComparisonText(*c, &out);
   }
   const Status written = WriteStdout(out);
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  if (!written.ok()) return Fail(kCompareCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }
 
@@ -144,7 +144,7 @@ int RunCompare(const CompareArgs& args) {
   StatusOr<trec::MeasureSelection> measures =
       trec::MeasureSelection::Parse(args.measures);
   if (!measures.ok()) {
-    return Fail(kCommand, measures.status(), ErrorSource::kUsage);
+    return Fail(kCompareCommand, measures.status(), ErrorSource::kUsage);
   }
   trec::CompareOptions compare;
   compare.correction = *trec::ParseCorrection(args.correction);  // Checked.
@@ -178,7 +178,7 @@ int RunCompare(const CompareArgs& args) {
   StatusOr<trec::EvaluatedRuns> runs =
       trec::EvaluateRunFiles(args.qrels, args.runs, eval, parallel_runs);
   if (!runs.ok()) {
-    return Fail(kCommand,
+    return Fail(kCompareCommand,
                 WithSwapHint(runs.status(), args.qrels, args.runs,
                              "rankwatch compare QRELS RUN RUN..."),
                 ErrorSource::kInput);
@@ -205,7 +205,7 @@ int RunCompare(const CompareArgs& args) {
   StatusOr<trec::Comparison> comparison =
       trec::CompareRuns(runs->measures, runs->runs, baseline, compare);
   if (!comparison.ok()) {
-    return Fail(kCommand, comparison.status(), ErrorSource::kInput);
+    return Fail(kCompareCommand, comparison.status(), ErrorSource::kInput);
   }
   std::string out;
   if (args.format == "csv") {
@@ -218,7 +218,7 @@ int RunCompare(const CompareArgs& args) {
     trec::WriteCompareText(*comparison, &out);
   }
   const Status written = WriteStdout(out);
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  if (!written.ok()) return Fail(kCompareCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }
 

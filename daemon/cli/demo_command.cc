@@ -35,7 +35,7 @@ namespace rankwatch::cli {
 
 namespace {
 
-constexpr std::string_view kCommand = "demo";
+constexpr std::string_view kDemoCommand = "demo";
 constexpr int kPartitions = 4;
 
 struct DemoArgs {
@@ -421,14 +421,14 @@ int RunDemo(const DemoArgs& args) {
   // before anything starts.
   auto traffic = sim::SyntheticTraffic::Create(TrafficConfig(args));
   if (!traffic.ok()) {
-    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
+    return Fail(kDemoCommand, traffic.status(), ErrorSource::kUsage);
   }
   // Before anything starts too: --prometheus without its rules.
   StatusOr<std::string> rules_dir = std::string();
   if (args.prometheus) {
     rules_dir = FindPrometheusRulesDir(args.prometheus_rules);
     if (!rules_dir.ok()) {
-      return Fail(kCommand, rules_dir.status(), ErrorSource::kUsage);
+      return Fail(kDemoCommand, rules_dir.status(), ErrorSource::kUsage);
     }
   }
   static std::atomic<bool> stop{false};
@@ -439,23 +439,26 @@ int RunDemo(const DemoArgs& args) {
   std::string bootstrap = args.bootstrap;
   if (bootstrap.empty()) {
     auto mock = sim::MockCluster::Start(3);
-    if (!mock.ok()) return Fail(kCommand, mock.status(), ErrorSource::kInput);
+    if (!mock.ok())
+      return Fail(kDemoCommand, mock.status(), ErrorSource::kInput);
     cluster = std::move(mock).value();
     for (const char* topic : kTopics) {
       Status s = cluster->CreateTopic(topic, kPartitions);
-      if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
+      if (!s.ok()) return Fail(kDemoCommand, s, ErrorSource::kInput);
     }
     bootstrap = cluster->bootstrap_servers();
   } else if (Status s = CreateDemoTopics(bootstrap); !s.ok()) {
-    return Fail(kCommand, s, ErrorSource::kInput);
+    return Fail(kDemoCommand, s, ErrorSource::kInput);
   }
   StatusOr<config::Config> config = config::ParseConfig(
       DemoConfig(bootstrap, args.listen, *traffic), "<demo>");
-  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  if (!config.ok())
+    return Fail(kDemoCommand, config.status(), ErrorSource::kUsage);
   SetLogLevel("warn");
   // A busy --listen port is Unavailable: exit 1, not the usage code.
   auto daemon = server::Daemon::Create(*config);
-  if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
+  if (!daemon.ok())
+    return Fail(kDemoCommand, daemon.status(), ErrorSource::kUsage);
 
   sim::ProduceOptions produce;
   produce.bootstrap_servers = bootstrap;
@@ -466,7 +469,7 @@ int RunDemo(const DemoArgs& args) {
   auto producer =
       sim::SyntheticProducer::Create(produce, std::move(traffic).value());
   if (!producer.ok()) {
-    return Fail(kCommand, producer.status(), ErrorSource::kUsage);
+    return Fail(kDemoCommand, producer.status(), ErrorSource::kUsage);
   }
   std::atomic<bool> ended_by_duration{false};
   std::thread generator([&] {
@@ -479,7 +482,7 @@ int RunDemo(const DemoArgs& args) {
     if (!started.ok()) {
       stop.store(true);
       generator.join();
-      return Fail(kCommand, started.status(), ErrorSource::kInput);
+      return Fail(kDemoCommand, started.status(), ErrorSource::kInput);
     }
     prometheus = std::move(started).value();
   }
@@ -496,7 +499,7 @@ int RunDemo(const DemoArgs& args) {
   story.join();
   generator.join();
   prometheus.reset();
-  if (!s.ok()) return Fail(kCommand, s, ErrorSource::kInput);
+  if (!s.ok()) return Fail(kDemoCommand, s, ErrorSource::kInput);
   PrintFinalSummary(last, &story_state, ended_by_duration.load(),
                     args.duration);
   return ToInt(ExitCode::kOk);

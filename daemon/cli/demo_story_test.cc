@@ -11,13 +11,14 @@ namespace {
 
 using Lines = std::vector<std::string>;
 
-const std::vector<Headline> kHeadlines = {{"ndcg", "10"}, {"precision", "5"}};
+const std::vector<Headline> kStoryHeadlines = {{"ndcg", "10"},
+                                               {"precision", "5"}};
 
 // The decision of the story's tests: B blocked by a guardrail beyond its
 // margin, its primary series undecided.
 DemoSnapshot DecisionSnapshot() {
   DemoSnapshot s;
-  s.headlines = kHeadlines;
+  s.headlines = kStoryHeadlines;
   DecisionFigures d;
   d.experiment = "x";
   d.baseline = "A";
@@ -109,7 +110,7 @@ TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
 // show the columns line up.
 DemoSnapshot AdjustedSnapshot() {
   DemoSnapshot s;
-  s.headlines = kHeadlines;
+  s.headlines = kStoryHeadlines;
   s.events_consumed = 350;
   s.covariate = "pre_exposure.clicks";
   s.variants = {{"A", 4, {{0.55, 0.42, 0.68}, {}}},
@@ -392,7 +393,7 @@ TEST(DemoStoryTest, TellsStalledAndFlowingEvents) {
 
 TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
   DemoSnapshot s;
-  s.headlines = kHeadlines;
+  s.headlines = kStoryHeadlines;
   s.events_consumed = 0;
   s.variants = {{"A", 0, {{}, {}}}};  // Series exist before any list.
   DemoStory story;
@@ -446,7 +447,7 @@ TEST(DemoStoryTest, TableShowsVariantsVerdictsAndRate) {
 // three-team experiment are told under its interleaving line.
 TEST(DemoStoryTest, TableShowsTheMultileavingRanking) {
   DemoSnapshot s;
-  s.headlines = kHeadlines;
+  s.headlines = kStoryHeadlines;
   s.interleaving = {{"m", "A", "B", 0.04, 0.002, 900, Verdict::kBetter}};
   s.multileaving_ranking["m"] = {"C", "B", "A"};
   s.multileaving_winner["m"] = "C";

@@ -42,7 +42,7 @@ struct EvalArgs {
   int threads = 0;
 };
 
-constexpr std::string_view kCommand = "eval";
+constexpr std::string_view kEvalCommand = "eval";
 
 // The trec_eval flags rankwatch does not support: one line naming the flag.
 Status CheckUnsupported(const EvalArgs& args) {
@@ -71,13 +71,13 @@ Status CheckUnsupported(const EvalArgs& args) {
 
 int RunEval(const EvalArgs& args) {
   if (Status s = CheckUnsupported(args); !s.ok()) {
-    return Fail(kCommand, s, ErrorSource::kUsage);
+    return Fail(kEvalCommand, s, ErrorSource::kUsage);
   }
   trec::EvalOptions options;
   StatusOr<trec::MeasureSelection> measures =
       trec::MeasureSelection::Parse(args.measures);
   if (!measures.ok()) {
-    return Fail(kCommand, measures.status(), ErrorSource::kUsage);
+    return Fail(kEvalCommand, measures.status(), ErrorSource::kUsage);
   }
   options.measures = *measures;
   options.per_query = args.per_query;
@@ -100,7 +100,7 @@ int RunEval(const EvalArgs& args) {
   StatusOr<trec::EvalReport> report =
       trec::EvaluateFiles(args.qrels, args.run, options);
   if (!report.ok()) {
-    return Fail(kCommand,
+    return Fail(kEvalCommand,
                 WithSwapHint(report.status(), args.qrels,
                              std::span<const std::string>(&args.run, 1),
                              "rankwatch eval QRELS RUN"),
@@ -113,7 +113,7 @@ int RunEval(const EvalArgs& args) {
     trec::WriteTrecText(*report, &out);
   }
   const Status written = WriteStdout(out);
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  if (!written.ok()) return Fail(kEvalCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }
 

@@ -19,7 +19,7 @@ namespace rankwatch::cli {
 
 namespace {
 
-constexpr std::string_view kCommand = "kafka-mock";
+constexpr std::string_view kKafkaMockCommand = "kafka-mock";
 
 struct KafkaMockArgs {
   int brokers = 3;
@@ -74,7 +74,8 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   std::vector<TopicSpec> topics;
   for (const std::string& spec : args.topics) {
     StatusOr<TopicSpec> topic = ParseTopicSpec(spec);
-    if (!topic.ok()) return Fail(kCommand, topic.status(), ErrorSource::kUsage);
+    if (!topic.ok())
+      return Fail(kKafkaMockCommand, topic.status(), ErrorSource::kUsage);
     topics.push_back(*topic);
   }
   IgnoreHangup();
@@ -89,13 +90,14 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   StatusOr<std::unique_ptr<sim::MockCluster>> cluster =
       sim::MockCluster::Start(args.brokers);
   if (!cluster.ok()) {
-    return Fail(kCommand, cluster.status(), ErrorSource::kUsage);
+    return Fail(kKafkaMockCommand, cluster.status(), ErrorSource::kUsage);
   }
   // A topic named twice is AlreadyExists: a usage error.
   for (const TopicSpec& topic : topics) {
     const Status created =
         (*cluster)->CreateTopic(topic.name, topic.partitions);
-    if (!created.ok()) return Fail(kCommand, created, ErrorSource::kUsage);
+    if (!created.ok())
+      return Fail(kKafkaMockCommand, created, ErrorSource::kUsage);
   }
   const std::string& bootstrap = (*cluster)->bootstrap_servers();
   std::printf("%s\n", bootstrap.c_str());
@@ -103,7 +105,8 @@ int RunKafkaMock(const KafkaMockArgs& args) {
   if (!args.bootstrap_file.empty()) {
     const Status written =
         WriteFileAtomically(args.bootstrap_file, bootstrap + "\n");
-    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+    if (!written.ok())
+      return Fail(kKafkaMockCommand, written, ErrorSource::kUsage);
   }
   spdlog::info(
       "kafka mock cluster: {} broker(s) at {}, {} topic(s); "

@@ -26,7 +26,7 @@ namespace rankwatch::cli {
 
 namespace {
 
-constexpr std::string_view kCommand = "produce-synthetic";
+constexpr std::string_view kProduceSyntheticCommand = "produce-synthetic";
 
 // Noise of a variant listed without one: the first is the baseline, the
 // others slightly better.
@@ -296,23 +296,28 @@ int RunProduce(const ProduceArgs& args) {
   // First, so that no SIGHUP finds the process without it.
   IgnoreHangup();
   StatusOr<sim::SyntheticConfig> config = MakeTrafficConfig(args);
-  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  if (!config.ok())
+    return Fail(kProduceSyntheticCommand, config.status(), ErrorSource::kUsage);
   StatusOr<sim::ProduceOptions> options = MakeProduceOptions(args);
   if (!options.ok()) {
-    return Fail(kCommand, options.status(), ErrorSource::kUsage);
+    return Fail(kProduceSyntheticCommand, options.status(),
+                ErrorSource::kUsage);
   }
   StatusOr<sim::SyntheticTraffic> traffic =
       sim::SyntheticTraffic::Create(*config);
   if (!traffic.ok()) {
-    return Fail(kCommand, traffic.status(), ErrorSource::kUsage);
+    return Fail(kProduceSyntheticCommand, traffic.status(),
+                ErrorSource::kUsage);
   }
   if (!args.qrels_file.empty()) {
     const Status written = WriteQrels(args.qrels_file, *traffic);
-    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kUsage);
+    if (!written.ok())
+      return Fail(kProduceSyntheticCommand, written, ErrorSource::kUsage);
   }
   EventCopies copies;
   const Status opened = copies.Open(args);
-  if (!opened.ok()) return Fail(kCommand, opened, ErrorSource::kUsage);
+  if (!opened.ok())
+    return Fail(kProduceSyntheticCommand, opened, ErrorSource::kUsage);
   if (!copies.empty()) {
     options->on_produce = [&copies](const std::string& topic, int64_t,
                                     std::string_view payload) {
@@ -323,7 +328,8 @@ int RunProduce(const ProduceArgs& args) {
       sim::SyntheticProducer::Create(std::move(options).value(),
                                      std::move(traffic).value());
   if (!producer.ok()) {
-    return Fail(kCommand, producer.status(), ErrorSource::kUsage);
+    return Fail(kProduceSyntheticCommand, producer.status(),
+                ErrorSource::kUsage);
   }
 
   // A first SIGTERM/SIGINT stops the run (queued judgments are sent and the
@@ -331,16 +337,18 @@ int RunProduce(const ProduceArgs& args) {
   static std::atomic<bool> stop{false};
   InstallStopHandlers(&stop);
   StatusOr<sim::ProduceStats> stats = (*producer)->Run(&stop);
-  if (!stats.ok()) return Fail(kCommand, stats.status(), ErrorSource::kInput);
+  if (!stats.ok())
+    return Fail(kProduceSyntheticCommand, stats.status(), ErrorSource::kInput);
 
   PrintSummary(*stats);
   const Status copied = copies.Close();
-  if (!copied.ok()) return Fail(kCommand, copied, ErrorSource::kInput);
+  if (!copied.ok())
+    return Fail(kProduceSyntheticCommand, copied, ErrorSource::kInput);
   // Exit 3, as docs/kafka-mock.md promises: the summary above already
   // counts what was lost.
   if (!stats->ok()) {
     return Fail(
-        kCommand,
+        kProduceSyntheticCommand,
         std::to_string(stats->delivery_errors + stats->undelivered) +
             " event(s) not delivered; last error: " +
             (stats->last_error.empty() ? "flush timed out" : stats->last_error),

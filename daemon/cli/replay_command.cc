@@ -19,7 +19,7 @@ namespace rankwatch::cli {
 
 namespace {
 
-constexpr std::string_view kCommand = "replay";
+constexpr std::string_view kReplayCommand = "replay";
 
 struct ReplayArgs {
   std::string config;
@@ -50,21 +50,21 @@ int RunReplayCommand(const ReplayArgs& args) {
   if (!config.ok()) {
     // The loader escapes what it echoes from the file but not the file's
     // name ("cannot open NAME"): escaped here, so the error stays one line.
-    return Fail(kCommand,
+    return Fail(kReplayCommand,
                 Printable(config.status().message(), std::string_view::npos),
                 ExitCodeFor(config.status().code(), ErrorSource::kUsage));
   }
   // Strict: a flag the configured mode would ignore, or no events at all,
   // is refused rather than replayed into a table of zeros.
   if (args.results.empty() && args.judgments.empty()) {
-    return Fail(kCommand,
+    return Fail(kReplayCommand,
                 "nothing to replay: give --results FILE and/or --judgments "
                 "FILE (JSON lines)",
                 ExitCode::kUsage);
   }
   if (!args.qrels.empty() &&
       config->join.mode == config::JoinMode::kImpression) {
-    return Fail(kCommand,
+    return Fail(kReplayCommand,
                 "--qrels applies to join.mode: qrels, and " +
                     Printable(args.config, std::string_view::npos) +
                     " joins impressions (join.mode: impression): give "
@@ -80,7 +80,8 @@ int RunReplayCommand(const ReplayArgs& args) {
   if (::isatty(STDERR_FILENO)) options.progress = DrawProgress;
   StatusOr<stream::ReplayResult> result =
       stream::RunReplay(*config, options, SystemClock::Get());
-  if (!result.ok()) return Fail(kCommand, result.status(), ErrorSource::kInput);
+  if (!result.ok())
+    return Fail(kReplayCommand, result.status(), ErrorSource::kInput);
   // RunReplay finished the pipeline (FinishAll: every list scored, a last
   // look taken); the report renders one snapshot of it.
   stream::PipelineSnapshot snapshot;
@@ -88,7 +89,7 @@ int RunReplayCommand(const ReplayArgs& args) {
   const std::string out = args.format == "json" ? FormatReplayJson(snapshot)
                                                 : FormatReplayTable(snapshot);
   const Status written = WriteStdout(out);
-  if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+  if (!written.ok()) return Fail(kReplayCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }
 

@@ -24,7 +24,7 @@ namespace {
 // Shutdown must finish within 10 s of SIGTERM; leave a margin.
 constexpr std::chrono::milliseconds kShutdownGrace(9000);
 
-constexpr std::string_view kCommand = "run";
+constexpr std::string_view kRunCommand = "run";
 
 struct RunArgs {
   std::string config;
@@ -52,7 +52,8 @@ class RemoveOnExit {
 
 int RunDaemon(const RunArgs& args) {
   StatusOr<config::Config> config = config::LoadConfigFile(args.config);
-  if (!config.ok()) return Fail(kCommand, config.status(), ErrorSource::kUsage);
+  if (!config.ok())
+    return Fail(kRunCommand, config.status(), ErrorSource::kUsage);
   if (!args.listen.empty()) config->http.listen = args.listen;
   SetupLogging(config->logging);
 
@@ -71,11 +72,12 @@ int RunDaemon(const RunArgs& args) {
       server::Daemon::Create(*config, std::move(options));
   // Built from the configuration, but a busy http.listen port (Unavailable)
   // maps to 1, not to the usage code: it may be free on the next try.
-  if (!daemon.ok()) return Fail(kCommand, daemon.status(), ErrorSource::kUsage);
+  if (!daemon.ok())
+    return Fail(kRunCommand, daemon.status(), ErrorSource::kUsage);
   if (!args.port_file.empty()) {
     const Status written = WriteFileAtomically(
         args.port_file, std::to_string((*daemon)->http_port()) + "\n");
-    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+    if (!written.ok()) return Fail(kRunCommand, written, ErrorSource::kInput);
   }
   // The pid file is how a script or an operator reaches this process alone
   // (kill -HUP "$(cat rankwatch.pid)"), where `pidof rankwatch` also names
@@ -84,7 +86,7 @@ int RunDaemon(const RunArgs& args) {
   if (!args.pid_file.empty()) {
     const Status written =
         WriteFileAtomically(args.pid_file, std::to_string(::getpid()) + "\n");
-    if (!written.ok()) return Fail(kCommand, written, ErrorSource::kInput);
+    if (!written.ok()) return Fail(kRunCommand, written, ErrorSource::kInput);
     pid_file.Set(args.pid_file);
   }
   LogStartup(*config, (*daemon)->http_port());

@@ -17,8 +17,8 @@ enum Family {
   kDecision,
   kSinceLook,
   kInput,
-  kCiLower,
-  kCiUpper,
+  kInputLower,
+  kInputUpper,
   kMargin,
   kNumFamilies,
 };
@@ -91,8 +91,8 @@ void DecisionCollector::Collect(const stream::PipelineSnapshot& snapshot,
       series.push_back({"role", in.guardrail ? "guardrail" : "primary"});
       AddGauge(&f[kInput], series, stream::InputSign(in.state));
       if (in.has_interval) {
-        AddGauge(&f[kCiLower], series, in.interval.lower);
-        AddGauge(&f[kCiUpper], std::move(series), in.interval.upper);
+        AddGauge(&f[kInputLower], series, in.interval.lower);
+        AddGauge(&f[kInputUpper], std::move(series), in.interval.upper);
       }
     }
   }

@@ -65,7 +65,7 @@ class DecisionCollectorTest : public ::testing::Test {
   int64_t offset_ = 0;
 };
 
-std::map<std::string, std::string> Labels(
+std::map<std::string, std::string> DecisionLabels(
     std::initializer_list<std::pair<const std::string, std::string>> more) {
   std::map<std::string, std::string> l = {
       {"experiment", "ranker-v2"}, {"variant", "B"}, {"baseline", "A"}};
@@ -83,16 +83,19 @@ TEST_F(DecisionCollectorTest, ExportsTheDecisionItsInputsAndMargins) {
   Lists("B", 40, 4);
   pipeline_->FinishAll();
   const Scrape s = Collect();
-  EXPECT_EQ(s.Sum("rankwatch_ab_decision", Labels({{"decision", "no_ship"}})),
-            1);
+  EXPECT_EQ(
+      s.Sum("rankwatch_ab_decision", DecisionLabels({{"decision", "no_ship"}})),
+      1);
   for (const char* other : {"ship", "keep_running", "invalid"}) {
-    EXPECT_EQ(s.Sum("rankwatch_ab_decision", Labels({{"decision", other}})), 0)
+    EXPECT_EQ(
+        s.Sum("rankwatch_ab_decision", DecisionLabels({{"decision", other}})),
+        0)
         << other;
   }
-  const auto primary =
-      Labels({{"role", "primary"}, {"measure", "precision"}, {"k", "1"}});
-  const auto guardrail =
-      Labels({{"role", "guardrail"}, {"measure", "recall"}, {"k", "1"}});
+  const auto primary = DecisionLabels(
+      {{"role", "primary"}, {"measure", "precision"}, {"k", "1"}});
+  const auto guardrail = DecisionLabels(
+      {{"role", "guardrail"}, {"measure", "recall"}, {"k", "1"}});
   EXPECT_EQ(s.Sum("rankwatch_ab_decision_input", primary), -1);
   EXPECT_EQ(s.Sum("rankwatch_ab_decision_input", guardrail), -1);
   EXPECT_NEAR(s.Sum("rankwatch_ab_decision_ci_lower", primary),
@@ -101,9 +104,10 @@ TEST_F(DecisionCollectorTest, ExportsTheDecisionItsInputsAndMargins) {
               -0.235020606596298, 1e-9);
   EXPECT_EQ(
       s.Sum("rankwatch_ab_guardrail_margin",
-            Labels({{"measure", "recall"}, {"k", "1"}, {"kind", "absolute"}})),
+            DecisionLabels(
+                {{"measure", "recall"}, {"k", "1"}, {"kind", "absolute"}})),
       0.05);
-  EXPECT_EQ(s.Sum("rankwatch_ab_decision_since_look", Labels({})),
+  EXPECT_EQ(s.Sum("rankwatch_ab_decision_since_look", DecisionLabels({})),
             pipeline_->experiments().looks());
 }
 
@@ -121,10 +125,11 @@ TEST_F(DecisionCollectorTest, ARelativeMarginIsTheConfiguredFraction) {
   const Scrape s = Collect();
   EXPECT_EQ(
       s.Sum("rankwatch_ab_guardrail_margin",
-            Labels({{"measure", "recall"}, {"k", "1"}, {"kind", "relative"}})),
+            DecisionLabels(
+                {{"measure", "recall"}, {"k", "1"}, {"kind", "relative"}})),
       0.1);
-  EXPECT_FALSE(
-      s.Has("rankwatch_ab_guardrail_margin", Labels({{"kind", "absolute"}})));
+  EXPECT_FALSE(s.Has("rankwatch_ab_guardrail_margin",
+                     DecisionLabels({{"kind", "absolute"}})));
 }
 
 TEST_F(DecisionCollectorTest, NothingWithoutExperiments) {

@@ -208,9 +208,9 @@ std::array<double, kNumPairSums> PairSums(const metrics::CovariateMoments& m) {
 }
 
 // One rendering of a snapshot.
-class Renderer {
+class ExperimentRenderer {
  public:
-  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+  explicit ExperimentRenderer(const stream::PipelineSnapshot& snapshot)
       : s_(snapshot), window_labels_(WindowLabels(snapshot.windows_ms)) {}
 
   void CollectInfo(std::vector<MetricFamily>* out) const;
@@ -227,7 +227,7 @@ class Renderer {
   const std::vector<std::string> window_labels_;  // Parallel to windows_ms.
 };
 
-Labels Renderer::ComparisonLabels(const stream::Comparison& c) const {
+Labels ExperimentRenderer::ComparisonLabels(const stream::Comparison& c) const {
   const stream::SeriesSpec& series = s_.series[c.series];
   // The snapshot's own configuration (c.experiment points into the
   // pipeline's).
@@ -242,7 +242,7 @@ Labels Renderer::ComparisonLabels(const stream::Comparison& c) const {
                               : window_labels_[static_cast<size_t>(c.window)]}};
 }
 
-void Renderer::CollectInfo(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectInfo(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_experiment_info",
       "A configured A/B comparison: treatment `variant` against `baseline`",
@@ -286,7 +286,8 @@ void Renderer::CollectInfo(std::vector<MetricFamily>* out) const {
   }
 }
 
-void Renderer::CollectComparisons(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectComparisons(
+    std::vector<MetricFamily>* out) const {
   std::vector<MetricFamily> f = MakeGauges();
   MetricFamily state = MakeFamily(
       "rankwatch_ab_verdict_state",
@@ -335,7 +336,7 @@ void Renderer::CollectComparisons(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(state));
 }
 
-void Renderer::CollectAdjusted(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectAdjusted(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_ab_covariate_info",
       "The covariate of regression adjustment (schema.covariate): the "
@@ -401,7 +402,7 @@ void Renderer::CollectAdjusted(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(status));
 }
 
-void Renderer::CollectSrm(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectSrm(std::vector<MetricFamily>* out) const {
   const bool units = s_.units;
   const std::string what =
       units ? "Randomization units first seen in the variant (schema.unit)"
@@ -502,7 +503,7 @@ void Renderer::CollectSrm(std::vector<MetricFamily>* out) const {
 // Per variant and unit bucket, the lists and the primary series' sums: what
 // the recording rules need to compute the clustered variance of the whole
 // fleet (bucket totals add across replicas; their squares do not).
-void Renderer::CollectBuckets(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectBuckets(std::vector<MetricFamily>* out) const {
   const std::vector<stream::SeriesSpec>& series = s_.series;
   const std::vector<size_t> primary = PrimarySeries(s_);
   // Counters: what this process scored (never backwards). Gauges: the
@@ -562,7 +563,8 @@ void Renderer::CollectBuckets(std::vector<MetricFamily>* out) const {
 // whole fleet (theta from the pooled co-moments, the clustered variance
 // from the bucket totals). As in CollectBuckets: counters from what this
 // process folded in, gauges from the state of the shards it holds.
-void Renderer::CollectCovariateSums(std::vector<MetricFamily>* out) const {
+void ExperimentRenderer::CollectCovariateSums(
+    std::vector<MetricFamily>* out) const {
   const std::vector<stream::SeriesSpec>& series = s_.series;
   const std::vector<size_t> primary = PrimarySeries(s_);
   const bool units = s_.units;
@@ -632,7 +634,7 @@ void Renderer::CollectCovariateSums(std::vector<MetricFamily>* out) const {
 void ExperimentCollector::Collect(const stream::PipelineSnapshot& snapshot,
                                   std::vector<MetricFamily>* out) const {
   if (snapshot.config.experiments.empty()) return;
-  const Renderer r(snapshot);
+  const ExperimentRenderer r(snapshot);
   r.CollectInfo(out);
   r.CollectComparisons(out);
   if (snapshot.adjusted()) {

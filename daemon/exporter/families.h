@@ -67,6 +67,9 @@ std::string MeasureLabel(const config::SeriesRef& ref);
 // `_window_sum_squares`): gauges, since a partition's state moves between
 // replicas; summed over the replicas the totals are the fleet's, exactly,
 // at every scrape. Shared by the main measures' families and the judges'.
+// The `window` label of a figure since the state began.
+inline constexpr char kWindowAll[] = "all";
+
 struct MeanFamilies {
   prometheus::MetricFamily mean;
   prometheus::MetricFamily window_count;

@@ -15,7 +15,6 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-constexpr char kWindowAll[] = "all";
 constexpr std::array<stream::VerdictState, 4> kStates = {
     stream::VerdictState::kNoData, stream::VerdictState::kInconclusive,
     stream::VerdictState::kBetter, stream::VerdictState::kWorse};
@@ -80,9 +79,9 @@ CountFamilies MakeCountFamilies(const std::string& prefix, const char* scope,
 // config.interleaving (one per configured experiment, in order): their
 // `config` pointers point into the pipeline's configuration, so the
 // snapshot's own is read instead.
-class Renderer {
+class InterleavingRenderer {
  public:
-  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+  explicit InterleavingRenderer(const stream::PipelineSnapshot& snapshot)
       : s_(snapshot),
         window_labels_(WindowLabels(snapshot.interleaving_windows_ms)) {}
 
@@ -108,7 +107,7 @@ class Renderer {
   const std::vector<std::string> window_labels_;
 };
 
-void Renderer::CollectTotals(std::vector<MetricFamily>* out) const {
+void InterleavingRenderer::CollectTotals(std::vector<MetricFamily>* out) const {
   MetricFamily info = MakeFamily(
       "rankwatch_interleaving_info",
       "1 per interleaving experiment: its interleaved variant, incumbent "
@@ -151,7 +150,8 @@ void Renderer::CollectTotals(std::vector<MetricFamily>* out) const {
   }
 }
 
-void Renderer::CollectWindows(std::vector<MetricFamily>* out) const {
+void InterleavingRenderer::CollectWindows(
+    std::vector<MetricFamily>* out) const {
   CountFamilies windows = MakeCountFamilies(
       "rankwatch_interleaving_window_", "over the window (all: since start)",
       MetricType::Gauge);
@@ -185,7 +185,7 @@ void Renderer::CollectWindows(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(p_value));
 }
 
-void Renderer::CollectTests(std::vector<MetricFamily>* out) const {
+void InterleavingRenderer::CollectTests(std::vector<MetricFamily>* out) const {
   MetricFamily sequential = MakeFamily(
       "rankwatch_interleaving_sequential_p_value",
       "Always-valid p-value of the Beta-mixture sequential test of the "
@@ -235,7 +235,7 @@ Labels PairLabels(const config::InterleavingConfig& c, size_t x, size_t y) {
       {"experiment", c.name}, {"first", c.teams[x]}, {"second", c.teams[y]}};
 }
 
-void Renderer::CollectPairs(std::vector<MetricFamily>* out) const {
+void InterleavingRenderer::CollectPairs(std::vector<MetricFamily>* out) const {
   MetricFamily wins = MakeFamily(
       "rankwatch_interleaving_pair_wins_total",
       "Impressions counted by this process on which the pair's `winner` "
@@ -303,7 +303,8 @@ void Renderer::CollectPairs(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(verdict));
 }
 
-void Renderer::CollectRanking(std::vector<MetricFamily>* out) const {
+void InterleavingRenderer::CollectRanking(
+    std::vector<MetricFamily>* out) const {
   MetricFamily info =
       MakeFamily("rankwatch_interleaving_team_info",
                  "1 per team of an interleaving experiment; position 0 is the "
@@ -357,7 +358,7 @@ void Renderer::CollectRanking(std::vector<MetricFamily>* out) const {
 void InterleavingCollector::Collect(const stream::PipelineSnapshot& snapshot,
                                     std::vector<MetricFamily>* out) const {
   if (snapshot.interleaving.empty()) return;
-  const Renderer r(snapshot);
+  const InterleavingRenderer r(snapshot);
   r.CollectTotals(out);
   r.CollectWindows(out);
   r.CollectTests(out);

@@ -17,7 +17,6 @@ using prometheus::MetricType;
 
 namespace {
 
-constexpr char kWindowAll[] = "all";
 // Judge names are configured, but a label value has a bound all the same.
 constexpr size_t kMaxJudgeLabel = 256;
 
@@ -78,9 +77,9 @@ std::pair<std::string, std::string> NameOf(const stream::JudgeSeries& l,
 }
 
 // One rendering of a snapshot.
-class Renderer {
+class JudgeRenderer {
  public:
-  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+  explicit JudgeRenderer(const stream::PipelineSnapshot& snapshot)
       : s_(snapshot), window_labels_(WindowLabels(snapshot.windows_ms)) {}
 
   void CollectSeries(std::vector<MetricFamily>* out) const;
@@ -104,7 +103,7 @@ class Renderer {
   const std::vector<std::string> window_labels_;  // Parallel to windows_ms.
 };
 
-void Renderer::CollectSeries(std::vector<MetricFamily>* out) const {
+void JudgeRenderer::CollectSeries(std::vector<MetricFamily>* out) const {
   const std::vector<stream::JudgeSeries>& layout = s_.judge_layout;
   const size_t n = std::min(layout.size(), s_.judge_series.size());
   // Each name's families, in the order the layout first names them.
@@ -157,7 +156,7 @@ void Renderer::CollectSeries(std::vector<MetricFamily>* out) const {
   }
 }
 
-void Renderer::CollectPpi(std::vector<MetricFamily>* out) const {
+void JudgeRenderer::CollectPpi(std::vector<MetricFamily>* out) const {
   const config::JudgesPpiConfig& ppi = s_.config.judges.ppi;
   if (ppi.trusted.empty()) return;
   enum {
@@ -244,7 +243,8 @@ void Renderer::CollectPpi(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(info));
 }
 
-void Renderer::CollectCoverageChecks(std::vector<MetricFamily>* out) const {
+void JudgeRenderer::CollectCoverageChecks(
+    std::vector<MetricFamily>* out) const {
   if (s_.coverage.empty()) return;
   MetricFamily f = MakeFamily(
       "rankwatch_judge_coverage_flagged",
@@ -278,7 +278,7 @@ void AddEstimate(std::vector<MetricFamily>* f, const Labels& pair,
   }
 }
 
-void Renderer::CollectAgreement(std::vector<MetricFamily>* out) const {
+void JudgeRenderer::CollectAgreement(std::vector<MetricFamily>* out) const {
   if (s_.agreement.empty()) return;
   std::vector<MetricFamily> f;
   f.push_back(MakeFamily("rankwatch_judge_agreement_pairs",
@@ -328,7 +328,7 @@ void Renderer::CollectAgreement(std::vector<MetricFamily>* out) const {
 
 void JudgeCollector::Collect(const stream::PipelineSnapshot& snapshot,
                              std::vector<MetricFamily>* out) const {
-  const Renderer r(snapshot);
+  const JudgeRenderer r(snapshot);
   r.CollectSeries(out);
   r.CollectPpi(out);
   r.CollectCoverageChecks(out);

@@ -94,9 +94,9 @@ TEST(JudgeCollectorTest, NothingWithoutJudges) {
   EXPECT_TRUE(Collect(stream::PipelineSnapshot()).samples().empty());
 }
 
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
-constexpr int64_t kT0 = kNow - 3'600'000;    // The early lists.
-constexpr int64_t kLate = kT0 + 600'000;     // The late ones, 10 min on.
+constexpr int64_t kNow = 1'763'800'000'000;   // 2025-11-22, epoch ms.
+constexpr int64_t kEarly = kNow - 3'600'000;  // The early lists.
+constexpr int64_t kLate = kEarly + 600'000;   // The late ones, 10 min on.
 
 // A pipeline with two judges, human (trusted) and llm (cheap, the default
 // judge), P@2 alone, the default windows {5m, 1h} and an experiment A vs B,
@@ -160,12 +160,12 @@ class JudgeSeriesTest : public ::testing::Test {
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     if (!p.ok()) return Scrape();
     pipeline_ = std::move(p).value();
-    List("r1", "A", kT0);
-    Grade("r1", "human", kT0, {{"a", 1}, {"b", 1}});
-    Grade("r1", "llm", kT0, {{"a", 1}, {"b", 0}});
-    List("r5", "B", kT0);
-    Grade("r5", "human", kT0, {{"a", 1}, {"b", 0}});
-    Grade("r5", "llm", kT0, {{"a", 1}, {"b", 1}});
+    List("r1", "A", kEarly);
+    Grade("r1", "human", kEarly, {{"a", 1}, {"b", 1}});
+    Grade("r1", "llm", kEarly, {{"a", 1}, {"b", 0}});
+    List("r5", "B", kEarly);
+    Grade("r5", "human", kEarly, {{"a", 1}, {"b", 0}});
+    Grade("r5", "llm", kEarly, {{"a", 1}, {"b", 1}});
     List("r2", "A", kLate);
     Grade("r2", "human", kLate, {{"a", 0}, {"b", 1}});
     Grade("r2", "llm", kLate, {{"a", 1}, {"b", 1}});

@@ -89,9 +89,9 @@ MetricFamily Gauge(std::string name, std::string help, double value) {
 }
 
 // One rendering of a snapshot.
-class Renderer {
+class SeriesRenderer {
  public:
-  explicit Renderer(const stream::PipelineSnapshot& snapshot)
+  explicit SeriesRenderer(const stream::PipelineSnapshot& snapshot)
       : s_(snapshot), window_labels_(WindowLabels(snapshot.windows_ms)) {}
 
   void CollectMeasures(std::vector<MetricFamily>* out) const;
@@ -111,8 +111,8 @@ class Renderer {
   const std::vector<std::string> window_labels_;  // Parallel to windows_ms.
 };
 
-Labels Renderer::SeriesLabels(const stream::GroupStats& group,
-                              const stream::SeriesSpec& series) const {
+Labels SeriesRenderer::SeriesLabels(const stream::GroupStats& group,
+                                    const stream::SeriesSpec& series) const {
   const std::vector<std::string>& segments = s_.config.aggregation.segments;
   Labels labels;
   labels.reserve(3 + segments.size());
@@ -131,7 +131,7 @@ Labels Renderer::SeriesLabels(const stream::GroupStats& group,
   return labels;
 }
 
-void Renderer::CollectMeasures(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectMeasures(std::vector<MetricFamily>* out) const {
   const std::vector<stream::SeriesSpec>& series = s_.series;
   // Each measure's families, in the order the series first name them.
   std::array<int, metrics::kAllMeasures.size()> family_of;
@@ -171,7 +171,7 @@ void Renderer::CollectMeasures(std::vector<MetricFamily>* out) const {
 
 // schema.fields: per field and label group, as the measures' families but
 // labelled `field` (not k), and what the events held per field.
-void Renderer::CollectFields(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectFields(std::vector<MetricFamily>* out) const {
   const std::vector<config::ResultFieldConfig>& fields =
       s_.config.schema.fields;
   if (fields.empty()) return;
@@ -228,7 +228,7 @@ void Renderer::CollectFields(std::vector<MetricFamily>* out) const {
 }
 
 // Exported where judgments are clicks (Pipeline::tracks_clicks).
-void Renderer::CollectFirstClick(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectFirstClick(std::vector<MetricFamily>* out) const {
   if (!s_.tracks_clicks) return;
   MetricFamily f = MakeFamily(
       "rankwatch_time_to_first_click_seconds",
@@ -250,7 +250,7 @@ void Renderer::CollectFirstClick(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(f));
 }
 
-void Renderer::CollectEvents(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectEvents(std::vector<MetricFamily>* out) const {
   const stream::PipelineCounters& c = s_.counters;
   MetricFamily consumed = MakeFamily(
       "rankwatch_events_consumed_total",
@@ -293,7 +293,7 @@ void Renderer::CollectEvents(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(last_event));
 }
 
-void Renderer::CollectJoin(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
   const stream::JoinCounters& j = s_.join_counters;
   const stream::PipelineCounters& c = s_.counters;
   const auto count = [](int64_t v) { return static_cast<double>(v); };
@@ -371,7 +371,7 @@ void Renderer::CollectJoin(std::vector<MetricFamily>* out) const {
                        TimestampSeconds(s_.watermark_ms)));
 }
 
-void Renderer::CollectAggregation(std::vector<MetricFamily>* out) const {
+void SeriesRenderer::CollectAggregation(std::vector<MetricFamily>* out) const {
   const std::vector<std::string>& segments = s_.config.aggregation.segments;
   MetricFamily overflow =
       MakeFamily("rankwatch_label_overflow_total",
@@ -395,7 +395,7 @@ void Renderer::CollectAggregation(std::vector<MetricFamily>* out) const {
 
 void PipelineCollector::Collect(const stream::PipelineSnapshot& snapshot,
                                 std::vector<MetricFamily>* out) const {
-  const Renderer r(snapshot);
+  const SeriesRenderer r(snapshot);
   r.CollectMeasures(out);
   r.CollectEvents(out);
   r.CollectJoin(out);

@@ -28,7 +28,7 @@ config::Config ConfigFor(const std::string& bootstrap,
   return c;
 }
 
-int Status(int port, const std::string& path) {
+int HttpStatus(int port, const std::string& path) {
   auto r = testing::HttpGet("127.0.0.1", port, path);
   return r.ok() ? r->status : -1;
 }
@@ -45,19 +45,19 @@ TEST(DaemonTest, HealthyAtOnceReadyWhenConsumingStopsCleanly) {
   ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
   const int port = (*daemon)->http_port();
   ASSERT_GT(port, 0);
-  EXPECT_EQ(Status(port, "/healthz"), 200);
-  EXPECT_EQ(Status(port, "/readyz"), 503);  // Not consuming yet.
+  EXPECT_EQ(HttpStatus(port, "/healthz"), 200);
+  EXPECT_EQ(HttpStatus(port, "/readyz"), 503);  // Not consuming yet.
 
   std::atomic<bool> stop{false};
   rankwatch::Status run_status;
   std::thread runner([&] { run_status = (*daemon)->Run(stop); });
   // The first group join takes about 3 s on the mock cluster.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (Status(port, "/readyz") != 200 &&
+  while (HttpStatus(port, "/readyz") != 200 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(100ms);
   }
-  EXPECT_EQ(Status(port, "/readyz"), 200);
+  EXPECT_EQ(HttpStatus(port, "/readyz"), 200);
   auto metrics = testing::HttpGet("127.0.0.1", port, "/metrics");
   ASSERT_TRUE(metrics.ok());
   EXPECT_NE(metrics->body.find("\nrankwatch_consumer_ready 1\n"),
@@ -73,7 +73,7 @@ std::optional<std::chrono::milliseconds> WaitForReadyz(
     int port, int want, std::chrono::milliseconds timeout) {
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < timeout) {
-    if (Status(port, "/readyz") == want) {
+    if (HttpStatus(port, "/readyz") == want) {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);
     }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "metrics/multileaving.h"
 
 namespace rankwatch::sim {
@@ -55,12 +56,6 @@ std::vector<double> Cumulative(const std::vector<double>& weights) {
   double sum = 0;
   for (double w : weights) cdf.push_back(sum += w);
   return cdf;
-}
-
-void AppendInt(int64_t value, std::string* out) {
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out->append(buf, end);
 }
 
 // Scores with 4 decimals: enough to order them, short on the wire.
@@ -429,9 +424,9 @@ void SyntheticTraffic::NextRequest(int64_t served_ms, std::string* results_json,
   if (requests_ == 0) first_served_ms_ = served_ms;
   std::string& request_id = request_id_;
   request_id.assign("req-");
-  AppendInt(static_cast<int64_t>(config_.seed), &request_id);
+  AppendDecimal(&request_id, static_cast<int64_t>(config_.seed));
   request_id.push_back('-');
-  AppendInt(requests_++, &request_id);
+  AppendDecimal(&request_id, requests_++);
 
   const int32_t query_index = PickIndex(query_cdf_, &rng_);
   const Query& query = queries_[query_index];
@@ -629,11 +624,11 @@ void SyntheticTraffic::AppendResultsJson(int64_t served_ms,
   AppendJsonString(out, variant);
   if (user >= 0) {
     out->append(",\"user_id\":\"u-");
-    AppendInt(user, out);
+    AppendDecimal(out, user);
     out->push_back('"');
   }
   out->append(",\"timestamp\":");
-  AppendInt(served_ms, out);
+  AppendDecimal(out, served_ms);
   out->append(",\"results\":[");
   // The score served is the ranker's noisy one, from scored_; an
   // interleaved list has no common score, its results name their team.
@@ -709,11 +704,11 @@ void SyntheticTraffic::AppendJudgment(
   j.json.append("\",\"doc_id\":\"");
   j.json.append(query.doc_ids[doc]);
   j.json.append("\",\"relevance\":");
-  AppendInt(relevance, &j.json);
+  AppendDecimal(&j.json, relevance);
   j.json.append(relevance == 1 ? ",\"kind\":\"click\""
                                : ",\"kind\":\"purchase\"");
   j.json.append(",\"timestamp\":");
-  AppendInt(time_ms, &j.json);
+  AppendDecimal(&j.json, time_ms);
   j.json.push_back('}');
 }
 
@@ -725,7 +720,7 @@ std::string SyntheticTraffic::TrecQrels() const {
       out.append(" 0 ");
       out.append(query.doc_ids[d]);
       out.push_back(' ');
-      AppendInt(query.grades[d], &out);
+      AppendDecimal(&out, query.grades[d]);
       out.push_back('\n');
     }
   }

@@ -9,6 +9,7 @@
 
 #include "base/json_writer.h"
 #include "base/string_index.h"
+#include "base/strings.h"
 #include "metrics/ab_stats.h"
 
 namespace rankwatch::sim {
@@ -43,12 +44,6 @@ double ClampedNormalMean(double m, double s) {
     return x * metrics::NormalCdf(x) + density;
   };
   return s * (g(m / s) - g((m - 1) / s));
-}
-
-void AppendInt(int64_t value, std::string* out) {
-  char buf[24];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out->append(buf, end);
 }
 
 // 1 / log2(r + 1) for rank r = 1..kRanks (index r - 1).
@@ -226,7 +221,7 @@ int32_t UserTraffic::AssignVariant(std::string_view user_id) const {
 void UserTraffic::NextUser(SimUser* user) {
   user->index = users_++;
   user->id = config_.user_prefix;
-  AppendInt(user->index, &user->id);
+  AppendDecimal(&user->id, user->index);
   user->variant = AssignVariant(user->id);
   const int32_t n = DrawRequestCount();
   const double mean = config_.mean_quality + shifts_[user->variant] +
@@ -283,7 +278,7 @@ void AppendEvents(std::span<const UserRequest> requests,
     const UserRequest& request = requests[i];
     const NdcgPattern pattern = QuantizeNdcgAt10(request.value);
     std::string request_id = "r";
-    AppendInt(static_cast<int64_t>(i), &request_id);
+    AppendDecimal(&request_id, static_cast<int64_t>(i));
     const int64_t served_ms =
         options.start_ms + static_cast<int64_t>(i) * options.spacing_ms;
 
@@ -299,13 +294,13 @@ void AppendEvents(std::span<const UserRequest> requests,
     out.append(",\"variant\":");
     AppendJsonString(&out, variant_names[request.variant]);
     out.append(",\"timestamp\":");
-    AppendInt(served_ms, &out);
+    AppendDecimal(&out, served_ms);
     // Docs d1..d10 at ranks 1..10; unretrieved relevant docs are u1, u2...
     out.append(",\"results\":[");
     for (int r = 1; r <= kRanks; ++r) {
       if (r > 1) out.push_back(',');
       out.append("\"d");
-      AppendInt(r, &out);
+      AppendDecimal(&out, r);
       out.push_back('"');
     }
     out.append("]}\n");
@@ -318,9 +313,9 @@ void AppendEvents(std::span<const UserRequest> requests,
       AppendJsonString(&j, options.query_id);
       j.append(",\"doc_id\":\"");
       j.append(prefix);
-      AppendInt(number, &j);
+      AppendDecimal(&j, number);
       j.append("\",\"relevance\":1,\"timestamp\":");
-      AppendInt(served_ms + options.judgment_delay_ms, &j);
+      AppendDecimal(&j, served_ms + options.judgment_delay_ms);
       j.append("}\n");
     };
     for (int r = 1; r <= kRanks; ++r) {

@@ -38,7 +38,7 @@ constexpr double kShiftFor001 = 0.012368900677149635;
 // 0.15 + 0.85 * stats.norm.cdf(0, 0.45, math.hypot(0.15, 0.2)).
 constexpr double kZeroShare = 0.18054077124598691;
 
-UserTraffic MakeTraffic(UserTrafficConfig config) {
+UserTraffic MakeUserTraffic(UserTrafficConfig config) {
   StatusOr<UserTraffic> traffic = UserTraffic::Create(std::move(config));
   EXPECT_TRUE(traffic.ok()) << traffic.status().message();
   return std::move(traffic).value();
@@ -79,7 +79,7 @@ TEST(UserTrafficTest, RejectsInvalidConfigurations) {
 }
 
 TEST(UserTrafficTest, RequestCountsAreHeterogeneousWithinBounds) {
-  UserTraffic traffic = MakeTraffic({.seed = 11});
+  UserTraffic traffic = MakeUserTraffic({.seed = 11});
   constexpr int kUsers = 50000;
   SimUser user;
   int64_t total = 0;
@@ -110,7 +110,7 @@ TEST(UserTrafficTest, RequestCountsAreHeterogeneousWithinBounds) {
 
 TEST(UserTrafficTest, SplitProportionsFollowTheWeights) {
   for (const double treatment_share : {0.5, 0.49}) {
-    UserTraffic traffic = MakeTraffic(
+    UserTraffic traffic = MakeUserTraffic(
         {.seed = 3, .weights = {1 - treatment_share, treatment_share}});
     constexpr int kUsers = 100000;
     SimUser user;
@@ -129,8 +129,8 @@ TEST(UserTrafficTest, SplitProportionsFollowTheWeights) {
 }
 
 TEST(UserTrafficTest, SaltReassignsIndependently) {
-  UserTraffic a = MakeTraffic({.assignment_salt = 1});
-  UserTraffic b = MakeTraffic({.assignment_salt = 2});
+  UserTraffic a = MakeUserTraffic({.assignment_salt = 1});
+  UserTraffic b = MakeUserTraffic({.assignment_salt = 2});
   constexpr int kUsers = 20000;
   int same = 0;
   for (int i = 0; i < kUsers; ++i) {
@@ -143,9 +143,9 @@ TEST(UserTrafficTest, SaltReassignsIndependently) {
 }
 
 TEST(UserTrafficTest, DeterministicPerSeed) {
-  UserTraffic a = MakeTraffic({.seed = 42});
-  UserTraffic b = MakeTraffic({.seed = 42});
-  UserTraffic c = MakeTraffic({.seed = 43});
+  UserTraffic a = MakeUserTraffic({.seed = 42});
+  UserTraffic b = MakeUserTraffic({.seed = 42});
+  UserTraffic c = MakeUserTraffic({.seed = 43});
   const std::vector<UserRequest> ra = a.Generate(500);
   const std::vector<UserRequest> rb = b.Generate(500);
   const std::vector<UserRequest> rc = c.Generate(500);
@@ -164,8 +164,8 @@ TEST(UserTrafficTest, DeterministicPerSeed) {
 
 TEST(UserTrafficTest, GenerateInterleavesTheUsersDraws) {
   constexpr int kUsers = 2000;
-  UserTraffic traffic = MakeTraffic({.seed = 5});
-  UserTraffic twin = MakeTraffic({.seed = 5});
+  UserTraffic traffic = MakeUserTraffic({.seed = 5});
+  UserTraffic twin = MakeUserTraffic({.seed = 5});
   const std::vector<UserRequest> requests = traffic.Generate(kUsers);
   // The same users as NextUser draws: per user, the same multiset of values
   // and the same variant.
@@ -199,7 +199,7 @@ TEST(UserTrafficTest, GenerateInterleavesTheUsersDraws) {
 }
 
 TEST(UserTrafficTest, ExpectedValuesMatchAnIndependentComputation) {
-  UserTraffic traffic = MakeTraffic({.treatment_effect = 0.01});
+  UserTraffic traffic = MakeUserTraffic({.treatment_effect = 0.01});
   EXPECT_NEAR(traffic.ExpectedValue(0), kBaselineMean, 1e-12);
   EXPECT_NEAR(traffic.ExpectedValue(1), kBaselineMean + 0.01, 1e-12);
   EXPECT_EQ(traffic.shifts()[0], 0);
@@ -207,17 +207,17 @@ TEST(UserTrafficTest, ExpectedValuesMatchAnIndependentComputation) {
   // Heavy clamping at 1: mean 0.9, stddevs 0.3 and 0.3, no zeros. SciPy:
   // integrate.quad(lambda x: x * stats.norm.pdf(x, 0.9, s), 0, 1)[0]
   // + stats.norm.sf(1, 0.9, s) with s = math.hypot(0.3, 0.3).
-  UserTraffic clamped = MakeTraffic({.mean_quality = 0.9,
-                                     .user_stddev = 0.3,
-                                     .request_stddev = 0.3,
-                                     .zero_probability = 0});
+  UserTraffic clamped = MakeUserTraffic({.mean_quality = 0.9,
+                                         .user_stddev = 0.3,
+                                         .request_stddev = 0.3,
+                                         .zero_probability = 0});
   EXPECT_NEAR(clamped.ExpectedValue(0), 0.7786500506154872, 1e-12);
 }
 
 // The sample recomputes the means: per request and per variant, against the
 // closed form, and the share of zeros against its own closed form.
 TEST(UserTrafficTest, SampleMeansAgreeWithTheModel) {
-  UserTraffic traffic = MakeTraffic({.seed = 8, .treatment_effect = 0.01});
+  UserTraffic traffic = MakeUserTraffic({.seed = 8, .treatment_effect = 0.01});
   const std::vector<UserRequest> requests = traffic.Generate(100000);
   double sum[2] = {0, 0};
   double squares[2] = {0, 0};
@@ -272,7 +272,7 @@ TEST(UserTrafficTest, AchievableNdcgValues) {
 // The events, decoded by rankwatch's own decoder and scored by its own
 // evaluator, give each request the quantized value.
 TEST(UserTrafficTest, EventsCarryTheQuantizedNdcg) {
-  UserTraffic traffic = MakeTraffic({.seed = 9});
+  UserTraffic traffic = MakeUserTraffic({.seed = 9});
   const std::vector<UserRequest> requests = traffic.Generate(300);
   std::string results;
   std::string judgments;

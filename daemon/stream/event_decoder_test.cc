@@ -27,7 +27,7 @@ constexpr std::optional<int64_t> kNoFallback = std::nullopt;
 
 // The wall clock of the tests: 2026-01-01T00:00:00Z
 // (date -u -d 2026-01-01T00:00:00Z +%s -> 1767225600).
-constexpr int64_t kNow = 1767225600000;
+constexpr int64_t kWallNow = 1767225600000;
 
 // "ok", or "<reason>: <detail>", so that one EXPECT_EQ checks both.
 std::string Outcome(const DecodeStatus& status) {
@@ -48,7 +48,7 @@ EventLimitsConfig AnyTime() {
   return limits;
 }
 
-// Decodes with a fresh decoder per test, its wall clock at kNow; keeps the
+// Decodes with a fresh decoder per test, its wall clock at kWallNow; keeps the
 // last events for checks.
 class Decoder {
  public:
@@ -69,7 +69,7 @@ class Decoder {
     return Outcome(decoder_.DecodeJudgments(payload, fallback, &judgments));
   }
 
-  FakeClock clock{kNow};  // Before decoder_, which points to it.
+  FakeClock clock{kWallNow};  // Before decoder_, which points to it.
   ResultsEvent results;
   JudgmentEvent judgments;
 
@@ -670,7 +670,7 @@ TEST(DecodeResultsTest, ViewsPointIntoTheDecoderNotThePayload) {
 }
 
 TEST(DecodeResultsTest, MovedDecoderKeepsViewsAndWorks) {
-  const FakeClock clock(kNow);
+  const FakeClock clock(kWallNow);
   EventDecoder first(SchemaConfig(), AnyTime(), JoinMode::kImpression, {},
                      &clock);
   ResultsEvent event;
@@ -776,7 +776,7 @@ std::string JudgmentAt(std::string_view ts) {
          std::string(ts) + "}";
 }
 
-// Seconds ahead below are (ts - kNow) / 1000 printed with %g:
+// Seconds ahead below are (ts - kWallNow) / 1000 printed with %g:
 //  9999-12-31T23:59:59Z is 253402300799000 ms
 //    (date -u -d 9999-12-31T23:59:59Z +%s -> 253402300799);
 //    253402300799000 - 1767225600000 = 251635075199000 ms -> 2.51635e+11 s.
@@ -801,7 +801,7 @@ TEST(DecodeTimeBoundsTest, FarFutureIsRejected) {
             "ahead of the wall clock (events.max_future_skew 5m)");
 }
 
-// kNow + 5m = 1767225900000 = 2026-01-01T00:05:00Z.
+// kWallNow + 5m = 1767225900000 = 2026-01-01T00:05:00Z.
 TEST(DecodeTimeBoundsTest, SkewBoundIsInclusive) {
   Decoder d;
   ASSERT_EQ(d.Results(ResultsAt("1767225900000")), "ok");
@@ -891,7 +891,7 @@ TEST(DecodeTimeBoundsTest, BeforeMinTimestampIsRejected) {
 }
 
 // The default events.min_timestamp, 2010-01-01T00:00:00Z
-// (date -u -d 2010-01-01 +%s -> 1262304000), with the clock at kNow
+// (date -u -d 2010-01-01 +%s -> 1262304000), with the clock at kWallNow
 // (2026-01-01T00:00:00Z).
 TEST(DecodeTimeBoundsTest, DefaultFloorRejects1970And2001NotBackfills) {
   Decoder d(JoinMode::kImpression, {}, {}, EventLimitsConfig());
@@ -899,7 +899,7 @@ TEST(DecodeTimeBoundsTest, DefaultFloorRejects1970And2001NotBackfills) {
   EXPECT_EQ(d.Results(ResultsAt("1262303999999")),
             "past_timestamp: 'timestamp' 2009-12-31T23:59:59.999Z is before "
             "events.min_timestamp 2010-01-01T00:00:00Z");
-  // A week and a month (30 days) before kNow: 1767225600000 - 604800000 =
+  // A week and a month (30 days) before kWallNow: 1767225600000 - 604800000 =
   // 1766620800000 (date -u -d @1766620800 -> 2025-12-25T00:00:00Z) and
   // 1767225600000 - 2592000000 = 1764633600000 (2025-12-02T00:00:00Z).
   ASSERT_EQ(d.Results(ResultsAt("1766620800000")), "ok");
@@ -1170,7 +1170,7 @@ struct RejectCase {
 
 // One or more minimal payloads per reason, decoded with small limits
 // (RejectTest below): max_event_bytes 200, max_results 3, max_judgments 2,
-// max_id_length 8, min_timestamp 1 ms; the clock at kNow.
+// max_id_length 8, min_timestamp 1 ms; the clock at kWallNow.
 std::vector<RejectCase> RejectCases() {
   constexpr Topic R = Topic::kResults;
   constexpr Topic J = Topic::kJudgments;
@@ -1569,7 +1569,7 @@ std::string UbiOutcome(const DecodeStatus& status) {
 }
 
 // A decoder of config::UbiSchema() (written out in config_loader_test.cc)
-// with `changes` applied, its clock at kNow.
+// with `changes` applied, its clock at kWallNow.
 class UbiDecoder {
  public:
   explicit UbiDecoder(const std::function<void(SchemaConfig*)>& changes = {},
@@ -1587,7 +1587,7 @@ class UbiDecoder {
   }
   int32_t rank() const { return decoder_.claimed_rank(); }
 
-  FakeClock clock{kNow};
+  FakeClock clock{kWallNow};
   ResultsEvent results;
   JudgmentEvent judgments;
 

@@ -5,6 +5,7 @@
 
 #include "base/random.h"
 #include "daemon/stream/join_test_util.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -15,7 +16,6 @@ using testing::Finalized;
 using testing::Judgments;
 using testing::RecordingListener;
 using testing::Results;
-constexpr metrics::Grade U = metrics::kUnjudged;
 
 // Window 10 s, early tolerance 1 s, lateness 1 s, idle timeout 5 s: a
 // request served at t claims judgments stamped in [t - 1 s, t + 10 s] and

@@ -4,12 +4,11 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr metrics::Grade U = metrics::kUnjudged;
 
 TEST(JudgePairsTest, PairIndexCountsThePairsInOrder) {
   EXPECT_EQ(NumJudgePairs(0), 0u);

@@ -4,12 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr metrics::Grade U = metrics::kUnjudged;
 
 config::Config JudgesConfig() {
   config::Config c;

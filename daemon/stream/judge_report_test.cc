@@ -10,13 +10,12 @@
 #include "daemon/stream/judge_report_test_util.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 
 // The story of judge_report_test_util.h (hand-worked figures there).
 class JudgeReportTest : public ::testing::Test {

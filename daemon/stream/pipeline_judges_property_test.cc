@@ -23,6 +23,7 @@
 #include "base/random.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 #include "metrics/agreement.h"
 #include "metrics/ppi.h"
@@ -30,13 +31,11 @@
 namespace rankwatch::stream {
 namespace {
 
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 constexpr int64_t kStart = kNow - 600'000;
-constexpr metrics::Grade U = metrics::kUnjudged;
 constexpr int kDocs = 3;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-struct List {
+struct RandomList {
   std::string variant;
   int32_t partition = 0;
   int64_t time_ms = 0;
@@ -50,7 +49,7 @@ struct Event {
   std::string json;
 };
 
-config::Config JudgesConfig() {
+config::Config PropertyConfig() {
   config::Config c;
   c.join.window = std::chrono::seconds(60);
   c.metrics.measures = {metrics::Measure::kPrecision,
@@ -68,12 +67,12 @@ config::Config JudgesConfig() {
   return c;
 }
 
-std::vector<List> RandomLists(Xoshiro256* rng) {
-  std::vector<List> lists(static_cast<size_t>(rng->Between(40, 120)));
+std::vector<RandomList> RandomLists(Xoshiro256* rng) {
+  std::vector<RandomList> lists(static_cast<size_t>(rng->Between(40, 120)));
   const int32_t partitions = static_cast<int32_t>(rng->Between(1, 4));
   // B's llm labels less of the list: its coverage differs in some seeds.
   for (size_t i = 0; i < lists.size(); ++i) {
-    List& l = lists[i];
+    RandomList& l = lists[i];
     l.variant = rng->Below(2) == 0 ? "A" : "B";
     l.partition = static_cast<int32_t>(rng->Below(partitions));
     l.time_ms = kStart + static_cast<int64_t>(i) * 10;
@@ -93,10 +92,10 @@ std::vector<List> RandomLists(Xoshiro256* rng) {
 
 // Per partition, the production order: each list's results event, then its
 // judges' labels.
-std::vector<std::vector<Event>> EventsOf(const std::vector<List>& lists) {
+std::vector<std::vector<Event>> EventsOf(const std::vector<RandomList>& lists) {
   std::vector<std::vector<Event>> out(4);
   for (size_t i = 0; i < lists.size(); ++i) {
-    const List& l = lists[i];
+    const RandomList& l = lists[i];
     const std::string id = "r" + std::to_string(i);
     std::string docs;
     for (int d = 0; d < kDocs; ++d) {
@@ -158,11 +157,11 @@ double Top2Share(const std::vector<metrics::Grade>& a,
 
 // The mean of the defined values of `f` over `variant`'s lists.
 template <typename F>
-std::pair<int64_t, double> MeanOf(const std::vector<List>& lists,
+std::pair<int64_t, double> MeanOf(const std::vector<RandomList>& lists,
                                   const std::string& variant, F f) {
   int64_t n = 0;
   double sum = 0;
-  for (const List& l : lists) {
+  for (const RandomList& l : lists) {
     if (l.variant != variant) continue;
     const double v = f(l);
     if (std::isnan(v)) continue;
@@ -175,7 +174,8 @@ std::pair<int64_t, double> MeanOf(const std::vector<List>& lists,
 // Runs the lists through a pipeline: partitions interleaved at random, and
 // every shard checkpointed into a fresh pipeline after a random share.
 PipelineSnapshot RunLive(const config::Config& config,
-                         const std::vector<List>& lists, Xoshiro256* rng) {
+                         const std::vector<RandomList>& lists,
+                         Xoshiro256* rng) {
   FakeClock clock(kNow);
   auto created = Pipeline::Create(config, &clock);
   EXPECT_TRUE(created.ok());
@@ -238,41 +238,44 @@ void ExpectFigure(const metrics::RunningStats* got,
 }
 
 TEST(PipelineJudgesPropertyTest, EveryJudgesFiguresInAnyOrder) {
-  const config::Config config = JudgesConfig();
+  const config::Config config = PropertyConfig();
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Xoshiro256 rng(seed);
-    const std::vector<List> lists = RandomLists(&rng);
+    const std::vector<RandomList> lists = RandomLists(&rng);
     const PipelineSnapshot s = RunLive(config, lists, &rng);
     // Main series 0 is P_2, 2 the uncut recip_rank (1 is recip_rank@2).
     for (const std::string v : {"A", "B"}) {
       ExpectFigure(
           Find(s, JudgeSeriesRole::kMeasure, 0, 0, v),
-          MeanOf(lists, v, [](const List& l) { return PrecisionAt2(l.human); }),
+          MeanOf(lists, v,
+                 [](const RandomList& l) { return PrecisionAt2(l.human); }),
           "human P@2");
       ExpectFigure(
           Find(s, JudgeSeriesRole::kMeasure, 1, 0, v),
-          MeanOf(lists, v, [](const List& l) { return PrecisionAt2(l.llm); }),
+          MeanOf(lists, v,
+                 [](const RandomList& l) { return PrecisionAt2(l.llm); }),
           "llm P@2");
       ExpectFigure(
           Find(s, JudgeSeriesRole::kMeasure, 0, 2, v),
           MeanOf(lists, v,
-                 [](const List& l) { return ReciprocalRank(l.human); }),
+                 [](const RandomList& l) { return ReciprocalRank(l.human); }),
           "human RR");
-      ExpectFigure(
-          Find(s, JudgeSeriesRole::kCoverage, 1, -1, v),
-          MeanOf(lists, v,
-                 [](const List& l) { return Top2Share(l.llm, nullptr, true); }),
-          "llm coverage");
+      ExpectFigure(Find(s, JudgeSeriesRole::kCoverage, 1, -1, v),
+                   MeanOf(lists, v,
+                          [](const RandomList& l) {
+                            return Top2Share(l.llm, nullptr, true);
+                          }),
+                   "llm coverage");
       ExpectFigure(Find(s, JudgeSeriesRole::kUnjudged, -1, -1, v),
                    MeanOf(lists, v,
-                          [](const List& l) {
+                          [](const RandomList& l) {
                             return Top2Share(l.human, &l.llm, false);
                           }),
                    "unjudged");
       // PPI of P@2 from the items.
       std::vector<double> y, f, u;
-      for (const List& l : lists) {
+      for (const RandomList& l : lists) {
         if (l.variant != v || !Labelled(l.llm)) continue;
         if (Labelled(l.human)) {
           y.push_back(PrecisionAt2(l.human));
@@ -302,7 +305,7 @@ TEST(PipelineJudgesPropertyTest, EveryJudgesFiguresInAnyOrder) {
     // Agreement over the served docs.
     std::vector<int> xs, ys;
     int64_t only_human = 0, only_llm = 0;
-    for (const List& l : lists) {
+    for (const RandomList& l : lists) {
       for (int d = 0; d < kDocs; ++d) {
         const metrics::Grade h = l.human[static_cast<size_t>(d)];
         const metrics::Grade m = l.llm[static_cast<size_t>(d)];
@@ -328,10 +331,10 @@ TEST(PipelineJudgesPropertyTest, EveryJudgesFiguresInAnyOrder) {
     ASSERT_EQ(s.window_agreement.size(), 2u);
     EXPECT_EQ(s.window_agreement[0][0].pairs, s.agreement[0].pairs);
     // The coverage check of B against A at k = 2.
-    const double a = MeanOf(lists, "A", [](const List& l) {
+    const double a = MeanOf(lists, "A", [](const RandomList& l) {
                        return Top2Share(l.human, &l.llm, false);
                      }).second;
-    const double b = MeanOf(lists, "B", [](const List& l) {
+    const double b = MeanOf(lists, "B", [](const RandomList& l) {
                        return Top2Share(l.human, &l.llm, false);
                      }).second;
     ASSERT_EQ(s.coverage.size(), 1u);

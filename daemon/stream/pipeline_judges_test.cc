@@ -9,12 +9,11 @@
 #include "base/clock.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 
 class PipelineJudgesTest : public ::testing::Test {
  protected:

@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "base/random.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 
 std::string ResultsJson(const std::string& id, int64_t t,
                         const std::string& timestamp = "") {

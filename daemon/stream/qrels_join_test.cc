@@ -1,6 +1,7 @@
 #include "daemon/stream/qrels_join.h"
 
 #include "daemon/stream/join_test_util.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -10,7 +11,6 @@ using testing::By;
 using testing::Judgments;
 using testing::RecordingListener;
 using testing::Results;
-constexpr metrics::Grade U = metrics::kUnjudged;
 
 class QrelsJoinTest : public ::testing::Test {
  protected:

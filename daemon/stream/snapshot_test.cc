@@ -5,12 +5,11 @@
 
 #include "base/clock.h"
 #include "daemon/stream/pipeline.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
 namespace {
-
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
 
 // A list of two docs, "a" then "b", served to `variant` for `query`.
 std::string Results(const std::string& id, const std::string& variant,

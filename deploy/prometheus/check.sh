@@ -35,8 +35,7 @@ trap '[[ -n $unit_pid ]] && kill "$unit_pid" 2>/dev/null; rm -rf "$scratch"' EXI
 # The unit tests are most of this script's time (promtool evaluates every
 # rule at each step of a test's timeline, a day and more in some): the
 # shipped files' run starts first, in the background, and its result is
-# read at the end; the run on the copy after set-runbook-base.sh (below)
-# goes beside it rather than after it.
+# read at the end.
 shopt -s nullglob
 tests=("$here"/tests/*.yml)
 if [[ ${#tests[@]} -eq 0 ]]; then
@@ -120,7 +119,14 @@ if ! "$scratch/deploy/kubernetes/generate-prometheusrule.sh" |
   echo "check.sh: FAILED: after set-runbook-base.sh the manifest is not the regenerated one" >&2
   failed=1
 fi
-if ! promtool test rules "$copy"/tests/*.yml >/dev/null; then
+# The copy's tests differ from the shipped ones (run in full above) by the
+# base alone: set back to the shipped base they are the same bytes (checked
+# below). Two small alert tests of the copy run in promtool, the new base in
+# their alerts and in their expectations: a base that YAML or the
+# templates read otherwise fails there. Running them all again would
+# evaluate the same rules on the same series (about a minute of CPU).
+if ! promtool test rules "$copy/tests/query_movers_alerts_test.yml" \
+     "$copy/tests/field_guardrail_alerts_test.yml" >/dev/null; then
   echo "check.sh: FAILED: unit tests after set-runbook-base.sh" >&2
   failed=1
 fi

@@ -6,6 +6,11 @@
 #   tests/fuzz/run.sh                  # every target, 20 s each (CI)
 #   tests/fuzz/run.sh 600              # every target, 10 minutes each
 #   tests/fuzz/run.sh 3600 config      # one target, an hour
+#   tests/fuzz/run.sh --build-only     # build, run nothing
+#   tests/fuzz/run.sh --no-build 20    # run what is built
+#
+# scripts/test.sh builds beside the tests (--build-only, at the lowest CPU
+# priority) and runs after them (--no-build).
 #
 # Seeds come from tests/fuzz/corpus/<target> (read only); what a run finds
 # goes to $FUZZ_BUILD/corpus/<target>, kept between runs. A failure (crash,
@@ -16,6 +21,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+build_step=1 run_step=1
+case ${1:-} in
+  --build-only) run_step=0; shift ;;
+  --no-build) build_step=0; shift ;;
+esac
 seconds=${1:-20}
 shift || true
 targets=("$@")
@@ -23,11 +33,14 @@ targets=("$@")
 build=${FUZZ_BUILD:-build-fuzzers}
 jobs=${FUZZ_JOBS:-$(( $(nproc) < 2 ? 1 : 2 ))}
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DRANKWATCH_FUZZ=ON \
-  -DRANKWATCH_BUILD_TESTS=OFF -DRANKWATCH_BUILD_BENCH=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target fuzzers
+if [[ $build_step == 1 ]]; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -DRANKWATCH_FUZZ=ON \
+    -DRANKWATCH_BUILD_TESTS=OFF -DRANKWATCH_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DCMAKE_UNITY_BUILD=ON >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+  cmake --build "$build" -j "$(nproc)" --target fuzzers
+fi
+[[ $run_step == 1 ]] || exit 0
 
 # Inputs over these sizes add little: the event decoder's limit in the
 # target is 4 KiB; configurations and TREC files of a few KiB reach every
