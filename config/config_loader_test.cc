@@ -15,6 +15,9 @@
 #include "config/config_test_util.h"
 #include "config/effective_config.h"
 #include "config/env_test_util.h"
+#include "tests/testing/paths.h"
+
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch::config {
 namespace {
@@ -1618,7 +1621,7 @@ TEST(EffectiveConfigTest, RoundTripsEveryKey) {
 // Files.
 
 std::string SourcePath(std::string_view relative) {
-  return std::string(RANKWATCH_SOURCE_DIR) + "/" + std::string(relative);
+  return std::string(SourceTree()) + "/" + std::string(relative);
 }
 
 TEST(ConfigFileTest, ExampleLoadsAndEqualsTheDefaultsExceptItsExamples) {

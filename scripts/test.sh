@@ -54,14 +54,17 @@ if ! wait "$jars_pid"; then
   echo "test.sh: resolving Apache Kafka's jars failed; the realkafka tests will try again" >&2
 fi
 step "building"
-# The libFuzzer targets' clang build (tests/fuzz) goes beside the tests at
-# the lowest CPU priority: it takes the time the end-to-end tests leave idle
-# while they wait, and yields the cores to the tests that compute. Job
-# control (set -m) gives it a process group of its own in this session:
-# a new session (setsid) would be a scheduler autogroup of its own, where
-# nice no longer yields to the tests (seen: ctest 458 s instead of 361 s).
+# The libFuzzer targets (tests/fuzz: a clang build, then each target's
+# fixed count of inputs, --inputs) go beside the tests at the lowest CPU
+# priority: they take the time the end-to-end tests leave idle while they
+# wait, and yield the cores to the tests that compute. What is left when
+# the tests end runs on idle cores. Job control (set -m) gives the job a
+# process group of its own in this session: a new session (setsid) would
+# be a scheduler autogroup of its own, where nice no longer yields to the
+# tests (seen: ctest 458 s instead of 361 s).
 set -m
-nice -n 19 tests/fuzz/run.sh --build-only >"$build/fuzz-build.log" 2>&1 &
+nice -n 19 bash -c 'tests/fuzz/run.sh --build-only &&
+  tests/fuzz/run.sh --no-build --inputs 20' >"$build/fuzz.log" 2>&1 &
 fuzz_pid=$!
 set +m
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -84,12 +87,10 @@ ctest --test-dir "$build" --output-on-failure -j $((3 * jobs)) \
 step "testing"
 if ! wait "$fuzz_pid"; then
   fuzz_pid=
-  cat "$build/fuzz-build.log" >&2
-  echo "test.sh: building the fuzz targets failed" >&2
+  cat "$build/fuzz.log" >&2
+  echo "test.sh: building or running the fuzz targets failed" >&2
   exit 1
 fi
 fuzz_pid=
-step "building the fuzz targets after the tests"
-# Each target for 20 s under ASan and UBSan, two at a time on two cores.
-tests/fuzz/run.sh --no-build 20
-step "fuzzing"
+grep '^fuzz ' "$build/fuzz.log" >&2
+step "fuzzing after the tests"

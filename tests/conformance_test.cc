@@ -16,8 +16,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::ConformanceDir;
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -27,7 +31,7 @@ using testing::CommandResult;
 using testing::ReadFile;
 using testing::RunCommand;
 
-const std::string kDir = RANKWATCH_CONFORMANCE_DIR;
+const std::string kDir = ConformanceDir();
 
 // The measure set of the reference files ("FOCUS" in the corpus README).
 const std::vector<std::string> kFocus = {"-m", "P.1,3,5,10,20,100",
@@ -51,7 +55,7 @@ std::vector<std::string> Concat(std::vector<std::string> a,
 }
 
 CommandResult Eval(const std::vector<std::string>& args) {
-  return RunCommand(Concat({RANKWATCH_BINARY, "eval"}, args));
+  return RunCommand(Concat({RankwatchBinary(), "eval"}, args));
 }
 
 std::vector<std::string> SplitWords(const std::string& s) {
@@ -516,7 +520,7 @@ TEST(ConformanceTest, TrecEvalFlagsNJNO) {
 TEST(ConformanceTest, ReadsRunFromStdin) {
   const std::string dir = kDir + "/handmade/pytrec_basic";
   const CommandResult res =
-      RunCommand({RANKWATCH_BINARY, "eval", "-q", "-m", "P.4", "-m", "map",
+      RunCommand({RankwatchBinary(), "eval", "-q", "-m", "P.4", "-m", "map",
                   dir + "/qrels.txt", "-"},
                  std::chrono::seconds(30), ReadFile(dir + "/run.txt"));
   ASSERT_EQ(res.exit_code, 0) << res.err;

@@ -39,9 +39,12 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -88,7 +91,7 @@ class Daemon : public testing::DaemonProcess {
  public:
   Daemon(const testing::TempDir& dir, const std::string& config,
          const std::string& name)
-      : DaemonProcess(RANKWATCH_BINARY, dir, config, name) {}
+      : DaemonProcess(RankwatchBinary(), dir, config, name) {}
 };
 
 // Waits (30 s at most) until the rebalance has given each of two replicas
@@ -153,7 +156,7 @@ http:
   // The events as JSON-lines files, for `rankwatch replay`.
   std::string ReplayJson(const std::string& config,
                          const std::vector<Event>& events) {
-    return testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events);
+    return testing::ReplayJson(RankwatchBinary(), dir_, config, events);
   }
 
   testing::TempDir dir_;

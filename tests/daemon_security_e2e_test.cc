@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -90,7 +93,7 @@ TEST_F(DaemonSecurityE2eTest, HttpsBasicAuthJsonLogsAndReload) {
                      "logging:\n  format: json\n");
   const std::string port_file = dir_.path() + "/port";
   testing::ChildProcess daemon(
-      {RANKWATCH_BINARY, "run", "--config", config, "--port-file", port_file},
+      {RankwatchBinary(), "run", "--config", config, "--port-file", port_file},
       dir_.path() + "/out", dir_.path() + "/err",
       {std::string("RANKWATCH_TEST_PASSWORD=") + kPassword});
   ASSERT_TRUE(testing::WaitFor(

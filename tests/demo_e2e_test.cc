@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "tests/testing/http_client.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -32,7 +35,7 @@ using testing::WaitFor;
 class DemoE2eTest : public ::testing::Test {
  protected:
   void Start(const std::vector<std::string>& flags) {
-    std::vector<std::string> argv = {RANKWATCH_BINARY, "demo", "--listen",
+    std::vector<std::string> argv = {RankwatchBinary(), "demo", "--listen",
                                      "127.0.0.1:0"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     demo_ = std::make_unique<ChildProcess>(argv, out_path(), err_path());

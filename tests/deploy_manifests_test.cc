@@ -26,13 +26,16 @@
 #include <vector>
 
 #include "config/config_loader.h"
+#include "tests/testing/paths.h"
+
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceDir = RANKWATCH_SOURCE_DIR;
+const fs::path kSourceDir = SourceTree();
 const fs::path kKubernetesDir = kSourceDir / "deploy" / "kubernetes";
 
 // The daemon's shutdown bound: on SIGTERM it exits within this many seconds

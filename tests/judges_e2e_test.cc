@@ -31,9 +31,12 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -368,7 +371,7 @@ experiments:
     treatments: [B]
     primary: [ndcg@3]
 )");
-  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir, config, "d");
+  testing::DaemonProcess daemon(RankwatchBinary(), dir, config, "d");
   ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
   const std::vector<Event> events = JudgedEvents(seed);
   testing::Producer producer((*cluster)->bootstrap_servers());
@@ -385,7 +388,7 @@ experiments:
   EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 0);
 
   const std::string json =
-      testing::ReplayJson(RANKWATCH_BINARY, dir, config, events);
+      testing::ReplayJson(RankwatchBinary(), dir, config, events);
   const std::optional<Expected> expected = FromReplayJson(json);
   ASSERT_TRUE(expected.has_value()) << "no judge_figures in " << json;
   // What is compared: 3 judges x 2 variants x 5 series (P@1, P@3,

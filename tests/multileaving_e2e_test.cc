@@ -23,9 +23,12 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -46,7 +49,7 @@ class Daemon : public testing::DaemonProcess {
  public:
   Daemon(const testing::TempDir& dir, const std::string& config,
          const std::string& name)
-      : DaemonProcess(RANKWATCH_BINARY, dir, config, name) {}
+      : DaemonProcess(RankwatchBinary(), dir, config, name) {}
 };
 
 // The traffic and what it must give, counted while drawing it.
@@ -168,7 +171,7 @@ interleaving:
   // Replay's JSON of `events` under `config`, parsed into `doc`.
   void Replay(const std::string& config, const std::vector<Event>& events,
               simdjson::dom::parser* parser, simdjson::dom::element* doc) {
-    replay_ = testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events);
+    replay_ = testing::ReplayJson(RankwatchBinary(), dir_, config, events);
     ASSERT_EQ(parser->parse(simdjson::padded_string(replay_)).get(*doc),
               simdjson::SUCCESS)
         << replay_;

@@ -31,9 +31,13 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -321,14 +325,14 @@ std::set<std::string> RecordedNames(const std::string& rules) {
 // families are checked as rankwatch_<m>. A misspelt or undocumented name
 // fails here (issue 27: the dashboard must not query what nobody exports).
 TEST(GrafanaDashboardTest, EveryQueryNamesADocumentedMetricOrARule) {
-  const std::string json = testing::ReadFile(std::string(RANKWATCH_SOURCE_DIR) +
+  const std::string json = testing::ReadFile(std::string(SourceTree()) +
                                              "/deploy/grafana/rankwatch.json");
   const Dashboard dashboard = ParseDashboard(json);
   ASSERT_GE(dashboard.exprs.size(), 8u);
-  const std::string docs = testing::ReadFile(std::string(RANKWATCH_SOURCE_DIR) +
+  const std::string docs = testing::ReadFile(std::string(SourceTree()) +
                                              "/docs/metrics-reference.md");
   const std::set<std::string> records = RecordedNames(testing::ReadFile(
-      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/prometheus/rules.yml"));
+      std::string(SourceTree()) + "/deploy/prometheus/rules.yml"));
   ASSERT_GT(records.size(), 10u);
   // Sanity of the checker itself: a name one letter off is neither.
   EXPECT_FALSE(Documented(docs, "rankwatch_ab_decisions"));
@@ -385,7 +389,7 @@ TEST(GrafanaDashboardTest, EveryQueryNamesADocumentedMetricOrARule) {
 // interval.
 TEST(GrafanaDashboardTest, ShowsTheDecisionAndTheAdjustedDifference) {
   const Dashboard dashboard = ParseDashboard(testing::ReadFile(
-      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/grafana/rankwatch.json"));
+      std::string(SourceTree()) + "/deploy/grafana/rankwatch.json"));
   auto find =
       [&](std::string_view type,
           const std::vector<std::string>& names) -> const DashboardPanel* {
@@ -477,7 +481,7 @@ interleaving:
 http:
   listen: 127.0.0.1:0
 )");
-    daemon_ = std::make_unique<testing::DaemonProcess>(RANKWATCH_BINARY, dir_,
+    daemon_ = std::make_unique<testing::DaemonProcess>(RankwatchBinary(), dir_,
                                                        config, "daemon");
     ASSERT_TRUE(daemon_->WaitReady()) << daemon_->log();
   }
@@ -485,8 +489,8 @@ http:
   void StartPrometheus() {
     std::string unknown;
     for (const char* file : {"rules.yml", "alerts.yml"}) {
-      const std::string text = testing::ReadFile(
-          std::string(RANKWATCH_SOURCE_DIR) + "/deploy/prometheus/" + file);
+      const std::string text = testing::ReadFile(std::string(SourceTree()) +
+                                                 "/deploy/prometheus/" + file);
       ASSERT_FALSE(text.empty()) << file;
       dir_.Write(file, ShortenDurations(text, &unknown));
       ASSERT_EQ(unknown, "") << file << " uses a range the test cannot map";
@@ -522,7 +526,7 @@ scrape_configs:
   }
 
   void StartTraffic(bool regress) {
-    std::vector<std::string> argv = {RANKWATCH_BINARY,
+    std::vector<std::string> argv = {RankwatchBinary(),
                                      "produce-synthetic",
                                      "--bootstrap",
                                      cluster_->bootstrap_servers(),
@@ -717,7 +721,7 @@ TEST_F(PrometheusE2eTest, NoRegressionFiresNeitherAndDashboardQueriesWork) {
     testing::SleepFor(1s);
   }
   const Dashboard dashboard = ParseDashboard(testing::ReadFile(
-      std::string(RANKWATCH_SOURCE_DIR) + "/deploy/grafana/rankwatch.json"));
+      std::string(SourceTree()) + "/deploy/grafana/rankwatch.json"));
   ASSERT_GE(dashboard.exprs.size(), 8u);
 
   // Every variable's values, as Grafana would offer them against this

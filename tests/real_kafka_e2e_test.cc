@@ -39,9 +39,13 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -56,7 +60,8 @@ using testing::Scrape;
 using testing::WaitFor;
 
 constexpr int kPartitions = 4;
-constexpr char kScript[] = RANKWATCH_SOURCE_DIR "/scripts/kafka-server.sh";
+const std::string kScript =
+    std::string(SourceTree()) + "/scripts/kafka-server.sh";
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -330,7 +335,7 @@ class RealKafkaE2eTest : public ::testing::Test {
   // The events as JSON-lines files, through `rankwatch replay`.
   std::string ReplayJson(const std::string& config,
                          const std::vector<Event>& events) {
-    return testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events);
+    return testing::ReplayJson(RankwatchBinary(), dir_, config, events);
   }
 
   // "key|json" lines of one topic's events, for the console tools.
@@ -356,7 +361,7 @@ void ConsumeAndExpectReplay(const std::string& config,
                             const std::string& judgments,
                             const testing::TempDir& dir,
                             const std::string& replay) {
-  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir, config, "d");
+  testing::DaemonProcess daemon(RankwatchBinary(), dir, config, "d");
   ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
   ASSERT_TRUE(
       testing::WaitConsumed({&daemon}, static_cast<double>(events.size())))
@@ -424,7 +429,7 @@ TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
                     kPartitions);
   Scrape first;
   {
-    testing::DaemonProcess d1(RANKWATCH_BINARY, dir_, config, "first");
+    testing::DaemonProcess d1(RankwatchBinary(), dir_, config, "first");
     ASSERT_TRUE(d1.WaitReady()) << d1.log();
     // 150 requests over 7.5 s of event time: with a 2 s window and 2 s of
     // allowed lateness about the first 70 close, the rest stay pending.
@@ -442,7 +447,7 @@ TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
   }
   // The broker gives the dead member's partitions to the new one after
   // session.timeout.ms (6 s).
-  testing::DaemonProcess d2(RANKWATCH_BINARY, dir_, config, "second");
+  testing::DaemonProcess d2(RankwatchBinary(), dir_, config, "second");
   ASSERT_TRUE(d2.WaitReady(60s)) << d2.log();
   const std::vector<Event> phase2 = testing::Requests(150, 100, true);
   producer.SendPaced(phase2);
@@ -498,7 +503,7 @@ TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
                                        testing::Requests(200, 50, false)};
   const int signals[] = {SIGKILL, SIGTERM};
   for (int phase = 0; phase < 2; ++phase) {
-    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config,
+    testing::DaemonProcess d(RankwatchBinary(), dir_, config,
                              "d" + std::to_string(phase));
     ASSERT_TRUE(d.WaitReady(60s)) << d.log();
     if (phase == 0) {
@@ -522,7 +527,7 @@ TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
     EXPECT_EQ(d.process().Wait(10s),
               signals[phase] == SIGKILL ? 128 + SIGKILL : 0);
   }
-  testing::DaemonProcess last(RANKWATCH_BINARY, dir_, config, "last");
+  testing::DaemonProcess last(RankwatchBinary(), dir_, config, "last");
   ASSERT_TRUE(last.WaitReady(60s)) << last.log();
   producer.SendPaced(phases[2]);
   ASSERT_TRUE(testing::WaitConsumed({&last}, double(phases[2].size())))
@@ -566,7 +571,7 @@ TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
   Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
                     kPartitions);
   {
-    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "first");
+    testing::DaemonProcess d(RankwatchBinary(), dir_, config, "first");
     ASSERT_TRUE(d.WaitReady(60s)) << d.log();
     const std::vector<Event> events = testing::Requests(0, 60, false);
     producer.SendPaced(events);
@@ -579,7 +584,7 @@ TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
   }
   std::string error;
   ASSERT_TRUE(DeleteTopic(RealKafka::bootstrap(), changelog, &error)) << error;
-  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "second");
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "second");
   EXPECT_FALSE(d.WaitReady(10s)) << d.log();
   ASSERT_GT(d.port(), 0) << d.log();
   std::pair<int, std::string> ready;
@@ -706,11 +711,11 @@ TEST_F(RealKafkaE2eTest, CooperativeStickyReplicasStopStartLoseNothing) {
         },
         30s);
   };
-  testing::DaemonProcess a(RANKWATCH_BINARY, dir_, config, "a");
+  testing::DaemonProcess a(RankwatchBinary(), dir_, config, "a");
   ASSERT_TRUE(a.WaitReady()) << a.log();
   Scrape b_last;
   {
-    testing::DaemonProcess b(RANKWATCH_BINARY, dir_, config, "b");
+    testing::DaemonProcess b(RankwatchBinary(), dir_, config, "b");
     ASSERT_TRUE(b.WaitReady()) << b.log();
     ASSERT_TRUE(split(a, b)) << a.log() << b.log();
     producer.SendAll(QrelsResults(0, 100, true));
@@ -733,7 +738,7 @@ TEST_F(RealKafkaE2eTest, CooperativeStickyReplicasStopStartLoseNothing) {
       },
       30s))
       << a.Summary();
-  testing::DaemonProcess b2(RANKWATCH_BINARY, dir_, config, "b2");
+  testing::DaemonProcess b2(RankwatchBinary(), dir_, config, "b2");
   ASSERT_TRUE(b2.WaitReady()) << b2.log();
   ASSERT_TRUE(split(a, b2)) << a.log() << b2.log();
   producer.SendAll(QrelsResults(200, 100, true));
@@ -854,7 +859,7 @@ TEST_F(RealKafkaE2eTest, QrelsOnACompactedTopicUseTheLatestLabels) {
   for (const auto& [key, value] : records) ++per_key[key];
   for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << key;
 
-  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "d");
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "d");
   ASSERT_TRUE(d.WaitReady()) << d.log();
   const std::vector<Event> results = QrelsResults(0, 100);
   producer.SendAll(results);
@@ -913,7 +918,7 @@ TEST_F(RealKafkaE2eTest, BrokerStoppedAndStartedReadinessDropsNothingLost) {
   keys.properties = "    reconnect.backoff.max.ms: \"1000\"\n";
   const std::string config = WriteConfig(kTracingMetrics, keys);
   Producer producer(bootstrap, results_, judgments_, {}, kPartitions);
-  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "d");
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "d");
   ASSERT_TRUE(d.WaitReady()) << d.log();
   const std::vector<Event> before = testing::Requests(0, 60, true);
   producer.SendPaced(before, 4.0);
@@ -1023,7 +1028,7 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
   };
   auto check_config = [&] {
     const auto r =
-        testing::RunCommand({RANKWATCH_BINARY, "check-config", config});
+        testing::RunCommand({RankwatchBinary(), "check-config", config});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("sasl.password"), std::string::npos) << r.out;
     EXPECT_FALSE(leaks(r.out + r.err)) << r.out << r.err;
@@ -1033,7 +1038,7 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
   // consumes.
   setenv("RANKWATCH_TEST_KAFKA_PASSWORD", wrong.c_str(), 1);
   check_config();
-  testing::DaemonProcess w(RANKWATCH_BINARY, dir_, config, "wrong");
+  testing::DaemonProcess w(RankwatchBinary(), dir_, config, "wrong");
 
   setenv("RANKWATCH_TEST_KAFKA_PASSWORD", password.c_str(), 1);
   check_config();
@@ -1042,7 +1047,7 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
                     kPartitions);
   producer.SendAll(events);
   {
-    testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "right");
+    testing::DaemonProcess d(RankwatchBinary(), dir_, config, "right");
     ASSERT_TRUE(d.WaitReady()) << d.log();
     ASSERT_TRUE(testing::WaitConsumed({&d}, double(events.size())))
         << d.Summary();
@@ -1092,7 +1097,7 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
   // check-config --connect says the same in one line, exit 1.
   setenv("RANKWATCH_TEST_KAFKA_PASSWORD", wrong.c_str(), 1);
   const auto connect = testing::RunCommand(
-      {RANKWATCH_BINARY, "check-config", "--connect", config}, 60s);
+      {RankwatchBinary(), "check-config", "--connect", config}, 60s);
   EXPECT_EQ(connect.exit_code, 1) << connect.err;
   EXPECT_EQ(connect.err, "rankwatch check-config: cannot reach kafka at " +
                              sasl + " (" + why + ")\n");
@@ -1117,7 +1122,7 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
 TEST_F(RealKafkaE2eTest, UnreachableBrokerIsNamedAndCheckConfigConnects) {
   auto check = [&](const std::string& config) {
     return testing::RunCommand(
-        {RANKWATCH_BINARY, "check-config", "--connect", config}, 60s);
+        {RankwatchBinary(), "check-config", "--connect", config}, 60s);
   };
   const auto good = check(WriteConfig(kAbMetrics));
   EXPECT_EQ(good.exit_code, 0) << good.err;
@@ -1150,7 +1155,7 @@ TEST_F(RealKafkaE2eTest, UnreachableBrokerIsNamedAndCheckConfigConnects) {
   closed.bootstrap = "127.0.0.1:1";
   const std::string config = WriteConfig(kAbMetrics, closed);
   const auto start = std::chrono::steady_clock::now();
-  testing::DaemonProcess d(RANKWATCH_BINARY, dir_, config, "closed");
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "closed");
   std::pair<int, std::string> ready;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -1196,7 +1201,7 @@ TEST_F(RealKafkaE2eTest, UnreachableBrokerIsNamedAndCheckConfigConnects) {
 TEST_F(RealKafkaE2eTest, DemoRunsOnAnExistingCluster) {
   const std::string out = dir_.path() + "/demo.out";
   testing::ChildProcess demo(
-      {RANKWATCH_BINARY, "demo", "--bootstrap", RealKafka::bootstrap(),
+      {RankwatchBinary(), "demo", "--bootstrap", RealKafka::bootstrap(),
        "--listen", "127.0.0.1:0", "--rate", "200"},
       out, dir_.path() + "/demo.err");
   int port = 0;

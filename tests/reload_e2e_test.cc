@@ -15,9 +15,12 @@
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -83,7 +86,7 @@ aggregation:
 
 TEST_F(ReloadE2eTest, SighupReloadKeepsStateAndRefusesWhatCannotChange) {
   const std::string config = WriteConfig("g-reload", "[1]", "[5m]");
-  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir_, config, "d");
+  testing::DaemonProcess daemon(RankwatchBinary(), dir_, config, "d");
   ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
   Scrape s = daemon.Metrics();
   EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful"), 1);
@@ -156,7 +159,7 @@ TEST_F(ReloadE2eTest, SighupReloadKeepsStateAndRefusesWhatCannotChange) {
 
 TEST_F(ReloadE2eTest, PostReloads) {
   const std::string config = WriteConfig("g-post", "[1]", "[5m]");
-  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir_, config, "d");
+  testing::DaemonProcess daemon(RankwatchBinary(), dir_, config, "d");
   ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
   auto get = testing::HttpGet("127.0.0.1", daemon.port(), "/-/reload");
   ASSERT_TRUE(get.ok());

@@ -13,8 +13,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::ConformanceDir;
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch {
 namespace {
@@ -23,10 +27,10 @@ using testing::CommandResult;
 using testing::ReadFile;
 using testing::RunCommand;
 
-const std::string kDir = RANKWATCH_CONFORMANCE_DIR;
+const std::string kDir = ConformanceDir();
 
 CommandResult Replay(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {RANKWATCH_BINARY, "replay"};
+  std::vector<std::string> argv = {RankwatchBinary(), "replay"};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv);
 }

@@ -15,6 +15,9 @@
 
 #include "gtest/gtest.h"
 #include "metrics/measures.h"
+#include "tests/testing/paths.h"
+
+using rankwatch::testing::ConformanceDir;
 
 namespace rankwatch {
 namespace {
@@ -23,7 +26,7 @@ using metrics::Definitions;
 using metrics::Grade;
 
 const std::string kSeedFile =
-    std::string(RANKWATCH_CONFORMANCE_DIR) + "/seed_cases.json";
+    std::string(ConformanceDir()) + "/seed_cases.json";
 constexpr double kTolerance = 1e-9;  // The file's comparison_tolerance.
 
 // One ranked list with the grades of all judged docs of its query.

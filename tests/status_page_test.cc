@@ -55,9 +55,14 @@
 #include "simdjson.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/http_client.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::ArtifactDir;
+using rankwatch::testing::RankwatchBinary;
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -324,7 +329,7 @@ http:
   listen: 127.0.0.1:0
 )");
     config_ = config;
-    daemon_ = std::make_unique<testing::DaemonProcess>(RANKWATCH_BINARY, dir_,
+    daemon_ = std::make_unique<testing::DaemonProcess>(RankwatchBinary(), dir_,
                                                        config, "daemon");
     ASSERT_TRUE(daemon_->WaitReady()) << daemon_->log();
   }
@@ -345,7 +350,7 @@ http:
   // sends to files (--also-write-*), which replay reads.
   void RunTraffic(int seconds) {
     const std::string copy = dir_.path() + "/";
-    ChildProcess traffic({RANKWATCH_BINARY,
+    ChildProcess traffic({RankwatchBinary(),
                           "produce-synthetic",
                           "--bootstrap",
                           cluster_->bootstrap_servers(),
@@ -375,7 +380,7 @@ http:
                          dir_.path() + "/traffic.log");
     // Beside it, three rankers multileaved on every request of their own
     // (another seed: other request ids), C best, B worst.
-    ChildProcess multileaved({RANKWATCH_BINARY,
+    ChildProcess multileaved({RankwatchBinary(),
                               "produce-synthetic",
                               "--bootstrap",
                               cluster_->bootstrap_servers(),
@@ -465,7 +470,7 @@ http:
           testing::ReadFile(dir_.path() + "/" + name + ".judgments.jsonl");
     }
     const testing::CommandResult r = testing::RunCommand(
-        {RANKWATCH_BINARY, "replay", "--config", config_, "--results",
+        {RankwatchBinary(), "replay", "--config", config_, "--results",
          dir_.Write("replay.results.jsonl", results), "--judgments",
          dir_.Write("replay.judgments.jsonl", judgments), "--format", "json"},
         120s);
@@ -800,7 +805,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
   const std::string screenshot = dir_.path() + "/status_page.png";
   std::vector<std::string> argv = {
       node_,
-      std::string(RANKWATCH_SOURCE_DIR) + "/tests/status_page/check_page.mjs",
+      std::string(SourceTree()) + "/tests/status_page/check_page.mjs",
       playwright_,
       chromium_,
       "http://127.0.0.1:" + std::to_string(daemon_->port()) + "/",
@@ -821,9 +826,9 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
 
   // The artifact, beside ctest's own files.
   std::error_code ec;
-  std::filesystem::create_directories(RANKWATCH_TESTING_DIR, ec);
+  std::filesystem::create_directories(ArtifactDir(), ec);
   std::filesystem::copy_file(
-      screenshot, std::string(RANKWATCH_TESTING_DIR) + "/status_page.png",
+      screenshot, std::string(ArtifactDir()) + "/status_page.png",
       std::filesystem::copy_options::overwrite_existing, ec);
   EXPECT_FALSE(ec) << ec.message();
   EXPECT_GT(std::filesystem::file_size(screenshot), 10'000u);
@@ -1256,7 +1261,7 @@ TEST(StatusPageJudgesTest, RendersTheJudgesPanelInChromium) {
                                         "coverage-warning-ranker-B"};
   std::vector<std::string> argv = {
       node,
-      std::string(RANKWATCH_SOURCE_DIR) + "/tests/status_page/check_page.mjs",
+      std::string(SourceTree()) + "/tests/status_page/check_page.mjs",
       playwright,
       chromium,
       "http://127.0.0.1:" + std::to_string((*server)->port()) + "/",
@@ -1267,10 +1272,10 @@ TEST(StatusPageJudgesTest, RendersTheJudgesPanelInChromium) {
   (*server)->Stop();
   ASSERT_EQ(page.exit_code, 0) << page.out << page.err;
   std::error_code ec;
-  std::filesystem::create_directories(RANKWATCH_TESTING_DIR, ec);
+  std::filesystem::create_directories(ArtifactDir(), ec);
   std::filesystem::copy_file(
       dir.path() + "/judges.png",
-      std::string(RANKWATCH_TESTING_DIR) + "/status_page_judges.png",
+      std::string(ArtifactDir()) + "/status_page_judges.png",
       std::filesystem::copy_options::overwrite_existing, ec);
 
   simdjson::dom::parser parser;

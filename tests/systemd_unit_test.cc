@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
+
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -25,7 +28,7 @@ std::string Trim(const std::string& s) {
 
 // [Service] key -> values in order (a key may repeat).
 std::map<std::string, std::vector<std::string>> ServiceSection() {
-  std::ifstream in(std::filesystem::path(RANKWATCH_SOURCE_DIR) /
+  std::ifstream in(std::filesystem::path(SourceTree()) /
                    "deploy/systemd/rankwatch.service");
   EXPECT_TRUE(in.good());
   std::map<std::string, std::vector<std::string>> keys;

@@ -17,9 +17,13 @@
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
 #include "tests/testing/kafka_events.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -32,7 +36,7 @@ using testing::Scrape;
 using testing::WaitFor;
 
 constexpr int kPartitions = 4;
-const std::string kData = RANKWATCH_UBI_DATA_DIR;
+const std::string kData = std::string(SourceTree()) + "/tests/data/ubi";
 
 // The search of the samples, 2025-01-23T13:18:22Z
 // (date -u -d 2025-01-23T13:18:22Z +%s -> 1737638302): the Kafka record
@@ -99,7 +103,7 @@ join:
 http:
   listen: 127.0.0.1:0
 )" + std::string(testing::kAbMetrics));
-  testing::DaemonProcess daemon(RANKWATCH_BINARY, dir_, config, "d");
+  testing::DaemonProcess daemon(RankwatchBinary(), dir_, config, "d");
   ASSERT_TRUE(daemon.WaitReady()) << daemon.log();
 
   std::vector<Event> events = Lines(kData + "/replay/queries.jsonl", true);
@@ -146,7 +150,7 @@ http:
   EXPECT_EQ(s.Sum("rankwatch_events_rejected_total"), 1);
   EXPECT_EQ(s.Sum("rankwatch_late_judgments_total"), 0);
   testing::ExpectSameAsReplay(
-      {s}, testing::ReplayJson(RANKWATCH_BINARY, dir_, config, events),
+      {s}, testing::ReplayJson(RankwatchBinary(), dir_, config, events),
       {"default", "B"});
 }
 

@@ -12,8 +12,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch {
 namespace {
@@ -22,7 +26,7 @@ using testing::CommandResult;
 using testing::ReadFile;
 using testing::RunCommand;
 
-const std::string kData = RANKWATCH_UBI_DATA_DIR;
+const std::string kData = std::string(SourceTree()) + "/tests/data/ubi";
 
 // Prints, per document, "<name> valid" or "<name> invalid: <messages>"
 // (sorted, joined by "; "): draft 2020-12, formats not asserted.
@@ -139,7 +143,7 @@ TEST(UbiReplayTest, SamplesGiveHandWorkedMeasures) {
                 ReadFile(kData + "/replay/events.jsonl") + kBadEvent + "\n");
   const std::string dead = dir.path() + "/dead.jsonl";
   const CommandResult res = RunCommand(
-      {RANKWATCH_BINARY, "replay", "--config", config, "--results", queries,
+      {RankwatchBinary(), "replay", "--config", config, "--results", queries,
        "--judgments", events, "--format", "json", "--dead-letter", dead});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   simdjson::dom::parser parser;
@@ -273,7 +277,7 @@ TEST(UbiReplayTest, InterleavedHitIdsGiveHandWorkedOutcomes) {
   const std::string queries = dir.Write("queries.jsonl", kInterleavedQueries);
   const std::string events = dir.Write("events.jsonl", kInterleavedEvents);
   const CommandResult res =
-      RunCommand({RANKWATCH_BINARY, "replay", "--config", config, "--results",
+      RunCommand({RankwatchBinary(), "replay", "--config", config, "--results",
                   queries, "--judgments", events, "--format", "json"});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   simdjson::dom::parser parser;
@@ -312,8 +316,8 @@ TEST(UbiReplayTest, InterleavedHitIdsGiveHandWorkedOutcomes) {
 // The example configuration loads, with the preset's names in effect.
 TEST(UbiReplayTest, ExampleConfigLoads) {
   const CommandResult res =
-      RunCommand({RANKWATCH_BINARY, "check-config",
-                  std::string(RANKWATCH_SOURCE_DIR) + "/config/ubi.yaml"});
+      RunCommand({RankwatchBinary(), "check-config",
+                  std::string(SourceTree()) + "/config/ubi.yaml"});
   ASSERT_EQ(res.exit_code, 0) << res.err;
   for (const char* line :
        {"  preset: \"ubi\"\n", "  request_id: \"query_id\"\n",

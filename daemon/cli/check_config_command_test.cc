@@ -12,8 +12,11 @@
 
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -31,11 +34,11 @@ class CheckConfigTest : public ::testing::Test {
  protected:
   CommandResult CheckConfig(const std::string& config) {
     return rankwatch::testing::RunCommand(
-        {RANKWATCH_BINARY, "check-config", config}, seconds(60));
+        {RankwatchBinary(), "check-config", config}, seconds(60));
   }
   CommandResult Run(const std::string& config) {
     return rankwatch::testing::RunCommand(
-        {RANKWATCH_BINARY, "run", "--config", config}, seconds(60));
+        {RankwatchBinary(), "run", "--config", config}, seconds(60));
   }
 
   // check-config's stderr is exactly `line`, and the exit code 2.
@@ -248,7 +251,7 @@ class CheckConfigConnectTest : public CheckConfigTest {
   }
   CommandResult Connect(const std::string& config) {
     return rankwatch::testing::RunCommand(
-        {RANKWATCH_BINARY, "check-config", "--connect", config}, seconds(60));
+        {RankwatchBinary(), "check-config", "--connect", config}, seconds(60));
   }
   std::unique_ptr<sim::MockCluster> cluster_;
 };

@@ -9,8 +9,11 @@
 #include "base/exit_code.h"
 #include "base/status.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -107,7 +110,7 @@ TEST(WriteStdoutTest, WritesTheText) {
 class CommandLineTest : public ::testing::Test {
  protected:
   static rankwatch::testing::CommandResult Run(std::vector<std::string> args) {
-    args.insert(args.begin(), RANKWATCH_BINARY);
+    args.insert(args.begin(), RankwatchBinary());
     return rankwatch::testing::RunCommand(args, std::chrono::seconds(30));
   }
 

@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -162,7 +165,7 @@ class CompareCommandTest : public ::testing::Test {
   }
 
   CommandResult Compare(std::vector<std::string> args) const {
-    args.insert(args.begin(), {RANKWATCH_BINARY, "compare"});
+    args.insert(args.begin(), {RankwatchBinary(), "compare"});
     return RunCommand(args, std::chrono::seconds(120));
   }
 
@@ -458,7 +461,7 @@ TEST_F(CompareCommandTest, JudgesLabelAgreementAndRankings) {
     for (int run = 0; run < 3; ++run) {
       const std::string name(1, static_cast<char>('A' + run));
       const CommandResult eval = RunCommand(
-          {RANKWATCH_BINARY, "eval", "-m", "P.2", judges[j].first, runs[run]},
+          {RankwatchBinary(), "eval", "-m", "P.2", judges[j].first, runs[run]},
           std::chrono::seconds(60));
       ASSERT_EQ(eval.exit_code, 0) << eval.err;
       // trec_eval's line: "P_2 (padded)<TAB>all<TAB>0.7500".

@@ -11,8 +11,11 @@
 
 #include "gtest/gtest.h"
 #include "tests/testing/http_client.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::SourceTree;
 
 namespace rankwatch::cli {
 namespace {
@@ -49,8 +52,7 @@ TEST(FindPrometheusRulesDirTest, WithoutTheFlagLooksAboveTheBinary) {
       // source tree it was built from (one outside).
       const std::string root =
           std::filesystem::path(*found).parent_path().parent_path().string();
-      EXPECT_TRUE(exe_dir.string().starts_with(root) ||
-                  root == RANKWATCH_SOURCE_DIR)
+      EXPECT_TRUE(exe_dir.string().starts_with(root) || root == SourceTree())
           << *found;
     } else {
       EXPECT_EQ(*found, "/usr/share/rankwatch/prometheus");

@@ -8,8 +8,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::ConformanceDir;
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -17,7 +21,7 @@ namespace {
 using testing::CommandResult;
 using testing::RunCommand;
 
-const std::string kMain = std::string(RANKWATCH_CONFORMANCE_DIR) + "/main";
+const std::string kMain = std::string(ConformanceDir()) + "/main";
 
 // `tool args... < in > out` through the shell; the tool's exit code.
 int Shell(const std::string& script) {
@@ -28,7 +32,7 @@ std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
 CommandResult Eval(std::vector<std::string> args,
                    const std::string& input = "") {
-  args.insert(args.begin(), {RANKWATCH_BINARY, "eval"});
+  args.insert(args.begin(), {RankwatchBinary(), "eval"});
   return RunCommand(args, std::chrono::seconds(120), input);
 }
 

@@ -15,8 +15,11 @@
 
 #include "daemon/sim/kafka_test_util.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -31,7 +34,7 @@ TEST(KafkaMockCommandTest, ServesUntilSigtermThenRemovesItsFile) {
   const std::string bootstrap_file = dir.path() + "/bootstrap";
   const std::string out = dir.path() + "/out";
   rankwatch::testing::ChildProcess mock(
-      {RANKWATCH_BINARY, "kafka-mock", "--brokers", "2", "--topic", "a:3",
+      {RankwatchBinary(), "kafka-mock", "--brokers", "2", "--topic", "a:3",
        "--topic", "b:1", "--bootstrap-file", bootstrap_file},
       out, dir.path() + "/err");
   ASSERT_TRUE(mock.started());
@@ -74,7 +77,7 @@ TEST(KafkaMockCommandTest, SurvivesSighup) {
   const std::string bootstrap_file = dir.path() + "/bootstrap";
   const std::string err = dir.path() + "/err";
   rankwatch::testing::ChildProcess mock(
-      {RANKWATCH_BINARY, "kafka-mock", "--brokers", "1", "--bootstrap-file",
+      {RankwatchBinary(), "kafka-mock", "--brokers", "1", "--bootstrap-file",
        bootstrap_file},
       dir.path() + "/out", err);
   ASSERT_TRUE(mock.started());
@@ -96,7 +99,7 @@ TEST(KafkaMockCommandTest, SurvivesSighup) {
 TEST(KafkaMockCommandTest, RejectsABadTopicSpec) {
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "kafka-mock", "--topic", "results"}, seconds(10));
+          {RankwatchBinary(), "kafka-mock", "--topic", "results"}, seconds(10));
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("NAME:PARTITIONS"), std::string::npos)
       << result.err;

@@ -21,8 +21,11 @@
 #include "daemon/sim/kafka_test_util.h"
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -61,7 +64,7 @@ TEST(ProduceSyntheticCommandTest, ProducesAndPrintsASummary) {
   ASSERT_NE(f.cluster, nullptr);
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+          {RankwatchBinary(), "produce-synthetic", "--bootstrap",
            f.cluster->bootstrap_servers(), "--fast", "--requests", "500",
            "--seed", "7", "--variants", "A,B:0.5", "--regress-variant", "B",
            "--regress-after", "1s", "-X", "linger.ms=1"},
@@ -91,7 +94,7 @@ TEST(ProduceSyntheticCommandTest, InterleavesTheChallenger) {
   ASSERT_NE(f.cluster, nullptr);
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+          {RankwatchBinary(), "produce-synthetic", "--bootstrap",
            f.cluster->bootstrap_servers(), "--fast", "--requests", "400",
            "--seed", "3", "--interleave", "B", "--status-interval", "0s", "-X",
            "linger.ms=1"},
@@ -132,7 +135,7 @@ TEST(ProduceSyntheticCommandTest, EmitsTheCovariate) {
   ASSERT_NE(f.cluster, nullptr);
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+          {RankwatchBinary(), "produce-synthetic", "--bootstrap",
            f.cluster->bootstrap_servers(), "--fast", "--requests", "100",
            "--seed", "3", "--covariate", "pre.clicks", "--covariate-noise-sd",
            "0.5", "--status-interval", "0s", "-X", "linger.ms=1"},
@@ -152,7 +155,7 @@ TEST(ProduceSyntheticCommandTest, EmitsTheCovariate) {
     EXPECT_TRUE(std::isfinite(x)) << m.value;
   }
   const rankwatch::testing::CommandResult bad = rankwatch::testing::RunCommand(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+      {RankwatchBinary(), "produce-synthetic", "--bootstrap",
        f.cluster->bootstrap_servers(), "--requests", "1", "--covariate",
        "pre..clicks"},
       seconds(30));
@@ -169,7 +172,7 @@ TEST(ProduceSyntheticCommandTest, MultileavesTheVariants) {
   ASSERT_NE(f.cluster, nullptr);
   const rankwatch::testing::CommandResult result =
       rankwatch::testing::RunCommand(
-          {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+          {RankwatchBinary(), "produce-synthetic", "--bootstrap",
            f.cluster->bootstrap_servers(), "--fast", "--requests", "400",
            "--seed", "3", "--variants", "A,B:0.85,C:0.7", "--multileave",
            "A,B,C", "--status-interval", "0s", "-X", "linger.ms=1"},
@@ -202,7 +205,7 @@ TEST(ProduceSyntheticCommandTest, SigtermStopsAnUnboundedRun) {
   rankwatch::testing::TempDir dir;
   const std::string out = dir.path() + "/out";
   rankwatch::testing::ChildProcess producer(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+      {RankwatchBinary(), "produce-synthetic", "--bootstrap",
        f.cluster->bootstrap_servers(), "--rate", "200", "--status-interval",
        "0s"},
       out, dir.path() + "/err");
@@ -254,7 +257,7 @@ TEST(ProduceSyntheticCommandTest, AlsoWritesWhatItProduces) {
   const std::string judgments = dir.path() + "/judgments.jsonl";
   const std::string out = dir.path() + "/out";
   rankwatch::testing::ChildProcess producer(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+      {RankwatchBinary(), "produce-synthetic", "--bootstrap",
        f.cluster->bootstrap_servers(), "--rate", "200", "--seed", "5",
        "--covariate", "pre.clicks", "--status-interval", "0s",
        "--also-write-results", results, "--also-write-judgments", judgments},
@@ -302,9 +305,9 @@ TEST(ProduceSyntheticCommandTest, AlsoWriteFailsOnFilesItCannotWrite) {
         {"--also-write-judgments", missing},
         {"--judgments-topic", "results", "--also-write-results",
          dir.path() + "/r.jsonl"}}) {
-    std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
-                                     "--bootstrap",    "127.0.0.1:1",
-                                     "--requests",     "1"};
+    std::vector<std::string> argv = {RankwatchBinary(), "produce-synthetic",
+                                     "--bootstrap",     "127.0.0.1:1",
+                                     "--requests",      "1"};
     argv.insert(argv.end(), args.begin(), args.end());
     const rankwatch::testing::CommandResult result =
         rankwatch::testing::RunCommand(argv, seconds(10));
@@ -316,7 +319,7 @@ TEST(ProduceSyntheticCommandTest, AlsoWriteFailsOnFilesItCannotWrite) {
   Fixture f;
   ASSERT_NE(f.cluster, nullptr);
   const rankwatch::testing::CommandResult full = rankwatch::testing::RunCommand(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+      {RankwatchBinary(), "produce-synthetic", "--bootstrap",
        f.cluster->bootstrap_servers(), "--fast", "--requests", "50",
        "--status-interval", "0s", "--also-write-results", "/dev/full"},
       seconds(30));
@@ -335,7 +338,7 @@ TEST(ProduceSyntheticCommandTest, SurvivesSighup) {
   const std::string out = dir.path() + "/out";
   const std::string err = dir.path() + "/err";
   rankwatch::testing::ChildProcess producer(
-      {RANKWATCH_BINARY, "produce-synthetic", "--bootstrap",
+      {RankwatchBinary(), "produce-synthetic", "--bootstrap",
        f.cluster->bootstrap_servers(), "--rate", "200", "--status-interval",
        "0s", "--write-qrels", qrels},
       out, err);
@@ -372,7 +375,7 @@ TEST(ProduceSyntheticCommandTest, BadUsageExitsTwo) {
         {"--multileave", "A,C"},
         {"--multileave", "A,B,A"},
         {"--multileave", "A,B", "--interleave", "B"}}) {
-    std::vector<std::string> argv = {RANKWATCH_BINARY, "produce-synthetic",
+    std::vector<std::string> argv = {RankwatchBinary(), "produce-synthetic",
                                      "--bootstrap", "127.0.0.1:1"};
     argv.insert(argv.end(), args.begin(), args.end());
     const rankwatch::testing::CommandResult result =
@@ -388,7 +391,7 @@ TEST(ProduceSyntheticCommandTest, DemoRejectsAnUnknownChallenger) {
   for (const std::string name : {"C", "A"}) {
     const rankwatch::testing::CommandResult result =
         rankwatch::testing::RunCommand(
-            {RANKWATCH_BINARY, "demo", "--interleave", name, "--listen",
+            {RankwatchBinary(), "demo", "--interleave", name, "--listen",
              "127.0.0.1:0"},
             seconds(10));
     EXPECT_EQ(result.exit_code, 2) << result.err;
@@ -406,7 +409,7 @@ TEST(ProduceSyntheticCommandTest, DemoRejectsABadMultileave) {
   for (const std::string list : {"A", "A,B,A"}) {
     const rankwatch::testing::CommandResult result =
         rankwatch::testing::RunCommand(
-            {RANKWATCH_BINARY, "demo", "--multileave", list, "--listen",
+            {RankwatchBinary(), "demo", "--multileave", list, "--listen",
              "127.0.0.1:0"},
             seconds(10));
     EXPECT_EQ(result.exit_code, 2) << result.err;

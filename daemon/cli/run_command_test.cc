@@ -15,8 +15,11 @@
 
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+
+using rankwatch::testing::RankwatchBinary;
 
 namespace rankwatch::cli {
 namespace {
@@ -76,7 +79,7 @@ http:
   }
 
   rankwatch::testing::CommandResult Run(std::vector<std::string> args) {
-    args.insert(args.begin(), {RANKWATCH_BINARY, "run"});
+    args.insert(args.begin(), {RankwatchBinary(), "run"});
     return rankwatch::testing::RunCommand(args, seconds(30));
   }
 
@@ -129,7 +132,7 @@ TEST_F(RunCommandTest, PidFileNamesTheProcessWhileItRuns) {
   const std::string port_file = dir_.path() + "/port";
   const std::string err = dir_.path() + "/err";
   rankwatch::testing::ChildProcess daemon(
-      {RANKWATCH_BINARY, "run", "--config", WriteConfig("127.0.0.1:0"),
+      {RankwatchBinary(), "run", "--config", WriteConfig("127.0.0.1:0"),
        "--pid-file", pid_file, "--port-file", port_file},
       dir_.path() + "/out", err);
   ASSERT_TRUE(daemon.started());
