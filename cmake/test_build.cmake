@@ -10,7 +10,8 @@
 # their helper libraries at -O0: half the time of -O1 under ASan
 # (daemon/stream's first eight test files: 82 s -> 40 s on one core). Tests
 # run the libraries' optimized code; their own code is set-up and
-# assertions.
+# assertions, except in the simulations that rankwatch_computing_test_sources
+# names (below).
 #
 # CMAKE_UNITY_BUILD, which scripts/test.sh turns on, compiles every target's
 # sources in batches of eight: each header is parsed, and its inline
@@ -21,6 +22,30 @@
 # (docs/conventions.md, "Tests").
 option(RANKWATCH_OPTIMIZE_TESTS
        "Compile the tests' own sources with the build type's optimization (else -O0)" OFF)
+
+# The test sources whose own loops are the work: Monte Carlo simulations
+# that draw, rank and count in the test file (error rates, power). At -O0
+# they ran about twice as long, each alone on an idle machine:
+# MultileavingErrorRateTest 10.6 s at -O1 against 23.0 s at -O0,
+# ab_unit_simulation_test 26.8 s against 46.4 s. So they keep the build
+# type's optimization, each compiled on its own rather than in a batch
+# (multileaving_sensitivity_test, whose loops are the library's, gained
+# 4 s of 40: not listed). Call it in the folder that adds the target
+# (source properties belong to a folder).
+function(rankwatch_computing_test_sources)
+  if(RANKWATCH_OPTIMIZE_TESTS OR NOT CMAKE_BUILD_TYPE)
+    return()
+  endif()
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" config)
+  string(REGEX MATCHALL "-O[^ ]*" levels "${CMAKE_CXX_FLAGS_${config}}")
+  if(NOT levels)
+    return()
+  endif()
+  list(GET levels -1 level)
+  # After the target's -O0 on the command line: the last -O wins.
+  set_source_files_properties(${ARGN} PROPERTIES
+    COMPILE_OPTIONS "${level}" SKIP_UNITY_BUILD_INCLUSION ON)
+endfunction()
 
 # The test targets: executables named *_test and the tests' helper libraries
 # (rankwatch_testing*), in `dir` and its subfolders.
