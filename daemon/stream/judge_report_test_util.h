@@ -51,6 +51,18 @@
 
 namespace rankwatch::stream::judge_story {
 
+// Experiment "ranker": treatment B against the baseline A, primary P@2.
+// The judges' tests (this story, pipeline_judges_property_test.cc) compare
+// their variants through it.
+inline config::ExperimentConfig RankerExperiment() {
+  config::ExperimentConfig e;
+  e.name = "ranker";
+  e.baseline = "A";
+  e.treatments = {"B"};
+  e.primary = {{metrics::Measure::kPrecision, 2}};
+  return e;
+}
+
 inline config::Config JudgeStoryConfig() {
   config::Config c;
   c.join.window = std::chrono::seconds(10);
@@ -62,12 +74,7 @@ inline config::Config JudgeStoryConfig() {
   c.judges.ppi.trusted = "human";
   c.judges.ppi.cheap = "llm";
   c.judges.ppi.tune = false;
-  config::ExperimentConfig e;
-  e.name = "ranker";
-  e.baseline = "A";
-  e.treatments = {"B"};
-  e.primary = {{metrics::Measure::kPrecision, 2}};
-  c.experiments = {e};
+  c.experiments = {RankerExperiment()};
   return c;
 }
 

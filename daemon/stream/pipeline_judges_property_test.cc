@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/random.h"
+#include "daemon/stream/judge_report_test_util.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
 #include "daemon/stream/stream_test_util.h"
@@ -58,12 +59,7 @@ config::Config PropertyConfig() {
   c.aggregation.variants = {"A", "B"};
   c.judges.names = {"human", "llm"};
   c.judges.ppi = {.trusted = "human", .cheap = "llm", .tune = false};
-  config::ExperimentConfig e;
-  e.name = "ranker";
-  e.baseline = "A";
-  e.treatments = {"B"};
-  e.primary = {{metrics::Measure::kPrecision, 2}};
-  c.experiments = {e};
+  c.experiments = {judge_story::RankerExperiment()};
   return c;
 }
 
