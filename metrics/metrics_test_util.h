@@ -4,16 +4,17 @@
 #define RANKWATCH_METRICS_METRICS_TEST_UTIL_H_
 
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 
-// Not-a-number and infinity, as the tests write expected figures.
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
+// Not-a-number and infinity, as the tests write expected figures: the
+// library's own.
+using internal::kInf;
+using internal::kNaN;
 
 // |actual - expected| <= relative * |expected|.
 inline testing::AssertionResult RelativelyNear(double actual, double expected,

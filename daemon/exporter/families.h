@@ -62,14 +62,14 @@ std::string CutoffLabel(int32_t cutoff);
 // or a field's name (schema.fields), as stream::SeriesSpec::name.
 std::string MeasureLabel(const config::SeriesRef& ref);
 
+// The `window` label of a figure since the state began.
+inline constexpr char kWindowAll[] = "all";
+
 // The state's running mean and totals per window of one series family
 // (`<name>_mean`, `<name>_window_lists`, `_window_sum_values`,
 // `_window_sum_squares`): gauges, since a partition's state moves between
 // replicas; summed over the replicas the totals are the fleet's, exactly,
 // at every scrape. Shared by the main measures' families and the judges'.
-// The `window` label of a figure since the state began.
-inline constexpr char kWindowAll[] = "all";
-
 struct MeanFamilies {
   prometheus::MetricFamily mean;
   prometheus::MetricFamily window_count;
