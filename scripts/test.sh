@@ -63,8 +63,7 @@ step "building"
 # be a scheduler autogroup of its own, where nice no longer yields to the
 # tests (seen: ctest 458 s instead of 361 s).
 set -m
-nice -n 19 bash -c 'tests/fuzz/run.sh --build-only &&
-  tests/fuzz/run.sh --no-build --inputs 20' >"$build/fuzz.log" 2>&1 &
+nice -n 19 tests/fuzz/run.sh --inputs 20 >"$build/fuzz.log" 2>&1 &
 fuzz_pid=$!
 set +m
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

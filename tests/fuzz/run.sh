@@ -66,10 +66,14 @@ run_one() {
   local t=$1
   local work="$build/corpus/$t" log="$build/fuzz-$t.log"
   mkdir -p "$work" "$build/artifacts"
-  local limit=(-max_total_time="$seconds")
+  local limit=(-max_total_time="$seconds") inputs=0
   if [[ $by_inputs == 1 ]]; then
-    limit=(-runs=$((seconds * ${inputs_per_second[$t]:-10000}))
-           -max_total_time=$((60 * seconds)))
+    if [[ -z ${inputs_per_second[$t]:-} ]]; then
+      echo "fuzz $t: FAILED: no rate in run.sh's inputs_per_second" >&2
+      return 1
+    fi
+    inputs=$((seconds * inputs_per_second[$t]))
+    limit=(-runs="$inputs" -max_total_time=$((60 * seconds)))
   fi
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -77,7 +81,15 @@ run_one() {
        -max_len="${max_len[$t]:-4096}" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
        "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
-    echo "fuzz $t: $(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' "$log")"
+    local done_line runs
+    done_line=$(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' "$log" || true)
+    echo "fuzz $t: $done_line"
+    # With --inputs, the cap cut the run short: it tested less, not longer.
+    runs=$(grep -o '[0-9][0-9]*' <<<"$done_line" | head -n 1)
+    if ((inputs > 0 && ${runs:-0} < inputs)); then
+      echo "fuzz $t: FAILED: ${runs:-0} of $inputs inputs within the cap of $((60 * seconds)) s" >&2
+      return 1
+    fi
   else
     echo "fuzz $t: FAILED (log $log)" >&2
     tail -n 60 "$log" >&2
