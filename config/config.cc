@@ -32,6 +32,7 @@ const ConfigKey kConfigKeys[] = {
     RW_CONFIG_KEY(kafka.not_ready_after, kRestart, kServer),
     RW_CONFIG_KEY(kafka.durable_state, kRestart, kServer),
     RW_CONFIG_KEY(kafka.changelog_topic, kRestart, kServer),
+    RW_CONFIG_KEY(kafka.group_instance_id, kRestart, kServer),
     RW_CONFIG_KEY(kafka.checkpoint_interval, kRestart, kServer),
     RW_CONFIG_KEY(kafka.properties, kRestart, kServer),
     RW_CONFIG_KEY(http.listen, kRestart, kServer),

@@ -245,8 +245,17 @@ struct KafkaConfig {
   // checkpoint_interval (and when the partition leaves) into the compacted
   // changelog_topic, and restored from there where the partition is
   // assigned next, so restarts, rollouts and rebalances keep every figure.
-  bool durable_state = false;
+  // On by default: a deployment that never read about it keeps its figures
+  // (false opts out: at-least-once, figures from each restart on).
+  bool durable_state = true;
   std::string changelog_topic;  // Empty: "<group_id>-changelog".
+  // Static group membership (KIP-345, librdkafka's group.instance.id): a
+  // replica that restarts with the same id (a crash, kill -9, a container
+  // restart) gets its partitions back at once instead of after
+  // session.timeout.ms; a stopped one does not leave the group, so its
+  // partitions wait for it that long. Empty: dynamic membership.
+  // docs/operations.md, "Static membership".
+  std::string group_instance_id;
   Duration checkpoint_interval = std::chrono::seconds(5);
   // Any librdkafka property (TLS, SASL, timeouts...), passed through.
   std::map<std::string, std::string> properties;

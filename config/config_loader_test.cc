@@ -898,6 +898,20 @@ TEST(ConfigLoaderErrorTest, Kafka) {
   EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    group.id: g\n"),
             "config.yaml:3:5: kafka.properties.group.id: set kafka.group_id "
             "instead");
+  EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    group.instance.id: g\n"),
+            "config.yaml:3:5: kafka.properties.group.instance.id: set "
+            "kafka.group_instance_id instead");
+  EXPECT_EQ(ErrorOf("kafka:\n  group_instance_id: \"pod 0\"\n"),
+            "config.yaml:2:22: kafka.group_instance_id: 'pod 0' has a "
+            "character Kafka does not take in a group.instance.id (a-z, A-Z, "
+            "0-9, '.', '_' and '-' only)");
+  EXPECT_EQ(
+      ErrorOf("kafka:\n  group_instance_id: " + std::string(250, 'x') + "\n"),
+      "config.yaml:2:22: kafka.group_instance_id: is longer than "
+      "Kafka's 249 characters");
+  EXPECT_EQ(MustParse("kafka:\n  group_instance_id: ${H}\n", {{"H", "rw-0"}})
+                .kafka.group_instance_id,
+            "rw-0");
   EXPECT_EQ(ErrorOf("kafka:\n  properties:\n    ssl: {a: 1}\n"),
             "config.yaml:3:10: kafka.properties.ssl: expected a scalar value, "
             "got a map");

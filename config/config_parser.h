@@ -85,6 +85,7 @@ class Parser {
   Status ReadSegmentLabels(const Field& f, std::vector<std::string>* out);
   Status ReadDeadLetter(const Field& f, DeadLetterConfig* c);
   Status ReadKafka(const Field& f, KafkaConfig* c);
+  Status ReadGroupInstanceId(const Field& f, std::string* out);
   Status ReadProperties(const Field& f,
                         std::map<std::string, std::string>* out);
   Status ReadHttp(const Field& f, HttpConfig* c);

@@ -245,6 +245,7 @@ void WriteKafka(const KafkaConfig& c, Writer* w) {
   w->Plain("not_ready_after", FormatDuration(c.not_ready_after));
   w->Bool("durable_state", c.durable_state);
   w->Text("changelog_topic", c.changelog_topic);
+  w->Text("group_instance_id", c.group_instance_id);
   w->Plain("checkpoint_interval", FormatDuration(c.checkpoint_interval));
   w->Map("properties", c.properties,
          [w](const std::string& name, const std::string& value) {

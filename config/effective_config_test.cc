@@ -194,8 +194,9 @@ kafka:
   judgments_topic: "judgments"
   commit_interval: 5s
   not_ready_after: 30s
-  durable_state: false
+  durable_state: true
   changelog_topic: ""
+  group_instance_id: ""
   checkpoint_interval: 5s
   properties: {}
 http:
@@ -520,13 +521,19 @@ void RandomKafka(Xoshiro256& rng, KafkaConfig* c) {
   c->not_ready_after = RandomDuration(rng, true);
   c->durable_state = rng.Below(2) == 1;
   c->changelog_topic = rng.Below(2) == 1 ? RandomString(rng, 1, 10) : "";
+  // Kafka's alphabet for an instance id only (others are refused).
+  c->group_instance_id.clear();
+  for (int64_t n = rng.Below(12); n > 0; --n) {
+    c->group_instance_id += "aZ09._-"[rng.Below(7)];
+  }
   c->checkpoint_interval = RandomDuration(rng, true);
   c->properties.clear();
   for (int64_t n = rng.Between(0, 4); n > 0; --n) {
     const std::string name = RandomString(rng, 1, 8);
     // Secrets print masked; names with their own key are refused.
     if (IsSecretProperty(name) || name == "bootstrap.servers" ||
-        name == "metadata.broker.list" || name == "group.id") {
+        name == "metadata.broker.list" || name == "group.id" ||
+        name == "group.instance.id") {
       continue;
     }
     c->properties[name] = RandomString(rng, 0, 8);
@@ -837,8 +844,9 @@ Config FullConfig(JoinMode mode) {
   k.judgments_topic = "judged";
   k.commit_interval = seconds(1);
   k.not_ready_after = minutes(1);
-  k.durable_state = true;
+  k.durable_state = false;  // Opted out: the default is true.
   k.changelog_topic = "state";
+  k.group_instance_id = "rankwatch-0";
   k.checkpoint_interval = seconds(2);
   k.properties = {{"client.id", "rw"},
                   {"sasl.password", std::string(kMaskedSecret)}};
@@ -1013,16 +1021,16 @@ TEST(ConfigKeysTest, CoverEveryFieldOnce) {
 // impression join.
 TEST(ConfigKeysTest, FixedKeysChangedNamesTheRefusedKeys) {
   const Config defaults;
-  EXPECT_EQ(
-      FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
-                       KeyOwner::kServer),
-      (std::vector<std::string>{
-          "kafka.bootstrap_servers", "kafka.group_id", "kafka.results_topic",
-          "kafka.judgments_topic", "kafka.commit_interval",
-          "kafka.not_ready_after", "kafka.durable_state",
-          "kafka.changelog_topic", "kafka.checkpoint_interval",
-          "kafka.properties", "http.listen", "http.allowed_hosts",
-          "http.response_budget_bytes", "http.tls", "http.basic_auth"}));
+  EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
+                             KeyOwner::kServer),
+            (std::vector<std::string>{
+                "kafka.bootstrap_servers", "kafka.group_id",
+                "kafka.results_topic", "kafka.judgments_topic",
+                "kafka.commit_interval", "kafka.not_ready_after",
+                "kafka.durable_state", "kafka.changelog_topic",
+                "kafka.group_instance_id", "kafka.checkpoint_interval",
+                "kafka.properties", "http.listen", "http.allowed_hosts",
+                "http.response_budget_bytes", "http.tls", "http.basic_auth"}));
   EXPECT_EQ(FixedKeysChanged(defaults, FullConfig(JoinMode::kImpression),
                              KeyOwner::kPipeline),
             (std::vector<std::string>{
@@ -1084,7 +1092,7 @@ static_assert(sizeof(MetricsConfig) == 96);
 static_assert(sizeof(metrics::Definitions) == 20);
 static_assert(sizeof(AggregationConfig) == 144);
 static_assert(sizeof(DeadLetterConfig) == 64);
-static_assert(sizeof(KafkaConfig) == 240);
+static_assert(sizeof(KafkaConfig) == 272);
 static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
@@ -1096,7 +1104,7 @@ static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
 static_assert(sizeof(JudgesPpiConfig) == 72);
 static_assert(sizeof(JudgesConfig) == 144);
-static_assert(sizeof(Config) == 2024);
+static_assert(sizeof(Config) == 2056);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -32,11 +32,12 @@ namespace {
 
 // librdkafka properties that have their own key here; setting both would
 // leave it unclear which one wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 3>
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4>
     kManagedProperties = {{
         {"bootstrap.servers", "kafka.bootstrap_servers"},
         {"metadata.broker.list", "kafka.bootstrap_servers"},
         {"group.id", "kafka.group_id"},
+        {"group.instance.id", "kafka.group_instance_id"},
     }};
 
 constexpr std::array<LogFormat, 2> kLogFormats = {LogFormat::kText,
@@ -58,11 +59,37 @@ Status Parser::ReadKafka(const Field& f, KafkaConfig* c) {
           {"not_ready_after", yaml_.DurationInto(true, &c->not_ready_after)},
           {"durable_state", yaml_.BoolInto(&c->durable_state)},
           {"changelog_topic", yaml_.StringInto(&c->changelog_topic)},
+          {"group_instance_id",
+           [&](const Field& v) {
+             return ReadGroupInstanceId(v, &c->group_instance_id);
+           }},
           {"checkpoint_interval",
            yaml_.DurationInto(true, &c->checkpoint_interval)},
           {"properties",
            [&](const Field& v) { return ReadProperties(v, &c->properties); }},
       });
+}
+
+// Kafka's own rule for group.instance.id (like a topic name's): 1 to 249
+// of [a-zA-Z0-9._-]; empty: none. Checked here, not by the broker at the
+// first join.
+Status Parser::ReadGroupInstanceId(const Field& f, std::string* out) {
+  StatusOr<std::string> text = yaml_.Text(f, "a string");
+  if (!text.ok()) return text.status();
+  if (text->size() > 249) {
+    return yaml_.Error(f, "is longer than Kafka's 249 characters");
+  }
+  for (char c : *text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+        c != '-') {
+      return yaml_.Error(f, "'" + Printable(*text) +
+                                "' has a character Kafka does not take in a "
+                                "group.instance.id (a-z, A-Z, 0-9, '.', '_' "
+                                "and '-' only)");
+    }
+  }
+  *out = std::move(*text);
+  return Status::Ok();
 }
 
 Status Parser::ReadProperties(const Field& f,

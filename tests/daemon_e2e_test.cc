@@ -377,11 +377,17 @@ TEST_F(DaemonE2eTest, EventsReachMetricsWithReplaysMeans) {
 // Phase one, then a stop (`signal`), then phase two in a new process.
 // Returns per-request finalization counts over both processes; `*last` gets
 // the new process's last scrape.
+// Without durable state (kafka.durable_state: false, the opt-out): the
+// committed offsets and their watermarks carry a restart.
+constexpr char kNotDurable[] = "  durable_state: false\n";
+
+// `second_config`: the second process's configuration, when not `config`.
 std::map<int, double> RestartScenario(DaemonE2eTest* t,
                                       const std::string& config, int signal,
                                       int* first_exit,
                                       const testing::TempDir& dir,
-                                      sim::MockCluster* cluster, Scrape* last) {
+                                      sim::MockCluster* cluster, Scrape* last,
+                                      const std::string& second_config = "") {
   Producer producer(cluster->bootstrap_servers());
   Scrape first;
   {
@@ -409,7 +415,7 @@ std::map<int, double> RestartScenario(DaemonE2eTest* t,
     const std::optional<int> status = d1.process().Wait(10s);
     *first_exit = status.value_or(-1);
   }
-  Daemon d2(dir, config, "second");
+  Daemon d2(dir, second_config.empty() ? config : second_config, "second");
   EXPECT_TRUE(d2.WaitReady()) << d2.log();
   const std::vector<Event> phase2 = Requests(150, 100, true);
   producer.SendPaced(phase2);
@@ -433,8 +439,8 @@ TEST_F(DaemonE2eTest, KillNineAndRestartLosesNothing) {
   int exit_status = 0;
   Scrape second;
   const auto n =
-      RestartScenario(this, WriteConfig("g-kill", kTracingMetrics), SIGKILL,
-                      &exit_status, dir_, cluster_.get(), &second);
+      RestartScenario(this, WriteConfig("g-kill", kTracingMetrics, kNotDurable),
+                      SIGKILL, &exit_status, dir_, cluster_.get(), &second);
   EXPECT_EQ(exit_status, 128 + SIGKILL);
   for (const auto& [request, count] : n) {
     EXPECT_GE(count, 1) << "request " << request << " was lost";
@@ -445,8 +451,8 @@ TEST_F(DaemonE2eTest, GracefulRestartLosesAndDuplicatesNothing) {
   int exit_status = -1;
   Scrape second;
   const auto n =
-      RestartScenario(this, WriteConfig("g-term", kTracingMetrics), SIGTERM,
-                      &exit_status, dir_, cluster_.get(), &second);
+      RestartScenario(this, WriteConfig("g-term", kTracingMetrics, kNotDurable),
+                      SIGTERM, &exit_status, dir_, cluster_.get(), &second);
   EXPECT_EQ(exit_status, 0);  // Within 10 s (Wait's limit).
   for (const auto& [request, count] : n) {
     EXPECT_EQ(count, 1) << "request " << request;
@@ -457,11 +463,35 @@ TEST_F(DaemonE2eTest, GracefulRestartLosesAndDuplicatesNothing) {
   EXPECT_EQ(second.Sum("rankwatch_requests_reprocessed_total"), 0);
 }
 
-// Issue 22: durable state. The changelog topic is made by the test with
-// the input topics' partition count (the mock cluster would create it on
-// first use with its default count, which works too).
-constexpr char kDurable[] = R"(  durable_state: true
-  checkpoint_interval: 300ms
+// Issue 40: an upgrade. A group that ran without durable state (offsets
+// committed with their watermarks, no checkpoint pointer) is taken over by
+// a process with the default configuration (durable state on): it finds no
+// checkpoint, starts from the committed offsets as before, skips what the
+// first process finalized, and from then on checkpoints. Every request is
+// finalized exactly once across the two.
+TEST_F(DaemonE2eTest, UpgradeToDurableStateStartsFromTheCommittedOffsets) {
+  int exit_status = -1;
+  Scrape second;
+  const auto n = RestartScenario(
+      this, WriteConfig("g-upgrade", kTracingMetrics, kNotDurable), SIGTERM,
+      &exit_status, dir_, cluster_.get(), &second,
+      WriteConfig("g-upgrade", kTracingMetrics,
+                  "  checkpoint_interval: 300ms\n"));
+  EXPECT_EQ(exit_status, 0);
+  ASSERT_EQ(n.size(), 250u);
+  for (const auto& [request, count] : n) {
+    EXPECT_EQ(count, 1) << "request " << request;
+  }
+  EXPECT_EQ(second.Sum("rankwatch_partitions_restored_total"), 0);
+  EXPECT_GT(second.Sum("rankwatch_checkpoints_total", {{"result", "ok"}}), 0);
+  EXPECT_EQ(second.Sum("rankwatch_consumer_ready"), 1);
+}
+
+// Issue 22: durable state, on by default (issue 40): only the interval is
+// set. The changelog topic is made by the test with the input topics'
+// partition count (the mock cluster would create it on first use with its
+// default count, which works too).
+constexpr char kDurable[] = R"(  checkpoint_interval: 300ms
 )";
 
 // The state's figures of the A/B series summed over `scrapes`: the lists
@@ -667,6 +697,88 @@ TEST_F(DaemonE2eTest, DurableStateKillOneOfThreeLosesNoList) {
   all.insert(all.end(), more.begin(), more.end());
   ExpectSameAsReplay({sa, sb}, ReplayJson(config, all), {"A", "B"}, 1e-9, false,
                      testing::Figures::kState);
+}
+
+// Issue 40: a restart after an outage longer than join.allowed_lateness,
+// while traffic goes on, with the default configuration (durable state is
+// on by default). The first process reads the events stamped before request
+// 150 was served, checkpoints and is stopped (SIGTERM or kill -9) while the
+// last lists it holds still wait for their judgments; the rest of the
+// traffic (their judgments, then 100 more requests) is produced while it is
+// down, and 3 s more pass (the lateness is 2 s) before a second process
+// starts. It restores the pending lists and must read their judgments from
+// the backlog before any window closes: its state's figures are replay's
+// over every event, and no judgment arrived after its list was finalized.
+void DurableRestartAfterAGap(
+    DaemonE2eTest* t, const std::string& config, int signal,
+    const testing::TempDir& dir, sim::MockCluster* cluster,
+    const std::function<std::string(const std::string&,
+                                    const std::vector<Event>&)>& replay) {
+  const std::vector<Event> all = testing::Requests(0, 250, false);
+  const int64_t split = kT0 + 150 * kSpacingMs;
+  std::vector<Event> before, during;
+  for (const Event& e : all) {
+    (e.timestamp_ms < split ? before : during).push_back(e);
+  }
+  Producer producer(cluster->bootstrap_servers());
+  {
+    Daemon d1(dir, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    producer.SendPaced(before);
+    ASSERT_TRUE(WaitConsumed({&d1}, static_cast<double>(before.size())));
+    testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
+    const Scrape first = d1.Metrics();
+    EXPECT_GT(first.Sum("rankwatch_checkpoints_total", {{"result", "ok"}}), 0)
+        << d1.log();
+    EXPECT_GT(first.Sum("rankwatch_pending_requests"), 0);
+    d1.process().Signal(signal);
+    EXPECT_EQ(d1.process().Wait(10s).value_or(-1),
+              signal == SIGKILL ? 128 + SIGKILL : 0);
+  }
+  producer.SendPaced(during);
+  testing::SleepFor(3000ms);  // The outage outlasts the lateness.
+  Daemon d2(dir, config, "second");
+  ASSERT_TRUE(d2.WaitReady()) << d2.log();
+  ASSERT_TRUE(WaitConsumed({&d2}, static_cast<double>(during.size())))
+      << d2.Summary() << d2.log();
+  producer.Sentinels(kT0 + 3'600'000);
+  Scrape second;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        second = d2.Metrics();
+        return StateLists({second}) >= 250;
+      },
+      30s))
+      << StateLists({second}) << "\n"
+      << d2.log();
+  EXPECT_EQ(StateLists({second}), 250);
+  EXPECT_EQ(second.Sum("rankwatch_partitions_restored_total"), kPartitions);
+  EXPECT_EQ(second.Sum("rankwatch_judgments_after_finalization_total"), 0);
+  // Every judgment of the traffic was claimed (the sentinels' still wait).
+  EXPECT_EQ(second.Sum("rankwatch_orphaned_judgments_total"), 0);
+  ExpectSameAsReplay({second}, replay(config, all), {"A", "B"}, 1e-9, false,
+                     testing::Figures::kState);
+  (void)t;
+}
+
+TEST_F(DaemonE2eTest, DurableStateSigtermThenAGapMatchesReplay) {
+  const std::string config =
+      WriteConfig("g-gap-term", kAbMetrics, "  checkpoint_interval: 300ms\n");
+  DurableRestartAfterAGap(
+      this, config, SIGTERM, dir_, cluster_.get(),
+      [&](const std::string& c, const std::vector<Event>& e) {
+        return ReplayJson(c, e);
+      });
+}
+
+TEST_F(DaemonE2eTest, DurableStateKillNineThenAGapMatchesReplay) {
+  const std::string config =
+      WriteConfig("g-gap-kill", kAbMetrics, "  checkpoint_interval: 300ms\n");
+  DurableRestartAfterAGap(
+      this, config, SIGKILL, dir_, cluster_.get(),
+      [&](const std::string& c, const std::vector<Event>& e) {
+        return ReplayJson(c, e);
+      });
 }
 
 // A corrupt checkpoint (here: a record that is not rankwatch's) is never

@@ -10,7 +10,10 @@
 // killed (everything since its partitions' last checkpoints is lost; they
 // are restored elsewhere from the checkpoints and re-read from the
 // checkpointed offsets: a checkpoint and its offsets commit together, as
-// Kafka transactions make them), and replicas are added and removed. At the
+// Kafka transactions make them), a replica is killed or stopped and comes
+// back after a gap of wall time longer than the lateness and the idle
+// timeout (its restored shards must wait for their backlog: the wall clock
+// ticks before it reads anything), and replicas are added and removed. At the
 // end, every figure summed over the replicas equals what one pipeline
 // computes reading the same events as replay does (one source, in event
 // time order): request counts, each series' count, sum and sum of squares,
@@ -264,11 +267,11 @@ struct Partition {
 };
 
 struct FaultCounts {
-  int checkpoints = 0, moves = 0, kills = 0, added = 0, removed = 0;
+  int checkpoints = 0, moves = 0, kills = 0, added = 0, removed = 0, gaps = 0;
 };
 
 Figures RunWithFaults(const std::vector<Event>& events, const config::Config& c,
-                      const Clock* clock, int64_t now_ms, uint64_t seed,
+                      FakeClock* clock, int64_t now_ms, uint64_t seed,
                       FaultCounts* faults) {
   Xoshiro256 rng(seed ^ 0x9e3779b97f4a7c15ull);
   std::vector<Partition> parts(kPartitions);
@@ -351,12 +354,33 @@ Figures RunWithFaults(const std::vector<Event>& events, const config::Config& c,
         }
       }
       ++faults->kills;
-    } else if (action < 0.076 && alive.size() < 4) {
+    } else if (action < 0.075) {
+      // An outage: a replica killed (kill -9) or stopped (SIGTERM: its
+      // partitions checkpointed first), down for 5 s to 3 min of wall time
+      // while nothing reads its partitions, then back: it restores them and
+      // the wall clock ticks before its backlog is fetched.
+      const int victim = alive[rng.Below(alive.size())];
+      const bool graceful = rng.Below(2) == 0;
+      for (int p = 0; p < kPartitions; ++p) {
+        if (graceful && parts[p].owner == victim) checkpoint(p);
+      }
+      replicas[victim].reset();
+      clock->Advance(rng.Between(5'000, 180'000));
+      const int back = new_replica();
+      for (int p = 0; p < kPartitions; ++p) {
+        if (parts[p].owner == victim) assign(p, back);
+      }
+      for (int tick = 0; tick < 5; ++tick) {
+        clock->Advance(200);
+        replicas[back]->AdvanceWallClock();
+      }
+      ++faults->gaps;
+    } else if (action < 0.078 && alive.size() < 4) {
       // Scale out: the new replica takes one partition.
       const int r = new_replica();
       move(static_cast<int>(rng.Below(kPartitions)), r);
       ++faults->added;
-    } else if (action < 0.080 && alive.size() > 1) {
+    } else if (action < 0.082 && alive.size() > 1) {
       // Scale in (SIGTERM): hand every partition over, then stop.
       const int leaving = alive[rng.Below(alive.size())];
       for (int p = 0; p < kPartitions; ++p) {
@@ -409,6 +433,7 @@ void CheckSchedules(bool units) {
     const Figures want = Reference(events, c, &clock, now_ms);
     FaultCounts faults;
     const Figures got = RunWithFaults(events, c, &clock, now_ms, seed, &faults);
+    clock.Set(kStart + 3'600'000);  // Each schedule from the same wall time.
     ExpectSame(want, got, "seed " + std::to_string(seed));
     if (::testing::Test::HasFailure()) {
       ADD_FAILURE() << "failing schedule: RANKWATCH_PROPERTY_SEED=" << seed;
@@ -419,6 +444,7 @@ void CheckSchedules(bool units) {
     total.kills += faults.kills;
     total.added += faults.added;
     total.removed += faults.removed;
+    total.gaps += faults.gaps;
   }
   // The schedules exercised every kind of fault (the test can fail only if
   // they happen).
@@ -427,6 +453,7 @@ void CheckSchedules(bool units) {
     EXPECT_GT(total.kills, 5);
     EXPECT_GT(total.added, 2);
     EXPECT_GT(total.removed, 2);
+    EXPECT_GT(total.gaps, 2);
   }
 }
 

@@ -299,6 +299,7 @@ struct KafkaKeys {
   std::string bootstrap = RealKafka::bootstrap();
   std::string keys;        // More `kafka:` keys, indented by 2.
   std::string properties;  // More `kafka.properties`, indented by 4.
+  std::string session_timeout_ms = "6000";
 };
 
 class RealKafkaE2eTest : public ::testing::Test {
@@ -324,7 +325,8 @@ class RealKafkaE2eTest : public ::testing::Test {
                               kafka.keys +
                               R"(  commit_interval: 500ms
   properties:
-    session.timeout.ms: "6000"
+    session.timeout.ms: ")" + kafka.session_timeout_ms +
+                              R"("
     heartbeat.interval.ms: "500"
     fetch.wait.max.ms: "100"
 )" + kafka.properties + join + R"(http:
@@ -420,11 +422,14 @@ TEST_F(RealKafkaE2eTest, KcatEventsReachMetricsWithReplaysMeans) {
                          ReplayJson(config, events));
 }
 
-// A daemon killed with SIGKILL mid-stream and a new one in its place: every
-// request is finalized (at least once: what the first finalized after its
-// last commit is finalized again), each with replay's value.
+// Without durable state (the opt-out): a daemon killed with SIGKILL
+// mid-stream and a new one in its place: every request is finalized (at
+// least once: what the first finalized after its last commit is finalized
+// again), each with replay's value.
 TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
-  const std::string config = WriteConfig(kTracingMetrics);
+  KafkaKeys keys;
+  keys.keys = "  durable_state: false\n";  // The opt-out's at-least-once.
+  const std::string config = WriteConfig(kTracingMetrics, keys);
   Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
                     kPartitions);
   Scrape first;
@@ -494,7 +499,7 @@ TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
 // alone then holds replay's figures over every event of the three phases.
 TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
   KafkaKeys keys;
-  keys.keys = "  durable_state: true\n  checkpoint_interval: 300ms\n";
+  keys.keys = "  checkpoint_interval: 300ms\n";  // Durable by default.
   const std::string config = WriteConfig(kAbMetrics, keys);
   Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
                     kPartitions);
@@ -565,7 +570,7 @@ TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
 // saying why; it counts nothing meanwhile.
 TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
   KafkaKeys keys;
-  keys.keys = "  durable_state: true\n  checkpoint_interval: 300ms\n";
+  keys.keys = "  checkpoint_interval: 300ms\n";  // Durable by default.
   const std::string config = WriteConfig(kAbMetrics, keys);
   const std::string changelog = group_ + "-changelog";
   Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
@@ -611,6 +616,216 @@ TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
             1);
   EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), 0);
   // Nothing counted from zero.
+  EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), 0) << d.log();
+  EXPECT_EQ(s.Sum("rankwatch_precision_window_lists", {{"window", "all"}}), 0);
+}
+
+// The value of config `name` of `topic` as the broker describes it; empty
+// when it cannot be read.
+std::string TopicConfig(const std::string& bootstrap, const std::string& topic,
+                        const std::string& name) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                    sizeof(errstr));
+  rd_kafka_t* rk =
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) return "";
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_DescribeConfigs(rk, &resource, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  std::string value;
+  if (event != nullptr && rd_kafka_event_error(event) == 0) {
+    size_t n = 0;
+    const rd_kafka_ConfigResource_t** resources =
+        rd_kafka_DescribeConfigs_result_resources(
+            rd_kafka_event_DescribeConfigs_result(event), &n);
+    for (size_t i = 0; i < n; ++i) {
+      size_t m = 0;
+      const rd_kafka_ConfigEntry_t** entries =
+          rd_kafka_ConfigResource_configs(resources[i], &m);
+      for (size_t j = 0; j < m; ++j) {
+        const char* v = rd_kafka_ConfigEntry_value(entries[j]);
+        if (name == rd_kafka_ConfigEntry_name(entries[j]) && v != nullptr) {
+          value = v;
+        }
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_ConfigResource_destroy(resource);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_destroy(rk);
+  return value;
+}
+
+// Issue 40 on the real broker, with the default configuration (durable
+// state on): two outages longer than join.allowed_lateness (2 s) while the
+// traffic goes on, one after a SIGTERM and one after a kill -9 (whose
+// successor also waits the 6 s session timeout). Each process is stopped
+// while the last lists it holds still wait for judgments that are produced
+// while it is down; its successor restores them and must read the backlog
+// before closing their windows. The last process alone holds replay's
+// figures over every event. rankwatch creates the changelog compacted,
+// with segments rolled every minute.
+TEST_F(RealKafkaE2eTest, DurableStateOutagesLongerThanTheLatenessMatchReplay) {
+  KafkaKeys keys;
+  keys.keys = "  checkpoint_interval: 300ms\n";
+  const std::string config = WriteConfig(kAbMetrics, keys);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> all = testing::Requests(0, 300, false);
+  std::vector<Event> parts[3];
+  for (const Event& e : all) {
+    parts[e.timestamp_ms < kT0 + 100 * testing::kSpacingMs   ? 0
+          : e.timestamp_ms < kT0 + 200 * testing::kSpacingMs ? 1
+                                                             : 2]
+        .push_back(e);
+  }
+  producer.SendPaced(parts[0]);
+  const int signals[] = {SIGTERM, SIGKILL};
+  for (int run = 0; run < 2; ++run) {
+    testing::DaemonProcess d(RankwatchBinary(), dir_, config,
+                             "d" + std::to_string(run));
+    ASSERT_TRUE(d.WaitReady(60s)) << d.log();
+    ASSERT_TRUE(testing::WaitConsumed({&d}, double(parts[run].size())))
+        << d.Summary() << "\n"
+        << d.log();
+    testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
+    const Scrape s = d.Metrics();
+    EXPECT_GT(s.Sum("rankwatch_pending_requests"), 0) << d.Summary();
+    EXPECT_EQ(s.Sum("rankwatch_judgments_after_finalization_total"), 0);
+    d.process().Signal(signals[run]);
+    EXPECT_EQ(d.process().Wait(10s),
+              signals[run] == SIGKILL ? 128 + SIGKILL : 0);
+    producer.SendPaced(parts[run + 1]);
+    testing::SleepFor(3000ms);  // Down for longer than the lateness.
+  }
+  const std::string changelog = group_ + "-changelog";
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), changelog, "cleanup.policy"),
+            "compact");
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), changelog, "segment.ms"),
+            "60000");
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), changelog, "segment.bytes"),
+            "134217728");
+  testing::DaemonProcess last(RankwatchBinary(), dir_, config, "last");
+  ASSERT_TRUE(last.WaitReady(60s)) << last.log();
+  ASSERT_TRUE(testing::WaitConsumed({&last}, double(parts[2].size())))
+      << last.Summary() << "\n"
+      << last.log();
+  producer.Sentinels(kT0 + 3'600'000);
+  auto lists = [&](const Scrape& s) {
+    return s.Sum("rankwatch_precision_window_lists",
+                 {{"k", "1"}, {"window", "all"}, {"variant", "A"}}) +
+           s.Sum("rankwatch_precision_window_lists",
+                 {{"k", "1"}, {"window", "all"}, {"variant", "B"}});
+  };
+  Scrape s;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = last.Metrics();
+        return lists(s) >= 300;
+      },
+      30s))
+      << lists(s) << "\n"
+      << last.log();
+  EXPECT_EQ(lists(s), 300);
+  EXPECT_EQ(s.Sum("rankwatch_judgments_after_finalization_total"), 0);
+  EXPECT_EQ(s.Sum("rankwatch_orphaned_judgments_total"), 0);
+  testing::ExpectSameAsReplay({s}, ReplayJson(config, all), {"A", "B"}, 1e-9,
+                              false, testing::Figures::kState);
+}
+
+// Static membership (kafka.group_instance_id): a replica killed with
+// kill -9 and started again at once with the same id is given its
+// partitions without waiting for its old session to expire (45 s here,
+// librdkafka's default); its figures are then replay's.
+TEST_F(RealKafkaE2eTest, StaticMemberKilledAndRestartedIsAssignedAtOnce) {
+  KafkaKeys keys;
+  keys.keys =
+      "  checkpoint_interval: 300ms\n  group_instance_id: rankwatch-0\n";
+  keys.session_timeout_ms = "45000";
+  const std::string config = WriteConfig(kAbMetrics, keys);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> first = testing::Requests(0, 80, false);
+  const std::vector<Event> second = testing::Requests(80, 80, false);
+  {
+    testing::DaemonProcess d(RankwatchBinary(), dir_, config, "first");
+    ASSERT_TRUE(d.WaitReady(60s)) << d.log();
+    producer.SendPaced(first);
+    ASSERT_TRUE(testing::WaitConsumed({&d}, double(first.size())))
+        << d.Summary() << "\n"
+        << d.log();
+    testing::SleepFor(1000ms);
+    d.process().Signal(SIGKILL);
+    EXPECT_EQ(d.process().Wait(10s), 128 + SIGKILL);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "second");
+  // Well within the 45 s session: without the static id the group would
+  // wait for it.
+  ASSERT_TRUE(d.WaitReady(20s)) << d.log();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, 20s);
+  producer.SendPaced(second);
+  ASSERT_TRUE(testing::WaitConsumed({&d}, double(second.size())))
+      << d.Summary() << "\n"
+      << d.log();
+  producer.Sentinels(kT0 + 3'600'000);
+  Scrape s;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = d.Metrics();
+        return s.Sum("rankwatch_precision_window_lists",
+                     {{"k", "1"}, {"window", "all"}}) >= 160;
+      },
+      30s))
+      << d.log();
+  std::vector<Event> all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  testing::ExpectSameAsReplay({s}, ReplayJson(config, all), {"A", "B"}, 1e-9,
+                              false, testing::Figures::kState);
+}
+
+// A changelog topic that exists with the delete policy (or that the group
+// may not create or describe) is never used: the replica stays unready,
+// says what to do, and counts nothing.
+TEST_F(RealKafkaE2eTest,
+       DurableStateOnADeletePolicyTopicKeepsTheReplicaUnready) {
+  const std::string changelog = group_ + "-changelog";
+  std::string error;
+  ASSERT_TRUE(CreateTopics(RealKafka::bootstrap(), {changelog}, kPartitions,
+                           {{"cleanup.policy", "delete"}}, &error))
+      << error;
+  const std::string config = WriteConfig(kAbMetrics);  // The defaults.
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "d");
+  EXPECT_FALSE(d.WaitReady(10s)) << d.log();
+  ASSERT_GT(d.port(), 0) << d.log();
+  std::pair<int, std::string> ready;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        ready = Readyz(d);
+        return ready.first == 503 &&
+               ready.second.find("state_unavailable") != std::string::npos;
+      },
+      30s))
+      << ready.first << " " << ready.second << "\n"
+      << d.log();
+  EXPECT_NE(ready.second.find("changelog topic '" + changelog +
+                              "' has cleanup.policy=delete"),
+            std::string::npos)
+      << ready.second;
+  EXPECT_NE(ready.second.find("or set kafka.durable_state: false"),
+            std::string::npos)
+      << ready.second;
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  producer.SendPaced(testing::Requests(0, 20, false));
+  testing::SleepFor(1000ms);
+  const Scrape s = d.Metrics();
   EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), 0) << d.log();
   EXPECT_EQ(s.Sum("rankwatch_precision_window_lists", {{"window", "all"}}), 0);
 }

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -24,6 +25,10 @@ constexpr std::string_view kKafkaMockCommand = "kafka-mock";
 struct KafkaMockArgs {
   int brokers = 3;
   std::vector<std::string> topics;  // NAME:PARTITIONS
+  // Created with the most partitions of `topics` (the mock cluster would
+  // auto-create it with 4: durable state's changelog then disagrees with
+  // its input topics); empty: none.
+  std::string changelog_topic = "rankwatch-changelog";
   std::string bootstrap_file;
 };
 
@@ -70,6 +75,20 @@ StatusOr<TopicSpec> ParseTopicSpec(const std::string& spec) {
   return topic;
 }
 
+// The changelog of a daemon in its default group, as rankwatch creates it on
+// a broker that takes CreateTopics: as many partitions as the input topics
+// (the most of `topics`), unless named among them or there are none.
+void AddChangelogTopic(const std::string& name,
+                       std::vector<TopicSpec>* topics) {
+  if (name.empty() || topics->empty()) return;
+  int partitions = 0;
+  for (const TopicSpec& topic : *topics) {
+    if (topic.name == name) return;
+    partitions = std::max(partitions, topic.partitions);
+  }
+  topics->push_back({name, partitions});
+}
+
 int RunKafkaMock(const KafkaMockArgs& args) {
   std::vector<TopicSpec> topics;
   for (const std::string& spec : args.topics) {
@@ -78,6 +97,7 @@ int RunKafkaMock(const KafkaMockArgs& args) {
       return Fail(kKafkaMockCommand, topic.status(), ErrorSource::kUsage);
     topics.push_back(*topic);
   }
+  AddChangelogTopic(args.changelog_topic, &topics);
   IgnoreHangup();
   // SIGTERM and SIGINT are blocked before the mock starts its threads, which
   // inherit the mask, so that sigwait() below is the only taker.
@@ -135,6 +155,11 @@ void AddKafkaMockCommand(CLI::App& app, int* exit_code) {
                   "Create a topic: NAME:PARTITIONS (repeatable); other topics "
                   "are auto-created with 4 partitions")
       ->allow_extra_args(false);
+  cmd->add_option(
+      "--changelog-topic", args->changelog_topic,
+      "With --topic: create this durable-state changelog topic with as many "
+      "partitions as the largest --topic (default: rankwatch-changelog, the "
+      "default group's); \"\" for none");
   cmd->add_option("--bootstrap-file", args->bootstrap_file,
                   "Write the bootstrap servers to FILE once the topics exist "
                   "(atomically); removed on exit");

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -67,6 +68,43 @@ TEST(KafkaMockCommandTest, ServesUntilSigtermThenRemovesItsFile) {
   mock.Signal(SIGTERM);
   EXPECT_EQ(mock.Wait(seconds(5)), std::optional<int>(0));
   EXPECT_FALSE(std::filesystem::exists(bootstrap_file));
+}
+
+// Issue 40: a daemon with durable state in the default group finds its
+// changelog with the input topics' partition count (the mock cluster's
+// automatic creation would give it 4); --changelog-topic names another.
+TEST(KafkaMockCommandTest, CreatesTheDefaultChangelogWithTheInputsPartitions) {
+  rankwatch::testing::TempDir dir;
+  const std::string bootstrap_file = dir.path() + "/bootstrap";
+  rankwatch::testing::ChildProcess mock(
+      {RankwatchBinary(), "kafka-mock", "--brokers", "1", "--topic",
+       "results:12", "--topic", "judgments:6", "--changelog-topic", "g-state",
+       "--bootstrap-file", bootstrap_file},
+      dir.path() + "/out", dir.path() + "/err");
+  ASSERT_TRUE(mock.started());
+  ASSERT_TRUE(rankwatch::testing::WaitFor(
+      [&] { return std::filesystem::exists(bootstrap_file); }, seconds(10)))
+      << rankwatch::testing::ReadFile(dir.path() + "/err");
+  std::string bootstrap = rankwatch::testing::ReadFile(bootstrap_file);
+  bootstrap.pop_back();
+  testutil::CountingDeliveryReport report;
+  std::unique_ptr<RdKafka::Producer> producer =
+      testutil::MakeProducer(bootstrap, &report);
+  ASSERT_NE(producer, nullptr);
+  RdKafka::Metadata* raw = nullptr;
+  ASSERT_EQ(producer->metadata(true, nullptr, &raw, 5000),
+            RdKafka::ERR_NO_ERROR);
+  std::unique_ptr<RdKafka::Metadata> md(raw);
+  std::map<std::string, size_t> partitions;
+  for (const RdKafka::TopicMetadata* t : *md->topics()) {
+    partitions[t->topic()] = t->partitions()->size();
+  }
+  EXPECT_EQ(partitions,
+            (std::map<std::string, size_t>{
+                {"g-state", 12}, {"judgments", 6}, {"results", 12}}));
+  producer.reset();
+  mock.Signal(SIGTERM);
+  EXPECT_EQ(mock.Wait(seconds(5)), std::optional<int>(0));
 }
 
 // `kill -HUP "$(pidof rankwatch)"`, meant for the daemon, reaches every

@@ -286,6 +286,7 @@ void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
       {"without_relevant", c.without_relevant},
       {"duplicate_results", j.duplicate_results},
       {"orphaned_judgments", j.orphaned_judgments},
+      {"judgments_after_finalization", j.judgments_after_finalization},
       {"finalized", j.finalized},
       {"scored", c.scored},
       {"table_full", j.table_full},

@@ -38,7 +38,8 @@ namespace rankwatch::cli {
 //  "events": {"results": N, "judgments": N, "ignored": N, "rejected":
 //  {"<reason>": N}, "covariate": {...} (with schema.covariate), "late": N,
 //  "late_results", "evicted", "unjudged", "without_relevant",
-//  "duplicate_results", "orphaned_judgments", "finalized", "scored",
+//  "duplicate_results", "orphaned_judgments",
+//  "judgments_after_finalization", "finalized", "scored",
 //  "table_full", "position_mismatches"}}.
 std::string FormatReplayJson(const stream::PipelineSnapshot& snapshot);
 

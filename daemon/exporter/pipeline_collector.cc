@@ -332,6 +332,13 @@ void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
                          "join.window] of their request, or its results "
                          "never came",
                          count(j.orphaned_judgments)));
+  out->push_back(Counter("rankwatch_judgments_after_finalization_total",
+                         "Judgments stamped inside their request's window "
+                         "that arrived after the request was finalized "
+                         "(closed by the wall clock of an idle stream, "
+                         "evicted, or at the window's edge): scored without "
+                         "them",
+                         count(j.judgments_after_finalization)));
   out->push_back(Counter("rankwatch_requests_reprocessed_total",
                          "Requests finalized from a results event a previous "
                          "owner had already read and that owner crashed "

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <thread>
 
@@ -17,6 +18,34 @@ namespace {
 constexpr uint32_t kRecordMagic = 0x4c435752;  // "RWCL"
 constexpr uint32_t kRecordVersion = 1;
 constexpr int kDescribeTimeoutMs = 1500;
+// A metadata request of Prepare(): short, so that an unreachable cluster
+// makes an attempt fail fast and the caller's retry loop hears a stop (the
+// topic's creation keeps Prepare's longer timeout).
+constexpr int kMetadataProbeMs = 1000;
+
+// What the topic is created with besides its partitions (docs/operations.md,
+// "Durable state", "The topic"). Compaction cleans rolled segments only,
+// and a broker's defaults roll a segment at 1 GiB or after 7 days: at
+// 240 KB/s of checkpoints that is several GiB on disk before the first
+// cleaning, for a state of a few MB. Rolling every minute lets the cleaner
+// keep the topic near the state's size (the active segment holds a minute
+// of checkpoints). A segment must hold the largest record
+// (max.message.bytes), so segment.bytes is twice it. The cleaner starts at
+// the broker's usual dirty ratio, set here so that a broker tuned for
+// other topics does not change it.
+struct TopicSetting {
+  const char* name;
+  const char* value;
+};
+const TopicSetting kTopicSettings[] = {
+    {"cleanup.policy", "compact"},        {"max.message.bytes", "67108864"},
+    {"segment.bytes", "134217728"},       {"segment.ms", "60000"},
+    {"min.cleanable.dirty.ratio", "0.5"},
+};
+static_assert(kMaxCheckpointBytes == 67108864);
+// A segment.ms above this on an existing topic is reported: its disk grows
+// that long before compaction can clean anything.
+constexpr int64_t kMaxAdvisedSegmentMs = 60 * 60 * 1000;
 
 // Pause between attempts at a transient error.
 constexpr int64_t kRetryMs = 200;
@@ -41,6 +70,19 @@ struct AdminCall {
   rd_kafka_queue_t* queue;
   rd_kafka_event_t* event = nullptr;
 };
+
+// What to do when the broker refuses `action` on the changelog topic: one
+// line an operator can act on.
+std::string NotAuthorized(const std::string& topic, const char* action) {
+  return std::string("not authorized to ") + action + " changelog topic '" +
+         topic + "': grant this client's principal CREATE, DESCRIBE, " +
+         "DESCRIBE_CONFIGS, READ and WRITE on topic '" + topic +
+         "' (or create it yourself: cleanup.policy=compact, segment.ms=60000, "
+         "max.message.bytes=67108864, the input topics' partition count), or "
+         "set kafka.durable_state: false to run without durable state "
+         "(figures restart with each process; docs/operations.md, \"Durable "
+         "state\")";
+}
 
 rd_kafka_AdminOptions_t* Options(rd_kafka_t* rk, rd_kafka_admin_op_t op,
                                  int timeout_ms) {
@@ -83,7 +125,9 @@ StatusOr<CheckpointRecord> DecodeCheckpointRecord(std::string_view bytes) {
   return record;
 }
 
-// Delivery reports of Write(): each message's opaque is its index.
+// Delivery reports of a round (Send): each message's opaque is the round's
+// generation (high 32 bits) and its index, so that a late report of an
+// earlier round that failed early is not taken for this round's.
 class Changelog::Deliveries : public RdKafka::DeliveryReportCb {
  public:
   struct Report {
@@ -93,11 +137,17 @@ class Changelog::Deliveries : public RdKafka::DeliveryReportCb {
     int64_t offset = -1;
   };
   void dr_cb(RdKafka::Message& message) override {
-    const size_t i = reinterpret_cast<size_t>(message.msg_opaque());
-    if (i >= reports.size()) return;
+    const uint64_t opaque = reinterpret_cast<uintptr_t>(message.msg_opaque());
+    const size_t i = static_cast<size_t>(opaque & 0xffffffffu);
+    if ((opaque >> 32) != generation || i >= reports.size()) return;
     reports[i] = {true, message.err(), message.partition(), message.offset()};
   }
+  void* Opaque(size_t i) const {
+    return reinterpret_cast<void*>(
+        static_cast<uintptr_t>((uint64_t{generation} << 32) | i));
+  }
   std::vector<Report> reports;
+  uint32_t generation = 0;
 };
 
 Changelog::Changelog(std::string topic) : topic_(std::move(topic)) {}
@@ -118,11 +168,15 @@ StatusOr<std::unique_ptr<Changelog>> Changelog::Create(
   // checkpoint repeats doc ids and labels).
   // No automatic creation: a broker's default topic would have the delete
   // policy (Prepare creates the topic compacted instead).
+  // A round in flight fails after kCheckpointTimeoutMs (a broker down)
+  // rather than librdkafka's 5 minutes: the next interval tries again.
   RW_RETURN_IF_ERROR(
-      SetAll(pconf->get(), {{"enable.idempotence", "true"},
-                            {"compression.type", "lz4"},
-                            {"linger.ms", "0"},
-                            {"allow.auto.create.topics", "false"}}));
+      SetAll(pconf->get(),
+             {{"enable.idempotence", "true"},
+              {"compression.type", "lz4"},
+              {"linger.ms", "0"},
+              {"message.timeout.ms", std::to_string(kCheckpointTimeoutMs)},
+              {"allow.auto.create.topics", "false"}}));
   RW_RETURN_IF_ERROR(SetCallback(pconf->get(), "dr_cb", c->deliveries_.get()));
   std::string err;
   c->producer_.reset(RdKafka::Producer::create(pconf->get(), err));
@@ -170,9 +224,9 @@ Status Changelog::CreateTopic(int32_t partitions, int timeout_ms) {
   rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(
       topic_.c_str(), partitions, -1, errstr, sizeof(errstr));
   if (topic == nullptr) return Status::InvalidArgument(errstr);
-  (void)rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
-  (void)rd_kafka_NewTopic_set_config(
-      topic, "max.message.bytes", std::to_string(kMaxCheckpointBytes).c_str());
+  for (const TopicSetting& setting : kTopicSettings) {
+    (void)rd_kafka_NewTopic_set_config(topic, setting.name, setting.value);
+  }
   AdminCall call(rk);
   rd_kafka_AdminOptions_t* options =
       Options(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, timeout_ms);
@@ -189,14 +243,20 @@ Status Changelog::CreateTopic(int32_t partitions, int timeout_ms) {
       rd_kafka_event_CreateTopics_result(event), &n);
   for (size_t i = 0; i < n; ++i) {
     const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+        err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      return Status::InvalidArgument(NotAuthorized(topic_, "create"));
+    }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR &&
         err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
       return Status::Unavailable(
           rd_kafka_topic_result_error_string(results[i]));
     }
   }
-  spdlog::info("created changelog topic '{}' ({} partitions, compacted)",
-               topic_, partitions);
+  spdlog::info(
+      "created changelog topic '{}' ({} partitions, compacted, segments "
+      "rolled every minute)",
+      topic_, partitions);
   return Status::Ok();
 }
 
@@ -233,6 +293,13 @@ Status Changelog::CheckCleanupPolicy(int timeout_ms) {
   rd_kafka_AdminOptions_destroy(options);
   rd_kafka_ConfigResource_destroy(resource);
   rd_kafka_event_t* event = call.Wait(timeout_ms + 1000);
+  if (event != nullptr &&
+      (rd_kafka_event_error(event) ==
+           RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+       rd_kafka_event_error(event) ==
+           RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED)) {
+    return Status::InvalidArgument(NotAuthorized(topic_, "describe"));
+  }
   if (event == nullptr ||
       rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     // The mock cluster has no DescribeConfigs: nothing to check.
@@ -246,30 +313,52 @@ Status Changelog::CheckCleanupPolicy(int timeout_ms) {
       rd_kafka_DescribeConfigs_result_resources(
           rd_kafka_event_DescribeConfigs_result(event), &n);
   for (size_t i = 0; i < n; ++i) {
+    const rd_kafka_resp_err_t err = rd_kafka_ConfigResource_error(resources[i]);
+    if (err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+        err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      return Status::InvalidArgument(NotAuthorized(topic_, "describe"));
+    }
     size_t m = 0;
     const rd_kafka_ConfigEntry_t** entries =
         rd_kafka_ConfigResource_configs(resources[i], &m);
     for (size_t j = 0; j < m; ++j) {
-      if (std::string_view(rd_kafka_ConfigEntry_name(entries[j])) !=
-          "cleanup.policy") {
-        continue;
-      }
-      const char* value = rd_kafka_ConfigEntry_value(entries[j]);
-      const std::string_view policy = value == nullptr ? "" : value;
-      if (policy.find("compact") == std::string_view::npos) {
+      const std::string_view name = rd_kafka_ConfigEntry_name(entries[j]);
+      const char* raw = rd_kafka_ConfigEntry_value(entries[j]);
+      const std::string_view value = raw == nullptr ? "" : raw;
+      if (name == "cleanup.policy" &&
+          value.find("compact") == std::string_view::npos) {
         return Status::InvalidArgument(
             "changelog topic '" + topic_ +
-            "' has cleanup.policy=" + std::string(policy) +
+            "' has cleanup.policy=" + std::string(value) +
             ": checkpoints would expire with retention and the state with "
-            "them; set cleanup.policy=compact");
+            "them; set cleanup.policy=compact (kafka-configs --alter "
+            "--entity-type topics --entity-name " +
+            topic_ +
+            " --add-config cleanup.policy=compact), or set "
+            "kafka.durable_state: false to run without durable state");
       }
+      if (name == "segment.ms") WarnOnSlowSegments(value);
     }
   }
   return Status::Ok();
 }
 
+void Changelog::WarnOnSlowSegments(std::string_view segment_ms) const {
+  int64_t ms = 0;
+  const auto [end, ec] = std::from_chars(
+      segment_ms.data(), segment_ms.data() + segment_ms.size(), ms);
+  if (ec != std::errc() || ms <= kMaxAdvisedSegmentMs) return;
+  spdlog::warn(
+      "changelog topic '{}' has segment.ms={}: compaction cleans rolled "
+      "segments only, so the topic keeps every checkpoint that long (many "
+      "times the state's size) before the first cleaning; set "
+      "segment.ms=60000 as rankwatch does when it creates the topic",
+      topic_, segment_ms);
+}
+
 Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
-  StatusOr<int32_t> count = PartitionCount(timeout_ms);
+  const int probe_ms = std::min(timeout_ms, kMetadataProbeMs);
+  StatusOr<int32_t> count = PartitionCount(probe_ms);
   if (!count.ok()) return count.status();
   bool created_here = false;
   if (*count == 0) {
@@ -286,18 +375,31 @@ Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
     }
     for (int attempt = 0; attempt < 10 && count.ok() && *count == 0;
          ++attempt) {
-      count = PartitionCount(timeout_ms);
+      count = PartitionCount(probe_ms);
     }
     if (!count.ok()) return count.status();
     if (*count == 0) {
       return Status::Unavailable(
           "changelog topic '" + topic_ +
           "' does not exist and could not be created: create it with "
-          "cleanup.policy=compact and " +
-          std::to_string(partitions) + " partitions");
+          "cleanup.policy=compact, segment.ms=60000, "
+          "max.message.bytes=67108864 and " +
+          std::to_string(partitions) +
+          " partitions, grant this client CREATE on it, or set "
+          "kafka.durable_state: false to run without durable state");
     }
   }
   partitions_ = *count;
+  if (partitions_ != partitions) {
+    // Correct either way (partition p's records go to p modulo the count),
+    // but not what the documentation promises for a topic rankwatch
+    // creates: say why.
+    spdlog::warn(
+        "changelog topic '{}' has {} partitions, the input topics {}: it was "
+        "created by hand or by the cluster's automatic topic creation; input "
+        "partition p's checkpoints go to changelog partition p mod {}",
+        topic_, partitions_, partitions, partitions_);
+  }
   // Created compacted here: nothing to check (a broker may still describe
   // its default policy for a moment after the creation). A broker answers
   // DescribeConfigs at once; one without it (the mock cluster) lets the
@@ -309,26 +411,49 @@ Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
 Status Changelog::Write(
     const std::vector<std::pair<int32_t, std::string>>& records, int timeout_ms,
     std::vector<Written>* written) {
-  written->assign(records.size(), Written{});
+  RW_RETURN_IF_ERROR(Send(records));
+  (void)producer_->flush(timeout_ms);
+  std::optional<Status> result = Collect(written);
+  if (!result.has_value()) {
+    return Status::Unavailable("checkpoint write timed out");
+  }
+  return *result;
+}
+
+Status Changelog::Send(
+    const std::vector<std::pair<int32_t, std::string>>& records) {
   deliveries_->reports.assign(records.size(), Deliveries::Report{});
+  ++deliveries_->generation;
+  sent_partitions_.clear();
   for (size_t i = 0; i < records.size(); ++i) {
+    sent_partitions_.push_back(records[i].first);
     const std::string key = std::to_string(records[i].first);
     const RdKafka::ErrorCode err = producer_->produce(
         topic_, PartitionOf(records[i].first), RdKafka::Producer::RK_MSG_COPY,
         const_cast<char*>(records[i].second.data()), records[i].second.size(),
-        key.data(), key.size(), 0, reinterpret_cast<void*>(i));
+        key.data(), key.size(), 0, deliveries_->Opaque(i));
     if (err != RdKafka::ERR_NO_ERROR) {
+      // The round has failed: the next one's generation ignores the
+      // reports of the records already produced.
       return Status::Unavailable("checkpoint of partition " + key + ": " +
                                  RdKafka::err2str(err));
     }
   }
-  (void)producer_->flush(timeout_ms);
-  for (size_t i = 0; i < records.size(); ++i) {
-    const Deliveries::Report& r = deliveries_->reports[i];
-    if (!r.done) return Status::Unavailable("checkpoint write timed out");
+  return Status::Ok();
+}
+
+std::optional<Status> Changelog::Collect(std::vector<Written>* written) {
+  (void)producer_->poll(0);
+  const std::vector<Deliveries::Report>& reports = deliveries_->reports;
+  for (const Deliveries::Report& r : reports) {
+    if (!r.done) return std::nullopt;
+  }
+  written->assign(reports.size(), Written{});
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const Deliveries::Report& r = reports[i];
     if (r.err != RdKafka::ERR_NO_ERROR) {
       return Status::Unavailable("checkpoint of partition " +
-                                 std::to_string(records[i].first) + ": " +
+                                 std::to_string(sent_partitions_[i]) + ": " +
                                  RdKafka::err2str(r.err));
     }
     (*written)[i] = {r.partition, r.offset};

@@ -16,8 +16,9 @@
 //
 // Partition p's records go to changelog partition p modulo the topic's
 // partition count; the topic is created with as many partitions as the
-// input topics when missing. A partition's newest checkpoint is the last
-// record with its key from the committed pointer on.
+// input topics when missing, compacted, with segments rolled every minute
+// so that compaction keeps its size near the state's. A partition's newest
+// checkpoint is the last record with its key from the committed pointer on.
 //
 // Thread-safety: none; the consumer thread owns it. Its calls block for
 // at most their timeout.
@@ -54,6 +55,8 @@ StatusOr<CheckpointRecord> DecodeCheckpointRecord(std::string_view bytes);
 // Checkpoints above this size are refused by the producer (the topic is
 // created to take them; docs/operations.md, "Durable state").
 inline constexpr int64_t kMaxCheckpointBytes = 64 << 20;
+// A checkpoint record not acknowledged within this fails its round.
+inline constexpr int kCheckpointTimeoutMs = 30'000;
 
 class Changelog {
  public:
@@ -79,6 +82,17 @@ class Changelog {
   [[nodiscard]] Status Write(
       const std::vector<std::pair<int32_t, std::string>>& records,
       int timeout_ms, std::vector<Written>* written);
+  // The same without waiting: Send() hands the records to the producer
+  // (copied) and returns at once; Collect() serves the producer's delivery
+  // reports and, once every record of the round is acknowledged or has
+  // failed (after kCheckpointTimeoutMs at most), returns the round's
+  // result as Write() would; nullopt while some are in flight. One round
+  // at a time: Send() again only after Collect() returned a result.
+  [[nodiscard]] Status Send(
+      const std::vector<std::pair<int32_t, std::string>>& records);
+  std::optional<Status> Collect(std::vector<Written>* written);
+  // Waits up to `timeout_ms` for the round's records to be acknowledged.
+  void Flush(int timeout_ms) { (void)producer_->flush(timeout_ms); }
 
   // The newest checkpoint of input `partition` from changelog offset
   // `from` on (-1: from the start), or nullopt when there is none. When
@@ -103,12 +117,16 @@ class Changelog {
   // A metadata request that lets the cluster create the topic (the mock
   // cluster, which has no CreateTopics).
   Status AutoCreate(int timeout_ms);
+  // The topic's cleanup policy (an error unless compacted) and segment.ms
+  // (a warning when compaction would wait long for a segment to roll).
   Status CheckCleanupPolicy(int timeout_ms);
+  void WarnOnSlowSegments(std::string_view segment_ms) const;
 
   std::string topic_;
   std::unique_ptr<config::KafkaConfig> kafka_;  // For AutoCreate().
   int32_t partitions_ = 0;
   std::unique_ptr<Deliveries> deliveries_;
+  std::vector<int32_t> sent_partitions_;  // Input partitions of the round.
   std::unique_ptr<RdKafka::Producer> producer_;
   std::unique_ptr<RdKafka::KafkaConsumer> reader_;
 };

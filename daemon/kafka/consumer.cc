@@ -290,7 +290,16 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     }
     answered = CheckPartitionCounts(stop);
   }
-  if (changelog_) RW_RETURN_IF_ERROR(PrepareChangelog(stop));
+  if (changelog_) {
+    const Status prepared = PrepareChangelog(stop);
+    if (stop.load()) {
+      // Stopped while the changelog could not be prepared (a broker
+      // unreachable, a topic to fix): a stop, not a failure.
+      Shutdown();
+      return Status::Ok();
+    }
+    RW_RETURN_IF_ERROR(prepared);
+  }
   std::vector<std::string> topics = {config_.kafka.results_topic};
   if (table_consumer_) {
     RW_RETURN_IF_ERROR(LoadTable(stop));
@@ -435,10 +444,13 @@ void KafkaIngest::Periodic() {
     UpdatePartitionStats();
   }
   if (changelog_) {
-    if (now - last_checkpoint_mono_ms_ >=
-        config_.kafka.checkpoint_interval.count()) {
+    PollCheckpoint();
+    // One round at a time: a round still in flight when the next is due
+    // delays it until the broker has answered.
+    if (!round_.has_value() && now - last_checkpoint_mono_ms_ >=
+                                   config_.kafka.checkpoint_interval.count()) {
       last_checkpoint_mono_ms_ = now;
-      Checkpoint(AssignedShards(), /*force=*/false);
+      (void)StartCheckpoint(AssignedShards(), /*force=*/false);
     }
   } else if (now - last_commit_mono_ms_ >=
              config_.kafka.commit_interval.count()) {

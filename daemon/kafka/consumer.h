@@ -140,8 +140,23 @@ class KafkaIngest final : public stream::ReleaseListener,
   // The input partitions (shards) assigned to the group consumer.
   std::vector<int32_t> AssignedShards() const;
   // Checkpoints `shards` (those whose position moved since their last
-  // checkpoint, or all with `force`) and commits their offsets; under *mu_.
+  // checkpoint, or all with `force`) and commits their offsets, waiting
+  // for the broker (a round in flight first): on shutdown and revocation,
+  // under *mu_.
   void Checkpoint(const std::vector<int32_t>& shards, bool force);
+  // The periodic checkpoint without waiting: StartCheckpoint() hands a
+  // round to the changelog (false when there is nothing to write or it
+  // failed at once); PollCheckpoint(), called by every pass of the consume
+  // loop, finishes it once the broker has answered (or the round timed
+  // out), committing asynchronously. A broker that is slow or down never
+  // holds the consume loop or *mu_. Under *mu_.
+  bool StartCheckpoint(const std::vector<int32_t>& shards, bool force);
+  void PollCheckpoint();
+  // Waits for the round in flight, if any, and finishes it.
+  void AwaitCheckpoint();
+  void FinishCheckpoint(const Status& result,
+                        const std::vector<Changelog::Written>& written,
+                        bool sync);
   // What restoring one shard found (read without the lock).
   struct Restore {
     int32_t shard = 0;
@@ -202,6 +217,14 @@ class KafkaIngest final : public stream::ReleaseListener,
   // judgments), and why its state could not be restored.
   std::map<int32_t, std::array<int64_t, 2>> checkpointed_;
   std::map<int32_t, std::string> unrestored_;
+  // The periodic round in flight: its shards, the positions each record
+  // covers and their bytes.
+  struct CheckpointRound {
+    std::vector<int32_t> shards;
+    std::vector<std::array<int64_t, 2>> positions;
+    int64_t bytes = 0;
+  };
+  std::optional<CheckpointRound> round_;
   int64_t last_checkpoint_mono_ms_ = 0;
   PartitionBook book_;
   std::map<int32_t, int64_t> table_positions_;  // qrels table partitions.

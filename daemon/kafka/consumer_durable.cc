@@ -17,9 +17,9 @@ namespace rankwatch::kafka {
 
 namespace {
 
-// Reading one partition's checkpoint; writing one round of them.
+// Reading one partition's checkpoint (writing: changelog.h's
+// kCheckpointTimeoutMs).
 constexpr int kRestoreTimeoutMs = 30'000;
-constexpr int kCheckpointTimeoutMs = 30'000;
 // Preparing the changelog topic: one attempt's metadata and admin calls.
 constexpr int kPrepareTimeoutMs = 10'000;
 
@@ -129,9 +129,32 @@ std::vector<int32_t> KafkaIngest::AssignedShards() const {
 }
 
 void KafkaIngest::Checkpoint(const std::vector<int32_t>& shards, bool force) {
+  AwaitCheckpoint();
+  if (StartCheckpoint(shards, force)) AwaitCheckpoint();
+}
+
+void KafkaIngest::PollCheckpoint() {
+  if (!round_.has_value()) return;
+  std::vector<Changelog::Written> written;
+  const std::optional<Status> result = changelog_->Collect(&written);
+  if (result.has_value()) FinishCheckpoint(*result, written, /*sync=*/false);
+}
+
+void KafkaIngest::AwaitCheckpoint() {
+  if (!round_.has_value()) return;
+  changelog_->Flush(kCheckpointTimeoutMs);
+  std::vector<Changelog::Written> written;
+  const std::optional<Status> result = changelog_->Collect(&written);
+  FinishCheckpoint(
+      result.value_or(Status::Unavailable("checkpoint write timed out")),
+      written, /*sync=*/true);
+}
+
+bool KafkaIngest::StartCheckpoint(const std::vector<int32_t>& shards,
+                                  bool force) {
   const bool qrels = table_consumer_ != nullptr;
   std::vector<std::pair<int32_t, std::string>> records;
-  std::vector<std::array<int64_t, 2>> positions;
+  CheckpointRound round;
   std::string state;
   for (int32_t shard : shards) {
     // Never restored: writing its empty state would hide the real one.
@@ -145,28 +168,41 @@ void KafkaIngest::Checkpoint(const std::vector<int32_t>& shards, bool force) {
     pipeline_->EncodeShard(shard, &state);
     std::string bytes;
     EncodeCheckpointRecord({shard, at, state}, &bytes);
+    round.bytes += static_cast<int64_t>(bytes.size());
     records.emplace_back(shard, std::move(bytes));
-    positions.push_back(at);
+    round.shards.push_back(shard);
+    round.positions.push_back(at);
   }
-  if (records.empty()) return;
-  std::vector<Changelog::Written> written;
-  const Status s = changelog_->Write(records, kCheckpointTimeoutMs, &written);
+  if (records.empty()) return false;
+  const Status s = changelog_->Send(records);
   if (!s.ok()) {
     ++status_.checkpoints_failed;
     errors_.Log("checkpoint failed", s.message());
+    return false;
+  }
+  round_ = std::move(round);
+  return true;
+}
+
+void KafkaIngest::FinishCheckpoint(
+    const Status& result, const std::vector<Changelog::Written>& written,
+    bool sync) {
+  const CheckpointRound round = std::move(*round_);
+  round_.reset();
+  if (!result.ok()) {
+    ++status_.checkpoints_failed;
+    errors_.Log("checkpoint failed", result.message());
     return;
   }
   ++status_.checkpoints_ok;
-  status_.checkpoint_bytes = 0;
-  for (const auto& [shard, bytes] : records) {
-    status_.checkpoint_bytes += static_cast<int64_t>(bytes.size());
-  }
+  status_.checkpoint_bytes = round.bytes;
   // The group's offsets follow, pointing to the records: lag shows, and a
   // new owner reads from the pointer on.
-  PartitionList list = MakePartitionList(records.size() * 2);
-  for (size_t i = 0; i < records.size(); ++i) {
-    const int32_t shard = records[i].first;
-    checkpointed_[shard] = positions[i];
+  const bool qrels = table_consumer_ != nullptr;
+  PartitionList list = MakePartitionList(round.shards.size() * 2);
+  for (size_t i = 0; i < round.shards.size(); ++i) {
+    const int32_t shard = round.shards[i];
+    checkpointed_[shard] = round.positions[i];
     CommitMetadata metadata;
     metadata.changelog_partition = written[i].partition;
     metadata.changelog_offset = written[i].offset;
@@ -174,9 +210,15 @@ void KafkaIngest::Checkpoint(const std::vector<int32_t>& shards, bool force) {
     for (int t = 0; t < (qrels ? 1 : 2); ++t) {
       rd_kafka_topic_partition_t* tp = rd_kafka_topic_partition_list_add(
           list.get(), TopicName(t).c_str(), shard);
-      tp->offset = positions[i][static_cast<size_t>(t)];
+      tp->offset = round.positions[i][static_cast<size_t>(t)];
       SetPartitionMetadata(tp, encoded);
     }
+  }
+  if (!sync) {
+    // Its result comes to CommitHandler inside consume(): the consume loop
+    // never waits for the broker here.
+    (void)rd_kafka_commit(consumer_->c_ptr(), list.get(), /*async=*/1);
+    return;
   }
   const rd_kafka_resp_err_t err =
       rd_kafka_commit(consumer_->c_ptr(), list.get(), /*async=*/0);

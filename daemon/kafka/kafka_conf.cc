@@ -31,6 +31,11 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
       {"client.id", "rankwatch"},
   };
   if (range_assignor) defaults["partition.assignment.strategy"] = "range";
+  // Static membership is the group's: the changelog reader and the qrels
+  // table consumer (groups of their own, assigned by hand) stay dynamic.
+  if (group_id == kafka.group_id && !kafka.group_instance_id.empty()) {
+    defaults["group.instance.id"] = kafka.group_instance_id;
+  }
   RW_RETURN_IF_ERROR(SetAll(conf.get(), defaults, refused));
   RW_RETURN_IF_ERROR(SetAll(conf.get(), kafka.properties, refused));
   auto it = kafka.properties.find("enable.auto.commit");

@@ -1,6 +1,7 @@
 #include "daemon/stream/impression_join.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "base/saturating.h"
 #include "base/string_index.h"
@@ -11,6 +12,9 @@ namespace {
 
 // Records of one request above which Combine() sorts them by doc.
 constexpr size_t kSortAbove = 16;
+// Finalized requests remembered (FinalizedMemory): 1 MiB of slots, about a
+// minute of finalizations at 1,000 requests/s.
+constexpr int64_t kFinalizedMemorySlots = 1 << 16;
 
 // The doc list of a results event and of a pending request, compared as
 // sequences of ids: which of two results events for one request served
@@ -43,7 +47,8 @@ ImpressionJoin::ImpressionJoin(const config::JoinConfig& config,
       window_ms_(config.window.count()),
       early_ms_(config.early_tolerance.count()),
       listener_(listener),
-      click_threshold_(click_threshold) {}
+      click_threshold_(click_threshold),
+      finalized_(kFinalizedMemorySlots) {}
 
 bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
                                EventOrigin origin) {
@@ -142,6 +147,14 @@ bool ImpressionJoin::AcceptJudgments(const JudgmentEvent& e,
       counters_.late_judgments += static_cast<int64_t>(e.judgments.size());
       return false;
     }
+    if (const std::optional<int64_t> served = finalized_.Find(hash);
+        served.has_value() && e.timestamp_ms >= SatSub(*served, early_ms_) &&
+        e.timestamp_ms <= SatAdd(*served, window_ms_)) {
+      // Its request would have claimed it, but was scored already.
+      counters_.judgments_after_finalization +=
+          static_cast<int64_t>(e.judgments.size());
+      return false;
+    }
     MakeRoom();
     r = store.Create(e.request_id, hash);
     r->shard = shard;
@@ -220,6 +233,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.shard = r->shard;
     f.query_id = r->query_id;
     listener_->OnFinalized(f);
+    finalized_.Remember(HashBytes(r->key), r->served_ms);
   }
   Release(r);
 }

@@ -16,8 +16,9 @@
 // pending request until the watermark passes its time + early_tolerance
 // (no on-time results event can claim it after that). Only what arrives
 // behind the watermark (beyond allowed_lateness), evictions at
-// join.max_pending_requests and records beyond
-// join.max_judgments_per_request depend on arrival order; each is counted.
+// join.max_pending_requests, records beyond join.max_judgments_per_request
+// and judgments stamped inside their request's window that arrive after
+// it was finalized depend on arrival order; each is counted.
 //
 // With judges (SetJudges), each judge's records combine apart (a
 // withdrawal withdraws its own judge's labels), and a doc's grade is the
@@ -35,6 +36,7 @@
 
 #include "base/clock.h"
 #include "config/config.h"
+#include "daemon/stream/finalized_memory.h"
 #include "daemon/stream/join.h"
 #include "daemon/stream/pending_store.h"
 
@@ -106,6 +108,8 @@ class ImpressionJoin final : public WatermarkedJoin {
   JoinListener* listener_;
   metrics::Grade click_threshold_;
   ShardedPendingStore store_;
+  // Recently finalized requests (JoinCounters::judgments_after_finalization).
+  FinalizedMemory finalized_;
   std::vector<metrics::Grade> ranked_;  // Scratch for Finalize().
   std::vector<metrics::Grade> judged_;
   std::vector<metrics::Grade> clicks_;

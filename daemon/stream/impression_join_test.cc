@@ -231,6 +231,30 @@ TEST_F(ImpressionJoinTest, IdleStreamFinalizesOnWallClock) {
   EXPECT_EQ(join().counters().late_results, 0);
 }
 
+// Issue 40: a judgment stamped inside its request's window that arrives
+// after the request was finalized (here by an idle stream's wall clock) is
+// counted apart from orphans, and not held. r1 is served at 1 s: its
+// window is [0 s, 11 s].
+TEST_F(ImpressionJoinTest,
+       JudgmentsAfterTheirRequestWasFinalizedAreCountedApart) {
+  EXPECT_TRUE(Res("r1", 1000, {"a", "b"}, 1));
+  clock_.Advance(11'001);  // Idle: r1 finalized by the wall clock.
+  join().AdvanceWallClock();
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  // Stamped at 5 s, inside [0 s, 11 s]: after finalization, not held.
+  EXPECT_FALSE(Jud("r1", 5000, {{"a", 2}, {"b", 1}}, 2));
+  EXPECT_EQ(join().counters().judgments_after_finalization, 2);
+  EXPECT_EQ(join().counters().orphaned_judgments, 0);
+  // Stamped at 20 s, outside r1's window: unclaimed as before, like a
+  // judgment of a request never served.
+  EXPECT_TRUE(Jud("r1", 20'000, {{"a", 1}}, 3));
+  EXPECT_TRUE(Jud("r7", 20'000, {{"a", 1}}, 4));
+  join().FinishAll();
+  EXPECT_EQ(join().counters().orphaned_judgments, 2);
+  EXPECT_EQ(join().counters().judgments_after_finalization, 2);
+  EXPECT_EQ(listener_.finalized.size(), 1u);
+}
+
 TEST_F(ImpressionJoinTest, CombineMaxOrLastAndNullDeletes) {
   for (config::CombineRule rule :
        {config::CombineRule::kMax, config::CombineRule::kLast}) {

@@ -139,17 +139,16 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                                    in->status().message());
   }
   // Both sources are assigned with the shard: each holds event time back
-  // until it delivers or is idle, even one the checkpoint saw no event of.
+  // until it delivers or is idle, even one the checkpoint saw no event of,
+  // and both catch up with their backlog before the wall clock may close
+  // the shard's windows (Watermark, "restored"). Both are registered
+  // before either's progress: a shard's event time never decreases, so
+  // the results' progress alone must not set it past the judgments'.
   watermark_.AddSource(EventOrigin::SourceOf(0, shard));
   watermark_.AddSource(EventOrigin::SourceOf(1, shard));
-  if (results_progress != INT64_MIN) {
-    watermark_.RestoreProgress(EventOrigin::SourceOf(0, shard),
-                               results_progress);
-  }
-  if (judgments_progress != INT64_MIN) {
-    watermark_.RestoreProgress(EventOrigin::SourceOf(1, shard),
-                               judgments_progress);
-  }
+  watermark_.RestoreProgress(EventOrigin::SourceOf(0, shard), results_progress);
+  watermark_.RestoreProgress(EventOrigin::SourceOf(1, shard),
+                             judgments_progress);
   return Status::Ok();
 }
 

@@ -29,8 +29,9 @@ namespace rankwatch::stream {
 
 // Counters of what happened to events in the join.
 // What each counts is stated in event time in docs/configuration.md ("When
-// an event counts"); only late_*, evicted, over_limit_judgments and
-// dropped_on_rebalance depend on arrival order.
+// an event counts"); only late_*, evicted, over_limit_judgments,
+// judgments_after_finalization and dropped_on_rebalance depend on arrival
+// order.
 struct JoinCounters {
   int64_t finalized = 0;  // Lists scored (incl. R = 0 ones).
   // Judgments that arrived behind the watermark with no request pending
@@ -43,6 +44,12 @@ struct JoinCounters {
   // [served - early_tolerance, served + window] of their request, or their
   // results never came.
   int64_t orphaned_judgments = 0;
+  // Judgments stamped inside their request's window that arrived after it
+  // was finalized (closed by an idle stream's wall clock, evicted, or at
+  // the window's edge within early_tolerance): the list was scored without
+  // them. Depends on arrival order (FinalizedMemory says how long a
+  // finalized request is remembered; a forgotten one's count as orphaned).
+  int64_t judgments_after_finalization = 0;
   int64_t unjudged = 0;              // qrels: query without judgments.
   int64_t dropped_on_rebalance = 0;  // Pending requests of revoked partitions.
   int64_t table_full = 0;            // qrels: judgments refused, table full.

@@ -46,7 +46,10 @@ void Watermark::SetIdle(int32_t source, bool idle) {
   const int64_t now = clock_->NowMillis();
   s.present = true;
   s.idle = idle;
-  if (idle) s.idle_since_wall_ms = now;
+  if (idle) {
+    s.idle_since_wall_ms = now;
+    s.catching_up = false;  // Its backlog is read.
+  }
   Recompute(now);
 }
 
@@ -97,13 +100,28 @@ int64_t Watermark::progress(int32_t source) const {
 }
 
 void Watermark::RestoreProgress(int32_t source, int64_t max_ms) {
+  const int64_t now = clock_->NowMillis();
   Source& s = At(source);
   s.present = true;
+  // Not known to be caught up, whatever was reported before the restore:
+  // its backlog comes first (see the class comment).
+  s.idle = false;
+  s.catching_up = true;
   s.max_ms = std::max(s.max_ms, max_ms);
-  // Not an event (the idle advance is unaffected), but the newest event
-  // time the stream has reached includes it.
+  // Not an event, but the newest event time the stream has reached
+  // includes it; and the idle advance counts from the restore, not from
+  // the epoch (no event has arrived in this process yet).
   max_event_ms_ = std::max(max_event_ms_, max_ms);
-  Recompute(clock_->NowMillis());
+  last_event_wall_ms_ = std::max(last_event_wall_ms_, now);
+  Recompute(now);
+}
+
+bool Watermark::CatchingUp(int32_t shard) const {
+  for (int topic = 0; topic < 2; ++topic) {
+    const size_t i = static_cast<size_t>(EventOrigin::SourceOf(topic, shard));
+    if (i < sources_.size() && sources_[i].catching_up) return true;
+  }
+  return false;
 }
 
 int64_t Watermark::restored(int32_t source) const {

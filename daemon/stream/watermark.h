@@ -31,6 +31,16 @@
 // from the past (a backlog, history backfilled into Kafka) are never judged
 // late merely because the wall clock moved on during a lull.
 //
+// A source restored from a checkpoint (RestoreProgress) is catching up:
+// the events its previous owner never read wait in its backlog, and the
+// pending requests restored with it need the judgments among them. Until
+// the source is reported caught up (SetIdle(source, true)), its shard's
+// windows close by events only, never by the wall clock: the idle advance
+// does not apply to the shard, however long the process was down. (A
+// restore after an outage longer than the lateness would otherwise close
+// every restored window before its backlog is read, and lose the
+// judgments in it.)
+//
 // Separately it keeps, per source, the watermark restored from that
 // source's previous owner (Restore): it only tells which re-read events of
 // that source the previous owner had already finalized, and never closes a
@@ -92,19 +102,24 @@ class Watermark {
   // The same for one shard (see the class comment): INT64_MIN before its
   // sources deliver; never decreases while a source of it is registered.
   int64_t value(int32_t shard) const;
+  // A shard restored and still catching up (see the class comment) closes
+  // by events only.
   int64_t closing(int32_t shard) const {
     const int64_t v = value(shard);
-    return closing_ > v ? closing_ : v;
+    return closing_ > v && !CatchingUp(shard) ? closing_ : v;
   }
   // The highest event time `source` has delivered (INT64_MIN if none), and
   // its restoration from a checkpoint of the source's partition: the source
   // is registered (it holds the watermark back until it delivers or is
-  // idle, as AddSource) at that progress.
+  // idle, as AddSource) at that progress, catching up until reported idle.
   int64_t progress(int32_t source) const;
   void RestoreProgress(int32_t source, int64_t max_ms);
   // `source`'s restored watermark; INT64_MIN if none.
   int64_t restored(int32_t source) const;
   int64_t max_event_ms() const { return max_event_ms_; }
+  // Whether a source of `shard` was restored and has not been reported
+  // caught up since.
+  bool CatchingUp(int32_t shard) const;
 
  private:
   struct Source {
@@ -113,6 +128,7 @@ class Watermark {
     int64_t idle_since_wall_ms = 0;
     int64_t max_ms = INT64_MIN;
     int64_t restored_ms = INT64_MIN;
+    bool catching_up = false;  // RestoreProgress until SetIdle(true).
   };
 
   Source& At(int32_t source);

@@ -160,5 +160,66 @@ TEST_F(WatermarkTest, RemovedSourceNoLongerHolds) {
   EXPECT_EQ(w_.value(), 8900);
 }
 
+// Issue 40: a shard restored from a checkpoint written 15 s ago (the
+// process was down for longer than the lateness and the idle timeout) must
+// not close its windows from the wall clock before its backlog is read.
+// Shard 0 (sources 0 and 1) is restored at event time 50 s; the wall clock
+// reads 65 s.
+TEST_F(WatermarkTest, RestoredShardClosesByEventsUntilCaughtUp) {
+  clock_.Advance(15'000);
+  // (The judgments' source first: each restore recomputes, and the shard's
+  // event time never decreases.)
+  w_.RestoreProgress(1, 49'000);
+  w_.RestoreProgress(0, 50'000);
+  EXPECT_EQ(w_.value(0), 48'900);  // min(50 s, 49 s) - 0.1 s.
+  EXPECT_TRUE(w_.CatchingUp(0));
+  // Ticks for a minute: nothing arrives (the backlog is not fetched yet).
+  for (int i = 0; i < 60; ++i) {
+    clock_.Advance(1000);
+    w_.AdvanceWallClock();
+  }
+  EXPECT_EQ(w_.closing(0), 48'900);  // Not the wall clock's 124.9 s.
+  // The backlog: the 15 s the process missed, by events only.
+  w_.Observe(0, 60'000);
+  w_.Observe(1, 58'000);
+  EXPECT_EQ(w_.closing(0), 57'900);
+  // Caught up: the judgments' source first, the results' still catching up.
+  w_.SetIdle(1, true);
+  EXPECT_TRUE(w_.CatchingUp(0));
+  clock_.Advance(2000);
+  w_.AdvanceWallClock();
+  // The judgments' source released after its idle timeout, the results'
+  // source alone holds: 60 s - 0.1 s, by events still.
+  EXPECT_EQ(w_.closing(0), 59'900);
+  w_.SetIdle(0, true);
+  EXPECT_FALSE(w_.CatchingUp(0));
+  // From here an idle stream closes by the wall clock as before: the last
+  // event arrived at 125 s of wall time, 4 s ago: min(60 s, 125 s) + 4 s
+  // - 0.1 s.
+  clock_.Advance(2000);
+  w_.AdvanceWallClock();
+  EXPECT_EQ(w_.closing(0), 63'900);
+}
+
+// Only the restored shard waits: another shard of the same process, read
+// live, keeps the idle advance.
+TEST_F(WatermarkTest, OnlyTheRestoredShardWaitsForItsBacklog) {
+  w_.RestoreProgress(2, 40'000);  // Shard 1's results source.
+  w_.Observe(0, 50'000);          // Shard 0, live.
+  w_.Observe(1, 50'000);
+  w_.SetIdle(0, true);
+  w_.SetIdle(1, true);
+  clock_.Advance(3000);
+  w_.AdvanceWallClock();
+  // min(50 s, wall 50 s) + 3 s - 0.1 s for shard 0; shard 1 by events.
+  EXPECT_EQ(w_.closing(0), 52'900);
+  EXPECT_EQ(w_.closing(1), 39'900);
+  // A restore after a source was reported idle still waits for the
+  // backlog: the report was about the previous reading, not this one.
+  w_.SetIdle(4, true);
+  w_.RestoreProgress(4, 45'000);
+  EXPECT_TRUE(w_.CatchingUp(2));
+}
+
 }  // namespace
 }  // namespace rankwatch::stream
