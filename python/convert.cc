@@ -250,10 +250,12 @@ void RunFromColumns(nb::handle qids, nb::handle docnos, nb::handle scores,
   }
 }
 
-nb::dict ResultsToDict(const Evaluation& e) {
+nb::dict ResultsToDict(const Evaluation& e, bool pytrec_names) {
   std::vector<nb::object> names;
-  for (const trec::ReportColumn& c : e.columns)
-    names.push_back(nb::str(c.name.c_str()));
+  for (size_t c = 0; c < e.columns.size(); ++c) {
+    names.push_back(nb::str(pytrec_names ? e.pytrec_names[c].c_str()
+                                         : e.columns[c].name.c_str()));
+  }
   nb::dict out;
   for (const trec::QueryResult& q : e.queries) {
     PyObject* row = PyDict_New();

@@ -54,12 +54,15 @@ struct Evaluation {
   std::vector<trec::ReportColumn> columns;
   std::vector<trec::QueryResult> queries;
   std::vector<double> summary;  // One per column: the `all` row.
+  // pytrec_eval's key of each column (set_F for set_F_0.5).
+  std::vector<std::string> pytrec_names;
   std::string run_id;
 };
 
-// pytrec_eval's result: {qid: {measure: value}} with every column, the text
-// columns (runid, relstring) as 0.0 as pytrec_eval gives them.
-nb::dict ResultsToDict(const Evaluation& e);
+// {qid: {measure: value}} with every column, the text columns (runid,
+// relstring) as 0.0 as pytrec_eval gives them; measures by their printed
+// names, or as pytrec_eval keys them.
+nb::dict ResultsToDict(const Evaluation& e, bool pytrec_names);
 // (columns, qids, values): the numeric columns' names, the qids, and a
 // float64 array of one row per query and one column per name.
 nb::tuple ResultsToTable(const Evaluation& e);

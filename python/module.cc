@@ -33,7 +33,27 @@ namespace {
 struct Options {
   trec::EvalOptions eval;
   std::shared_ptr<const trec::ScorerConfig> config;
+  // The columns' names as pytrec_eval keys them (PytrecNames).
+  std::vector<std::string> pytrec_names;
 };
+
+// pytrec_eval's key of each column: its printed name for the families with
+// a row per cutoff (P_5), else the family's name (set_F for set_F.0.5).
+std::vector<std::string> PytrecNames(const trec::MeasureSelection& selection) {
+  const std::vector<std::string_view> families = trec::MeasureFamilyNames();
+  std::vector<std::string> names;
+  for (const trec::MeasureSelection::Item& item : selection.items()) {
+    std::vector<trec::ReportColumn> columns;
+    trec::AppendColumns(item, &columns);
+    for (const trec::ReportColumn& c : columns) {
+      names.push_back(
+          trec::HasCutoffRows(item.measure)
+              ? c.name
+              : std::string(families[static_cast<size_t>(item.measure)]));
+    }
+  }
+  return names;
+}
 
 template <typename T>
 T ParseNamed(std::optional<T> parsed, const char* key, const std::string& value,
@@ -53,10 +73,14 @@ Options MakeOptions(const std::vector<std::string>& measures,
                     const std::string& zero_relevant, int64_t max_docs,
                     int64_t num_docs_in_collection, int threads) {
   Options o;
-  StatusOr<trec::MeasureSelection> selection =
-      trec::MeasureSelection::Parse(measures, trec::SpecJoin::kJoinCutoffs);
-  if (!selection.ok()) Raise(selection.status());
-  o.eval.measures = *selection;
+  // No measure is no column (pytrec_eval's empty set), not eval's default.
+  if (!measures.empty()) {
+    StatusOr<trec::MeasureSelection> selection =
+        trec::MeasureSelection::Parse(measures, trec::SpecJoin::kJoinCutoffs);
+    if (!selection.ok()) Raise(selection.status());
+    o.eval.measures = *selection;
+  }
+  o.pytrec_names = PytrecNames(o.eval.measures);
   o.eval.per_query = true;
   o.eval.judged_only = judged_only;
   o.eval.complete = complete;
@@ -128,6 +152,7 @@ Evaluation EvaluateRun(const QrelsPtr& qrels, const Options& o,
   Evaluation e;
   e.owner = qrels;
   e.columns = o.config->table.columns();
+  e.pytrec_names = o.pytrec_names;
   Status status;
   {
     nb::gil_scoped_release release;
@@ -173,6 +198,7 @@ Evaluation EvaluateFiles(const std::string& qrels_path,
   e.queries = owned->queries();
   e.summary = trec::SummaryValues(*owned);
   e.run_id = std::string(owned->run_id());
+  e.pytrec_names = o.pytrec_names;
   e.owner = std::move(owned);
   return e;
 }
@@ -315,7 +341,7 @@ NB_MODULE(_rankwatch, m) {
       });
 
   nb::class_<rw::Evaluation>(m, "Evaluation")
-      .def("to_dict", &rw::ResultsToDict)
+      .def("to_dict", &rw::ResultsToDict, nb::arg("pytrec_names") = false)
       .def("table", &rw::ResultsToTable)
       .def("summary", &rw::SummaryToDict)
       .def_ro("run_id", &rw::Evaluation::run_id);

@@ -528,6 +528,10 @@ void AppendColumns(const MeasureSelection::Item& item,
   AppendFamilyColumns(FamilyOf(item.measure), item, columns);
 }
 
+bool HasCutoffRows(TrecMeasure measure) {
+  return IsCutoffFamily(FamilyOf(measure));
+}
+
 std::vector<std::string_view> MeasureFamilyNames() {
   std::vector<std::string_view> names;
   for (const Family& f : Families()) names.push_back(f.name);

@@ -168,6 +168,12 @@ struct ReportColumn {
 void AppendColumns(const MeasureSelection::Item& item,
                    std::vector<ReportColumn>* columns);
 
+// Whether a family prints one row per cutoff (P_5, iprec_at_recall_0.10,
+// recip_rank_5) rather than one row named with its parameters as given
+// (set_F_0.5, utility_1,-1,0,0): pytrec_eval keys the first kind by row
+// name, the second by the family's name alone.
+bool HasCutoffRows(TrecMeasure measure);
+
 // The `-m` family names eval reads (trec_eval's, then rankwatch's: dcg,
 // rbp, unj, judged, spearman, ...), in TrecMeasure order.
 std::vector<std::string_view> MeasureFamilyNames();

@@ -13,7 +13,7 @@ namespace {
 // q1 judges a and c relevant, b not; q2 judges a; q4 is only in the qrels.
 constexpr char kQrels[] = "q1 0 a 1\nq1 0 b 0\nq1 0 c 1\nq2 0 a 1\nq4 0 z 1\n";
 
-Qrels TestQrels() { return *Qrels::Parse(kQrels, "qrels"); }
+Qrels TestQrels() { return Qrels::Parse(kQrels, "qrels").value(); }
 
 TEST(MemoryEvalTest, ScoresTheQueriesBothHaveInQidOrder) {
   const Qrels qrels = TestQrels();

@@ -189,7 +189,8 @@ class RelevanceEvaluator:
         """
         if not scores:
             return {}
-        return _rankwatch.evaluate_dict(self._qrels, self._options, scores).to_dict()
+        return _rankwatch.evaluate_dict(self._qrels, self._options, scores).to_dict(
+            pytrec_names=True)
 
     def per_query(self, scores: RunInput) -> "pandas.DataFrame":
         """Scores a run (dict, DataFrame or file) into a DataFrame: one row
