@@ -2,6 +2,7 @@
 
 #include <nanobind/ndarray.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -50,28 +51,53 @@ std::string_view ItemText(PyObject* item, nb::object* holder,
   return Utf8(holder->ptr(), what);
 }
 
-// Whether `id` can be a field of a TREC qrels line.
-void CheckQrelsField(std::string_view id, bool is_qid) {
-  const char* what = is_qid ? "query id" : "doc id";
-  if (id.empty())
-    RaiseAs(PyExc_ValueError, std::string("qrels: empty ") + what);
+// Whether `id` must be escaped to be a field of a TREC line: it holds
+// whitespace or '%' (the escape), or starts with '#' (a comment line).
+bool NeedsEscape(std::string_view id) {
+  if (!id.empty() && id.front() == '#') return true;
   for (const char c : id) {
-    if (trec::IsSpace(c)) {
-      RaiseAs(PyExc_ValueError, std::string("qrels: ") + what + " '" +
-                                    Printable(id) + "' contains whitespace");
+    if (c == '%' || trec::IsSpace(c)) return true;
+  }
+  return false;
+}
+
+// `id` with every byte NeedsEscape objects to as %XX. Ids of a dict or a
+// DataFrame may hold spaces (pytrec_eval's README queries "sweet pastry");
+// qrels and run ids are escaped alike, so they still match.
+void AppendEscaped(std::string_view id, std::string* out) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < id.size(); ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c == '%' || trec::IsSpace(id[i]) || (i == 0 && c == '#')) {
+      out->push_back('%');
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+    } else {
+      out->push_back(id[i]);
     }
   }
-  if (is_qid && id.front() == '#') {
-    RaiseAs(PyExc_ValueError, "qrels: query id '" + Printable(id) +
-                                  "' starts with '#' (a comment in qrels)");
-  }
+}
+
+// `id`, escaped when it must be (into `scratch`).
+std::string_view Escaped(std::string_view id, bool escape,
+                         std::string* scratch) {
+  if (!escape || !NeedsEscape(id)) return id;
+  scratch->clear();
+  AppendEscaped(id, scratch);
+  return *scratch;
+}
+
+void CheckNotEmpty(std::string_view id, const char* what) {
+  if (id.empty()) RaiseAs(PyExc_ValueError, std::string("empty ") + what);
 }
 
 void AppendQrelsLine(std::string_view qid, std::string_view docno,
                      long long grade, std::string* text) {
-  text->append(qid);
+  CheckNotEmpty(qid, "query id in the qrels");
+  CheckNotEmpty(docno, "doc id in the qrels");
+  AppendEscaped(qid, text);
   text->append(" 0 ");
-  text->append(docno);
+  AppendEscaped(docno, text);
   text->push_back(' ');
   text->append(std::to_string(grade));
   text->push_back('\n');
@@ -133,6 +159,25 @@ nb::object AsDict(PyObject* value, const char* what) {
 
 }  // namespace
 
+nb::str QidObject(std::string_view qid, bool escaped) {
+  if (!escaped || qid.find('%') == std::string_view::npos) {
+    return nb::str(qid.data(), qid.size());
+  }
+  std::string plain;
+  for (size_t i = 0; i < qid.size(); ++i) {
+    unsigned byte = 0;
+    if (qid[i] == '%' && i + 2 < qid.size() &&
+        std::from_chars(qid.data() + i + 1, qid.data() + i + 3, byte, 16).ptr ==
+            qid.data() + i + 3) {
+      plain.push_back(static_cast<char>(byte));
+      i += 2;
+    } else {
+      plain.push_back(qid[i]);
+    }
+  }
+  return nb::str(plain.data(), plain.size());
+}
+
 void Raise(const Status& status) {
   switch (status.code()) {
     case StatusCode::kNotFound:
@@ -166,8 +211,6 @@ std::string QrelsTextFromDict(nb::handle qrels) {
     PyObject* grade;
     while (PyDict_Next(inner.ptr(), &inner_pos, &doc, &grade)) {
       const std::string_view docno = Utf8(doc, "a doc id");
-      CheckQrelsField(qid, true);
-      CheckQrelsField(docno, false);
       AppendQrelsLine(qid, docno, GradeOf(grade, qid, docno), &text);
     }
   }
@@ -192,8 +235,6 @@ std::string QrelsTextFromColumns(nb::handle qids, nb::handle docnos,
                                           &qid_holder, "a query id");
     const std::string_view docno =
         ItemText(PySequence_Fast_GET_ITEM(d.ptr(), i), &doc_holder, "a doc id");
-    CheckQrelsField(qid, true);
-    CheckQrelsField(docno, false);
     PyObject* grade = PySequence_Fast_GET_ITEM(g.ptr(), i);
     nb::object integral;
     if (!PyLong_Check(grade) && PyIndex_Check(grade)) {  // numpy integers
@@ -206,14 +247,15 @@ std::string QrelsTextFromColumns(nb::handle qids, nb::handle docnos,
   return text;
 }
 
-void RunFromDict(nb::handle run, trec::MemoryRun* out) {
+void RunFromDict(nb::handle run, bool escape, trec::MemoryRun* out) {
   const nb::object outer = AsDict(run.ptr(), "the run");
   Py_ssize_t pos = 0;
   PyObject* key;
   PyObject* value;
   while (PyDict_Next(outer.ptr(), &pos, &key, &value)) {
     const std::string_view qid = Utf8(key, "a query id");
-    const size_t query = out->Query(qid);
+    std::string qid_scratch, doc_scratch;
+    const size_t query = out->Query(Escaped(qid, escape, &qid_scratch));
     const nb::object inner = AsDict(value, "the run of a query");
     Py_ssize_t inner_pos = 0;
     PyObject* doc;
@@ -221,13 +263,15 @@ void RunFromDict(nb::handle run, trec::MemoryRun* out) {
     while (PyDict_Next(inner.ptr(), &inner_pos, &doc, &score_object)) {
       const std::string_view docno = Utf8(doc, "a doc id");
       const double score = ScoreOf(score_object, qid, docno);
-      if (!out->Add(query, docno, score)) RaiseNotFinite(qid, docno, score);
+      if (!out->Add(query, Escaped(docno, escape, &doc_scratch), score)) {
+        RaiseNotFinite(qid, docno, score);
+      }
     }
   }
 }
 
 void RunFromColumns(nb::handle qids, nb::handle docnos, nb::handle scores,
-                    trec::MemoryRun* out) {
+                    bool escape, trec::MemoryRun* out) {
   const nb::object q = FastSequence(qids, "run: query_id must be a sequence");
   const nb::object d = FastSequence(docnos, "run: doc_id must be a sequence");
   const nb::object s = FastSequence(scores, "run: score must be a sequence");
@@ -237,6 +281,7 @@ void RunFromColumns(nb::handle qids, nb::handle docnos, nb::handle scores,
     RaiseAs(PyExc_ValueError, "run: columns of different lengths");
   }
   nb::object qid_holder, doc_holder;
+  std::string qid_scratch, doc_scratch;
   for (Py_ssize_t i = 0; i < n; ++i) {
     const std::string_view qid = ItemText(PySequence_Fast_GET_ITEM(q.ptr(), i),
                                           &qid_holder, "a query id");
@@ -244,7 +289,8 @@ void RunFromColumns(nb::handle qids, nb::handle docnos, nb::handle scores,
         ItemText(PySequence_Fast_GET_ITEM(d.ptr(), i), &doc_holder, "a doc id");
     const double score =
         ScoreOf(PySequence_Fast_GET_ITEM(s.ptr(), i), qid, docno);
-    if (!out->Add(out->Query(qid), docno, score)) {
+    const size_t query = out->Query(Escaped(qid, escape, &qid_scratch));
+    if (!out->Add(query, Escaped(docno, escape, &doc_scratch), score)) {
       RaiseNotFinite(qid, docno, score);
     }
   }
@@ -270,7 +316,7 @@ nb::dict ResultsToDict(const Evaluation& e, bool pytrec_names) {
       }
       Py_DECREF(v);
     }
-    out[nb::str(q.qid.data(), q.qid.size())] = owned;
+    out[QidObject(q.qid, e.escaped_ids)] = owned;
   }
   return out;
 }
@@ -293,7 +339,7 @@ nb::tuple ResultsToTable(const Evaluation& e) {
   for (size_t c : numeric) names.append(nb::str(e.columns[c].name.c_str()));
   nb::list qids;
   for (const trec::QueryResult& q : e.queries) {
-    qids.append(nb::str(q.qid.data(), q.qid.size()));
+    qids.append(QidObject(q.qid, e.escaped_ids));
   }
   const size_t rows = e.queries.size();
   auto* data = new double[std::max<size_t>(1, rows * numeric.size())];
@@ -317,16 +363,16 @@ nb::dict SummaryToDict(const Evaluation& e) {
   return out;
 }
 
-nb::dict QrelsToDict(const trec::Qrels& qrels) {
+nb::dict QrelsToDict(const trec::Qrels& qrels, bool escaped) {
   nb::dict out;
   for (const trec::QueryQrels& q : qrels.queries()) {
     nb::dict docs;
     const auto docnos = qrels.docnos(q);
     const auto grades = qrels.grades(q);
     for (size_t i = 0; i < docnos.size(); ++i) {
-      docs[nb::str(docnos[i].data(), docnos[i].size())] = grades[i];
+      docs[QidObject(docnos[i], escaped)] = grades[i];
     }
-    out[nb::str(q.qid.data(), q.qid.size())] = docs;
+    out[QidObject(q.qid, escaped)] = docs;
   }
   return out;
 }

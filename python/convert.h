@@ -34,18 +34,20 @@ namespace nb = nanobind;
 // TREC qrels text ("qid 0 docno grade" lines) for Qrels::Parse, from
 // {qid: {docno: grade}} (mappings of mappings, grades int) or from three
 // columns of equal length (any sequences; ids str or converted with str(),
-// grades int). A qid or docno that is empty or holds whitespace (or a qid
-// starting with '#', a comment in a qrels file) cannot be written as TREC
-// text: a ValueError names it.
+// grades int). Ids with whitespace or '%', or starting with '#', are
+// written %XX-escaped, as the run's ids are (RunFrom*), and QidObject
+// gives them back; an empty id is a ValueError.
 std::string QrelsTextFromDict(nb::handle qrels);
 std::string QrelsTextFromColumns(nb::handle qids, nb::handle docnos,
                                  nb::handle grades);
 
 // Fills `out` from {qid: {docno: score}} (scores int or float) or from
-// three columns. A score that is not a finite number is a ValueError.
-void RunFromDict(nb::handle run, trec::MemoryRun* out);
+// three columns, ids escaped as the qrels' when `escape` (qrels from a
+// dict or columns, not from a file). A score that is not a finite number
+// is a ValueError.
+void RunFromDict(nb::handle run, bool escape, trec::MemoryRun* out);
 void RunFromColumns(nb::handle qids, nb::handle docnos, nb::handle scores,
-                    trec::MemoryRun* out);
+                    bool escape, trec::MemoryRun* out);
 
 // An evaluation's per-query results and summary, owning what their qids
 // point into (the Qrels, or the report of a file evaluation).
@@ -57,7 +59,11 @@ struct Evaluation {
   // pytrec_eval's key of each column (set_F for set_F_0.5).
   std::vector<std::string> pytrec_names;
   std::string run_id;
+  bool escaped_ids = false;  // The qids are %XX-escaped (dict, columns).
 };
+
+// A qid as a str: as it is, or %XX-unescaped when `escaped`.
+nb::str QidObject(std::string_view qid, bool escaped);
 
 // {qid: {measure: value}} with every column, the text columns (runid,
 // relstring) as 0.0 as pytrec_eval gives them; measures by their printed
@@ -71,7 +77,7 @@ nb::dict SummaryToDict(const Evaluation& e);
 
 // pytrec_eval's parse_qrel and parse_run results from parsed text:
 // {qid: {docno: grade}} and {qid: {docno: score}}.
-nb::dict QrelsToDict(const trec::Qrels& qrels);
+nb::dict QrelsToDict(const trec::Qrels& qrels, bool escaped);
 nb::dict RunTextToDict(std::string_view text, const std::string& name);
 
 }  // namespace rankwatch::python

@@ -120,24 +120,30 @@ std::vector<std::string> ColumnNames(const Options& o) {
   return names;
 }
 
-using QrelsPtr = std::shared_ptr<trec::Qrels>;
+// Qrels as the module holds them: parsed once, shared by every evaluation
+// and what its results point into; `escaped` when built from Python
+// objects, whose ids are %XX-escaped (convert.h).
+struct LoadedQrels {
+  std::shared_ptr<trec::Qrels> qrels;
+  bool escaped = false;
+};
 
-QrelsPtr ParseQrels(std::string text, std::string name) {
+LoadedQrels ParseQrels(std::string text, std::string name, bool escaped) {
   StatusOr<trec::Qrels> q = [&] {
     nb::gil_scoped_release release;
     return trec::Qrels::Parse(std::move(text), std::move(name));
   }();
   if (!q.ok()) Raise(q.status());
-  return std::make_shared<trec::Qrels>(std::move(q).value());
+  return {std::make_shared<trec::Qrels>(std::move(q).value()), escaped};
 }
 
-QrelsPtr LoadQrels(const std::string& path) {
+LoadedQrels LoadQrels(const std::string& path) {
   StatusOr<trec::Qrels> q = [&] {
     nb::gil_scoped_release release;
     return trec::Qrels::Load(path);
   }();
   if (!q.ok()) Raise(q.status());
-  return std::make_shared<trec::Qrels>(std::move(q).value());
+  return {std::make_shared<trec::Qrels>(std::move(q).value()), false};
 }
 
 int64_t PositiveJudgments(const trec::Qrels& qrels) {
@@ -147,10 +153,12 @@ int64_t PositiveJudgments(const trec::Qrels& qrels) {
 }
 
 // Scores `run` (filled with the GIL held) with the GIL released.
-Evaluation EvaluateRun(const QrelsPtr& qrels, const Options& o,
+Evaluation EvaluateRun(const LoadedQrels& loaded, const Options& o,
                        const trec::MemoryRun& run) {
+  const std::shared_ptr<trec::Qrels>& qrels = loaded.qrels;
   Evaluation e;
   e.owner = qrels;
+  e.escaped_ids = loaded.escaped;
   e.columns = o.config->table.columns();
   e.pytrec_names = o.pytrec_names;
   Status status;
@@ -170,18 +178,18 @@ Evaluation EvaluateRun(const QrelsPtr& qrels, const Options& o,
   return e;
 }
 
-Evaluation EvaluateDict(const QrelsPtr& qrels, const Options& o,
+Evaluation EvaluateDict(const LoadedQrels& qrels, const Options& o,
                         nb::handle run) {
   trec::MemoryRun memory;
-  RunFromDict(run, &memory);
+  RunFromDict(run, qrels.escaped, &memory);
   return EvaluateRun(qrels, o, memory);
 }
 
-Evaluation EvaluateColumns(const QrelsPtr& qrels, const Options& o,
+Evaluation EvaluateColumns(const LoadedQrels& qrels, const Options& o,
                            nb::handle qids, nb::handle docnos,
                            nb::handle scores) {
   trec::MemoryRun memory;
-  RunFromColumns(qids, docnos, scores, &memory);
+  RunFromColumns(qids, docnos, scores, qrels.escaped, &memory);
   return EvaluateRun(qrels, o, memory);
 }
 
@@ -323,21 +331,29 @@ NB_MODULE(_rankwatch, m) {
         nb::arg("zero_relevant") = "score_zero", nb::arg("max_docs") = 0,
         nb::arg("num_docs_in_collection") = 0, nb::arg("threads") = 0);
 
-  nb::class_<rankwatch::trec::Qrels>(m, "Qrels")
+  nb::class_<rw::LoadedQrels>(m, "Qrels")
       .def_static("from_dict",
                   [](nb::handle d) {
-                    return rw::ParseQrels(rw::QrelsTextFromDict(d), "qrels");
+                    return rw::ParseQrels(rw::QrelsTextFromDict(d), "qrels",
+                                          true);
                   })
       .def_static("from_columns",
                   [](nb::handle q, nb::handle d, nb::handle g) {
                     return rw::ParseQrels(rw::QrelsTextFromColumns(q, d, g),
-                                          "qrels");
+                                          "qrels", true);
                   })
       .def_static("from_file", &rw::LoadQrels)
-      .def_static("from_text", &rw::ParseQrels)
-      .def("to_dict", &rw::QrelsToDict)
-      .def_prop_ro("num_queries", [](const rankwatch::trec::Qrels& q) {
-        return q.queries().size();
+      .def_static("from_text",
+                  [](std::string text, std::string name) {
+                    return rw::ParseQrels(std::move(text), std::move(name),
+                                          false);
+                  })
+      .def("to_dict",
+           [](const rw::LoadedQrels& q) {
+             return rw::QrelsToDict(*q.qrels, q.escaped);
+           })
+      .def_prop_ro("num_queries", [](const rw::LoadedQrels& q) {
+        return q.qrels->queries().size();
       });
 
   nb::class_<rw::Evaluation>(m, "Evaluation")
