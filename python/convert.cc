@@ -257,6 +257,7 @@ void RunFromDict(nb::handle run, bool escape, trec::MemoryRun* out) {
     std::string qid_scratch, doc_scratch;
     const size_t query = out->Query(Escaped(qid, escape, &qid_scratch));
     const nb::object inner = AsDict(value, "the run of a query");
+    out->Reserve(query, static_cast<size_t>(PyDict_Size(inner.ptr())));
     Py_ssize_t inner_pos = 0;
     PyObject* doc;
     PyObject* score_object;

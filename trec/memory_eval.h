@@ -35,8 +35,10 @@ class MemoryRun {
   // Adds `docno` with `score` to query `query` (an index from Query()).
   // False, and nothing added, when the score is not a finite number.
   bool Add(size_t query, std::string_view docno, double score);
-  // Reserves room for `docno_bytes` bytes of docnos in all.
-  void Reserve(size_t docno_bytes) { docnos_.reserve(docno_bytes); }
+  // Reserves room for `docs` more docs of query `query`.
+  void Reserve(size_t query, size_t docs) {
+    queries_[query].docs.reserve(queries_[query].docs.size() + docs);
+  }
 
   size_t size() const { return queries_.size(); }
   std::string_view qid(size_t query) const { return queries_[query].qid; }
