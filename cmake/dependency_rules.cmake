@@ -22,7 +22,7 @@ set(rankwatch_header_folders
   base base metrics metrics trec trec config config
   daemon/stream stream daemon/kafka kafka daemon/sim sim daemon/http http
   daemon/exporter exporter daemon/page page daemon/server server
-  daemon/cli cli tests testing)
+  daemon/cli cli python python tests testing)
 
 # The library (short name: "stream") whose header `include` is, or "" for a
 # header from outside rankwatch (<...> or a folder not listed).
@@ -151,10 +151,18 @@ endfunction()
 rankwatch_check_links(rankwatch_base FLOOR 0 ALLOWED EXTERNAL_ONLY "")
 rankwatch_check_links(rankwatch_metrics FLOOR 1 ALLOWED rankwatch::base
   EXTERNAL_ONLY Boost::boost Boost::headers)
-rankwatch_check_links(rankwatch_http FLOOR 1 ALLOWED rankwatch::base)
 rankwatch_check_links(rankwatch_trec FLOOR 2
   ALLOWED rankwatch::base rankwatch::metrics
   EXTERNAL_ONLY Threads::Threads ZLIB::ZLIB PkgConfig::ZSTD)
+# The Python module (python/), on the floor above trec: the engine's
+# libraries, nothing of the daemon; nanobind and Python besides.
+if(RANKWATCH_BUILD_PYTHON)
+  rankwatch_check_links(rankwatch_python FLOOR 3 ALLOWED rankwatch::base
+    rankwatch::metrics rankwatch::trec)
+endif()
+# The daemon's libraries (RANKWATCH_BUILD_DAEMON, off in the Python build).
+if(RANKWATCH_BUILD_DAEMON)
+rankwatch_check_links(rankwatch_http FLOOR 1 ALLOWED rankwatch::base)
 rankwatch_check_links(rankwatch_config FLOOR 2
   ALLOWED rankwatch::base rankwatch::metrics)
 rankwatch_check_links(rankwatch_sim FLOOR 2
@@ -184,6 +192,7 @@ rankwatch_check_links(rankwatch_cli FLOOR 8 ALLOWED rankwatch::base
 # The binary is main.cc over the CLI, nothing else of rankwatch.
 rankwatch_check_links(rankwatch FLOOR 9 ALLOWED rankwatch::cli
   EXTERNAL_ONLY spdlog::spdlog)
+endif()
 
 # Every library of rankwatch has its rule: walk the folders configured so
 # far (tests/ and bench/ come after this file and are not libraries of the

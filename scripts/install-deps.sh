@@ -43,6 +43,13 @@ packages=(
   # The demo's suggested commands.
   curl
 )
+if [[ $profile != demo ]]; then
+  # The Python package (pip install ., scripts/python-test.sh): Python's
+  # headers for the module, and venv (with ensurepip) for the test
+  # command's virtual environment; pip brings the rest from PyPI
+  # (python/requirements-test.txt).
+  packages+=(python3-dev python3-venv)
+fi
 if [[ $profile == demo ]]; then
   # `demo --prometheus`: Debian's Prometheus server.
   if [[ $prometheus == 1 ]]; then packages+=(prometheus); fi

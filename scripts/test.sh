@@ -43,11 +43,13 @@ mkdir -p "$build"
 bash scripts/kafka-server.sh classpath >/dev/null 2>"$build/kafka-jars.log" &
 jars_pid=$!
 fuzz_pid=
+python_pid=
 # A failed build or test run leaves no Maven or compiler behind (the fuzz
-# build runs in a process group of its own: its compilers go with it).
-# errexit holds in the trap too: each kill may fail.
+# build and the Python step run in process groups of their own: their
+# compilers go with them). errexit holds in the trap too: each kill may fail.
 trap 'kill "$jars_pid" 2>/dev/null || true
-      if [[ -n $fuzz_pid ]]; then kill -- "-$fuzz_pid" 2>/dev/null || true; fi' EXIT
+      if [[ -n $fuzz_pid ]]; then kill -- "-$fuzz_pid" 2>/dev/null || true; fi
+      if [[ -n $python_pid ]]; then kill -- "-$python_pid" 2>/dev/null || true; fi' EXIT
 cmake --build "$build" -j "$jobs"
 if ! wait "$jars_pid"; then
   cat "$build/kafka-jars.log" >&2
@@ -65,6 +67,13 @@ step "building"
 set -m
 nice -n 19 tests/fuzz/run.sh --inputs 20 >"$build/fuzz.log" 2>&1 &
 fuzz_pid=$!
+# The Python package (pip install . into a virtual environment in the build
+# folder: a Release build of base, metrics and trec without sanitizers,
+# through ccache) and its pytest suite, beside the tests at a lower
+# priority than they have and a higher one than the fuzzing: about 45 s of
+# CPU on a fresh machine, 8 s when built before (scripts/python-test.sh).
+nice -n 10 scripts/python-test.sh "$build" >"$build/python.log" 2>&1 &
+python_pid=$!
 set +m
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -84,6 +93,15 @@ ctest --test-dir "$build" --output-on-failure -j $((3 * jobs)) \
   exit "$rc"
 }
 step "testing"
+if ! wait "$python_pid"; then
+  python_pid=
+  cat "$build/python.log" >&2
+  echo "test.sh: building or testing the Python package failed" >&2
+  exit 1
+fi
+python_pid=
+grep -E '^python-test: |passed|failed' "$build/python.log" >&2 || true
+step "the Python package after the tests"
 if ! wait "$fuzz_pid"; then
   fuzz_pid=
   cat "$build/fuzz.log" >&2

@@ -58,11 +58,7 @@ void WriteJsonNumber(double value, ValueFormat format, JsonWriter* w) {
 
 }  // namespace
 
-StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
-                                   const std::string& run_path,
-                                   const EvalOptions& options) {
-  EvalReport report;
-  report.options_ = options;
+StatusOr<ScorerConfig> MakeScorerConfig(const EvalOptions& options) {
   StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
       options.measures.EngineCutoffs(), options.definitions);
   if (!evaluator.ok()) return evaluator.status();
@@ -72,17 +68,27 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
       evaluator->set_rank_correlations(true);
     }
   }
-  const ScorerConfig config{
+  if (options.max_docs_per_query < 1) {
+    return Status::InvalidArgument("-M must be a positive number of docs");
+  }
+  return ScorerConfig{
       *evaluator,
       MeasureTable::Create(
           options.measures,
           {options.definitions.relevance_threshold,
            options.num_docs_in_collection, options.judged_only}),
       options.max_docs_per_query, options.judged_only};
+}
+
+StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
+                                   const std::string& run_path,
+                                   const EvalOptions& options) {
+  EvalReport report;
+  report.options_ = options;
+  StatusOr<ScorerConfig> made = MakeScorerConfig(options);
+  if (!made.ok()) return made.status();
+  const ScorerConfig& config = *made;
   report.columns_ = config.table.columns();
-  if (options.max_docs_per_query < 1) {
-    return Status::InvalidArgument("-M must be a positive number of docs");
-  }
 
   StatusOr<Qrels> qrels = Qrels::Load(qrels_path);
   if (!qrels.ok()) return qrels.status();
@@ -112,61 +118,72 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
     return NoCommonQuery(qrels_path, run_path, options.complete);
   }
 
-  if (options.definitions.zero_relevant == metrics::ZeroRelevantPolicy::kSkip) {
-    std::erase_if(report.queries_, [&q, &options](const QueryResult& r) {
-      const QueryQrels* qq = q.FindQuery(r.qid);
-      return qq == nullptr ||
-             NumRelevant(q.grades(*qq),
-                         options.definitions.relevance_threshold) == 0;
-    });
-  }
+  ApplyZeroRelevant(q, options.definitions, &report.queries_);
   return report;
 }
 
-std::vector<double> SummaryValues(const EvalReport& report) {
-  const std::vector<ReportColumn>& columns = report.columns();
-  const std::vector<QueryResult>& queries = report.queries();
-  const auto num_q = static_cast<double>(queries.size());
+void ApplyZeroRelevant(const Qrels& qrels,
+                       const metrics::Definitions& definitions,
+                       std::vector<QueryResult>* queries) {
+  if (definitions.zero_relevant != metrics::ZeroRelevantPolicy::kSkip) return;
+  std::erase_if(*queries, [&](const QueryResult& r) {
+    const QueryQrels* qq = qrels.FindQuery(r.qid);
+    return qq == nullptr ||
+           NumRelevant(qrels.grades(*qq), definitions.relevance_threshold) == 0;
+  });
+}
+
+double Summarize(SummaryKind kind, std::span<const double> values) {
+  const auto num_q = static_cast<double>(values.size());
+  double sum = 0.0;
+  int64_t defined = 0;
+  for (const double v : values) {
+    if (std::isnan(v) && kind == SummaryKind::kDefinedMean) continue;
+    sum += v;
+    ++defined;
+  }
+  switch (kind) {
+    case SummaryKind::kMean:
+      return values.empty() ? sum : sum / num_q;
+    case SummaryKind::kSum:
+      return sum;
+    case SummaryKind::kGeometricMean:
+      return values.empty() ? sum : std::exp(sum / num_q);
+    case SummaryKind::kNumQ:
+      return num_q;
+    case SummaryKind::kDefinedMean:
+      return defined == 0 ? std::numeric_limits<double>::quiet_NaN()
+                          : sum / static_cast<double>(defined);
+    case SummaryKind::kRunid:
+    case SummaryKind::kNone:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+std::vector<double> SummaryValues(std::span<const ReportColumn> columns,
+                                  std::span<const QueryResult> queries,
+                                  std::optional<int64_t> complete_num_rel) {
   std::vector<double> all(columns.size(), 0.0);
+  std::vector<double> column(queries.size());
   for (size_t c = 0; c < columns.size(); ++c) {
-    double sum = 0.0;
-    int64_t defined = 0;
-    for (const QueryResult& q : queries) {
-      const double v = q.values[c];
-      if (std::isnan(v) &&
-          columns[c].summary_kind == SummaryKind::kDefinedMean) {
-        continue;
-      }
-      sum += v;
-      ++defined;
+    for (size_t i = 0; i < queries.size(); ++i) {
+      column[i] = queries[i].values[c];
     }
-    switch (columns[c].summary_kind) {
-      case SummaryKind::kMean:
-        all[c] = queries.empty() ? sum : sum / num_q;
-        break;
-      case SummaryKind::kSum:
-        all[c] = sum;
-        if (columns[c].name == "num_rel" && report.options().complete) {
-          all[c] = static_cast<double>(report.complete_num_rel());
-        }
-        break;
-      case SummaryKind::kGeometricMean:
-        all[c] = queries.empty() ? sum : std::exp(sum / num_q);
-        break;
-      case SummaryKind::kNumQ:
-        all[c] = num_q;
-        break;
-      case SummaryKind::kDefinedMean:
-        all[c] = defined == 0 ? std::numeric_limits<double>::quiet_NaN()
-                              : sum / static_cast<double>(defined);
-        break;
-      case SummaryKind::kRunid:
-      case SummaryKind::kNone:
-        all[c] = 0.0;
-        break;
+    all[c] = Summarize(columns[c].summary_kind, column);
+    if (complete_num_rel && columns[c].summary_kind == SummaryKind::kSum &&
+        columns[c].name == "num_rel") {
+      all[c] = static_cast<double>(*complete_num_rel);
     }
   }
   return all;
+}
+
+std::vector<double> SummaryValues(const EvalReport& report) {
+  return SummaryValues(report.columns(), report.queries(),
+                       report.options().complete
+                           ? std::optional<int64_t>(report.complete_num_rel())
+                           : std::nullopt);
 }
 
 void WriteTrecText(const EvalReport& report, std::string* out) {

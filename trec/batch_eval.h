@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@
 #include "base/status.h"
 #include "metrics/measures.h"
 #include "trec/qrels.h"
+#include "trec/query_scorer.h"
 #include "trec/trec_measures.h"
 
 namespace rankwatch::trec {
@@ -79,15 +81,37 @@ class EvalReport {
   int64_t complete_num_rel_ = 0;
 };
 
+// The scoring configuration of an evaluation with `options`: the engine at
+// the selection's cutoffs under its definitions, and the printed columns.
+// Errors: a definition the engine refuses, -M below 1.
+StatusOr<ScorerConfig> MakeScorerConfig(const EvalOptions& options);
+
 // Errors name the file and line (malformed line, duplicate docno, bad score
 // or grade), or say that no query can be evaluated.
 StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
                                    const std::string& run_path,
                                    const EvalOptions& options);
 
+// Under --zero-relevant skip, drops from `queries` those whose qrels (in
+// `qrels`) have no relevant doc; under score_zero, leaves them.
+void ApplyZeroRelevant(const Qrels& qrels,
+                       const metrics::Definitions& definitions,
+                       std::vector<QueryResult>* queries);
+
+// The summary of one column's per-query `values` (in qid order) by `kind`:
+// their mean, sum, geometric mean (the values are logs), count, or mean of
+// the defined ones; 0 for the text columns.
+double Summarize(SummaryKind kind, std::span<const double> values);
+
 // The `all` row: one value per column (means, sums, geometric means, num_q;
 // 0 for the text columns), summed in qid order as trec_eval sums.
 std::vector<double> SummaryValues(const EvalReport& report);
+// The same for `queries` scored in `columns`. With `complete_num_rel` (-c),
+// the summary num_rel is it: trec_eval then counts every qrels entry with a
+// grade > 0, ignoring -l.
+std::vector<double> SummaryValues(std::span<const ReportColumn> columns,
+                                  std::span<const QueryResult> queries,
+                                  std::optional<int64_t> complete_num_rel);
 
 // Appends trec_eval's text output (per-query blocks with -q, then `all`
 // unless -n).

@@ -487,9 +487,7 @@ StatusOr<Comparison> CompareRuns(std::span<const std::string> measures,
   return c;
 }
 
-namespace {
-
-bool Compared(const ReportColumn& column) {
+bool IsComparedColumn(const ReportColumn& column) {
   if (!column.per_query) return false;
   switch (column.format) {
     case ValueFormat::kInteger:
@@ -511,6 +509,8 @@ bool Compared(const ReportColumn& column) {
   }
   return false;
 }
+
+namespace {
 
 // The scores of the compared columns, column-major.
 RunScores ToScores(const EvalReport& report,
@@ -552,7 +552,7 @@ StatusOr<EvaluatedRuns> EvaluateRunFiles(const std::string& qrels_path,
         }
         std::vector<size_t> columns;
         for (size_t c = 0; c < report->columns().size(); ++c) {
-          if (!Compared(report->columns()[c])) continue;
+          if (!IsComparedColumn(report->columns()[c])) continue;
           columns.push_back(c);
           names[i].push_back(report->columns()[c].name);
         }

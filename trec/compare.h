@@ -160,6 +160,11 @@ StatusOr<Comparison> CompareRuns(std::span<const std::string> measures,
                                  size_t baseline,
                                  const CompareOptions& options);
 
+// Whether `column` is compared: a per-query numeric value whose summary is
+// a mean or a sum (not num_q, runid, relstring, nor gm_map and gm_bpref,
+// whose per-query values are logarithms).
+bool IsComparedColumn(const ReportColumn& column);
+
 // Every run file evaluated against the qrels by EvaluateFiles (batch_eval.h),
 // as CompareRuns takes them.
 struct EvaluatedRuns {

@@ -373,6 +373,26 @@ StatusOr<OtherSpelling> ReadOtherSpelling(const std::string& spec) {
   return OtherSpelling{f, ref->trec_param};
 }
 
+// pytrec_eval's NAME_5,10 (a cutoff family, an underscore, a list of two or
+// more cutoffs) as NAME.5,10; any other spec as it is.
+std::string DottedCutoffList(const std::string& spec) {
+  if (spec.find(',') == std::string::npos) return spec;
+  for (const Family& f : Families()) {
+    if (!IsCutoffFamily(f) || spec.size() <= f.name.size() + 1 ||
+        !spec.starts_with(f.name) || spec[f.name.size()] != '_') {
+      continue;
+    }
+    const std::string_view list =
+        std::string_view(spec).substr(f.name.size() + 1);
+    const std::vector<std::string_view> parts = SplitOn(list, ',');
+    if (std::all_of(parts.begin(), parts.end(),
+                    [&f](std::string_view p) { return IsCutoffText(f, p); })) {
+      return std::string(f.name) + "." + std::string(list);
+    }
+  }
+  return spec;
+}
+
 // Joins the cutoffs given in other spellings (`extra`) to `item`'s.
 Status AddOtherCutoffs(const Family& f, std::span<const std::string> extra,
                        MeasureSelection::Item* item) {
@@ -508,8 +528,26 @@ void AppendColumns(const MeasureSelection::Item& item,
   AppendFamilyColumns(FamilyOf(item.measure), item, columns);
 }
 
+bool HasCutoffRows(TrecMeasure measure) {
+  return IsCutoffFamily(FamilyOf(measure));
+}
+
+std::vector<std::string_view> MeasureFamilyNames() {
+  std::vector<std::string_view> names;
+  for (const Family& f : Families()) names.push_back(f.name);
+  return names;
+}
+
+std::vector<std::string_view> MeasureNicknames() {
+  return {"official", "all_trec", "set"};
+}
+
+const std::vector<std::string_view>* NicknameFamilies(std::string_view name) {
+  return Nickname(name);
+}
+
 StatusOr<MeasureSelection> MeasureSelection::Parse(
-    std::span<const std::string> specs) {
+    std::span<const std::string> specs, SpecJoin join) {
   static const std::vector<std::string> kDefault = {"official"};
   if (specs.empty()) specs = kDefault;
   const std::span<const Family> families = Families();
@@ -520,6 +558,12 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
   // Per family: the parameters given in the other spellings (ndcg@10,
   // nDCG@10, ndcg_cut_10), each one cutoff, joined to the family's list.
   std::vector<std::vector<std::string>> extra(families.size());
+  std::vector<std::string> joined;  // kJoinCutoffs: NAME_5,10 as NAME.5,10.
+  if (join == SpecJoin::kJoinCutoffs) {
+    joined.assign(specs.begin(), specs.end());
+    for (std::string& spec : joined) spec = DottedCutoffList(spec);
+    specs = joined;
+  }
   for (const std::string& spec : specs) {
     const size_t dot = spec.find('.');
     const std::string_view name = std::string_view(spec).substr(0, dot);
@@ -560,6 +604,11 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
       bare[i] = true;
     } else if (with_params[i] == nullptr) {
       with_params[i] = &spec;  // trec_eval: the first parameters win.
+    } else if (join == SpecJoin::kJoinCutoffs && IsCutoffFamily(*f)) {
+      for (std::string_view k :
+           SplitOn(std::string_view(spec).substr(dot + 1), ',')) {
+        extra[i].emplace_back(k);
+      }
     }
   }
   MeasureSelection sel;
@@ -575,8 +624,11 @@ StatusOr<MeasureSelection> MeasureSelection::Parse(
                    .substr(with_params[i]->find('.') + 1);
     }
     // A family asked for only as ndcg@10 gets that cutoff, not the defaults
-    // of a bare ndcg_cut.
-    const bool trec_spelled = bare[i] || with_params[i] != nullptr;
+    // of a bare ndcg_cut; pytrec_eval's joining also drops the defaults of
+    // a bare P beside P_5.
+    const bool defaults =
+        join == SpecJoin::kJoinCutoffs ? bare[i] && extra[i].empty() : bare[i];
+    const bool trec_spelled = defaults || with_params[i] != nullptr;
     if (trec_spelled) {
       RW_RETURN_IF_ERROR(InitItem(f, with_params[i], params, &item));
     }

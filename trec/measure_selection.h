@@ -82,10 +82,23 @@ struct ParamPair {
   double value = 0;
 };
 
+// How the specs of one family combine.
+enum class SpecJoin {
+  // trec_eval's `-m`: the first NAME.params of a family sets its
+  // parameters; later ones only mark it.
+  kFirstWins,
+  // pytrec_eval's RelevanceEvaluator (its _combine_measures): the cutoffs
+  // of every spec of a cutoff family are joined ({'P.5', 'P.10'} is P.5,10),
+  // and NAME_5,10 reads as NAME.5,10. Other families keep the first
+  // parameters, as under kFirstWins. The Python package parses this way.
+  kJoinCutoffs,
+};
+
 // The measures requested with `-m`, as trec_eval reads them: the first
 // `-m NAME.params` of a family sets its parameters (later ones only mark
-// it), a family without parameters takes its defaults, and parameters of a
-// family that takes none are ignored.
+// it; SpecJoin::kJoinCutoffs joins them), a family without parameters
+// takes its defaults, and parameters of a family that takes none are
+// ignored.
 class MeasureSelection {
  public:
   struct Item {
@@ -110,7 +123,8 @@ class MeasureSelection {
   // typo), a cutoff that is not positive (after atol-like truncation),
   // duplicate cutoffs, a malformed `name=value` list, a measure eval does
   // not compute.
-  static StatusOr<MeasureSelection> Parse(std::span<const std::string> specs);
+  static StatusOr<MeasureSelection> Parse(std::span<const std::string> specs,
+                                          SpecJoin join = SpecJoin::kFirstWins);
 
   const std::vector<Item>& items() const { return items_; }
   // The cutoffs the engine must compute for the engine families.
@@ -153,6 +167,20 @@ struct ReportColumn {
 // iprec_at_recall_0.10; utility_1,-1,0,0), in printing order.
 void AppendColumns(const MeasureSelection::Item& item,
                    std::vector<ReportColumn>* columns);
+
+// Whether a family prints one row per cutoff (P_5, iprec_at_recall_0.10,
+// recip_rank_5) rather than one row named with its parameters as given
+// (set_F_0.5, utility_1,-1,0,0): pytrec_eval keys the first kind by row
+// name, the second by the family's name alone.
+bool HasCutoffRows(TrecMeasure measure);
+
+// The `-m` family names eval reads (trec_eval's, then rankwatch's: dcg,
+// rbp, unj, judged, spearman, ...), in TrecMeasure order.
+std::vector<std::string_view> MeasureFamilyNames();
+// trec_eval's nicknames eval reads (official, all_trec, set) and the
+// families each stands for; null for a name that is none of them.
+std::vector<std::string_view> MeasureNicknames();
+const std::vector<std::string_view>* NicknameFamilies(std::string_view name);
 
 // C's atol, as trec_eval reads integer parameters (cutoffs, gain-map
 // levels): leading blanks, a sign, digits up to the first non-digit; 0

@@ -37,6 +37,39 @@ TEST(MeasureSelectionTest, KeepsTrecOrderAndTheFirstParametersWin) {
   EXPECT_EQ(s.EngineCutoffs(), (std::vector<int32_t>{5, 10}));
 }
 
+TEST(MeasureSelectionTest, JoinCutoffsJoinsEverySpecOfAFamilyAsPytrecEval) {
+  // pytrec_eval's test_measure_params: ndcg_cut with ndcg_cut.1,4,
+  // ndcg_cut_20,4 and ndcg_cut_15 is ndcg_cut at 1, 4, 15 and 20 (no
+  // defaults); a bare P keeps its defaults; P.5 with P_10 joins them.
+  const std::vector<std::string> specs = {
+      "P",           "ndcg_cut",      "ndcg_cut.1,4",
+      "ndcg_cut_15", "ndcg_cut_20,4", "recall.1000",
+      "map_cut.5",   "map_cut.10",    "map_cut_10"};
+  StatusOr<MeasureSelection> s =
+      MeasureSelection::Parse(specs, SpecJoin::kJoinCutoffs);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Names(*s),
+            (std::vector<std::string>{
+                "P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200",
+                "P_500", "P_1000", "recall_1000", "ndcg_cut_1", "ndcg_cut_4",
+                "ndcg_cut_15", "ndcg_cut_20", "map_cut_5", "map_cut_10"}));
+  // Under trec_eval's rule the first parameters win.
+  EXPECT_EQ(Names(Select({"map_cut.5", "map_cut.10"})),
+            (std::vector<std::string>{"map_cut_5"}));
+}
+
+TEST(MeasureSelectionTest, NamesTheFamiliesAndNicknames) {
+  const std::vector<std::string_view> families = MeasureFamilyNames();
+  ASSERT_EQ(families.size(), kTrecMeasureCount);
+  EXPECT_EQ(families.front(), "runid");
+  EXPECT_EQ(families.back(), "kendall_tau");
+  EXPECT_EQ(MeasureNicknames(),
+            (std::vector<std::string_view>{"official", "all_trec", "set"}));
+  ASSERT_NE(NicknameFamilies("set"), nullptr);
+  EXPECT_EQ(NicknameFamilies("set")->size(), 11u);  // trec_eval's measures.c
+  EXPECT_EQ(NicknameFamilies("P"), nullptr);
+}
+
 TEST(MeasureSelectionTest, DefaultIsTheOfficialSet) {
   // trec_eval 10.0 with no -m: runid num_q num_ret num_rel num_rel_ret map
   // gm_map Rprec bpref recip_rank iprec_at_recall_0.00..1.00 P_5..P_1000.

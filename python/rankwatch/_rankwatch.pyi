@@ -1,0 +1,59 @@
+# Type stubs of the C++ module (python/module.cc); the package's public API
+# is python/rankwatch/__init__.py, whose annotations type-checkers read
+# directly (py.typed).
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy
+
+supported_measures: set[str]
+supported_nicknames: dict[str, set[str]]
+
+class Options:
+    @property
+    def columns(self) -> list[str]: ...
+
+def make_options(
+    measures: Sequence[str],
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    complete: bool = False,
+    gain: str = "linear",
+    recall_denominator: str = "relevant",
+    ap_denominator: str = "relevant",
+    zero_relevant: str = "score_zero",
+    max_docs: int = 0,
+    num_docs_in_collection: int = 0,
+    threads: int = 0,
+) -> Options: ...
+
+class Qrels:
+    @staticmethod
+    def from_dict(qrels: Mapping[str, Mapping[str, int]]) -> Qrels: ...
+    @staticmethod
+    def from_columns(query_id: Sequence[Any], doc_id: Sequence[Any], relevance: Sequence[int]) -> Qrels: ...
+    @staticmethod
+    def from_file(path: str) -> Qrels: ...
+    @staticmethod
+    def from_text(text: str, name: str) -> Qrels: ...
+    def to_dict(self) -> dict[str, dict[str, int]]: ...
+    @property
+    def num_queries(self) -> int: ...
+
+class Evaluation:
+    def to_dict(self, pytrec_names: bool = False) -> dict[str, dict[str, float]]: ...
+    def table(self) -> tuple[list[str], list[str], numpy.ndarray]: ...
+    def summary(self) -> dict[str, float]: ...
+    @property
+    def run_id(self) -> str: ...
+
+def evaluate_dict(qrels: Qrels, options: Options, run: Mapping[str, Mapping[str, float]]) -> Evaluation: ...
+def evaluate_columns(qrels: Qrels, options: Options, query_id: Sequence[Any], doc_id: Sequence[Any], score: Sequence[float]) -> Evaluation: ...
+def evaluate_files(qrels_path: str, run_path: str, options: Options) -> Evaluation: ...
+def summarize(measure: str, values: Sequence[float]) -> float: ...
+def parse_run_text(text: str, name: str) -> dict[str, dict[str, float]]: ...
+def compare(
+    evaluations: list[Evaluation], names: Sequence[str], baseline: int, correction: str,
+    alpha: float, permutations: int, bootstrap: int, confidence: float, seed: int,
+    per_query: int, threads: int,
+) -> str: ...
