@@ -36,7 +36,7 @@
 // expect (one item alone holds a grade). Each leave-one-out figure comes
 // from the whole table's sums in O(k) (k the spread of grades), so alpha
 // with its interval costs O(k^3) at most, whatever the number of items
-// (about 1 ms at k = 64 on the bench machine: bench/README.md).
+// (bench/README.md, "Judges' agreement in a scrape").
 //
 // All return nullopt where the figure is undefined: spans of different
 // sizes, fewer than two items, or no expected disagreement (every grade the
