@@ -11,14 +11,19 @@
 //   variants=8,  locales=20: 5,120 series, 133,210 samples
 // (2026-11-26; they grow with the families exported).
 //
+// BM_JudgesRender: issue 41's case, 8 judges grading 0-63 over 320 lists,
+// whose judges' agreement was the larger part of a scrape.
+//
 // The `samples` counter is the number of exposed sample lines.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/random.h"
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/exporter/probe.h"
@@ -138,6 +143,87 @@ void BM_Scrape(benchmark::State& state) {
   }
   SetCounters(state, setup);
 }
+
+// Issue 41's case: 8 judges grading 0-63 (every doc of every list, the
+// second to eighth judge within 8 grades of the first, often further) over
+// 320 lists of 10 docs in two variants, the default windows {5m, 1h}. The
+// judges' agreement (Krippendorff's alpha with its jackknife, per pair of
+// judges and window) is the larger part of its scrape.
+struct JudgesSetup {
+  JudgesSetup() {
+    rankwatch::config::Config config;
+    for (int j = 0; j < 8; ++j) {
+      config.judges.names.push_back("judge" + std::to_string(j));
+    }
+    config.judges.default_judge = "judge0";
+    auto p = rankwatch::stream::Pipeline::Create(config, &clock);
+    if (!p.ok()) std::abort();
+    pipeline = std::move(p).value();
+    rankwatch::Xoshiro256 random(41);
+    int64_t offset = 0;
+    for (int list = 0; list < 320; ++list) {
+      const std::string id = "r" + std::to_string(list);
+      const int64_t t = 1'700'000'000'000 + list * 1000;
+      std::vector<std::string> docs;
+      for (int d = 0; d < 10; ++d) docs.push_back("d" + std::to_string(d));
+      Feed(rankwatch::stream::Topic::kResults,
+           rankwatch::exporter::testing::ResultsJson(
+               id, list % 2 == 0 ? "A" : "B", t, docs),
+           offset++);
+      std::vector<int> first(docs.size());
+      for (int& g : first) g = static_cast<int>(random.Below(64));
+      for (int j = 0; j < 8; ++j) {
+        std::string batch;
+        for (size_t d = 0; d < docs.size(); ++d) {
+          const int g =
+              j == 0 || random.Uniform() < 0.2
+                  ? (j == 0 ? first[d] : static_cast<int>(random.Below(64)))
+                  : std::clamp(
+                        first[d] + static_cast<int>(random.Between(-8, 8)), 0,
+                        63);
+          batch += std::string(batch.empty() ? "" : ",") + R"({"doc_id":")" +
+                   docs[d] + R"(","relevance":)" + std::to_string(g) + "}";
+        }
+        Feed(rankwatch::stream::Topic::kJudgments,
+             R"({"request_id":")" + id + R"(","judge":"judge)" +
+                 std::to_string(j) + R"(","timestamp":)" +
+                 std::to_string(t + 100) + R"(,"judgments":[)" + batch + "]}",
+             offset++);
+      }
+    }
+    pipeline->FinishAll();
+    kafka.topics = {"results", "judgments"};
+    probe = MakeDaemonProbe(&kafka, {"bench", "", "impression"});
+  }
+
+  void Feed(rankwatch::stream::Topic topic, const std::string& json,
+            int64_t offset) {
+    pipeline->OnPayload(topic, json, {0, offset});
+  }
+
+  rankwatch::FakeClock clock{1'700'000'400'000};
+  std::unique_ptr<rankwatch::stream::Pipeline> pipeline;
+  rankwatch::kafka::IngestState kafka;
+  std::unique_ptr<Probe> probe;
+};
+
+// One /metrics render of issue 41's case: the snapshot and its figures,
+// then the families, as the daemon's handler (without serialization and
+// gzip, which BM_Scrape measures).
+void BM_JudgesRender(benchmark::State& state) {
+  JudgesSetup setup;
+  for (auto _ : state) {
+    PipelineSnapshot snapshot;
+    rankwatch::stream::TakeSnapshot(*setup.pipeline, &snapshot);
+    Probe::GuardedFamilies guarded = setup.probe->CollectGuarded();
+    benchmark::DoNotOptimize(setup.probe->Render(snapshot, std::move(guarded)));
+  }
+  const std::string text = SerializeText(setup.probe->Collect(
+      rankwatch::exporter::testing::Snapshot(*setup.pipeline)));
+  state.counters["samples"] =
+      static_cast<double>(rankwatch::exporter::testing::CountSamples(text));
+}
+BENCHMARK(BM_JudgesRender)->Unit(benchmark::kMillisecond);
 
 void Sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"variants", "locales"});

@@ -7,14 +7,12 @@
 #include <cmath>
 #include <limits>
 
+#include "base/numeric.h"
 #include "metrics/boost_policy.h"
 #include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
-
-using internal::kInf;
-using internal::kNaN;
 
 // Boost.Math's no-throw, double-precision policy: see metrics/boost_policy.h.
 using internal::DoublePolicy;

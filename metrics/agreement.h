@@ -33,7 +33,10 @@
 // 1956, Tukey 1958): se^2 = (n - 1) / n sum (alpha_(i) - mean)^2 and
 // alpha +- z se (clipped at 1), deterministic, unlike Krippendorff's
 // bootstrap; NaN when leaving some item out leaves no disagreement to
-// expect (one item alone holds a grade).
+// expect (one item alone holds a grade). Each leave-one-out figure comes
+// from the whole table's sums in O(k) (k the spread of grades), so alpha
+// with its interval costs O(k^3) at most, whatever the number of items
+// (bench/README.md, "Judges' agreement in a scrape").
 //
 // All return nullopt where the figure is undefined: spans of different
 // sizes, fewer than two items, or no expected disagreement (every grade the

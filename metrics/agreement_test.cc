@@ -1,8 +1,13 @@
 #include "metrics/agreement.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 
 // Expected figures: scikit-learn 1.x `cohen_kappa_score(x, y, weights=w)`,
@@ -155,6 +160,115 @@ TEST(AgreementTest, PerfectAndUndefined) {
                         std::vector<int>{0, 0, 0, 0}, AlphaMetric::kNominal);
   ASSERT_TRUE(lone.has_value());
   EXPECT_TRUE(std::isnan(lone->std_error));
+}
+
+// Krippendorff's alpha of two coders written out from its definition (ch.
+// 12), apart from agreement.cc: the values' counts n_c, D_o from the items'
+// pairs (each item pairable both ways), D_e from every pair of values, the
+// ordinal difference the values from c to d less half of c's and d's.
+// Grades in [0, k). Item `skip` is left out (none when out of range).
+std::optional<double> AlphaFromItems(const std::vector<int>& x,
+                                     const std::vector<int>& y, int k,
+                                     AlphaMetric metric, size_t skip) {
+  std::vector<double> count(static_cast<size_t>(k), 0.0);
+  double values = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i == skip) continue;
+    count[static_cast<size_t>(x[i])] += 1;
+    count[static_cast<size_t>(y[i])] += 1;
+    values += 2;
+  }
+  std::vector<double> cumulative(static_cast<size_t>(k) + 1, 0.0);
+  for (int c = 0; c < k; ++c) cumulative[c + 1] = cumulative[c] + count[c];
+  auto difference = [&](int c, int d) {
+    if (c == d) return 0.0;
+    switch (metric) {
+      case AlphaMetric::kNominal:
+        return 1.0;
+      case AlphaMetric::kInterval:
+        return static_cast<double>(c - d) * (c - d);
+      case AlphaMetric::kOrdinal: {
+        const int lo = std::min(c, d), hi = std::max(c, d);
+        const double v =
+            cumulative[hi + 1] - cumulative[lo] - (count[lo] + count[hi]) / 2;
+        return v * v;
+      }
+    }
+    return 0.0;
+  };
+  double observed = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i != skip) observed += 2 * difference(x[i], y[i]);
+  }
+  double expected = 0;
+  for (int c = 0; c < k; ++c) {
+    for (int d = 0; d < k; ++d)
+      expected += count[c] * count[d] * difference(c, d);
+  }
+  if (values < 2 || !(expected > 0)) return std::nullopt;
+  return 1 - (values - 1) * observed / expected;
+}
+
+// The jackknife's fast form (LeaveOneOut in agreement.cc: each leave-one-out
+// alpha from the full table's sums in O(k)) against the brute force:
+// every item left out in turn and alpha recomputed from the items
+// (AlphaFromItems), se^2 = (n - 1) / n sum (alpha_(i) - mean)^2.
+TEST(KrippendorffAlphaTest, FastJackknifeEqualsLeavingEachItemOutByBruteForce) {
+  const uint64_t seed = 20260141;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Xoshiro256 random(seed);
+  int undefined = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    // Up to 64 grades; some spreads are sparse (a few values far apart),
+    // some trials have a grade held by one item (the jackknife undefined).
+    const int k = static_cast<int>(random.Between(2, 64));
+    const size_t n = static_cast<size_t>(random.Between(2, 160));
+    std::vector<int> x(n), y(n);
+    for (size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<int>(random.Below(static_cast<uint64_t>(k)));
+      // The second judge mostly near the first: alpha well above 0.
+      const int noise = static_cast<int>(random.Between(-2, 2));
+      y[i] = random.Uniform() < 0.2
+                 ? static_cast<int>(random.Below(static_cast<uint64_t>(k)))
+                 : std::clamp(x[i] + noise, 0, k - 1);
+    }
+    if (trial % 6 == 5) {  // Every grade 0 but one item's.
+      std::fill(x.begin(), x.end(), 0);
+      std::fill(y.begin(), y.end(), 0);
+      x[0] = k - 1;
+    }
+    for (AlphaMetric metric : {AlphaMetric::kNominal, AlphaMetric::kOrdinal,
+                               AlphaMetric::kInterval}) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + " k " +
+                   std::to_string(k) + " n " + std::to_string(n) + " metric " +
+                   std::to_string(static_cast<int>(metric)));
+      const std::optional<double> whole =
+          AlphaFromItems(x, y, k, metric, SIZE_MAX);
+      const std::optional<AgreementEstimate> fast =
+          KrippendorffAlpha(x, y, metric);
+      ASSERT_EQ(fast.has_value(), whole.has_value());
+      if (!whole) continue;
+      EXPECT_NEAR(fast->estimate, *whole, 1e-12);
+      std::vector<double> loo;
+      for (size_t i = 0; i < n; ++i) {
+        const std::optional<double> a = AlphaFromItems(x, y, k, metric, i);
+        if (!a) break;
+        loo.push_back(*a);
+      }
+      if (loo.size() < n) {
+        ++undefined;
+        EXPECT_TRUE(std::isnan(fast->std_error)) << fast->std_error;
+        continue;
+      }
+      double mean = 0;
+      for (double a : loo) mean += a / static_cast<double>(n);
+      double squares = 0;
+      for (double a : loo) squares += (a - mean) * (a - mean);
+      const double se = std::sqrt((n - 1.0) / n * squares);
+      EXPECT_NEAR(fast->std_error, se, 1e-12 * std::max(1.0, se));
+    }
+  }
+  EXPECT_GT(undefined, 0);  // The undefined case was reached.
 }
 
 }  // namespace

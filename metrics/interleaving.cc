@@ -8,13 +8,12 @@
 #include <numbers>
 #include <unordered_set>
 
+#include "base/numeric.h"
 #include "metrics/boost_policy.h"
 #include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
-
-using internal::kNaN;
 
 // Boost.Math's no-throw, double-precision policy: see metrics/boost_policy.h.
 using internal::DoublePolicy;

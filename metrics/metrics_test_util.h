@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/numeric.h"
 #include "gtest/gtest.h"
 #include "metrics/numeric_internal.h"
 
@@ -13,8 +14,6 @@ namespace rankwatch::metrics {
 
 // Not-a-number and infinity, as the tests write expected figures: the
 // library's own.
-using internal::kInf;
-using internal::kNaN;
 
 // |actual - expected| <= relative * |expected|.
 inline testing::AssertionResult RelativelyNear(double actual, double expected,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/numeric.h"
 #include "metrics/multiple_testing.h"
 
 namespace rankwatch::metrics {
@@ -12,7 +13,6 @@ std::vector<QueryMover> RankMovers(std::span<const MoverInput> queries,
                                    int64_t baseline_lists,
                                    int64_t treatment_lists,
                                    const MoverOptions& options) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const double total = static_cast<double>(baseline_lists + treatment_lists);
   std::vector<QueryMover> movers;
   movers.reserve(queries.size());

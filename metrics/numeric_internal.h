@@ -1,5 +1,5 @@
-// What the .cc files of rankwatch::metrics share for plain arithmetic: NaN
-// and infinity as the statistics return them, and the mean of a span.
+// What the .cc files of rankwatch::metrics share for plain arithmetic: the
+// mean of a span (NaN and infinity are base/numeric.h's).
 // Private to the library (no public header includes it). Constants and pure
 // functions only; thread-safe.
 #ifndef RANKWATCH_METRICS_NUMERIC_INTERNAL_H_
@@ -8,10 +8,9 @@
 #include <limits>
 #include <span>
 
-namespace rankwatch::metrics::internal {
+#include "base/numeric.h"
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
+namespace rankwatch::metrics::internal {
 
 // The arithmetic mean; NaN for an empty span (0 / 0).
 inline double Mean(std::span<const double> values) {

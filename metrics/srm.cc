@@ -8,13 +8,12 @@
 #include <limits>
 #include <utility>
 
+#include "base/numeric.h"
 #include "metrics/boost_policy.h"
 #include "metrics/numeric_internal.h"
 
 namespace rankwatch::metrics {
 namespace {
-
-using internal::kNaN;
 
 using internal::DoublePolicy;
 using ChiSquared = boost::math::chi_squared_distribution<double, DoublePolicy>;

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/numeric.h"
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
 #include "tests/testing/daemon_process.h"
@@ -50,7 +51,6 @@ using testing::WaitFor;
 
 constexpr int kPartitions = 4;
 constexpr int kRequests = 240;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using LabelMap = std::map<std::string, std::string>;
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/json_writer.h"
+#include "base/numeric.h"
 #include "metrics/multiple_testing.h"
 #include "trec/parallel.h"
 #include "trec/report_format.h"
@@ -16,8 +17,6 @@
 namespace rankwatch::trec {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Status CheckOptions(const CompareOptions& o) {
   if (!(o.alpha > 0 && o.alpha < 1)) {

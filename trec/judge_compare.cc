@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/numeric.h"
 #include "base/string_index.h"
 #include "trec/report_format.h"
 
@@ -383,7 +384,6 @@ void WriteJsonMeans(const JudgeComparison& c, JsonWriter* w) {
 }
 
 void WriteJsonRankings(const JudgeComparison& c, JsonWriter* w) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   w->Key("rankings");
   w->BeginArray();
   for (const RankingAgreement& r : c.rankings) {

@@ -347,12 +347,11 @@ LastLook TellStory(server::Daemon* daemon,
   const auto start = std::chrono::steady_clock::now();
   DemoStory& story = *story_out;
   LastLook last;
-  // Reused: its buffers are the size of the pipeline's figures.
-  stream::PipelineSnapshot pipeline;
   for (int look = 1; !stop.load(); ++look) {
     if (!WaitUntil(start + look * kStoryLookInterval, stop)) break;
-    daemon->TakeSnapshot(&pipeline);
-    DemoSnapshot snapshot = DemoSnapshotOf(pipeline, headlines);
+    // Shared with /metrics and the page when they read the same state.
+    const stream::SnapshotCache::Snapshot pipeline = daemon->Snapshot();
+    DemoSnapshot snapshot = DemoSnapshotOf(*pipeline, headlines);
     const int64_t now_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start)

@@ -13,6 +13,7 @@
 #include "config/config_loader.h"
 #include "daemon/cli/demo_story.h"
 #include "daemon/stream/pipeline.h"
+#include "daemon/stream/stream_test_util.h"
 
 namespace rankwatch::cli {
 namespace {
@@ -22,7 +23,7 @@ using stream::Pipeline;
 using stream::PipelineSnapshot;
 using stream::Topic;
 
-constexpr int64_t kNow = 1'763'800'000'000;  // 2025-11-22, epoch ms.
+using stream::kNow;  // stream_test_util.h
 
 // "%+.3f", as the story prints an interval's ends.
 std::string Signed3(double x) {
@@ -73,7 +74,7 @@ class DemoSnapshotTest : public ::testing::Test {
           EventOrigin{1, offset_++});
     }
   }
-  // Every list finalized, a look taken: the daemon's TakeSnapshot.
+  // Every list finalized, a look taken: the daemon's Snapshot().
   PipelineSnapshot Take() {
     pipeline().FinishAll();
     pipeline().RefreshLook();

@@ -1,5 +1,5 @@
 // The story `rankwatch demo` tells on the terminal: every few seconds the
-// demo takes the daemon's read model (server::Daemon::TakeSnapshot, a
+// demo takes the daemon's read model (server::Daemon::Snapshot, a
 // stream::PipelineSnapshot) and reads it into a DemoSnapshot
 // (demo_snapshot.h), and DemoStory turns consecutive snapshots into one
 // line per change ("B is now worse than A on ndcg@10: ...", "no events for

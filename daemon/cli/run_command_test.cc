@@ -2,10 +2,7 @@
 // (README.md, "Exit codes"), and its pid file.
 #include "daemon/cli/run_command.h"
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -15,6 +12,7 @@
 
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
+#include "tests/testing/busy_port.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -26,36 +24,7 @@ namespace {
 
 using std::chrono::seconds;
 
-// A TCP socket listening on a loopback port the kernel chose; closed on
-// destruction.
-class BusyPort {
- public:
-  BusyPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(addr);
-    if (fd_ < 0 ||
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 1) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  BusyPort(const BusyPort&) = delete;
-  BusyPort& operator=(const BusyPort&) = delete;
-  ~BusyPort() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  int port() const { return port_; }  // 0 when the socket failed.
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
+using rankwatch::testing::BusyPort;
 
 class RunCommandTest : public ::testing::Test {
  protected:

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/numeric.h"
 #include "daemon/exporter/families.h"
 #include "metrics/measures.h"
 
@@ -15,8 +16,6 @@ namespace {
 
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The gauges of one comparison row, in export order (indexes kGauges).
 enum Gauge {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/json_writer.h"
+#include "base/numeric.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::exporter {
@@ -54,7 +55,6 @@ void AddMeans(MeanFamilies* f, const Labels& labels,
               const stream::GroupStats& group, size_t s, int64_t now_ms,
               std::span<const int64_t> windows,
               std::span<const std::string> window_labels) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const metrics::RunningStats& all = group.all[s];
   auto add = [&](const std::string& window, const stream::WindowTotals& t,
                  double mean) {

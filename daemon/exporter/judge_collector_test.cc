@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/stream/pipeline.h"
+#include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
@@ -94,7 +95,7 @@ TEST(JudgeCollectorTest, NothingWithoutJudges) {
   EXPECT_TRUE(Collect(stream::PipelineSnapshot()).samples().empty());
 }
 
-constexpr int64_t kNow = 1'763'800'000'000;   // 2025-11-22, epoch ms.
+using stream::kNow;                           // stream_test_util.h
 constexpr int64_t kEarly = kNow - 3'600'000;  // The early lists.
 constexpr int64_t kLate = kEarly + 600'000;   // The late ones, 10 min on.
 

@@ -6,9 +6,11 @@
 //
 // Two kinds of collectors:
 //   SnapshotCollector  renders the pipeline's families from a
-//                      stream::PipelineSnapshot, the read model copied from
-//                      the pipeline under the daemon's lock (snapshot.h),
-//                      configuration included; it reads nothing else.
+//                      stream::PipelineSnapshot, the read model whose
+//                      counts are copied from the pipeline under the
+//                      daemon's lock and whose statistics are computed
+//                      after it (snapshot.h), configuration included; it
+//                      reads nothing else.
 //   Collector          reads other state at scrape time: the Kafka
 //                      consumer's status, the reloads', the HTTP server's
 //                      counters, /proc, the build. guarded() says whether
@@ -19,13 +21,18 @@
 //
 // A scrape takes two steps so that the daemon's lock is held only while
 // plain values are copied:
-//   under the lock     Pipeline::RefreshLook(), stream::TakeSnapshot(),
+//   under the lock     Pipeline::RefreshLook() (a look, only when lists
+//                      were finalized since the last one),
+//                      stream::CopySnapshot() (the pipeline's counts and
+//                      sums, once per state version: SnapshotCache),
 //                      Probe::CollectGuarded() (the guarded collectors:
 //                      a few families, per Kafka partition at most)
-//   without the lock   Probe::Render(): the snapshot collectors' families,
-//                      the unguarded collectors', and the guarded ones
-//                      gathered in step 1, in the order the collectors were
-//                      added; then serialization and gzip.
+//   without the lock   stream::CompleteSnapshot() (agreement, movers, PPI;
+//                      once per state version, shared by the scrapes that
+//                      read it), Probe::Render(): the snapshot collectors'
+//                      families, the unguarded collectors', and the
+//                      guarded ones gathered in step 1, in the order the
+//                      collectors were added; then serialization and gzip.
 //
 // Ownership: the probe owns its collectors; a Collector only points to
 // the state it reads, which must outlive it. Snapshot collectors hold no

@@ -18,6 +18,7 @@
 #include "daemon/http/gunzip_test_util.h"
 #include "daemon/http/handlers.h"
 #include "gtest/gtest.h"
+#include "tests/testing/busy_port.h"
 #include "tests/testing/http_client.h"
 #include "tests/testing/subprocess.h"
 
@@ -50,34 +51,6 @@ std::unique_ptr<HttpServer> StartLocal(int threads = 4) {
   EXPECT_GT((*server)->port(), 0);
   return std::move(server).value();
 }
-
-// A listening TCP socket on 127.0.0.1 and a free port; closed on
-// destruction.
-class ListeningSocket {
- public:
-  ListeningSocket() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-        ::listen(fd_, 4) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  ~ListeningSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -338,7 +311,7 @@ TEST(HttpServerStartTest, PortIsFreeAgainAfterStop) {
 }
 
 TEST(HttpServerStartTest, BusyPortIsAnError) {
-  ListeningSocket taken;
+  rankwatch::testing::BusyPort taken;
   ASSERT_GT(taken.port(), 0);
   const std::string listen = "127.0.0.1:" + std::to_string(taken.port());
   StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Start(listen, 2);

@@ -97,6 +97,7 @@ StatusOr<std::unique_ptr<KafkaIngest>> KafkaIngest::Create(
 Status KafkaIngest::Init() {
   status_.topics = {config_.kafka.results_topic, config_.kafka.judgments_topic};
   status_.not_ready_after_ms = config_.kafka.not_ready_after.count();
+  PublishReadiness();
   RebalanceListener* listener = this;  // A private base: converted here.
   rebalance_handler_ =
       std::make_unique<RebalanceHandler>(listener, kMetadataTimeoutMs);
@@ -315,12 +316,14 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     std::lock_guard<std::mutex> lock(*mu_);
     status_.consuming = true;
     status_.last_poll_mono_ms = clock_->MonotonicMillis();
+    PublishReadiness();
   }
   while (!stop.load()) {
     std::unique_ptr<RdKafka::Message> first(consumer_->consume(kPollMs));
     {
       std::lock_guard<std::mutex> lock(*mu_);
       status_.last_poll_mono_ms = clock_->MonotonicMillis();
+      PublishReadiness();
       // Before a batch: a partition whose fetched data is queued locally
       // must hold event time back while another partition's batch is
       // handled.
@@ -358,6 +361,7 @@ void KafkaIngest::Shutdown() {
     // Not ready because it stopped, whatever the brokers do from now.
     shut_down_ = true;
     PublishReachability();
+    PublishReadiness();
     if (changelog_) {
       Checkpoint(AssignedShards(), /*force=*/false);
     } else {
@@ -477,11 +481,12 @@ void KafkaIngest::PublishFetchProgress() {
       fetch_progress_.stalest();
   if (!s.has_value()) {
     status_.stalest_fetch.reset();
-    return;
+  } else {
+    status_.stalest_fetch =
+        FetchLag{TopicName(SlotTopic(s->slot)), SlotPartition(s->slot),
+                 s->progress_mono_ms, s->leader_up};
   }
-  status_.stalest_fetch =
-      FetchLag{TopicName(SlotTopic(s->slot)), SlotPartition(s->slot),
-               s->progress_mono_ms, s->leader_up};
+  PublishReadiness();
 }
 
 // Logs readiness changes with the reason, at most one line per
@@ -535,13 +540,13 @@ void KafkaIngest::MarkReachable(Client client) {
 
 void KafkaIngest::PublishReachability() {
   status_.brokers_down.reset();
-  if (shut_down_) return;
   for (const Reachability& r : reachability_) {
-    if (!r.all_down) continue;
+    if (shut_down_ || !r.all_down) continue;
     status_.brokers_down =
         BrokersDown{config_.kafka.bootstrap_servers, r.cause, r.reached};
-    return;
+    break;
   }
+  PublishReadiness();
 }
 
 // Records which partitions are fetched from a reachable leader, and when
@@ -751,6 +756,7 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
 void KafkaIngest::OnAssignmentChanged(bool assigned) {
   std::lock_guard<std::mutex> lock(*mu_);
   status_.assigned = assigned;
+  PublishReadiness();
 }
 
 void KafkaIngest::OnRebalanceError(RdKafka::ErrorCode err,

@@ -104,6 +104,9 @@ class KafkaIngest final : public stream::ReleaseListener,
 
   // Read under the mutex. Readiness is status().ready(now).
   const IngestState& status() const { return status_; }
+  // The same readiness, published by the consumer thread as it changes:
+  // read without the mutex (/readyz).
+  const ReadinessBoard& readiness() const { return readiness_; }
   IngestState* mutable_status() { return &status_; }
 
   // stream::ReleaseListener: called by the pipeline on the consumer thread.
@@ -170,6 +173,9 @@ class KafkaIngest final : public stream::ReleaseListener,
   void ApplyRestore(const Restore& restore,
                     std::vector<AssignedPartition>& partitions);
   void PublishStateProblem();
+  // Copies status_'s readiness inputs into readiness_; under *mu_, after
+  // each change of one.
+  void PublishReadiness() { readiness_.Publish(status_); }
   void UpdatePartitionStats();
   void PublishFetchProgress();
   void LogReadiness(int64_t now);
@@ -204,6 +210,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   KafkaDeadLetterSink* dead_letters_ = nullptr;
   // Guarded by *mu_.
   IngestState status_;
+  ReadinessBoard readiness_;  // Its own lock.
   ErrorReporter errors_;
   // Consumer thread only.
   std::unique_ptr<RebalanceHandler> rebalance_handler_;

@@ -109,6 +109,7 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
 void KafkaIngest::PublishStateProblem() {
   status_.state_problem =
       unrestored_.empty() ? std::string() : unrestored_.begin()->second;
+  PublishReadiness();
 }
 
 std::vector<int32_t> KafkaIngest::ShardsOf(const std::vector<int32_t>& slots) {
@@ -247,6 +248,7 @@ Status KafkaIngest::PrepareChangelog(const std::atomic<bool>& stop) {
     std::lock_guard<std::mutex> lock(*mu_);
     if (s.ok()) {
       status_.state_problem.clear();
+      PublishReadiness();
       spdlog::info("durable state in changelog '{}' ({} partitions)",
                    changelog_->topic(), changelog_->partitions());
       return Status::Ok();
@@ -255,6 +257,7 @@ Status KafkaIngest::PrepareChangelog(const std::atomic<bool>& stop) {
       spdlog::error("durable state: {}", s.message());
     }
     status_.state_problem = s.message();
+    PublishReadiness();
     if (stop.load()) return Status::Unavailable(s.message());
     // Errors such as a wrong cleanup policy need the operator; broker
     // problems pass. Retried either way, in steps that hear a stop.

@@ -55,6 +55,22 @@ ReadyReason IngestState::ready_reason(int64_t now_mono_ms) const {
   return ReadyReason::kReady;
 }
 
+void ReadinessBoard::Publish(const IngestState& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  inputs_.assigned = state.assigned;
+  inputs_.consuming = state.consuming;
+  inputs_.last_poll_mono_ms = state.last_poll_mono_ms;
+  inputs_.not_ready_after_ms = state.not_ready_after_ms;
+  inputs_.stalest_fetch = state.stalest_fetch;
+  inputs_.brokers_down = state.brokers_down;
+  inputs_.state_problem = state.state_problem;
+}
+
+ReadinessBoard::Readiness ReadinessBoard::At(int64_t now_mono_ms) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {inputs_.ready(now_mono_ms), inputs_.ReadinessMessage(now_mono_ms)};
+}
+
 std::string IngestState::ReadinessMessage(int64_t now_mono_ms) const {
   const ReadyReason reason = ready_reason(now_mono_ms);
   if (reason == ReadyReason::kReady) return "ready";

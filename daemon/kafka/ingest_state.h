@@ -1,9 +1,10 @@
 // IngestState: what the Kafka consumer (`rankwatch run`) reports about
 // itself for /metrics and /readyz, as plain data. (Named apart from
 // base/status.h's Status, an operation's outcome, and from daemon/page/,
-// the status page.) The consumer thread updates it and the scrape and
-// /readyz read it, all under the daemon's mutex; the struct itself is not
-// synchronized.
+// the status page.) The consumer thread updates it and the scrape reads
+// it, both under the daemon's mutex; the struct itself is not
+// synchronized. /readyz reads its readiness inputs from a ReadinessBoard
+// the consumer publishes them to, without the daemon's mutex.
 //
 // Topics are Kafka topic names. Counters only grow; a value the consumer
 // does not know yet is left at its default and not exported.
@@ -20,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,6 +148,32 @@ struct IngestState {
   // Events re-read after a restart or rebalance and skipped because the
   // metrics already reflect them, per topic.
   std::map<std::string, int64_t> replayed_events;
+};
+
+// What /readyz reads (issue 41): the readiness inputs of an IngestState
+// (consuming, assigned, the latest poll, the stalest fetch, the brokers'
+// reachability, the durable state's problem, the fetch bound), published
+// by the consumer thread whenever it changes one and read by the HTTP
+// threads under this board's own mutex, never the daemon's: neither a
+// scrape nor a consumer busy with a message holds /readyz up.
+// Thread-safety: Publish() and At() may be called from any threads.
+class ReadinessBoard {
+ public:
+  // Copies `state`'s readiness inputs (the caller holds the lock that
+  // guards `state`). Allocates only when a text grows.
+  void Publish(const IngestState& state);
+
+  struct Readiness {
+    bool ready = false;
+    std::string message;  // IngestState::ReadinessMessage().
+  };
+  // The published state's readiness at monotonic time `now_mono_ms`;
+  // before any Publish(), a default IngestState's (not consuming).
+  Readiness At(int64_t now_mono_ms) const;
+
+ private:
+  mutable std::mutex mu_;
+  IngestState inputs_;  // Only the readiness inputs are set.
 };
 
 // What librdkafka's statistics JSON says of one topic-partition's fetcher:

@@ -142,6 +142,31 @@ TEST(IngestStateTest, ReasonNamesAreDistinct) {
                 "broker_unreachable", "fetch_stalled", "state_unavailable"}));
 }
 
+// The board answers from what was published, at the time asked: the
+// fetch bound (3 s here) and the stall (10 s) pass without a new
+// publication, and a later change of the status shows only once
+// published.
+TEST(ReadinessBoardTest, AnswersFromThePublishedInputs) {
+  ReadinessBoard board;
+  EXPECT_FALSE(board.At(0).ready);
+  EXPECT_EQ(board.At(0).message.rfind("not ready (not_consuming)", 0), 0u)
+      << board.At(0).message;
+  IngestState s = Consuming(1000);
+  s.partitions.push_back({"results", 2, 5, 10, 15});  // Not an input.
+  board.Publish(s);
+  EXPECT_TRUE(board.At(1000).ready);
+  EXPECT_EQ(board.At(1000).message, "ready");
+  // No fetch since 1000 for longer than the bound (3000 ms).
+  EXPECT_FALSE(board.At(4001).ready);
+  EXPECT_EQ(board.At(4001).message.rfind("not ready (fetch_stalled)", 0), 0u)
+      << board.At(4001).message;
+  s.state_problem = "changelog unreadable";
+  EXPECT_TRUE(board.At(1000).ready);  // Not published yet.
+  board.Publish(s);
+  EXPECT_EQ(board.At(1000).message,
+            "not ready (state_unavailable): changelog unreadable");
+}
+
 TEST(FetchProgressTableTest, StalestTrackedSlot) {
   FetchProgressTable t;
   EXPECT_FALSE(t.stalest().has_value());

@@ -34,16 +34,16 @@ http::Handler PageHandler() {
 
 http::Handler SummaryHandler(SummarySource source, const Clock* clock) {
   return [source = std::move(source), clock](const http::HttpRequest&) {
-    // The copy is taken under the daemon's lock; the rendering, the larger
-    // part, runs without it, so a slow reader of the page does not hold up
-    // the consumer.
+    // The copy is taken under the daemon's lock; the figures computed from
+    // it and the rendering, the larger part, run without it, so a slow
+    // reader of the page does not hold up the consumer.
     SummaryState state;
     source(&state);
     http::HttpResponse r;
     r.content_type = "application/json";
-    r.body =
-        BuildSummaryJson(state.pipeline, state.kafka ? &*state.kafka : nullptr,
-                         {clock->NowMillis(), clock->MonotonicMillis()});
+    r.body = BuildSummaryJson(state.snapshot(),
+                              state.kafka ? &*state.kafka : nullptr,
+                              {clock->NowMillis(), clock->MonotonicMillis()});
     // Always the latest state: never served from a cache.
     r.headers = {{"Cache-Control", "no-store"},
                  {"X-Content-Type-Options", "nosniff"}};

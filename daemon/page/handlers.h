@@ -13,6 +13,7 @@
 #define RANKWATCH_DAEMON_PAGE_HANDLERS_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -30,14 +31,22 @@ inline constexpr char kPagePath[] = "/";
 inline constexpr char kSummaryPath[] = "/api/v1/summary";
 
 // What one summary renders: the pipeline and the Kafka consumer's status
-// at one moment, copied.
+// at one moment, copied. The pipeline's read model is `shared` when set
+// (the daemon's, shared with other readers of the same state version:
+// SnapshotCache), else `pipeline`.
 struct SummaryState {
   stream::PipelineSnapshot pipeline;
+  std::shared_ptr<const stream::PipelineSnapshot> shared;
   std::optional<kafka::IngestState> kafka;  // None: no consumer (tests).
+
+  const stream::PipelineSnapshot& snapshot() const {
+    return shared != nullptr ? *shared : pipeline;
+  }
 };
 
 // Fills a SummaryState, holding the lock that guards what it copies while
-// it copies, and only then. The daemon's takes a look of the pipeline
+// it copies, and only then (the daemon's completes the snapshot's figures
+// after releasing it). The daemon's takes a look of the pipeline
 // first when it has news (Pipeline::RefreshLook), so that the A/B tables
 // and the means count the same lists.
 using SummarySource = std::function<void(SummaryState*)>;

@@ -111,38 +111,47 @@ Status Daemon::Init() {
   if (!http.ok()) return http.status();
   http_ = std::move(http).value();
   BuildProbe();  // Before /metrics serves it; it reads the server's counts.
-  // Under mu_ only the copies: the pipeline's snapshot (after a look, as
-  // TakeSnapshot()) and the families of the state mu_ guards (the ingest's
-  // status, the reloads'); the pipeline's families are rendered, and the
-  // whole serialized and compressed, without it (probe.h).
+  // Under mu_ only copies: the pipeline's counts, when no reader has taken
+  // this version yet (after a look, as TakeSnapshot()), and the families
+  // of the state mu_ guards (the ingest's status, the reloads'). Without
+  // it: the figures computed from the counts, once per version
+  // (SnapshotCache), the families rendered, serialized and compressed
+  // (probe.h).
   http_->Handle("/metrics", exporter::MetricsHandler([this] {
-                  stream::PipelineSnapshot snapshot;
+                  stream::SnapshotCache::Ticket ticket;
                   exporter::Probe::GuardedFamilies guarded;
                   {
                     std::lock_guard<std::mutex> lock(mu_);
-                    SnapshotLocked(&snapshot);
+                    ticket = BeginSnapshotLocked();
                     guarded = probe_->CollectGuarded();
                   }
-                  return probe_->Render(snapshot, std::move(guarded));
+                  const stream::SnapshotCache::Snapshot snapshot =
+                      snapshots_.Finish(std::move(ticket));
+                  return probe_->Render(*snapshot, std::move(guarded));
                 }));
+  // Neither takes mu_: a scrape or a consumer busy with a message holds
+  // them up no more than any other request.
   http_->Handle("/healthz", http::HealthHandler());
   // The same predicate as the gauges rankwatch_consumer_ready and
-  // rankwatch_consumer_ready_reason, with the reason in the body; the status
-  // is read under mu_, as the consumer thread writes it under mu_.
-  http_->Handle(
-      "/readyz", http::ReadinessHandler([this] {
-        std::lock_guard<std::mutex> lock(mu_);
-        const int64_t now = clock_->MonotonicMillis();
-        const kafka::IngestState& status = ingest_->status();
-        return http::Readiness{status.ready(now), status.ReadinessMessage(now)};
-      }));
-  // The summary copies under mu_ and renders without it.
+  // rankwatch_consumer_ready_reason, with the reason in the body, from the
+  // inputs the consumer thread publishes as it changes them
+  // (kafka::ReadinessBoard).
+  http_->Handle("/readyz", http::ReadinessHandler([this] {
+                  const kafka::ReadinessBoard::Readiness r =
+                      ingest_->readiness().At(clock_->MonotonicMillis());
+                  return http::Readiness{r.ready, r.message};
+                }));
+  // The summary copies under mu_ and computes and renders without it.
   page::RegisterHandlers(
       http_.get(),
       [this](page::SummaryState* out) {
-        std::lock_guard<std::mutex> lock(mu_);
-        SnapshotLocked(&out->pipeline);
-        out->kafka = ingest_->status();
+        stream::SnapshotCache::Ticket ticket;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ticket = BeginSnapshotLocked();
+          out->kafka = ingest_->status();
+        }
+        out->shared = snapshots_.Finish(std::move(ticket));
       },
       clock_);
   reload_enabled_ = config_.http.enable_reload;
@@ -167,15 +176,19 @@ Status Daemon::Init() {
   return Status::Ok();
 }
 
-void Daemon::TakeSnapshot(stream::PipelineSnapshot* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  SnapshotLocked(out);
+stream::SnapshotCache::Snapshot Daemon::Snapshot() {
+  stream::SnapshotCache::Ticket ticket;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket = BeginSnapshotLocked();
+  }
+  return snapshots_.Finish(std::move(ticket));
 }
 
-void Daemon::SnapshotLocked(stream::PipelineSnapshot* out) {
+stream::SnapshotCache::Ticket Daemon::BeginSnapshotLocked() {
   // The A/B figures of the state the means are read from (issue 27).
   pipeline_->RefreshLook();
-  stream::TakeSnapshot(*pipeline_, out);
+  return snapshots_.Begin(*pipeline_);
 }
 
 void Daemon::BuildProbe() {

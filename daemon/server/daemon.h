@@ -11,9 +11,18 @@
 // configuration stays. Outcomes are exported by ReloadCollector.
 //
 // Threading: Run() consumes on the calling thread; HTTP handlers run on the
-// server's worker threads and read the pipeline and the Kafka status under
-// mu_ (/metrics and /readyz alike), which the ingest takes per message
-// (see consumer.h); /metrics holds it only to copy them (probe.h).
+// server's worker threads. mu_ guards the pipeline and the Kafka status;
+// the ingest takes it per message (see consumer.h). Under it a reader
+// (/metrics, /api/v1/summary, the demo's terminal) only takes a look when
+// lists were finalized since the last one (Pipeline::RefreshLook) and
+// copies: the pipeline's counts and sums (stream::CopySnapshot, bounded:
+// snapshot.h), once per state version, and the guarded collectors'
+// families (probe.h). The statistics computed from the counts (judges'
+// agreement, movers, PPI) and the rendering run without it, once per
+// state version for all readers (stream::SnapshotCache: a second reader
+// of the version waits for the first one's result, not for mu_).
+// /healthz and /readyz never take mu_: readiness comes from the inputs
+// the consumer publishes into kafka::ReadinessBoard.
 // Reloads run on a thread of Run() (signals) or an HTTP worker, one at a
 // time (reload_mu_). Create() and Run() are called from one thread.
 //
@@ -38,6 +47,7 @@
 #include "daemon/server/reload_collector.h"
 #include "daemon/stream/pipeline.h"
 #include "daemon/stream/snapshot.h"
+#include "daemon/stream/snapshot_cache.h"
 
 namespace rankwatch::server {
 
@@ -78,10 +88,18 @@ class Daemon {
   // counted.
   Status Reload();
 
-  // The pipeline's figures now, under mu_ and after a look when lists were
-  // finalized since the last one (Pipeline::RefreshLook): what /metrics,
-  // /api/v1/summary and the demo's terminal render. Thread-safe.
-  void TakeSnapshot(stream::PipelineSnapshot* out);
+  // The pipeline's figures now, copied under mu_ after a look when lists
+  // were finalized since the last one (Pipeline::RefreshLook) and
+  // completed without it, shared with every reader of the same state
+  // version: what /metrics, /api/v1/summary and the demo's terminal
+  // render. Thread-safe.
+  stream::SnapshotCache::Snapshot Snapshot();
+
+  // For tests: holds the pipeline's lock, as a consumer busy with a
+  // message or a reload does, until the returned lock is released.
+  [[nodiscard]] std::unique_lock<std::mutex> LockPipelineForTest() {
+    return std::unique_lock<std::mutex>(mu_);
+  }
 
  private:
   Daemon(const config::Config& config, DaemonOptions options)
@@ -91,8 +109,8 @@ class Daemon {
   // /metrics serves it (its pipeline families render the configuration of
   // each snapshot, so a reload leaves it as it is).
   void BuildProbe();
-  // TakeSnapshot() with mu_ held by the caller.
-  void SnapshotLocked(stream::PipelineSnapshot* out);
+  // Snapshot()'s first step, with mu_ held by the caller.
+  stream::SnapshotCache::Ticket BeginSnapshotLocked();
   Status ReloadFailed(std::string message);
 
   std::mutex reload_mu_;   // One reload at a time; guards config_.
@@ -107,6 +125,7 @@ class Daemon {
   std::unique_ptr<kafka::KafkaIngest> ingest_;
   std::unique_ptr<kafka::KafkaDeadLetterSink> dead_letters_;
   std::unique_ptr<stream::Pipeline> pipeline_;
+  stream::SnapshotCache snapshots_;               // Its own lock.
   std::unique_ptr<const exporter::Probe> probe_;  // Set before serving.
   std::unique_ptr<http::HttpServer> http_;
 };

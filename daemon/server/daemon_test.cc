@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -167,6 +168,29 @@ TEST(DaemonTest, NotReadyWhileTheBrokerIsDownOrFrozen) {
   std::printf("broker answering again: ready after %lld ms\n",
               static_cast<long long>(took->count()));
   ExpectReadiness(port, "ready");
+}
+
+// /healthz and /readyz answer while another thread holds the pipeline's
+// lock (a consumer busy with a message, a reload, a scrape's copy): they
+// read nothing it guards (issue 41). Before, /readyz waited for it.
+TEST(DaemonTest, HealthAndReadinessAnswerWhileThePipelineIsLocked) {
+  auto daemon = Daemon::Create(ConfigFor("127.0.0.1:1"));
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  const int port = (*daemon)->http_port();
+  std::unique_lock<std::mutex> held = (*daemon)->LockPipelineForTest();
+  const auto start = std::chrono::steady_clock::now();
+  auto health = testing::HttpGet("127.0.0.1", port, "/healthz", {}, 1s);
+  auto ready = testing::HttpGet("127.0.0.1", port, "/readyz", {}, 1s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  held.unlock();
+  ASSERT_TRUE(health.ok()) << health.status().ToString();
+  ASSERT_TRUE(ready.ok()) << ready.status().ToString();
+  EXPECT_EQ(health->status, 200);
+  // Not consuming: Run() was never called.
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_NE(ready->body.find("not_consuming"), std::string::npos)
+      << ready->body;
+  EXPECT_LT(took, 1s);
 }
 
 // A port already taken is an error of Create(), not of the configuration

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/numeric.h"
 #include "daemon/stream/experiments.h"
 #include "metrics/clustered.h"
 
@@ -18,7 +19,6 @@ namespace rankwatch::stream {
 
 std::array<NamedFigure, kNumAdjustedFigures> AdjustedFigures(
     const AdjustedComparison& a) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const bool both = a.baseline_arm.count > 0 && a.treatment_arm.count > 0;
   const metrics::WelchComparison& w = a.welch;
   return {{

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/byte_codec.h"
+#include "base/numeric.h"
 #include "base/random.h"
 #include "gtest/gtest.h"
 #include "metrics/metrics_test_util.h"
@@ -531,8 +532,6 @@ const std::vector<double> kXt = {0.22, 0.42, 0.35, 0.64, 0.46, 0.57,
 const std::vector<double> kYt = {0.43, 0.40, 0.48, 0.70, 0.50, 0.63,
                                  0.37, 0.60, 0.69, 0.36, 0.58, 0.60,
                                  0.41, 0.31, 0.63, 0.48, 0.51, 0.54};
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool Near(double a, double b, double relative) {
   return std::abs(a - b) <= relative * std::max(std::abs(a), std::abs(b));

@@ -5,11 +5,11 @@
 #include <limits>
 #include <utility>
 
+#include "base/numeric.h"
+
 namespace rankwatch::stream {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The share of the served top-k docs (k, or the whole list when shorter)
 // that have a grade; NaN for an empty list, which has no top k.

@@ -145,6 +145,7 @@ Pipeline::~Pipeline() = default;
 
 bool Pipeline::OnPayload(Topic topic, RawEvent event, EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
+  ++state_version_;
   if (topic == Topic::kResults) {
     DecodeStatus s = decoder_->DecodeResults(
         event.payload, fallback_timestamp_ms, &results_scratch_);
@@ -168,6 +169,7 @@ bool Pipeline::OnPayload(Topic topic, RawEvent event, EventOrigin origin,
 }
 
 bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
+  ++state_version_;
   ++counters_.consumed[TopicIndex(Topic::kResults)];
   int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kResults)];
   last = std::max(last, event.timestamp_ms);
@@ -183,6 +185,7 @@ bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
 }
 
 bool Pipeline::OnJudgments(const JudgmentEvent& event, EventOrigin origin) {
+  ++state_version_;
   ++counters_.consumed[TopicIndex(Topic::kJudgments)];
   int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kJudgments)];
   last = std::max(last, event.timestamp_ms);
@@ -190,6 +193,7 @@ bool Pipeline::OnJudgments(const JudgmentEvent& event, EventOrigin origin) {
 }
 
 void Pipeline::OnIgnored(Topic topic) {
+  ++state_version_;
   ++counters_.consumed[TopicIndex(topic)];
   ++counters_.ignored[TopicIndex(topic)];
 }
@@ -197,6 +201,7 @@ void Pipeline::OnIgnored(Topic topic) {
 void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
                           RawEvent event, EventOrigin origin,
                           std::string_view location) {
+  ++state_version_;
   ++counters_.consumed[TopicIndex(topic)];
   const RejectReason reason = *status.reason;
   ++counters_.rejected[TopicIndex(topic)][static_cast<size_t>(reason)];
@@ -287,6 +292,7 @@ void Pipeline::OnReleased(EventOrigin origin) {
 }
 
 void Pipeline::AdvanceWallClock() {
+  ++state_version_;
   join_->AdvanceWallClock();
   // Looks walk every group and bucket: once per interval, not per call.
   const int64_t now = clock_->MonotonicMillis();
@@ -305,6 +311,7 @@ void Pipeline::RefreshLook() {
 }
 
 void Pipeline::Look() {
+  ++state_version_;
   finalized_since_look_ = false;
   experiments_->Update(window_now_ms());
   decisions_->Update(*experiments_, aggregator_.series(), window_now_ms());
@@ -312,11 +319,13 @@ void Pipeline::Look() {
 }
 
 void Pipeline::FinishAll() {
+  ++state_version_;
   join_->FinishAll();
   Look();
 }
 
 bool Pipeline::RestoreWatermark(int32_t source, int64_t watermark_ms) {
+  ++state_version_;
   const int64_t limit =
       SatAdd(clock_->NowMillis(), config_.events.max_future_skew.count());
   if (watermark_ms > limit) {
@@ -332,6 +341,7 @@ bool Pipeline::RestoreWatermark(int32_t source, int64_t watermark_ms) {
 }
 
 void Pipeline::DropPartitions(std::span<const int32_t> partitions) {
+  ++state_version_;
   join_->DropPartitions(partitions);
 }
 
@@ -405,6 +415,7 @@ Status Pipeline::DecodeJudgeSections(int32_t shard, ByteReader* in) {
 }
 
 Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
+  ++state_version_;
   ByteReader in(record);
   if (in.Fixed32() != kCheckpointMagic) {
     return Status::InvalidArgument("not a rankwatch checkpoint");
@@ -438,6 +449,7 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
 }
 
 void Pipeline::DropShard(int32_t shard) {
+  ++state_version_;
   join_->DropShard(shard);
   aggregator_.DropShard(shard);
   experiments_->DropShard(shard);
@@ -476,6 +488,7 @@ std::vector<std::string> Pipeline::FixedKeysChanged(
 }
 
 Status Pipeline::Reconfigure(const config::Config& next) {
+  ++state_version_;
   const std::vector<std::string> fixed = FixedKeysChanged(config_, next);
   if (!fixed.empty()) {
     std::string keys;

@@ -131,8 +131,12 @@ class Pipeline : private JoinListener {
   static constexpr uint32_t kCheckpointVersion = 1;
 
   // See Join::AddSource and SetSourceIdle.
-  void AddSource(int32_t source) { join_->AddSource(source); }
+  void AddSource(int32_t source) {
+    ++state_version_;
+    join_->AddSource(source);
+  }
   void SetSourceIdle(int32_t source, bool idle) {
+    ++state_version_;
     join_->SetSourceIdle(source, idle);
   }
 
@@ -162,6 +166,13 @@ class Pipeline : private JoinListener {
   // click threshold). Decided by the table config::ConfigKeys().
   static std::vector<std::string> FixedKeysChanged(
       const config::Config& running, const config::Config& next);
+
+  // A counter every call that can change what the pipeline holds bumps
+  // (an event, a wall-clock advance, a look, a restore, a drop, a
+  // reload): two reads of the same version read the same state, so a
+  // read model computed from one serves every reader of that version
+  // (SnapshotCache). Starts at 1.
+  uint64_t state_version() const { return state_version_; }
 
   const config::Config& config() const { return config_; }
   const Aggregator& aggregator() const { return aggregator_; }
@@ -262,6 +273,7 @@ class Pipeline : private JoinListener {
   // The click measures' scores when some judgment kinds are not clicks.
   metrics::ListScores click_scores_;
   std::vector<double> values_;
+  uint64_t state_version_ = 1;
   int64_t last_look_ms_ = INT64_MIN;   // Monotonic time of the latest look.
   bool finalized_since_look_ = false;  // A request finalized since then.
 };

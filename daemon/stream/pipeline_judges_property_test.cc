@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/numeric.h"
 #include "base/random.h"
 #include "daemon/stream/judge_report_test_util.h"
 #include "daemon/stream/pipeline.h"
@@ -34,7 +35,6 @@ namespace {
 
 constexpr int64_t kStart = kNow - 600'000;
 constexpr int kDocs = 3;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct RandomList {
   std::string variant;

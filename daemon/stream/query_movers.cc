@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <utility>
 
 #include "base/string_index.h"
@@ -22,6 +23,12 @@ struct MergedQuery {
   int64_t error = 0;
   std::vector<metrics::RunningStats> series;
 };
+
+int32_t IndexOf(const std::vector<std::string>& arms,
+                std::string_view variant) {
+  const auto at = std::find(arms.begin(), arms.end(), variant);
+  return at == arms.end() ? kNoArm : static_cast<int32_t>(at - arms.begin());
+}
 
 }  // namespace
 
@@ -56,10 +63,7 @@ QueryMovers::QueryMovers(
 }
 
 int32_t QueryMovers::ArmIndex(std::string_view variant) const {
-  for (size_t a = 0; a < arms_.size(); ++a) {
-    if (arms_[a] == variant) return static_cast<int32_t>(a);
-  }
-  return kNoArm;
+  return IndexOf(arms_, variant);
 }
 
 int32_t QueryMovers::ArmOf(uint32_t group) {
@@ -191,17 +195,18 @@ void QueryMovers::DropShard(int32_t shard) {
   }
 }
 
-std::unique_ptr<metrics::QuerySummary> QueryMovers::Merged(
-    size_t arm, int64_t* lists) const {
-  const size_t num_series = tracked_.size();
+namespace {
+
+// An arm's summaries (one per shard holding it) merged: a query's counts,
+// error bounds and statistics summed; the `capacity` largest counts kept.
+std::unique_ptr<metrics::QuerySummary> MergeArm(
+    std::span<const metrics::QuerySummary* const> summaries, int32_t capacity,
+    size_t num_series) {
   std::map<uint64_t, MergedQuery> merged;
-  *lists = 0;
   int64_t total = 0;
-  for (const auto& shard : shards_) {
-    if (!shard) continue;
-    *lists += shard->lists[arm];
-    total += shard->summaries[arm]->total();
-    for (const auto& e : shard->summaries[arm]->entries()) {
+  for (const metrics::QuerySummary* summary : summaries) {
+    total += summary->total();
+    for (const auto& e : summary->entries()) {
       MergedQuery& m = merged[e.hash];
       if (m.series.empty()) {
         m.query = e.query;
@@ -220,12 +225,46 @@ std::unique_ptr<metrics::QuerySummary> QueryMovers::Merged(
                : a.second->query < b.second->query;
   });
   auto out = std::make_unique<metrics::QuerySummary>(
-      std::max(capacity_, 1), static_cast<int32_t>(num_series));
+      std::max(capacity, 1), static_cast<int32_t>(num_series));
   for (const auto& [hash, m] : order) {
     if (!out->Restore(m->query, hash, m->count, m->error, m->series)) break;
   }
   out->set_total(total);
   return out;
+}
+
+// The movers of series `local` (an index into the tracked series) between
+// two arms' merged summaries.
+std::vector<metrics::QueryMover> MoversBetween(
+    const metrics::QuerySummary& baseline, int64_t baseline_lists,
+    const metrics::QuerySummary& treated, int64_t treatment_lists, size_t local,
+    const metrics::MoverOptions& options) {
+  std::vector<metrics::MoverInput> in;
+  for (const auto& e : baseline.entries()) {
+    const metrics::QuerySummary::Entry* other = treated.Find(e.hash);
+    in.push_back(
+        {e.query, e.series[local],
+         other == nullptr ? metrics::RunningStats() : other->series[local]});
+  }
+  for (const auto& e : treated.entries()) {
+    if (baseline.Find(e.hash) != nullptr) continue;
+    in.push_back({e.query, metrics::RunningStats(), e.series[local]});
+  }
+  return metrics::RankMovers(in, baseline_lists, treatment_lists, options);
+}
+
+}  // namespace
+
+std::unique_ptr<metrics::QuerySummary> QueryMovers::Merged(
+    size_t arm, int64_t* lists) const {
+  std::vector<const metrics::QuerySummary*> summaries;
+  *lists = 0;
+  for (const auto& shard : shards_) {
+    if (!shard) continue;
+    *lists += shard->lists[arm];
+    summaries.push_back(shard->summaries[arm].get());
+  }
+  return MergeArm(summaries, capacity_, tracked_.size());
 }
 
 std::vector<metrics::QueryMover> QueryMovers::Movers(
@@ -236,22 +275,52 @@ std::vector<metrics::QueryMover> QueryMovers::Movers(
   const int32_t t = ArmIndex(treatment);
   const auto at = std::find(tracked_.begin(), tracked_.end(), series);
   if (b < 0 || t < 0 || at == tracked_.end()) return {};
-  const size_t local = static_cast<size_t>(at - tracked_.begin());
   int64_t baseline_lists = 0, treatment_lists = 0;
   const auto baseline = Merged(static_cast<size_t>(b), &baseline_lists);
   const auto treated = Merged(static_cast<size_t>(t), &treatment_lists);
-  std::vector<metrics::MoverInput> in;
-  for (const auto& e : baseline->entries()) {
-    const metrics::QuerySummary::Entry* other = treated->Find(e.hash);
-    in.push_back(
-        {e.query, e.series[local],
-         other == nullptr ? metrics::RunningStats() : other->series[local]});
+  return MoversBetween(*baseline, baseline_lists, *treated, treatment_lists,
+                       static_cast<size_t>(at - tracked_.begin()), options);
+}
+
+void QueryMovers::CopyCounts(QueryMoversCounts* out) const {
+  out->arms = arms_;
+  out->tracked = tracked_;
+  out->capacity = capacity_;
+  out->options = options_;
+  out->shards.clear();
+  for (const auto& shard : shards_) {
+    if (!shard) continue;
+    QueryMoversCounts::Shard& copy = out->shards.emplace_back();
+    copy.lists = shard->lists;
+    for (const auto& summary : shard->summaries) {
+      copy.summaries.push_back(*summary);
+    }
   }
-  for (const auto& e : treated->entries()) {
-    if (baseline->Find(e.hash) != nullptr) continue;
-    in.push_back({e.query, metrics::RunningStats(), e.series[local]});
+}
+
+std::vector<metrics::QueryMover> QueryMoversCounts::Movers(
+    std::string_view baseline, std::string_view treatment,
+    size_t series) const {
+  const int32_t b = IndexOf(arms, baseline);
+  const int32_t t = IndexOf(arms, treatment);
+  const auto at = std::find(tracked.begin(), tracked.end(), series);
+  if (b < 0 || t < 0 || at == tracked.end()) return {};
+  std::vector<const metrics::QuerySummary*> arm_summaries[2];
+  int64_t lists[2] = {0, 0};
+  for (const Shard& shard : shards) {
+    for (int side = 0; side < 2; ++side) {
+      const size_t arm = static_cast<size_t>(side == 0 ? b : t);
+      if (arm >= shard.summaries.size()) continue;
+      lists[side] += shard.lists[arm];
+      arm_summaries[side].push_back(&shard.summaries[arm]);
+    }
   }
-  return metrics::RankMovers(in, baseline_lists, treatment_lists, options);
+  const auto merged_baseline =
+      MergeArm(arm_summaries[0], capacity, tracked.size());
+  const auto merged_treatment =
+      MergeArm(arm_summaries[1], capacity, tracked.size());
+  return MoversBetween(*merged_baseline, lists[0], *merged_treatment, lists[1],
+                       static_cast<size_t>(at - tracked.begin()), options);
 }
 
 std::vector<int32_t> QueryMovers::HeldShards() const {

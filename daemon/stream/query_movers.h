@@ -38,6 +38,30 @@
 
 namespace rankwatch::stream {
 
+// What QueryMovers::Movers() reads, copied (QueryMovers::CopyCounts), so
+// that the movers are computed from it without the pipeline (the daemon
+// copies under its lock and computes after): per shard held and arm, its
+// summary and lists. Bounded by the configuration: shards x arms x
+// statistics.tracked_queries counters of the tracked series each. A plain
+// value; not thread-safe, read by any number of threads once written.
+struct QueryMoversCounts {
+  struct Shard {
+    std::vector<metrics::QuerySummary> summaries;  // [arm]
+    std::vector<int64_t> lists;                    // [arm]
+  };
+  std::vector<std::string> arms;  // Variants of every experiment.
+  std::vector<size_t> tracked;    // Aggregator series kept, ascending.
+  int32_t capacity = 0;
+  metrics::MoverOptions options;
+  std::vector<Shard> shards;
+
+  // The movers of `treatment` against `baseline` on aggregator series
+  // `series`, as QueryMovers::Movers() gives them.
+  std::vector<metrics::QueryMover> Movers(std::string_view baseline,
+                                          std::string_view treatment,
+                                          size_t series) const;
+};
+
 class QueryMovers {
  public:
   // `capacity` counters per arm and shard (0: nothing is tracked); the
@@ -76,6 +100,9 @@ class QueryMovers {
                                           size_t series) const {
     return Movers(experiment, treatment, series, options_);
   }
+
+  // Copies what Movers() reads into `out` (QueryMoversCounts).
+  void CopyCounts(QueryMoversCounts* out) const;
 
   int32_t capacity() const { return capacity_; }
   // The shards holding state.

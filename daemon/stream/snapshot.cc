@@ -69,19 +69,24 @@ void CopyInterleaving(const InterleavingMonitor& m, PipelineSnapshot* out) {
 
 // The movers of every comparison that has them: a primary series' whole
 // run (the only ones QueryMovers tracks).
-void ComputeMovers(const QueryMovers& q, const std::vector<Comparison>& cs,
-                   PipelineSnapshot* out) {
-  out->movers_capacity = q.capacity();
+void ComputeMovers(PipelineSnapshot* out) {
+  const QueryMoversCounts& q = out->movers_counts;
+  out->movers_capacity = q.capacity;
   size_t n = 0;
-  if (q.capacity() > 0) {
-    for (const Comparison& c : cs) {
+  if (q.capacity > 0) {
+    for (const Comparison& c : out->comparisons) {
       if (!c.primary || c.window >= 0) continue;
       if (out->movers.size() <= n) out->movers.emplace_back();
       MoversSnapshot& m = out->movers[n++];
       m.experiment = c.experiment_index;
       m.treatment = c.treatment;
       m.series = c.series;
-      m.movers = q.Movers(c.experiment_index, c.treatment, c.series);
+      m.movers.clear();
+      if (c.experiment_index < out->config.experiments.size()) {
+        m.movers =
+            q.Movers(out->config.experiments[c.experiment_index].baseline,
+                     c.treatment, c.series);
+      }
     }
   }
   out->movers.resize(n);
@@ -106,17 +111,27 @@ std::vector<trec::LabelAgreement> AgreementOf(
   return out;
 }
 
-void ComputeAgreement(const Pipeline& pipeline, PipelineSnapshot* out) {
+// The judges' pair counts, since start and per window (in impression
+// mode, with two judges or more).
+void CopyJudgePairs(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->judges = pipeline.config().judges.names;
-  const size_t n = out->judges.size();
-  out->agreement = AgreementOf(n, pipeline.judge_agreement());
-  out->window_agreement.clear();
-  if (pipeline.config().join.mode != config::JoinMode::kImpression || n < 2) {
+  out->judge_pair_counts = pipeline.judge_agreement();
+  out->window_judge_pair_counts.clear();
+  if (pipeline.config().join.mode != config::JoinMode::kImpression ||
+      out->judges.size() < 2) {
     return;
   }
   for (int64_t w : out->windows_ms) {
-    out->window_agreement.push_back(
-        AgreementOf(n, pipeline.judge_agreement(w)));
+    out->window_judge_pair_counts.push_back(pipeline.judge_agreement(w));
+  }
+}
+
+void ComputeAgreement(PipelineSnapshot* out) {
+  const size_t n = out->judges.size();
+  out->agreement = AgreementOf(n, out->judge_pair_counts);
+  out->window_agreement.clear();
+  for (const std::vector<JudgePairCounts>& w : out->window_judge_pair_counts) {
+    out->window_agreement.push_back(AgreementOf(n, w));
   }
 }
 
@@ -212,8 +227,6 @@ void CopyJudges(const Pipeline& pipeline, PipelineSnapshot* out) {
     out->judge_series = m->aggregator().series();
     CopyGroups(m->aggregator(), &out->judge_groups, &out->judge_flows);
   }
-  ComputePpi(out);
-  ComputeCoverage(out);
 }
 
 // The comparisons and interleaving states point at their configuration:
@@ -234,15 +247,15 @@ void PointIntoOwnConfig(PipelineSnapshot* out) {
 
 }  // namespace
 
-void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out) {
+void CopySnapshot(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->config = pipeline.config();
   CopyAggregates(pipeline.aggregator(), out);
   CopyExperiments(pipeline.experiments(), out);
   out->decisions = pipeline.decisions().decisions();
   CopyInterleaving(pipeline.interleaving(), out);
-  ComputeMovers(pipeline.query_movers(), out->comparisons, out);
+  pipeline.query_movers().CopyCounts(&out->movers_counts);
   out->window_now_ms = pipeline.window_now_ms();
-  ComputeAgreement(pipeline, out);
+  CopyJudgePairs(pipeline, out);
   CopyJudges(pipeline, out);
   PointIntoOwnConfig(out);
   out->counters = pipeline.counters();
@@ -250,8 +263,19 @@ void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->pending_requests = pipeline.pending_requests();
   out->table_entries = pipeline.table_entries();
   out->watermark_ms = pipeline.watermark_ms();
-  out->window_now_ms = pipeline.window_now_ms();
   out->tracks_clicks = pipeline.tracks_clicks();
+}
+
+void CompleteSnapshot(PipelineSnapshot* out) {
+  ComputeMovers(out);
+  ComputeAgreement(out);
+  ComputePpi(out);
+  ComputeCoverage(out);
+}
+
+void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out) {
+  CopySnapshot(pipeline, out);
+  CompleteSnapshot(out);
 }
 
 }  // namespace rankwatch::stream

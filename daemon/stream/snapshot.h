@@ -1,23 +1,44 @@
 // PipelineSnapshot: the read model of a pipeline. Every figure a view shows
 // (the Prometheus collectors, /api/v1/summary and the page, replay's
 // reports, the demo's terminal) is rendered from one of these, so that two
-// views of the same moment cannot disagree, and so that rendering happens
-// outside the daemon's lock: the lock is held only while TakeSnapshot()
-// copies plain values.
+// views of the same moment cannot disagree, and so that computing and
+// rendering happen outside the daemon's lock.
 //
-// What it holds is what the pipeline's monitors computed at their latest
-// look (Pipeline::RefreshLook) and the aggregates merged over the shards,
-// copied: it points into nothing of the pipeline (the comparisons' and
+// It is taken in two steps (issue 41):
+//   CopySnapshot      with the pipeline's lock held: a copy of its counts
+//                     and sums and of what its latest look decided, and
+//                     nothing computed. Its size is bounded by the
+//                     configuration, not by the events: the aggregates
+//                     (label groups x series x (window buckets + histogram
+//                     bins), groups bounded by aggregation.max_variants and
+//                     max_segment_values), the comparisons, decisions and
+//                     interleaving states (one per experiment, treatment,
+//                     series and window), the movers' counters (shards x
+//                     arms x statistics.tracked_queries), and the judges'
+//                     grade pairs (at most 28 pairs of judges, each its
+//                     distinct (grade, grade) cells: at most 64 x 64 of
+//                     them where agreement is defined), since start and per
+//                     window.
+//   CompleteSnapshot  without it: the figures computed from those counts,
+//                     the judges' agreement (kappa, alpha and their
+//                     intervals), the query movers, the prediction-powered
+//                     means and the coverage checks.
+// The A/B intervals and decisions are computed by the pipeline's looks
+// (Pipeline::RefreshLook), which advance the sequential tests' state, so
+// they belong to the pipeline and are copied as the look left them.
+// The daemon keeps one completed snapshot per pipeline state version
+// (SnapshotCache), shared by concurrent readers.
+//
+// What it holds points into nothing of the pipeline (the comparisons' and
 // interleaving states' configuration pointers point into its own `config`)
 // and stays valid after the lock is released, across reloads and
 // rebalances. A snapshot copied or moved must be taken again to point
 // into its own copy (TakeSnapshot into it), as those pointers would still
-// point into the original. The query movers, computed on
-// demand by QueryMovers, are computed here once for every comparison that
-// has them.
+// point into the original.
 //
 // Ownership: a plain value. Thread-safety: none; a snapshot is written by
-// TakeSnapshot() and then read by any number of threads.
+// CopySnapshot() and CompleteSnapshot() and then read by any number of
+// threads.
 #ifndef RANKWATCH_DAEMON_STREAM_SNAPSHOT_H_
 #define RANKWATCH_DAEMON_STREAM_SNAPSHOT_H_
 
@@ -35,8 +56,10 @@
 #include "daemon/stream/experiments.h"
 #include "daemon/stream/interleaving_monitor.h"
 #include "daemon/stream/join.h"
+#include "daemon/stream/judge_agreement.h"
 #include "daemon/stream/judge_monitor.h"
 #include "daemon/stream/pipeline_counters.h"
+#include "daemon/stream/query_movers.h"
 #include "metrics/movers.h"
 #include "metrics/ppi.h"
 #include "trec/judge_compare.h"
@@ -117,9 +140,11 @@ struct PipelineSnapshot {
   double interleaving_prior_shape = 0;
 
   // The query movers (statistics.tracked_queries): 0 when none are
-  // tracked. `movers` has an entry for every comparison that has them.
+  // tracked. `movers` has an entry for every comparison that has them,
+  // computed from `movers_counts`.
   int32_t movers_capacity = 0;
   std::vector<MoversSnapshot> movers;
+  QueryMoversCounts movers_counts;
 
   // judges.names and, with two or more, how far each pair agrees (in
   // PairIndex order; LabelAgreement::first and second index `judges`).
@@ -129,6 +154,10 @@ struct PipelineSnapshot {
   // impression mode; empty in qrels mode (the table's labels have no event
   // time of their own).
   std::vector<std::vector<trec::LabelAgreement>> window_agreement;
+  // The counts the two above are computed from (Pipeline::
+  // judge_agreement(), since start and per window).
+  std::vector<JudgePairCounts> judge_pair_counts;
+  std::vector<std::vector<JudgePairCounts>> window_judge_pair_counts;
 
   // With judges (JudgeMonitor): its series (judge_layout says what each
   // holds), per variant (judge_groups[i].variant; no segments) with this
@@ -157,9 +186,17 @@ struct PipelineSnapshot {
                                                      size_t series) const;
 };
 
-// Copies `pipeline`'s figures into `out`, reusing its buffers. Takes no
-// look: a caller that wants the latest figures calls
-// Pipeline::RefreshLook() first (the daemon does, under its lock).
+// Step 1, with the lock that serializes `pipeline`'s access held: copies
+// its counts, sums and latest look into `out`, reusing its buffers.
+// Computes no statistic and takes no look: a caller that wants the latest
+// figures calls Pipeline::RefreshLook() first (the daemon does, under its
+// lock).
+void CopySnapshot(const Pipeline& pipeline, PipelineSnapshot* out);
+// Step 2, without the lock: the figures computed from what step 1 copied
+// (agreement, movers, PPI, coverage).
+void CompleteSnapshot(PipelineSnapshot* out);
+// Both, for a caller whose pipeline no other thread touches (replay,
+// tests, benchmarks).
 void TakeSnapshot(const Pipeline& pipeline, PipelineSnapshot* out);
 
 }  // namespace rankwatch::stream
