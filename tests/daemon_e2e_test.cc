@@ -472,11 +472,17 @@ TEST_F(DaemonE2eTest, GracefulRestartLosesAndDuplicatesNothing) {
 TEST_F(DaemonE2eTest, UpgradeToDurableStateStartsFromTheCommittedOffsets) {
   int exit_status = -1;
   Scrape second;
-  const auto n = RestartScenario(
-      this, WriteConfig("g-upgrade", kTracingMetrics, kNotDurable), SIGTERM,
-      &exit_status, dir_, cluster_.get(), &second,
-      WriteConfig("g-upgrade", kTracingMetrics,
-                  "  checkpoint_interval: 300ms\n"));
+  // The same group, the second file without the opt-out.
+  const std::string before =
+      WriteConfig("g-upgrade", kTracingMetrics, kNotDurable);
+  std::string text = testing::ReadFile(before);
+  const size_t at = text.find(kNotDurable);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string_view(kNotDurable).size(),
+               "  checkpoint_interval: 300ms\n");
+  const std::string after = dir_.Write("g-upgrade-durable.yaml", text);
+  const auto n = RestartScenario(this, before, SIGTERM, &exit_status, dir_,
+                                 cluster_.get(), &second, after);
   EXPECT_EQ(exit_status, 0);
   ASSERT_EQ(n.size(), 250u);
   for (const auto& [request, count] : n) {

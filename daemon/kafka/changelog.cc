@@ -247,8 +247,12 @@ Status Changelog::CreateTopic(int32_t partitions, int timeout_ms) {
         err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
       return Status::InvalidArgument(NotAuthorized(topic_, "create"));
     }
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR &&
-        err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+    if (err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      // Created meanwhile (or not yet in this client's metadata): its
+      // settings are someone else's, and checked.
+      return Status::AlreadyExists(topic_);
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::Unavailable(
           rd_kafka_topic_result_error_string(results[i]));
     }
@@ -364,7 +368,7 @@ Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
   if (*count == 0) {
     const Status created = CreateTopic(std::max(1, partitions), timeout_ms);
     created_here = created.ok();
-    if (!created.ok()) {
+    if (!created.ok() && created.code() != StatusCode::kAlreadyExists) {
       // The mock cluster has no CreateTopics; it creates topics when a
       // client's metadata request allows it.
       spdlog::info(
@@ -373,8 +377,12 @@ Status Changelog::Prepare(int32_t partitions, int timeout_ms) {
           topic_, created.message());
       (void)AutoCreate(timeout_ms);
     }
+    // A topic just created takes a moment to appear in metadata.
     for (int attempt = 0; attempt < 10 && count.ok() && *count == 0;
          ++attempt) {
+      if (attempt > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
+      }
       count = PartitionCount(probe_ms);
     }
     if (!count.ok()) return count.status();

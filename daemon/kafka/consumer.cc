@@ -358,8 +358,10 @@ void KafkaIngest::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(*mu_);
     status_.consuming = false;
-    // Not ready because it stopped, whatever the brokers do from now.
+    // Not ready because it stopped, whatever the brokers do from now (or
+    // whatever state could not be prepared or restored).
     shut_down_ = true;
+    status_.state_problem.clear();
     PublishReachability();
     PublishReadiness();
     if (changelog_) {
@@ -703,12 +705,19 @@ void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
     fetch_progress_.Track(slot, now);
     // It holds event time back until it delivers or has caught up.
     pipeline_->AddSource(slot);
-    if (changelog_) {
-      if (p.committed_offset >= 0)
-        book_.MarkCommitted(slot, p.committed_offset);
-      continue;
-    }
     if (p.committed_offset < 0) continue;
+    if (changelog_) {
+      CommitMetadata committed;
+      DecodeCommitMetadata(p.metadata, &committed);
+      if (committed.changelog_offset >= 0) {
+        // A checkpoint's offsets: restored from the checkpoint.
+        book_.MarkCommitted(slot, p.committed_offset);
+        continue;
+      }
+      // Offsets committed without durable state (a first start with it):
+      // as without it, their watermark tells which re-read events the
+      // previous owner had already finalized.
+    }
     // Each partition with its own previous owner's watermark: partitions
     // of a replica killed early must not be judged by one stopped late.
     const int64_t watermark =

@@ -39,8 +39,10 @@ ReadyReason IngestState::ready_reason(int64_t now_mono_ms) const {
   if ((!consuming || !assigned) && brokers_down.has_value()) {
     return ReadyReason::kBrokerUnreachable;
   }
-  if (!consuming) return ReadyReason::kNotConsuming;
+  // Before consuming too: the changelog topic that cannot be prepared
+  // (refused, wrong policy) is why it does not start.
   if (!state_problem.empty()) return ReadyReason::kStateUnavailable;
+  if (!consuming) return ReadyReason::kNotConsuming;
   if (!assigned) return ReadyReason::kNotAssigned;
   if (last_poll_mono_ms != kUnwatched &&
       now_mono_ms - last_poll_mono_ms >= kStallMs) {

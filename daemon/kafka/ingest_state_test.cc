@@ -36,6 +36,20 @@ TEST(IngestStateTest, ReasonsInTheOrderTheyAreChecked) {
   EXPECT_TRUE(s.ready(0));
 }
 
+// Issue 40: a changelog that cannot be prepared is why a replica does not
+// start consuming: its reason comes before not_consuming (but after an
+// unreachable broker, the cause of everything).
+TEST(IngestStateTest, StateProblemBeforeConsumingComesFirst) {
+  IngestState s;
+  s.state_problem = "changelog topic 'c' has cleanup.policy=delete";
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kStateUnavailable);
+  EXPECT_EQ(s.ReadinessMessage(0),
+            "not ready (state_unavailable): changelog topic 'c' has "
+            "cleanup.policy=delete");
+  s.brokers_down = BrokersDown{"127.0.0.1:1", "Connection refused", false};
+  EXPECT_EQ(s.ready_reason(0), ReadyReason::kBrokerUnreachable);
+}
+
 TEST(IngestStateTest, LoopStallAtTenSeconds) {
   FakeClock clock(1'700'000'000'000);
   clock.Advance(50'000);
