@@ -259,8 +259,9 @@ TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
   EXPECT_EQ(Keys(events),
             (Strings{"results", "judgments", "ignored", "rejected", "late",
                      "late_results", "evicted", "unjudged", "without_relevant",
-                     "duplicate_results", "orphaned_judgments", "finalized",
-                     "scored", "table_full", "position_mismatches"}));
+                     "duplicate_results", "orphaned_judgments",
+                     "judgments_after_finalization", "finalized", "scored",
+                     "table_full", "position_mismatches"}));
   EXPECT_EQ(int64_t(events["results"]), 5);
   EXPECT_EQ(int64_t(events["judgments"]), 3);
   EXPECT_EQ(int64_t(events["ignored"]), 0);
