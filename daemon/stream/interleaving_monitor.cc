@@ -320,6 +320,7 @@ void InterleavingMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
 }
 
 void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
+                                           const CheckpointLimits& limits,
                                            Shard* restored) const {
   const std::string_view name = in->String();
   const std::string_view variant = in->String();
@@ -353,7 +354,7 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
     pair.no_click = all.no_click;
   }
   const std::vector<int> same = Identity(3 * all.pairs.size() + 1);
-  WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same);
+  WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same, limits);
   if (!all.Consistent()) in->Fail("interleaving outcomes that do not add up");
   if (!in->ok()) return;
   for (size_t e = 0; e < states_.size(); ++e) {
@@ -368,7 +369,8 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
   }
 }
 
-Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in) {
+Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in,
+                                        const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   const uint32_t magic = in->Fixed32();
   if (magic != kInterleavingShardMagic && magic != kTwoTeamShardMagic) {
@@ -377,7 +379,7 @@ Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   auto restored = std::make_unique<Shard>(NewShard());
   const uint64_t n = in->Count(4);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    DecodeExperiment(in, magic == kTwoTeamShardMagic, restored.get());
+    DecodeExperiment(in, magic == kTwoTeamShardMagic, limits, restored.get());
   }
   if (static_cast<size_t>(shard) >= shards_.size()) {
     shards_.resize(static_cast<size_t>(shard) + 1);

@@ -130,7 +130,8 @@ void QueryMovers::EncodeShard(int32_t shard, ByteWriter* out) const {
   }
 }
 
-Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
+Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in,
+                                const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   if (in->Fixed32() != kMagic) in->Fail("not a query movers record");
   const std::vector<SeriesSpec>& series = aggregator_->series();
@@ -156,7 +157,9 @@ Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
       s.summaries[static_cast<size_t>(arm)]->set_total(total);
     }
     for (uint64_t e = 0; e < entries && in->ok(); ++e) {
-      const std::string_view query = in->String();
+      // A query id becomes a label of /metrics: bounded as a live one.
+      const std::string_view query =
+          in->Text(limits.max_id_length, "a query id");
       const int64_t count = static_cast<int64_t>(in->Varint());
       const int64_t error = static_cast<int64_t>(in->Varint());
       std::fill(stats.begin(), stats.end(), metrics::RunningStats());
