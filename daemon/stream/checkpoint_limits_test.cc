@@ -248,6 +248,36 @@ TEST_F(CheckpointLimitsTest, ARestoredListObeysMaxResults) {
   ExpectNothingCreated();
 }
 
+// A long list where the limits allow it restores and is scored in time
+// linear in its size (the join finds a judged doc through a hash index; a
+// scan per judged doc took minutes here, hours at 10^6 x 6 x 10^4): d0,
+// d16, ..., d199984 graded 1, so P@1 = 1.
+TEST_F(CheckpointLimitsTest, ALongRestoredListIsScored) {
+  config_.events.max_results = 200'000;
+  config_.join.max_judgments_per_request = 12'500;
+  HostileRequest r;
+  r.docs.clear();
+  for (int i = 0; i < 200'000; ++i) r.docs.push_back("d" + std::to_string(i));
+  for (int i = 0; i < 12'500; ++i) {
+    r.judged.push_back("d" + std::to_string(16 * i));
+  }
+  Sections s;
+  s.join = JoinSection({r});
+  ASSERT_EQ(Refusal(s.Record()), "");
+  pipeline().FinishAll();
+  const Aggregator& agg = pipeline().aggregator();
+  ASSERT_EQ(agg.num_groups(), 1u);
+  EXPECT_EQ(agg.group(0).requests, 1);
+  bool found = false;
+  for (size_t i = 0; i < agg.series().size(); ++i) {
+    if (agg.series()[i].trec_name != "P_1") continue;
+    found = true;
+    EXPECT_EQ(agg.group(0).all[i].count(), 1);
+    EXPECT_EQ(agg.group(0).all[i].mean(), 1.0);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(CheckpointLimitsTest, ARestoredRequestObeysMaxJudgmentsPerRequest) {
   HostileRequest r;
   for (int i = 0; i < 60'000; ++i) r.judged.push_back("a");
