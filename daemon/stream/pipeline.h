@@ -189,6 +189,10 @@ class Pipeline : private JoinListener {
   // window_now_ms() (impression mode; the qrels table's labels have no
   // event time of their own: empty there).
   std::vector<JudgePairCounts> judge_agreement(int64_t window_ms) const;
+  // Items the agreement did not count (JudgeAgreement::refused_items).
+  int64_t judge_agreement_refused() const {
+    return agreement_ ? agreement_->refused_items() : 0;
+  }
   // With judges: each judge's measures, coverage and the PPI sums (see
   // JudgeMonitor); null without judges.
   const JudgeMonitor* judge_monitor() const { return judge_monitor_.get(); }

@@ -110,6 +110,7 @@ void ComputeAgreement(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->judges = pipeline.config().judges.names;
   const size_t n = out->judges.size();
   out->agreement = AgreementOf(n, pipeline.judge_agreement());
+  out->agreement_refused = pipeline.judge_agreement_refused();
   out->window_agreement.clear();
   if (pipeline.config().join.mode != config::JoinMode::kImpression || n < 2) {
     return;

@@ -129,6 +129,9 @@ struct PipelineSnapshot {
   // impression mode; empty in qrels mode (the table's labels have no event
   // time of their own).
   std::vector<std::vector<trec::LabelAgreement>> window_agreement;
+  // Items the agreement did not count: their grade pair would have been a
+  // cell past JudgeAgreement::kMaxGradeCells (a process counter).
+  int64_t agreement_refused = 0;
 
   // With judges (JudgeMonitor): its series (judge_layout says what each
   // holds), per variant (judge_groups[i].variant; no segments) with this
