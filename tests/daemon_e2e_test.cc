@@ -156,6 +156,34 @@ http:
 )" + extra);
   }
 
+  // A process of `config` reads 40 requests, checkpoints them (with
+  // durable state) and stops cleanly: its changelog then holds them.
+  void CheckpointAndStop(const std::string& config) {
+    Producer producer(cluster_->bootstrap_servers());
+    Daemon d1(dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    producer.SendPaced(testing::Requests(0, 40, false));
+    ASSERT_TRUE(WaitConsumed({&d1}, 80));
+    testing::SleepFor(1000ms);
+    d1.process().Signal(SIGTERM);
+    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
+  }
+
+  // Whether `d`'s /readyz answers 503 with `text` in its body within 20 s;
+  // `body` is the last answer's.
+  static bool UnreadySaying(Daemon& d, const std::string& text,
+                            std::string* body) {
+    return WaitFor(
+        [&] {
+          StatusOr<testing::HttpResult> r =
+              testing::HttpGet("127.0.0.1", d.port(), "/readyz");
+          if (!r.ok()) return false;
+          *body = r->body;
+          return r->status == 503 && body->find(text) != std::string::npos;
+        },
+        20s);
+  }
+
   // The events as JSON-lines files, for `rankwatch replay`.
   std::string ReplayJson(const std::string& config,
                          const std::vector<Event>& events) {
@@ -679,16 +707,7 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   ASSERT_TRUE(
       cluster_->CreateTopic("g-durable-bad-changelog", kPartitions).ok());
   const std::string config = WriteConfig("g-durable-bad", kAbMetrics, kDurable);
-  Producer producer(cluster_->bootstrap_servers());
-  {
-    Daemon d1(dir_, config, "first");
-    ASSERT_TRUE(d1.WaitReady()) << d1.log();
-    producer.SendPaced(testing::Requests(0, 40, false));
-    ASSERT_TRUE(WaitConsumed({&d1}, 80));
-    testing::SleepFor(1000ms);
-    d1.process().Signal(SIGTERM);
-    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
   // Partition 0's newest checkpoint: garbage.
   Producer vandal(cluster_->bootstrap_servers(), "g-durable-bad-changelog",
                   "g-durable-bad-changelog");
@@ -699,16 +718,7 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   EXPECT_FALSE(d2.WaitReady(8s)) << d2.log();
   ASSERT_GT(d2.port(), 0) << d2.log();
   std::string body;
-  const bool said = WaitFor(
-      [&] {
-        StatusOr<testing::HttpResult> r =
-            testing::HttpGet("127.0.0.1", d2.port(), "/readyz");
-        if (!r.ok()) return false;
-        body = r->body;
-        return r->status == 503 &&
-               body.find("state_unavailable") != std::string::npos;
-      },
-      20s);
+  const bool said = UnreadySaying(d2, "state_unavailable", &body);
   EXPECT_TRUE(said) << body << d2.log();
   EXPECT_NE(d2.log().find("not a rankwatch checkpoint record"),
             std::string::npos)
@@ -729,16 +739,7 @@ TEST_F(DaemonE2eTest, HostileCheckpointKeepsTheReplicaAliveAndUnready) {
       cluster_->CreateTopic("g-durable-hostile-changelog", kPartitions).ok());
   const std::string config =
       WriteConfig("g-durable-hostile", kAbMetrics, kDurable);
-  Producer producer(cluster_->bootstrap_servers());
-  {
-    Daemon d1(dir_, config, "first");
-    ASSERT_TRUE(d1.WaitReady()) << d1.log();
-    producer.SendPaced(testing::Requests(0, 40, false));
-    ASSERT_TRUE(WaitConsumed({&d1}, 80));
-    testing::SleepFor(1000ms);
-    d1.process().Signal(SIGTERM);
-    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
   // The checkpoint header, then aggregates of no series, no segment label
   // and no group whose newest event time is 2100-01-01.
   std::string state;
@@ -765,15 +766,7 @@ TEST_F(DaemonE2eTest, HostileCheckpointKeepsTheReplicaAliveAndUnready) {
       "0: at byte 22: the shard's newest event time 2100-01-01T00:00:00Z is "
       "after the wall clock plus events.max_future_skew";
   std::string body;
-  const bool said = WaitFor(
-      [&] {
-        StatusOr<testing::HttpResult> r =
-            testing::HttpGet("127.0.0.1", d2.port(), "/readyz");
-        if (!r.ok()) return false;
-        body = r->body;
-        return r->status == 503 && body.find(reason) != std::string::npos;
-      },
-      20s);
+  const bool said = UnreadySaying(d2, reason, &body);
   EXPECT_TRUE(said) << body << d2.log();
   // Alive, and answering at once, not behind a restore under the lock.
   const auto start = std::chrono::steady_clock::now();
