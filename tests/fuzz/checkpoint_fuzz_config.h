@@ -5,7 +5,8 @@
 //
 // An input's byte 0 picks the configuration (bit 0: an A/B experiment
 // with a randomization unit and a covariate; bit 1: two judges, so the
-// agreement and judge sections; bit 2: a segment label); the rest is the
+// agreement and judge sections; bit 2: a segment label; bit 3: an
+// interleaving experiment of two teams on variant "I"); the rest is the
 // record.
 #ifndef RANKWATCH_TESTS_FUZZ_CHECKPOINT_FUZZ_CONFIG_H_
 #define RANKWATCH_TESTS_FUZZ_CHECKPOINT_FUZZ_CONFIG_H_
@@ -43,6 +44,7 @@ inline config::Config CheckpointFuzzConfig(uint8_t variant) {
     c.judges.default_judge = "llm";
   }
   if (variant & 4) c.aggregation.segments = {"locale"};
+  if (variant & 8) c.interleaving = {{"il", "I", {"x", "y"}}};
   return c;
 }
 

@@ -106,7 +106,7 @@ void Restore(uint8_t variant, std::string_view record) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   rankwatch::fuzz::Restore(
-      data[0] & 7,
+      data[0] & 15,
       std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
   return 0;
 }

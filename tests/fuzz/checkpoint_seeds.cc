@@ -24,10 +24,13 @@ using stream::Pipeline;
 using stream::Topic;
 
 std::string ResultsJson(int i, int64_t t, uint8_t variant) {
+  // With interleaving, every third request is interleaved: its docs name
+  // their team.
+  const bool interleaved = (variant & 8) != 0 && i % 3 == 2;
+  const char* arm = interleaved ? "I" : i % 2 == 0 ? "A" : "B";
   std::string s = "{\"request_id\":\"r" + std::to_string(i) +
                   "\",\"timestamp\":" + std::to_string(t) + ",\"variant\":\"" +
-                  (i % 2 == 0 ? "A" : "B") + "\",\"query_id\":\"q" +
-                  std::to_string(i % 3) + "\"";
+                  arm + "\",\"query_id\":\"q" + std::to_string(i % 3) + "\"";
   if (variant & 1) {
     s += ",\"user\":\"u" + std::to_string(i % 5) +
          "\",\"pre\":" + std::to_string(0.25 * (i % 4));
@@ -35,6 +38,12 @@ std::string ResultsJson(int i, int64_t t, uint8_t variant) {
   if (variant & 4) {
     s += std::string(",\"segments\":{\"locale\":\"") +
          (i % 3 == 0 ? "de" : "en") + "\"}";
+  }
+  if (interleaved) {
+    return s +
+           ",\"results\":[{\"doc_id\":\"a\",\"team\":\"x\"},"
+           "{\"doc_id\":\"b\",\"team\":\"y\"},{\"doc_id\":\"c\",\"team\":"
+           "\"y\"},{\"doc_id\":\"d\",\"team\":\"x\"}]}";
   }
   return s + ",\"results\":[\"a\",\"b\",\"c\",\"d\"]}";
 }
@@ -77,7 +86,7 @@ bool WriteSeed(const std::string& dir, uint8_t variant, int moment,
 }
 
 int Run(const std::string& dir) {
-  for (uint8_t variant = 0; variant < 8; ++variant) {
+  for (uint8_t variant = 0; variant < 16; ++variant) {
     FakeClock clock(kCheckpointNowMs);
     auto created = Pipeline::Create(CheckpointFuzzConfig(variant), &clock);
     if (!created.ok()) {
