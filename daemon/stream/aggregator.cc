@@ -199,6 +199,20 @@ void WindowRing::MergeFrom(const WindowRing& other) {
   }
 }
 
+bool WindowRing::ValuesWithin(double lo, double hi) const {
+  for (size_t i = 0; i < slot_counts_.size(); ++i) {
+    const double n = static_cast<double>(slot_counts_[i]);
+    const double sum = slot_sums_[2 * i];
+    const double squares = slot_sums_[2 * i + 1];
+    // Written so that NaN fails.
+    if (!(sum >= lo * n && sum <= hi * n && squares >= lo * lo * n &&
+          squares <= hi * hi * n)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void WindowRing::Encode(ByteWriter* out) const {
   out->I64(bucket_ms_);
   out->I64(newest_bucket_);
@@ -257,7 +271,7 @@ WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
     if (b > newest) in->Fail("a window bucket newer than the ring's newest");
     limits.CheckBucket(in, b, encoded_bucket_ms, "a window bucket");
     for (uint64_t s = 0; s < num_series; ++s) {
-      if (counts[s] < 0) in->Fail("a negative window count");
+      CheckCount(in, counts[s], "a window count");
     }
     if (!same_width || b < oldest_kept || !in->ok()) continue;
     const size_t slot = ring.Slot(b);
@@ -647,6 +661,8 @@ Status Aggregator::StageShard(int32_t shard, ByteReader* in,
       const double squares = in->Double();
       Histogram h{};
       for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
+      CheckCount(in, count, "a series count");
+      for (int64_t c : h) CheckCount(in, c, "a histogram count");
       for (size_t cur = 0; cur < series_.size(); ++cur) {
         if (from[cur] != static_cast<int>(s)) continue;
         g.all[cur] =
@@ -659,10 +675,13 @@ Status Aggregator::StageShard(int32_t shard, ByteReader* in,
     }
     g.first_click.count = in->I64();
     g.first_click.sum_seconds = in->Double();
-    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
-    if (g.requests < 0 || g.without_relevant < 0) {
-      in->Fail("a negative request count");
+    for (int64_t c : g.first_click.counts) {
+      CheckCount(in, c, "a first-click count");
     }
+    CheckCount(in, g.first_click.count, "a first-click count");
+    CheckCount(in, g.requests, "a request count");
+    CheckCount(in, g.without_relevant, "a request count");
+    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
     if (!in->ok() || !same_labels) continue;  // Other labels: start afresh.
     staged->groups.push_back(StagedShard::Group{
         std::string(variant),

@@ -150,6 +150,10 @@ class WindowRing {
   // as if its values had been added here; buckets older than this ring's
   // span (after the merge) are not kept, as in Add().
   void MergeFrom(const WindowRing& other);
+  // Whether every bucket's sums are those of its count of values in
+  // [lo, hi] (0 <= lo): a restored ring of outcomes (0 or 1) must hold
+  // counts, which its reader converts to integers.
+  bool ValuesWithin(double lo, double hi) const;
   // The held buckets and their sums, for a checkpoint.
   void Encode(ByteWriter* out) const;
   // A ring of `bucket_ms`, `span_ms` and `from.size()` series from an

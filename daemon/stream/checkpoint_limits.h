@@ -25,6 +25,18 @@
 
 namespace rankwatch::stream {
 
+// More than any stream counts (2^48: 2.8 x 10^14 events). A restored count
+// beyond is corrupt: sums of a few thousand such counts (shards, buckets,
+// cells, pairs) must stay within int64.
+inline constexpr int64_t kMaxRestoredCount = int64_t{1} << 48;
+
+// Fails `in` unless 0 <= count <= kMaxRestoredCount; `what` names it.
+inline void CheckCount(ByteReader* in, int64_t count, std::string_view what) {
+  if (in->ok() && (count < 0 || count > kMaxRestoredCount)) {
+    in->Fail(std::string(what) + " " + std::to_string(count) + " out of range");
+  }
+}
+
 struct CheckpointLimits {
   size_t max_id_length = SIZE_MAX;
   size_t max_results = SIZE_MAX;

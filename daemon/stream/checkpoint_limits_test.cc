@@ -5,6 +5,7 @@
 // layout) and that nothing was created: no group, no pending request.
 #include "daemon/stream/checkpoint_limits.h"
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -446,6 +447,35 @@ TEST(CheckpointWindowRingTest, ABucketAtTheEdgeOfInt64SumsWithoutOverflow) {
   EXPECT_EQ(merged.Sum(0, INT64_MAX, 10).count, 0);
 }
 
+// A ring of outcomes (interleaving: each value 0 or 1) must hold counts:
+// the fuzz target found a restored bucket sum of 1e237, which its reader
+// converted to an integer (undefined behaviour). Two values, 1 and 0: sum
+// 1, squares 1.
+TEST(CheckpointWindowRingTest, ARingOfOutcomesHoldsCounts) {
+  const auto ring = [](double sum, double squares) {
+    std::string bytes;
+    ByteWriter w(&bytes);
+    w.I64(10'000);
+    w.I64(170'000'000);
+    w.Varint(1);
+    w.Varint(1);
+    w.I64(170'000'000);
+    w.Varint(2);
+    w.Double(sum);
+    w.Double(squares);
+    ByteReader in(bytes);
+    const std::vector<int> same = {0};
+    WindowRing r = WindowRing::Decode(&in, 10'000, 60'000, same);
+    EXPECT_TRUE(in.ok()) << in.status().message();
+    return r;
+  };
+  EXPECT_TRUE(ring(1, 1).ValuesWithin(0, 1));
+  EXPECT_FALSE(ring(1e237, 1).ValuesWithin(0, 1));
+  EXPECT_FALSE(ring(1, 3).ValuesWithin(0, 1));  // Squares over the count.
+  EXPECT_FALSE(ring(-1, 1).ValuesWithin(0, 1));
+  EXPECT_FALSE(ring(std::nan(""), 1).ValuesWithin(0, 1));
+}
+
 // Issue 40: agreement cells grew by one map node per distinct grade pair,
 // never pruned. Live, an item that would add a cell past kMaxGradeCells
 // is not counted (and counted as refused); a record with more is refused.
@@ -487,6 +517,36 @@ TEST(CheckpointAgreementTest, GradeCellsAreBounded) {
             "judge agreement of shard 0: at byte 33: 1025 grade pairs for one "
             "pair of judges, over the 1024 kept");
   EXPECT_TRUE(restored.Merged()[0].both.counts().empty());
+}
+
+// Counts beyond any stream's (kMaxRestoredCount, 2^48) are refused: the
+// fuzz target found restored agreement and interleaving counts whose sums
+// overflowed int64 (undefined behaviour).
+TEST(CheckpointAgreementTest, CountsBeyondAnyStreamAreRefused) {
+  std::string bytes;
+  ByteWriter w(&bytes);
+  w.Fixed32(JudgeAgreement::kMagicTotals);
+  w.Varint(1);
+  w.String("human");
+  w.String("llm");
+  w.I64(0);
+  w.I64(0);
+  w.Varint(1);
+  w.I64(2);
+  w.I64(3);
+  w.I64(int64_t{1} << 62);
+  ByteReader in(bytes);
+  JudgeAgreement restored({"human", "llm"});
+  // Magic 4, count 1, names 6 + 4, 8 + 8, the cell count 1, the cell 24.
+  EXPECT_EQ(restored.DecodeShard(0, &in).message(),
+            "judge agreement of shard 0: at byte 56: a grade pair out of "
+            "range");
+  ByteReader one(std::string_view("x"));
+  CheckCount(&one, kMaxRestoredCount, "a count");
+  EXPECT_TRUE(one.ok());
+  CheckCount(&one, kMaxRestoredCount + 1, "a count");
+  EXPECT_EQ(one.status().message(),
+            "at byte 0: a count 281474976710657 out of range");
 }
 
 }  // namespace

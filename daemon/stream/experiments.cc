@@ -358,10 +358,14 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   std::vector<int64_t> series_counts(num_series * arm_buckets);
   for (uint64_t a = 0; a < num_arms && in->ok(); ++a) {
     const std::string_view variant = in->String();
-    for (int64_t& c : counts) c = static_cast<int64_t>(in->Varint());
+    for (int64_t& c : counts) {
+      c = static_cast<int64_t>(in->Varint());
+      CheckCount(in, c, "a unit bucket's count");
+    }
     for (size_t i = 0; i < sums.size(); ++i) {
       sums[i] = in->Double();
       series_counts[i] = static_cast<int64_t>(in->Varint());
+      CheckCount(in, series_counts[i], "a unit bucket's count");
     }
     if (!same_buckets || !in->ok()) continue;
     for (ArmBuckets& arm : *restored) {

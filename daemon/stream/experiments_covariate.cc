@@ -192,12 +192,13 @@ void ExperimentMonitor::DecodeCovariate(
       m.m2_y = in->Double();
       m.m2_x = in->Double();
       m.c_xy = in->Double();
-      if (m.count < 0) in->Fail("a negative pair count");
+      CheckCount(in, m.count, "a covariate pair count");
     }
     for (size_t i = 0; i < counts.size(); ++i) {
       y_sums[i] = in->Double();
       x_sums[i] = in->Double();
       counts[i] = static_cast<int64_t>(in->Varint());
+      CheckCount(in, counts[i], "a covariate bucket count");
     }
     if (!keep || !in->ok()) continue;
     for (CovariateArm& arm : **restored) {

@@ -355,7 +355,24 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
   }
   const std::vector<int> same = Identity(3 * all.pairs.size() + 1);
   WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same, limits);
-  if (!all.Consistent()) in->Fail("interleaving outcomes that do not add up");
+  CheckCount(in, all.impressions, "an interleaving impression count");
+  CheckCount(in, all.no_click, "an interleaving no-click count");
+  for (int64_t clicks : all.clicks) {
+    CheckCount(in, clicks, "an interleaving click count");
+  }
+  for (const metrics::InterleavingCounts& pair : all.pairs) {
+    CheckCount(in, pair.wins[0], "an interleaving win count");
+    CheckCount(in, pair.wins[1], "an interleaving win count");
+    CheckCount(in, pair.ties, "an interleaving tie count");
+  }
+  // Consistent() adds them up: only once each is bounded.
+  if (in->ok() && !all.Consistent()) {
+    in->Fail("interleaving outcomes that do not add up");
+  }
+  // Each series counts outcomes of 0 or 1, read back as integers.
+  if (!ring.ValuesWithin(0, 1)) {
+    in->Fail("interleaving window sums that are not counts");
+  }
   if (!in->ok()) return;
   for (size_t e = 0; e < states_.size(); ++e) {
     const config::InterleavingConfig& c = *states_[e].config;

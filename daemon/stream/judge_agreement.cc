@@ -45,6 +45,8 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
     JudgePairCounts p;
     p.only_first = in->I64();
     p.only_second = in->I64();
+    CheckCount(in, p.only_first, "an agreement count");
+    CheckCount(in, p.only_second, "an agreement count");
     const uint64_t cells = in->Count(3);
     if (cells > kMaxCells) {
       in->Fail(std::to_string(cells) + " grade pairs for one pair of judges, " +
@@ -54,8 +56,8 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
       const int64_t x = in->I64();
       const int64_t y = in->I64();
       const int64_t count = in->I64();
-      if (count < 0 || x < INT32_MIN || x > INT32_MAX || y < INT32_MIN ||
-          y > INT32_MAX) {
+      if (count < 0 || count > kMaxRestoredCount || x < INT32_MIN ||
+          x > INT32_MAX || y < INT32_MIN || y > INT32_MAX) {
         in->Fail("a grade pair out of range");
         break;
       }
@@ -79,8 +81,12 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
     const size_t hi = static_cast<size_t>(std::max(a, b) - judges.begin());
     JudgePairCounts& into = restored[PairIndex(lo, hi, judges.size())];
     into.Merge(p);
-    // A pair written twice must not add up past the bound either.
-    if (into.both.counts().size() > kMaxCells) {
+    // A pair written twice must not add up past the bounds either.
+    if (into.both.items() > kMaxRestoredCount ||
+        into.only_first > kMaxRestoredCount ||
+        into.only_second > kMaxRestoredCount) {
+      in->Fail("agreement counts out of range");
+    } else if (into.both.counts().size() > kMaxCells) {
       in->Fail("more than " + std::to_string(kMaxCells) +
                " grade pairs for one pair of judges");
     }

@@ -151,6 +151,8 @@ Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in,
     const int32_t arm = ArmIndex(in->String());
     const int64_t lists = static_cast<int64_t>(in->Varint());
     const int64_t total = static_cast<int64_t>(in->Varint());
+    CheckCount(in, lists, "a list count");
+    CheckCount(in, total, "a query count");
     const uint64_t entries = in->Count(3 + num_series * 33);
     if (arm >= 0) {
       s.lists[static_cast<size_t>(arm)] = lists;
@@ -162,11 +164,14 @@ Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in,
           in->Text(limits.max_id_length, "a query id");
       const int64_t count = static_cast<int64_t>(in->Varint());
       const int64_t error = static_cast<int64_t>(in->Varint());
+      CheckCount(in, count, "a query count");
+      CheckCount(in, error, "a query count");
       std::fill(stats.begin(), stats.end(), metrics::RunningStats());
       for (uint64_t i = 0; i < num_series; ++i) {
         const int64_t n = static_cast<int64_t>(in->Varint());
         const double mean = in->Double(), m2 = in->Double();
         const double sum = in->Double(), squares = in->Double();
+        CheckCount(in, n, "a series count");
         if (to[i] >= 0) {
           stats[static_cast<size_t>(to[i])] =
               metrics::RunningStats::FromState(n, mean, m2, sum, squares);
