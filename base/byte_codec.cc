@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "base/json_writer.h"
+
 namespace rankwatch {
 
 static_assert(std::endian::native == std::endian::little,
@@ -106,6 +108,20 @@ std::string_view ByteReader::String() {
   }
   const std::string_view s = in_.substr(pos_, n);
   pos_ += n;
+  return s;
+}
+
+std::string_view ByteReader::Text(size_t max_bytes, std::string_view what) {
+  const std::string_view s = String();
+  if (s.size() > max_bytes) {
+    Fail(std::string(what) + " of " + std::to_string(s.size()) +
+         " bytes, over the limit of " + std::to_string(max_bytes));
+    return {};
+  }
+  if (!IsValidUtf8(s)) {
+    Fail(std::string(what) + " that is not valid UTF-8");
+    return {};
+  }
   return s;
 }
 

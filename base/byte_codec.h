@@ -57,6 +57,9 @@ class ByteReader {
   uint64_t Count(size_t min_item_bytes = 1);
   // A view into the input, valid while the input lives.
   std::string_view String();
+  // A String() that must be valid UTF-8 of at most `max_bytes` bytes (an
+  // id or a label, bound as a live event's is); fails naming `what`.
+  std::string_view Text(size_t max_bytes, std::string_view what);
 
   // Fails the reader with `what` (a decoder's own consistency check).
   void Fail(std::string_view what);

@@ -77,6 +77,30 @@ TEST(ByteCodecTest, HugeLengthsAndCountsFailWithoutAllocating) {
   EXPECT_FALSE(c.ok());
 }
 
+// Text() bounds a string as a live event's id is bounded: by length, then
+// by UTF-8 validity (RFC 3629: C0 AF is an overlong '/').
+TEST(ByteCodecTest, TextChecksLengthAndUtf8) {
+  std::string buf;
+  ByteWriter w(&buf);
+  w.String("caf\xc3\xa9");  // 5 bytes, valid.
+  w.String("abcdef");       // 6 bytes.
+  ByteReader r(buf);
+  EXPECT_EQ(r.Text(5, "a variant"), "caf\xc3\xa9");
+  EXPECT_EQ(r.Text(5, "a variant"), "");
+  // 1 + 5 + 1 + 6 = 13 bytes read when the second fails.
+  EXPECT_EQ(r.status().message(),
+            "at byte 13: a variant of 6 bytes, over the limit of 5");
+
+  std::string bad;
+  ByteWriter(&bad).String(
+      "a\xc0\xaf"
+      "b");
+  ByteReader b(bad);
+  EXPECT_EQ(b.Text(512, "a doc id"), "");
+  EXPECT_EQ(b.status().message(),
+            "at byte 5: a doc id that is not valid UTF-8");
+}
+
 TEST(ByteCodecTest, OverlongVarintFails) {
   const std::string buf(11, '\xff');
   ByteReader r(buf);

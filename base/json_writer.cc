@@ -38,6 +38,15 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return n;
 }
 
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {

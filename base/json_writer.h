@@ -28,6 +28,8 @@ void AppendJsonString(std::string* out, std::string_view s);
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0.
 size_t Utf8SequenceLength(std::string_view s, size_t i);
+// Whether all of `s` is valid UTF-8 (Utf8SequenceLength's definition).
+bool IsValidUtf8(std::string_view s);
 
 // Appends `v` with 17 significant digits (%.17g, reads back as the same
 // double), or null when it is not finite; and an integer. Appending by

@@ -54,6 +54,15 @@ TEST(JsonWriterTest, Utf8SequenceLength) {
   EXPECT_EQ(Utf8SequenceLength("\xff", 0), 0u);
 }
 
+TEST(JsonWriterTest, IsValidUtf8) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("caf\xc3"));  // Truncated at the end.
+  EXPECT_FALSE(
+      IsValidUtf8("a\xed\xa0\x80"
+                  "b"));  // A surrogate inside.
+}
+
 // A document with every kind of value: commas between members and
 // elements only, keys escaped, doubles in their shortest round-trip form
 // (0.1 prints as 0.1, 1/3 with its 17 digits), NaN and infinity as null.

@@ -29,6 +29,12 @@ constexpr int64_t SatSub(int64_t a, int64_t b) {
                : std::numeric_limits<int64_t>::min();
 }
 
+// a / b rounded towards minus infinity (b > 0): the bucket of an event
+// time, also before 1970.
+constexpr int64_t FloorDiv(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+
 }  // namespace rankwatch
 
 #endif  // RANKWATCH_BASE_SATURATING_H_

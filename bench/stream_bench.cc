@@ -1,7 +1,8 @@
 // Throughput of the streaming core on one core: raw JSON events through
 // decode, join, scoring and aggregation (stream::Pipeline::OnPayload), for
-// requests of 10 results and 3 judgments; and the memory a pending request
-// costs. See bench/README.md for how to run it and the figures.
+// requests of 10 results and 3 judgments; the memory a pending request
+// costs; a partition's checkpoint; and the time to score one long list.
+// See bench/README.md for how to run it and the figures.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -265,6 +266,53 @@ void BM_CheckpointRestore(benchmark::State& state) {
 BENCHMARK(BM_CheckpointRestore)
     ->Arg(0)
     ->Arg(100'000)
+    ->Unit(benchmark::kMillisecond);
+
+// Time of scoring one request of n docs and m judged docs (issue 40: the
+// join looked each judged doc up by scanning the list, O(n m); a hash
+// index makes it O(n + m)). The events are fed untimed; FinishAll, which
+// finalizes the request, is timed.
+void BM_FinalizeLongList(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const int64_t m = state.range(1);
+  FakeClock clock(kClockMs);
+  config::Config c = BenchConfig();
+  c.events.max_results = static_cast<int32_t>(n);
+  c.events.max_judgments = static_cast<int32_t>(m);
+  c.events.max_event_bytes = 64 << 20;
+  c.join.max_judgments_per_request = static_cast<int32_t>(m);
+  std::string results =
+      "{\"request_id\":\"r\",\"variant\":\"A\",\"timestamp\":" +
+      std::to_string(1'700'000'000'000) + ",\"results\":[";
+  for (int64_t d = 0; d < n; ++d) {
+    results += (d > 0 ? ",\"doc-" : "\"doc-") + std::to_string(d) + "\"";
+  }
+  results += "]}";
+  // Every (n / m)-th doc judged, from the end of the list.
+  std::string judgments = "{\"request_id\":\"r\",\"timestamp\":" +
+                          std::to_string(1'700'000'000'100) +
+                          ",\"judgments\":[";
+  for (int64_t j = 0; j < m; ++j) {
+    judgments += std::string(j > 0 ? "," : "") + "{\"doc_id\":\"doc-" +
+                 std::to_string(n - 1 - j * (n / m)) + "\",\"relevance\":1}";
+  }
+  judgments += "]}";
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto p = Pipeline::Create(c, &clock);
+    (*p)->OnPayload(Topic::kResults, results, EventOrigin{0, 0});
+    (*p)->OnPayload(Topic::kJudgments, judgments, EventOrigin{1, 1});
+    state.ResumeTiming();
+    (*p)->FinishAll();
+    state.PauseTiming();
+    if ((*p)->counters().scored != 1) state.SkipWithError("not scored");
+    p->reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_FinalizeLongList)
+    ->Args({1'000, 60})
+    ->Args({100'000, 6'000})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -32,6 +32,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/byte_codec.h"
+#include "base/json_writer.h"
+#include "daemon/kafka/changelog.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "gtest/gtest.h"
@@ -151,6 +154,34 @@ join:
 http:
   listen: 127.0.0.1:0
 )" + extra);
+  }
+
+  // A process of `config` reads 40 requests, checkpoints them (with
+  // durable state) and stops cleanly: its changelog then holds them.
+  void CheckpointAndStop(const std::string& config) {
+    Producer producer(cluster_->bootstrap_servers());
+    Daemon d1(dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    producer.SendPaced(testing::Requests(0, 40, false));
+    ASSERT_TRUE(WaitConsumed({&d1}, 80));
+    testing::SleepFor(1000ms);
+    d1.process().Signal(SIGTERM);
+    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
+  }
+
+  // Whether `d`'s /readyz answers 503 with `text` in its body within 20 s;
+  // `body` is the last answer's.
+  static bool UnreadySaying(Daemon& d, const std::string& text,
+                            std::string* body) {
+    return WaitFor(
+        [&] {
+          StatusOr<testing::HttpResult> r =
+              testing::HttpGet("127.0.0.1", d.port(), "/readyz");
+          if (!r.ok()) return false;
+          *body = r->body;
+          return r->status == 503 && body->find(text) != std::string::npos;
+        },
+        20s);
   }
 
   // The events as JSON-lines files, for `rankwatch replay`.
@@ -794,16 +825,7 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   ASSERT_TRUE(
       cluster_->CreateTopic("g-durable-bad-changelog", kPartitions).ok());
   const std::string config = WriteConfig("g-durable-bad", kAbMetrics, kDurable);
-  Producer producer(cluster_->bootstrap_servers());
-  {
-    Daemon d1(dir_, config, "first");
-    ASSERT_TRUE(d1.WaitReady()) << d1.log();
-    producer.SendPaced(testing::Requests(0, 40, false));
-    ASSERT_TRUE(WaitConsumed({&d1}, 80));
-    testing::SleepFor(1000ms);
-    d1.process().Signal(SIGTERM);
-    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
   // Partition 0's newest checkpoint: garbage.
   Producer vandal(cluster_->bootstrap_servers(), "g-durable-bad-changelog",
                   "g-durable-bad-changelog");
@@ -814,16 +836,7 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   EXPECT_FALSE(d2.WaitReady(8s)) << d2.log();
   ASSERT_GT(d2.port(), 0) << d2.log();
   std::string body;
-  const bool said = WaitFor(
-      [&] {
-        StatusOr<testing::HttpResult> r =
-            testing::HttpGet("127.0.0.1", d2.port(), "/readyz");
-        if (!r.ok()) return false;
-        body = r->body;
-        return r->status == 503 &&
-               body.find("state_unavailable") != std::string::npos;
-      },
-      20s);
+  const bool said = UnreadySaying(d2, "state_unavailable", &body);
   EXPECT_TRUE(said) << body << d2.log();
   EXPECT_NE(d2.log().find("not a rankwatch checkpoint record"),
             std::string::npos)
@@ -831,6 +844,68 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   EXPECT_EQ(d2.Metrics().Sum("rankwatch_consumer_ready_reason",
                              {{"reason", "state_unavailable"}}),
             1);
+}
+
+// Issue 40: the changelog is input like any other. A record crafted for
+// the current format and appended after a clean stop, whose state says its
+// newest event is in 2100 (date -u -d 2100-01-01 +%s -> 4102444800): the
+// replica stays alive and unready, /readyz answers within a second naming
+// the partition and what is wrong, /metrics is valid UTF-8 and passes
+// promtool.
+TEST_F(DaemonE2eTest, HostileCheckpointKeepsTheReplicaAliveAndUnready) {
+  ASSERT_TRUE(
+      cluster_->CreateTopic("g-durable-hostile-changelog", kPartitions).ok());
+  const std::string config =
+      WriteConfig("g-durable-hostile", kAbMetrics, kDurable);
+  ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
+  // The checkpoint header, then aggregates of no series, no segment label
+  // and no group whose newest event time is 2100-01-01.
+  std::string state;
+  ByteWriter w(&state);
+  w.Fixed32(0x4b435752);  // "RWCK", format version 1.
+  w.Fixed32(1);
+  w.Fixed32(0x41475231);  // "AGR1".
+  w.Varint(0);
+  w.Varint(0);
+  w.I64(4'102'444'800'000);
+  w.Varint(0);
+  std::string record;
+  kafka::EncodeCheckpointRecord({0, {0, 0}, state}, &record);
+  Producer vandal(cluster_->bootstrap_servers(), "g-durable-hostile-changelog",
+                  "g-durable-hostile-changelog");
+  vandal.Send({true, "0", record, kT0}, 0);
+  vandal.Flush();
+  Daemon d2(dir_, config, "second");
+  EXPECT_FALSE(d2.WaitReady(8s)) << d2.log();
+  ASSERT_GT(d2.port(), 0) << d2.log();
+  const std::string reason =
+      "the checkpoint of partition 0 in changelog "
+      "'g-durable-hostile-changelog' cannot be restored: aggregates of shard "
+      "0: at byte 22: the shard's newest event time 2100-01-01T00:00:00Z is "
+      "after the wall clock plus events.max_future_skew";
+  std::string body;
+  const bool said = UnreadySaying(d2, reason, &body);
+  EXPECT_TRUE(said) << body << d2.log();
+  // Alive, and answering at once, not behind a restore under the lock.
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<testing::HttpResult> again =
+      testing::HttpGet("127.0.0.1", d2.port(), "/readyz");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, 503);
+  EXPECT_NE(again->body.find("state_unavailable"), std::string::npos)
+      << again->body;
+  StatusOr<testing::HttpResult> metrics =
+      testing::HttpGet("127.0.0.1", d2.port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  EXPECT_TRUE(IsValidUtf8(metrics->body));
+  const testing::CommandResult check = testing::RunCommand(
+      {"/usr/bin/promtool", "check", "metrics"}, 60s, metrics->body);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_EQ(d2.Metrics().Sum("rankwatch_consumer_ready_reason",
+                             {{"reason", "state_unavailable"}}),
+            1);
+  EXPECT_TRUE(d2.process().Running()) << d2.log();
 }
 
 TEST_F(DaemonE2eTest, TwoReplicasSplitThePartitions) {

@@ -298,6 +298,13 @@ void JudgeRenderer::CollectAgreement(std::vector<MetricFamily>* out) const {
   f.push_back(MakeFamily("rankwatch_judge_agreement_upper",
                          "Upper end of the agreement's 95% interval",
                          MetricType::Gauge));
+  MetricFamily refused = MakeFamily(
+      "rankwatch_judge_agreement_refused_total",
+      "Items the agreement did not count: their pair of grades would have "
+      "been one distinct pair more than the 1024 kept per pair of judges",
+      MetricType::Counter);
+  AddCounter(&refused, {}, static_cast<double>(s_.agreement_refused));
+  f.push_back(std::move(refused));
   const auto add = [&](const std::string& window,
                        const std::vector<trec::LabelAgreement>& pairs) {
     for (const trec::LabelAgreement& a : pairs) {

@@ -50,7 +50,10 @@ Scrape Collect(const stream::PipelineSnapshot& snapshot) {
 }
 
 TEST(JudgeCollectorTest, ExportsEachPairsAgreement) {
-  const Scrape s = Collect(Judged());
+  stream::PipelineSnapshot judged = Judged();
+  judged.agreement_refused = 7;
+  const Scrape s = Collect(judged);
+  EXPECT_EQ(s.Sum("rankwatch_judge_agreement_refused_total", {}), 7);
   // Since start: window "all", the only window of a snapshot without any.
   EXPECT_EQ(s.LabelValues("rankwatch_judge_agreement_pairs", "window"),
             std::vector<std::string>{"all"});

@@ -15,13 +15,6 @@ namespace {
 // More series than any configuration has: a count beyond is corruption.
 constexpr uint64_t kMaxEncodedSeries = 4096;
 
-// Floor division, also for event times before 1970.
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 }  // namespace
 
 std::vector<SeriesSpec> BuildSeries(
@@ -100,6 +93,10 @@ WindowRing::WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series)
       slot_counts_(num_slots_ * num_series, 0),
       slot_sums_(num_slots_ * num_series * 2, 0.0) {}
 
+int64_t WindowRing::OldestKept() const {
+  return SatAdd(SatSub(newest_bucket_, static_cast<int64_t>(num_slots_)), 1);
+}
+
 size_t WindowRing::Slot(int64_t bucket) const {
   const int64_t n = static_cast<int64_t>(num_slots_);
   return static_cast<size_t>(((bucket % n) + n) % n);
@@ -108,7 +105,9 @@ size_t WindowRing::Slot(int64_t bucket) const {
 void WindowRing::Add(int64_t time_ms, std::span<const double> values) {
   const int64_t bucket = FloorDiv(time_ms, bucket_ms_);
   if (bucket > newest_bucket_) newest_bucket_ = bucket;
-  if (bucket <= newest_bucket_ - static_cast<int64_t>(num_slots_)) return;
+  if (bucket <= SatSub(newest_bucket_, static_cast<int64_t>(num_slots_))) {
+    return;
+  }
   const size_t slot = Slot(bucket);
   double* sums = &slot_sums_[slot * num_series_ * 2];
   int64_t* counts = &slot_counts_[slot * num_series_];
@@ -134,9 +133,12 @@ WindowTotals WindowRing::Sum(size_t series, int64_t now_ms,
       std::min<int64_t>(std::max<int64_t>(1, window_ms / bucket_ms_),
                         static_cast<int64_t>(num_slots_));
   // Slots older than the ring's span may still hold stale buckets.
-  const int64_t oldest_kept =
-      newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
-  for (int64_t b = std::max(last - buckets + 1, oldest_kept); b <= last; ++b) {
+  const int64_t first =
+      std::max(SatAdd(SatSub(last, buckets), 1), OldestKept());
+  if (first > last) return t;
+  // Counted, not compared with `last`: a bucket at INT64_MAX ends the loop.
+  for (int64_t i = 0, n = last - first; i <= n; ++i) {
+    const int64_t b = first + i;
     const size_t slot = Slot(b);
     if (slot_bucket_[slot] != b) continue;
     t.count += slot_counts_[slot * num_series_ + series];
@@ -152,10 +154,12 @@ void WindowRing::BucketTotals(size_t series, int64_t now_ms,
   if (newest_bucket_ == INT64_MIN || series >= num_series_) return;
   const int64_t last = FloorDiv(now_ms, bucket_ms_);
   // As in Sum(): slots older than the ring's span may hold stale buckets.
-  const int64_t oldest_kept =
-      newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
-  const int64_t first = last - static_cast<int64_t>(out.size()) + 1;
-  for (int64_t b = std::max(first, oldest_kept); b <= last; ++b) {
+  const int64_t first =
+      SatAdd(SatSub(last, static_cast<int64_t>(out.size())), 1);
+  const int64_t from = std::max(first, OldestKept());
+  if (from > last) return;
+  for (int64_t i = 0, n = last - from; i <= n; ++i) {
+    const int64_t b = from + i;
     const size_t slot = Slot(b);
     if (slot_bucket_[slot] != b) continue;
     WindowTotals& t = out[static_cast<size_t>(b - first)];
@@ -171,12 +175,11 @@ void WindowRing::MergeFrom(const WindowRing& other) {
     return;
   }
   newest_bucket_ = std::max(newest_bucket_, other.newest_bucket_);
-  const int64_t oldest_kept =
-      newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
+  const int64_t oldest_kept = OldestKept();
   for (size_t from = 0; from < other.num_slots_; ++from) {
     const int64_t b = other.slot_bucket_[from];
     if (b == -1 || b < oldest_kept) continue;
-    if (b <= other.newest_bucket_ - static_cast<int64_t>(other.num_slots_)) {
+    if (b < other.OldestKept()) {
       continue;  // Stale in `other`: outside its own span.
     }
     const size_t slot = Slot(b);
@@ -196,15 +199,27 @@ void WindowRing::MergeFrom(const WindowRing& other) {
   }
 }
 
+bool WindowRing::ValuesWithin(double lo, double hi) const {
+  for (size_t i = 0; i < slot_counts_.size(); ++i) {
+    const double n = static_cast<double>(slot_counts_[i]);
+    const double sum = slot_sums_[2 * i];
+    const double squares = slot_sums_[2 * i + 1];
+    // Written so that NaN fails.
+    if (!(sum >= lo * n && sum <= hi * n && squares >= lo * lo * n &&
+          squares <= hi * hi * n)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void WindowRing::Encode(ByteWriter* out) const {
   out->I64(bucket_ms_);
   out->I64(newest_bucket_);
   out->Varint(num_series_);
   size_t held = 0;
   const int64_t oldest_kept =
-      newest_bucket_ == INT64_MIN
-          ? INT64_MAX
-          : newest_bucket_ - static_cast<int64_t>(num_slots_) + 1;
+      newest_bucket_ == INT64_MIN ? INT64_MAX : OldestKept();
   auto live = [&](size_t slot) {
     return slot_bucket_[slot] != -1 && slot_bucket_[slot] >= oldest_kept;
   };
@@ -222,7 +237,8 @@ void WindowRing::Encode(ByteWriter* out) const {
 }
 
 WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
-                              int64_t span_ms, std::span<const int> from) {
+                              int64_t span_ms, std::span<const int> from,
+                              const CheckpointLimits& limits) {
   WindowRing ring(bucket_ms, span_ms, from.size());
   const int64_t encoded_bucket_ms = in->I64();
   const int64_t newest = in->I64();
@@ -232,6 +248,12 @@ WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
   if (num_series > kMaxEncodedSeries) in->Fail("too many window series");
   // A bucket: its index, then per series a count (>= 1 byte) and two sums.
   const uint64_t held = in->ok() ? in->Count(8 + num_series * 17) : 0;
+  // A newest bucket is written even for an empty ring, and read only when
+  // buckets follow: then it must be an event time's, as each bucket's.
+  if (held > 0) {
+    limits.CheckBucket(in, newest, encoded_bucket_ms,
+                       "a window's newest bucket");
+  }
   const bool same_width = encoded_bucket_ms == ring.bucket_ms_;
   if (same_width && held > 0) ring.newest_bucket_ = newest;
   const int64_t oldest_kept =
@@ -247,6 +269,10 @@ WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
       sums[2 * s + 1] = in->Double();
     }
     if (b > newest) in->Fail("a window bucket newer than the ring's newest");
+    limits.CheckBucket(in, b, encoded_bucket_ms, "a window bucket");
+    for (uint64_t s = 0; s < num_series; ++s) {
+      CheckCount(in, counts[s], "a window count");
+    }
     if (!same_width || b < oldest_kept || !in->ok()) continue;
     const size_t slot = ring.Slot(b);
     ring.slot_bucket_[slot] = b;
@@ -272,7 +298,9 @@ WindowRing WindowRing::Remapped(int64_t bucket_ms, int64_t span_ms,
   ring.newest_bucket_ = newest_bucket_;
   const int64_t kept =
       static_cast<int64_t>(std::min(num_slots_, ring.num_slots_));
-  for (int64_t b = newest_bucket_ - kept + 1; b <= newest_bucket_; ++b) {
+  const int64_t first = SatAdd(SatSub(newest_bucket_, kept), 1);
+  for (int64_t i = 0, n = newest_bucket_ - first; i <= n; ++i) {
+    const int64_t b = first + i;
     const size_t slot = Slot(b);
     if (slot_bucket_[slot] != b) continue;
     const size_t to = ring.Slot(b);
@@ -559,13 +587,41 @@ void Aggregator::EncodeShard(int32_t shard, ByteWriter* out) const {
   }
 }
 
-Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
+Status Aggregator::DecodeShard(int32_t shard, ByteReader* in,
+                               const CheckpointLimits& limits) {
+  StagedShard staged;
+  Status status = StageShard(shard, in, limits, &staged);
+  if (!status.ok()) {
+    DropShard(shard);
+    return status;
+  }
+  CommitShard(std::move(staged));
+  return Status::Ok();
+}
+
+uint64_t Aggregator::Dimension::capacity() const {
+  if (allow_list_) return values_.size() + 1;
+  return static_cast<uint64_t>(std::max(max_values_, 0)) + 1;
+}
+
+uint64_t Aggregator::MaxGroups() const {
+  uint64_t n = 1;
+  for (const Dimension& d : dimensions_) {
+    if (__builtin_mul_overflow(n, d.capacity(), &n)) return UINT64_MAX;
+  }
+  return n;
+}
+
+Status Aggregator::StageShard(int32_t shard, ByteReader* in,
+                              const CheckpointLimits& limits,
+                              StagedShard* staged) const {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   if (in->Fixed32() != kShardMagic) in->Fail("not an aggregate record");
   // Current series i takes the encoded series from[i] of the same name.
   const uint64_t num_series = in->Count(1);
+  if (num_series > kMaxEncodedSeries) in->Fail("too many series");
   std::vector<int> from(series_.size(), -1);
-  for (uint64_t i = 0; i < num_series; ++i) {
+  for (uint64_t i = 0; i < num_series && in->ok(); ++i) {
     const std::string_view name = in->String();
     for (size_t s = 0; s < series_.size(); ++s) {
       if (series_[s].state_key == name) from[s] = static_cast<int>(i);
@@ -573,19 +629,26 @@ Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
   }
   const uint64_t num_segments = in->Count(1);
   bool same_labels = num_segments == segment_labels_.size();
-  for (uint64_t i = 0; i < num_segments; ++i) {
+  for (uint64_t i = 0; i < num_segments && in->ok(); ++i) {
     const std::string_view label = in->String();
     if (same_labels && label != segment_labels_[i]) same_labels = false;
   }
-  const int64_t newest_time_ms = in->I64();
+  staged->shard = shard;
+  staged->newest_time_ms = in->I64();
+  limits.CheckTime(in, staged->newest_time_ms, "the shard's newest event time");
   const uint64_t num_groups = in->Count(1);
-  shards_.resize(std::max(shards_.size(), static_cast<size_t>(shard) + 1));
-  auto restored = std::make_unique<Shard>();
-  restored->newest_time_ms = newest_time_ms;
-  std::vector<std::string_view> segments(num_segments);
+  if (in->ok() && num_groups > MaxGroups()) {
+    in->Fail(std::to_string(num_groups) + " groups, more than the " +
+             std::to_string(MaxGroups()) +
+             " aggregation.max_variants and max_segment_values allow");
+  }
+  std::vector<std::string_view> segments(in->ok() ? num_segments : 0);
   for (uint64_t i = 0; i < num_groups && in->ok(); ++i) {
-    const std::string_view variant = in->String();
-    for (std::string_view& v : segments) v = in->String();
+    const std::string_view variant =
+        in->Text(limits.max_id_length, "a variant label");
+    for (std::string_view& v : segments) {
+      v = in->Text(limits.max_id_length, "a segment label");
+    }
     GroupStats g = NewGroupStats(GroupStats{
         std::string(variant), {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}});
     g.requests = in->I64();
@@ -598,6 +661,8 @@ Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
       const double squares = in->Double();
       Histogram h{};
       for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
+      CheckCount(in, count, "a series count");
+      for (int64_t c : h) CheckCount(in, c, "a histogram count");
       for (size_t cur = 0; cur < series_.size(); ++cur) {
         if (from[cur] != static_cast<int>(s)) continue;
         g.all[cur] =
@@ -610,31 +675,49 @@ Status Aggregator::DecodeShard(int32_t shard, ByteReader* in) {
     }
     g.first_click.count = in->I64();
     g.first_click.sum_seconds = in->Double();
-    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from);
-    if (g.requests < 0 || g.without_relevant < 0) {
-      in->Fail("a negative request count");
+    for (int64_t c : g.first_click.counts) {
+      CheckCount(in, c, "a first-click count");
     }
+    CheckCount(in, g.first_click.count, "a first-click count");
+    CheckCount(in, g.requests, "a request count");
+    CheckCount(in, g.without_relevant, "a request count");
+    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
     if (!in->ok() || !same_labels) continue;  // Other labels: start afresh.
-    const uint32_t id = ResolveGroup(variant, segments);
+    staged->groups.push_back(StagedShard::Group{
+        std::string(variant),
+        std::vector<std::string>(segments.begin(), segments.end()),
+        std::move(g)});
+  }
+  if (!in->ok()) {
+    *staged = StagedShard();
+    return Status::InvalidArgument("aggregates of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  return Status::Ok();
+}
+
+void Aggregator::CommitShard(StagedShard staged) {
+  const int32_t shard = staged.shard;
+  if (shard < 0) return;
+  auto restored = std::make_unique<Shard>();
+  restored->newest_time_ms = staged.newest_time_ms;
+  std::vector<std::string_view> segments;
+  for (StagedShard::Group& sg : staged.groups) {
+    segments.assign(sg.segment_values.begin(), sg.segment_values.end());
+    const uint32_t id = ResolveGroup(sg.variant, segments);
     std::deque<GroupStats>& groups = restored->groups;
     while (groups.size() <= id) {
       groups.push_back(NewGroupStats(groups_[groups.size()]));
     }
     // Merged, not assigned: two encoded groups can resolve to one ("other"
     // under a lower bound).
-    MergeGroup(g, &groups[id]);
+    MergeGroup(sg.stats, &groups[id]);
   }
-  if (!in->ok()) {
-    shards_[static_cast<size_t>(shard)].reset();
-    merged_stale_ = true;
-    return Status::InvalidArgument("aggregates of shard " +
-                                   std::to_string(shard) + ": " +
-                                   in->status().message());
-  }
+  shards_.resize(std::max(shards_.size(), static_cast<size_t>(shard) + 1));
   newest_time_ms_ = std::max(newest_time_ms_, restored->newest_time_ms);
   shards_[static_cast<size_t>(shard)] = std::move(restored);
   merged_stale_ = true;
-  return Status::Ok();
 }
 
 void Aggregator::Reconfigure(const config::AggregationConfig& config,

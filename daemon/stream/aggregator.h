@@ -40,6 +40,7 @@
 #include "base/status.h"
 #include "base/string_index.h"
 #include "config/config.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "metrics/measures.h"
 #include "metrics/running_stats.h"
 
@@ -149,17 +150,26 @@ class WindowRing {
   // as if its values had been added here; buckets older than this ring's
   // span (after the merge) are not kept, as in Add().
   void MergeFrom(const WindowRing& other);
+  // Whether every bucket's sums are those of its count of values in
+  // [lo, hi] (0 <= lo): a restored ring of outcomes (0 or 1) must hold
+  // counts, which its reader converts to integers.
+  bool ValuesWithin(double lo, double hi) const;
   // The held buckets and their sums, for a checkpoint.
   void Encode(ByteWriter* out) const;
   // A ring of `bucket_ms`, `span_ms` and `from.size()` series from an
   // encoded one: series i takes the encoded series from[i] (-1: empty). An
   // encoding of another bucket width restores empty (the buckets cannot be
-  // re-cut), as Remapped() does.
+  // re-cut), as Remapped() does. Bucket indices outside `limits`' event
+  // times, and negative counts, fail `in`.
   static WindowRing Decode(ByteReader* in, int64_t bucket_ms, int64_t span_ms,
-                           std::span<const int> from);
+                           std::span<const int> from,
+                           const CheckpointLimits& limits = {});
 
  private:
   size_t Slot(int64_t bucket) const;
+  // The oldest bucket the span keeps behind newest_bucket_ (saturating: a
+  // restored newest bucket near INT64_MIN must not overflow).
+  int64_t OldestKept() const;
 
   int64_t bucket_ms_;
   size_t num_slots_;
@@ -246,8 +256,28 @@ class Aggregator {
   // series by name (a series the checkpoint lacks starts empty, one no
   // longer configured is dropped), windows when the bucket width is
   // unchanged. Label values resolve as new events' do (bounded). On error
-  // (a corrupt record) the shard is left empty.
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  // (a corrupt record, or one beyond `limits`) the shard is left empty.
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
+  // DecodeShard in two steps, so that a record a later section refuses
+  // creates nothing: StageShard reads the shard into `staged` and changes
+  // nothing here (labels are checked: valid UTF-8, within max_id_length,
+  // no more groups than the label bounds allow); CommitShard resolves its
+  // groups (creating those new here) and installs it.
+  struct StagedShard {
+    struct Group {
+      std::string variant;
+      std::vector<std::string> segment_values;
+      GroupStats stats;
+    };
+    int32_t shard = -1;
+    int64_t newest_time_ms = INT64_MIN;
+    std::vector<Group> groups;
+  };
+  [[nodiscard]] Status StageShard(int32_t shard, ByteReader* in,
+                                  const CheckpointLimits& limits,
+                                  StagedShard* staged) const;
+  void CommitShard(StagedShard staged);
   // Forgets `shard` (its partition moved to another replica): the merged
   // figures then hold the other shards' state only.
   void DropShard(int32_t shard);
@@ -300,6 +330,8 @@ class Aggregator {
     // Returns the value's index; sets *overflow when folded into "other".
     uint32_t Resolve(std::string_view value, bool* overflow);
     const std::string& value(uint32_t i) const { return values_[i]; }
+    // How many values it can ever hold, "other" included.
+    uint64_t capacity() const;
     void set_max_values(int32_t max_values) { max_values_ = max_values; }
 
    private:
@@ -318,6 +350,8 @@ class Aggregator {
   };
 
   GroupStats NewGroupStats(const GroupStats& labels) const;
+  // The most groups the label bounds allow (saturating).
+  uint64_t MaxGroups() const;
   // `shard`'s entry of `group`, created (with the shard) on first use.
   GroupStats& ShardGroup(int32_t shard, uint32_t group);
   // The merged view from the shards.

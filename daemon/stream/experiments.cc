@@ -292,6 +292,9 @@ namespace {
 // ARM2 (no covariate) is still read; ARM1 (never released) had no units.
 constexpr uint32_t kArmShardMagic = 0x41524d33;
 constexpr uint32_t kArmShardMagicV2 = 0x41524d32;
+// More series than any configuration has (the aggregator's bound): a count
+// beyond is corruption, and must not size num_series x buckets sums.
+constexpr uint64_t kMaxEncodedArmSeries = 4096;
 }  // namespace
 
 void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
@@ -332,6 +335,7 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   // (and must not size the vectors below).
   if (buckets > (1u << 20)) in->Fail("too many unit buckets");
   const uint64_t num_series = in->ok() ? in->Count(1) : 0;
+  if (num_series > kMaxEncodedArmSeries) in->Fail("too many series");
   const std::vector<SeriesSpec>& series = aggregator_->series();
   std::vector<int> from(series.size(), -1);
   for (uint64_t i = 0; i < num_series; ++i) {
@@ -342,18 +346,26 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   }
   // Per arm: its name, then a count per bucket and a sum and count per
   // series and bucket.
-  const uint64_t num_arms = in->Count(1 + buckets * (1 + num_series * 9));
+  const uint64_t num_arms =
+      in->ok() ? in->Count(1 + buckets * (1 + num_series * 9)) : 0;
   auto restored = std::make_unique<std::vector<ArmBuckets>>(EmptyArms());
   const bool same_buckets = buckets == static_cast<uint64_t>(num_buckets_);
-  std::vector<int64_t> counts(buckets);
-  std::vector<double> sums(num_series * buckets);
-  std::vector<int64_t> series_counts(num_series * buckets);
+  // Sized only once the record is known to hold an arm of this shape
+  // (Count above): a few bytes must not allocate num_series x buckets.
+  const uint64_t arm_buckets = num_arms > 0 ? buckets : 0;
+  std::vector<int64_t> counts(arm_buckets);
+  std::vector<double> sums(num_series * arm_buckets);
+  std::vector<int64_t> series_counts(num_series * arm_buckets);
   for (uint64_t a = 0; a < num_arms && in->ok(); ++a) {
     const std::string_view variant = in->String();
-    for (int64_t& c : counts) c = static_cast<int64_t>(in->Varint());
+    for (int64_t& c : counts) {
+      c = static_cast<int64_t>(in->Varint());
+      CheckCount(in, c, "a unit bucket's count");
+    }
     for (size_t i = 0; i < sums.size(); ++i) {
       sums[i] = in->Double();
       series_counts[i] = static_cast<int64_t>(in->Varint());
+      CheckCount(in, series_counts[i], "a unit bucket's count");
     }
     if (!same_buckets || !in->ok()) continue;
     for (ArmBuckets& arm : *restored) {

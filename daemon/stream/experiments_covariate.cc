@@ -164,7 +164,8 @@ void ExperimentMonitor::DecodeCovariate(
   const std::string_view name = in->String();
   const bool with_buckets = in->Bool();
   const uint64_t per_series = kMomentsBytes + (with_buckets ? buckets * 17 : 0);
-  const uint64_t num_arms = in->Count(1 + num_series * per_series);
+  const uint64_t num_arms =
+      in->ok() ? in->Count(1 + num_series * per_series) : 0;
   // Kept only when the pairs mean the same here: the same covariate, and
   // bucket sums in this shape (or none, without units).
   const bool keep = in->ok() && !covariate_.empty() && name == covariate_ &&
@@ -174,8 +175,11 @@ void ExperimentMonitor::DecodeCovariate(
     *restored =
         std::make_unique<std::vector<CovariateArm>>(EmptyCovariateArms());
   }
-  const size_t b = static_cast<size_t>(with_buckets ? buckets : 0);
-  std::vector<metrics::CovariateMoments> moments(num_series);
+  // Sized only once the record is known to hold an arm of this shape
+  // (Count above): a few bytes must not allocate num_series x buckets.
+  const size_t b =
+      static_cast<size_t>(with_buckets && num_arms > 0 ? buckets : 0);
+  std::vector<metrics::CovariateMoments> moments(num_arms > 0 ? num_series : 0);
   std::vector<double> y_sums(num_series * b);
   std::vector<double> x_sums(num_series * b);
   std::vector<int64_t> counts(num_series * b);
@@ -188,12 +192,13 @@ void ExperimentMonitor::DecodeCovariate(
       m.m2_y = in->Double();
       m.m2_x = in->Double();
       m.c_xy = in->Double();
-      if (m.count < 0) in->Fail("a negative pair count");
+      CheckCount(in, m.count, "a covariate pair count");
     }
     for (size_t i = 0; i < counts.size(); ++i) {
       y_sums[i] = in->Double();
       x_sums[i] = in->Double();
       counts[i] = static_cast<int64_t>(in->Varint());
+      CheckCount(in, counts[i], "a covariate bucket count");
     }
     if (!keep || !in->ok()) continue;
     for (CovariateArm& arm : **restored) {

@@ -32,9 +32,11 @@
 #define RANKWATCH_DAEMON_STREAM_IMPRESSION_JOIN_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/string_index.h"
 #include "config/config.h"
 #include "daemon/stream/finalized_memory.h"
 #include "daemon/stream/join.h"
@@ -100,6 +102,11 @@ class ImpressionJoin final : public WatermarkedJoin {
   DocGrade CombineJudges(const PendingRequest& request, size_t begin,
                          size_t end, int32_t served, bool precedence);
   void CountUnclaimed(const JudgmentRecord& record);
+  // Rank - 1 of `doc` in the request's list, or -1: a scan of a short list,
+  // a hash index (doc_index_, built on the first lookup of each Combine) of
+  // a long one, so that a list of n docs with m judged costs O(n + m), not
+  // O(n m).
+  int32_t ServedRank(const PendingRequest& request, std::string_view doc);
   void Release(PendingRequest* request);
 
   config::JoinConfig config_;
@@ -116,6 +123,8 @@ class ImpressionJoin final : public WatermarkedJoin {
   bool clicks_differ_ = false;  // clicks_ is not ranked_.
   int64_t first_click_ms_ = INT64_MAX;
   std::vector<uint32_t> in_window_;  // Record indices, sorted by doc.
+  StringIndex doc_index_;            // Doc id -> rank - 1 (ServedRank).
+  bool doc_index_built_ = false;     // For the request being combined.
 };
 
 }  // namespace rankwatch::stream

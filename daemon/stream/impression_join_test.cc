@@ -72,6 +72,32 @@ TEST_F(ImpressionJoinTest, JoinsWithinWindowAndFinalizesOnWatermark) {
   EXPECT_EQ(join().counters().finalized, 1);
 }
 
+// A list longer than the join's scan threshold (32 docs) finds its judged
+// docs through a hash index, rebuilt for each request: r2 serves r1's docs
+// in reverse, so d0 is at rank 40 there. Grades placed by hand.
+TEST_F(ImpressionJoinTest, JudgedDocsOfALongListFindTheirRanks) {
+  std::vector<std::string> docs;
+  for (int i = 0; i < 40; ++i) docs.push_back("d" + std::to_string(i));
+  EXPECT_TRUE(Res("r1", 1000, docs, 1));
+  std::reverse(docs.begin(), docs.end());
+  EXPECT_TRUE(Res("r2", 1000, docs, 2));
+  for (const char* id : {"r1", "r2"}) {
+    EXPECT_TRUE(
+        Jud(id, 2000, {{"d0", 1}, {"d39", 2}, {"d20", 3}, {"zz", 4}}, 3));
+  }
+  join().FinishAll();
+  ASSERT_EQ(listener_.finalized.size(), 2u);
+  for (const auto& f : listener_.finalized) {
+    std::vector<metrics::Grade> expected(40, U);
+    const bool reversed = f.request_id == "r2";
+    expected[reversed ? 39 : 0] = 1;   // d0
+    expected[reversed ? 0 : 39] = 2;   // d39
+    expected[reversed ? 19 : 20] = 3;  // d20
+    EXPECT_EQ(f.ranked, expected) << f.request_id;
+    EXPECT_EQ(f.judged, (std::vector<metrics::Grade>{1, 2, 3, 4}));
+  }
+}
+
 TEST_F(ImpressionJoinTest, EarlyJudgmentsWaitForTheirResults) {
   EXPECT_TRUE(Jud("r1", 1000, {{"b", 2}}, 1));
   EXPECT_TRUE(Res("r1", 1500, {"a", "b"}, 2));

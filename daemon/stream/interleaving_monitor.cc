@@ -320,6 +320,7 @@ void InterleavingMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
 }
 
 void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
+                                           const CheckpointLimits& limits,
                                            Shard* restored) const {
   const std::string_view name = in->String();
   const std::string_view variant = in->String();
@@ -353,8 +354,25 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
     pair.no_click = all.no_click;
   }
   const std::vector<int> same = Identity(3 * all.pairs.size() + 1);
-  WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same);
-  if (!all.Consistent()) in->Fail("interleaving outcomes that do not add up");
+  WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same, limits);
+  CheckCount(in, all.impressions, "an interleaving impression count");
+  CheckCount(in, all.no_click, "an interleaving no-click count");
+  for (int64_t clicks : all.clicks) {
+    CheckCount(in, clicks, "an interleaving click count");
+  }
+  for (const metrics::InterleavingCounts& pair : all.pairs) {
+    CheckCount(in, pair.wins[0], "an interleaving win count");
+    CheckCount(in, pair.wins[1], "an interleaving win count");
+    CheckCount(in, pair.ties, "an interleaving tie count");
+  }
+  // Consistent() adds them up: only once each is bounded.
+  if (in->ok() && !all.Consistent()) {
+    in->Fail("interleaving outcomes that do not add up");
+  }
+  // Each series counts outcomes of 0 or 1, read back as integers.
+  if (!ring.ValuesWithin(0, 1)) {
+    in->Fail("interleaving window sums that are not counts");
+  }
   if (!in->ok()) return;
   for (size_t e = 0; e < states_.size(); ++e) {
     const config::InterleavingConfig& c = *states_[e].config;
@@ -368,7 +386,8 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
   }
 }
 
-Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in) {
+Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in,
+                                        const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   const uint32_t magic = in->Fixed32();
   if (magic != kInterleavingShardMagic && magic != kTwoTeamShardMagic) {
@@ -377,7 +396,7 @@ Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   auto restored = std::make_unique<Shard>(NewShard());
   const uint64_t n = in->Count(4);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    DecodeExperiment(in, magic == kTwoTeamShardMagic, restored.get());
+    DecodeExperiment(in, magic == kTwoTeamShardMagic, limits, restored.get());
   }
   if (static_cast<size_t>(shard) >= shards_.size()) {
     shards_.resize(static_cast<size_t>(shard) + 1);

@@ -34,6 +34,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/experiments.h"
 #include "metrics/interleaving.h"
 #include "metrics/multileaving.h"
@@ -104,7 +105,8 @@ class InterleavingMonitor {
   // changed, or that is gone, starts afresh. Records of the two-team
   // format ("ILV1") restore too, without per-team clicks (they start at 0).
   void EncodeShard(int32_t shard, ByteWriter* out) const;
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
   void DropShard(int32_t shard);
 
   // A look: windows ending at `now_ms` (event time), the sequential tests
@@ -152,7 +154,7 @@ class InterleavingMonitor {
               std::span<const int64_t> credit, int32_t shard);
   // Reads one experiment's record of a checkpoint into `restored`.
   void DecodeExperiment(ByteReader* in, bool two_team_format,
-                        Shard* restored) const;
+                        const CheckpointLimits& limits, Shard* restored) const;
   // The merged counts and rings from the shards.
   void RebuildMerged();
 

@@ -94,16 +94,22 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
 }
 
 Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
-                                    ByteReader* in) {
+                                    ByteReader* in,
+                                    const CheckpointLimits& limits) {
   const int format = FormatOf(in->Fixed32());
   if (format == 0) in->Fail("not a join record");
   const int64_t results_progress = in->I64();
   const int64_t judgments_progress = in->I64();
+  limits.CheckTime(in, results_progress, "the results' event-time progress");
+  limits.CheckTime(in, judgments_progress,
+                   "the judgments' event-time progress");
   // Format 3: the keys of the writer's fields, mapped to this
   // configuration's positions (-1: no such field here, the value dropped).
   std::vector<int32_t> field_map;
   if (format >= 3) {
-    field_map.resize(in->Count(1));
+    const uint64_t n = in->Count(1);
+    if (n > config::kMaxResultFields) in->Fail("more fields than supported");
+    field_map.resize(in->ok() ? n : 0);
     for (int32_t& to : field_map) {
       const std::string_view key = in->String();
       const auto it = std::find(field_keys_.begin(), field_keys_.end(), key);
@@ -117,7 +123,10 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   judges.judges_configured = !judge_names_.empty();
   judges.unnamed = default_judge_;
   if (format >= 4) {
-    judges.to.resize(in->Count(1));
+    const uint64_t n = in->Count(1);
+    // JudgmentRecord::judge is an int8_t: no writer names more judges.
+    if (n > INT8_MAX) in->Fail("more judges than supported");
+    judges.to.resize(in->ok() ? n : 0);
     for (int32_t& to : judges.to) {
       const std::string_view name = in->String();
       const auto it = std::find(judge_names_.begin(), judge_names_.end(), name);
@@ -128,9 +137,14 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   }
   // A request takes at least its 16 fixed bytes of times and hash.
   const uint64_t n = in->Count(16);
+  if (n > limits.max_pending_requests) {
+    in->Fail(std::to_string(n) +
+             " pending requests, over join.max_pending_requests " +
+             std::to_string(limits.max_pending_requests));
+  }
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
     (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
-                               field_map, judges);
+                               field_map, judges, limits);
   }
   if (!in->ok()) {
     DropShard(shard);
@@ -150,6 +164,17 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   watermark_.RestoreProgress(EventOrigin::SourceOf(1, shard),
                              judgments_progress);
   return Status::Ok();
+}
+
+void WatermarkedJoin::ResolveStagedGroups(int32_t shard,
+                                          std::span<const uint32_t> groups) {
+  PendingStore* pending = store().Find(shard);
+  if (pending == nullptr) return;
+  pending->ForEach([&](PendingRequest& r) {
+    if (!r.has_results || r.group < kStagedGroup) return;
+    const size_t i = r.group - kStagedGroup;
+    r.group = i < groups.size() ? groups[i] : 0;
+  });
 }
 
 void WatermarkedJoin::DropShard(int32_t shard) {

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "config/config.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/events.h"
 #include "daemon/stream/pending_store.h"
 #include "daemon/stream/watermark.h"
@@ -171,9 +172,16 @@ class Join {
   // lives on in the checkpoint).
   virtual void EncodeShard(int32_t shard, const GroupCodec& groups,
                            ByteWriter* out) const = 0;
-  [[nodiscard]] virtual Status DecodeShard(int32_t shard,
-                                           const GroupCodec& groups,
-                                           ByteReader* in) = 0;
+  // `limits` bound the restored requests as live ones are (ids, counts,
+  // event times, max_pending_requests).
+  [[nodiscard]] virtual Status DecodeShard(
+      int32_t shard, const GroupCodec& groups, ByteReader* in,
+      const CheckpointLimits& limits = {}) = 0;
+  // After a DecodeShard whose codec staged the groups (GroupCodec::Read
+  // returned kStagedGroup + i): the group of each such request of `shard`
+  // becomes groups[i].
+  virtual void ResolveStagedGroups(int32_t shard,
+                                   std::span<const uint32_t> groups) = 0;
   virtual void DropShard(int32_t shard) = 0;
   // What each position of a pending request's field values means
   // (schema.fields, as SeriesSpec::state_key), written with them: a
@@ -217,8 +225,11 @@ class WatermarkedJoin : public Join {
   const JoinCounters& counters() const override { return counters_; }
   void EncodeShard(int32_t shard, const GroupCodec& groups,
                    ByteWriter* out) const override;
-  [[nodiscard]] Status DecodeShard(int32_t shard, const GroupCodec& groups,
-                                   ByteReader* in) override;
+  [[nodiscard]] Status DecodeShard(
+      int32_t shard, const GroupCodec& groups, ByteReader* in,
+      const CheckpointLimits& limits = {}) override;
+  void ResolveStagedGroups(int32_t shard,
+                           std::span<const uint32_t> groups) override;
   void DropShard(int32_t shard) override;
   void SetFieldKeys(std::vector<std::string> keys) override {
     field_keys_ = std::move(keys);

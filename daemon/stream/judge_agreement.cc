@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/saturating.h"
+
 namespace rankwatch::stream {
 
 namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-}
 
 // One pair block of a record: count, then per pair its two judges' names,
 // the counts of items one graded, and the grade pairs of both.
@@ -37,6 +35,7 @@ void EncodePairs(const std::vector<std::string>& judges,
 // Reads a pair block into per-pair counts of `judges`, by name.
 std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
                                          ByteReader* in) {
+  constexpr size_t kMaxCells = JudgeAgreement::kMaxGradeCells;
   // Two names and three numbers at least per pair.
   const uint64_t pairs = in->Count(5);
   std::vector<JudgePairCounts> restored(NumJudgePairs(judges.size()));
@@ -46,13 +45,19 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
     JudgePairCounts p;
     p.only_first = in->I64();
     p.only_second = in->I64();
+    CheckCount(in, p.only_first, "an agreement count");
+    CheckCount(in, p.only_second, "an agreement count");
     const uint64_t cells = in->Count(3);
+    if (cells > kMaxCells) {
+      in->Fail(std::to_string(cells) + " grade pairs for one pair of judges, " +
+               "over the " + std::to_string(kMaxCells) + " kept");
+    }
     for (uint64_t c = 0; c < cells && in->ok(); ++c) {
       const int64_t x = in->I64();
       const int64_t y = in->I64();
       const int64_t count = in->I64();
-      if (count < 0 || x < INT32_MIN || x > INT32_MAX || y < INT32_MIN ||
-          y > INT32_MAX) {
+      if (count < 0 || count > kMaxRestoredCount || x < INT32_MIN ||
+          x > INT32_MAX || y < INT32_MIN || y > INT32_MAX) {
         in->Fail("a grade pair out of range");
         break;
       }
@@ -60,7 +65,9 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
     }
     const auto a = std::find(judges.begin(), judges.end(), first);
     const auto b = std::find(judges.begin(), judges.end(), second);
-    if (a == judges.end() || b == judges.end() || a == b) continue;
+    if (!in->ok() || a == judges.end() || b == judges.end() || a == b) {
+      continue;
+    }
     // The writer's order may differ from this configuration's.
     if (a > b) {
       metrics::GradePairs swapped;
@@ -72,7 +79,17 @@ std::vector<JudgePairCounts> DecodePairs(const std::vector<std::string>& judges,
     }
     const size_t lo = static_cast<size_t>(std::min(a, b) - judges.begin());
     const size_t hi = static_cast<size_t>(std::max(a, b) - judges.begin());
-    restored[PairIndex(lo, hi, judges.size())].Merge(p);
+    JudgePairCounts& into = restored[PairIndex(lo, hi, judges.size())];
+    into.Merge(p);
+    // A pair written twice must not add up past the bounds either.
+    if (into.both.items() > kMaxRestoredCount ||
+        into.only_first > kMaxRestoredCount ||
+        into.only_second > kMaxRestoredCount) {
+      in->Fail("agreement counts out of range");
+    } else if (into.both.counts().size() > kMaxCells) {
+      in->Fail("more than " + std::to_string(kMaxCells) +
+               " grade pairs for one pair of judges");
+    }
   }
   return restored;
 }
@@ -108,7 +125,8 @@ JudgeAgreement::Shard& JudgeAgreement::ShardAt(int32_t shard) {
 
 void JudgeAgreement::Prune(Shard* s) const {
   if (s->newest_bucket == INT64_MIN) return;
-  const int64_t oldest_kept = s->newest_bucket - num_buckets() + 1;
+  const int64_t oldest_kept =
+      SatAdd(SatSub(s->newest_bucket, num_buckets()), 1);
   s->buckets.erase(s->buckets.begin(), s->buckets.lower_bound(oldest_kept));
 }
 
@@ -125,7 +143,7 @@ void JudgeAgreement::AddList(std::span<const JudgeGrades> judges, int32_t shard,
       Prune(&s);
     }
     // Older than the span: in the total only, as WindowRing::Add.
-    if (b > s.newest_bucket - num_buckets()) {
+    if (b > SatSub(s.newest_bucket, num_buckets())) {
       bucket = &s.buckets[b];
       if (bucket->empty()) bucket->resize(s.total.size());
     }
@@ -135,10 +153,18 @@ void JudgeAgreement::AddList(std::span<const JudgeGrades> judges, int32_t shard,
     for (size_t b = a + 1; b < n; ++b) {
       const size_t p = PairIndex(a, b, judges_.size());
       for (size_t r = 0; r < ranks; ++r) {
-        s.total[p].Tally(judges[a].ranked[r], judges[b].ranked[r]);
-        if (bucket != nullptr) {
-          (*bucket)[p].Tally(judges[a].ranked[r], judges[b].ranked[r]);
+        const metrics::Grade x = judges[a].ranked[r];
+        const metrics::Grade y = judges[b].ranked[r];
+        // A bucket's cells are among the total's: bounding the total's
+        // bounds every bucket's.
+        const auto& cells = s.total[p].both.counts();
+        if (x != metrics::kUnjudged && y != metrics::kUnjudged &&
+            cells.size() >= kMaxGradeCells && !cells.contains({x, y})) {
+          ++refused_items_;
+          continue;
         }
+        s.total[p].Tally(x, y);
+        if (bucket != nullptr) (*bucket)[p].Tally(x, y);
       }
     }
   }
@@ -159,7 +185,8 @@ void JudgeAgreement::EncodeShard(int32_t shard, ByteWriter* out) const {
   }
 }
 
-Status JudgeAgreement::DecodeShard(int32_t shard, ByteReader* in) {
+Status JudgeAgreement::DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits) {
   DropShard(shard);
   const uint32_t magic = in->Fixed32();
   if (magic != kMagic && magic != kMagicTotals) {
@@ -174,6 +201,8 @@ Status JudgeAgreement::DecodeShard(int32_t shard, ByteReader* in) {
     const uint64_t buckets = in->Count(9);
     for (uint64_t k = 0; k < buckets && in->ok(); ++k) {
       const int64_t b = in->I64();
+      if (bucket_ms > 0)
+        limits.CheckBucket(in, b, bucket_ms, "an agreement bucket");
       std::vector<JudgePairCounts> counts = DecodePairs(judges_, in);
       if (bucket_ms != bucket_ms_ || bucket_ms_ == 0) continue;
       restored.newest_bucket = std::max(restored.newest_bucket, b);
@@ -226,8 +255,10 @@ std::vector<JudgePairCounts> JudgeAgreement::MergedWindow(
       std::max<int64_t>(1, window_ms / bucket_ms_), num_buckets());
   for (const auto& shard : shards_) {
     if (!shard || shard->newest_bucket == INT64_MIN) continue;
-    const int64_t oldest_kept = shard->newest_bucket - num_buckets() + 1;
-    const int64_t first = std::max(last - buckets + 1, oldest_kept);
+    const int64_t oldest_kept =
+        SatAdd(SatSub(shard->newest_bucket, num_buckets()), 1);
+    const int64_t first =
+        std::max(SatAdd(SatSub(last, buckets), 1), oldest_kept);
     for (auto it = shard->buckets.lower_bound(first);
          it != shard->buckets.end() && it->first <= last; ++it) {
       MergeInto(it->second, &out);

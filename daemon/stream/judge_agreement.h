@@ -27,6 +27,7 @@
 
 #include "base/byte_codec.h"
 #include "base/status.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/join.h"
 #include "metrics/agreement.h"
 
@@ -90,7 +91,9 @@ class JudgeAgreement {
   // before judges reads the checkpoint. Reads the format before windows
   // (since start only) too.
   void EncodeShard(int32_t shard, ByteWriter* out) const;
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  // A record beyond `limits` (bucket times) or kMaxGradeCells is refused.
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
   void DropShard(int32_t shard);
   // A reload's windows: a new bucket width drops the buckets (they cannot
   // be re-cut); a shorter span drops those it no longer reaches.
@@ -99,6 +102,17 @@ class JudgeAgreement {
   // the format before them.
   static constexpr uint32_t kMagic = 0x4a414732;        // "JAG2"
   static constexpr uint32_t kMagicTotals = 0x4a414731;  // "JAG1"
+
+  // Distinct (x, y) grade pairs one pair of judges keeps, since start and
+  // in each bucket: an item that would add a cell beyond is not counted
+  // (refused_items()). Grades are integers from the events, unbounded; a
+  // cell is a map node and 24 bytes of every checkpoint, per bucket. 1024
+  // holds any pair of grades on scales of up to 32 points (the usual 0-3
+  // or 0-4 scales fill 16 or 25); a stream beyond is not a grade scale.
+  static constexpr size_t kMaxGradeCells = 1024;
+  // Items AddList did not count for kMaxGradeCells, since start (a process
+  // counter: kept when shards come and go).
+  int64_t refused_items() const { return refused_items_; }
 
   const std::vector<std::string>& judges() const { return judges_; }
   // Per pair (PairIndex), merged over the shards held: since start, and
@@ -125,6 +139,7 @@ class JudgeAgreement {
   int64_t span_ms_;
   // Indexed by shard; null for a shard never touched.
   std::vector<std::unique_ptr<Shard>> shards_;
+  int64_t refused_items_ = 0;
 };
 
 }  // namespace rankwatch::stream

@@ -233,11 +233,25 @@ void JudgeMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
   aggregator_.EncodeShard(shard, out);
 }
 
-Status JudgeMonitor::DecodeShard(int32_t shard, ByteReader* in) {
+Status JudgeMonitor::DecodeShard(int32_t shard, ByteReader* in,
+                                 const CheckpointLimits& limits) {
+  Aggregator::StagedShard staged;
+  Status status = StageShard(shard, in, limits, &staged);
+  if (!status.ok()) {
+    aggregator_.DropShard(shard);
+    return status;
+  }
+  CommitShard(std::move(staged));
+  return Status::Ok();
+}
+
+Status JudgeMonitor::StageShard(int32_t shard, ByteReader* in,
+                                const CheckpointLimits& limits,
+                                Aggregator::StagedShard* staged) const {
   if (in->Fixed32() != kMagic) {
     return Status::InvalidArgument("not a judge monitor record");
   }
-  Status status = aggregator_.DecodeShard(shard, in);
+  Status status = aggregator_.StageShard(shard, in, limits, staged);
   if (!status.ok()) {
     return Status::InvalidArgument("judges of shard " + std::to_string(shard) +
                                    ": " + status.message());

@@ -43,6 +43,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/join.h"
 #include "metrics/measures.h"
 #include "metrics/ppi.h"
@@ -108,7 +109,16 @@ class JudgeMonitor {
   // magic number of its own, so that Pipeline::DecodeShard tells it from
   // the agreement section).
   void EncodeShard(int32_t shard, ByteWriter* out) const;
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
+  // DecodeShard in two steps (see Aggregator::StageShard): StageShard
+  // changes nothing here, CommitShard creates the groups and installs it.
+  [[nodiscard]] Status StageShard(int32_t shard, ByteReader* in,
+                                  const CheckpointLimits& limits,
+                                  Aggregator::StagedShard* staged) const;
+  void CommitShard(Aggregator::StagedShard staged) {
+    aggregator_.CommitShard(std::move(staged));
+  }
   void DropShard(int32_t shard) { aggregator_.DropShard(shard); }
   // The magic number that starts EncodeShard's record.
   static constexpr uint32_t kMagic = 0x4a4d4e31;  // "JMN1"

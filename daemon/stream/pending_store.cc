@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_writer.h"
+#include "base/rfc3339.h"
+#include "base/saturating.h"
 #include "base/string_index.h"
 
 namespace rankwatch::stream {
@@ -254,40 +257,105 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
   }
 }
 
-PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
-                                     int32_t shard, PendingStore* store,
-                                     int format,
-                                     std::span<const int32_t> field_map,
-                                     const JudgeMap& judges) {
-  const std::string_view key = in->String();
-  const std::string_view query_id = in->String();
-  const std::string_view docs = in->String();
-  std::vector<uint32_t> doc_ends(in->Count(1));
+namespace {
+
+// Fails `in` unless judged_docs (or docs) [begin, end) is an id a live event
+// could carry: within max_id_length, valid UTF-8.
+void CheckId(ByteReader* in, std::string_view id,
+             const CheckpointLimits& limits, std::string_view what) {
+  if (!in->ok()) return;
+  if (id.size() > limits.max_id_length) {
+    in->Fail(std::string(what) + " of " + std::to_string(id.size()) +
+             " bytes, over events.max_id_length " +
+             std::to_string(limits.max_id_length));
+  } else if (!IsValidUtf8(id)) {
+    in->Fail(std::string(what) + " that is not valid UTF-8");
+  }
+}
+
+// The served list: its ids, concatenated, and where each ends.
+std::vector<uint32_t> ReadDocs(ByteReader* in, std::string_view docs,
+                               const CheckpointLimits& limits) {
+  const uint64_t n = in->Count(1);
+  if (n > limits.max_results) {
+    in->Fail("a list of " + std::to_string(n) +
+             " docs, over events.max_results " +
+             std::to_string(limits.max_results));
+  }
+  std::vector<uint32_t> doc_ends(in->ok() ? n : 0);
   uint32_t previous = 0;
   for (uint32_t& end : doc_ends) {
-    end = static_cast<uint32_t>(in->Varint());
-    if (end < previous || end > docs.size()) in->Fail("a doc past the list");
+    const uint64_t v = in->Varint();
+    if (v < previous || v > docs.size()) in->Fail("a doc past the list");
+    end = static_cast<uint32_t>(v);
+    CheckId(in, docs.substr(previous, end - previous), limits, "a doc id");
+    if (!in->ok()) break;
     previous = end;
   }
   if (in->ok() && previous != docs.size()) in->Fail("doc ids past the list");
-  const std::string_view judged_docs = in->String();
+  return doc_ends;
+}
+
+std::vector<JudgmentRecord> ReadRecords(ByteReader* in,
+                                        std::string_view judged_docs,
+                                        int format, const JudgeMap& judges,
+                                        const CheckpointLimits& limits) {
   // begin, end, time, grade, flags, rank: at least 20 bytes each.
-  std::vector<JudgmentRecord> records(in->Count(20));
+  const uint64_t n = in->Count(20);
+  if (n > limits.max_judgments_per_request) {
+    in->Fail(std::to_string(n) +
+             " judgments in a request, over join.max_judgments_per_request " +
+             std::to_string(limits.max_judgments_per_request));
+  }
+  std::vector<JudgmentRecord> records(in->ok() ? n : 0);
   for (JudgmentRecord& j : records) {
-    j.begin = static_cast<uint32_t>(in->Varint());
-    j.end = static_cast<uint32_t>(in->Varint());
+    const uint64_t begin = in->Varint();
+    const uint64_t end = in->Varint();
     j.time_ms = in->I64();
-    j.grade = static_cast<metrics::Grade>(in->I64());
+    const int64_t grade = in->I64();
     const uint8_t flags = in->U8();
     j.withdraws = (flags & kRecordWithdraws) != 0;
     j.replayed = (flags & kRecordReplayed) != 0;
     j.click_excluded = (flags & kRecordClickExcluded) != 0;
-    j.claimed_rank = static_cast<int32_t>(in->Varint());
-    if (j.begin > j.end || j.end > judged_docs.size()) {
+    const uint64_t rank = in->Varint();
+    if (begin > end || end > judged_docs.size()) {
       in->Fail("a judged doc past the record");
     }
+    if (grade < INT32_MIN || grade > INT32_MAX)
+      in->Fail("a grade out of range");
+    if (rank > limits.max_results || rank > INT32_MAX) {
+      in->Fail("a claimed rank past events.max_results");
+    }
+    if (!in->ok()) break;
+    j.begin = static_cast<uint32_t>(begin);
+    j.end = static_cast<uint32_t>(end);
+    j.grade = static_cast<metrics::Grade>(grade);
+    j.claimed_rank = static_cast<int32_t>(rank);
+    CheckId(in, judged_docs.substr(j.begin, j.end - j.begin), limits,
+            "a judged doc id");
+    limits.CheckTime(in, j.time_ms, "a judgment's event time");
     j.judge = ReadJudge(in, format, judges);
   }
+  if (!in->ok()) records.clear();
+  return records;
+}
+
+}  // namespace
+
+PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
+                                     int32_t shard, PendingStore* store,
+                                     int format,
+                                     std::span<const int32_t> field_map,
+                                     const JudgeMap& judges,
+                                     const CheckpointLimits& limits) {
+  const std::string_view key = in->Text(limits.max_id_length, "a request id");
+  const std::string_view query_id =
+      in->Text(limits.max_id_length, "a query id");
+  const std::string_view docs = in->String();
+  std::vector<uint32_t> doc_ends = ReadDocs(in, docs, limits);
+  const std::string_view judged_docs = in->String();
+  std::vector<JudgmentRecord> records =
+      ReadRecords(in, judged_docs, format, judges, limits);
   // Judgments of a judge not configured here leave, as a new one would be
   // rejected (JudgmentRecord::judge -2 marks them).
   std::erase_if(records, [](const JudgmentRecord& j) { return j.judge < -1; });
@@ -298,6 +366,15 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   const std::string_view teams = in->String();
   const int64_t served_ms = in->I64();
   const int64_t deadline_ms = in->I64();
+  if (has_results) limits.CheckTime(in, served_ms, "a request's served time");
+  if (in->ok() &&
+      deadline_ms > SatAdd(limits.max_time_ms, limits.max_deadline_after_ms)) {
+    in->Fail("a deadline " + FormatRfc3339Millis(deadline_ms) +
+             " past the latest event time plus the join's window");
+  }
+  if (interleaving < -1 || interleaving > INT32_MAX) {
+    in->Fail("an interleaving experiment out of range");
+  }
   const double covariate =
       format >= 2 ? in->Double() : std::numeric_limits<double>::quiet_NaN();
   FieldValues fields = kNoFieldValues;

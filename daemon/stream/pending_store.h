@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/byte_codec.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/events.h"
 #include "metrics/measures.h"
 
@@ -90,9 +91,11 @@ class GroupCodec {
   virtual ~GroupCodec() = default;
   virtual void Write(uint32_t group, ByteWriter* out) const = 0;
   // The group of the labels read (created, or folded into "other", as a new
-  // event's would be).
+  // event's would be), or kStagedGroup + i for the i-th labels a codec
+  // stages until the whole record has decoded (Join::ResolveStagedGroups).
   virtual uint32_t Read(ByteReader* in) const = 0;
 };
+inline constexpr uint32_t kStagedGroup = 0x80000000u;
 
 // A request's state in a checkpoint: what Finalize() needs, not the
 // origins of the events (a checkpoint's offsets are past them).
@@ -125,11 +128,14 @@ struct JudgeMap {
   int32_t unnamed = -1;
   bool judges_configured = false;
 };
+// `limits` bound it as a live request is bounded (ids, list and judgment
+// counts, event times): a request beyond them fails `in`.
 PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
                                      int32_t shard, PendingStore* store,
                                      int format = kPendingRequestFormat,
                                      std::span<const int32_t> field_map = {},
-                                     const JudgeMap& judges = {});
+                                     const JudgeMap& judges = {},
+                                     const CheckpointLimits& limits = {});
 
 class PendingStore {
  public:

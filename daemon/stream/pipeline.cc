@@ -359,13 +359,24 @@ void Pipeline::AggregatorGroups::Write(uint32_t group, ByteWriter* out) const {
 }
 
 uint32_t Pipeline::AggregatorGroups::Read(ByteReader* in) const {
-  const std::string_view variant = in->String();
+  const size_t max_length =
+      limits_ == nullptr ? SIZE_MAX : limits_->max_id_length;
+  const std::string_view variant = in->Text(max_length, "a variant label");
   std::array<std::string_view, 16> segments;
   const uint64_t n = in->Count(1);
   if (n > segments.size()) in->Fail("more segment labels than supported");
-  for (uint64_t i = 0; i < n && in->ok(); ++i) segments[i] = in->String();
+  for (uint64_t i = 0; i < n && in->ok(); ++i) {
+    segments[i] = in->Text(max_length, "a segment label");
+  }
   if (!in->ok()) return 0;
-  return aggregator_->ResolveGroup(variant, std::span(segments.data(), n));
+  if (staged_ == nullptr) {
+    return aggregator_->ResolveGroup(variant, std::span(segments.data(), n));
+  }
+  staged_->push_back(StagedLabels{
+      std::string(variant),
+      std::vector<std::string>(segments.begin(),
+                               segments.begin() + static_cast<ptrdiff_t>(n))});
+  return kStagedGroup + static_cast<uint32_t>(staged_->size() - 1);
 }
 
 void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
@@ -384,7 +395,9 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   if (judge_monitor_) judge_monitor_->EncodeShard(shard, &w);
 }
 
-Status Pipeline::DecodeJudgeSections(int32_t shard, ByteReader* in) {
+Status Pipeline::DecodeJudgeSections(
+    int32_t shard, ByteReader* in, const CheckpointLimits& limits,
+    Aggregator::StagedShard* judge_aggregates) {
   // The sections after the movers, each optional (written only with the
   // judges they need), told apart by their magic numbers. A section this
   // configuration has no use for (a judge fewer than when it was written)
@@ -396,22 +409,45 @@ Status Pipeline::DecodeJudgeSections(int32_t shard, ByteReader* in) {
     if (magic == JudgeAgreement::kMagic ||
         magic == JudgeAgreement::kMagicTotals) {
       if (agreement_) {
-        status = agreement_->DecodeShard(shard, in);
+        status = agreement_->DecodeShard(shard, in, limits);
       } else {
-        status = JudgeAgreement({}).DecodeShard(shard, in);
+        status = JudgeAgreement({}).DecodeShard(shard, in, limits);
       }
     } else if (magic == JudgeMonitor::kMagic && judge_monitor_) {
-      status = judge_monitor_->DecodeShard(shard, in);
+      status = judge_monitor_->StageShard(shard, in, limits, judge_aggregates);
     } else if (magic == JudgeMonitor::kMagic) {
       config::Config none = config_;
       none.judges = {};
-      status = JudgeMonitor(none, {}, evaluator_).DecodeShard(shard, in);
+      Aggregator::StagedShard unused;
+      status = JudgeMonitor(none, {}, evaluator_)
+                   .StageShard(shard, in, limits, &unused);
     } else {
       break;  // Not a section: the caller reports the bytes left.
     }
     RW_RETURN_IF_ERROR(status);
   }
   return Status::Ok();
+}
+
+Status Pipeline::DecodeSections(int32_t shard, ByteReader* in,
+                                const CheckpointLimits& limits,
+                                StagedRestore* staged) {
+  const AggregatorGroups groups(&aggregator_, &staged->labels, &limits);
+  Status status =
+      aggregator_.StageShard(shard, in, limits, &staged->aggregates);
+  if (status.ok()) status = join_->DecodeShard(shard, groups, in, limits);
+  if (status.ok()) status = experiments_->DecodeShard(shard, in);
+  if (status.ok()) status = interleaving_->DecodeShard(shard, in, limits);
+  if (status.ok()) status = movers_->DecodeShard(shard, in, limits);
+  // A record written without judges has no judge sections.
+  if (status.ok()) {
+    status = DecodeJudgeSections(shard, in, limits, &staged->judge_aggregates);
+  }
+  if (status.ok() && !in->at_end()) {
+    status = Status::InvalidArgument(std::to_string(in->remaining()) +
+                                     " bytes after the checkpoint's end");
+  }
+  return status;
 }
 
 Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
@@ -427,21 +463,28 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
         ", this rankwatch reads version " + std::to_string(kCheckpointVersion));
   }
   DropShard(shard);
-  const AggregatorGroups groups(&aggregator_);
-  Status status = aggregator_.DecodeShard(shard, &in);
-  if (status.ok()) status = join_->DecodeShard(shard, groups, &in);
-  if (status.ok()) status = experiments_->DecodeShard(shard, &in);
-  if (status.ok()) status = interleaving_->DecodeShard(shard, &in);
-  if (status.ok()) status = movers_->DecodeShard(shard, &in);
-  // A record written without judges has no judge sections.
-  if (status.ok()) status = DecodeJudgeSections(shard, &in);
-  if (status.ok() && !in.at_end()) {
-    status = Status::InvalidArgument(std::to_string(in.remaining()) +
-                                     " bytes after the checkpoint's end");
-  }
+  // Bounded as live events are: the changelog is input like any other.
+  const CheckpointLimits limits =
+      CheckpointLimits::Of(config_, clock_->NowMillis());
+  StagedRestore staged;
+  const Status status = DecodeSections(shard, &in, limits, &staged);
   if (!status.ok()) {
     DropShard(shard);
     return status;
+  }
+  // Every section decoded: only now are groups created (in the order the
+  // record names them, as a restore always did).
+  aggregator_.CommitShard(std::move(staged.aggregates));
+  std::vector<uint32_t> ids;
+  ids.reserve(staged.labels.size());
+  std::vector<std::string_view> segments;
+  for (const StagedLabels& l : staged.labels) {
+    segments.assign(l.segments.begin(), l.segments.end());
+    ids.push_back(aggregator_.ResolveGroup(l.variant, segments));
+  }
+  join_->ResolveStagedGroups(shard, ids);
+  if (judge_monitor_ && staged.judge_aggregates.shard >= 0) {
+    judge_monitor_->CommitShard(std::move(staged.judge_aggregates));
   }
   // The restored figures show at once.
   Look();

@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "daemon/stream/decisions.h"
 #include "daemon/stream/event_decoder.h"
 #include "daemon/stream/events.h"
@@ -199,6 +200,10 @@ class Pipeline : private JoinListener {
   // window_now_ms() (impression mode; the qrels table's labels have no
   // event time of their own: empty there).
   std::vector<JudgePairCounts> judge_agreement(int64_t window_ms) const;
+  // Items the agreement did not count (JudgeAgreement::refused_items).
+  int64_t judge_agreement_refused() const {
+    return agreement_ ? agreement_->refused_items() : 0;
+  }
   // With judges: each judge's measures, coverage and the PPI sums (see
   // JudgeMonitor); null without judges.
   const JudgeMonitor* judge_monitor() const { return judge_monitor_.get(); }
@@ -228,20 +233,44 @@ class Pipeline : private JoinListener {
   // experiment `experiment` (an index into config_.interleaving).
   bool IsInterleavingOf(int32_t experiment, uint32_t group) const;
 
-  // Group labels in checkpoints, through the aggregator.
+  // Group labels in checkpoints, through the aggregator. With `staged`,
+  // Read() checks the labels against `limits` (valid UTF-8, within
+  // max_id_length) and keeps them there, creating no group: it returns
+  // kStagedGroup + their place, resolved once the whole record decoded.
+  struct StagedLabels {
+    std::string variant;
+    std::vector<std::string> segments;
+  };
   class AggregatorGroups : public GroupCodec {
    public:
-    explicit AggregatorGroups(Aggregator* aggregator)
-        : aggregator_(aggregator) {}
+    explicit AggregatorGroups(Aggregator* aggregator,
+                              std::vector<StagedLabels>* staged = nullptr,
+                              const CheckpointLimits* limits = nullptr)
+        : aggregator_(aggregator), staged_(staged), limits_(limits) {}
     void Write(uint32_t group, ByteWriter* out) const override;
     uint32_t Read(ByteReader* in) const override;
 
    private:
     Aggregator* aggregator_;
+    std::vector<StagedLabels>* staged_;
+    const CheckpointLimits* limits_;
+  };
+  // What DecodeShard read before it changes anything that outlives the
+  // shard: the groups it creates wait here until every section decoded.
+  struct StagedRestore {
+    std::vector<StagedLabels> labels;
+    Aggregator::StagedShard aggregates;
+    Aggregator::StagedShard judge_aggregates;  // JudgeMonitor's.
   };
 
+  // Every section of a checkpoint record after its header.
+  [[nodiscard]] Status DecodeSections(int32_t shard, ByteReader* in,
+                                      const CheckpointLimits& limits,
+                                      StagedRestore* staged);
   // The checkpoint's sections after the movers (agreement, judges).
-  [[nodiscard]] Status DecodeJudgeSections(int32_t shard, ByteReader* in);
+  [[nodiscard]] Status DecodeJudgeSections(
+      int32_t shard, ByteReader* in, const CheckpointLimits& limits,
+      Aggregator::StagedShard* judge_aggregates);
 
   // JoinListener.
   void OnFinalized(const FinalizedRequest& request) override;

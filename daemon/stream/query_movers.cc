@@ -134,7 +134,8 @@ void QueryMovers::EncodeShard(int32_t shard, ByteWriter* out) const {
   }
 }
 
-Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
+Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in,
+                                const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   if (in->Fixed32() != kMagic) in->Fail("not a query movers record");
   const std::vector<SeriesSpec>& series = aggregator_->series();
@@ -154,20 +155,27 @@ Status QueryMovers::DecodeShard(int32_t shard, ByteReader* in) {
     const int32_t arm = ArmIndex(in->String());
     const int64_t lists = static_cast<int64_t>(in->Varint());
     const int64_t total = static_cast<int64_t>(in->Varint());
+    CheckCount(in, lists, "a list count");
+    CheckCount(in, total, "a query count");
     const uint64_t entries = in->Count(3 + num_series * 33);
     if (arm >= 0) {
       s.lists[static_cast<size_t>(arm)] = lists;
       s.summaries[static_cast<size_t>(arm)]->set_total(total);
     }
     for (uint64_t e = 0; e < entries && in->ok(); ++e) {
-      const std::string_view query = in->String();
+      // A query id becomes a label of /metrics: bounded as a live one.
+      const std::string_view query =
+          in->Text(limits.max_id_length, "a query id");
       const int64_t count = static_cast<int64_t>(in->Varint());
       const int64_t error = static_cast<int64_t>(in->Varint());
+      CheckCount(in, count, "a query count");
+      CheckCount(in, error, "a query count");
       std::fill(stats.begin(), stats.end(), metrics::RunningStats());
       for (uint64_t i = 0; i < num_series; ++i) {
         const int64_t n = static_cast<int64_t>(in->Varint());
         const double mean = in->Double(), m2 = in->Double();
         const double sum = in->Double(), squares = in->Double();
+        CheckCount(in, n, "a series count");
         if (to[i] >= 0) {
           stats[static_cast<size_t>(to[i])] =
               metrics::RunningStats::FromState(n, mean, m2, sum, squares);

@@ -33,6 +33,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregator.h"
+#include "daemon/stream/checkpoint_limits.h"
 #include "metrics/movers.h"
 #include "metrics/query_summary.h"
 
@@ -85,7 +86,8 @@ class QueryMovers {
   // no longer computed are dropped). Another capacity keeps the largest
   // counts that fit.
   void EncodeShard(int32_t shard, ByteWriter* out) const;
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
   void DropShard(int32_t shard);
 
   // The movers of `treatment` against experiment `experiment`'s baseline on

@@ -116,6 +116,7 @@ std::vector<trec::LabelAgreement> AgreementOf(
 void CopyJudgePairs(const Pipeline& pipeline, PipelineSnapshot* out) {
   out->judges = pipeline.config().judges.names;
   out->judge_pair_counts = pipeline.judge_agreement();
+  out->agreement_refused = pipeline.judge_agreement_refused();
   out->window_judge_pair_counts.clear();
   if (pipeline.config().join.mode != config::JoinMode::kImpression ||
       out->judges.size() < 2) {

@@ -158,6 +158,9 @@ struct PipelineSnapshot {
   // judge_agreement(), since start and per window).
   std::vector<JudgePairCounts> judge_pair_counts;
   std::vector<std::vector<JudgePairCounts>> window_judge_pair_counts;
+  // Items the agreement did not count: their grade pair would have been a
+  // cell past JudgeAgreement::kMaxGradeCells (a process counter).
+  int64_t agreement_refused = 0;
 
   // With judges (JudgeMonitor): its series (judge_layout says what each
   // holds), per variant (judge_groups[i].variant; no segments) with this
