@@ -37,6 +37,7 @@
 #include "daemon/kafka/changelog.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
+#include "daemon/stream/checkpoint_test_util.h"
 #include "gtest/gtest.h"
 #include "metrics/interleaving.h"
 #include "tests/testing/daemon_process.h"
@@ -544,6 +545,22 @@ double StateLists(const std::vector<Scrape>& scrapes) {
   return n;
 }
 
+// `d`'s scrape once its state holds `lists` lists (30 s at most), expecting
+// exactly that many.
+Scrape StateOnceListed(Daemon& d, double lists) {
+  Scrape s;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = d.Metrics();
+        return StateLists({s}) >= lists;
+      },
+      30s))
+      << StateLists({s}) << "\n"
+      << d.log();
+  EXPECT_EQ(StateLists({s}), lists);
+  return s;
+}
+
 // Phase one in a first process, stopped with `signal` once it has read
 // everything (and checkpointed some of it); phase two in a second process.
 // The second process alone then holds what replay computes from all the
@@ -578,16 +595,7 @@ void DurableRestart(
   producer.SendPaced(phase2);
   ASSERT_TRUE(WaitConsumed({&d2}, static_cast<double>(phase2.size())));
   producer.Sentinels(kT0 + 3'600'000);
-  Scrape second;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        second = d2.Metrics();
-        return StateLists({second}) >= 250;
-      },
-      30s))
-      << StateLists({second}) << "\n"
-      << d2.log();
-  EXPECT_EQ(StateLists({second}), 250);
+  const Scrape second = StateOnceListed(d2, 250);
   EXPECT_GT(second.Sum("rankwatch_partitions_restored_total"), 0);
   std::vector<Event> all = phase1;
   all.insert(all.end(), phase2.begin(), phase2.end());
@@ -779,16 +787,7 @@ void DurableRestartAfterAGap(
   ASSERT_TRUE(WaitConsumed({&d2}, static_cast<double>(during.size())))
       << d2.Summary() << d2.log();
   producer.Sentinels(kT0 + 3'600'000);
-  Scrape second;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        second = d2.Metrics();
-        return StateLists({second}) >= 250;
-      },
-      30s))
-      << StateLists({second}) << "\n"
-      << d2.log();
-  EXPECT_EQ(StateLists({second}), 250);
+  const Scrape second = StateOnceListed(d2, 250);
   EXPECT_EQ(second.Sum("rankwatch_partitions_restored_total"), kPartitions);
   EXPECT_EQ(second.Sum("rankwatch_judgments_after_finalization_total"), 0);
   // Every judgment of the traffic was claimed (the sentinels' still wait).
@@ -846,46 +845,84 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
             1);
 }
 
-// Issue 40: the changelog is input like any other. A record crafted for
-// the current format and appended after a clean stop, whose state says its
-// newest event is in 2100 (date -u -d 2100-01-01 +%s -> 4102444800): the
-// replica stays alive and unready, /readyz answers within a second naming
-// the partition and what is wrong, /metrics is valid UTF-8 and passes
-// promtool.
+// Issue 40: hostile checkpoint records appended to the changelog after a
+// clean stop, one per partition, each built field by field
+// (daemon/stream/checkpoint_test_util.h; each one's decoding has its unit
+// test in checkpoint_limits_test.cc):
+//   0: aggregates whose newest event is in 2100 (date -u -d 2100-01-01 +%s
+//      -> 4102444800);
+//   1: a pending request whose variant label is not UTF-8 (Prometheus
+//      marks a target with such a label down);
+//   2: experiment sums of 4,000 series x 2^20 unit buckets claiming an arm
+//      the record does not hold (it crash-looped on bad_alloc);
+//   3: a pending request of 5,000 docs, 3,000 of them judged, over
+//      events.max_results (1,000).
+// The replica stays alive and unready, answers /readyz at once with the
+// first partition's reason, logs every partition's, exports valid UTF-8
+// that promtool accepts, and no figure holds 2100.
 TEST_F(DaemonE2eTest, HostileCheckpointKeepsTheReplicaAliveAndUnready) {
+  namespace ct = stream::checkpoint_testing;
   ASSERT_TRUE(
       cluster_->CreateTopic("g-durable-hostile-changelog", kPartitions).ok());
   const std::string config =
       WriteConfig("g-durable-hostile", kAbMetrics, kDurable);
   ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
-  // The checkpoint header, then aggregates of no series, no segment label
-  // and no group whose newest event time is 2100-01-01.
-  std::string state;
-  ByteWriter w(&state);
-  w.Fixed32(0x4b435752);  // "RWCK", format version 1.
-  w.Fixed32(1);
-  w.Fixed32(0x41475231);  // "AGR1".
-  w.Varint(0);
-  w.Varint(0);
-  w.I64(4'102'444'800'000);
-  w.Varint(0);
-  std::string record;
-  kafka::EncodeCheckpointRecord({0, {0, 0}, state}, &record);
+  ct::Sections records[kPartitions];
+  records[0].aggregates = ct::Aggregates(ct::k2100);
+  ct::HostileRequest not_utf8;
+  not_utf8.variant = "\xff\xfe";
+  records[1].join = ct::JoinSection({not_utf8});
+  records[2].experiments = ct::Experiments(1 << 20, 4000, 1);
+  ct::HostileRequest long_list;
+  long_list.docs.clear();
+  for (int i = 0; i < 5000; ++i) {
+    long_list.docs.push_back("d" + std::to_string(i));
+    if (i < 3000) long_list.judged.push_back("d" + std::to_string(i));
+  }
+  records[3].join = ct::JoinSection({long_list});
   Producer vandal(cluster_->bootstrap_servers(), "g-durable-hostile-changelog",
                   "g-durable-hostile-changelog");
-  vandal.Send({true, "0", record, kT0}, 0);
+  for (int p = 0; p < kPartitions; ++p) {
+    std::string record;
+    kafka::EncodeCheckpointRecord({p, {0, 0}, records[p].Record()}, &record);
+    vandal.Send({true, std::to_string(p), record, kT0}, p);
+  }
   vandal.Flush();
   Daemon d2(dir_, config, "second");
   EXPECT_FALSE(d2.WaitReady(8s)) << d2.log();
   ASSERT_GT(d2.port(), 0) << d2.log();
+  const std::string where =
+      " in changelog 'g-durable-hostile-changelog' cannot be restored: ";
   const std::string reason =
-      "the checkpoint of partition 0 in changelog "
-      "'g-durable-hostile-changelog' cannot be restored: aggregates of shard "
-      "0: at byte 22: the shard's newest event time 2100-01-01T00:00:00Z is "
-      "after the wall clock plus events.max_future_skew";
+      "the checkpoint of partition 0" + where +
+      "aggregates of shard 0: at byte 22: the shard's newest event time "
+      "2100-01-01T00:00:00Z is after the wall clock plus "
+      "events.max_future_skew";
   std::string body;
   const bool said = UnreadySaying(d2, reason, &body);
   EXPECT_TRUE(said) << body << d2.log();
+  // Every partition's refusal, each in the log with its cause.
+  const std::pair<int, const char*> causes[] = {
+      {1, "a variant label that is not valid UTF-8"},
+      {2, "a count of 1 items larger than the record"},
+      {3, "a list of 5000 docs, over events.max_results 1000"},
+  };
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const std::string log = d2.log();
+        for (const auto& [p, cause] : causes) {
+          const std::string head =
+              "the checkpoint of partition " + std::to_string(p) + where;
+          const size_t at = log.find(head);
+          if (at == std::string::npos ||
+              log.find(cause, at) == std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      10s))
+      << d2.log();
   // Alive, and answering at once, not behind a restore under the lock.
   const auto start = std::chrono::steady_clock::now();
   StatusOr<testing::HttpResult> again =
@@ -902,9 +939,15 @@ TEST_F(DaemonE2eTest, HostileCheckpointKeepsTheReplicaAliveAndUnready) {
   const testing::CommandResult check = testing::RunCommand(
       {"/usr/bin/promtool", "check", "metrics"}, 60s, metrics->body);
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  EXPECT_EQ(d2.Metrics().Sum("rankwatch_consumer_ready_reason",
-                             {{"reason", "state_unavailable"}}),
+  const Scrape s = d2.Metrics();
+  EXPECT_EQ(s.Sum("rankwatch_consumer_ready_reason",
+                  {{"reason", "state_unavailable"}}),
             1);
+  // Nothing restored, so nothing of 2100 (or of a variant "\xff\xfe").
+  EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), 0);
+  EXPECT_LT(s.Sum("rankwatch_watermark_timestamp_seconds"), 4'102'444'800.0);
+  EXPECT_TRUE(
+      s.LabelValues("rankwatch_precision_window_lists", "variant").empty());
   EXPECT_TRUE(d2.process().Running()) << d2.log();
 }
 

@@ -492,6 +492,49 @@ TEST_F(RealKafkaE2eTest, KillNineAndRestartLosesNothing) {
   }
 }
 
+// /readyz of `d` once it says not ready with state_unavailable (30 s at
+// most; never ready for the first 10 s).
+std::pair<int, std::string> UnreadyWithStateProblem(testing::DaemonProcess& d) {
+  EXPECT_FALSE(d.WaitReady(10s)) << d.log();
+  EXPECT_GT(d.port(), 0) << d.log();
+  std::pair<int, std::string> ready;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        ready = Readyz(d);
+        return ready.first == 503 &&
+               ready.second.find("state_unavailable") != std::string::npos;
+      },
+      30s))
+      << ready.first << " " << ready.second << "\n"
+      << d.log();
+  return ready;
+}
+
+// The durable state's lists of variants A and B in P@1 (every list has a
+// P@1 value), window "all".
+double StateLists(const Scrape& s) {
+  return s.Sum("rankwatch_precision_window_lists",
+               {{"k", "1"}, {"window", "all"}, {"variant", "A"}}) +
+         s.Sum("rankwatch_precision_window_lists",
+               {{"k", "1"}, {"window", "all"}, {"variant", "B"}});
+}
+
+// `d`'s scrape once its state holds `lists` lists (30 s at most), expecting
+// exactly that many.
+Scrape StateOnceListed(testing::DaemonProcess& d, double lists) {
+  Scrape s;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = d.Metrics();
+        return StateLists(s) >= lists;
+      },
+      30s))
+      << StateLists(s) << "\n"
+      << d.log();
+  EXPECT_EQ(StateLists(s), lists);
+  return s;
+}
+
 // Issue 22 on the real broker: durable state through a kill -9 and then a
 // rolling restart (SIGTERM, a new process). rankwatch creates the changelog
 // topic itself (CreateTopics, cleanup.policy=compact; checked with
@@ -539,22 +582,7 @@ TEST_F(RealKafkaE2eTest, DurableStateSurvivesKillNineAndRollingRestart) {
       << last.Summary() << "\n"
       << last.log();
   producer.Sentinels(kT0 + 3'600'000);
-  auto lists = [&](const Scrape& s) {
-    return s.Sum("rankwatch_precision_window_lists",
-                 {{"k", "1"}, {"window", "all"}, {"variant", "A"}}) +
-           s.Sum("rankwatch_precision_window_lists",
-                 {{"k", "1"}, {"window", "all"}, {"variant", "B"}});
-  };
-  Scrape s;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        s = last.Metrics();
-        return lists(s) >= 250;
-      },
-      30s))
-      << lists(s) << "\n"
-      << last.log();
-  EXPECT_EQ(lists(s), 250);
+  const Scrape s = StateOnceListed(last, 250);
   std::vector<Event> all;
   for (const std::vector<Event>& p : phases) {
     all.insert(all.end(), p.begin(), p.end());
@@ -590,18 +618,7 @@ TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
   std::string error;
   ASSERT_TRUE(DeleteTopic(RealKafka::bootstrap(), changelog, &error)) << error;
   testing::DaemonProcess d(RankwatchBinary(), dir_, config, "second");
-  EXPECT_FALSE(d.WaitReady(10s)) << d.log();
-  ASSERT_GT(d.port(), 0) << d.log();
-  std::pair<int, std::string> ready;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        ready = Readyz(d);
-        return ready.first == 503 &&
-               ready.second.find("state_unavailable") != std::string::npos;
-      },
-      30s))
-      << ready.first << " " << ready.second << "\n"
-      << d.log();
+  const std::pair<int, std::string> ready = UnreadyWithStateProblem(d);
   EXPECT_NE(ready.second.find("the topic was deleted or compacted away"),
             std::string::npos)
       << ready.second;
@@ -716,22 +733,7 @@ TEST_F(RealKafkaE2eTest, DurableStateOutagesLongerThanTheLatenessMatchReplay) {
       << last.Summary() << "\n"
       << last.log();
   producer.Sentinels(kT0 + 3'600'000);
-  auto lists = [&](const Scrape& s) {
-    return s.Sum("rankwatch_precision_window_lists",
-                 {{"k", "1"}, {"window", "all"}, {"variant", "A"}}) +
-           s.Sum("rankwatch_precision_window_lists",
-                 {{"k", "1"}, {"window", "all"}, {"variant", "B"}});
-  };
-  Scrape s;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        s = last.Metrics();
-        return lists(s) >= 300;
-      },
-      30s))
-      << lists(s) << "\n"
-      << last.log();
-  EXPECT_EQ(lists(s), 300);
+  const Scrape s = StateOnceListed(last, 300);
   EXPECT_EQ(s.Sum("rankwatch_judgments_after_finalization_total"), 0);
   EXPECT_EQ(s.Sum("rankwatch_orphaned_judgments_total"), 0);
   testing::ExpectSameAsReplay({s}, ReplayJson(config, all), {"A", "B"}, 1e-9,
@@ -802,18 +804,7 @@ TEST_F(RealKafkaE2eTest,
       << error;
   const std::string config = WriteConfig(kAbMetrics);  // The defaults.
   testing::DaemonProcess d(RankwatchBinary(), dir_, config, "d");
-  EXPECT_FALSE(d.WaitReady(10s)) << d.log();
-  ASSERT_GT(d.port(), 0) << d.log();
-  std::pair<int, std::string> ready;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        ready = Readyz(d);
-        return ready.first == 503 &&
-               ready.second.find("state_unavailable") != std::string::npos;
-      },
-      30s))
-      << ready.first << " " << ready.second << "\n"
-      << d.log();
+  const std::pair<int, std::string> ready = UnreadyWithStateProblem(d);
   EXPECT_NE(ready.second.find("changelog topic '" + changelog +
                               "' has cleanup.policy=delete"),
             std::string::npos)
