@@ -113,6 +113,26 @@ class RealKafka : public ::testing::Environment {
   static inline std::string classpath_;
 };
 
+// A client for admin requests to the broker at `bootstrap` (the caller
+// destroys it), whose metadata requests never create a topic; null, with
+// `*error` set, when it cannot be made.
+rd_kafka_t* AdminClient(const std::string& bootstrap, std::string* error) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                        sizeof(errstr)) != RD_KAFKA_CONF_OK ||
+      rd_kafka_conf_set(conf, "allow.auto.create.topics", "false", errstr,
+                        sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+    rd_kafka_conf_destroy(conf);
+    *error = errstr;
+    return nullptr;
+  }
+  rd_kafka_t* rk =
+      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) *error = errstr;
+  return rk;
+}
+
 // Creates `names` on the broker at `bootstrap` with `partitions` partitions
 // each (replication 1) and topic `configs` (cleanup.policy...) through the
 // Admin API; true when they exist.
@@ -121,15 +141,8 @@ bool CreateTopics(const std::string& bootstrap,
                   const std::map<std::string, std::string>& configs,
                   std::string* error) {
   char errstr[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
-                    sizeof(errstr));
-  rd_kafka_t* rk =
-      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    *error = errstr;
-    return false;
-  }
+  rd_kafka_t* rk = AdminClient(bootstrap, error);
+  if (rk == nullptr) return false;
   std::vector<rd_kafka_NewTopic_t*> topics;
   for (const std::string& name : names) {
     topics.push_back(rd_kafka_NewTopic_new(name.c_str(), partitions, 1, errstr,
@@ -170,19 +183,9 @@ bool CreateTopics(const std::string& bootstrap,
 // broker's metadata no longer lists it; true when it is gone.
 bool DeleteTopic(const std::string& bootstrap, const std::string& name,
                  std::string* error) {
-  char errstr[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
-                    sizeof(errstr));
-  // Metadata requests must not create the topic again.
-  rd_kafka_conf_set(conf, "allow.auto.create.topics", "false", errstr,
-                    sizeof(errstr));
-  rd_kafka_t* rk =
-      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    *error = errstr;
-    return false;
-  }
+  // (Its metadata requests must not create the topic again.)
+  rd_kafka_t* rk = AdminClient(bootstrap, error);
+  if (rk == nullptr) return false;
   rd_kafka_DeleteTopic_t* topic = rd_kafka_DeleteTopic_new(name.c_str());
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
   rd_kafka_DeleteTopics(rk, &topic, 1, nullptr, queue);
@@ -641,12 +644,8 @@ TEST_F(RealKafkaE2eTest, DurableStateDeletedChangelogKeepsTheReplicaUnready) {
 // when it cannot be read.
 std::string TopicConfig(const std::string& bootstrap, const std::string& topic,
                         const std::string& name) {
-  char errstr[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
-                    sizeof(errstr));
-  rd_kafka_t* rk =
-      rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  std::string error;
+  rd_kafka_t* rk = AdminClient(bootstrap, &error);
   if (rk == nullptr) return "";
   rd_kafka_ConfigResource_t* resource =
       rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());

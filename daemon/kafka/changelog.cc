@@ -420,6 +420,10 @@ Status Changelog::Write(
     const std::vector<std::pair<int32_t, std::string>>& records, int timeout_ms,
     std::vector<Written>* written) {
   RW_RETURN_IF_ERROR(Send(records));
+  return Await(timeout_ms, written);
+}
+
+Status Changelog::Await(int timeout_ms, std::vector<Written>* written) {
   (void)producer_->flush(timeout_ms);
   std::optional<Status> result = Collect(written);
   if (!result.has_value()) {

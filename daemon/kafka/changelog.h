@@ -91,8 +91,10 @@ class Changelog {
   [[nodiscard]] Status Send(
       const std::vector<std::pair<int32_t, std::string>>& records);
   std::optional<Status> Collect(std::vector<Written>* written);
-  // Waits up to `timeout_ms` for the round's records to be acknowledged.
-  void Flush(int timeout_ms) { (void)producer_->flush(timeout_ms); }
+  // Waits up to `timeout_ms` for the round in flight, then Collect()s it:
+  // its result, or an error when it timed out. Write() is Send() then
+  // Await().
+  [[nodiscard]] Status Await(int timeout_ms, std::vector<Written>* written);
 
   // The newest checkpoint of input `partition` from changelog offset
   // `from` on (-1: from the start), or nullopt when there is none. When

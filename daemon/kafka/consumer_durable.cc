@@ -143,12 +143,9 @@ void KafkaIngest::PollCheckpoint() {
 
 void KafkaIngest::AwaitCheckpoint() {
   if (!round_.has_value()) return;
-  changelog_->Flush(kCheckpointTimeoutMs);
   std::vector<Changelog::Written> written;
-  const std::optional<Status> result = changelog_->Collect(&written);
-  FinishCheckpoint(
-      result.value_or(Status::Unavailable("checkpoint write timed out")),
-      written, /*sync=*/true);
+  const Status result = changelog_->Await(kCheckpointTimeoutMs, &written);
+  FinishCheckpoint(result, written, /*sync=*/true);
 }
 
 bool KafkaIngest::StartCheckpoint(const std::vector<int32_t>& shards,
