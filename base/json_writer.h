@@ -34,7 +34,7 @@ bool IsValidUtf8(std::string_view s);
 // Appends `v` with 17 significant digits (%.17g, reads back as the same
 // double), or null when it is not finite; and an integer. Appending by
 // hand is for a line rebuilt in a reused buffer (replay's dead letters,
-// daemon/stream/replay.cc); documents are written through JsonWriter.
+// daemon/stream/pipeline/replay.cc); documents are written through JsonWriter.
 void AppendJsonDouble(std::string* out, double v);
 void AppendJsonInt(std::string* out, int64_t v);
 

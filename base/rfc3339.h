@@ -1,5 +1,5 @@
 // RFC 3339 date-times <-> epoch milliseconds: event timestamps on the hot
-// path (daemon/stream/event_decoder.cc, json_scalar.cc), the
+// path (daemon/stream/decode/event_decoder.cc, json_scalar.cc), the
 // `events.min_timestamp` key of the configuration and the log's times. In
 // base because those libraries sit on different floors and none may
 // depend on another for it. Stateless and thread-safe.

@@ -31,7 +31,7 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/event_decoder.h"
+#include "daemon/stream/decode/event_decoder.h"
 
 namespace {
 

@@ -14,6 +14,11 @@
 // BM_JudgesRender: issue 41's case, 8 judges grading 0-63 over 320 lists,
 // whose judges' agreement was the larger part of a scrape.
 //
+// BM_Look: what a scrape may add under the lock besides the copy: one
+// look of the A/B tests (Pipeline::RefreshLook, when lists were finalized
+// since the last one), for `variants` x `locales` label groups and one
+// experiment comparing variant0 with every other variant.
+//
 // The `samples` counter is the number of exposed sample lines.
 #include <benchmark/benchmark.h>
 
@@ -28,7 +33,7 @@
 #include "daemon/exporter/metrics_handler.h"
 #include "daemon/exporter/probe.h"
 #include "daemon/http/gzip.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace {
 
@@ -224,6 +229,29 @@ void BM_JudgesRender(benchmark::State& state) {
       static_cast<double>(rankwatch::exporter::testing::CountSamples(text));
 }
 BENCHMARK(BM_JudgesRender)->Unit(benchmark::kMillisecond);
+
+// One look of the A/B tests over every comparison (as RefreshLook takes
+// it, through FinishAll, whose join has nothing left to finish).
+void BM_Look(benchmark::State& state) {
+  const int variants = static_cast<int>(state.range(0));
+  rankwatch::config::Config config =
+      rankwatch::exporter::testing::ScaleConfig();
+  rankwatch::config::ExperimentConfig experiment;
+  experiment.name = "bench";
+  experiment.baseline = "variant0";
+  for (int v = 1; v < variants; ++v) {
+    experiment.treatments.push_back("variant" + std::to_string(v));
+  }
+  config.experiments.push_back(experiment);
+  rankwatch::FakeClock clock{1'700'000'000'000};
+  auto p = rankwatch::stream::Pipeline::Create(config, &clock);
+  if (!p.ok()) std::abort();
+  std::unique_ptr<rankwatch::stream::Pipeline> pipeline = std::move(p).value();
+  rankwatch::exporter::testing::FeedGroups(pipeline.get(), variants,
+                                           static_cast<int>(state.range(1)));
+  for (auto _ : state) pipeline->FinishAll();
+}
+BENCHMARK(BM_Look)->Args({10, 1})->Args({8, 20})->Args({20, 20});
 
 void Sizes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"variants", "locales"});

@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "config/config.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 
 namespace rankwatch::stream {
 namespace {

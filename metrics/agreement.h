@@ -53,6 +53,9 @@
 #include <span>
 #include <utility>
 
+#include "metrics/measures.h"
+#include "metrics/pairs.h"
+
 namespace rankwatch::metrics {
 
 // A figure with its standard error and a two-sided interval.
@@ -108,6 +111,33 @@ class GradePairs {
  private:
   std::map<std::pair<int, int>, int64_t> counts_;
   int64_t items_ = 0;
+};
+
+// The items two judges graded: both (with their grades), or one alone: a
+// panel's agreement, live, keeps one per pair of judges (PairIndex order,
+// metrics/pairs.h). A plain value; not thread-safe.
+struct JudgePairCounts {
+  GradePairs both;
+  int64_t only_first = 0;
+  int64_t only_second = 0;
+
+  // Counts (sign 1) or takes back (-1) one item the first judge graded
+  // `x` and the second `y` (kUnjudged: did not grade it).
+  void Tally(Grade x, Grade y, int64_t sign = 1) {
+    if (x != kUnjudged && y != kUnjudged) {
+      both.Add(x, y, sign);
+    } else if (x != kUnjudged) {
+      only_first += sign;
+    } else if (y != kUnjudged) {
+      only_second += sign;
+    }
+  }
+  void Merge(const JudgePairCounts& other) {
+    both.Merge(other.both);
+    only_first += other.only_first;
+    only_second += other.only_second;
+  }
+  bool operator==(const JudgePairCounts&) const = default;
 };
 
 // The same figures from counted pairs (equal to the span forms' on the

@@ -33,7 +33,8 @@ inline testing::AssertionResult RelativelyNear(double actual, double expected,
 // treatment units with 1 to 4 rows each and a per-unit effect on x and y,
 // unit u in bucket u % 4 of B = 4 buckets per arm, every bucket used. Its
 // statsmodels figures are written beside the tests that read it
-// (regression_adjustment_test.cc, daemon/stream/experiments_test.cc).
+// (regression_adjustment_test.cc,
+// daemon/stream/experiments/experiments_test.cc).
 struct ClusteredRow {
   int bucket;
   double y;

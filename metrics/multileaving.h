@@ -41,6 +41,7 @@
 #include "metrics/ab_stats.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
+#include "metrics/pairs.h"
 
 namespace rankwatch::metrics {
 
@@ -48,17 +49,6 @@ namespace rankwatch::metrics {
 // pairwise tests need too many impressions each to say anything, and the
 // window buckets grow with the pairs.
 inline constexpr size_t kMaxMultileavingTeams = 8;
-
-// N (N - 1) / 2.
-[[nodiscard]] constexpr size_t NumPairs(size_t teams) {
-  return teams < 2 ? 0 : teams * (teams - 1) / 2;
-}
-
-// The index of pair (x, y), x < y < teams, in row order: (0, 1), (0, 2),
-// ..., (0, N - 1), (1, 2), ... Pair 0 is (incumbent, first challenger).
-[[nodiscard]] constexpr size_t PairIndex(size_t x, size_t y, size_t teams) {
-  return x * teams - x * (x + 1) / 2 + (y - x - 1);
-}
 
 // Team-draft multileaving of `rankings` (each without duplicates, rank 1
 // first; at most 255 of them) into at most `max_length` docs; random

@@ -37,7 +37,7 @@
 #include "daemon/kafka/changelog.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
-#include "daemon/stream/checkpoint_test_util.h"
+#include "daemon/stream/pipeline/checkpoint_test_util.h"
 #include "gtest/gtest.h"
 #include "metrics/interleaving.h"
 #include "tests/testing/daemon_process.h"
@@ -847,8 +847,8 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
 
 // Issue 40: hostile checkpoint records appended to the changelog after a
 // clean stop, one per partition, each built field by field
-// (daemon/stream/checkpoint_test_util.h; each one's decoding has its unit
-// test in checkpoint_limits_test.cc):
+// (daemon/stream/pipeline/checkpoint_test_util.h; each one's decoding has its
+// unit test in checkpoint_limits_test.cc):
 //   0: aggregates whose newest event is in 2100 (date -u -d 2100-01-01 +%s
 //      -> 4102444800);
 //   1: a pending request whose variant label is not UTF-8 (Prometheus

@@ -35,7 +35,7 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "config/config.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch {

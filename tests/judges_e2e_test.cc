@@ -8,7 +8,7 @@
 // within join.allowed_lateness the daemon must reach its figures).
 //
 // The expected figures are replay's JSON `judge_figures` object
-// (daemon/stream/judge_report.h; window "all") and its since-start
+// (daemon/stream/pipeline/judge_report.h; window "all") and its since-start
 // `agreement` list.
 #include <simdjson.h>
 

@@ -15,7 +15,7 @@
 //
 // The expected values are not computed by the code under test alone: the
 // sums of one run are checked against every other run and against replay,
-// and the small hand-made cases in daemon/stream/impression_join_test.cc
+// and the small hand-made cases in daemon/stream/join/impression_join_test.cc
 // pin the semantics themselves.
 //
 // A failure prints the seeds; RANKWATCH_PROPERTY_SEED=<set seed> reruns
@@ -32,8 +32,8 @@
 #include "base/clock.h"
 #include "base/random.h"
 #include "config/config.h"
-#include "daemon/stream/pipeline.h"
-#include "daemon/stream/replay.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/pipeline/replay.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 

@@ -29,7 +29,7 @@
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "daemon/sim/synthetic_producer.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::cli {
 

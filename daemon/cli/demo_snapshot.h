@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::cli {
 

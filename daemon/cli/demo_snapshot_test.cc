@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "config/config_loader.h"
 #include "daemon/cli/demo_story.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "daemon/stream/stream_test_util.h"
 
 namespace rankwatch::cli {

@@ -12,8 +12,8 @@
 #include "config/config_loader.h"
 #include "daemon/cli/command_util.h"
 #include "daemon/cli/replay_report.h"
-#include "daemon/stream/replay.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/replay.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::cli {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "base/json_writer.h"
-#include "daemon/stream/interleaving_report.h"
-#include "daemon/stream/judge_report.h"
-#include "daemon/stream/query_movers.h"
+#include "daemon/stream/experiments/query_movers.h"
+#include "daemon/stream/interleaving/interleaving_report.h"
+#include "daemon/stream/pipeline/judge_report.h"
 #include "metrics/running_stats.h"
 
 namespace rankwatch::cli {

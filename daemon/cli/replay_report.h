@@ -3,7 +3,8 @@
 // (stream::PipelineSnapshot, taken after FinishAll: the read model the
 // daemon's /metrics and /api/v1/summary render from too), as one JSON
 // document (`--format json`) or as an aligned text table (the default). The
-// report only renders: running the replay stays in daemon/stream/replay.h.
+// report only renders: running the replay stays in
+// daemon/stream/pipeline/replay.h.
 //
 // The JSON's member names and nesting are a contract read by other tools
 // and tests (docs/metrics-reference.md, docs/statistics.md); numbers are
@@ -19,7 +20,7 @@
 
 #include <string>
 
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::cli {
 

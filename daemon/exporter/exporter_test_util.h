@@ -14,8 +14,8 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/pipeline.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::exporter::testing {
 

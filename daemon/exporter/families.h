@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "daemon/stream/aggregator.h"
-#include "daemon/stream/events.h"
+#include "daemon/stream/aggregation/aggregator.h"
+#include "daemon/stream/decode/events.h"
 
 namespace rankwatch::exporter {
 

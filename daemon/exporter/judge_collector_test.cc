@@ -10,7 +10,7 @@
 
 #include "base/clock.h"
 #include "daemon/exporter/metrics_handler.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "daemon/stream/stream_test_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/prometheus_text.h"

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "daemon/exporter/probe.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::exporter {
 

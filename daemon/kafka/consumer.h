@@ -78,7 +78,7 @@
 #include "daemon/kafka/ingest_state.h"
 #include "daemon/kafka/partition_book.h"
 #include "daemon/kafka/rebalance.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 
 namespace rankwatch::kafka {
 

@@ -34,7 +34,7 @@
 #include "config/config.h"
 #include "daemon/kafka/error_reporter.h"
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 
 namespace rankwatch::kafka {
 

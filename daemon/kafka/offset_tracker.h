@@ -18,7 +18,7 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/stream/events.h"
+#include "daemon/stream/decode/events.h"
 
 namespace rankwatch::kafka {
 

@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "daemon/http/http_server.h"
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::page {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "daemon/stream/pipeline.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/pipeline/snapshot.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/testing/subprocess.h"

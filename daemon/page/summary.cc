@@ -8,8 +8,8 @@
 
 #include "base/json_writer.h"
 #include "daemon/exporter/families.h"
-#include "daemon/stream/judge_report.h"
-#include "daemon/stream/query_movers.h"
+#include "daemon/stream/experiments/query_movers.h"
+#include "daemon/stream/pipeline/judge_report.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "daemon/kafka/ingest_state.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/snapshot.h"
 
 namespace rankwatch::page {
 

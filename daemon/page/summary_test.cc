@@ -10,9 +10,9 @@
 
 #include "base/clock.h"
 #include "daemon/exporter/exporter_test_util.h"
-#include "daemon/stream/judge_report_test_util.h"
-#include "daemon/stream/pipeline.h"
-#include "daemon/stream/snapshot.h"
+#include "daemon/stream/pipeline/judge_report_test_util.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/pipeline/snapshot.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 

@@ -45,9 +45,9 @@
 #include "daemon/http/http_server.h"
 #include "daemon/kafka/consumer.h"
 #include "daemon/server/reload_collector.h"
-#include "daemon/stream/pipeline.h"
-#include "daemon/stream/snapshot.h"
-#include "daemon/stream/snapshot_cache.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/pipeline/snapshot.h"
+#include "daemon/stream/pipeline/snapshot_cache.h"
 
 namespace rankwatch::server {
 

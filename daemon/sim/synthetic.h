@@ -1,7 +1,7 @@
 // SyntheticTraffic: deterministic, realistic search traffic for demos, load
 // tests, benchmarks and replay files: results events of A/B ranker variants
 // and the click and purchase judgments users give them, as JSON in
-// rankwatch's default schema (daemon/stream/events.h). Independent of
+// rankwatch's default schema (daemon/stream/decode/events.h). Independent of
 // Kafka (SyntheticProducer sends it to a cluster).
 //
 // The model:

@@ -13,8 +13,8 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/event_decoder.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/decode/event_decoder.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "gtest/gtest.h"
 #include "metrics/interleaving.h"
 #include "metrics/measures.h"

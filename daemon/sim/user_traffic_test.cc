@@ -11,8 +11,8 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/event_decoder.h"
-#include "daemon/stream/events.h"
+#include "daemon/stream/decode/event_decoder.h"
+#include "daemon/stream/decode/events.h"
 #include "gtest/gtest.h"
 #include "metrics/measures.h"
 

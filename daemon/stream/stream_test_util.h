@@ -7,7 +7,7 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "gtest/gtest.h"
 #include "metrics/measures.h"
 

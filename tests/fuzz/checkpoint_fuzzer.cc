@@ -26,7 +26,7 @@
 
 #include "base/clock.h"
 #include "base/json_writer.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "tests/fuzz/checkpoint_fuzz_config.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "base/clock.h"
-#include "daemon/stream/pipeline.h"
+#include "daemon/stream/pipeline/pipeline.h"
 #include "tests/fuzz/checkpoint_fuzz_config.h"
 
 namespace rankwatch::fuzz {

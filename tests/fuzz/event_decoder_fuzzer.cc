@@ -1,10 +1,11 @@
-// libFuzzer target: the JSON event decoder (daemon/stream/event_decoder.h),
-// on results and judgment events, in both join modes, with small limits so
-// that inputs reach them. Properties beyond "no crash": a decoded event
-// stays within events.* limits (ids no longer than max_id_length, lists
-// within max_results / max_judgments, the payload within max_event_bytes,
-// the time within its bounds, no duplicate doc), holds the ids its mode
-// requires, and decoding again with the same decoder gives the same event.
+// libFuzzer target: the JSON event decoder
+// (daemon/stream/decode/event_decoder.h), on results and judgment events, in
+// both join modes, with small limits so that inputs reach them. Properties
+// beyond "no crash": a decoded event stays within events.* limits (ids no
+// longer than max_id_length, lists within max_results / max_judgments, the
+// payload within max_event_bytes, the time within its bounds, no duplicate
+// doc), holds the ids its mode requires, and decoding again with the same
+// decoder gives the same event.
 //
 // Input: byte 0 picks the event kind, the join mode and whether a
 // randomization unit is configured; the rest is the payload.
@@ -17,7 +18,7 @@
 
 #include "base/clock.h"
 #include "config/config.h"
-#include "daemon/stream/event_decoder.h"
+#include "daemon/stream/decode/event_decoder.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace rankwatch::stream {

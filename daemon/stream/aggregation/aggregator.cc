@@ -1,0 +1,784 @@
+#include "daemon/stream/aggregation/aggregator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "base/duration.h"
+#include "base/saturating.h"
+
+namespace rankwatch::stream {
+
+namespace {
+
+// More series than any configuration has: a count beyond is corruption.
+constexpr uint64_t kMaxEncodedSeries = 4096;
+
+}  // namespace
+
+std::vector<SeriesSpec> BuildSeries(
+    const std::vector<metrics::Measure>& measures,
+    const std::vector<int32_t>& cutoffs,
+    const std::vector<config::ResultFieldConfig>& fields) {
+  std::vector<int32_t> sorted = cutoffs;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<SeriesSpec> series;
+  const auto add = [&series](metrics::Measure m, int index, int32_t k,
+                             std::string trec, std::string k_label) {
+    SeriesSpec s{m, index, k, trec, std::move(k_label), trec};
+    s.name = std::string(metrics::MeasureName(m));
+    s.higher_is_better = metrics::HigherIsBetter(m);
+    s.quality = metrics::IsQualityMeasure(m);
+    series.push_back(std::move(s));
+  };
+  for (metrics::Measure m : measures) {
+    if (metrics::HasCutoffVariant(m)) {
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        add(m, static_cast<int>(i), sorted[i], metrics::TrecName(m, sorted[i]),
+            std::to_string(sorted[i]));
+      }
+    }
+    if (metrics::HasUncutVariant(m)) {
+      add(m, -1, 0, metrics::TrecName(m, std::nullopt), "all");
+    }
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const config::ResultFieldConfig& f = fields[i];
+    // The key holds the path and direction: another path means other
+    // values, another direction other verdicts.
+    SeriesSpec s{metrics::Measure::kNdcg,
+                 -1,
+                 0,
+                 f.name,
+                 "all",
+                 "field:" + f.name + "|path=" + f.path +
+                     (f.higher_is_better ? "|higher" : "|lower")};
+    s.name = f.name;
+    s.field = static_cast<int32_t>(i);
+    s.higher_is_better = f.higher_is_better;
+    s.mixture_sd = f.mixture_sd;
+    series.push_back(std::move(s));
+  }
+  return series;
+}
+
+config::SeriesRef RefOf(const SeriesSpec& s) {
+  config::SeriesRef ref;
+  if (s.field >= 0) {
+    ref.field = s.name;
+  } else {
+    ref.measure = s.measure;
+    ref.cutoff = s.cutoff;
+  }
+  return ref;
+}
+
+double WindowTotals::mean() const {
+  return count > 0 ? sum / static_cast<double>(count)
+                   : std::numeric_limits<double>::quiet_NaN();
+}
+
+double WindowTotals::variance() const {
+  if (count < 2) return 0.0;
+  const double n = static_cast<double>(count);
+  return std::max(0.0, (sum_of_squares - sum * sum / n) / (n - 1));
+}
+
+WindowRing::WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series)
+    : bucket_ms_(std::max<int64_t>(1, bucket_ms)),
+      num_slots_(static_cast<size_t>(span_ms / bucket_ms_) + 1),
+      num_series_(num_series),
+      slot_bucket_(num_slots_, -1),
+      slot_counts_(num_slots_ * num_series, 0),
+      slot_sums_(num_slots_ * num_series * 2, 0.0) {}
+
+int64_t WindowRing::OldestKept() const {
+  return SatAdd(SatSub(newest_bucket_, static_cast<int64_t>(num_slots_)), 1);
+}
+
+size_t WindowRing::Slot(int64_t bucket) const {
+  const int64_t n = static_cast<int64_t>(num_slots_);
+  return static_cast<size_t>(((bucket % n) + n) % n);
+}
+
+void WindowRing::Add(int64_t time_ms, std::span<const double> values) {
+  const int64_t bucket = FloorDiv(time_ms, bucket_ms_);
+  if (bucket > newest_bucket_) newest_bucket_ = bucket;
+  if (bucket <= SatSub(newest_bucket_, static_cast<int64_t>(num_slots_))) {
+    return;
+  }
+  const size_t slot = Slot(bucket);
+  double* sums = &slot_sums_[slot * num_series_ * 2];
+  int64_t* counts = &slot_counts_[slot * num_series_];
+  if (slot_bucket_[slot] != bucket) {
+    slot_bucket_[slot] = bucket;
+    std::fill(counts, counts + num_series_, 0);
+    std::fill(sums, sums + num_series_ * 2, 0.0);
+  }
+  for (size_t s = 0; s < values.size() && s < num_series_; ++s) {
+    if (!metrics::IsDefinedValue(values[s])) continue;
+    ++counts[s];
+    sums[2 * s] += values[s];
+    sums[2 * s + 1] += values[s] * values[s];
+  }
+}
+
+WindowTotals WindowRing::Sum(size_t series, int64_t now_ms,
+                             int64_t window_ms) const {
+  WindowTotals t;
+  if (newest_bucket_ == INT64_MIN) return t;  // Nothing added yet.
+  const int64_t last = FloorDiv(now_ms, bucket_ms_);
+  const int64_t buckets =
+      std::min<int64_t>(std::max<int64_t>(1, window_ms / bucket_ms_),
+                        static_cast<int64_t>(num_slots_));
+  // Slots older than the ring's span may still hold stale buckets.
+  const int64_t first =
+      std::max(SatAdd(SatSub(last, buckets), 1), OldestKept());
+  if (first > last) return t;
+  // Counted, not compared with `last`: a bucket at INT64_MAX ends the loop.
+  for (int64_t i = 0, n = last - first; i <= n; ++i) {
+    const int64_t b = first + i;
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) continue;
+    t.count += slot_counts_[slot * num_series_ + series];
+    t.sum += slot_sums_[(slot * num_series_ + series) * 2];
+    t.sum_of_squares += slot_sums_[(slot * num_series_ + series) * 2 + 1];
+  }
+  return t;
+}
+
+void WindowRing::BucketTotals(size_t series, int64_t now_ms,
+                              std::span<WindowTotals> out) const {
+  std::fill(out.begin(), out.end(), WindowTotals{});
+  if (newest_bucket_ == INT64_MIN || series >= num_series_) return;
+  const int64_t last = FloorDiv(now_ms, bucket_ms_);
+  // As in Sum(): slots older than the ring's span may hold stale buckets.
+  const int64_t first =
+      SatAdd(SatSub(last, static_cast<int64_t>(out.size())), 1);
+  const int64_t from = std::max(first, OldestKept());
+  if (from > last) return;
+  for (int64_t i = 0, n = last - from; i <= n; ++i) {
+    const int64_t b = from + i;
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) continue;
+    WindowTotals& t = out[static_cast<size_t>(b - first)];
+    t.count = slot_counts_[slot * num_series_ + series];
+    t.sum = slot_sums_[(slot * num_series_ + series) * 2];
+    t.sum_of_squares = slot_sums_[(slot * num_series_ + series) * 2 + 1];
+  }
+}
+
+void WindowRing::MergeFrom(const WindowRing& other) {
+  if (other.newest_bucket_ == INT64_MIN || other.bucket_ms_ != bucket_ms_ ||
+      other.num_series_ != num_series_) {
+    return;
+  }
+  newest_bucket_ = std::max(newest_bucket_, other.newest_bucket_);
+  const int64_t oldest_kept = OldestKept();
+  for (size_t from = 0; from < other.num_slots_; ++from) {
+    const int64_t b = other.slot_bucket_[from];
+    if (b == -1 || b < oldest_kept) continue;
+    if (b < other.OldestKept()) {
+      continue;  // Stale in `other`: outside its own span.
+    }
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) {
+      slot_bucket_[slot] = b;
+      std::fill_n(&slot_counts_[slot * num_series_], num_series_, 0);
+      std::fill_n(&slot_sums_[slot * num_series_ * 2], num_series_ * 2, 0.0);
+    }
+    for (size_t s = 0; s < num_series_; ++s) {
+      slot_counts_[slot * num_series_ + s] +=
+          other.slot_counts_[from * num_series_ + s];
+      slot_sums_[(slot * num_series_ + s) * 2] +=
+          other.slot_sums_[(from * num_series_ + s) * 2];
+      slot_sums_[(slot * num_series_ + s) * 2 + 1] +=
+          other.slot_sums_[(from * num_series_ + s) * 2 + 1];
+    }
+  }
+}
+
+bool WindowRing::ValuesWithin(double lo, double hi) const {
+  for (size_t i = 0; i < slot_counts_.size(); ++i) {
+    const double n = static_cast<double>(slot_counts_[i]);
+    const double sum = slot_sums_[2 * i];
+    const double squares = slot_sums_[2 * i + 1];
+    // Written so that NaN fails.
+    if (!(sum >= lo * n && sum <= hi * n && squares >= lo * lo * n &&
+          squares <= hi * hi * n)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void WindowRing::Encode(ByteWriter* out) const {
+  out->I64(bucket_ms_);
+  out->I64(newest_bucket_);
+  out->Varint(num_series_);
+  size_t held = 0;
+  const int64_t oldest_kept =
+      newest_bucket_ == INT64_MIN ? INT64_MAX : OldestKept();
+  auto live = [&](size_t slot) {
+    return slot_bucket_[slot] != -1 && slot_bucket_[slot] >= oldest_kept;
+  };
+  for (size_t slot = 0; slot < num_slots_; ++slot) held += live(slot) ? 1 : 0;
+  out->Varint(held);
+  for (size_t slot = 0; slot < num_slots_; ++slot) {
+    if (!live(slot)) continue;
+    out->I64(slot_bucket_[slot]);
+    for (size_t s = 0; s < num_series_; ++s) {
+      out->Varint(static_cast<uint64_t>(slot_counts_[slot * num_series_ + s]));
+      out->Double(slot_sums_[(slot * num_series_ + s) * 2]);
+      out->Double(slot_sums_[(slot * num_series_ + s) * 2 + 1]);
+    }
+  }
+}
+
+WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
+                              int64_t span_ms, std::span<const int> from,
+                              const CheckpointLimits& limits) {
+  WindowRing ring(bucket_ms, span_ms, from.size());
+  const int64_t encoded_bucket_ms = in->I64();
+  const int64_t newest = in->I64();
+  // A corrupt count must not size the vectors below: the checkpoint holds
+  // a few dozen series.
+  const uint64_t num_series = in->Varint();
+  if (num_series > kMaxEncodedSeries) in->Fail("too many window series");
+  // A bucket: its index, then per series a count (>= 1 byte) and two sums.
+  const uint64_t held = in->ok() ? in->Count(8 + num_series * 17) : 0;
+  // A newest bucket is written even for an empty ring, and read only when
+  // buckets follow: then it must be an event time's, as each bucket's.
+  if (held > 0) {
+    limits.CheckBucket(in, newest, encoded_bucket_ms,
+                       "a window's newest bucket");
+  }
+  const bool same_width = encoded_bucket_ms == ring.bucket_ms_;
+  if (same_width && held > 0) ring.newest_bucket_ = newest;
+  const int64_t oldest_kept =
+      SatAdd(SatSub(newest, static_cast<int64_t>(ring.num_slots_)), 1);
+  if (!in->ok()) return ring;
+  std::vector<int64_t> counts(num_series);
+  std::vector<double> sums(num_series * 2);
+  for (uint64_t i = 0; i < held && in->ok(); ++i) {
+    const int64_t b = in->I64();
+    for (uint64_t s = 0; s < num_series; ++s) {
+      counts[s] = static_cast<int64_t>(in->Varint());
+      sums[2 * s] = in->Double();
+      sums[2 * s + 1] = in->Double();
+    }
+    if (b > newest) in->Fail("a window bucket newer than the ring's newest");
+    limits.CheckBucket(in, b, encoded_bucket_ms, "a window bucket");
+    for (uint64_t s = 0; s < num_series; ++s) {
+      CheckCount(in, counts[s], "a window count");
+    }
+    if (!same_width || b < oldest_kept || !in->ok()) continue;
+    const size_t slot = ring.Slot(b);
+    ring.slot_bucket_[slot] = b;
+    for (size_t s = 0; s < from.size(); ++s) {
+      if (from[s] < 0 || static_cast<uint64_t>(from[s]) >= num_series) continue;
+      const size_t at = slot * ring.num_series_ + s;
+      const size_t old = static_cast<size_t>(from[s]);
+      ring.slot_counts_[at] = counts[old];
+      ring.slot_sums_[2 * at] = sums[2 * old];
+      ring.slot_sums_[2 * at + 1] = sums[2 * old + 1];
+    }
+  }
+  if (!in->ok()) return WindowRing(bucket_ms, span_ms, from.size());
+  return ring;
+}
+
+WindowRing WindowRing::Remapped(int64_t bucket_ms, int64_t span_ms,
+                                std::span<const int> from) const {
+  WindowRing ring(bucket_ms, span_ms, from.size());
+  if (ring.bucket_ms_ != bucket_ms_ || newest_bucket_ == INT64_MIN) {
+    return ring;
+  }
+  ring.newest_bucket_ = newest_bucket_;
+  const int64_t kept =
+      static_cast<int64_t>(std::min(num_slots_, ring.num_slots_));
+  const int64_t first = SatAdd(SatSub(newest_bucket_, kept), 1);
+  for (int64_t i = 0, n = newest_bucket_ - first; i <= n; ++i) {
+    const int64_t b = first + i;
+    const size_t slot = Slot(b);
+    if (slot_bucket_[slot] != b) continue;
+    const size_t to = ring.Slot(b);
+    ring.slot_bucket_[to] = b;
+    for (size_t s = 0; s < from.size(); ++s) {
+      if (from[s] < 0) continue;
+      const size_t old = slot * num_series_ + static_cast<size_t>(from[s]);
+      const size_t now = to * ring.num_series_ + s;
+      ring.slot_counts_[now] = slot_counts_[old];
+      ring.slot_sums_[2 * now] = slot_sums_[2 * old];
+      ring.slot_sums_[2 * now + 1] = slot_sums_[2 * old + 1];
+    }
+  }
+  return ring;
+}
+
+Aggregator::Dimension::Dimension(std::vector<std::string> allowed,
+                                 int32_t max_values)
+    : allow_list_(!allowed.empty()), max_values_(max_values) {
+  for (std::string& v : allowed) {
+    values_.push_back(std::move(v));
+    (void)index_.Insert(values_.back(),
+                        static_cast<uint32_t>(values_.size() - 1));
+  }
+}
+
+uint32_t Aggregator::Dimension::Resolve(std::string_view value,
+                                        bool* overflow) {
+  *overflow = false;
+  if (const uint32_t* i = index_.Find(value)) return *i;
+  const bool full =
+      allow_list_ || static_cast<int64_t>(values_.size()) >= max_values_;
+  if (!full && value != kOther) {
+    values_.emplace_back(value);
+    const uint32_t i = static_cast<uint32_t>(values_.size() - 1);
+    (void)index_.Insert(values_.back(), i);
+    return i;
+  }
+  if (value != kOther) *overflow = true;
+  if (other_ == UINT32_MAX) {
+    // "other" lives beside the allowed values and does not count against
+    // the limit, so the limit is the number of distinct real values.
+    values_.emplace_back(kOther);
+    other_ = static_cast<uint32_t>(values_.size() - 1);
+    (void)index_.Insert(values_.back(), other_);
+  }
+  return other_;
+}
+
+Aggregator::Aggregator(const config::AggregationConfig& config,
+                       std::vector<SeriesSpec> series)
+    : series_(std::move(series)),
+      bucket_ms_(std::max<int64_t>(1, config.bucket.count())) {
+  span_ms_ = bucket_ms_;
+  for (Duration w : config.windows) {
+    windows_ms_.push_back(w.count());
+    span_ms_ = std::max<int64_t>(span_ms_, w.count());
+  }
+  dimensions_.emplace_back(config.variants, config.max_variants);
+  segment_labels_ = config.segments;
+  for (const std::string& label : config.segments) {
+    auto it = config.segment_values.find(label);
+    dimensions_.emplace_back(it == config.segment_values.end()
+                                 ? std::vector<std::string>()
+                                 : it->second,
+                             config.max_segment_values);
+  }
+  overflowed_.assign(dimensions_.size(), 0);
+}
+
+uint32_t Aggregator::ResolveGroup(
+    std::string_view variant,
+    std::span<const std::string_view> segment_values) {
+  key_scratch_.clear();
+  auto append = [&](size_t dim, std::string_view value) {
+    bool overflow = false;
+    const uint32_t i = dimensions_[dim].Resolve(value, &overflow);
+    if (overflow) ++overflowed_[dim];
+    char bytes[sizeof(i)];
+    std::memcpy(bytes, &i, sizeof(i));
+    key_scratch_.append(bytes, sizeof(i));
+    return i;
+  };
+  append(0, variant);
+  for (size_t d = 1; d < dimensions_.size(); ++d) {
+    const std::string_view v =
+        d - 1 < segment_values.size() && !segment_values[d - 1].empty()
+            ? segment_values[d - 1]
+            : kUnknown;
+    append(d, v);
+  }
+  if (const uint32_t* g = group_index_.Find(key_scratch_)) return *g;
+
+  // A new group: decode its label values from the packed key.
+  const uint32_t id = static_cast<uint32_t>(groups_.size());
+  group_keys_.push_back(key_scratch_);
+  (void)group_index_.Insert(group_keys_.back(), id);
+  std::vector<std::string> values;
+  for (size_t d = 0; d < dimensions_.size(); ++d) {
+    uint32_t i;
+    std::memcpy(&i, key_scratch_.data() + d * sizeof(i), sizeof(i));
+    values.push_back(dimensions_[d].value(i));
+  }
+  groups_.push_back(GroupStats{
+      values[0], std::vector<std::string>(values.begin() + 1, values.end()), 0,
+      0, std::vector<metrics::RunningStats>(series_.size()),
+      std::vector<Histogram>(series_.size(), Histogram{}),
+      WindowRing(bucket_ms_, span_ms_, series_.size()), FirstClickHistogram{}});
+  flow_.push_back(GroupFlow{0, std::vector<GroupFlow::Sums>(series_.size()),
+                            std::vector<Histogram>(series_.size(), Histogram{}),
+                            FirstClickHistogram{}});
+  return id;
+}
+
+void FirstClickHistogram::Add(int64_t delay_ms) {
+  const double seconds = static_cast<double>(delay_ms) / 1000.0;
+  // Prometheus buckets are upper-inclusive (le): lower_bound finds the
+  // first bound >= the value.
+  const size_t bucket =
+      static_cast<size_t>(std::lower_bound(kFirstClickBounds.begin(),
+                                           kFirstClickBounds.end(), seconds) -
+                          kFirstClickBounds.begin());
+  ++counts[bucket];
+  ++count;
+  sum_seconds += seconds;
+}
+
+void FirstClickHistogram::Merge(const FirstClickHistogram& other) {
+  for (size_t b = 0; b < counts.size(); ++b) counts[b] += other.counts[b];
+  count += other.count;
+  sum_seconds += other.sum_seconds;
+}
+
+namespace {
+
+// The histogram bucket of `v`: Prometheus buckets are upper-inclusive.
+size_t HistogramBucket(double v) {
+  return static_cast<size_t>(
+      std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), v) -
+      kHistogramBounds.begin());
+}
+
+void AddToGroup(GroupStats* g, int64_t time_ms, std::span<const double> values,
+                bool without_relevant, size_t num_series) {
+  ++g->requests;
+  if (without_relevant) ++g->without_relevant;
+  if (values.empty()) return;
+  for (size_t s = 0; s < values.size() && s < num_series; ++s) {
+    const double v = values[s];
+    if (!metrics::IsDefinedValue(v)) continue;  // first_click_rank: no click.
+    g->all[s].Add(v);
+    ++g->histograms[s][HistogramBucket(v)];
+  }
+  g->windows.Add(time_ms, values);
+}
+
+void MergeGroup(const GroupStats& from, GroupStats* into) {
+  into->requests += from.requests;
+  into->without_relevant += from.without_relevant;
+  for (size_t s = 0; s < into->all.size() && s < from.all.size(); ++s) {
+    into->all[s].Merge(from.all[s]);
+    for (size_t b = 0; b < into->histograms[s].size(); ++b) {
+      into->histograms[s][b] += from.histograms[s][b];
+    }
+  }
+  into->windows.MergeFrom(from.windows);
+  into->first_click.Merge(from.first_click);
+}
+
+// Format of one shard's aggregates (inside a versioned checkpoint).
+constexpr uint32_t kShardMagic = 0x41475231;  // "AGR1"
+
+}  // namespace
+
+GroupStats Aggregator::NewGroupStats(const GroupStats& labels) const {
+  return GroupStats{labels.variant,
+                    labels.segment_values,
+                    0,
+                    0,
+                    std::vector<metrics::RunningStats>(series_.size()),
+                    std::vector<Histogram>(series_.size(), Histogram{}),
+                    WindowRing(bucket_ms_, span_ms_, series_.size()),
+                    FirstClickHistogram{}};
+}
+
+GroupStats& Aggregator::ShardGroup(int32_t shard, uint32_t group) {
+  const size_t index = static_cast<size_t>(std::max(shard, 0));
+  if (index >= shards_.size()) shards_.resize(index + 1);
+  if (!shards_[index]) shards_[index] = std::make_unique<Shard>();
+  std::deque<GroupStats>& groups = shards_[index]->groups;
+  while (groups.size() <= group) {
+    groups.push_back(NewGroupStats(groups_[groups.size()]));
+  }
+  return groups[group];
+}
+
+void Aggregator::Add(uint32_t group, int64_t time_ms,
+                     std::span<const double> values, bool without_relevant,
+                     int32_t shard) {
+  merged_stale_ = true;
+  GroupFlow& flow = flow_[group];
+  ++flow.requests;
+  for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
+    const double v = values[s];
+    if (!metrics::IsDefinedValue(v)) continue;
+    GroupFlow::Sums& sums = flow.all[s];
+    ++sums.count;
+    sums.sum += v;
+    sums.sum_of_squares += v * v;
+    ++flow.histograms[s][HistogramBucket(v)];
+  }
+  AddToGroup(&ShardGroup(shard, group), time_ms, values, without_relevant,
+             series_.size());
+  if (values.empty()) return;
+  newest_time_ms_ = std::max(newest_time_ms_, time_ms);
+  Shard& s = *shards_[static_cast<size_t>(std::max(shard, 0))];
+  s.newest_time_ms = std::max(s.newest_time_ms, time_ms);
+}
+
+void Aggregator::AddFirstClick(uint32_t group, int64_t delay_ms,
+                               int32_t shard) {
+  merged_stale_ = true;
+  flow_[group].first_click.Add(delay_ms);
+  ShardGroup(shard, group).first_click.Add(delay_ms);
+}
+
+bool Aggregator::HasShard(int32_t shard) const {
+  return shard >= 0 && static_cast<size_t>(shard) < shards_.size() &&
+         shards_[static_cast<size_t>(shard)] != nullptr;
+}
+
+void Aggregator::DropShard(int32_t shard) {
+  if (!HasShard(shard)) return;
+  shards_[static_cast<size_t>(shard)].reset();
+  merged_stale_ = true;
+}
+
+void Aggregator::RebuildMerged() const {
+  merged_stale_ = false;
+  for (GroupStats& g : groups_) g = NewGroupStats(g);
+  for (const std::unique_ptr<Shard>& shard : shards_) {
+    if (!shard) continue;
+    for (size_t g = 0; g < shard->groups.size(); ++g) {
+      MergeGroup(shard->groups[g], &groups_[g]);
+    }
+  }
+}
+
+void Aggregator::EncodeShard(int32_t shard, ByteWriter* out) const {
+  out->Fixed32(kShardMagic);
+  out->Varint(series_.size());
+  for (const SeriesSpec& s : series_) out->String(s.state_key);
+  out->Varint(dimensions_.size() - 1);
+  for (const std::string& label : segment_labels_) out->String(label);
+  const Shard* state =
+      HasShard(shard) ? shards_[static_cast<size_t>(shard)].get() : nullptr;
+  out->I64(state == nullptr ? INT64_MIN : state->newest_time_ms);
+  size_t touched = 0;
+  if (state != nullptr) {
+    for (const GroupStats& g : state->groups) touched += g.requests > 0 ? 1 : 0;
+  }
+  out->Varint(touched);
+  if (state == nullptr) return;
+  for (const GroupStats& g : state->groups) {
+    if (g.requests == 0) continue;
+    out->String(g.variant);
+    for (const std::string& v : g.segment_values) out->String(v);
+    out->I64(g.requests);
+    out->I64(g.without_relevant);
+    for (size_t s = 0; s < series_.size(); ++s) {
+      const metrics::RunningStats& r = g.all[s];
+      out->I64(r.count());
+      out->Double(r.mean());
+      out->Double(r.m2());
+      out->Double(r.sum());
+      out->Double(r.sum_of_squares());
+      for (int64_t c : g.histograms[s]) out->Varint(static_cast<uint64_t>(c));
+    }
+    for (int64_t c : g.first_click.counts)
+      out->Varint(static_cast<uint64_t>(c));
+    out->I64(g.first_click.count);
+    out->Double(g.first_click.sum_seconds);
+    g.windows.Encode(out);
+  }
+}
+
+Status Aggregator::DecodeShard(int32_t shard, ByteReader* in,
+                               const CheckpointLimits& limits) {
+  StagedShard staged;
+  Status status = StageShard(shard, in, limits, &staged);
+  if (!status.ok()) {
+    DropShard(shard);
+    return status;
+  }
+  CommitShard(std::move(staged));
+  return Status::Ok();
+}
+
+uint64_t Aggregator::Dimension::capacity() const {
+  if (allow_list_) return values_.size() + 1;
+  return static_cast<uint64_t>(std::max(max_values_, 0)) + 1;
+}
+
+uint64_t Aggregator::MaxGroups() const {
+  uint64_t n = 1;
+  for (const Dimension& d : dimensions_) {
+    if (__builtin_mul_overflow(n, d.capacity(), &n)) return UINT64_MAX;
+  }
+  return n;
+}
+
+Status Aggregator::StageShard(int32_t shard, ByteReader* in,
+                              const CheckpointLimits& limits,
+                              StagedShard* staged) const {
+  if (shard < 0) return Status::InvalidArgument("negative shard");
+  if (in->Fixed32() != kShardMagic) in->Fail("not an aggregate record");
+  // Current series i takes the encoded series from[i] of the same name.
+  const uint64_t num_series = in->Count(1);
+  if (num_series > kMaxEncodedSeries) in->Fail("too many series");
+  std::vector<int> from(series_.size(), -1);
+  for (uint64_t i = 0; i < num_series && in->ok(); ++i) {
+    const std::string_view name = in->String();
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (series_[s].state_key == name) from[s] = static_cast<int>(i);
+    }
+  }
+  const uint64_t num_segments = in->Count(1);
+  bool same_labels = num_segments == segment_labels_.size();
+  for (uint64_t i = 0; i < num_segments && in->ok(); ++i) {
+    const std::string_view label = in->String();
+    if (same_labels && label != segment_labels_[i]) same_labels = false;
+  }
+  staged->shard = shard;
+  staged->newest_time_ms = in->I64();
+  limits.CheckTime(in, staged->newest_time_ms, "the shard's newest event time");
+  const uint64_t num_groups = in->Count(1);
+  if (in->ok() && num_groups > MaxGroups()) {
+    in->Fail(std::to_string(num_groups) + " groups, more than the " +
+             std::to_string(MaxGroups()) +
+             " aggregation.max_variants and max_segment_values allow");
+  }
+  std::vector<std::string_view> segments(in->ok() ? num_segments : 0);
+  for (uint64_t i = 0; i < num_groups && in->ok(); ++i) {
+    const std::string_view variant =
+        in->Text(limits.max_id_length, "a variant label");
+    for (std::string_view& v : segments) {
+      v = in->Text(limits.max_id_length, "a segment label");
+    }
+    GroupStats g = NewGroupStats(GroupStats{
+        std::string(variant), {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}});
+    g.requests = in->I64();
+    g.without_relevant = in->I64();
+    for (uint64_t s = 0; s < num_series; ++s) {
+      const int64_t count = in->I64();
+      const double mean = in->Double();
+      const double m2 = in->Double();
+      const double sum = in->Double();
+      const double squares = in->Double();
+      Histogram h{};
+      for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
+      CheckCount(in, count, "a series count");
+      for (int64_t c : h) CheckCount(in, c, "a histogram count");
+      for (size_t cur = 0; cur < series_.size(); ++cur) {
+        if (from[cur] != static_cast<int>(s)) continue;
+        g.all[cur] =
+            metrics::RunningStats::FromState(count, mean, m2, sum, squares);
+        g.histograms[cur] = h;
+      }
+    }
+    for (int64_t& c : g.first_click.counts) {
+      c = static_cast<int64_t>(in->Varint());
+    }
+    g.first_click.count = in->I64();
+    g.first_click.sum_seconds = in->Double();
+    for (int64_t c : g.first_click.counts) {
+      CheckCount(in, c, "a first-click count");
+    }
+    CheckCount(in, g.first_click.count, "a first-click count");
+    CheckCount(in, g.requests, "a request count");
+    CheckCount(in, g.without_relevant, "a request count");
+    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
+    if (!in->ok() || !same_labels) continue;  // Other labels: start afresh.
+    staged->groups.push_back(StagedShard::Group{
+        std::string(variant),
+        std::vector<std::string>(segments.begin(), segments.end()),
+        std::move(g)});
+  }
+  if (!in->ok()) {
+    *staged = StagedShard();
+    return Status::InvalidArgument("aggregates of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  return Status::Ok();
+}
+
+void Aggregator::CommitShard(StagedShard staged) {
+  const int32_t shard = staged.shard;
+  if (shard < 0) return;
+  auto restored = std::make_unique<Shard>();
+  restored->newest_time_ms = staged.newest_time_ms;
+  std::vector<std::string_view> segments;
+  for (StagedShard::Group& sg : staged.groups) {
+    segments.assign(sg.segment_values.begin(), sg.segment_values.end());
+    const uint32_t id = ResolveGroup(sg.variant, segments);
+    std::deque<GroupStats>& groups = restored->groups;
+    while (groups.size() <= id) {
+      groups.push_back(NewGroupStats(groups_[groups.size()]));
+    }
+    // Merged, not assigned: two encoded groups can resolve to one ("other"
+    // under a lower bound).
+    MergeGroup(sg.stats, &groups[id]);
+  }
+  shards_.resize(std::max(shards_.size(), static_cast<size_t>(shard) + 1));
+  newest_time_ms_ = std::max(newest_time_ms_, restored->newest_time_ms);
+  shards_[static_cast<size_t>(shard)] = std::move(restored);
+  merged_stale_ = true;
+}
+
+void Aggregator::Reconfigure(const config::AggregationConfig& config,
+                             std::vector<SeriesSpec> series,
+                             std::span<const int> from) {
+  series_ = std::move(series);
+  bucket_ms_ = std::max<int64_t>(1, config.bucket.count());
+  span_ms_ = bucket_ms_;
+  windows_ms_.clear();
+  for (Duration w : config.windows) {
+    windows_ms_.push_back(w.count());
+    span_ms_ = std::max<int64_t>(span_ms_, w.count());
+  }
+  dimensions_[0].set_max_values(config.max_variants);
+  for (size_t d = 1; d < dimensions_.size(); ++d) {
+    dimensions_[d].set_max_values(config.max_segment_values);
+  }
+  auto remap = [&](GroupStats& g) {
+    std::vector<metrics::RunningStats> all(series_.size());
+    std::vector<Histogram> histograms(series_.size(), Histogram{});
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (from[s] < 0) continue;
+      all[s] = g.all[static_cast<size_t>(from[s])];
+      histograms[s] = g.histograms[static_cast<size_t>(from[s])];
+    }
+    g.all = std::move(all);
+    g.histograms = std::move(histograms);
+    g.windows = g.windows.Remapped(bucket_ms_, span_ms_, from);
+  };
+  for (GroupStats& g : groups_) remap(g);
+  for (GroupFlow& f : flow_) {
+    std::vector<GroupFlow::Sums> all(series_.size());
+    std::vector<Histogram> histograms(series_.size(), Histogram{});
+    for (size_t s = 0; s < series_.size(); ++s) {
+      if (from[s] < 0) continue;
+      all[s] = f.all[static_cast<size_t>(from[s])];
+      histograms[s] = f.histograms[static_cast<size_t>(from[s])];
+    }
+    f.all = std::move(all);
+    f.histograms = std::move(histograms);
+  }
+  for (std::unique_ptr<Shard>& shard : shards_) {
+    if (!shard) continue;
+    for (GroupStats& g : shard->groups) remap(g);
+  }
+}
+
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms) {
+  std::vector<std::string> labels;
+  labels.reserve(windows_ms.size());
+  for (int64_t ms : windows_ms) labels.push_back(FormatDuration(Duration(ms)));
+  return labels;
+}
+
+WindowTotals TotalsOf(const GroupStats& g, size_t series, int window,
+                      std::span<const int64_t> windows_ms, int64_t now_ms) {
+  if (window < 0) {
+    const metrics::RunningStats& r = g.all[series];
+    return {r.count(), r.sum(), r.sum_of_squares()};
+  }
+  return g.windows.Sum(series, now_ms, windows_ms[static_cast<size_t>(window)]);
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,380 @@
+// Aggregator: running means of every configured series (a measure at a
+// cutoff, or uncut) per group of labels (variant and configured segments),
+// over the whole run and over sliding event-time windows, without keeping
+// per-request values.
+//
+// For each group and series it keeps a RunningStats (count, mean, variance,
+// sum, sum of squares; mergeable), a histogram over [0, 1] in tenths (what
+// Prometheus histograms need), and a ring of time buckets holding sums and
+// sums of squares, from which any configured window is summed exactly to the
+// bucket granularity. Values outside [0, 1] (clicks_k, first_click_rank)
+// land in the histogram's +Inf bucket. Label cardinality is bounded: values
+// beyond the allow-list or the configured maximum fold into "other" and are
+// counted.
+//
+// State is kept per shard (an input partition: what moves between replicas
+// in a rebalance) and merged: every figure read through group() is the sum
+// of the shards' states, so a shard can be encoded into a checkpoint,
+// dropped when its partition leaves, and restored where it arrives
+// (EncodeShard, DropShard, DecodeShard). Folding a value in updates its
+// shard only; the merged view is rebuilt from the shards when it is read
+// after a change (at most once per look or scrape, not per request: the
+// hot path writes one copy), so it holds what the shards hold, nothing
+// more, also after one is dropped.
+//
+// Owned and driven by one thread (the pipeline); readers must synchronize
+// externally (the daemon snapshots under a mutex).
+#ifndef RANKWATCH_DAEMON_STREAM_AGGREGATION_AGGREGATOR_H_
+#define RANKWATCH_DAEMON_STREAM_AGGREGATION_AGGREGATOR_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/byte_codec.h"
+#include "base/status.h"
+#include "base/string_index.h"
+#include "config/config.h"
+#include "daemon/stream/decode/checkpoint_limits.h"
+#include "metrics/measures.h"
+#include "metrics/running_stats.h"
+
+namespace rankwatch::stream {
+
+// One aggregated series: a measure at a cutoff, or without one.
+struct SeriesSpec {
+  // A measure's series; unused (kNdcg) for a field's (field >= 0).
+  metrics::Measure measure;
+  int cutoff_index;       // Into the evaluator's cutoffs; -1 for uncut.
+  int32_t cutoff;         // The cutoff k, or 0 when uncut.
+  std::string trec_name;  // P_5, map, ndcg_cut_10, recip_rank, judged_10...
+  std::string k_label;    // "5", or "all" when uncut.
+  // What the series' values mean, as checkpoints name it: trec_name, plus
+  // whatever else changes the values (the pipeline appends the metric
+  // definitions). A checkpoint's series restores into the series with the
+  // same key only.
+  std::string state_key;
+  // The `measure` label of every output: "ndcg", or a field's name.
+  std::string name = {};
+  // A field of results events (schema.fields): its index there; its values
+  // are the events' (FinalizedRequest::fields), not the evaluator's.
+  int32_t field = -1;
+  // Which way is better: the measure's (metrics::HigherIsBetter) or the
+  // field's `better`.
+  bool higher_is_better = true;
+  // A field's tau of the always-valid tests (its `mixture_sd`, in its own
+  // units); 0: statistics.mixture_sd, in units of the measure.
+  double mixture_sd = 0;
+  // A quality measure (metrics::IsQualityMeasure): has a verdict and is in
+  // the Benjamini-Hochberg family. Never a field.
+  bool quality = false;
+};
+
+// The series of `measures` at `cutoffs` (sorted), in measure order, each
+// measure's cut series in ascending k, then its uncut series; then one
+// uncut series per field of `fields` (schema.fields), in their order.
+std::vector<SeriesSpec> BuildSeries(
+    const std::vector<metrics::Measure>& measures,
+    const std::vector<int32_t>& cutoffs,
+    const std::vector<config::ResultFieldConfig>& fields = {});
+
+// The configuration's name of a series (primary, guardrails).
+config::SeriesRef RefOf(const SeriesSpec& s);
+
+// Upper bounds of the histogram buckets (Prometheus `le`), +Inf implied.
+inline constexpr std::array<double, 10> kHistogramBounds = {
+    0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+using Histogram = std::array<int64_t, kHistogramBounds.size() + 1>;
+
+// Upper bounds (seconds) of the time-to-first-click histogram, +Inf
+// implied: from a click on an instant answer to one after a long read.
+inline constexpr std::array<double, 11> kFirstClickBounds = {
+    0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800};
+
+// The event-time delays from results events to their first click.
+struct FirstClickHistogram {
+  std::array<int64_t, kFirstClickBounds.size() + 1> counts{};
+  int64_t count = 0;
+  double sum_seconds = 0;
+  void Add(int64_t delay_ms);
+  void Merge(const FirstClickHistogram& other);
+};
+
+// Totals of one series over a window.
+struct WindowTotals {
+  int64_t count = 0;
+  double sum = 0;
+  double sum_of_squares = 0;
+  double mean() const;
+  // Unbiased sample variance from the sums. Measures are bounded (in
+  // [0, 1], or small counts and ranks): no cancellation worth a Welford
+  // merge. A field of results events is not: its relative error is about
+  // 1e-16 x (mean / sd)^2, negligible below mean / sd = 1e5 (a latency of
+  // 80 ms with sd 20 is 4; docs/statistics.md).
+  double variance() const;
+};
+
+// Sliding-window sums in a ring of fixed-width event-time buckets.
+class WindowRing {
+ public:
+  WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series);
+
+  // Adds one request's values at event time `time_ms`. Values older than
+  // the ring's span relative to the newest bucket are not kept, nor are
+  // undefined (NaN) values: each series counts its own defined values.
+  void Add(int64_t time_ms, std::span<const double> values);
+  // Totals of `series` over the buckets in (now - window, now], whole
+  // buckets: the window ends with the bucket holding `now_ms`.
+  WindowTotals Sum(size_t series, int64_t now_ms, int64_t window_ms) const;
+  // Per-bucket totals of `series` for the history charts of the status
+  // page: out->size() buckets ending with the one holding `now_ms`, oldest
+  // first; a bucket the ring does not hold (never filled, or older than its
+  // span) reads as empty. Reads the ring as Sum() does; keeps nothing.
+  void BucketTotals(size_t series, int64_t now_ms,
+                    std::span<WindowTotals> out) const;
+  int64_t bucket_ms() const { return bucket_ms_; }
+  // Buckets the ring holds: the longest window's, plus the one in progress.
+  size_t num_buckets() const { return num_slots_; }
+  // A ring of `span_ms` and `from.size()` series (a configuration reload):
+  // series i takes this ring's series from[i] (-1: starts empty), bucket
+  // by bucket, as far back as the new span reaches. With another bucket
+  // width the buckets cannot be re-cut exactly: the new ring starts empty.
+  WindowRing Remapped(int64_t bucket_ms, int64_t span_ms,
+                      std::span<const int> from) const;
+  // Adds `other`'s buckets (same bucket width and series) into this ring,
+  // as if its values had been added here; buckets older than this ring's
+  // span (after the merge) are not kept, as in Add().
+  void MergeFrom(const WindowRing& other);
+  // Whether every bucket's sums are those of its count of values in
+  // [lo, hi] (0 <= lo): a restored ring of outcomes (0 or 1) must hold
+  // counts, which its reader converts to integers.
+  bool ValuesWithin(double lo, double hi) const;
+  // The held buckets and their sums, for a checkpoint.
+  void Encode(ByteWriter* out) const;
+  // A ring of `bucket_ms`, `span_ms` and `from.size()` series from an
+  // encoded one: series i takes the encoded series from[i] (-1: empty). An
+  // encoding of another bucket width restores empty (the buckets cannot be
+  // re-cut), as Remapped() does. Bucket indices outside `limits`' event
+  // times, and negative counts, fail `in`.
+  static WindowRing Decode(ByteReader* in, int64_t bucket_ms, int64_t span_ms,
+                           std::span<const int> from,
+                           const CheckpointLimits& limits = {});
+
+ private:
+  size_t Slot(int64_t bucket) const;
+  // The oldest bucket the span keeps behind newest_bucket_ (saturating: a
+  // restored newest bucket near INT64_MIN must not overflow).
+  int64_t OldestKept() const;
+
+  int64_t bucket_ms_;
+  size_t num_slots_;
+  size_t num_series_;
+  int64_t newest_bucket_ = INT64_MIN;
+  std::vector<int64_t> slot_bucket_;  // Bucket index a slot holds; -1 none.
+  std::vector<int64_t> slot_counts_;  // [slot][series]: defined values.
+  std::vector<double> slot_sums_;     // [slot][series][sum, sum of squares].
+};
+
+// The `window` label of each window in `windows_ms` ("5m", "1h30m"),
+// written as the configuration writes durations (FormatDuration): one
+// definition for /metrics, the summary and replay.
+std::vector<std::string> WindowLabels(std::span<const int64_t> windows_ms);
+
+// The state of one group of labels.
+struct GroupStats {
+  std::string variant;
+  std::vector<std::string> segment_values;  // Parallel to config segments.
+  int64_t requests = 0;  // Finalized, including those left out by policy.
+  int64_t without_relevant = 0;            // Finalized with R = 0.
+  std::vector<metrics::RunningStats> all;  // Per series, whole run.
+  std::vector<Histogram> histograms;       // Per series.
+  WindowRing windows;
+  FirstClickHistogram first_click;  // Impression mode: clicked requests.
+};
+
+// The totals of series `series` of `g`: since start (its RunningStats)
+// when `window` < 0, else over windows_ms[window] ending at `now_ms`.
+WindowTotals TotalsOf(const GroupStats& g, size_t series, int window,
+                      std::span<const int64_t> windows_ms, int64_t now_ms);
+
+// What one process has folded into a group since it started (not what
+// it restored, and kept when a shard is dropped): the source of the
+// exported counters, which must never go backwards whatever partitions
+// come and go (docs/metrics-reference.md).
+struct GroupFlow {
+  // Per series: what the counters need, plain sums (no Welford update on
+  // the hot path).
+  struct Sums {
+    int64_t count = 0;
+    double sum = 0;
+    double sum_of_squares = 0;
+  };
+  int64_t requests = 0;
+  std::vector<Sums> all;              // Per series.
+  std::vector<Histogram> histograms;  // Per series.
+  FirstClickHistogram first_click;
+};
+
+class Aggregator {
+ public:
+  static constexpr std::string_view kOther = "other";
+  static constexpr std::string_view kUnknown = "unknown";  // Absent segment.
+
+  Aggregator(const config::AggregationConfig& config,
+             std::vector<SeriesSpec> series);
+  // Its indexes hold views into its own storage: not copyable or movable.
+  Aggregator(const Aggregator&) = delete;
+  Aggregator& operator=(const Aggregator&) = delete;
+
+  // The group of a served list's labels, created on first use. Values
+  // outside the allow-list, or past the cardinality limit, become "other".
+  uint32_t ResolveGroup(std::string_view variant,
+                        std::span<const std::string_view> segment_values);
+
+  // Counts a finalized request of `group`; when `values` is non-empty (one
+  // per series) they are folded in at event time `time_ms`. A NaN value
+  // (a measure undefined for the request, such as first_click_rank without
+  // a click) is left out of its series: count, mean, histogram and windows.
+  // `shard` is the input partition the request came from (0 when there is
+  // one, as in replay): small non-negative numbers.
+  void Add(uint32_t group, int64_t time_ms, std::span<const double> values,
+           bool without_relevant, int32_t shard = 0);
+  // Records the delay from a finalized request of `group` to its first
+  // click (FinalizedRequest::first_click_delay_ms >= 0).
+  void AddFirstClick(uint32_t group, int64_t delay_ms, int32_t shard = 0);
+
+  // The state of `shard` (every group it has touched), for a checkpoint.
+  // Series are written by name and windows with their bucket width, so a
+  // checkpoint of another configuration restores what still applies.
+  void EncodeShard(int32_t shard, ByteWriter* out) const;
+  // Restores `shard` from EncodeShard()'s output, replacing what it held:
+  // series by name (a series the checkpoint lacks starts empty, one no
+  // longer configured is dropped), windows when the bucket width is
+  // unchanged. Label values resolve as new events' do (bounded). On error
+  // (a corrupt record, or one beyond `limits`) the shard is left empty.
+  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
+                                   const CheckpointLimits& limits = {});
+  // DecodeShard in two steps, so that a record a later section refuses
+  // creates nothing: StageShard reads the shard into `staged` and changes
+  // nothing here (labels are checked: valid UTF-8, within max_id_length,
+  // no more groups than the label bounds allow); CommitShard resolves its
+  // groups (creating those new here) and installs it.
+  struct StagedShard {
+    struct Group {
+      std::string variant;
+      std::vector<std::string> segment_values;
+      GroupStats stats;
+    };
+    int32_t shard = -1;
+    int64_t newest_time_ms = INT64_MIN;
+    std::vector<Group> groups;
+  };
+  [[nodiscard]] Status StageShard(int32_t shard, ByteReader* in,
+                                  const CheckpointLimits& limits,
+                                  StagedShard* staged) const;
+  void CommitShard(StagedShard staged);
+  // Forgets `shard` (its partition moved to another replica): the merged
+  // figures then hold the other shards' state only.
+  void DropShard(int32_t shard);
+  // Whether `shard` holds state.
+  bool HasShard(int32_t shard) const;
+
+  const std::vector<SeriesSpec>& series() const { return series_; }
+  size_t num_groups() const { return groups_.size(); }
+  // Group i's labels, without the merged figures (no rebuild).
+  const std::string& variant(size_t i) const { return groups_[i].variant; }
+  const std::vector<std::string>& segment_values(size_t i) const {
+    return groups_[i].segment_values;
+  }
+  // The merged state of group i (rebuilt here when stale: callers hold the
+  // owner's lock, as for every read).
+  const GroupStats& group(size_t i) const {
+    if (merged_stale_) RebuildMerged();
+    return groups_[i];
+  }
+  // What this process folded into group i (see GroupFlow).
+  const GroupFlow& flow(size_t i) const { return flow_[i]; }
+  // The configured windows, in milliseconds.
+  const std::vector<int64_t>& windows_ms() const { return windows_ms_; }
+  // Width of the windows' time buckets (aggregation.bucket), milliseconds.
+  int64_t bucket_ms() const { return bucket_ms_; }
+  // Newest event time folded in (the "now" of the windows), or INT64_MIN.
+  int64_t newest_time_ms() const { return newest_time_ms_; }
+  // Label values folded into "other": index 0 is the variant, then one per
+  // segment label.
+  const std::vector<int64_t>& overflowed() const { return overflowed_; }
+
+  // A configuration reload. Every group is kept with its request counts
+  // and first-click histogram; series i of `series` takes the running
+  // stats, histogram and window buckets of the old series from[i] (-1:
+  // starts empty); windows and bucket width follow `config` (see
+  // WindowRing::Remapped). The new max_variants and max_segment_values
+  // bound values seen from now on. Labels (segments, allow-lists) must be
+  // unchanged: the caller refuses such a reload.
+  void Reconfigure(const config::AggregationConfig& config,
+                   std::vector<SeriesSpec> series, std::span<const int> from);
+
+ private:
+  // Interns the values of one label dimension under its bounds.
+  class Dimension {
+   public:
+    Dimension(std::vector<std::string> allowed, int32_t max_values);
+    // index_ holds views into values_: a copy would point into the original.
+    Dimension(const Dimension&) = delete;
+    Dimension& operator=(const Dimension&) = delete;
+    // Returns the value's index; sets *overflow when folded into "other".
+    uint32_t Resolve(std::string_view value, bool* overflow);
+    const std::string& value(uint32_t i) const { return values_[i]; }
+    // How many values it can ever hold, "other" included.
+    uint64_t capacity() const;
+    void set_max_values(int32_t max_values) { max_values_ = max_values; }
+
+   private:
+    bool allow_list_;
+    int32_t max_values_;
+    std::deque<std::string> values_;  // Stable storage for index keys.
+    StringIndex index_;
+    uint32_t other_ = UINT32_MAX;
+  };
+
+  // One shard's groups, indexed by group id (a group it never touched has
+  // a default entry: requests 0), and its newest event time folded in.
+  struct Shard {
+    std::deque<GroupStats> groups;
+    int64_t newest_time_ms = INT64_MIN;
+  };
+
+  GroupStats NewGroupStats(const GroupStats& labels) const;
+  // The most groups the label bounds allow (saturating).
+  uint64_t MaxGroups() const;
+  // `shard`'s entry of `group`, created (with the shard) on first use.
+  GroupStats& ShardGroup(int32_t shard, uint32_t group);
+  // The merged view from the shards.
+  void RebuildMerged() const;
+
+  std::vector<SeriesSpec> series_;
+  int64_t bucket_ms_;
+  int64_t span_ms_;
+  std::vector<int64_t> windows_ms_;
+  std::deque<Dimension> dimensions_;         // Variant, then segments; stable.
+  std::vector<std::string> segment_labels_;  // aggregation.segments.
+  std::vector<int64_t> overflowed_;
+  // Merged over the shards (and the group labels); rebuilt when stale.
+  mutable std::deque<GroupStats> groups_;
+  mutable bool merged_stale_ = false;
+  std::deque<GroupFlow> flow_;                  // Parallel to groups_.
+  std::vector<std::unique_ptr<Shard>> shards_;  // Indexed by shard.
+  std::deque<std::string> group_keys_;          // Packed dimension indices.
+  StringIndex group_index_;
+  std::string key_scratch_;
+  int64_t newest_time_ms_ = INT64_MIN;
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_AGGREGATION_AGGREGATOR_H_

@@ -1,0 +1,71 @@
+// Helpers shared by the files of EventDecoder (event_decoder.cc: set-up,
+// the top level, ids and timestamps; event_decoder_lists.cc: the results,
+// team, segment and judgment readers): rejections built only on the error
+// path, and simdjson's on-demand aliases. Internal to rankwatch::stream.
+#ifndef RANKWATCH_DAEMON_STREAM_DECODE_EVENT_DECODER_INTERNAL_H_
+#define RANKWATCH_DAEMON_STREAM_DECODE_EVENT_DECODER_INTERNAL_H_
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "daemon/stream/decode/event_decoder.h"
+#include "daemon/stream/decode/json_scalar.h"
+
+// Returns the DecodeStatus of `expr` if it is a rejection.
+#define RW_RETURN_IF_REJECTED(expr)          \
+  do {                                       \
+    DecodeStatus rw_status_ = expr;          \
+    if (!rw_status_.ok()) return rw_status_; \
+  } while (false)
+
+namespace rankwatch::stream::decoder_internal {
+
+using json_type = simdjson::ondemand::json_type;
+
+inline DecodeStatus Reject(RejectReason reason, std::string detail) {
+  return DecodeStatus::Reject(reason, std::move(detail));
+}
+
+inline DecodeStatus Malformed(simdjson::error_code error) {
+  return Reject(RejectReason::kMalformedJson, simdjson::error_message(error));
+}
+
+// Rejects `value` for its type with `reason`, unless it is broken JSON.
+inline DecodeStatus RejectType(simdjson::ondemand::value& value, json_type type,
+                               RejectReason reason, std::string detail) {
+  if (simdjson::error_code e = CheckScalar(value, type)) return Malformed(e);
+  return Reject(reason, std::move(detail));
+}
+
+// The rejection for a reading rule's failed `result`: malformed_json for
+// broken JSON, else `reason` with the detail that `detail()` formats (only
+// here: the hot path builds no strings).
+template <typename Detail>
+DecodeStatus ScalarRejection(const ScalarResult& result, RejectReason reason,
+                             const Detail& detail) {
+  if (result.outcome == ScalarOutcome::kMalformed) {
+    return Malformed(result.error);
+  }
+  return Reject(reason, detail());
+}
+
+inline simdjson::error_code TypeOf(simdjson::ondemand::value& value,
+                                   json_type* type) {
+  return value.type().get(*type);
+}
+
+// ---- Reject details -------------------------------------------------------
+
+inline std::string Quoted(std::string_view s) {
+  std::string out = "'";
+  out.append(s);
+  out += '\'';
+  return out;
+}
+
+}  // namespace rankwatch::stream::decoder_internal
+
+#endif  // RANKWATCH_DAEMON_STREAM_DECODE_EVENT_DECODER_INTERNAL_H_

@@ -1,0 +1,453 @@
+// EventDecoder's readers of lists and nested objects: the results array
+// (ids or objects with teams and scores), segments, and judgment batches
+// with their judges.
+// The set-up, the top level, ids and timestamps are in event_decoder.cc.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/strings.h"
+#include "daemon/stream/decode/event_decoder.h"
+#include "daemon/stream/decode/event_decoder_internal.h"
+
+namespace rankwatch::stream {
+
+namespace ondemand = simdjson::ondemand;
+using decoder_internal::Malformed;
+using decoder_internal::Quoted;
+using decoder_internal::Reject;
+using decoder_internal::RejectType;
+using decoder_internal::ScalarRejection;
+using decoder_internal::TypeOf;
+using ondemand::json_type;
+
+// ---- Results --------------------------------------------------------------
+
+DecodeStatus EventDecoder::ReadResults(
+    ondemand::value& value, std::vector<std::string_view>* doc_ids,
+    std::vector<std::string_view>* team_values) {
+  doc_ids->clear();
+  seen_docs_.Clear();
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type != json_type::array) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Quoted(schema_.results) + " is not an array");
+  }
+  ondemand::array array;
+  if (simdjson::error_code e = value.get_array().get(array)) {
+    return Malformed(e);
+  }
+  const size_t max_results =
+      static_cast<size_t>(std::max<int32_t>(limits_.max_results, 0));
+  int64_t index = 0;
+  for (auto result : array) {
+    ondemand::value entry;
+    if (simdjson::error_code e = std::move(result).get(entry)) {
+      return Malformed(e);
+    }
+    if (doc_ids->size() == max_results) {
+      return Reject(RejectReason::kTooManyResults,
+                    Quoted(schema_.results) + " has more than " +
+                        std::to_string(max_results) + " entries");
+    }
+    std::string_view doc_id;
+    std::string_view team;
+    RW_RETURN_IF_REJECTED(ReadResultEntry(entry, index, &doc_id, &team));
+    if (const uint32_t* first =
+            seen_docs_.Insert(doc_id, static_cast<uint32_t>(index))) {
+      return Reject(RejectReason::kDuplicateDoc,
+                    Describe(FieldPath{schema_.results, index, {}}) +
+                        " repeats doc " + Quoted(doc_id) + " of " +
+                        Describe(FieldPath{schema_.results, *first, {}}));
+    }
+    doc_ids->push_back(doc_id);
+    team_values->push_back(team);
+    ++index;
+  }
+  if (doc_ids->empty()) {
+    return Reject(RejectReason::kEmptyResults,
+                  Quoted(schema_.results) + " is empty");
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ReadTeamArray(ondemand::value& value) {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type == json_type::null) return DecodeStatus::Ok();  // Absent.
+  if (type != json_type::array) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Quoted(schema_.teams) + " is not an array");
+  }
+  ondemand::array array;
+  if (simdjson::error_code e = value.get_array().get(array)) {
+    return Malformed(e);
+  }
+  // No valid list is longer: what is beyond is counted, not kept.
+  const size_t max_results =
+      static_cast<size_t>(std::max<int32_t>(limits_.max_results, 0));
+  for (auto result : array) {
+    ondemand::value entry;
+    if (simdjson::error_code e = std::move(result).get(entry)) {
+      return Malformed(e);
+    }
+    std::string_view team;
+    RW_RETURN_IF_REJECTED(ReadId(
+        entry, {schema_.teams, static_cast<int64_t>(team_array_entries_), {}},
+        &team));
+    if (team_array_.size() < max_results) team_array_.push_back(team);
+    ++team_array_entries_;
+  }
+  team_array_present_ = true;
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ReadResultEntry(ondemand::value& value,
+                                           int64_t index,
+                                           std::string_view* doc_id,
+                                           std::string_view* team) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type == json_type::object) {
+    return ReadResultObject(value, index, doc_id, team);
+  }
+  const FieldPath path{schema_.results, index, {}};
+  const ScalarResult read = ReadIdText(value, type, doc_id);
+  if (!read.ok()) {
+    return ScalarRejection(read, RejectReason::kWrongType, [&] {
+      return Describe(path) + " is not an object, a string or an integer";
+    });
+  }
+  return CheckIdLength(*doc_id, path);
+}
+
+DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
+                                            int64_t index,
+                                            std::string_view* doc_id,
+                                            std::string_view* team) const {
+  ondemand::object object;
+  if (simdjson::error_code e = value.get_object().get(object)) {
+    return Malformed(e);
+  }
+  bool has_doc_id = false;
+  bool has_score = false;
+  bool has_team = false;
+  // Sets *seen, or rejects a key seen before in this entry.
+  const auto first = [&](bool* seen, std::string_view key) {
+    if (*seen) return DuplicateKey({schema_.results, index, key});
+    *seen = true;
+    return DecodeStatus::Ok();
+  };
+  for (auto result : object) {
+    ondemand::field field;
+    std::string_view key;
+    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
+      return Malformed(e);
+    }
+    if (key == schema_.doc_id) {
+      RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
+      RW_RETURN_IF_REJECTED(ReadId(
+          field.value(), {schema_.results, index, schema_.doc_id}, doc_id));
+    } else if (key == schema_.score) {
+      RW_RETURN_IF_REJECTED(first(&has_score, key));
+      RW_RETURN_IF_REJECTED(
+          ReadScore(field.value(), {schema_.results, index, schema_.score}));
+    } else if (key == schema_.team) {
+      RW_RETURN_IF_REJECTED(first(&has_team, key));
+      RW_RETURN_IF_REJECTED(
+          ReadId(field.value(), {schema_.results, index, schema_.team}, team));
+    }
+  }
+  if (!has_doc_id) {
+    return MissingField(FieldPath{schema_.results, index, schema_.doc_id});
+  }
+  return DecodeStatus::Ok();
+}
+
+// Scores are informational: checked, not kept.
+DecodeStatus EventDecoder::ReadScore(ondemand::value& value,
+                                     const FieldPath& path) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  const ScalarResult read = CheckFiniteNumber(value, type);
+  if (read.ok()) return DecodeStatus::Ok();
+  return ScalarRejection(read, RejectReason::kNonFiniteScore, [&] {
+    return Describe(path) + " is not a finite number";
+  });
+}
+
+DecodeStatus EventDecoder::ReadSegments(ondemand::value& value,
+                                        std::vector<std::string_view>* values) {
+  std::fill(values->begin(), values->end(), std::string_view());
+  std::fill(seen_labels_.begin(), seen_labels_.end(), 0);
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type != json_type::object) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Quoted(schema_.segments) + " is not an object");
+  }
+  ondemand::object object;
+  if (simdjson::error_code e = value.get_object().get(object)) {
+    return Malformed(e);
+  }
+  for (auto result : object) {
+    ondemand::field field;
+    std::string_view key;
+    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
+      return Malformed(e);
+    }
+    RW_RETURN_IF_REJECTED(
+        ReadSegmentLabel(field.value(), key, schema_.segments, values));
+  }
+  return DecodeStatus::Ok();
+}
+
+// Reads the field `key` of the segments object (`parent`) when it is a
+// configured label; skips it otherwise.
+DecodeStatus EventDecoder::ReadSegmentLabel(
+    ondemand::value& value, std::string_view key, std::string_view parent,
+    std::vector<std::string_view>* values) {
+  const auto label =
+      std::find(segment_labels_.begin(), segment_labels_.end(), key);
+  if (label == segment_labels_.end()) return DecodeStatus::Ok();
+  const size_t i = static_cast<size_t>(label - segment_labels_.begin());
+  if (seen_labels_[i] != 0) return DuplicateKey({parent, -1, key});
+  seen_labels_[i] = 1;
+  return ReadSegmentValue(value, {parent, -1, key}, &(*values)[i]);
+}
+
+DecodeStatus EventDecoder::ReadSegmentValue(ondemand::value& value,
+                                            const FieldPath& path,
+                                            std::string_view* out) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  const ScalarResult read = ReadScalarText(value, type, out);
+  if (!read.ok()) {
+    return ScalarRejection(read, RejectReason::kWrongType, [&] {
+      return Describe(path) + " is not a string, a number or a boolean";
+    });
+  }
+  // Unlike ids, an empty value is allowed: it means "not carried".
+  if (out->empty()) return DecodeStatus::Ok();
+  return CheckIdLength(*out, path);
+}
+
+// ---- Judgments ------------------------------------------------------------
+
+DecodeStatus EventDecoder::ReadJudgmentBatch(
+    ondemand::value& value, std::vector<Judgment>* judgments) const {
+  judgments->clear();
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type != json_type::array) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Quoted(schema_.judgments) + " is not an array");
+  }
+  ondemand::array array;
+  if (simdjson::error_code e = value.get_array().get(array)) {
+    return Malformed(e);
+  }
+  const size_t max_judgments =
+      static_cast<size_t>(std::max<int32_t>(limits_.max_judgments, 0));
+  int64_t index = 0;
+  for (auto result : array) {
+    ondemand::value entry;
+    if (simdjson::error_code e = std::move(result).get(entry)) {
+      return Malformed(e);
+    }
+    if (judgments->size() == max_judgments) {
+      return Reject(RejectReason::kTooManyJudgments,
+                    Quoted(schema_.judgments) + " has more than " +
+                        std::to_string(max_judgments) + " entries");
+    }
+    Judgment judgment;
+    RW_RETURN_IF_REJECTED(ReadJudgmentEntry(entry, index, &judgment));
+    judgments->push_back(judgment);
+    ++index;
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
+                                             int64_t index,
+                                             Judgment* judgment) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type != json_type::object) {
+    return RejectType(value, type, RejectReason::kWrongType,
+                      Describe(FieldPath{schema_.judgments, index, {}}) +
+                          " is not an object");
+  }
+  ondemand::object object;
+  if (simdjson::error_code e = value.get_object().get(object)) {
+    return Malformed(e);
+  }
+  bool has_doc_id = false;
+  bool has_relevance = false;
+  bool has_kind = false;
+  bool has_judge = false;
+  // Sets *seen, or rejects a key seen before in this entry.
+  const auto first = [&](bool* seen, std::string_view key) {
+    if (*seen) return DuplicateKey({schema_.judgments, index, key});
+    *seen = true;
+    return DecodeStatus::Ok();
+  };
+  for (auto result : object) {
+    ondemand::field field;
+    std::string_view key;
+    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
+      return Malformed(e);
+    }
+    if (key == schema_.doc_id) {
+      RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
+      RW_RETURN_IF_REJECTED(ReadId(field.value(),
+                                   {schema_.judgments, index, schema_.doc_id},
+                                   &judgment->doc_id));
+    } else if (key == schema_.relevance && schema_.actions.empty()) {
+      RW_RETURN_IF_REJECTED(first(&has_relevance, key));
+      RW_RETURN_IF_REJECTED(ReadRelevance(
+          field.value(), {schema_.judgments, index, schema_.relevance},
+          &judgment->grade));
+    } else if (key == schema_.kind) {
+      RW_RETURN_IF_REJECTED(first(&has_kind, key));
+      RW_RETURN_IF_REJECTED(ReadId(field.value(),
+                                   {schema_.judgments, index, schema_.kind},
+                                   &judgment->kind));
+    } else if (key == schema_.judge && !key.empty()) {
+      RW_RETURN_IF_REJECTED(first(&has_judge, key));
+      RW_RETURN_IF_REJECTED(ReadId(field.value(),
+                                   {schema_.judgments, index, schema_.judge},
+                                   &judgment->judge_name));
+    }
+  }
+  if (!has_doc_id) {
+    return MissingField(FieldPath{schema_.judgments, index, schema_.doc_id});
+  }
+  if (!has_relevance && schema_.actions.empty()) {
+    return DefaultRelevance({schema_.judgments, index, schema_.relevance},
+                            &judgment->grade);
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ResolveJudges(
+    std::string_view event_judge, bool batch,
+    std::vector<Judgment>* judgments) const {
+  const std::vector<std::string>& names = rules_.judges.names;
+  for (size_t i = 0; i < judgments->size(); ++i) {
+    Judgment& j = (*judgments)[i];
+    if (j.judge_name.empty()) j.judge_name = event_judge;
+    if (j.judge_name.empty()) j.judge_name = rules_.judges.default_judge;
+    const FieldPath path =
+        batch ? FieldPath{schema_.judgments, static_cast<int64_t>(i),
+                          schema_.judge}
+              : FieldPath{{}, -1, schema_.judge};
+    if (j.judge_name.empty()) return MissingField(path);
+    const auto known = std::find(names.begin(), names.end(), j.judge_name);
+    if (known == names.end()) {
+      std::string list;
+      for (const std::string& n : names) {
+        list += list.empty() ? "" : ", ";
+        list += Printable(n);
+      }
+      return Reject(RejectReason::kUnknownJudge,
+                    Describe(path) + " '" + Printable(j.judge_name) +
+                        "' is not one of judges.names (" + list + ")");
+    }
+    j.judge = static_cast<int32_t>(known - names.begin());
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::ReadRelevance(
+    ondemand::value& value, const FieldPath& path,
+    std::optional<metrics::Grade>* grade) const {
+  static_assert(std::is_same_v<metrics::Grade, int32_t>,
+                "ReadNullableInt32 reads grades");
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  const ScalarResult read = ReadNullableInt32(value, type, grade);
+  switch (read.outcome) {
+    case ScalarOutcome::kOk:
+      return DecodeStatus::Ok();  // A number, or null: a deletion.
+    case ScalarOutcome::kMalformed:
+      return Malformed(read.error);
+    case ScalarOutcome::kOutOfRange:
+      return Reject(RejectReason::kNonIntegerRelevance,
+                    Describe(path) + " is out of the 32-bit integer range");
+    case ScalarOutcome::kRejected:
+      break;
+  }
+  return Reject(RejectReason::kNonIntegerRelevance,
+                Describe(path) + " is not an integer");
+}
+
+// The rank that schema.position claims: an integer from
+// schema.position_base (rank 1) up; null claims none.
+DecodeStatus EventDecoder::ReadPosition(ondemand::value& value,
+                                        int32_t* rank) const {
+  const FieldPath path{{}, -1, schema_.position};
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  std::optional<int32_t> position;
+  const ScalarResult read = ReadNullableInt32(value, type, &position);
+  if (read.outcome == ScalarOutcome::kMalformed) return Malformed(read.error);
+  if (!read.ok()) {
+    return Reject(RejectReason::kWrongType,
+                  Describe(path) + " is not an integer");
+  }
+  if (!position) {
+    *rank = 0;
+    return DecodeStatus::Ok();
+  }
+  const int64_t r = int64_t{*position} - schema_.position_base + 1;
+  if (r < 1 || r > std::numeric_limits<int32_t>::max()) {
+    return Reject(RejectReason::kWrongType,
+                  Describe(path) + " " + std::to_string(*position) +
+                      " is not a position (the first is " +
+                      std::to_string(schema_.position_base) +
+                      ", schema.position_base)");
+  }
+  *rank = static_cast<int32_t>(r);
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::DefaultRelevance(
+    const FieldPath& path, std::optional<metrics::Grade>* grade) const {
+  if (!schema_.default_relevance) return MissingField(path);
+  *grade = *schema_.default_relevance;
+  return DecodeStatus::Ok();
+}
+
+#undef RW_RETURN_IF_REJECTED
+
+// ---- Optional numbers (schema.covariate, schema.fields) ------------------
+
+DecodeStatus EventDecoder::ReadOptionalNumber(ondemand::value& value, double* x,
+                                              CovariateOutcome* outcome) const {
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (simdjson::error_code e = CheckScalar(value, type)) return Malformed(e);
+  *x = std::numeric_limits<double>::quiet_NaN();
+  *outcome = CovariateOutcome::kWrongType;
+  if (type == json_type::null) {
+    *outcome = CovariateOutcome::kNull;
+  } else if (type == json_type::number) {
+    // simdjson fails on a literal that overflows a double (1e999).
+    double v;
+    if (!value.get_double().get(v) && std::isfinite(v)) {
+      *x = v;
+      *outcome = CovariateOutcome::kPresent;
+    } else {
+      *outcome = CovariateOutcome::kNotFinite;
+    }
+  }
+  return DecodeStatus::Ok();
+}
+
+}  // namespace rankwatch::stream

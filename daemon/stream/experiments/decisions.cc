@@ -1,0 +1,472 @@
+#include "daemon/stream/experiments/decisions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "metrics/measures.h"
+
+namespace rankwatch::stream {
+
+namespace {
+
+// Looks where an arm has fewer lists (or, clustered, fewer non-empty unit
+// buckets) give the Bonferroni-corrected tests no interval: the plug-in
+// variance of a handful of values makes the earliest always-valid
+// intervals too narrow (docs/statistics.md, "Decisions").
+constexpr int64_t kMinCorrectedCount = 20;
+
+std::string Signed(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.4g", x);
+  return buf;
+}
+
+std::string Plain(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", x);
+  return buf;
+}
+
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g%%", 100 * fraction);
+  return buf;
+}
+
+// "+0.021 (+3.0%), 95% always-valid interval [+0.008, +0.034]".
+std::string Figures(const DecisionInput& in) {
+  std::string out = Signed(in.difference);
+  if (std::isfinite(in.relative_difference)) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), " (%+.1f%%)", 100 * in.relative_difference);
+    out += buf;
+  }
+  // The running interval is an intersection over looks: after a drift
+  // (an effect that changed during the run) the latest estimate can lie
+  // outside it. Never print an estimate beside an interval that excludes
+  // it without saying which is which (issue 27).
+  const bool holds = in.interval.Contains(in.difference);
+  out += holds ? ", "
+               : " at the latest look (outside the running interval: "
+                 "the effect changed during the run); ";
+  out += Percent(in.level) + " always-valid interval" +
+         (holds ? "" : " since start") + " [" + Signed(in.interval.lower) +
+         ", " + Signed(in.interval.upper) + "]";
+  return out;
+}
+
+// The margin as a bound on the difference: -margin when higher is better.
+double Bound(const DecisionInput& in) {
+  return in.higher_is_better ? -in.margin : in.margin;
+}
+
+std::string MarginText(const DecisionInput& in) {
+  std::string out = "the margin " + Signed(Bound(in));
+  if (in.relative) {
+    out += " (" + Percent(in.relative_margin) + " of the baseline's " +
+           Plain(in.baseline_mean) + ")";
+  }
+  return out;
+}
+
+std::string InputSentence(const DecisionInput& in) {
+  const std::string& s = in.series;
+  switch (in.state) {
+    case InputState::kNoData:
+      return (in.guardrail ? "guardrail " : "") + s +
+             " has too few lists for an interval yet (baseline " +
+             std::to_string(in.baseline_count) + ", treatment " +
+             std::to_string(in.treatment_count) + ")";
+    case InputState::kBetter:
+      return s + " is better: " + Figures(in) + " excludes 0";
+    case InputState::kWorse:
+      return s + " is worse: " + Figures(in) + " excludes 0";
+    case InputState::kInconclusive:
+      return s + " shows no significant difference yet: " + Figures(in) +
+             " contains 0";
+    case InputState::kNonInferior:
+      return "guardrail " + s + " holds: " + Figures(in) + " stays " +
+             (in.higher_is_better ? "above " : "below ") + MarginText(in);
+    case InputState::kInferior:
+      return "guardrail " + s + " is worse than its margin: " + Figures(in) +
+             " lies " + (in.higher_is_better ? "below " : "above ") +
+             MarginText(in);
+    case InputState::kUndecided:
+      return "guardrail " + s + " is undecided: " + Figures(in) +
+             " reaches past " + MarginText(in);
+  }
+  return s;
+}
+
+// Whether `in` is one the decision's reasons name: what made it, and for
+// keep_running what still holds it back.
+bool Explains(DecisionValue value, const DecisionInput& in) {
+  switch (value) {
+    case DecisionValue::kInvalid:
+      return false;
+    case DecisionValue::kNoShip:
+      return in.state == InputState::kWorse ||
+             in.state == InputState::kInferior;
+    case DecisionValue::kShip:
+      return in.state == InputState::kBetter || in.guardrail;
+    case DecisionValue::kKeepRunning:
+      return true;
+  }
+  return true;
+}
+
+std::string SrmSentence(const SrmState& srm) {
+  std::string counts;
+  std::string shares;
+  for (size_t i = 0; i < srm.variants.size(); ++i) {
+    if (i > 0) {
+      counts += ", ";
+      shares += "/";
+    }
+    counts += srm.variants[i] + " " +
+              std::to_string(i < srm.counts.size() ? srm.counts[i] : 0);
+    shares += Plain(100 * (i < srm.shares.size() ? srm.shares[i] : 0));
+  }
+  char p[32];
+  std::snprintf(p, sizeof(p), "%.3g", srm.sequential.p_value());
+  return "sample ratio mismatch: " + counts + " against the configured " +
+         shares + " split (always-valid p = " + p +
+         "); fix the assignment before reading any figure of this experiment";
+}
+
+bool Clustered(const metrics::ArmSummary& a) { return a.clusters > 0; }
+
+bool EnoughForCorrected(const metrics::ArmSummary& a) {
+  return a.count >= kMinCorrectedCount &&
+         (!Clustered(a) || a.clusters >= kMinCorrectedCount);
+}
+
+}  // namespace
+
+std::string_view DecisionValueName(DecisionValue v) {
+  switch (v) {
+    case DecisionValue::kKeepRunning:
+      return "keep_running";
+    case DecisionValue::kShip:
+      return "ship";
+    case DecisionValue::kNoShip:
+      return "no_ship";
+    case DecisionValue::kInvalid:
+      return "invalid";
+  }
+  return "keep_running";
+}
+
+int InputSign(InputState s) {
+  switch (s) {
+    case InputState::kBetter:
+    case InputState::kNonInferior:
+      return 1;
+    case InputState::kWorse:
+    case InputState::kInferior:
+      return -1;
+    case InputState::kNoData:
+    case InputState::kInconclusive:
+    case InputState::kUndecided:
+      return 0;
+  }
+  return 0;
+}
+
+std::string_view InputStateName(InputState s) {
+  switch (s) {
+    case InputState::kNoData:
+      return "no_data";
+    case InputState::kBetter:
+      return "better";
+    case InputState::kWorse:
+      return "worse";
+    case InputState::kInconclusive:
+      return "inconclusive";
+    case InputState::kNonInferior:
+      return "non_inferior";
+    case InputState::kInferior:
+      return "inferior";
+    case InputState::kUndecided:
+      return "undecided";
+  }
+  return "no_data";
+}
+
+DecisionValue Decide(bool sample_ratio_mismatch,
+                     std::span<const InputState> primaries,
+                     std::span<const InputState> guardrails) {
+  if (sample_ratio_mismatch) return DecisionValue::kInvalid;
+  const auto any = [](std::span<const InputState> states, InputState s) {
+    return std::find(states.begin(), states.end(), s) != states.end();
+  };
+  if (any(primaries, InputState::kWorse) ||
+      any(guardrails, InputState::kInferior)) {
+    return DecisionValue::kNoShip;
+  }
+  const bool guardrails_hold =
+      std::all_of(guardrails.begin(), guardrails.end(),
+                  [](InputState s) { return s == InputState::kNonInferior; });
+  if (any(primaries, InputState::kBetter) && guardrails_hold) {
+    return DecisionValue::kShip;
+  }
+  return DecisionValue::kKeepRunning;
+}
+
+InputState PrimaryState(const metrics::ConfidenceInterval& ci,
+                        bool has_interval, bool higher_is_better) {
+  if (!has_interval) return InputState::kNoData;
+  const int verdict = metrics::Verdict(
+      ci, higher_is_better ? metrics::Direction::kHigherIsBetter
+                           : metrics::Direction::kLowerIsBetter);
+  return verdict > 0   ? InputState::kBetter
+         : verdict < 0 ? InputState::kWorse
+                       : InputState::kInconclusive;
+}
+
+InputState GuardrailState(const metrics::ConfidenceInterval& ci,
+                          bool has_interval, bool higher_is_better,
+                          double margin) {
+  if (!has_interval || !std::isfinite(margin)) return InputState::kNoData;
+  // Higher is better: the treatment may lose at most `margin`, so the
+  // difference must stay above -margin; lower is better: below +margin.
+  if (higher_is_better) {
+    if (ci.lower > -margin) return InputState::kNonInferior;
+    if (ci.upper < -margin) return InputState::kInferior;
+  } else {
+    if (ci.upper < margin) return InputState::kNonInferior;
+    if (ci.lower > margin) return InputState::kInferior;
+  }
+  return InputState::kUndecided;
+}
+
+std::vector<std::string> DecisionReasons(DecisionValue value,
+                                         std::span<const DecisionInput> inputs,
+                                         const SrmState* srm) {
+  std::vector<std::string> out;
+  if (value == DecisionValue::kInvalid) {
+    if (srm != nullptr) out.push_back(SrmSentence(*srm));
+    return out;
+  }
+  for (const DecisionInput& in : inputs) {
+    if (Explains(value, in)) out.push_back(InputSentence(in));
+  }
+  if (value == DecisionValue::kKeepRunning) {
+    const bool any_better =
+        std::any_of(inputs.begin(), inputs.end(), [](const DecisionInput& in) {
+          return in.state == InputState::kBetter;
+        });
+    if (any_better) {
+      out.insert(out.begin(),
+                 "a primary series is better, but not every guardrail holds "
+                 "yet");
+    }
+  }
+  return out;
+}
+
+DecisionBoard::DecisionBoard(
+    const std::vector<config::ExperimentConfig>* experiments,
+    const config::StatisticsConfig& statistics,
+    std::vector<config::ResultFieldConfig> fields)
+    : experiments_(experiments),
+      statistics_(statistics),
+      fields_(std::move(fields)) {}
+
+metrics::SequentialTest* DecisionBoard::CorrectedTest(
+    size_t experiment, const std::string& treatment, const std::string& series,
+    size_t primaries) {
+  for (Corrected& c : corrected_) {
+    if (c.experiment == experiment && c.treatment == treatment &&
+        c.series == series) {
+      return &c.test;
+    }
+  }
+  metrics::SequentialOptions options;
+  options.level = 1 - (1 - statistics_.level) / static_cast<double>(primaries);
+  options.mixing_stddev = statistics_.mixture_sd;
+  options.min_count = kMinCorrectedCount;
+  corrected_.push_back(
+      {experiment, treatment, series, metrics::SequentialTest(options)});
+  return &corrected_.back().test;
+}
+
+void DecisionBoard::Update(const ExperimentMonitor& monitor,
+                           const std::vector<SeriesSpec>& series,
+                           int64_t now_ms) {
+  std::vector<Decision> next;
+  for (size_t x = 0; x < experiments_->size(); ++x) {
+    const config::ExperimentConfig& e = (*experiments_)[x];
+    for (const std::string& t : e.treatments) {
+      Decision d;
+      d.experiment = x;
+      d.name = e.name;
+      d.baseline = e.baseline;
+      d.treatment = t;
+      Decide(monitor, series, &d);
+      // The "since" of the same decision at the previous look.
+      d.since_look = monitor.looks();
+      d.since_event_ms = now_ms;
+      for (const Decision& old : decisions_) {
+        if (old.experiment == x && old.treatment == t && old.value == d.value) {
+          d.since_look = old.since_look;
+          d.since_event_ms = old.since_event_ms;
+        }
+      }
+      next.push_back(std::move(d));
+    }
+  }
+  decisions_ = std::move(next);
+}
+
+void DecisionBoard::Decide(const ExperimentMonitor& monitor,
+                           const std::vector<SeriesSpec>& series, Decision* d) {
+  const config::ExperimentConfig& e = (*experiments_)[d->experiment];
+  const std::vector<Comparison>& comparisons = monitor.comparisons();
+  const auto find = [&](const config::SeriesRef& ref) -> const Comparison* {
+    for (size_t i = 0; i < comparisons.size(); ++i) {
+      const Comparison& c = comparisons[i];
+      if (c.experiment_index != d->experiment || c.treatment != d->treatment ||
+          c.window != -1 || !c.has_sequential || c.series >= series.size()) {
+        continue;
+      }
+      if (RefOf(series[c.series]) == ref) return &c;
+    }
+    return nullptr;
+  };
+  const auto fill = [&](const config::SeriesRef& ref, DecisionInput* in,
+                        const Comparison** found) {
+    in->ref = ref;
+    in->series = config::FormatSeriesRef(ref);
+    in->level = statistics_.level;
+    *found = find(ref);
+    // The configured direction: the measure's, or the field's `better`
+    // (the computed series says the same; a series not computed, after a
+    // reload, has none to read).
+    in->higher_is_better = metrics::HigherIsBetter(ref.measure);
+    for (const config::ResultFieldConfig& f : fields_) {
+      if (f.name == ref.field) in->higher_is_better = f.higher_is_better;
+    }
+    if (*found == nullptr) return;
+    const Comparison& c = **found;
+    in->higher_is_better = series[c.series].higher_is_better;
+    in->comparison = static_cast<size_t>(&c - comparisons.data());
+    in->baseline_count = c.baseline_arm.count;
+    in->treatment_count = c.treatment_arm.count;
+    in->baseline_mean = c.baseline_arm.mean;
+    in->difference = c.welch.difference;
+    in->relative_difference = c.welch.has_relative_difference
+                                  ? c.welch.relative_difference
+                                  : std::nan("");
+    in->has_interval = c.sequential.looks() > 0;
+    in->interval = c.sequential.interval();
+  };
+  std::vector<InputState> primary_states;
+  for (const config::SeriesRef& ref : e.primary) {
+    DecisionInput in;
+    const Comparison* c = nullptr;
+    fill(ref, &in, &c);
+    if (c != nullptr && e.primary.size() > 1) {
+      // k primary series: each at level 1 - alpha / k.
+      metrics::SequentialTest* test = CorrectedTest(
+          d->experiment, d->treatment, in.series, e.primary.size());
+      if (EnoughForCorrected(c->baseline_arm) &&
+          EnoughForCorrected(c->treatment_arm)) {
+        (void)test->Update(c->baseline_arm, c->treatment_arm);
+      }
+      in.level = test->options().level;
+      in.has_interval = test->looks() > 0;
+      in.interval = test->interval();
+    }
+    in.state = PrimaryState(in.interval, in.has_interval, in.higher_is_better);
+    primary_states.push_back(in.state);
+    d->inputs.push_back(std::move(in));
+  }
+  std::vector<InputState> guardrail_states;
+  for (const config::GuardrailConfig& g : e.guardrails) {
+    DecisionInput in;
+    in.guardrail = true;
+    const Comparison* c = nullptr;
+    fill(g.series, &in, &c);
+    in.relative = g.relative;
+    in.relative_margin = g.relative ? g.margin : 0;
+    in.margin = g.relative ? g.margin * std::fabs(in.baseline_mean) : g.margin;
+    in.state = GuardrailState(in.interval, in.has_interval, in.higher_is_better,
+                              in.margin);
+    guardrail_states.push_back(in.state);
+    d->inputs.push_back(std::move(in));
+  }
+  const SrmState* srm = d->experiment < monitor.srm().size()
+                            ? &monitor.srm()[d->experiment]
+                            : nullptr;
+  d->value = stream::Decide(srm != nullptr && srm->detected, primary_states,
+                            guardrail_states);
+  d->reasons = DecisionReasons(d->value, d->inputs, srm);
+}
+
+void WriteDecisionJson(const Decision& d, JsonWriter* out) {
+  out->BeginObject();
+  out->Key("treatment");
+  out->String(d.treatment);
+  out->Key("value");
+  out->String(DecisionValueName(d.value));
+  out->Key("reasons");
+  out->StringArray(d.reasons);
+  out->Key("since_look");
+  out->Int(d.since_look);
+  out->Key("since_event_ms");
+  out->Int(d.since_event_ms);
+  out->Key("inputs");
+  out->BeginArray();
+  for (const DecisionInput& in : d.inputs) {
+    out->BeginObject();
+    out->Key("role");
+    out->String(in.guardrail ? "guardrail" : "primary");
+    out->Key("series");
+    out->String(in.series);
+    out->Key("state");
+    out->String(InputStateName(in.state));
+    out->Key("baseline_count");
+    out->Int(in.baseline_count);
+    out->Key("treatment_count");
+    out->Int(in.treatment_count);
+    out->Key("difference");
+    out->Double(in.difference);
+    out->Key("relative_difference");
+    out->Double(in.relative_difference);  // null when undefined.
+    out->Key("ci_lower");
+    out->Double(in.has_interval ? in.interval.lower : std::nan(""));
+    out->Key("ci_upper");
+    out->Double(in.has_interval ? in.interval.upper : std::nan(""));
+    out->Key("level");
+    out->Double(in.level);
+    if (in.guardrail) {
+      out->Key("margin");
+      out->Double(in.margin);
+      out->Key("relative_margin");
+      out->Double(in.relative ? in.relative_margin : std::nan(""));
+    }
+    out->EndObject();
+  }
+  out->EndArray();
+  out->EndObject();
+}
+
+void DecisionBoard::AdoptState(const DecisionBoard& previous) {
+  // Update() carries "since" from decisions_: start from the old ones,
+  // matched by experiment name (its index may have moved).
+  decisions_.clear();
+  for (const Decision& old : previous.decisions_) {
+    for (size_t x = 0; x < experiments_->size(); ++x) {
+      if ((*experiments_)[x].name != old.name) continue;
+      Decision kept = old;
+      kept.experiment = x;
+      decisions_.push_back(std::move(kept));
+    }
+  }
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,186 @@
+#include "daemon/stream/join/join.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rankwatch::stream {
+
+namespace {
+
+// "JNS4": pending requests of format 4 (with judges); "JNS3" (with field
+// values), "JNS2" and "JNS1", written before judges, schema.fields and
+// schema.covariate existed, still read (formats 3 to 1), and written while
+// they suffice.
+constexpr uint32_t kJoinShardMagic = 0x4a4e5334;
+constexpr uint32_t kJoinShardMagicV3 = 0x4a4e5333;
+constexpr uint32_t kJoinShardMagicV2 = 0x4a4e5332;
+constexpr uint32_t kJoinShardMagicV1 = 0x4a4e5331;
+
+uint32_t MagicOf(int format) {
+  switch (format) {
+    case 1:
+      return kJoinShardMagicV1;
+    case 2:
+      return kJoinShardMagicV2;
+    case 3:
+      return kJoinShardMagicV3;
+    default:
+      return kJoinShardMagic;
+  }
+}
+
+int FormatOf(uint32_t magic) {
+  switch (magic) {
+    case kJoinShardMagic:
+      return 4;
+    case kJoinShardMagicV3:
+      return 3;
+    case kJoinShardMagicV2:
+      return 2;
+    case kJoinShardMagicV1:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+void WatermarkedJoin::SetJudges(const config::JudgesConfig& judges) {
+  judge_names_ = judges.names;
+  const auto it =
+      std::find(judges.names.begin(), judges.names.end(), judges.default_judge);
+  default_judge_ = judges.default_judge.empty() || it == judges.names.end()
+                       ? -1
+                       : static_cast<int32_t>(it - judges.names.begin());
+  judge_combine_ = judges.combine;
+  judge_grades_.resize(judges.names.size());
+}
+
+void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
+                                  ByteWriter* out) const {
+  PendingStore* pending =
+      const_cast<WatermarkedJoin*>(this)->store().Find(shard);
+  // The oldest format that holds the requests: format 1 while none has a
+  // covariate or a field value is what a version before covariates reads
+  // (a rollback keeps its checkpoints).
+  int format = 1;
+  if (pending != nullptr) {
+    pending->ForEach([&](PendingRequest& r) {
+      if (!std::isnan(r.covariate)) format = std::max(format, 2);
+      for (double v : r.fields) {
+        if (!std::isnan(v)) format = std::max(format, 3);
+      }
+      for (const JudgmentRecord& j : r.records) {
+        if (j.judge >= 0) format = 4;
+      }
+    });
+  }
+  out->Fixed32(MagicOf(format));
+  out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
+  out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
+  if (format >= 3) {
+    out->Varint(field_keys_.size());
+    for (const std::string& key : field_keys_) out->String(key);
+  }
+  if (format >= 4) {
+    out->Varint(judge_names_.size());
+    for (const std::string& name : judge_names_) out->String(name);
+  }
+  out->Varint(pending == nullptr ? 0 : pending->size());
+  if (pending == nullptr) return;
+  pending->ForEach(
+      [&](PendingRequest& r) { EncodePendingRequest(r, groups, out, format); });
+}
+
+Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
+                                    ByteReader* in,
+                                    const CheckpointLimits& limits) {
+  const int format = FormatOf(in->Fixed32());
+  if (format == 0) in->Fail("not a join record");
+  const int64_t results_progress = in->I64();
+  const int64_t judgments_progress = in->I64();
+  limits.CheckTime(in, results_progress, "the results' event-time progress");
+  limits.CheckTime(in, judgments_progress,
+                   "the judgments' event-time progress");
+  // Format 3: the keys of the writer's fields, mapped to this
+  // configuration's positions (-1: no such field here, the value dropped).
+  std::vector<int32_t> field_map;
+  if (format >= 3) {
+    const uint64_t n = in->Count(1);
+    if (n > config::kMaxResultFields) in->Fail("more fields than supported");
+    field_map.resize(in->ok() ? n : 0);
+    for (int32_t& to : field_map) {
+      const std::string_view key = in->String();
+      const auto it = std::find(field_keys_.begin(), field_keys_.end(), key);
+      to = it == field_keys_.end()
+               ? -1
+               : static_cast<int32_t>(it - field_keys_.begin());
+    }
+  }
+  // Format 4: the writer's judges, mapped to this configuration's by name.
+  JudgeMap judges;
+  judges.judges_configured = !judge_names_.empty();
+  judges.unnamed = default_judge_;
+  if (format >= 4) {
+    const uint64_t n = in->Count(1);
+    // JudgmentRecord::judge is an int8_t: no writer names more judges.
+    if (n > INT8_MAX) in->Fail("more judges than supported");
+    judges.to.resize(in->ok() ? n : 0);
+    for (int32_t& to : judges.to) {
+      const std::string_view name = in->String();
+      const auto it = std::find(judge_names_.begin(), judge_names_.end(), name);
+      to = it == judge_names_.end()
+               ? -1
+               : static_cast<int32_t>(it - judge_names_.begin());
+    }
+  }
+  // A request takes at least its 16 fixed bytes of times and hash.
+  const uint64_t n = in->Count(16);
+  if (n > limits.max_pending_requests) {
+    in->Fail(std::to_string(n) +
+             " pending requests, over join.max_pending_requests " +
+             std::to_string(limits.max_pending_requests));
+  }
+  for (uint64_t i = 0; i < n && in->ok(); ++i) {
+    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
+                               field_map, judges, limits);
+  }
+  if (!in->ok()) {
+    DropShard(shard);
+    return Status::InvalidArgument("pending requests of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  // Both sources are assigned with the shard: each holds event time back
+  // until it delivers or is idle, even one the checkpoint saw no event of,
+  // and both catch up with their backlog before the wall clock may close
+  // the shard's windows (Watermark, "restored"). Both are registered
+  // before either's progress: a shard's event time never decreases, so
+  // the results' progress alone must not set it past the judgments'.
+  watermark_.AddSource(EventOrigin::SourceOf(0, shard));
+  watermark_.AddSource(EventOrigin::SourceOf(1, shard));
+  watermark_.RestoreProgress(EventOrigin::SourceOf(0, shard), results_progress);
+  watermark_.RestoreProgress(EventOrigin::SourceOf(1, shard),
+                             judgments_progress);
+  return Status::Ok();
+}
+
+void WatermarkedJoin::ResolveStagedGroups(int32_t shard,
+                                          std::span<const uint32_t> groups) {
+  PendingStore* pending = store().Find(shard);
+  if (pending == nullptr) return;
+  pending->ForEach([&](PendingRequest& r) {
+    if (!r.has_results || r.group < kStagedGroup) return;
+    const size_t i = r.group - kStagedGroup;
+    r.group = i < groups.size() ? groups[i] : 0;
+  });
+}
+
+void WatermarkedJoin::DropShard(int32_t shard) {
+  store().Drop(shard);
+  watermark_.RemoveSource(EventOrigin::SourceOf(0, shard));
+  watermark_.RemoveSource(EventOrigin::SourceOf(1, shard));
+}
+
+}  // namespace rankwatch::stream

@@ -1,0 +1,235 @@
+// PendingStore: the requests a join holds until their window closes, indexed
+// by key (request_id) and ordered by deadline.
+//
+// Requests live in a pool of reusable slots: a finalized request's strings
+// and vectors keep their capacity for the next one, so steady-state joining
+// does not allocate. The key index is an open-addressing table with
+// backward-shift deletion; the deadline order is a binary heap with lazy
+// deletion (stale entries are recognized by a per-slot generation).
+//
+// Not thread-safe.
+#ifndef RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
+#define RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/byte_codec.h"
+#include "daemon/stream/decode/checkpoint_limits.h"
+#include "daemon/stream/decode/events.h"
+#include "metrics/measures.h"
+
+namespace rankwatch::stream {
+
+// One judgment held by a pending request, as received: which judgments
+// count, and how they combine, is decided from these when the request is
+// finalized (by event time, so not by arrival order). Its doc id is
+// judged_docs[begin, end).
+struct JudgmentRecord {
+  uint32_t begin;
+  uint32_t end;
+  int64_t time_ms;       // The judgment event's time.
+  metrics::Grade grade;  // Unused when `withdraws`.
+  bool withdraws;        // "relevance": null.
+  bool replayed;         // See EventOrigin::replayed.
+  bool click_excluded;   // Judgment::click_excluded: never a click.
+  // Judgment::judge: its place in judges.names; -1 without judges.
+  int8_t judge;
+  int32_t claimed_rank;  // Judgment::claimed_rank; 0: none.
+};
+
+struct PendingRequest {
+  std::string key;       // request_id (or a synthetic key).
+  std::string query_id;  // The table to score against (qrels); movers.
+  std::string docs;      // Result doc ids, concatenated.
+  std::vector<uint32_t> doc_ends;  // End offset of each doc in `docs`.
+  std::string judged_docs;
+  std::vector<JudgmentRecord> records;
+  std::vector<EventOrigin> origins;  // The judgment events it retains.
+  // Valid when has_results; source -1 when restored from a checkpoint (the
+  // event is not retained: the checkpoint's offsets are past it).
+  EventOrigin results_origin;
+  uint32_t group = 0;
+  // The input partition whose state it belongs to (EventOrigin::partition()
+  // of the event that created it): what a checkpoint of that partition
+  // holds and a rebalance moves.
+  int32_t shard = 0;
+  uint64_t unit_hash = 0;               // ResultsEvent::unit_hash.
+  double covariate = 0;                 // ResultsEvent::covariate (NaN: none).
+  FieldValues fields = kNoFieldValues;  // ResultsEvent::fields.
+  int32_t interleaving = -1;            // ResultsEvent::interleaving.
+  std::vector<uint8_t> teams;           // ResultsEvent::teams.
+  bool has_results = false;
+  int64_t served_ms = 0;
+  int64_t deadline_ms = 0;
+  uint32_t slot = 0;  // Set and owned by PendingStore.
+
+  size_t num_docs() const { return doc_ends.size(); }
+  std::string_view doc(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : doc_ends[i - 1];
+    return std::string_view(docs).substr(begin, doc_ends[i] - begin);
+  }
+  std::string_view judged_doc(const JudgmentRecord& j) const {
+    return std::string_view(judged_docs).substr(j.begin, j.end - j.begin);
+  }
+  // Rank - 1 of `doc` in the results, or -1.
+  int32_t FindDoc(std::string_view doc) const;
+};
+
+class PendingStore;
+
+// Labels of an aggregator group in a checkpoint: the group ids of one
+// process mean nothing to another, so requests carry their labels.
+class GroupCodec {
+ public:
+  virtual ~GroupCodec() = default;
+  virtual void Write(uint32_t group, ByteWriter* out) const = 0;
+  // The group of the labels read (created, or folded into "other", as a new
+  // event's would be), or kStagedGroup + i for the i-th labels a codec
+  // stages until the whole record has decoded (Join::ResolveStagedGroups).
+  virtual uint32_t Read(ByteReader* in) const = 0;
+};
+inline constexpr uint32_t kStagedGroup = 0x80000000u;
+
+// A request's state in a checkpoint: what Finalize() needs, not the
+// origins of the events (a checkpoint's offsets are past them).
+// Format 2 adds the covariate after the deadline; format 1 (written before
+// schema.covariate existed) has none; format 3 adds the values of
+// schema.fields after it (a count, then the values up to the last one
+// present); format 4 adds each judgment's judge (judges.names) as its
+// place in the list the join's record names. The join's record says which
+// (WatermarkedJoin::EncodeShard writes the oldest format that holds its
+// requests, so that a version before covariates, fields or judges still
+// reads the checkpoints of a configuration without them).
+inline constexpr int kPendingRequestFormat = 4;
+void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
+                          ByteWriter* out, int format = kPendingRequestFormat);
+// Reads a request encoded by EncodePendingRequest in `format` (1 to 3; a
+// format-1 request has no covariate, one before 3 no field values: NaN) into
+// `store` (a request with the same key is replaced) and schedules it. Fails
+// `in` on corrupt input; returns the request or null.
+// In format 3, value i goes to position field_map[i] (dropped when -1; a
+// value past the map is corrupt input); an empty map keeps the positions.
+// `judges` maps the judges the writer named to this configuration's.
+struct JudgeMap {
+  // The writer's judge i is this configuration's judge `to[i]` (-1: not
+  // configured here: its judgments are dropped, as a new one would be
+  // rejected). Empty: the record names no judges (format < 4).
+  std::vector<int32_t> to;
+  // The judge of a judgment the writer kept without one (written before
+  // judges were configured): judges.default, or -1 to drop it. Unused
+  // while no judges are configured (every judgment is kept, judge -1).
+  int32_t unnamed = -1;
+  bool judges_configured = false;
+};
+// `limits` bound it as a live request is bounded (ids, list and judgment
+// counts, event times): a request beyond them fails `in`.
+PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
+                                     int32_t shard, PendingStore* store,
+                                     int format = kPendingRequestFormat,
+                                     std::span<const int32_t> field_map = {},
+                                     const JudgeMap& judges = {},
+                                     const CheckpointLimits& limits = {});
+
+class PendingStore {
+ public:
+  PendingStore() = default;
+
+  PendingRequest* Find(std::string_view key, uint64_t hash);
+  // Creates an empty request with `key`, which must not be present.
+  PendingRequest* Create(std::string_view key, uint64_t hash);
+  // Sets (or moves) the request's deadline.
+  void Schedule(PendingRequest* request, int64_t deadline_ms);
+  // The request with the earliest deadline if that deadline <= `limit_ms`,
+  // else null. The request stays in the store until Release().
+  PendingRequest* PeekDue(int64_t limit_ms);
+  // The request with the earliest deadline, or null when empty.
+  PendingRequest* PeekEarliest() { return PeekDue(INT64_MAX); }
+  // Removes the request; its slot is reused.
+  void Release(PendingRequest* request);
+
+  size_t size() const { return size_; }
+
+  // Calls f(PendingRequest&) for every live request. f must not modify the
+  // store; collect and Release() afterwards.
+  template <typename F>
+  void ForEach(F f) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (live_[i]) f(slots_[i]);
+    }
+  }
+
+ private:
+  struct IndexEntry {
+    uint64_t hash;
+    uint32_t slot;  // UINT32_MAX: empty.
+  };
+  struct HeapEntry {
+    int64_t deadline_ms;
+    uint32_t slot;
+    uint32_t generation;
+    bool operator>(const HeapEntry& o) const {
+      return deadline_ms > o.deadline_ms;
+    }
+  };
+
+  size_t FindIndex(std::string_view key, uint64_t hash) const;
+  void GrowIndex();
+  void EraseIndex(size_t pos);
+
+  std::deque<PendingRequest> slots_;  // Stable addresses.
+  std::vector<uint64_t> hashes_;      // Per slot.
+  std::vector<uint32_t> generations_;
+  std::vector<bool> live_;
+  std::vector<uint32_t> free_;
+  size_t size_ = 0;
+  std::vector<IndexEntry> index_;
+  size_t index_mask_ = 0;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>,
+                      std::greater<HeapEntry>>
+      heap_;
+};
+
+// One PendingStore per shard (input partition): a shard's requests are
+// looked up, scheduled and closed by that shard's own event time, and
+// checkpointed, dropped or restored together. A request's events all
+// come from one shard (both topics keyed by request_id, co-partitioned),
+// so the shard of an event is where its request lives.
+class ShardedPendingStore {
+ public:
+  // The store of `shard` (>= 0), created on first use.
+  PendingStore& Shard(int32_t shard);
+  // The store of `shard`, or null when it has none.
+  PendingStore* Find(int32_t shard);
+  // Removes `request` from its shard's store.
+  void Release(PendingRequest* request) {
+    Shard(request->shard).Release(request);
+  }
+  // The request with the earliest deadline over every shard, or null.
+  PendingRequest* PeekEarliest();
+  // Forgets every request of `shard` (without telling anyone).
+  void Drop(int32_t shard);
+  size_t size() const;
+  // Shards with a store, ascending.
+  int32_t num_shards() const { return static_cast<int32_t>(shards_.size()); }
+  // Calls f(PendingRequest&) for every live request (see PendingStore).
+  template <typename F>
+  void ForEach(F f) {
+    for (std::unique_ptr<PendingStore>& s : shards_) {
+      if (s) s->ForEach(f);
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<PendingStore>> shards_;  // Indexed by shard.
+};
+
+}  // namespace rankwatch::stream
+
+#endif  // RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_

@@ -1,0 +1,185 @@
+#include "daemon/stream/join/pending_store.h"
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/string_index.h"
+#include "gtest/gtest.h"
+
+namespace rankwatch::stream {
+namespace {
+
+PendingRequest* Create(PendingStore* s, const std::string& key) {
+  return s->Create(key, HashBytes(key));
+}
+PendingRequest* Find(PendingStore* s, const std::string& key) {
+  return s->Find(key, HashBytes(key));
+}
+
+TEST(PendingStoreTest, CreateFindRelease) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "a");
+  a->docs = "d1d2";
+  a->doc_ends = {2, 4};
+  EXPECT_EQ(a->doc(1), "d2");
+  EXPECT_EQ(a->FindDoc("d2"), 1);
+  EXPECT_EQ(a->FindDoc("d3"), -1);
+  EXPECT_EQ(Find(&s, "a"), a);
+  EXPECT_EQ(Find(&s, "b"), nullptr);
+  EXPECT_EQ(s.size(), 1u);
+  s.Release(a);
+  EXPECT_EQ(Find(&s, "a"), nullptr);
+  EXPECT_EQ(s.size(), 0u);
+  // The slot is reused, cleared.
+  PendingRequest* b = Create(&s, "b");
+  EXPECT_EQ(b, a);
+  EXPECT_TRUE(b->docs.empty());
+  EXPECT_EQ(b->key, "b");
+}
+
+TEST(PendingStoreTest, DeadlineOrderAndReschedule) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "a");
+  PendingRequest* b = Create(&s, "b");
+  PendingRequest* c = Create(&s, "c");
+  s.Schedule(a, 30);
+  s.Schedule(b, 10);
+  s.Schedule(c, 20);
+  s.Schedule(b, 40);  // Moved later: its old entry at 10 is stale.
+  EXPECT_EQ(s.PeekDue(5), nullptr);
+  EXPECT_EQ(s.PeekDue(25), c);
+  s.Release(c);
+  EXPECT_EQ(s.PeekEarliest(), a);
+  s.Release(a);
+  EXPECT_EQ(s.PeekDue(39), nullptr);
+  EXPECT_EQ(s.PeekDue(40), b);
+  s.Release(b);
+  EXPECT_EQ(s.PeekEarliest(), nullptr);
+}
+
+// Backward-shift deletion must keep every remaining key reachable, across
+// growth and many interleaved deletions.
+TEST(PendingStoreTest, IndexSurvivesChurn) {
+  PendingStore s;
+  std::mt19937_64 rng(7);
+  std::set<std::string> live;
+  for (int round = 0; round < 20000; ++round) {
+    const std::string key = "req-" + std::to_string(rng() % 3000);
+    if (PendingRequest* r = Find(&s, key)) {
+      ASSERT_TRUE(live.count(key)) << key;
+      s.Release(r);
+      live.erase(key);
+    } else {
+      ASSERT_FALSE(live.count(key)) << key;
+      Create(&s, key);
+      live.insert(key);
+    }
+  }
+  EXPECT_EQ(s.size(), live.size());
+  for (const std::string& key : live) EXPECT_NE(Find(&s, key), nullptr) << key;
+}
+
+// Labels as nothing: a request without results has no group to write.
+class NoGroups : public GroupCodec {
+ public:
+  void Write(uint32_t, ByteWriter*) const override {}
+  uint32_t Read(ByteReader*) const override { return 0; }
+};
+
+// The covariate travels with a pending request through a checkpoint
+// (format 2). A format-1 record, written before covariates, is the same
+// bytes without the trailing double: it restores with none (NaN).
+TEST(PendingStoreTest, CheckpointCarriesTheCovariate) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "a");
+  a->docs = "d1d2";
+  a->doc_ends = {2, 4};
+  a->unit_hash = 77;
+  a->covariate = 0.375;
+  a->served_ms = 1000;
+  s.Schedule(a, 5000);
+  std::string record;
+  ByteWriter w(&record);
+  EncodePendingRequest(*a, NoGroups(), &w, 2);
+
+  PendingStore restored;
+  ByteReader r(record);
+  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 3, &restored, 2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(r.at_end());
+  EXPECT_EQ(b->covariate, 0.375);
+  EXPECT_EQ(b->unit_hash, 77u);
+  EXPECT_EQ(b->deadline_ms, 5000);
+
+  PendingStore old;
+  ByteReader v1(std::string_view(record).substr(0, record.size() - 8));
+  PendingRequest* c = DecodePendingRequest(&v1, NoGroups(), 3, &old, 1);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(v1.at_end());
+  EXPECT_TRUE(std::isnan(c->covariate));
+  EXPECT_EQ(c->unit_hash, 77u);
+  EXPECT_EQ(c->deadline_ms, 5000);
+  // A reused slot forgets the covariate.
+  old.Release(c);
+  EXPECT_TRUE(std::isnan(Create(&old, "z")->covariate));
+}
+
+// Format 3 carries the values of schema.fields up to the last one present
+// (a count, then the doubles); formats 1 and 2 have none: NaN.
+TEST(PendingStoreTest, CheckpointCarriesTheFieldValues) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "a");
+  a->docs = "d1";
+  a->doc_ends = {2};
+  a->covariate = 1.5;
+  a->fields[0] = 120.25;
+  a->fields[2] = -3;  // Field 1 absent (NaN) in between.
+  s.Schedule(a, 5000);
+  std::string record;
+  ByteWriter w(&record);
+  EncodePendingRequest(*a, NoGroups(), &w);
+  std::string v2;
+  ByteWriter w2(&v2);
+  EncodePendingRequest(*a, NoGroups(), &w2, 2);
+  // The count (1 byte: 3) and three doubles after the format-2 record.
+  EXPECT_EQ(record.size(), v2.size() + 1 + 3 * 8);
+
+  PendingStore restored;
+  ByteReader r(record);
+  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 0, &restored);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(r.at_end());
+  EXPECT_EQ(b->covariate, 1.5);
+  EXPECT_EQ(b->fields[0], 120.25);
+  EXPECT_TRUE(std::isnan(b->fields[1]));
+  EXPECT_EQ(b->fields[2], -3);
+  for (size_t i = 3; i < b->fields.size(); ++i) {
+    EXPECT_TRUE(std::isnan(b->fields[i])) << i;
+  }
+
+  PendingStore old;
+  ByteReader r2(v2);
+  PendingRequest* c = DecodePendingRequest(&r2, NoGroups(), 0, &old, 2);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(r2.at_end());
+  EXPECT_EQ(c->covariate, 1.5);
+  EXPECT_TRUE(std::isnan(c->fields[0]));
+  // A reused slot forgets the values.
+  old.Release(c);
+  EXPECT_TRUE(std::isnan(Create(&old, "z")->fields[0]));
+
+  // A count beyond the fields is corrupt input, not a crash.
+  std::string corrupt = v2;
+  ByteWriter wc(&corrupt);
+  wc.Varint(9);
+  PendingStore none;
+  ByteReader rc(corrupt);
+  EXPECT_EQ(DecodePendingRequest(&rc, NoGroups(), 0, &none), nullptr);
+  EXPECT_FALSE(rc.ok());
+}
+
+}  // namespace
+}  // namespace rankwatch::stream
