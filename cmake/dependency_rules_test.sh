@@ -59,6 +59,14 @@ sed -i '1i #include "daemon/exporter/probe.h"' "$scratch/tree/$kafka_cc"
 expect_refused "include upward" \
   "$kafka_cc (rankwatch_kafka) may not include daemon/exporter/probe.h"
 
+# Between the stream's rooms: the join (floor 4) including the judges'
+# header (floor 5), which stands on it.
+copy
+sed -i '1i #include "daemon/stream/judges/judge_monitor.h"' \
+  "$scratch/tree/daemon/stream/join/join.cc"
+expect_refused "include between the stream's rooms" \
+  "daemon/stream/join/join.cc (rankwatch_stream_join) may not include daemon/stream/judges/judge_monitor.h"
+
 # The CLI's headers are no library's to include (http, floor 1).
 copy
 http_cc=$(cd "$scratch/tree" && ls daemon/http/*.cc | grep -v _test | head -1)
