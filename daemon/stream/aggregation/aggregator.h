@@ -40,6 +40,7 @@
 #include "base/status.h"
 #include "base/string_index.h"
 #include "config/config.h"
+#include "daemon/stream/aggregation/window_ring.h"
 #include "daemon/stream/decode/checkpoint_limits.h"
 #include "metrics/measures.h"
 #include "metrics/running_stats.h"
@@ -103,81 +104,6 @@ struct FirstClickHistogram {
   double sum_seconds = 0;
   void Add(int64_t delay_ms);
   void Merge(const FirstClickHistogram& other);
-};
-
-// Totals of one series over a window.
-struct WindowTotals {
-  int64_t count = 0;
-  double sum = 0;
-  double sum_of_squares = 0;
-  double mean() const;
-  // Unbiased sample variance from the sums. Measures are bounded (in
-  // [0, 1], or small counts and ranks): no cancellation worth a Welford
-  // merge. A field of results events is not: its relative error is about
-  // 1e-16 x (mean / sd)^2, negligible below mean / sd = 1e5 (a latency of
-  // 80 ms with sd 20 is 4; docs/statistics.md).
-  double variance() const;
-};
-
-// Sliding-window sums in a ring of fixed-width event-time buckets.
-class WindowRing {
- public:
-  WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series);
-
-  // Adds one request's values at event time `time_ms`. Values older than
-  // the ring's span relative to the newest bucket are not kept, nor are
-  // undefined (NaN) values: each series counts its own defined values.
-  void Add(int64_t time_ms, std::span<const double> values);
-  // Totals of `series` over the buckets in (now - window, now], whole
-  // buckets: the window ends with the bucket holding `now_ms`.
-  WindowTotals Sum(size_t series, int64_t now_ms, int64_t window_ms) const;
-  // Per-bucket totals of `series` for the history charts of the status
-  // page: out->size() buckets ending with the one holding `now_ms`, oldest
-  // first; a bucket the ring does not hold (never filled, or older than its
-  // span) reads as empty. Reads the ring as Sum() does; keeps nothing.
-  void BucketTotals(size_t series, int64_t now_ms,
-                    std::span<WindowTotals> out) const;
-  int64_t bucket_ms() const { return bucket_ms_; }
-  // Buckets the ring holds: the longest window's, plus the one in progress.
-  size_t num_buckets() const { return num_slots_; }
-  // A ring of `span_ms` and `from.size()` series (a configuration reload):
-  // series i takes this ring's series from[i] (-1: starts empty), bucket
-  // by bucket, as far back as the new span reaches. With another bucket
-  // width the buckets cannot be re-cut exactly: the new ring starts empty.
-  WindowRing Remapped(int64_t bucket_ms, int64_t span_ms,
-                      std::span<const int> from) const;
-  // Adds `other`'s buckets (same bucket width and series) into this ring,
-  // as if its values had been added here; buckets older than this ring's
-  // span (after the merge) are not kept, as in Add().
-  void MergeFrom(const WindowRing& other);
-  // Whether every bucket's sums are those of its count of values in
-  // [lo, hi] (0 <= lo): a restored ring of outcomes (0 or 1) must hold
-  // counts, which its reader converts to integers.
-  bool ValuesWithin(double lo, double hi) const;
-  // The held buckets and their sums, for a checkpoint.
-  void Encode(ByteWriter* out) const;
-  // A ring of `bucket_ms`, `span_ms` and `from.size()` series from an
-  // encoded one: series i takes the encoded series from[i] (-1: empty). An
-  // encoding of another bucket width restores empty (the buckets cannot be
-  // re-cut), as Remapped() does. Bucket indices outside `limits`' event
-  // times, and negative counts, fail `in`.
-  static WindowRing Decode(ByteReader* in, int64_t bucket_ms, int64_t span_ms,
-                           std::span<const int> from,
-                           const CheckpointLimits& limits = {});
-
- private:
-  size_t Slot(int64_t bucket) const;
-  // The oldest bucket the span keeps behind newest_bucket_ (saturating: a
-  // restored newest bucket near INT64_MIN must not overflow).
-  int64_t OldestKept() const;
-
-  int64_t bucket_ms_;
-  size_t num_slots_;
-  size_t num_series_;
-  int64_t newest_bucket_ = INT64_MIN;
-  std::vector<int64_t> slot_bucket_;  // Bucket index a slot holds; -1 none.
-  std::vector<int64_t> slot_counts_;  // [slot][series]: defined values.
-  std::vector<double> slot_sums_;     // [slot][series][sum, sum of squares].
 };
 
 // The `window` label of each window in `windows_ms` ("5m", "1h30m"),

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -141,70 +142,6 @@ TEST(AggregatorTest, AllowListsAndUnknownSegments) {
   const std::vector<std::string_view> missing = {"en", ""};
   const uint32_t g3 = agg.ResolveGroup("B", missing);
   EXPECT_EQ(agg.group(g3).segment_values[1], "other");  // "unknown" > limit.
-}
-
-TEST(WindowRingTest, SumsWholeBucketsInTheWindow) {
-  // 10 s buckets; a 30 s window ending at t covers the bucket holding t and
-  // the two before it.
-  WindowRing ring(10'000, 30'000, 1);
-  ring.Add(0, std::vector<double>{1.0});         // Bucket 0.
-  ring.Add(15'000, std::vector<double>{0.5});    // Bucket 1.
-  ring.Add(35'000, std::vector<double>{0.25});   // Bucket 3.
-  ring.Add(38'000, std::vector<double>{0.75});   // Bucket 3.
-  WindowTotals t = ring.Sum(0, 39'999, 30'000);  // Buckets 1..3.
-  EXPECT_EQ(t.count, 3);
-  EXPECT_DOUBLE_EQ(t.sum, 0.5 + 0.25 + 0.75);
-  EXPECT_DOUBLE_EQ(t.sum_of_squares, 0.25 + 0.0625 + 0.5625);
-  EXPECT_DOUBLE_EQ(t.mean(), 0.5);
-  // Sample variance of {0.5, 0.25, 0.75}: deviations 0, -0.25, 0.25.
-  EXPECT_DOUBLE_EQ(t.variance(), (0.0625 + 0.0625) / 2);
-  t = ring.Sum(0, 65'000, 30'000);  // Buckets 4..6: empty.
-  EXPECT_EQ(t.count, 0);
-  EXPECT_TRUE(std::isnan(t.mean()));
-  // A bucket far ahead recycles old slots; old values never leak in.
-  ring.Add(100'000, std::vector<double>{0.1});
-  t = ring.Sum(0, 100'000, 30'000);
-  EXPECT_EQ(t.count, 1);
-  ring.Add(5'000, std::vector<double>{0.9});  // Too old for the ring: dropped.
-  // A window far behind the newest bucket reads nothing, not stale slots.
-  EXPECT_EQ(ring.Sum(0, 5'000, 30'000).count, 0);
-}
-
-TEST(WindowRingTest, BucketTotalsReadOneBucketEach) {
-  // 10 s buckets, span 30 s: the ring holds 4 buckets.
-  WindowRing ring(10'000, 30'000, 2);
-  EXPECT_EQ(ring.num_buckets(), 4u);
-  EXPECT_EQ(ring.bucket_ms(), 10'000);
-  std::vector<WindowTotals> out(5);
-  ring.BucketTotals(0, 39'999, out);  // Nothing added: all empty.
-  for (const WindowTotals& t : out) EXPECT_EQ(t.count, 0);
-  const double nan = std::nan("");
-  ring.Add(15'000, std::vector<double>{0.5, nan});  // Bucket 1.
-  ring.Add(35'000, std::vector<double>{0.25, 1});   // Bucket 3.
-  ring.Add(38'000, std::vector<double>{0.75, 0});   // Bucket 3.
-  // Five buckets ending with bucket 3: -1, 0, 1, 2, 3.
-  ring.BucketTotals(0, 39'999, out);
-  EXPECT_EQ(out[0].count, 0);
-  EXPECT_EQ(out[1].count, 0);
-  EXPECT_EQ(out[2].count, 1);
-  EXPECT_DOUBLE_EQ(out[2].sum, 0.5);
-  EXPECT_EQ(out[3].count, 0);
-  EXPECT_EQ(out[4].count, 2);
-  EXPECT_DOUBLE_EQ(out[4].sum, 1.0);
-  EXPECT_DOUBLE_EQ(out[4].sum_of_squares, 0.0625 + 0.5625);
-  // The second series counts its own defined values: NaN left out.
-  ring.BucketTotals(1, 39'999, out);
-  EXPECT_EQ(out[2].count, 0);
-  EXPECT_EQ(out[4].count, 2);
-  EXPECT_DOUBLE_EQ(out[4].sum, 1.0);
-  // Bucket 6 recycles bucket 2's slot; bucket 1 is then beyond the span.
-  ring.Add(61'000, std::vector<double>{0.1, 0.1});
-  std::vector<WindowTotals> two(2);
-  ring.BucketTotals(0, 69'999, two);  // Buckets 5, 6.
-  EXPECT_EQ(two[0].count, 0);
-  EXPECT_EQ(two[1].count, 1);
-  ring.BucketTotals(0, 19'999, two);  // Buckets 0, 1: no longer held.
-  EXPECT_EQ(two[0].count + two[1].count, 0);
 }
 
 }  // namespace

@@ -551,26 +551,24 @@ void ExperimentMonitor::SummarizeVariant(
   const std::vector<int64_t>& windows = aggregator_->windows_ms();
   const size_t per_series = windows.size() + 1;
   std::vector<metrics::RunningStats> all(num_series);
+  // Per window, per series (w * num_series + s).
   std::vector<WindowTotals> windowed(num_series * windows.size());
   for (size_t g = 0; g < aggregator_->num_groups(); ++g) {
     const GroupStats& group = aggregator_->group(g);
     if (group.variant != variant) continue;
-    for (size_t s = 0; s < num_series && s < group.all.size(); ++s) {
-      all[s].Merge(group.all[s]);
-      for (size_t w = 0; w < windows.size(); ++w) {
-        const WindowTotals t = group.windows.Sum(s, now_ms, windows[w]);
-        WindowTotals& sum = windowed[s * windows.size() + w];
-        sum.count += t.count;
-        sum.sum += t.sum;
-        sum.sum_of_squares += t.sum_of_squares;
-      }
+    const size_t n = std::min(num_series, group.all.size());
+    for (size_t s = 0; s < n; ++s) all[s].Merge(group.all[s]);
+    for (size_t w = 0; w < windows.size(); ++w) {
+      group.windows.AddSums(
+          now_ms, windows[w],
+          std::span<WindowTotals>(windowed).subspan(w * num_series, n));
     }
   }
   out->assign(num_series * per_series, metrics::ArmSummary{});
   for (size_t s = 0; s < num_series; ++s) {
     (*out)[s * per_series] = metrics::Summarize(all[s]);
     for (size_t w = 0; w < windows.size(); ++w) {
-      const WindowTotals& t = windowed[s * windows.size() + w];
+      const WindowTotals& t = windowed[w * num_series + s];
       (*out)[s * per_series + w + 1] =
           metrics::ArmSummary{t.count, t.mean(), t.variance()};
     }
