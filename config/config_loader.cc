@@ -323,11 +323,16 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
               }},
              {"position_base",
               [&](const Field& v) {
+                if (v.node.IsScalar() && v.node.Scalar() == "auto") {
+                  c->position_base = kPositionBaseAuto;
+                  return Status::Ok();
+                }
                 int64_t base = 0;
                 RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 1, &base));
                 c->position_base = static_cast<int32_t>(base);
                 return Status::Ok();
               }},
+             {"impression_kind", yaml_.StringInto(&c->impression_kind)},
          }));
   return CheckSchemaPaths(f, *c);
 }

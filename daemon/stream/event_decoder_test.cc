@@ -1585,7 +1585,7 @@ class UbiDecoder {
     return UbiOutcome(
         decoder_.DecodeJudgments(payload, kNoFallback, &judgments));
   }
-  int32_t rank() const { return decoder_.claimed_rank(); }
+  int32_t rank() const { return decoder_.claimed_position(); }
 
   FakeClock clock{kWallNow};
   ResultsEvent results;
