@@ -327,9 +327,17 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
                   c->position_base = kPositionBaseAuto;
                   return Status::Ok();
                 }
-                int64_t base = 0;
-                RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 1, &base));
-                c->position_base = static_cast<int32_t>(base);
+                if (v.node.IsScalar() && v.node.Scalar() == "0") {
+                  c->position_base = 0;
+                } else if (v.node.IsScalar() && v.node.Scalar() == "1") {
+                  c->position_base = 1;
+                } else {
+                  return yaml_.Error(
+                      v, "expected 0, 1 or auto, got '" +
+                             Printable(v.node.IsScalar() ? v.node.Scalar()
+                                                         : "a collection") +
+                             "'");
+                }
                 return Status::Ok();
               }},
              {"impression_kind", yaml_.StringInto(&c->impression_kind)},
