@@ -481,24 +481,23 @@ std::string FormatReplayJson(const PipelineSnapshot& p) {
   return out;
 }
 
-namespace {
-
 // What was rejected (by reason), ignored or not counted where the figures
 // above say nothing of it, one line each and only the counts that are not
 // 0: real data (UBI's above all) has ignored actions, orphaned events and
 // reused ids, and a reader of the means should see how many.
-void AppendSetAside(std::string* out, const stream::PipelineSnapshot& p) {
+std::string FormatSetAside(const stream::PipelineSnapshot& p) {
   const PipelineCounters& c = p.counters;
   const JoinCounters& j = p.join_counters;
+  std::string out;
   const auto line =
-      [out](const char* title,
-            std::span<const std::pair<std::string, int64_t>> counts) {
+      [&out](const char* title,
+             std::span<const std::pair<std::string, int64_t>> counts) {
         std::string text;
         for (const auto& [name, n] : counts) {
           if (n == 0) continue;
           text += " " + name + "=" + std::to_string(n);
         }
-        if (!text.empty()) *out += std::string(title) + ":" + text + "\n";
+        if (!text.empty()) out += std::string(title) + ":" + text + "\n";
       };
   std::vector<std::pair<std::string, int64_t>> rejected;
   for (int r = 0; r < stream::kNumRejectReasons; ++r) {
@@ -519,9 +518,8 @@ void AppendSetAside(std::string* out, const stream::PipelineSnapshot& p) {
       {"position_mismatches", j.position_mismatches},
   };
   line("set aside", set_aside);
+  return out;
 }
-
-}  // namespace
 
 std::string FormatReplayTable(const PipelineSnapshot& p) {
   std::string out;
@@ -554,7 +552,7 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
                 static_cast<long long>(j.unjudged),
                 static_cast<long long>(c.without_relevant));
   out += buf;
-  AppendSetAside(&out, p);
+  out += FormatSetAside(p);
   AppendExperimentsTable(&out, p);
   stream::AppendInterleavingTable(&out, p.interleaving);
   if (!p.agreement.empty()) {
