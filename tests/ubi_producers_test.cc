@@ -350,6 +350,25 @@ TEST(UbiProducersTest, SearchRelevanceExcerptMatchesReference) {
       << table.err;
 }
 
+// config/ubi.yaml as shipped, on data without experiments (the excerpt):
+// every search scored under "default", no experiment reported.
+TEST(UbiProducersTest, ShippedConfigOnDataWithoutExperiments) {
+  const std::vector<UbiDocument> docs =
+      testing::ReadUbiBulk(kProducers + "/search-relevance-excerpt.ndjson");
+  testing::TempDir dir;
+  const CommandResult res = RunCommand(
+      {RankwatchBinary(), "replay", "--config",
+       std::string(SourceTree()) + "/config/ubi.yaml", "--results",
+       dir.Write("q.jsonl", testing::UbiLines(docs, true)), "--judgments",
+       dir.Write("e.jsonl", testing::UbiLines(docs, false))});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  EXPECT_NE(res.out.find("default      ndcg_cut_10              15 "),
+            std::string::npos)
+      << res.out;
+  EXPECT_EQ(res.out.find("experiment "), std::string::npos) << res.out;
+  EXPECT_EQ(res.out.find("no_data"), std::string::npos) << res.out;
+}
+
 // Two clicks of the plugin's README query (hit "9") and one on a doc it
 // did not serve; by hand: the list ["9"] with "9" at grade 2 (the cart)
 // and "7" judged 1 but not served: P@10 = 1/10, RR = 1, nDCG@10 =
