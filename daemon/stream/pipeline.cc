@@ -201,7 +201,11 @@ void Pipeline::OnIgnored(Topic topic) {
 
 void Pipeline::LogSuppressedRejections() {
   const int64_t suppressed = reject_log_limit_.suppressed();
-  if (suppressed == reported_suppressed_) return;
+  // 0 logs none: not even how many.
+  if (suppressed == reported_suppressed_ ||
+      config_.logging.max_rejects_logged_per_second == 0) {
+    return;
+  }
   spdlog::warn(
       "{} more rejected events not logged "
       "(logging.max_rejects_logged_per_second {}; each is counted by reason)",
