@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace rankwatch::config {
 
@@ -107,6 +108,52 @@ std::vector<std::string> FixedKeysChanged(const Config& running,
     }
   }
   return keys;
+}
+
+namespace {
+
+// "query_attributes.experiment" -> "queryAttributes.experiment": Jackson
+// names the record's own properties in camelCase; the keys of its maps
+// (below the first step) are the client's, unchanged.
+std::string CamelFirstStep(const std::string& path) {
+  std::string out;
+  const size_t dot = std::min(path.find('.'), path.size());
+  bool upper = false;
+  for (size_t i = 0; i < dot; ++i) {
+    if (path[i] == '_' && i > 0) {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(
+                       std::toupper(static_cast<unsigned char>(path[i])))
+                 : path[i];
+    upper = false;
+  }
+  return out + path.substr(dot);
+}
+
+}  // namespace
+
+std::vector<FieldAlias> PresetAliases(const SchemaConfig& s) {
+  std::vector<FieldAlias> out;
+  if (s.preset != "ubi") return out;
+  if (s.results == "query_response_hit_ids") {
+    for (const char* path :
+         {"query_response_object_ids", "queryResponse.queryResponseHitIds",
+          "queryResponse.queryResponseObjectIds"}) {
+      out.push_back({&SchemaConfig::results, path});
+    }
+  }
+  for (std::string SchemaConfig::*key :
+       {&SchemaConfig::request_id, &SchemaConfig::query_id,
+        &SchemaConfig::variant, &SchemaConfig::unit, &SchemaConfig::segments,
+        &SchemaConfig::teams, &SchemaConfig::covariate}) {
+    const std::string& path = s.*key;
+    if (path.empty()) continue;
+    std::string camel = CamelFirstStep(path);
+    if (camel != path) out.push_back({key, std::move(camel)});
+  }
+  return out;
 }
 
 std::string_view JoinModeName(JoinMode m) {

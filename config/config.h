@@ -112,10 +112,20 @@ struct SchemaConfig {
   // list; "" reads none.
   std::string position;
   // The value of `position` that means rank 1: 1 (the UBI specification's
-  // "nth position") or 0 (zero-based ordinals).
+  // "nth position"), 0 (zero-based ordinals), or kPositionBaseAuto: per
+  // request, 0 when one of its events claims position 0, else 1 (the
+  // producers of UBI data disagree; see docs/configuration.md).
   int32_t position_base = 1;
+  // Judgment events of this kind (UBI: action_name "impression") say
+  // where a doc was shown: they grade nothing, and a results event without
+  // `results` (impression mode) is ranked by them, in `position` order.
+  // Empty: no such kind, and `results` is required.
+  std::string impression_kind;
   bool operator==(const SchemaConfig&) const = default;
 };
+
+// schema.position_base: "auto".
+inline constexpr int32_t kPositionBaseAuto = -1;
 
 // The field names of `schema.preset: ubi`: OpenSearch User Behavior
 // Insights 1.x query records as results events (query_id the request,
@@ -133,8 +143,24 @@ inline SchemaConfig UbiSchema() {
   s.kind = "action_name";
   s.actions = {{"click", 1}, {"add_to_cart", 2}, {"purchase", 3}};
   s.position = "event_attributes.position.ordinal";
+  s.position_base = kPositionBaseAuto;
+  s.impression_kind = "impression";
   return s;
 }
+
+// Another name of a results field, read as the field itself (both in one
+// event: duplicate_key).
+struct FieldAlias {
+  std::string SchemaConfig::*key;  // The field (&SchemaConfig::results...).
+  std::string path;
+};
+// The names other OpenSearch UBI producers give the fields of `s` that
+// still have the ubi preset's names (none without the preset): the
+// plugin before 2.19 (query_response_object_ids), and its query records
+// as it posts them to Data Prepper, serialized by Jackson in camelCase
+// (queryId, userQuery, clientId, queryAttributes.experiment,
+// queryResponse.queryResponseHitIds).
+std::vector<FieldAlias> PresetAliases(const SchemaConfig& s);
 
 enum class JoinMode {
   kImpression,  // Results and judgments meet on request_id in a window.

@@ -242,6 +242,21 @@ Status Parser::ReadResultFieldName(const Field& v, std::string* out) const {
   return Status::Ok();
 }
 
+// schema.position_base: 0, 1 or auto (kPositionBaseAuto).
+Status Parser::ReadPositionBase(const Field& v, int32_t* out) const {
+  const std::string text = v.node.IsScalar() ? v.node.Scalar() : "";
+  if (text == "auto") {
+    *out = kPositionBaseAuto;
+  } else if (text == "0" || text == "1") {
+    *out = text == "1" ? 1 : 0;
+  } else {
+    return yaml_.Error(
+        v, "expected 0, 1 or auto, got '" +
+               Printable(v.node.IsScalar() ? text : "a collection") + "'");
+  }
+  return Status::Ok();
+}
+
 Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
   // The preset first, wherever it is written: the keys next to it override
   // its names.
@@ -323,11 +338,9 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
               }},
              {"position_base",
               [&](const Field& v) {
-                int64_t base = 0;
-                RW_RETURN_IF_ERROR(yaml_.ReadInt(v, 0, 1, &base));
-                c->position_base = static_cast<int32_t>(base);
-                return Status::Ok();
+                return ReadPositionBase(v, &c->position_base);
               }},
+             {"impression_kind", yaml_.StringInto(&c->impression_kind)},
          }));
   return CheckSchemaPaths(f, *c);
 }

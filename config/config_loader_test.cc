@@ -443,7 +443,8 @@ TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
   EXPECT_EQ(ubi.doc_id, "event_attributes.object.object_id");
   EXPECT_EQ(ubi.kind, "action_name");
   EXPECT_EQ(ubi.position, "event_attributes.position.ordinal");
-  EXPECT_EQ(ubi.position_base, 1);
+  EXPECT_EQ(ubi.position_base, config::kPositionBaseAuto);
+  EXPECT_EQ(ubi.impression_kind, "impression");
   EXPECT_EQ(ubi.unit, "");
   EXPECT_EQ(ubi.teams, "");  // Interleaving is opt-in: UBI has no such key.
   EXPECT_EQ(ubi.actions,
@@ -466,6 +467,10 @@ TEST(ConfigLoaderTest, UbiPresetNamesAndOverrides) {
   EXPECT_EQ(s.unit, "client_id");
   EXPECT_EQ(s.position_base, 0);
   EXPECT_EQ(s.teams, "query_attributes.teams");
+  EXPECT_EQ(MustParse("schema:\n  position_base: auto\n").schema.position_base,
+            config::kPositionBaseAuto);
+  EXPECT_EQ(MustParse("schema:\n  position_base: 1\n").schema.position_base, 1);
+  EXPECT_EQ(Config().schema.impression_kind, "");
   EXPECT_EQ(s.results, "query_response_hit_ids");  // From the preset.
   // No preset: actions and position are off.
   EXPECT_TRUE(Config().schema.actions.empty());
@@ -498,7 +503,11 @@ TEST(ConfigLoaderErrorTest, UbiPresetAndPaths) {
             "config.yaml:2:20: schema.actions.click: expected an integer, got "
             "'x'");
   EXPECT_EQ(ErrorOf("schema:\n  position_base: 2\n"),
-            "config.yaml:2:18: schema.position_base: must be <= 1, got 2");
+            "config.yaml:2:18: schema.position_base: expected 0, 1 or auto, "
+            "got '2'");
+  EXPECT_EQ(ErrorOf("schema:\n  position_base: [0]\n"),
+            "config.yaml:2:18: schema.position_base: expected 0, 1 or auto, "
+            "got 'a collection'");
   // A field read as a value cannot hold another one; the segments object
   // can, and fields of the other kind of event do not collide.
   EXPECT_EQ(ErrorOf("schema:\n  variant: a\n  unit: a.b\n"),

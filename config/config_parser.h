@@ -62,6 +62,7 @@ class Parser {
                      std::map<std::string, int32_t, std::less<>>* actions);
   Status ReadFieldPath(const Field& f, std::string* out) const;
   Status ReadResultFields(const Field& f, std::vector<ResultFieldConfig>* out);
+  Status ReadPositionBase(const Field& v, int32_t* out) const;
   Status ReadResultFieldName(const Field& v, std::string* out) const;
   Status CheckSchemaPaths(const Field& f, const SchemaConfig& c) const;
   Status ReadJoin(const Field& f, JoinConfig* c);

@@ -167,7 +167,12 @@ void WriteSchema(const SchemaConfig& c, Writer* w) {
   w->Map("actions", c.actions,
          [w](const std::string&, int32_t grade) { w->emitter() << grade; });
   w->Text("position", c.position);
-  w->Integer("position_base", c.position_base);
+  if (c.position_base == kPositionBaseAuto) {
+    w->Text("position_base", "auto");
+  } else {
+    w->Integer("position_base", c.position_base);
+  }
+  w->Text("impression_kind", c.impression_kind);
   w->EndSection();
 }
 

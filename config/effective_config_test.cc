@@ -148,6 +148,7 @@ schema:
   actions: {}
   position: ""
   position_base: 1
+  impression_kind: ""
 join:
   mode: impression
   window: 30m
@@ -412,7 +413,8 @@ void RandomSchemaExtensions(Xoshiro256& rng, SchemaConfig* c) {
     c->actions[action] = RandomInt<int32_t>(rng, INT32_MIN);
   }
   c->position = AsFieldPath(RandomString(rng, 0, 10));
-  c->position_base = static_cast<int32_t>(rng.Between(0, 1));
+  c->position_base = static_cast<int32_t>(rng.Between(-1, 1));  // -1: auto.
+  c->impression_kind = RandomString(rng, 0, 10);
   c->teams = AsFieldPath(RandomString(rng, 0, 10));
   c->covariate = AsFieldPath(RandomString(rng, 0, 10));
 }
@@ -792,6 +794,7 @@ Config FullConfig(JoinMode mode) {
   s.actions = {{"view", 0}, {"buy", 4}};
   s.position = "where.rank";
   s.position_base = 0;
+  s.impression_kind = "shown";
 
   JoinConfig& j = c.join;
   j.mode = mode;
@@ -1084,7 +1087,7 @@ TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
 // and to ConfigKeys() (config.cc), print it in effective_config.cc, then
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(SchemaConfig) == 696);
+static_assert(sizeof(SchemaConfig) == 728);
 static_assert(sizeof(ResultFieldConfig) == 80);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
@@ -1104,7 +1107,7 @@ static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);
 static_assert(sizeof(JudgesPpiConfig) == 72);
 static_assert(sizeof(JudgesConfig) == 144);
-static_assert(sizeof(Config) == 2056);
+static_assert(sizeof(Config) == 2088);
 #endif
 
 // Whole seconds print without a fraction, others with milliseconds; both

@@ -185,13 +185,16 @@ TEST(UbiReplayTest, SamplesGiveHandWorkedMeasures) {
   EXPECT_EQ(int64_t(counts["finalized"]), 2);
   EXPECT_EQ(int64_t(counts["rejected"]["bad_timestamp"]), 1);
   EXPECT_EQ(int64_t(counts["rejected"]["wrong_type"]), 1);
-  // The ignored actions (page_exit, product_hover, impression: 3) are
-  // neither rejected nor orphaned clicks. Of the five graded events one
-  // claims a position other than its doc's served rank (B07FMGGRGG: ordinal
-  // 2, served 4th): the join's count of such events is 1.
+  // The ignored actions (page_exit, product_hover: 2) and the impression
+  // of a query whose record lists its hits (1) are neither rejected nor
+  // orphaned clicks. Of the five graded events one claims a position other
+  // than its doc's served rank (B07FMGGRGG: ordinal 2, served 4th; no
+  // event of the query claims ordinal 0, so they count from 1): the
+  // join's count of such events is 1.
   EXPECT_EQ(int64_t(counts["orphaned_judgments"]), 0);
   EXPECT_EQ(int64_t(counts["late"]), 0);
-  EXPECT_EQ(int64_t(counts["ignored"]), 3);
+  EXPECT_EQ(int64_t(counts["ignored"]), 2);
+  EXPECT_EQ(int64_t(counts["ignored_impressions"]), 1);
   EXPECT_EQ(int64_t(counts["position_mismatches"]), 1);
 
   // The two bad documents, and only they, are dead letters: one line
@@ -263,7 +266,8 @@ constexpr char kInterleavedEvents[] =
 // of teams v1 and v2, a doc once however often it is clicked):
 //   q1: d1 (v1) clicked; d3 (v2) clicked and bought: c_0 = 1, c_1 = 1: tie
 //   q2: d5 (v2) clicked, d8 (v2) carted, d6 (v1) clicked: 1 < 2: v2 wins
-//   q3: d2 only an impression (ignored), d1 (v1) clicked: 1 > 0: v1 wins
+//   q3: d2 only an impression (not a click), d1 (v1) clicked: 1 > 0: v1
+//       wins
 //   q4: only an impression: no click
 //   q5: b (v2) clicked twice and carted: one doc, 0 < 1: v2 wins
 //   q6: variant B, not interleaved: not an impression of the experiment
@@ -299,7 +303,9 @@ TEST(UbiReplayTest, InterleavedHitIdsGiveHandWorkedOutcomes) {
   simdjson::dom::element counts = doc["events"];
   EXPECT_EQ(int64_t(counts["results"]), 8);
   EXPECT_EQ(int64_t(counts["finalized"]), 6);
-  EXPECT_EQ(int64_t(counts["ignored"]), 2);  // The two impressions.
+  // The two impressions, of queries whose records list their hits.
+  EXPECT_EQ(int64_t(counts["ignored"]), 0);
+  EXPECT_EQ(int64_t(counts["ignored_impressions"]), 2);
   EXPECT_EQ(int64_t(counts["rejected"]["missing_field"]), 1);
   EXPECT_EQ(int64_t(counts["rejected"]["unknown_team"]), 1);
   // Each rejection is one log line that names the field.

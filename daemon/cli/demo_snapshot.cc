@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "daemon/cli/replay_report.h"
 #include "daemon/exporter/families.h"
 #include "daemon/exporter/query_movers_collector.h"
 #include "metrics/ab_stats.h"
@@ -272,6 +273,7 @@ DemoSnapshot DemoSnapshotOf(const stream::PipelineSnapshot& p,
   FillSrm(p, &s);
   FillDecisions(p, &s);
   FillInterleaving(p, &s);
+  s.set_aside = FormatSetAside(p);
   return s;
 }
 

@@ -155,6 +155,9 @@ struct DemoSnapshot {
   // first (the Copeland ranking) and its winner ("" until one).
   std::map<std::string, std::vector<std::string>> multileaving_ranking;
   std::map<std::string, std::string> multileaving_winner;
+  // FormatSetAside (replay_report.h): what was rejected, by reason, and
+  // set aside (ignored, orphaned, duplicates...), as replay's table has it.
+  std::string set_aside;
 };
 
 // The story's figures of `headlines` in `p`. A variant's interval is the

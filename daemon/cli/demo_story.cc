@@ -456,6 +456,12 @@ std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
                                                : ", winner " + winner->second) +
         "\n";
   }
+  // What was lost or set aside, replay's lines indented as the table.
+  for (size_t begin = 0; begin < s.set_aside.size();) {
+    const size_t end = s.set_aside.find('\n', begin);
+    out += "  " + s.set_aside.substr(begin, end + 1 - begin);
+    begin = end + 1;
+  }
   return out;
 }
 

@@ -173,6 +173,19 @@ TEST(FormatAdjustedTest, LabelsLikeTheUnadjustedAndGivesTheVarianceRatio) {
   EXPECT_EQ(FormatAdjusted(a), "-0.020 [-0.050, +0.010]");
 }
 
+// What was rejected or set aside ends the table, as replay's lines
+// (FormatSetAside), indented.
+TEST(DemoStoryTest, TableEndsWithWhatWasSetAside) {
+  DemoSnapshot s = AdjustedSnapshot();
+  s.set_aside = "rejected: malformed_json=2\nset aside: orphaned_judgments=3\n";
+  const std::string table = DemoStory().Table(s, 10'000);
+  EXPECT_TRUE(table.ends_with(
+      "\n  rejected: malformed_json=2\n  set aside: orphaned_judgments=3\n"))
+      << table;
+  s.set_aside.clear();
+  EXPECT_EQ(DemoStory().Table(s, 10'000).find("set aside"), std::string::npos);
+}
+
 // The table's row under each experiment and treatment holds the adjusted
 // figures of the same comparisons, column by column.
 TEST(DemoStoryTest, TableShowsTheAdjustedDifferences) {

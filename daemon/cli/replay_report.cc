@@ -291,6 +291,10 @@ void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
       {"scored", c.scored},
       {"table_full", j.table_full},
       {"position_mismatches", j.position_mismatches},
+      {"over_limit_judgments", j.over_limit_judgments},
+      {"ranked_by_impressions", j.ranked_by_impressions},
+      {"unranked_requests", j.unranked_requests},
+      {"ignored_impressions", j.ignored_impressions},
   };
   for (const auto& [name, n] : counts) {
     w->Key(name);
@@ -477,6 +481,46 @@ std::string FormatReplayJson(const PipelineSnapshot& p) {
   return out;
 }
 
+// What was rejected (by reason), ignored or not counted where the figures
+// above say nothing of it, one line each and only the counts that are not
+// 0: real data (UBI's above all) has ignored actions, orphaned events and
+// reused ids, and a reader of the means should see how many.
+std::string FormatSetAside(const stream::PipelineSnapshot& p) {
+  const PipelineCounters& c = p.counters;
+  const JoinCounters& j = p.join_counters;
+  std::string out;
+  const auto line =
+      [&out](const char* title,
+             std::span<const std::pair<std::string, int64_t>> counts) {
+        std::string text;
+        for (const auto& [name, n] : counts) {
+          if (n == 0) continue;
+          text += " " + name + "=" + std::to_string(n);
+        }
+        if (!text.empty()) out += std::string(title) + ":" + text + "\n";
+      };
+  std::vector<std::pair<std::string, int64_t>> rejected;
+  for (int r = 0; r < stream::kNumRejectReasons; ++r) {
+    rejected.emplace_back(
+        stream::RejectReasonName(static_cast<stream::RejectReason>(r)),
+        c.rejected[0][r] + c.rejected[1][r]);
+  }
+  line("rejected", rejected);
+  const std::pair<std::string, int64_t> set_aside[] = {
+      {"ignored", c.ignored[0] + c.ignored[1]},
+      {"ignored_impressions", j.ignored_impressions},
+      {"orphaned_judgments", j.orphaned_judgments},
+      {"duplicate_results", j.duplicate_results},
+      {"late_results", j.late_results},
+      {"judgments_after_finalization", j.judgments_after_finalization},
+      {"over_limit_judgments", j.over_limit_judgments},
+      {"unranked_requests", j.unranked_requests},
+      {"position_mismatches", j.position_mismatches},
+  };
+  line("set aside", set_aside);
+  return out;
+}
+
 std::string FormatReplayTable(const PipelineSnapshot& p) {
   std::string out;
   char buf[256];
@@ -508,6 +552,7 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
                 static_cast<long long>(j.unjudged),
                 static_cast<long long>(c.without_relevant));
   out += buf;
+  out += FormatSetAside(p);
   AppendExperimentsTable(&out, p);
   stream::AppendInterleavingTable(&out, p.interleaving);
   if (!p.agreement.empty()) {

@@ -41,15 +41,23 @@ namespace rankwatch::cli {
 //  "late_results", "evicted", "unjudged", "without_relevant",
 //  "duplicate_results", "orphaned_judgments",
 //  "judgments_after_finalization", "finalized", "scored",
-//  "table_full", "position_mismatches"}}.
+//  "table_full", "position_mismatches", "over_limit_judgments",
+//  "ranked_by_impressions", "unranked_requests", "ignored_impressions"}}.
 std::string FormatReplayJson(const stream::PipelineSnapshot& snapshot);
 
 // The same figures for people: per variant and series count, mean and
-// stddev; the event counts; per experiment the sample-ratio check, the
-// decisions, the window-"all" comparisons and the top five query movers;
-// the interleaving experiments; with judges, their agreement, each judge's
-// figures, the prediction-powered means and the coverage checks.
+// stddev; the event counts, then a line of the rejections by reason and
+// one of what was set aside (ignored, orphaned, duplicates, position
+// mismatches...), each only when not all 0; per experiment the sample-ratio
+// check, the decisions, the window-"all" comparisons and the top five query
+// movers; the interleaving experiments; with judges, their agreement, each
+// judge's figures, the prediction-powered means and the coverage checks.
 std::string FormatReplayTable(const stream::PipelineSnapshot& snapshot);
+
+// The table's lines of what was lost or set aside: "rejected: <reason>=N
+// ..." and "set aside: ignored=N orphaned_judgments=N ...", each with the
+// counts that are not 0 and only when one is (the demo prints them too).
+std::string FormatSetAside(const stream::PipelineSnapshot& snapshot);
 
 }  // namespace rankwatch::cli
 

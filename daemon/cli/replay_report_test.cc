@@ -256,12 +256,26 @@ TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
   // Five results lines (one malformed), three judgments; four lists
   // finalized and scored, r4 without a relevant doc.
   simdjson::dom::element events = doc["events"];
-  EXPECT_EQ(Keys(events),
-            (Strings{"results", "judgments", "ignored", "rejected", "late",
-                     "late_results", "evicted", "unjudged", "without_relevant",
-                     "duplicate_results", "orphaned_judgments",
-                     "judgments_after_finalization", "finalized", "scored",
-                     "table_full", "position_mismatches"}));
+  EXPECT_EQ(Keys(events), (Strings{"results",
+                                   "judgments",
+                                   "ignored",
+                                   "rejected",
+                                   "late",
+                                   "late_results",
+                                   "evicted",
+                                   "unjudged",
+                                   "without_relevant",
+                                   "duplicate_results",
+                                   "orphaned_judgments",
+                                   "judgments_after_finalization",
+                                   "finalized",
+                                   "scored",
+                                   "table_full",
+                                   "position_mismatches",
+                                   "over_limit_judgments",
+                                   "ranked_by_impressions",
+                                   "unranked_requests",
+                                   "ignored_impressions"}));
   EXPECT_EQ(int64_t(events["results"]), 5);
   EXPECT_EQ(int64_t(events["judgments"]), 3);
   EXPECT_EQ(int64_t(events["ignored"]), 0);
@@ -480,7 +494,8 @@ TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
         "B            P_3                       1     0.3333     0.0000\n",
         "B            first_click_rank          1     1.0000     0.0000\n",
         "\nevents: results=5 judgments=3 rejected=1 late=0 evicted=0 "
-        "unjudged=0 without_relevant=1\n"}) {
+        "unjudged=0 without_relevant=1\n"
+        "rejected: malformed_json=1\n"}) {
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
   }
   EXPECT_EQ(table.find("experiment "), std::string::npos) << table;

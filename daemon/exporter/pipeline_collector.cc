@@ -353,6 +353,19 @@ void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
                          "Judgments whose claimed rank (schema.position) "
                          "is not where their doc was served",
                          count(j.position_mismatches)));
+  out->push_back(Counter("rankwatch_requests_ranked_by_impressions_total",
+                         "Served lists built from their impression events "
+                         "(schema.impression_kind): query records without "
+                         "hits",
+                         count(j.ranked_by_impressions)));
+  out->push_back(Counter("rankwatch_requests_unranked_total",
+                         "Query records without hits and without any "
+                         "impression in their window: not scored",
+                         count(j.unranked_requests)));
+  out->push_back(Counter("rankwatch_impressions_ignored_total",
+                         "Impression events of a request whose results "
+                         "event listed its hits (the hits are the list)",
+                         count(j.ignored_impressions)));
   out->push_back(Counter("rankwatch_requests_unjudged_total",
                          "qrels mode: served lists of queries without any "
                          "judgment",

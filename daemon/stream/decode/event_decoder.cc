@@ -187,6 +187,23 @@ EventDecoder::FieldTree EventDecoder::BuildTree() const {
 // loader refuses a field's path that is another key's or inside one.
 EventDecoder::FieldTree EventDecoder::BuildResultsTree() const {
   FieldTree tree = BuildTree<kResultsKeys>();
+  // The preset's other names of a field lead to the same field: its leaf
+  // reads it, a second one in the event is duplicate_key (ReadNode).
+  for (const config::FieldAlias& alias : config::PresetAliases(schema_)) {
+    const auto key =
+        std::find_if(std::begin(kResultsKeys), std::end(kResultsKeys),
+                     [&](const TopKey& k) { return k.name == alias.key; });
+    if (key == std::end(kResultsKeys)) continue;
+    tree.nested = true;
+    const bool covariate = key->field == TopField::kCovariate;
+    PathNode& leaf =
+        tree.nodes[AddPath(alias.path, covariate, covariate, 0, &tree)];
+    if (key->field == TopField::kSegments) {
+      leaf.segments = true;
+    } else if (leaf.field < 0 && !leaf.segments) {
+      leaf.field = static_cast<int32_t>(key->field);
+    }
+  }
   for (size_t i = 0; i < schema_.fields.size(); ++i) {
     tree.nested = true;
     const int32_t leaf =
@@ -237,7 +254,7 @@ DecodeStatus EventDecoder::DecodeJudgments(
     out->request_id = out->query_id = {};
     out->timestamp_ms = 0;
     out->judgments.clear();
-    claimed_rank_ = 0;
+    claimed_position_ = 0;
   }
   return status;
 }
@@ -273,7 +290,11 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
   RW_RETURN_IF_REJECTED(results_tree_.nested
                             ? ReadNested(payload, results_tree_, &fields)
                             : ReadTopLevel<kResultsKeys>(payload, &fields));
-  if (!fields.Saw(TopField::kResults)) {
+  // Without a list, schema.impression_kind events rank it in the join
+  // (an empty doc_ids): only where a join waits for them.
+  if (!fields.Saw(TopField::kResults) &&
+      (schema_.impression_kind.empty() ||
+       mode_ != config::JoinMode::kImpression)) {
     return MissingField(FieldPath{{}, -1, schema_.results});
   }
   RW_RETURN_IF_REJECTED(ResolveTimestamp(fields.Saw(TopField::kTimestamp),
@@ -281,72 +302,15 @@ DecodeStatus EventDecoder::ParseResults(std::string_view payload,
                                          &out->timestamp_ms));
   if (out->variant.empty()) out->variant = schema_.default_variant;
   out->unit_hash = schema_.unit.empty() ? 0 : UnitHash(*out);
-  return ResolveTeams(out);
-}
-
-DecodeStatus EventDecoder::ResolveTeams(ResultsEvent* out) const {
-  out->interleaving = -1;
-  out->teams.clear();
-  for (size_t e = 0; e < rules_.interleaving.size(); ++e) {
-    const config::InterleavingConfig& experiment = rules_.interleaving[e];
-    if (experiment.variant != out->variant) continue;
-    // Formatted only on the error path: the hot path builds no strings.
-    const auto interleaved = [&] {
-      return " (variant " + Quoted(out->variant) +
-             " is interleaved: every result needs its team)";
-    };
-    const size_t n = out->doc_ids.size();
-    if (team_array_present_ && team_array_entries_ != n) {
-      // Fewer: some result has no team, as an entry without `team`. More:
-      // the array is not the one of this list.
-      const auto counted = [](size_t k, const char* noun) {
-        return std::to_string(k) + " " + noun + (k == 1 ? "" : "s");
-      };
-      const std::string count = Quoted(schema_.teams) + " has " +
-                                counted(team_array_entries_, "team") + " for " +
-                                counted(n, "result") + " in " +
-                                Quoted(schema_.results);
-      if (team_array_entries_ < n) {
-        return Reject(RejectReason::kMissingField, count + interleaved());
-      }
-      return Reject(RejectReason::kWrongType, count + " (one team per result)");
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const std::string_view team =
-          team_array_present_ ? team_array_[i] : out->team_values[i];
-      const FieldPath path =
-          team_array_present_
-              ? FieldPath{schema_.teams, static_cast<int64_t>(i), {}}
-              : FieldPath{schema_.results, static_cast<int64_t>(i),
-                          schema_.team};
-      if (team.empty()) {  // Only an entry's: an array's team is never "".
-        DecodeStatus missing = MissingField(path);
-        if (!schema_.teams.empty()) {
-          missing.detail += " (or " + Quoted(schema_.teams) + ")";
-        }
-        missing.detail += interleaved();
-        return missing;
-      }
-      // At most config::kMaxInterleavingTeams teams: a scan is cheapest.
-      const auto found =
-          std::find(experiment.teams.begin(), experiment.teams.end(), team);
-      if (found == experiment.teams.end()) {
-        out->teams.clear();
-        std::string teams;
-        for (size_t t = 0; t < experiment.teams.size(); ++t) {
-          if (t > 0) teams += t + 1 == experiment.teams.size() ? " or " : ", ";
-          teams += Quoted(experiment.teams[t]);
-        }
-        return Reject(RejectReason::kUnknownTeam,
-                      Describe(path) + " " + Quoted(team) +
-                          " is not a team of interleaving experiment " +
-                          Quoted(experiment.name) + " (" + teams + ")");
-      }
-      out->teams.push_back(
-          static_cast<uint8_t>(found - experiment.teams.begin()));
-    }
-    out->interleaving = static_cast<int32_t>(e);
-    break;
+  RW_RETURN_IF_REJECTED(ResolveTeams(out));
+  if (out->interleaving >= 0 && !fields.Saw(TopField::kResults)) {
+    // Impressions carry no teams: an interleaved list needs its hits.
+    DecodeStatus missing = MissingField(FieldPath{{}, -1, schema_.results});
+    missing.detail += " (variant " + Quoted(out->variant) +
+                      " is interleaved: every result needs its team)";
+    out->interleaving = -1;
+    out->teams.clear();
+    return missing;
   }
   return DecodeStatus::Ok();
 }
@@ -364,7 +328,7 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
                                           JudgmentEvent* out) {
   out->request_id = out->query_id = {};
   out->judgments.clear();
-  claimed_rank_ = 0;
+  claimed_position_ = 0;
 
   Judgment single;
   std::string_view event_kind;
@@ -377,7 +341,10 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
   fields.single = &single;
   fields.kind = &event_kind;
   fields.judge = &event_judge;
-  fields.rank = &claimed_rank_;
+  fields.rank = &claimed_position_;
+  // With actions, an event of an action that grades nothing is ignored
+  // whatever its ids: checked once its judgments are known.
+  fields.ids_later = !schema_.actions.empty();
   RW_RETURN_IF_REJECTED(judgments_tree_.nested
                             ? ReadNested(payload, judgments_tree_, &fields)
                             : ReadTopLevel<kJudgmentsKeys>(payload, &fields));
@@ -389,16 +356,18 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
     }
   } else if (by_action && !fields.Saw(TopField::kKind)) {
     return MissingField(FieldPath{{}, -1, schema_.kind});
-  } else if (by_action &&
+  } else if (by_action && !IsImpression(event_kind) &&
              schema_.actions.find(event_kind) == schema_.actions.end()) {
     // An action that grades nothing (a UBI "view"): its doc may be absent.
+  } else if (IsImpression(event_kind) && !fields.Saw(TopField::kDocId)) {
+    // An impression of no doc ranks nothing: ignored as other actions.
   } else if (fields.Saw(TopField::kDocId)) {
     if (!by_action && !fields.Saw(TopField::kRelevance)) {
       RW_RETURN_IF_REJECTED(
           DefaultRelevance({{}, -1, schema_.relevance}, &single.grade));
     }
     out->judgments.push_back(single);
-    out->judgments.back().claimed_rank = claimed_rank_;
+    out->judgments.back().claimed_position = claimed_position_;
   } else {
     return Reject(RejectReason::kMissingField,
                   "missing field " + Quoted(schema_.doc_id) + " (or " +
@@ -414,38 +383,13 @@ DecodeStatus EventDecoder::ParseJudgments(std::string_view payload,
                                          fields.timestamp_is_text, fallback,
                                          &out->timestamp_ms));
   if (out->judgments.empty()) {
-    claimed_rank_ = 0;
+    claimed_position_ = 0;
     return DecodeStatus::Ignored();
   }
-  return DecodeStatus::Ok();
-}
-
-DecodeStatus EventDecoder::GradeByKind(std::vector<Judgment>* judgments) const {
-  size_t kept = 0;
-  for (size_t i = 0; i < judgments->size(); ++i) {
-    Judgment& j = (*judgments)[i];
-    if (j.kind.empty()) {
-      return MissingField(
-          FieldPath{schema_.judgments, static_cast<int64_t>(i), schema_.kind});
-    }
-    const auto action = schema_.actions.find(j.kind);
-    if (action == schema_.actions.end()) continue;
-    j.grade = action->second;
-    (*judgments)[kept++] = j;
+  if (fields.ids_later) {
+    RW_RETURN_IF_REJECTED(CheckRequiredIds(out->request_id, out->query_id));
   }
-  judgments->resize(kept);
   return DecodeStatus::Ok();
-}
-
-void EventDecoder::ResolveKinds(std::string_view event_kind,
-                                std::vector<Judgment>* judgments) const {
-  for (Judgment& j : *judgments) {
-    if (j.kind.empty()) j.kind = event_kind;
-    j.click_excluded = !j.kind.empty() &&
-                       std::find(rules_.click_exclude_kinds.begin(),
-                                 rules_.click_exclude_kinds.end(),
-                                 j.kind) != rules_.click_exclude_kinds.end();
-  }
 }
 
 // ---- Top-level fields -----------------------------------------------------
@@ -478,6 +422,7 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
     fields->seen |= EventFields::Bit(named->field);
   }
   RW_RETURN_IF_REJECTED(CheckAtEnd(doc));
+  if (fields->ids_later) return DecodeStatus::Ok();
   return CheckRequiredIds(*fields->request_id, *fields->query_id);
 }
 
@@ -490,9 +435,18 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
     TopField field, ondemand::value& value, EventFields* fields) {
   switch (field) {
     case TopField::kRequestId:
+      if (fields->ids_later) {
+        // null is absent: an ungraded action (a UBI "search") needs none.
+        json_type type;
+        if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+        if (type == json_type::null) {
+          *fields->request_id = {};
+          return DecodeStatus::Ok();
+        }
+      }
       return ReadId(value, {{}, -1, schema_.request_id}, fields->request_id);
     case TopField::kQueryId:
-      return ReadId(value, {{}, -1, schema_.query_id}, fields->query_id);
+      return ReadQueryId(value, fields->query_id);
     case TopField::kVariant:
       return ReadId(value, {{}, -1, schema_.variant}, fields->variant);
     case TopField::kTimestamp:
@@ -540,6 +494,7 @@ DecodeStatus EventDecoder::ReadNested(std::string_view payload,
   std::fill(seen_nodes_.begin(), seen_nodes_.end(), 0);
   RW_RETURN_IF_REJECTED(ReadNode(root, tree, 0, fields));
   RW_RETURN_IF_REJECTED(CheckAtEnd(doc));
+  if (fields->ids_later) return DecodeStatus::Ok();
   return CheckRequiredIds(*fields->request_id, *fields->query_id);
 }
 
@@ -582,6 +537,8 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     }
     if (next.field >= 0) {
       const TopField f = static_cast<TopField>(next.field);
+      // Under two names (a preset's alias and the field's own).
+      if (fields->Saw(f)) return DuplicateKey({here.path, -1, key});
       RW_RETURN_IF_REJECTED(ReadTopField(f, value, fields));
       fields->seen |= EventFields::Bit(f);
       continue;
@@ -672,6 +629,32 @@ DecodeStatus EventDecoder::ReadId(ondemand::value& value, const FieldPath& path,
     });
   }
   return CheckIdLength(*id, path);
+}
+
+// In impression mode the query text only names the request's query among
+// the movers: "" or null (the UBI plugin writes "" for a search without a
+// user_query) is a request without one, scored all the same. In qrels mode
+// it is the key of the table: an id.
+DecodeStatus EventDecoder::ReadQueryId(ondemand::value& value,
+                                       std::string_view* query_id) const {
+  const FieldPath path{{}, -1, schema_.query_id};
+  if (mode_ != config::JoinMode::kImpression) {
+    return ReadId(value, path, query_id);
+  }
+  json_type type;
+  if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
+  if (type == json_type::null) {
+    *query_id = {};
+    return DecodeStatus::Ok();
+  }
+  const ScalarResult read = ReadIdText(value, type, query_id);
+  if (!read.ok()) {
+    return ScalarRejection(read, RejectReason::kWrongType, [&] {
+      return Describe(path) + " is not a string or an integer";
+    });
+  }
+  return query_id->empty() ? DecodeStatus::Ok()
+                           : CheckIdLength(*query_id, path);
 }
 
 // Like an id, but null means "no unit" (e.g. a signed-out user): the

@@ -159,7 +159,7 @@ class EventDecoder {
   //    without judgments is DecodeStatus::Ignored() (after its ids and
   //    time were checked, so that it still moves event time).
   //  - schema.position (top level, single form): an integer >=
-  //    schema.position_base or null (none); claimed_rank() has it.
+  //    schema.position_base or null (none); claimed_position() has it.
   //  - schema.covariate (results events): a finite JSON number is the
   //    list's covariate. Anything else (absent, null, a string such as
   //    "NaN", a boolean, a container, 1e999, or on a dotted path an object
@@ -176,7 +176,7 @@ class EventDecoder {
   // After a DecodeJudgments that succeeded: the rank (1 first) at which
   // schema.position says the single judgment's doc was served, for the join
   // to check against the served list; 0 when the event does not say.
-  int32_t claimed_rank() const { return claimed_rank_; }
+  int32_t claimed_position() const { return claimed_position_; }
 
  private:
   // Where a value sits in the event, for reject details: "'name'" at the
@@ -271,6 +271,10 @@ class EventDecoder {
     uint32_t seen = 0;                  // Bit(f) is set once field f was read.
     // The timestamp field was an RFC 3339 string, not epoch milliseconds.
     bool timestamp_is_text = false;
+    // Judgment events with schema.actions: the required ids are checked
+    // by the caller once it knows whether the event grades anything, and
+    // a null request id is an absent one.
+    bool ids_later = false;
   };
 
   // One step of a kind's field tree, built from its schema names split at
@@ -349,6 +353,8 @@ class EventDecoder {
                         std::string_view* unit) const;
   DecodeStatus ReadId(simdjson::ondemand::value& value, const FieldPath& path,
                       std::string_view* id) const;
+  DecodeStatus ReadQueryId(simdjson::ondemand::value& value,
+                           std::string_view* query_id) const;
   DecodeStatus CheckIdLength(std::string_view id, const FieldPath& path) const;
   DecodeStatus ReadTimestamp(simdjson::ondemand::value& value, int64_t* ms,
                              bool* is_text) const;
@@ -396,7 +402,13 @@ class EventDecoder {
   DecodeStatus DefaultRelevance(const FieldPath& path,
                                 std::optional<metrics::Grade>* grade) const;
   DecodeStatus ReadPosition(simdjson::ondemand::value& value,
-                            int32_t* rank) const;
+                            int32_t* position) const;
+  // `kind` is schema.impression_kind (which is set), in impression mode
+  // (a qrels table has no served lists to rank: there they are ignored).
+  bool IsImpression(std::string_view kind) const {
+    return mode_ == config::JoinMode::kImpression &&
+           !schema_.impression_kind.empty() && kind == schema_.impression_kind;
+  }
   // An optional number (schema.covariate, a field of schema.fields): a
   // finite number, else NaN with the outcome; only broken JSON is a
   // rejection.
@@ -441,7 +453,7 @@ class EventDecoder {
   std::vector<std::string_view> team_array_;
   size_t team_array_entries_ = 0;
   bool team_array_present_ = false;
-  int32_t claimed_rank_ = 0;
+  int32_t claimed_position_ = 0;
 };
 
 }  // namespace rankwatch::stream

@@ -1,6 +1,6 @@
 // EventDecoder's readers of lists and nested objects: the results array
-// (ids or objects with teams and scores), segments, and judgment batches
-// with their judges.
+// (ids or objects with teams and scores) and its teams, segments, and
+// judgment batches with their kinds and judges.
 // The set-up, the top level, ids and timestamps are in event_decoder.cc.
 #include <algorithm>
 #include <cmath>
@@ -387,33 +387,31 @@ DecodeStatus EventDecoder::ReadRelevance(
                 Describe(path) + " is not an integer");
 }
 
-// The rank that schema.position claims: an integer from
-// schema.position_base (rank 1) up; null claims none.
+// The position that schema.position claims, plus one (0: none, null):
+// any integer. Which rank it means depends on schema.position_base, which
+// may be detected per request, so the join turns it into one; a position
+// before the first, or past events.max_results, is kept as
+// events.max_results (a place no served doc has under base 0), so that the
+// judgment is credited all the same and its claim counts as a mismatch.
 DecodeStatus EventDecoder::ReadPosition(ondemand::value& value,
-                                        int32_t* rank) const {
+                                        int32_t* position) const {
   const FieldPath path{{}, -1, schema_.position};
   json_type type;
   if (simdjson::error_code e = TypeOf(value, &type)) return Malformed(e);
-  std::optional<int32_t> position;
-  const ScalarResult read = ReadNullableInt32(value, type, &position);
+  std::optional<int32_t> read_position;
+  const ScalarResult read = ReadNullableInt32(value, type, &read_position);
   if (read.outcome == ScalarOutcome::kMalformed) return Malformed(read.error);
   if (!read.ok()) {
     return Reject(RejectReason::kWrongType,
                   Describe(path) + " is not an integer");
   }
-  if (!position) {
-    *rank = 0;
+  if (!read_position) {
+    *position = 0;
     return DecodeStatus::Ok();
   }
-  const int64_t r = int64_t{*position} - schema_.position_base + 1;
-  if (r < 1 || r > std::numeric_limits<int32_t>::max()) {
-    return Reject(RejectReason::kWrongType,
-                  Describe(path) + " " + std::to_string(*position) +
-                      " is not a position (the first is " +
-                      std::to_string(schema_.position_base) +
-                      ", schema.position_base)");
-  }
-  *rank = static_cast<int32_t>(r);
+  const int64_t last = std::max<int64_t>(1, limits_.max_results);
+  const int64_t p = int64_t{*read_position} + 1;
+  *position = static_cast<int32_t>(p < 1 || p > last ? last : p);
   return DecodeStatus::Ok();
 }
 
@@ -425,6 +423,109 @@ DecodeStatus EventDecoder::DefaultRelevance(
 }
 
 #undef RW_RETURN_IF_REJECTED
+
+// ---- Teams and kinds --------------------------------------------------
+
+DecodeStatus EventDecoder::ResolveTeams(ResultsEvent* out) const {
+  out->interleaving = -1;
+  out->teams.clear();
+  for (size_t e = 0; e < rules_.interleaving.size(); ++e) {
+    const config::InterleavingConfig& experiment = rules_.interleaving[e];
+    if (experiment.variant != out->variant) continue;
+    // Formatted only on the error path: the hot path builds no strings.
+    const auto interleaved = [&] {
+      return " (variant " + Quoted(out->variant) +
+             " is interleaved: every result needs its team)";
+    };
+    const size_t n = out->doc_ids.size();
+    if (team_array_present_ && team_array_entries_ != n) {
+      // Fewer: some result has no team, as an entry without `team`. More:
+      // the array is not the one of this list.
+      const auto counted = [](size_t k, const char* noun) {
+        return std::to_string(k) + " " + noun + (k == 1 ? "" : "s");
+      };
+      const std::string count = Quoted(schema_.teams) + " has " +
+                                counted(team_array_entries_, "team") + " for " +
+                                counted(n, "result") + " in " +
+                                Quoted(schema_.results);
+      if (team_array_entries_ < n) {
+        return Reject(RejectReason::kMissingField, count + interleaved());
+      }
+      return Reject(RejectReason::kWrongType, count + " (one team per result)");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view team =
+          team_array_present_ ? team_array_[i] : out->team_values[i];
+      const FieldPath path =
+          team_array_present_
+              ? FieldPath{schema_.teams, static_cast<int64_t>(i), {}}
+              : FieldPath{schema_.results, static_cast<int64_t>(i),
+                          schema_.team};
+      if (team.empty()) {  // Only an entry's: an array's team is never "".
+        DecodeStatus missing = MissingField(path);
+        if (!schema_.teams.empty()) {
+          missing.detail += " (or " + Quoted(schema_.teams) + ")";
+        }
+        missing.detail += interleaved();
+        return missing;
+      }
+      // At most config::kMaxInterleavingTeams teams: a scan is cheapest.
+      const auto found =
+          std::find(experiment.teams.begin(), experiment.teams.end(), team);
+      if (found == experiment.teams.end()) {
+        out->teams.clear();
+        std::string teams;
+        for (size_t t = 0; t < experiment.teams.size(); ++t) {
+          if (t > 0) teams += t + 1 == experiment.teams.size() ? " or " : ", ";
+          teams += Quoted(experiment.teams[t]);
+        }
+        return Reject(RejectReason::kUnknownTeam,
+                      Describe(path) + " " + Quoted(team) +
+                          " is not a team of interleaving experiment " +
+                          Quoted(experiment.name) + " (" + teams + ")");
+      }
+      out->teams.push_back(
+          static_cast<uint8_t>(found - experiment.teams.begin()));
+    }
+    out->interleaving = static_cast<int32_t>(e);
+    break;
+  }
+  return DecodeStatus::Ok();
+}
+
+DecodeStatus EventDecoder::GradeByKind(std::vector<Judgment>* judgments) const {
+  size_t kept = 0;
+  for (size_t i = 0; i < judgments->size(); ++i) {
+    Judgment& j = (*judgments)[i];
+    if (j.kind.empty()) {
+      return MissingField(
+          FieldPath{schema_.judgments, static_cast<int64_t>(i), schema_.kind});
+    }
+    const auto action = schema_.actions.find(j.kind);
+    if (IsImpression(j.kind)) {
+      j.impression = true;
+      j.grade = 0;  // Grades nothing; not a withdrawal either.
+    } else if (action == schema_.actions.end()) {
+      continue;
+    } else {
+      j.grade = action->second;
+    }
+    (*judgments)[kept++] = j;
+  }
+  judgments->resize(kept);
+  return DecodeStatus::Ok();
+}
+
+void EventDecoder::ResolveKinds(std::string_view event_kind,
+                                std::vector<Judgment>* judgments) const {
+  for (Judgment& j : *judgments) {
+    if (j.kind.empty()) j.kind = event_kind;
+    j.click_excluded = !j.kind.empty() &&
+                       std::find(rules_.click_exclude_kinds.begin(),
+                                 rules_.click_exclude_kinds.end(),
+                                 j.kind) != rules_.click_exclude_kinds.end();
+  }
+}
 
 // ---- Optional numbers (schema.covariate, schema.fields) ------------------
 

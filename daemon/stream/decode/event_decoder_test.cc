@@ -1261,8 +1261,6 @@ std::vector<RejectCase> RejectCases() {
                  "wrong_type: 'doc_id' is not a string or an integer"},
       // empty_id
       RejectCase{R, R"({"request_id": ""})", "empty_id: 'request_id' is empty"},
-      RejectCase{R, R"({"request_id": "r", "query_id": ""})",
-                 "empty_id: 'query_id' is empty"},
       RejectCase{R, R"({"request_id": "r", "variant": ""})",
                  "empty_id: 'variant' is empty"},
       RejectCase{R, R"({"request_id": "r", "results": ["a", ""]})",
@@ -1585,7 +1583,7 @@ class UbiDecoder {
     return UbiOutcome(
         decoder_.DecodeJudgments(payload, kNoFallback, &judgments));
   }
-  int32_t rank() const { return decoder_.claimed_rank(); }
+  int32_t rank() const { return decoder_.claimed_position(); }
 
   FakeClock clock{kWallNow};
   ResultsEvent results;
@@ -1683,7 +1681,7 @@ TEST(DecodeUbiTest, EventsGradedByAction) {
   EXPECT_EQ(d.judgments.judgments[0].doc_id, "B07S3T59VP");
   EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(2));
   EXPECT_EQ(d.judgments.judgments[0].kind, "add_to_cart");
-  EXPECT_EQ(d.rank(), 2);
+  EXPECT_EQ(d.rank(), 3);  // Ordinal 2 plus one: the join applies the base.
   // An integer object_id is its text; a relevance field is not read; no
   // position claims no rank.
   ASSERT_EQ(d.Event(R"({"action_name": "purchase", "query_id": "q1",
@@ -1716,8 +1714,19 @@ TEST(DecodeUbiTest, OtherActionsAreIgnoredNotRejected) {
       "timestamp": "2024-05-16"})"),
             "bad_timestamp: 'timestamp' is not epoch milliseconds >= 0 nor "
             "an ISO 8601 date-time");
-  EXPECT_EQ(d.Event(R"({"action_name": "view", "timestamp": 1})"),
+  // Without a query_id (absent, or null as the Chorus shop's "search"
+  // events have it) an ungraded action is still ignored; a graded one
+  // is not.
+  EXPECT_EQ(d.Event(R"({"action_name": "view", "timestamp": 1})"), "ignored");
+  EXPECT_EQ(d.Event(R"({"action_name": "search", "query_id": null,
+      "timestamp": 1, "event_attributes": null})"),
+            "ignored");
+  EXPECT_EQ(d.Event(R"({"action_name": "click", "query_id": null,
+      "timestamp": 1, "event_attributes": {"object": {"object_id": "a"}}})"),
             "missing_field: missing field 'query_id'");
+  EXPECT_EQ(d.Event(R"({"action_name": "view", "query_id": 1.5,
+      "timestamp": 1})"),
+            "wrong_type: 'query_id' is not a string or an integer");
   // A graded action needs its doc, and every event its action.
   EXPECT_EQ(d.Event(R"({"action_name": "click", "query_id": "q1",
       "timestamp": 1, "event_attributes": {"object": null}})"),
@@ -1728,7 +1737,10 @@ TEST(DecodeUbiTest, OtherActionsAreIgnoredNotRejected) {
             "missing_field: missing field 'action_name'");
 }
 
-TEST(DecodeUbiTest, PositionIsAnOrdinalFromTheBase) {
+// A position is only a claim, checked in the join: any integer is kept
+// (its value plus one; 0 is none), whatever schema.position_base, so that
+// no click is lost to a producer counting from another base.
+TEST(DecodeUbiTest, PositionIsKeptWhateverItsValue) {
   const std::string click =
       R"({"action_name": "click", "query_id": "q1", "timestamp": 1,
           "event_attributes": {"object": {"object_id": "a"},
@@ -1738,29 +1750,132 @@ TEST(DecodeUbiTest, PositionIsAnOrdinalFromTheBase) {
     p.replace(p.find('%'), 1, ordinal);
     return p;
   };
-  UbiDecoder one_based;
-  ASSERT_EQ(one_based.Event(with("1")), "ok");
-  EXPECT_EQ(one_based.rank(), 1);
-  ASSERT_EQ(one_based.Event(with("null")), "ok");
-  EXPECT_EQ(one_based.rank(), 0);
-  EXPECT_EQ(one_based.Event(with("0")),
-            "wrong_type: 'event_attributes.position.ordinal' 0 is not a "
-            "position (the first is 1, schema.position_base)");
-  EXPECT_EQ(one_based.Event(with(R"("3")")),
-            "wrong_type: 'event_attributes.position.ordinal' is not an "
-            "integer");
-  EXPECT_EQ(one_based.Event(with("1.5")),
-            "wrong_type: 'event_attributes.position.ordinal' is not an "
-            "integer");
-  // The OpenSearch UBI data generator writes zero-based ordinals.
-  UbiDecoder zero_based([](SchemaConfig* s) { s->position_base = 0; });
-  ASSERT_EQ(zero_based.Event(with("0")), "ok");
-  EXPECT_EQ(zero_based.rank(), 1);
-  ASSERT_EQ(zero_based.Event(with("4")), "ok");
-  EXPECT_EQ(zero_based.rank(), 5);
-  // A rejection leaves no rank behind.
-  EXPECT_NE(zero_based.Event(with("-1")), "ok");
-  EXPECT_EQ(zero_based.rank(), 0);
+  for (const int32_t base : {config::kPositionBaseAuto, 0, 1}) {
+    UbiDecoder d([&](SchemaConfig* s) { s->position_base = base; });
+    ASSERT_EQ(d.Event(with("1")), "ok");
+    EXPECT_EQ(d.rank(), 2);
+    ASSERT_EQ(d.Event(with("0")), "ok");
+    EXPECT_EQ(d.rank(), 1);
+    ASSERT_EQ(d.Event(with("null")), "ok");
+    EXPECT_EQ(d.rank(), 0);
+    // Before the first or past any list (events.max_results, 1000 here):
+    // kept at 1000, a place no served doc has from base 0.
+    ASSERT_EQ(d.Event(with("-1")), "ok");
+    EXPECT_EQ(d.rank(), 1000);
+    ASSERT_EQ(d.Event(with("5000")), "ok");
+    EXPECT_EQ(d.rank(), 1000);
+    ASSERT_EQ(d.judgments.judgments.size(), 1u);
+    EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(1));
+    EXPECT_EQ(d.Event(with(R"("3")")),
+              "wrong_type: 'event_attributes.position.ordinal' is not an "
+              "integer");
+    EXPECT_EQ(d.rank(), 0);  // A rejection leaves no position behind.
+    EXPECT_EQ(d.Event(with("1.5")),
+              "wrong_type: 'event_attributes.position.ordinal' is not an "
+              "integer");
+  }
+}
+
+// Every shape of OpenSearch's query records, with the preset alone
+// (tests/data/ubi/README.md has the sources).
+TEST(DecodeUbiTest, QueryRecordsOfEveryProducer) {
+  UbiDecoder d([](SchemaConfig* s) { s->unit = "client_id"; });
+  // The plugin before 2.19 (its README's record): object ids, epoch ms.
+  ASSERT_EQ(d.Query(R"({"query_response_id": "e4bd", "user_query": "toner",
+      "query_id": "1230", "query_response_object_ids": ["9"],
+      "client_id": null, "timestamp": 1716408298072})"),
+            "ok");
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"9"}));
+  EXPECT_EQ(d.results.timestamp_ms, 1716408298072);
+  // Its Data Prepper payload: Jackson's camelCase, the hits one level down.
+  ASSERT_EQ(d.Query(R"({"timestamp": "2025-02-10T09:15:00.125+0000",
+      "queryId": "dp-1", "clientId": "c-1", "userQuery": "shoes",
+      "application": "shop", "queryAttributes": {"experiment": "v2"},
+      "queryResponse": {"queryId": "dp-1", "queryResponseId": "r-1",
+                        "queryResponseHitIds": ["a", "b"]}})"),
+            "ok");
+  EXPECT_EQ(d.results.request_id, "dp-1");
+  EXPECT_EQ(d.results.query_id, "shoes");
+  EXPECT_EQ(d.results.variant, "v2");
+  EXPECT_EQ(d.results.unit, "c-1");
+  EXPECT_EQ(Strings(d.results.doc_ids), (std::vector<std::string>{"a", "b"}));
+  // date -u -d 2025-02-10T09:15:00Z +%s -> 1739178900.
+  EXPECT_EQ(d.results.timestamp_ms, 1739178900125);
+  // The data generator: no hit ids, an empty list the join fills from
+  // the impressions.
+  ASSERT_EQ(d.Query(R"({"application": "esci_ubi_sample", "query_id": "g1",
+      "client_id": "c", "user_query": "ps4", "query_attributes": {},
+      "timestamp": "2024-12-10T00:50:26.457Z"})"),
+            "ok");
+  EXPECT_TRUE(d.results.doc_ids.empty());
+  EXPECT_EQ(d.results.query_id, "ps4");
+  // An empty or null user_query (the plugin writes "" for a search without
+  // one): scored under no query.
+  for (const char* query : {R"("")", "null"}) {
+    ASSERT_EQ(d.Query(std::string(R"({"query_id": "q", "user_query": )") +
+                      query + R"(, "query_response_hit_ids": ["a"],
+                      "timestamp": 1})"),
+              "ok")
+        << query;
+    EXPECT_EQ(d.results.query_id, "");
+  }
+  // In qrels mode the query is the table's key: "" is no query.
+  Decoder qrels(JoinMode::kQrels, {}, config::UbiSchema());
+  EXPECT_EQ(qrels.Results(R"({"query_id": "q", "user_query": "",
+      "query_response_hit_ids": ["a"], "timestamp": 1})"),
+            "empty_id: 'user_query' is empty");
+  // One field under two names is ambiguous.
+  EXPECT_EQ(d.Query(R"({"query_id": "q", "queryId": "q",
+      "query_response_hit_ids": ["a"], "timestamp": 1})"),
+            "duplicate_key: duplicate key 'queryId'");
+  EXPECT_EQ(d.Query(R"({"query_id": "q", "query_response_hit_ids": ["a"],
+      "queryResponse": {"queryResponseHitIds": ["a"]}, "timestamp": 1})"),
+            "duplicate_key: duplicate key 'queryResponseHitIds' in "
+            "queryResponse");
+  // A key set next to the preset drops the preset's other names for it.
+  UbiDecoder renamed([](SchemaConfig* s) { s->results = "hits"; });
+  EXPECT_EQ(renamed.Query(R"({"query_id": "q",
+      "query_response_object_ids": ["a"], "timestamp": 1})"),
+            "ok");  // No hits: ranked by impressions.
+  EXPECT_TRUE(renamed.results.doc_ids.empty());
+  // Without impression_kind a list is required, as in qrels mode.
+  UbiDecoder required([](SchemaConfig* s) { s->impression_kind = ""; });
+  EXPECT_EQ(required.Query(R"({"query_id": "q", "timestamp": 1})"),
+            "missing_field: missing field 'query_response_hit_ids'");
+}
+
+// An interleaved variant's list needs its teams, which impressions lack.
+TEST(DecodeUbiTest, InterleavedVariantNeedsItsHits) {
+  UbiDecoder d([](SchemaConfig* s) { s->teams = "query_attributes.teams"; }, {},
+               DecodeRules{{{"ab", "il", {"A", "B"}}}, {}});
+  EXPECT_EQ(d.Query(R"({"query_id": "q1", "timestamp": 5,
+      "query_attributes": {"experiment": "il"}})"),
+            "missing_field: missing field 'query_response_hit_ids' (variant "
+            "'il' is interleaved: every result needs its team)");
+}
+
+// Impressions (schema.impression_kind) are judgments that grade nothing:
+// where a doc was shown. Without a doc they are ignored as other actions.
+TEST(DecodeUbiTest, ImpressionsAreJudgmentsThatGradeNothing) {
+  UbiDecoder d;
+  ASSERT_EQ(d.Event(R"({"action_name": "impression", "query_id": "g1",
+      "timestamp": "2024-12-10T00:50:26.457Z",
+      "event_attributes": {"object": {"object_id": "B01", "object_id_field":
+      "product_id"}, "position": {"ordinal": 0}}})"),
+            "ok");
+  ASSERT_EQ(d.judgments.judgments.size(), 1u);
+  EXPECT_TRUE(d.judgments.judgments[0].impression);
+  EXPECT_EQ(d.judgments.judgments[0].doc_id, "B01");
+  EXPECT_EQ(d.judgments.judgments[0].grade, std::optional<metrics::Grade>(0));
+  EXPECT_EQ(d.judgments.judgments[0].claimed_position, 1);
+  EXPECT_EQ(d.Event(R"({"action_name": "impression", "query_id": "g1",
+      "timestamp": 1})"),
+            "ignored");
+  // A click is no impression.
+  ASSERT_EQ(d.Event(R"({"action_name": "click", "query_id": "g1",
+      "timestamp": 1, "event_attributes": {"object": {"object_id": "B01"}}})"),
+            "ok");
+  EXPECT_FALSE(d.judgments.judgments[0].impression);
 }
 
 // schema.actions is not UBI-only: batch entries are graded by their kinds

@@ -135,9 +135,13 @@ struct Judgment {
   std::string_view kind;
   // The kind is in metrics.click_exclude_kinds: never a click.
   bool click_excluded = false;
-  // The rank the event says the doc was shown at (schema.position, made
-  // 1-based), checked against the served list; 0 when absent.
-  int32_t claimed_rank = 0;
+  // The position the event says the doc was shown at (schema.position)
+  // plus one, whatever schema.position_base (the join applies it): 0 when
+  // absent. Only checked against the served list, and orders impressions.
+  int32_t claimed_position = 0;
+  // Of schema.impression_kind: the doc was shown at claimed_position; it
+  // grades nothing, and ranks a list that came without `results`.
+  bool impression = false;
   // With judges (judges.names): who labelled, schema.judge of its batch
   // entry, else of the event, else judges.default, as read (`judge_name`)
   // and as its place in judges.names (`judge`, 0 the most trusted). Without

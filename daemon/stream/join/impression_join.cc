@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "base/saturating.h"
 #include "base/string_index.h"
@@ -44,13 +45,15 @@ bool DocsLess(const PendingRequest& r, std::span<const std::string_view> docs) {
 
 ImpressionJoin::ImpressionJoin(const config::JoinConfig& config,
                                const Clock* clock, JoinListener* listener,
-                               metrics::Grade click_threshold)
+                               metrics::Grade click_threshold,
+                               int32_t position_base)
     : WatermarkedJoin(config, clock),
       config_(config),
       window_ms_(config.window.count()),
       early_ms_(config.early_tolerance.count()),
       listener_(listener),
       click_threshold_(click_threshold),
+      position_base_(position_base),
       finalized_(kFinalizedMemorySlots) {}
 
 bool ImpressionJoin::OnResults(const ResultsEvent& e, uint32_t group,
@@ -183,7 +186,8 @@ void ImpressionJoin::AddRecords(PendingRequest* r, const JudgmentEvent& e,
     r->records.push_back(JudgmentRecord{
         begin, static_cast<uint32_t>(r->judged_docs.size()), e.timestamp_ms,
         j.grade.value_or(0), !j.grade.has_value(), origin.replayed,
-        j.click_excluded, static_cast<int8_t>(j.judge), j.claimed_rank});
+        j.click_excluded, static_cast<int8_t>(j.judge), j.claimed_position,
+        j.impression});
   }
   r->origins.push_back(origin);
 }
@@ -207,10 +211,17 @@ void ImpressionJoin::ProcessDueIn(int32_t shard, FinalizeCause cause) {
 
 void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
   if (cause == FinalizeCause::kEvicted) ++counters_.evicted;
-  if (!r->has_results) {
+  // A query record without hits is ranked by its impressions; with none
+  // in its window there is no list to score.
+  const bool by_impressions = r->has_results && r->num_docs() == 0;
+  if (by_impressions && RankByImpressions(r) == 0) {
+    ++counters_.unranked_requests;
+  }
+  if (!r->has_results || r->num_docs() == 0) {
     for (const JudgmentRecord& rec : r->records) CountUnclaimed(rec);
   } else {
-    Combine(*r);
+    if (by_impressions) ++counters_.ranked_by_impressions;
+    Combine(*r, by_impressions);
     ++counters_.finalized;
     if (r->results_origin.maybe_counted) ++counters_.reprocessed;
     FinalizedRequest f;
@@ -265,21 +276,73 @@ int32_t ImpressionJoin::ServedRank(const PendingRequest& r,
   return rank == nullptr ? -1 : static_cast<int32_t>(*rank);
 }
 
-void ImpressionJoin::Combine(const PendingRequest& r) {
-  const int64_t from = SatSub(r.served_ms, early_ms_);
-  const int64_t to = SatAdd(r.served_ms, window_ms_);
+bool ImpressionJoin::InWindow(const PendingRequest& r,
+                              const JudgmentRecord& rec) const {
+  return rec.time_ms >= SatSub(r.served_ms, early_ms_) &&
+         rec.time_ms <= SatAdd(r.served_ms, window_ms_);
+}
+
+int32_t ImpressionJoin::PositionBase(const PendingRequest& r) const {
+  if (position_base_ != config::kPositionBaseAuto) return position_base_;
+  // Position 0 (claimed_position 1) exists only where counting starts at 0.
+  for (const JudgmentRecord& rec : r.records) {
+    if (rec.claimed_position == 1 && InWindow(r, rec)) return 0;
+  }
+  return 1;
+}
+
+size_t ImpressionJoin::RankByImpressions(PendingRequest* r) {
+  // In position order (none last), then time, then doc: a function of the
+  // events, so the daemon and replay build the same list.
+  in_window_.clear();
+  for (uint32_t i = 0; i < r->records.size(); ++i) {
+    if (r->records[i].impression && InWindow(*r, r->records[i])) {
+      in_window_.push_back(i);
+    }
+  }
+  const auto key = [&](uint32_t i) {
+    const JudgmentRecord& rec = r->records[i];
+    const uint32_t position = rec.claimed_position > 0
+                                  ? static_cast<uint32_t>(rec.claimed_position)
+                                  : UINT32_MAX;
+    return std::tuple(position, rec.time_ms, r->judged_doc(rec));
+  };
+  std::sort(in_window_.begin(), in_window_.end(),
+            [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  // A doc shown twice keeps its first place.
+  doc_index_.Clear(in_window_.size());
+  r->docs.clear();
+  r->doc_ends.clear();
+  for (uint32_t i : in_window_) {
+    const std::string_view doc = r->judged_doc(r->records[i]);
+    if (doc_index_.Insert(doc, static_cast<uint32_t>(r->num_docs())) !=
+        nullptr) {
+      continue;
+    }
+    r->docs.append(doc);
+    r->doc_ends.push_back(static_cast<uint32_t>(r->docs.size()));
+  }
+  return r->num_docs();
+}
+
+void ImpressionJoin::Combine(const PendingRequest& r, bool by_impressions) {
   doc_index_built_ = false;  // Its keys are views into the last request.
   in_window_.clear();
+  const int32_t base = PositionBase(r);
   for (uint32_t i = 0; i < r.records.size(); ++i) {
     const JudgmentRecord& rec = r.records[i];
-    if (rec.time_ms < from || rec.time_ms > to) {
+    if (!InWindow(r, rec)) {
       CountUnclaimed(rec);
+    } else if (rec.impression) {
+      // Shown, not judged: it ranked the list, or the hits did.
+      if (!by_impressions) ++counters_.ignored_impressions;
     } else {
       in_window_.push_back(i);
       // The rank the event claims against where the doc was served (a
-      // client logging positions off by one, or from another list).
-      if (rec.claimed_rank > 0 &&
-          ServedRank(r, r.judged_doc(rec)) + 1 != rec.claimed_rank) {
+      // client logging positions off by one, or from another list): only
+      // a check, the judgment counts for its doc wherever it was.
+      if (rec.claimed_position > 0 &&
+          ServedRank(r, r.judged_doc(rec)) + 1 != rec.claimed_position - base) {
         ++counters_.position_mismatches;
       }
     }

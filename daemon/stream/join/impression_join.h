@@ -49,8 +49,12 @@ class ImpressionJoin final : public WatermarkedJoin {
   // `clock` and `listener` must outlive the join. A judgment is a click
   // when its grade is >= `click_threshold` (metrics.relevance_threshold)
   // and its kind is not excluded (FinalizedRequest::clicks).
+  // `position_base` is schema.position_base (kPositionBaseAuto: per
+  // request, 0 when one of its judgment events in the window claims
+  // position 0, else 1).
   ImpressionJoin(const config::JoinConfig& config, const Clock* clock,
-                 JoinListener* listener, metrics::Grade click_threshold = 1);
+                 JoinListener* listener, metrics::Grade click_threshold = 1,
+                 int32_t position_base = 1);
 
   bool OnResults(const ResultsEvent& event, uint32_t group,
                  EventOrigin origin) override;
@@ -82,8 +86,16 @@ class ImpressionJoin final : public WatermarkedJoin {
   ShardedPendingStore& store() override { return store_; }
   void Finalize(PendingRequest* request, FinalizeCause cause);
   // Fills ranked_, judged_, clicks_ and first_click_ms_ from the request's
-  // records in its window.
-  void Combine(const PendingRequest& request);
+  // records in its window (`by_impressions`: its list was built from its
+  // impressions; otherwise they are counted ignored_impressions).
+  void Combine(const PendingRequest& request, bool by_impressions);
+  bool InWindow(const PendingRequest& request,
+                const JudgmentRecord& record) const;
+  // The position of rank 1 for the request's records.
+  int32_t PositionBase(const PendingRequest& request) const;
+  // The list of a query record without hits: the docs of its impressions
+  // in the window, in position order. Returns its length.
+  size_t RankByImpressions(PendingRequest* request);
   // What a doc's records [begin, end) of in_window_ combine to (see the
   // class comment); with `clicks_only`, over those that may be clicks.
   struct DocGrade {
@@ -114,6 +126,7 @@ class ImpressionJoin final : public WatermarkedJoin {
   int64_t early_ms_;
   JoinListener* listener_;
   metrics::Grade click_threshold_;
+  int32_t position_base_;
   ShardedPendingStore store_;
   // Recently finalized requests (JoinCounters::judgments_after_finalization).
   FinalizedMemory finalized_;

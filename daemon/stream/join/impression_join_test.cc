@@ -32,8 +32,18 @@ class ImpressionJoinTest : public ::testing::Test {
   }
   ImpressionJoin& join() {
     if (!join_)
-      join_ = std::make_unique<ImpressionJoin>(config_, &clock_, &listener_);
+      join_ = std::make_unique<ImpressionJoin>(config_, &clock_, &listener_, 1,
+                                               position_base_);
     return *join_;
+  }
+  // A UBI event of `doc` at `position` (claimed_position: position + 1;
+  // -1 none): an impression (`grade` nullopt) or a graded action.
+  bool Ubi(const std::string& id, int64_t t, const std::string& doc,
+           int32_t position, std::optional<int32_t> grade, int64_t offset) {
+    auto j = Judgments(id, t, {{doc, grade.value_or(0)}});
+    j.event.judgments[0].impression = !grade.has_value();
+    j.event.judgments[0].claimed_position = position < 0 ? 0 : position + 1;
+    return join().OnJudgments(j.event, EventOrigin{0, offset});
   }
   bool Res(const std::string& id, int64_t t, std::vector<std::string> docs,
            int64_t offset, int32_t source = 0) {
@@ -48,6 +58,7 @@ class ImpressionJoinTest : public ::testing::Test {
   }
 
   config::JoinConfig config_;
+  int32_t position_base_ = 1;
   FakeClock clock_{1'000'000};
   RecordingListener listener_;
   std::unique_ptr<ImpressionJoin> join_;
@@ -75,6 +86,89 @@ TEST_F(ImpressionJoinTest, JoinsWithinWindowAndFinalizesOnWatermark) {
 // A list longer than the join's scan threshold (32 docs) finds its judged
 // docs through a hash index, rebuilt for each request: r2 serves r1's docs
 // in reverse, so d0 is at rank 40 there. Grades placed by hand.
+// A results event without a list (a UBI query record of the data
+// generator) is ranked by its impressions in the window, in position
+// order (none last), a doc at its first place. By hand, served at 1 s:
+//   impressions a@0, b@1, c@2, a@3 (again), d (no position), e@4 at
+//   -0.5 s (before 1 s - 1 s: outside the window)
+//   list [a, b, c, d]; b clicked (1), d bought (3), z (not shown) carted
+//   (2). Ordinal 0 is claimed: base 0, so b@1 is rank 2 (a match) and
+//   z@7 a mismatch.
+TEST_F(ImpressionJoinTest, ListWithoutDocsIsRankedByItsImpressions) {
+  position_base_ = config::kPositionBaseAuto;
+  EXPECT_TRUE(Ubi("g", -500, "e", 4, std::nullopt, 1));
+  EXPECT_TRUE(Res("g", 1000, {}, 2));
+  EXPECT_TRUE(Ubi("g", 1100, "c", 2, std::nullopt, 3));
+  EXPECT_TRUE(Ubi("g", 1100, "a", 0, std::nullopt, 4));
+  EXPECT_TRUE(Ubi("g", 1200, "b", 1, std::nullopt, 5));
+  EXPECT_TRUE(Ubi("g", 1300, "a", 3, std::nullopt, 6));
+  EXPECT_TRUE(Ubi("g", 1300, "d", -1, std::nullopt, 7));
+  EXPECT_TRUE(Ubi("g", 2000, "b", 1, 1, 8));
+  EXPECT_TRUE(Ubi("g", 2100, "d", -1, 3, 9));
+  EXPECT_TRUE(Ubi("g", 2200, "z", 7, 2, 10));
+  EXPECT_TRUE(Res("x", 12'001, {"q"}, 11));  // Closes g's window.
+  ASSERT_EQ(listener_.finalized.size(), 1u);
+  const auto& f = listener_.finalized[0];
+  EXPECT_EQ(f.request_id, "g");
+  EXPECT_EQ(f.ranked, (std::vector<metrics::Grade>{U, 1, U, 3}));
+  std::vector<metrics::Grade> judged = f.judged;
+  std::sort(judged.begin(), judged.end());
+  EXPECT_EQ(judged, (std::vector<metrics::Grade>{1, 2, 3}));
+  const JoinCounters& c = join().counters();
+  EXPECT_EQ(c.ranked_by_impressions, 1);
+  EXPECT_EQ(c.position_mismatches, 1);
+  EXPECT_EQ(c.orphaned_judgments, 1);  // e, outside the window.
+  EXPECT_EQ(c.ignored_impressions, 0);
+  EXPECT_EQ(c.unranked_requests, 0);
+}
+
+// Without any impression in its window such a request has no list: not
+// scored, its judgments orphaned.
+TEST_F(ImpressionJoinTest, ListWithoutDocsOrImpressionsIsUnranked) {
+  EXPECT_TRUE(Res("n", 1000, {}, 1));
+  EXPECT_TRUE(Ubi("n", 2000, "a", 0, 1, 2));
+  EXPECT_TRUE(Res("x", 12'001, {"q"}, 3));
+  EXPECT_TRUE(listener_.finalized.empty());
+  EXPECT_EQ(join().counters().unranked_requests, 1);
+  EXPECT_EQ(join().counters().orphaned_judgments, 1);
+  EXPECT_EQ(join().counters().finalized, 0);
+}
+
+// A click counts for its served doc whatever its position says; the
+// position only feeds position_mismatches, from the request's base: with
+// auto, 0 when an event of the request claims position 0, else 1.
+TEST_F(ImpressionJoinTest, PositionsOnlyCountMismatchesFromTheirBase) {
+  for (const int32_t base : {config::kPositionBaseAuto, 1, 0}) {
+    SCOPED_TRACE(base);
+    position_base_ = base;
+    join_.reset();
+    listener_.finalized.clear();
+    // r1: b clicked at position 2, served 2nd: base 1's rank.
+    EXPECT_TRUE(Res("r1", 1000, {"a", "b"}, 1));
+    EXPECT_TRUE(Ubi("r1", 2000, "b", 2, 1, 2));
+    // r2: impressions from 0 (not the list: the hits are), b clicked at 1
+    // (base 0's rank 2), a clicked at 5.
+    EXPECT_TRUE(Res("r2", 1000, {"a", "b"}, 3));
+    EXPECT_TRUE(Ubi("r2", 1500, "a", 0, std::nullopt, 4));
+    EXPECT_TRUE(Ubi("r2", 1500, "b", 1, std::nullopt, 5));
+    EXPECT_TRUE(Ubi("r2", 2000, "b", 1, 1, 6));
+    EXPECT_TRUE(Ubi("r2", 2000, "a", 5, 2, 7));
+    EXPECT_TRUE(Res("x", 12'001, {"q"}, 8));
+    ASSERT_EQ(listener_.finalized.size(), 2u);
+    for (const auto& f : listener_.finalized) {
+      EXPECT_EQ(f.ranked, f.request_id == "r1"
+                              ? (std::vector<metrics::Grade>{U, 1})
+                              : (std::vector<metrics::Grade>{2, 1}));
+    }
+    const JoinCounters& c = join().counters();
+    EXPECT_EQ(c.ignored_impressions, 2);
+    // auto: r1 base 1 (match), r2 base 0 (b matches, a@5 not): 1.
+    // 1: r1 matches, r2's b@1 and a@5 do not: 2. 0: r1's b@2 is rank 3
+    // (a mismatch), r2 as auto: 2.
+    EXPECT_EQ(c.position_mismatches, base == config::kPositionBaseAuto ? 1 : 2);
+  }
+}
+
 TEST_F(ImpressionJoinTest, JudgedDocsOfALongListFindTheirRanks) {
   std::vector<std::string> docs;
   for (int i = 0; i < 40; ++i) docs.push_back("d" + std::to_string(i));

@@ -65,6 +65,13 @@ struct JoinCounters {
   // Judgments whose claimed rank (schema.position) is not where their doc
   // was served: counted when their request is scored.
   int64_t position_mismatches = 0;
+  // schema.impression_kind: lists built from impressions (query records
+  // without hits), such records with no impression in their window (not
+  // scored; their judgments count as orphaned), and impressions of a
+  // request whose record listed its hits (the hits are the list).
+  int64_t ranked_by_impressions = 0;
+  int64_t unranked_requests = 0;
+  int64_t ignored_impressions = 0;
 };
 
 // Why a request was finalized.

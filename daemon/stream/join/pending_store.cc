@@ -203,6 +203,10 @@ namespace {
 constexpr uint8_t kRecordWithdraws = 1;
 constexpr uint8_t kRecordReplayed = 2;
 constexpr uint8_t kRecordClickExcluded = 4;
+// An impression (schema.impression_kind). A version without it reads the
+// record as a grade-0 judgment: only a checkpoint of UBI data without hit
+// ids has any.
+constexpr uint8_t kRecordImpression = 8;
 
 // A restored judgment's judge in this configuration: -1 without judges,
 // -2 when it is to be dropped.
@@ -235,8 +239,9 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
     out->I64(j.grade);
     out->U8((j.withdraws ? kRecordWithdraws : 0) |
             (j.replayed ? kRecordReplayed : 0) |
-            (j.click_excluded ? kRecordClickExcluded : 0));
-    out->Varint(static_cast<uint32_t>(j.claimed_rank));
+            (j.click_excluded ? kRecordClickExcluded : 0) |
+            (j.impression ? kRecordImpression : 0));
+    out->Varint(static_cast<uint32_t>(j.claimed_position));
     // 0: no judge; else its place in the record's list, plus one.
     if (format >= 4) out->Varint(static_cast<uint64_t>(j.judge + 1));
   }
@@ -317,6 +322,7 @@ std::vector<JudgmentRecord> ReadRecords(ByteReader* in,
     j.withdraws = (flags & kRecordWithdraws) != 0;
     j.replayed = (flags & kRecordReplayed) != 0;
     j.click_excluded = (flags & kRecordClickExcluded) != 0;
+    j.impression = (flags & kRecordImpression) != 0;
     const uint64_t rank = in->Varint();
     if (begin > end || end > judged_docs.size()) {
       in->Fail("a judged doc past the record");
@@ -330,7 +336,7 @@ std::vector<JudgmentRecord> ReadRecords(ByteReader* in,
     j.begin = static_cast<uint32_t>(begin);
     j.end = static_cast<uint32_t>(end);
     j.grade = static_cast<metrics::Grade>(grade);
-    j.claimed_rank = static_cast<int32_t>(rank);
+    j.claimed_position = static_cast<int32_t>(rank);
     CheckId(in, judged_docs.substr(j.begin, j.end - j.begin), limits,
             "a judged doc id");
     limits.CheckTime(in, j.time_ms, "a judgment's event time");

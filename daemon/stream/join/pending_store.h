@@ -41,7 +41,8 @@ struct JudgmentRecord {
   bool click_excluded;   // Judgment::click_excluded: never a click.
   // Judgment::judge: its place in judges.names; -1 without judges.
   int8_t judge;
-  int32_t claimed_rank;  // Judgment::claimed_rank; 0: none.
+  int32_t claimed_position;  // Judgment::claimed_position; 0: none.
+  bool impression;           // Judgment::impression.
 };
 
 struct PendingRequest {

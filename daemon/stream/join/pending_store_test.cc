@@ -127,6 +127,37 @@ TEST(PendingStoreTest, CheckpointCarriesTheCovariate) {
   EXPECT_TRUE(std::isnan(Create(&old, "z")->covariate));
 }
 
+// A query record without hits (UBI's data generator) is a request with
+// results and no docs until its window closes; its impressions are
+// records with their flag and position, which a checkpoint carries.
+TEST(PendingStoreTest, CheckpointCarriesImpressions) {
+  PendingStore s;
+  PendingRequest* a = Create(&s, "g");
+  a->has_results = true;
+  a->served_ms = 1000;
+  a->judged_docs = "ab";
+  a->records = {{0, 1, 1100, 0, false, false, false, -1, 1, true},
+                {1, 2, 1200, 1, false, false, false, -1, 8, false}};
+  s.Schedule(a, 5000);
+  std::string record;
+  ByteWriter w(&record);
+  EncodePendingRequest(*a, NoGroups(), &w);
+
+  PendingStore restored;
+  ByteReader r(record);
+  PendingRequest* b = DecodePendingRequest(&r, NoGroups(), 0, &restored);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(r.at_end());
+  EXPECT_TRUE(b->has_results);
+  EXPECT_EQ(b->num_docs(), 0u);
+  ASSERT_EQ(b->records.size(), 2u);
+  EXPECT_TRUE(b->records[0].impression);
+  EXPECT_EQ(b->records[0].claimed_position, 1);
+  EXPECT_FALSE(b->records[1].impression);
+  EXPECT_EQ(b->records[1].claimed_position, 8);
+  EXPECT_EQ(b->records[1].grade, 1);
+}
+
 // Format 3 carries the values of schema.fields up to the last one present
 // (a count, then the doubles); formats 1 and 2 have none: NaN.
 TEST(PendingStoreTest, CheckpointCarriesTheFieldValues) {

@@ -96,7 +96,8 @@ StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(
   } else {
     p->join_ = std::make_unique<ImpressionJoin>(
         config.join, clock, listener,
-        config.metrics.definitions.relevance_threshold);
+        config.metrics.definitions.relevance_threshold,
+        config.schema.position_base);
     p->join_->SetJudges(config.judges);
     if (config.judges.names.size() >= 2) {
       p->agreement_ = std::make_unique<JudgeAgreement>(
@@ -198,6 +199,21 @@ void Pipeline::OnIgnored(Topic topic) {
   ++counters_.ignored[TopicIndex(topic)];
 }
 
+void Pipeline::LogSuppressedRejections() {
+  const int64_t suppressed = reject_log_limit_.suppressed();
+  // 0 logs none: not even how many.
+  if (suppressed == reported_suppressed_ ||
+      config_.logging.max_rejects_logged_per_second == 0) {
+    return;
+  }
+  spdlog::warn(
+      "{} more rejected events not logged "
+      "(logging.max_rejects_logged_per_second {}; each is counted by reason)",
+      suppressed - reported_suppressed_,
+      config_.logging.max_rejects_logged_per_second);
+  reported_suppressed_ = suppressed;
+}
+
 void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
                           RawEvent event, EventOrigin origin,
                           std::string_view location) {
@@ -206,6 +222,7 @@ void Pipeline::OnRejected(Topic topic, const DecodeStatus& status,
   const RejectReason reason = *status.reason;
   ++counters_.rejected[TopicIndex(topic)][static_cast<size_t>(reason)];
   if (reject_log_limit_.Allow()) {
+    LogSuppressedRejections();
     if (!location.empty()) {
       spdlog::warn("rejected {} event ({}): {}: {}", TopicName(topic), location,
                    RejectReasonName(reason), status.detail);

@@ -93,6 +93,11 @@ class Pipeline : private JoinListener {
   void OnRejected(Topic topic, const DecodeStatus& status, RawEvent event,
                   EventOrigin origin, std::string_view location = {});
 
+  // Logs how many rejections the log's rate limit left out since it last
+  // said (nothing when none): before the next one it lets through, and
+  // at the end of a replay.
+  void LogSuppressedRejections();
+
   // Lets wall time close windows of an idle stream; call regularly.
   void AdvanceWallClock();
   // Finalizes everything pending (end of replay).
@@ -296,6 +301,7 @@ class Pipeline : private JoinListener {
   ReleaseListener* releases_;
   DeadLetterSink* dead_letters_;
   RateLimiter reject_log_limit_;
+  int64_t reported_suppressed_ = 0;  // Of reject_log_limit_.suppressed().
   PipelineCounters counters_;
   ResultsEvent results_scratch_;
   JudgmentEvent judgments_scratch_;

@@ -1,8 +1,12 @@
 #include "daemon/stream/pipeline/pipeline.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,6 +118,48 @@ class RecordingDeadLetterSink : public DeadLetterSink {
 // travels with its event: a keyed rejected event, a keyless one (the
 // overload without a key), a valid keyed one (no letter) and a keyed
 // rejected judgment give three letters keyed "k1", "" and "k4".
+// The reject log's rate limit says how many lines it left out: before
+// the next line it lets through, and when asked (the end of a replay).
+TEST_F(PipelineTest, RejectLogSaysHowManyLinesItSuppressed) {
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  sink->set_pattern("%v");
+  const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("pipeline_test", sink));
+  struct Restore {
+    std::shared_ptr<spdlog::logger> logger;
+    ~Restore() { spdlog::set_default_logger(logger); }
+  } restore{previous};
+  config_.logging.max_rejects_logged_per_second = 2;
+  for (int i = 0; i < 5; ++i) {
+    (void)pipeline().OnPayload(Topic::kResults, "{bad", EventOrigin{0, i});
+  }
+  pipeline().LogSuppressedRejections();  // 5 - 2 logged: 3.
+  clock_.Advance(1001);
+  for (int i = 5; i < 9; ++i) {
+    (void)pipeline().OnPayload(Topic::kResults, "{bad", EventOrigin{0, i});
+  }
+  clock_.Advance(1001);
+  (void)pipeline().OnPayload(Topic::kResults, "{bad", EventOrigin{0, 9});
+  pipeline().LogSuppressedRejections();  // Nothing new: no line.
+  std::vector<std::string> summaries;
+  std::istringstream lines(log.str());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("more rejected events") != std::string::npos) {
+      summaries.push_back(line);
+    }
+  }
+  const std::string limit =
+      " more rejected events not logged "
+      "(logging.max_rejects_logged_per_second 2; each is counted by reason)";
+  // 3 at the first ask; of 5..8, two logged and two left out, said before
+  // event 9's line.
+  EXPECT_EQ(summaries, (std::vector<std::string>{"3" + limit, "2" + limit}))
+      << log.str();
+  EXPECT_EQ(Rejected(Topic::kResults, RejectReason::kMalformedJson), 10);
+}
+
 TEST_F(PipelineTest, DeadLetterGetsTheKeyOfItsOwnEvent) {
   RecordingDeadLetterSink sink;
   auto p = Pipeline::Create(config_, &clock_, nullptr, &sink);

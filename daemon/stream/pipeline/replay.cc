@@ -246,6 +246,7 @@ StatusOr<ReplayResult> RunReplay(const config::Config& base,
   }
   if (options.progress) options.progress(total, total);
   result.pipeline->FinishAll();
+  result.pipeline->LogSuppressedRejections();
   if (result.dead_letters != nullptr) {
     RW_RETURN_IF_ERROR(result.dead_letters->Close());
   }
