@@ -521,5 +521,53 @@ TEST_F(SummaryTest, NoJudgeFiguresWithoutJudges) {
   EXPECT_EQ(d["judges"].get_array().size(), 0u);
 }
 
+// Every time in the summary ("*_ms") is null or a millisecond a JavaScript
+// Date can hold (|ms| <= 8.64e15), so the page can show it; `path` names
+// the offending one.
+void ExpectTimesDisplayable(simdjson::dom::element e, const std::string& path,
+                            int* times) {
+  if (e.is_array()) {
+    size_t i = 0;
+    for (simdjson::dom::element x : e.get_array()) {
+      ExpectTimesDisplayable(x, path + "[" + std::to_string(i++) + "]", times);
+    }
+    return;
+  }
+  if (!e.is_object()) return;
+  for (auto [key, value] : e.get_object()) {
+    const std::string where = path + "." + std::string(key);
+    if (key.size() > 3 && key.substr(key.size() - 3) == "_ms") {
+      ++*times;
+      if (value.is_null()) continue;
+      ASSERT_TRUE(value.is_int64()) << where;
+      EXPECT_LE(std::abs(double(int64_t(value))), 8.64e15) << where;
+    }
+    ExpectTimesDisplayable(value, where, times);
+  }
+}
+
+// The first look of a daemon with an experiment, before any event (issue
+// 43): the decision holds since no event time, null (it was INT64_MIN,
+// which the page could not show), and so is every other time.
+TEST_F(SummaryTest, AtTheFirstLookEveryTimeIsNullOrDisplayable) {
+  pipeline_->AdvanceWallClock();
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::element decision = d["experiments"].at(0)["decisions"].at(0);
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+  EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
+  int times = 0;
+  ExpectTimesDisplayable(d, "summary", &times);
+  EXPECT_GT(times, 5) << json_;
+  // Events read, the value unchanged: it still holds since the start.
+  Request("a1", "A", "en", true);
+  Request("b1", "B", "en", true);
+  pipeline_->FinishAll();
+  d = Parse(nullptr);
+  ExpectTimesDisplayable(d, "summary", &times);
+  decision = d["experiments"].at(0)["decisions"].at(0);
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+  EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
+}
+
 }  // namespace
 }  // namespace rankwatch::page
