@@ -1485,6 +1485,23 @@ TEST(ConfigLoaderErrorTest, YamlSyntaxErrorsKeepTheirPosition) {
             "config.yaml:3:1: YAML syntax error: end of map not found");
 }
 
+// A tab in the indentation is named as such, at the tab (issue 43:
+// yaml-cpp said "illegal map value" for the first).
+TEST(ConfigLoaderErrorTest, TabsInTheIndentationAreNamed) {
+  EXPECT_EQ(ErrorOf("join:\n\twindow: 5m\n"),
+            "config.yaml:2:1: a tab in the indentation: YAML indents with "
+            "spaces only");
+  EXPECT_EQ(ErrorOf("join:\n  window: 5m\n  \t idle_timeout: 1m\n"),
+            "config.yaml:3:3: a tab in the indentation: YAML indents with "
+            "spaces only");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures:\n\t- ndcg\n"),
+            "config.yaml:3:1: a tab in the indentation: YAML indents with "
+            "spaces only");
+  // After a key, a tab separates like a space: not an error.
+  EXPECT_EQ(MustParse("join:\n  window:\t5m\n").join.window,
+            std::chrono::minutes(5));
+}
+
 TEST(ConfigLoaderErrorTest, MessagesStayOnOneLine) {
   const std::string message = ErrorOf("\"a\\nb\": 1\n");
   EXPECT_EQ(message,
