@@ -217,6 +217,9 @@ int RunCompare(const CompareArgs& args) {
   } else {
     trec::WriteCompareText(*comparison, &out);
   }
+  // Query ids and run names come from the files: never raw to the terminal
+  // (issue 43); JSON escapes them itself.
+  if (args.format != "json") out = TerminalSafe(out);
   const Status written = WriteStdout(out);
   if (!written.ok()) return Fail(kCompareCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);

@@ -307,6 +307,23 @@ TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
                   "(-0.27)"});
 }
 
+// A query text with escape sequences is told escaped, never raw (issue
+// 43): "\x1b]0;PWNED\x07" would retitle the terminal's window.
+TEST(DemoStoryTest, QueryTextsReachTheTerminalEscaped) {
+  DemoStory story;
+  const Verdict none = Verdict::kNoData;
+  DemoSnapshot first = Snapshot(100, Verdict::kInconclusive, {-0.01, -0.1, 0.1},
+                                false, none, NAN, 1);
+  EXPECT_EQ(story.Observe(first, 0), Lines{});
+  DemoSnapshot worse = Snapshot(200, Verdict::kWorse, {-0.21, -0.25, -0.17},
+                                false, none, NAN, 1);
+  worse.ab[0].movers = {{"q\x1b]0;PWNED\x07\x1b[31mRED", -0.412, -0.031}};
+  EXPECT_EQ(story.Observe(worse, 2000),
+            Lines{"B is now worse than A on ndcg@10: -0.210 [-0.250, "
+                  "-0.170] (ranker-v2); most on queries "
+                  "q\\x1b]0;PWNED\\x07\\x1b[31mRED (-0.41)"});
+}
+
 // The running always-valid interval is an intersection over looks: the
 // latest estimate can fall outside it (issue 27: the demo printed -0.048
 // beside [-0.027, -0.007]). Then the line shows the latest look's own

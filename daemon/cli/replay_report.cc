@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "daemon/stream/interleaving_report.h"
 #include "daemon/stream/judge_report.h"
 #include "daemon/stream/query_movers.h"
@@ -515,7 +516,9 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
     trec::AppendLabelAgreementTable(p.judges, p.agreement, {}, &out);
   }
   stream::AppendJudgeFiguresTable(p, &out);
-  return out;
+  // Variant names, segment values and query texts come from the events:
+  // never raw to the terminal (issue 43).
+  return TerminalSafe(out);
 }
 
 }  // namespace rankwatch::cli

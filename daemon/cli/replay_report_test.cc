@@ -107,7 +107,8 @@ metrics:
   //      interval [-0.22613511353427063, 0.5897714771706344]; BH over the
   //      experiment's one quality comparison: the same p.
   // Sample ratio: 11 and 11 lists against an even split: chi-square 0, p 1.
-  void FeedExperiment() {
+  // `q2` is the second query's text as written in the JSON event.
+  void FeedExperiment(const std::string& q2 = "q2") {
     Build(R"(
 join:
   window: 1m
@@ -137,8 +138,8 @@ experiments:
       list("q1", "A", i < 6 ? 1 : 2);
       list("q1", "B", i < 9 ? 1 : 2);
     }
-    list("q2", "A", 1);
-    list("q2", "B", 2);
+    list(q2, "A", 1);
+    list(q2, "B", 2);
     pipeline_->FinishAll();
   }
 
@@ -507,6 +508,18 @@ TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
         "  (* primary series; CI at statistics.level)\n"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
   }
+}
+
+// A query text with escape sequences (an OSC retitling the window, a
+// bell, a colour) reaches the table escaped, never raw (issue 43).
+TEST_F(ReplayReportTest, TableEscapesControlCharactersOfQueryTexts) {
+  FeedExperiment(R"(q\u001b]0;PWNED\u0007\u001b[31mRED)");
+  const std::string table = Table();
+  EXPECT_NE(table.find("    q\\x1b]0;PWNED\\x07\\x1b[31mRED "),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_EQ(table.find('\x07'), std::string::npos) << table;
 }
 
 // With judges (issue 29): the story of stream/judge_report_test_util.h, whose
