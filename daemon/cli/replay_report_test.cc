@@ -480,11 +480,57 @@ TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
         "A            first_click_rank          2     1.5000     0.7071\n",
         "B            P_3                       1     0.3333     0.0000\n",
         "B            first_click_rank          1     1.0000     0.0000\n",
-        "\nevents: results=5 judgments=3 rejected=1 late=0 evicted=0 "
-        "unjudged=0 without_relevant=1\n"}) {
+        // FeedSegments: 5 results events (one malformed), 3 judgments; 4
+        // requests finalized and scored, r4 without a relevant doc.
+        "\nevents: results=5 judgments=3 ignored=0 rejected=1 "
+        "(malformed_json 1)\n"
+        "join: late=0 late_results=0 evicted=0 unjudged=0 without_relevant=1 "
+        "duplicate_results=0 orphaned_judgments=0 "
+        "judgments_after_finalization=0 finalized=4 scored=4 table_full=0 "
+        "position_mismatches=0\n"}) {
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
   }
   EXPECT_EQ(table.find("experiment "), std::string::npos) << table;
+}
+
+// Every count of something lost is in the table, as in the JSON (issue
+// 43: the table said late=0 alone). Window 1m, no lateness: r1 served at
+// 1 s; a judgment of "ghost", whose results never come: orphaned; one of
+// r1 stamped at 66 s, outside [1 s, 61 s]: orphaned; then one of r9
+// stamped at 1.5 s, behind the watermark (66 s) with no request to claim
+// it: late.
+TEST_F(ReplayReportTest, TableHasEveryLossTheJsonHas) {
+  Build(R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+)");
+  Results(R"({"request_id":"r1","variant":"A","timestamp":1000,)"
+          R"("results":["a"]})");
+  Judgment("r1", "a", 1, 2000);
+  Judgment("ghost", "a", 1, 3000);
+  Judgment("r1", "b", 1, 66000);
+  Judgment("r9", "a", 1, 1500);
+  pipeline_->FinishAll();
+  const std::string table = Table();
+  EXPECT_NE(table.find("\nevents: results=1 judgments=4 ignored=0 "
+                       "rejected=0\njoin: late=1 late_results=0 evicted=0 "
+                       "unjudged=0 without_relevant=0 duplicate_results=0 "
+                       "orphaned_judgments=2 judgments_after_finalization=0 "
+                       "finalized=1 scored=1 "),
+            std::string::npos)
+      << table;
+  simdjson::dom::parser parser;
+  simdjson::dom::element events;
+  const std::string json = Json();
+  ASSERT_EQ(parser.parse(json)["events"].get(events), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(events["orphaned_judgments"]), 2) << json;
+  EXPECT_EQ(int64_t(events["late"]), 1) << json;
 }
 
 TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
