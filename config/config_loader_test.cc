@@ -1380,6 +1380,43 @@ TEST(ConfigLoaderErrorTest, Experiments) {
             "listed in aggregation.variants");
 }
 
+// Without an allow-list, the variants experiments and interleaving name
+// must fit aggregation.max_variants (issue 43: 25 experiments of two
+// variants each at the default 20, 15 of them folded into 'other').
+TEST(ConfigLoaderErrorTest, NamedVariantsMustFitMaxVariants) {
+  // Three experiments of two variants: 6 variants; the 5th (c's baseline
+  // c0, line 11: two lines of aggregation, one of experiments, three per
+  // experiment) is past max_variants 4.
+  std::string yaml = "aggregation:\n  max_variants: 4\nexperiments:\n";
+  for (const char* x : {"a", "b", "c"}) {
+    yaml += std::string("  - name: ") + x + "\n    baseline: " + x +
+            "0\n    treatments: [" + x + "1]\n";
+  }
+  EXPECT_EQ(ErrorOf(yaml),
+            "config.yaml:11:15: experiments[2].baseline: variant 'c0' is one "
+            "of 6 variants named in experiments and interleaving, over "
+            "aggregation.max_variants (4): those past it would fold into "
+            "'other' and never be compared (raise aggregation.max_variants to "
+            "at least 6 or list the variants in aggregation.variants)");
+  // An interleaving variant counts too (line 14); one named twice counts
+  // once.
+  EXPECT_EQ(ErrorOf("aggregation:\n  max_variants: 2\njoin:\n  mode: "
+                    "impression\nexperiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n  - name: y\n    baseline: A\n"
+                    "    treatments: [B]\ninterleaving:\n  - name: i\n"
+                    "    variant: A-vs-B\n    teams: [A, B]\n"),
+            "config.yaml:14:14: interleaving[0].variant: variant 'A-vs-B' is "
+            "one of 3 variants named in experiments and interleaving, over "
+            "aggregation.max_variants (2): those past it would fold into "
+            "'other' and never be compared (raise aggregation.max_variants to "
+            "at least 3 or list the variants in aggregation.variants)");
+  // At the bound: accepted.
+  EXPECT_EQ(MustParse("aggregation:\n  max_variants: 2\nexperiments:\n"
+                      "  - name: x\n    baseline: A\n    treatments: [B]\n")
+                .experiments.size(),
+            1u);
+}
+
 TEST(ConfigLoaderErrorTest, Statistics) {
   EXPECT_EQ(ErrorOf("statistics:\n  level: 1\n"),
             "config.yaml:2:10: statistics.level: must be between 0 and 1 "
