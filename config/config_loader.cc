@@ -298,7 +298,11 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
              {"fields",
               [&](const Field& v) { return ReadResultFields(v, &c->fields); }},
              {"kind", path(&c->kind)},
-             {"judge", path(&c->judge)},
+             {"judge",
+              [&](const Field& v) {
+                schema_judge_ = v;
+                return path(&c->judge)(v);
+              }},
              {"default_relevance",
               [&](const Field& v) {
                 // null is a value here: "no default, the field is

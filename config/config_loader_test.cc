@@ -1216,6 +1216,13 @@ TEST(ConfigLoaderErrorTest, Judges) {
   EXPECT_EQ(ErrorOf("judges:\n  combine: latest\n"),
             "config.yaml:2:12: judges.combine: unknown judge combination "
             "'latest' (expected one of: precedence, pooled)");
+  // schema.judge does nothing without judges.names (issue 43); its default
+  // written out is accepted.
+  EXPECT_EQ(ErrorOf("schema:\n  judge: meta.labeller\n"),
+            "config.yaml:2:10: schema.judge: read only with judges.names, "
+            "which is empty: name the judges whose labels 'meta.labeller' "
+            "holds in judges.names, or leave schema.judge out");
+  EXPECT_EQ(MustParse("schema:\n  judge: judge\n").schema.judge, "judge");
   EXPECT_EQ(ErrorOf("schema:\n  kind: meta\n  judge: meta.labeller\n"),
             "config.yaml:2:3: schema: schema.judge 'meta.labeller' is inside "
             "schema.kind 'meta', which is read as a value");
