@@ -1424,7 +1424,7 @@ TEST_F(StatusPageFirstSecondTest, OpensAtItsFirstSecondAndFitsAt1400Px) {
     pipeline_->AdvanceWallClock();  // The first look: no event yet.
   }
   const std::string first =
-      Check("first_second", {"decision-since-ranker-v2-B"});
+      Check("first_second", {"decision-since-ranker-v2-B", "first-figures"});
   ASSERT_FALSE(first.empty());
   simdjson::dom::parser parser;
   simdjson::dom::element shown;
@@ -1432,13 +1432,41 @@ TEST_F(StatusPageFirstSecondTest, OpensAtItsFirstSecondAndFitsAt1400Px) {
   ExpectFits(shown);
   EXPECT_EQ(std::string_view(shown["decision-since-ranker-v2-B"]),
             "· since the start (look 1)");
+  // The defaults: join.window 30m, join.allowed_lateness 1m.
+  EXPECT_EQ(std::string_view(shown["first-figures"]),
+            "No results event read yet. A list is scored once event time "
+            "passes its request's time plus join.window 30m and "
+            "join.allowed_lateness 1m: the first figures come about 31m after "
+            "the first request.");
 
   // 40 lists of ten docs per variant, a second apart, B's judged lower:
   // figures (means, intervals, p-values, verdicts) in every column.
+  // One results event read, none scored: when the first figures are due,
+  // its time plus join.window 30m and join.allowed_lateness 1m (1'860'000
+  // ms), 31m after the newest event, itself.
+  const int64_t start = clock_.NowMillis() - 100'000;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t start = clock_.NowMillis() - 100'000;
-    int64_t offset = 0;
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         R"({"request_id":"first","variant":"A","timestamp":)" +
+                             std::to_string(start) + R"(,"results":["d0"]})",
+                         {0, 0});
+  }
+  const std::string waiting = Check("waiting", {"first-figures"});
+  ASSERT_FALSE(waiting.empty());
+  simdjson::dom::parser parser1;
+  ASSERT_EQ(parser1.parse(waiting).get(shown), simdjson::SUCCESS) << waiting;
+  ExpectFits(shown);
+  EXPECT_EQ(std::string_view(shown["first-figures"]),
+            "No list scored yet: the first figures are due when event time "
+            "reaches " +
+                UtcClock(start + 1'860'000) +
+                " UTC (the first request plus join.window 30m and "
+                "join.allowed_lateness 1m); the newest event read is at " +
+                UtcClock(start) + ", 31m before it.");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t offset = 1;
     for (int i = 0; i < 80; ++i) {
       const std::string id = "r" + std::to_string(i);
       const std::string variant = i % 2 == 0 ? "A" : "B";

@@ -569,5 +569,26 @@ TEST_F(SummaryTest, AtTheFirstLookEveryTimeIsNullOrDisplayable) {
   EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
 }
 
+// When the first figures are due (issue 43): null before any results event;
+// then the first request's event time plus join.window (30m by default:
+// 1'800'000 ms) plus join.allowed_lateness (1m: 60'000): 1'000 +
+// 1'800'000 + 60'000 = 1'861'000, even with a later request read first;
+// null again once a list is scored.
+TEST_F(SummaryTest, FirstFiguresDueFromTheJoinWindow) {
+  simdjson::dom::element p = Parse(nullptr)["pipeline"];
+  EXPECT_TRUE(p["first_figures_due_ms"].is_null()) << json_;
+  EXPECT_EQ(int64_t(p["join_wait_ms"]), 1'800'000);
+  EXPECT_EQ(int64_t(p["allowed_lateness_ms"]), 60'000);
+  pipeline_->OnPayload(stream::Topic::kResults,
+                       ResultsJson("late", "A", 5000, {"a"}, "en"),
+                       {0, offset_++});
+  Request("a1", "A", "en", true);  // Served at 1000.
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_EQ(int64_t(p["first_figures_due_ms"]), 1'861'000) << json_;
+  pipeline_->FinishAll();
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_TRUE(p["first_figures_due_ms"].is_null()) << json_;
+}
+
 }  // namespace
 }  // namespace rankwatch::page
