@@ -1490,11 +1490,18 @@ TEST_F(StatusPageFirstSecondTest, OpensAtItsFirstSecondAndFitsAt1400Px) {
     }
     pipeline_->FinishAll();
   }
-  const std::string filled = Check("filled", {"decision-value-ranker-v2-B"});
+  const std::string filled = Check(
+      "filled",
+      {"decision-value-ranker-v2-B", "movers-none-ranker-v2-B-ndcg_cut_10"});
   ASSERT_FALSE(filled.empty());
   simdjson::dom::parser parser2;
   ASSERT_EQ(parser2.parse(filled).get(shown), simdjson::SUCCESS) << filled;
   ExpectFits(shown);
+  // None of the lists carried a query_id: the movers panel says why it is
+  // empty (issue 43: "query" for query_id went without a word).
+  EXPECT_EQ(std::string_view(shown["movers-none-ranker-v2-B-ndcg_cut_10"]),
+            "No results event carried a query id (schema.query_id): query "
+            "movers need one.");
 }
 
 }  // namespace

@@ -260,6 +260,7 @@ std::vector<std::pair<const char*, int64_t>> JoinCounts(
       {"evicted", j.evicted},
       {"unjudged", j.unjudged},
       {"without_relevant", c.without_relevant},
+      {"results_without_query_id", c.without_query_id},
       {"duplicate_results", j.duplicate_results},
       {"orphaned_judgments", j.orphaned_judgments},
       {"judgments_after_finalization", j.judgments_after_finalization},

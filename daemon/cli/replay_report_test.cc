@@ -257,12 +257,13 @@ TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
   // Five results lines (one malformed), three judgments; four lists
   // finalized and scored, r4 without a relevant doc.
   simdjson::dom::element events = doc["events"];
-  EXPECT_EQ(Keys(events),
-            (Strings{"results", "judgments", "ignored", "rejected", "late",
-                     "late_results", "evicted", "unjudged", "without_relevant",
-                     "duplicate_results", "orphaned_judgments",
-                     "judgments_after_finalization", "finalized", "scored",
-                     "table_full", "position_mismatches"}));
+  EXPECT_EQ(
+      Keys(events),
+      (Strings{"results", "judgments", "ignored", "rejected", "late",
+               "late_results", "evicted", "unjudged", "without_relevant",
+               "results_without_query_id", "duplicate_results",
+               "orphaned_judgments", "judgments_after_finalization",
+               "finalized", "scored", "table_full", "position_mismatches"}));
   EXPECT_EQ(int64_t(events["results"]), 5);
   EXPECT_EQ(int64_t(events["judgments"]), 3);
   EXPECT_EQ(int64_t(events["ignored"]), 0);
@@ -481,11 +482,12 @@ TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
         "B            P_3                       1     0.3333     0.0000\n",
         "B            first_click_rank          1     1.0000     0.0000\n",
         // FeedSegments: 5 results events (one malformed), 3 judgments; 4
-        // requests finalized and scored, r4 without a relevant doc.
+        // requests finalized and scored, r4 without a relevant doc; no
+        // event has a query_id.
         "\nevents: results=5 judgments=3 ignored=0 rejected=1 "
         "(malformed_json 1)\n"
         "join: late=0 late_results=0 evicted=0 unjudged=0 without_relevant=1 "
-        "duplicate_results=0 orphaned_judgments=0 "
+        "results_without_query_id=4 duplicate_results=0 orphaned_judgments=0 "
         "judgments_after_finalization=0 finalized=4 scored=4 table_full=0 "
         "position_mismatches=0\n"}) {
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
@@ -520,7 +522,8 @@ metrics:
   const std::string table = Table();
   EXPECT_NE(table.find("\nevents: results=1 judgments=4 ignored=0 "
                        "rejected=0\njoin: late=1 late_results=0 evicted=0 "
-                       "unjudged=0 without_relevant=0 duplicate_results=0 "
+                       "unjudged=0 without_relevant=0 "
+                       "results_without_query_id=1 duplicate_results=0 "
                        "orphaned_judgments=2 judgments_after_finalization=0 "
                        "finalized=1 scored=1 "),
             std::string::npos)

@@ -309,6 +309,11 @@ void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
                          "Finalized lists whose query has no relevant judged "
                          "doc (R = 0)",
                          count(c.without_relevant)));
+  out->push_back(Counter("rankwatch_results_without_query_id_total",
+                         "Results events without a query id "
+                         "(schema.query_id): in the means, not in the query "
+                         "movers",
+                         count(c.without_query_id)));
   out->push_back(Counter("rankwatch_late_judgments_total",
                          "Judgments that arrived behind the watermark (beyond "
                          "join.allowed_lateness) with no request left to "

@@ -588,6 +588,16 @@ TEST_F(SummaryTest, FirstFiguresDueFromTheJoinWindow) {
   pipeline_->FinishAll();
   p = Parse(nullptr)["pipeline"];
   EXPECT_TRUE(p["first_figures_due_ms"].is_null()) << json_;
+  // Neither results event has a query_id (schema.query_id): both counted,
+  // one with it is not.
+  EXPECT_EQ(int64_t(p["results_without_query_id"]), 2) << json_;
+  pipeline_->OnPayload(stream::Topic::kResults,
+                       R"({"request_id":"q","query_id":"q1","variant":"A",)"
+                       R"("timestamp":6000,"results":["a"]})",
+                       {0, offset_++});
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_EQ(int64_t(p["results_without_query_id"]), 2) << json_;
+  EXPECT_EQ(int64_t(p["topics"].at(0)["consumed"]), 3) << json_;
 }
 
 }  // namespace

@@ -27,7 +27,11 @@ struct PipelineCounters {
   // checkpoints: after a restart, the earliest read since.
   int64_t first_results_ms = INT64_MIN;
   int64_t without_relevant = 0;  // Finalized lists with R = 0.
-  int64_t scored = 0;            // Lists folded into the means.
+  // Results events read without a query id (schema.query_id): they feed
+  // the means but not the query movers. Counted so that a misnamed field
+  // ("query" for query_id) is seen, not silently ignored (issue 43).
+  int64_t without_query_id = 0;
+  int64_t scored = 0;  // Lists folded into the means.
   // With schema.covariate: results events consumed (not rejected), per
   // CovariateOutcome of their covariate field.
   std::array<int64_t, kNumCovariateOutcomes> covariate{};
