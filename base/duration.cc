@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <system_error>
 
 namespace rankwatch {
@@ -148,6 +149,21 @@ std::string MalformedDurationHint(std::string_view text) {
   }
   if (text.find(' ') != std::string_view::npos) return "no spaces";
   return "units from the largest, e.g. 1h30m, 2d12h, 1s500ms";
+}
+
+std::string FormatApproxSeconds(double seconds) {
+  constexpr double kHour = 3600, kDay = 86400, kYear = 365.25 * kDay;
+  char text[48];
+  if (seconds < kHour) {
+    std::snprintf(text, sizeof(text), "%g s", seconds);
+  } else if (seconds < 2 * kDay) {
+    std::snprintf(text, sizeof(text), "%.3g h", seconds / kHour);
+  } else if (seconds < kYear) {
+    std::snprintf(text, sizeof(text), "%.3g days", seconds / kDay);
+  } else {
+    std::snprintf(text, sizeof(text), "%.3g years", seconds / kYear);
+  }
+  return text;
 }
 
 }  // namespace rankwatch

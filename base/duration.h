@@ -45,6 +45,13 @@ std::string MalformedDurationHint(std::string_view text);
 // "1m30s", 0 is "0s"); a negative duration gets a leading '-'.
 std::string FormatDuration(Duration d);
 
+// A span of `seconds` (>= 0) for a person reading a message, to three
+// significant digits: seconds below an hour as they are ("300.001 s"),
+// then hours ("26.5 h"), days ("45.2 days") and years of 365.25 days
+// ("3.07 years"), so that a date a few years off reads as such, not as
+// "9.68499e+07 s".
+std::string FormatApproxSeconds(double seconds);
+
 }  // namespace rankwatch
 
 #endif  // RANKWATCH_BASE_DURATION_H_

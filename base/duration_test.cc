@@ -146,4 +146,19 @@ TEST(DurationTest, MalformedDurationHint) {
 }
 
 }  // namespace
+// Expected: the division by hand (an hour 3600 s, a day 86400 s, a year
+// 365.25 x 86400 = 31557600 s), to three significant digits.
+TEST(DurationTest, FormatApproxSeconds) {
+  EXPECT_EQ(FormatApproxSeconds(0.001), "0.001 s");
+  EXPECT_EQ(FormatApproxSeconds(300.001), "300.001 s");
+  EXPECT_EQ(FormatApproxSeconds(3599), "3599 s");
+  EXPECT_EQ(FormatApproxSeconds(3600), "1 h");
+  EXPECT_EQ(FormatApproxSeconds(95'400), "26.5 h");        // 95400 / 3600.
+  EXPECT_EQ(FormatApproxSeconds(172'800), "2 days");       // 2 x 86400.
+  EXPECT_EQ(FormatApproxSeconds(3'905'280), "45.2 days");  // 45.2 x 86400.
+  // 2030-01-01 seen from 2026-12-07T05:00Z: 96849000 s / 31557600.
+  EXPECT_EQ(FormatApproxSeconds(96'849'000), "3.07 years");
+  EXPECT_EQ(FormatApproxSeconds(9.22337e15), "2.92e+08 years");
+}
+
 }  // namespace rankwatch

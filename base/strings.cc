@@ -49,23 +49,53 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   }
 }
 
+namespace {
+
+// Appends `text[i]` to `*out`, escaped when it is a control character, and
+// returns how many bytes it took (2 for a C1 control). `keep_lines` keeps
+// '\n' and '\t' as they are.
+size_t AppendEscaped(std::string_view text, size_t i, bool keep_lines,
+                     std::string* out) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  char buf[16];
+  if ((c == '\n' || c == '\t') && keep_lines) {
+    out->push_back(static_cast<char>(c));
+  } else if (c == '\n') {
+    *out += "\\n";
+  } else if (c == '\t') {
+    *out += "\\t";
+  } else if (c < 0x20 || c == 0x7f) {
+    std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+    *out += buf;
+  } else if (c == 0xc2 && i + 1 < text.size() &&
+             static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+             static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+    std::snprintf(buf, sizeof(buf), "\\xc2\\x%02x",
+                  static_cast<unsigned char>(text[i + 1]));
+    *out += buf;
+    return 2;
+  } else {
+    out->push_back(static_cast<char>(c));
+  }
+  return 1;
+}
+
+}  // namespace
+
 std::string Printable(std::string_view text, size_t max_bytes) {
   std::string out;
-  for (size_t i = 0; i < text.size() && i < max_bytes; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
+  size_t i = 0;
+  while (i < text.size() && i < max_bytes) {
+    i += AppendEscaped(text, i, false, &out);
   }
   if (text.size() > max_bytes) out += "...";
+  return out;
+}
+
+std::string TerminalSafe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) i += AppendEscaped(text, i, true, &out);
   return out;
 }
 

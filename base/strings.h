@@ -43,9 +43,18 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep);
 // drive the terminal (ESC). Anything beyond `max_bytes` bytes of `text` is
 // cut and marked "...". UTF-8 and other bytes from 0x80 pass unchanged.
 // Every error message that echoes input uses this one function.
+// The C1 controls (U+0080 to U+009F, UTF-8 C2 80 to C2 9F; U+009B is a
+// CSI to some terminals) are escaped too, as their two bytes.
 inline constexpr size_t kPrintableMaxBytes = 60;
 std::string Printable(std::string_view text,
                       size_t max_bytes = kPrintableMaxBytes);
+
+// `text` made safe to write to a terminal, as Printable() (no cut), but
+// keeping its line breaks and tabs: for a whole report of many lines
+// (replay's table, the demo's story, compare's text) whose query texts,
+// ids and variant names come from input and must not drive the terminal
+// ("\x1b]0;PWNED\x07" retitling the window, "\x1b[31m" colouring it).
+std::string TerminalSafe(std::string_view text);
 
 // Edit distance counting a swap of neighbours as one edit (optimal string
 // alignment): "jion" is one typo away from "join".

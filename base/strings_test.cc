@@ -79,6 +79,21 @@ TEST(PrintableTest, EscapesControlCharactersAndCuts) {
   // npos: never cut (file names, whole messages).
   EXPECT_EQ(Printable(std::string(100, 'x'), std::string_view::npos),
             std::string(100, 'x'));
+  // C1 controls (U+009B, a CSI to some terminals) as their two bytes; the
+  // letters around them (U+00A0, U+00E9) pass.
+  EXPECT_EQ(Printable("a\xc2\x9b"
+                      "31mb\xc2\x80\xc2\xa0\xc3\xa9"),
+            "a\\xc2\\x9b31mb\\xc2\\x80\xc2\xa0\xc3\xa9");
+}
+
+// The query text: an OSC that retitles the window, a bell, a
+// colour; line breaks and tabs of the report stay.
+TEST(TerminalSafeTest, EscapesControlsButKeepsLines) {
+  EXPECT_EQ(TerminalSafe("q\x1b]0;PWNED\x07\x1b[31mRED\tx\r\ny\n"),
+            "q\\x1b]0;PWNED\\x07\\x1b[31mRED\tx\\x0d\ny\n");
+  EXPECT_EQ(TerminalSafe(std::string(100, 'x')), std::string(100, 'x'));
+  EXPECT_EQ(TerminalSafe("\xc2\x9b"), "\\xc2\\x9b");
+  EXPECT_EQ(TerminalSafe("d\xc3\xa9j\xc3\xa0"), "d\xc3\xa9j\xc3\xa0");
 }
 
 }  // namespace

@@ -313,7 +313,11 @@ Status Parser::ReadSchema(const Field& f, SchemaConfig* c) {
              {"fields",
               [&](const Field& v) { return ReadResultFields(v, &c->fields); }},
              {"kind", path(&c->kind)},
-             {"judge", path(&c->judge)},
+             {"judge",
+              [&](const Field& v) {
+                schema_judge_ = v;
+                return path(&c->judge)(v);
+              }},
              {"default_relevance",
               [&](const Field& v) {
                 // null is a value here: "no default, the field is
@@ -676,6 +680,33 @@ namespace {
 // end).
 constexpr size_t kMaxConfigBytes = size_t{16} << 20;
 
+// The first tab in a line's indentation, up to line `last` (0-based), if
+// any. YAML indents with spaces only, and yaml-cpp's error for a tab often
+// names only what it then failed to read ("illegal map value"), so a
+// syntax error with a tab in the indentation before it is told as the tab.
+std::optional<YAML::Mark> TabInIndentation(std::string_view text, int last) {
+  YAML::Mark mark;
+  mark.line = 0;
+  mark.column = 0;
+  for (size_t i = 0; i < text.size() && mark.line <= last; ++i) {
+    if (text[i] == '\t') {
+      mark.pos = static_cast<int>(i);
+      return mark;
+    }
+    if (text[i] == '\n') {
+      ++mark.line;
+      mark.column = 0;
+    } else if (text[i] == ' ') {
+      ++mark.column;
+    } else {  // Content: skip to the end of the line.
+      const size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) break;
+      i = end - 1;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 using internal::Parser;
@@ -693,6 +724,10 @@ StatusOr<Config> ParseConfig(std::string_view yaml,
     RW_RETURN_IF_ERROR(parser.Parse(YAML::Load(text), &config));
     return config;
   } catch (const YAML::Exception& e) {
+    if (std::optional<YAML::Mark> tab = TabInIndentation(text, e.mark.line)) {
+      return parser.yaml().ErrorAt(
+          *tab, "", "a tab in the indentation: YAML indents with spaces only");
+    }
     // yaml-cpp's message may quote the offending byte, a NUL or a line
     // break included.
     return parser.yaml().ErrorAt(

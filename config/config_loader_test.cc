@@ -1225,6 +1225,13 @@ TEST(ConfigLoaderErrorTest, Judges) {
   EXPECT_EQ(ErrorOf("judges:\n  combine: latest\n"),
             "config.yaml:2:12: judges.combine: unknown judge combination "
             "'latest' (expected one of: precedence, pooled)");
+  // schema.judge does nothing without judges.names (issue 43); its default
+  // written out is accepted.
+  EXPECT_EQ(ErrorOf("schema:\n  judge: meta.labeller\n"),
+            "config.yaml:2:10: schema.judge: read only with judges.names, "
+            "which is empty: name the judges whose labels 'meta.labeller' "
+            "holds in judges.names, or leave schema.judge out");
+  EXPECT_EQ(MustParse("schema:\n  judge: judge\n").schema.judge, "judge");
   EXPECT_EQ(ErrorOf("schema:\n  kind: meta\n  judge: meta.labeller\n"),
             "config.yaml:2:3: schema: schema.judge 'meta.labeller' is inside "
             "schema.kind 'meta', which is read as a value");
@@ -1389,6 +1396,43 @@ TEST(ConfigLoaderErrorTest, Experiments) {
             "listed in aggregation.variants");
 }
 
+// Without an allow-list, the variants experiments and interleaving name
+// must fit aggregation.max_variants (issue 43: 25 experiments of two
+// variants each at the default 20, 15 of them folded into 'other').
+TEST(ConfigLoaderErrorTest, NamedVariantsMustFitMaxVariants) {
+  // Three experiments of two variants: 6 variants; the 5th (c's baseline
+  // c0, line 11: two lines of aggregation, one of experiments, three per
+  // experiment) is past max_variants 4.
+  std::string yaml = "aggregation:\n  max_variants: 4\nexperiments:\n";
+  for (const char* x : {"a", "b", "c"}) {
+    yaml += std::string("  - name: ") + x + "\n    baseline: " + x +
+            "0\n    treatments: [" + x + "1]\n";
+  }
+  EXPECT_EQ(ErrorOf(yaml),
+            "config.yaml:11:15: experiments[2].baseline: variant 'c0' is one "
+            "of 6 variants named in experiments and interleaving, over "
+            "aggregation.max_variants (4): those past it would fold into "
+            "'other' and never be compared (raise aggregation.max_variants to "
+            "at least 6 or list the variants in aggregation.variants)");
+  // An interleaving variant counts too (line 14); one named twice counts
+  // once.
+  EXPECT_EQ(ErrorOf("aggregation:\n  max_variants: 2\njoin:\n  mode: "
+                    "impression\nexperiments:\n  - name: x\n    baseline: A\n"
+                    "    treatments: [B]\n  - name: y\n    baseline: A\n"
+                    "    treatments: [B]\ninterleaving:\n  - name: i\n"
+                    "    variant: A-vs-B\n    teams: [A, B]\n"),
+            "config.yaml:14:14: interleaving[0].variant: variant 'A-vs-B' is "
+            "one of 3 variants named in experiments and interleaving, over "
+            "aggregation.max_variants (2): those past it would fold into "
+            "'other' and never be compared (raise aggregation.max_variants to "
+            "at least 3 or list the variants in aggregation.variants)");
+  // At the bound: accepted.
+  EXPECT_EQ(MustParse("aggregation:\n  max_variants: 2\nexperiments:\n"
+                      "  - name: x\n    baseline: A\n    treatments: [B]\n")
+                .experiments.size(),
+            1u);
+}
+
 TEST(ConfigLoaderErrorTest, Statistics) {
   EXPECT_EQ(ErrorOf("statistics:\n  level: 1\n"),
             "config.yaml:2:10: statistics.level: must be between 0 and 1 "
@@ -1492,6 +1536,23 @@ TEST(ConfigLoaderErrorTest, YamlSyntaxErrorsKeepTheirPosition) {
             "config.yaml:2:1: YAML syntax error: unexpected ','");
   EXPECT_EQ(ErrorOf("join: {}\n# comment\n, # x\n"),
             "config.yaml:3:1: YAML syntax error: end of map not found");
+}
+
+// A tab in the indentation is named as such, at the tab (issue 43:
+// yaml-cpp said "illegal map value" for the first).
+TEST(ConfigLoaderErrorTest, TabsInTheIndentationAreNamed) {
+  EXPECT_EQ(ErrorOf("join:\n\twindow: 5m\n"),
+            "config.yaml:2:1: a tab in the indentation: YAML indents with "
+            "spaces only");
+  EXPECT_EQ(ErrorOf("join:\n  window: 5m\n  \t idle_timeout: 1m\n"),
+            "config.yaml:3:3: a tab in the indentation: YAML indents with "
+            "spaces only");
+  EXPECT_EQ(ErrorOf("metrics:\n  measures:\n\t- ndcg\n"),
+            "config.yaml:3:1: a tab in the indentation: YAML indents with "
+            "spaces only");
+  // After a key, a tab separates like a space: not an error.
+  EXPECT_EQ(MustParse("join:\n  window:\t5m\n").join.window,
+            std::chrono::minutes(5));
 }
 
 TEST(ConfigLoaderErrorTest, MessagesStayOnOneLine) {

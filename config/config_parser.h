@@ -136,7 +136,8 @@ class Parser {
   std::vector<ExperimentFields> experiment_fields_;
   // The `interleaving:` section, checked against the join mode.
   std::optional<Field> interleaving_;
-  std::optional<Field> judge_names_;  // judges.names, when written.
+  std::optional<Field> judge_names_;   // judges.names, when written.
+  std::optional<Field> schema_judge_;  // schema.judge, when written.
   // kafka.properties' partition.assignment.strategy, checked against the
   // join mode once the whole file is read.
   std::optional<Field> assignment_strategy_;

@@ -744,6 +744,8 @@ Config RandomConfig(uint64_t seed) {
   RandomResultFields(rng, &c);
   c.schema.judge = AsFieldPath("j" + RandomString(rng, 0, 8));
   c.judges.names = RandomNames(rng, static_cast<int>(kMaxJudges));
+  // schema.judge is read only with judges (a load error otherwise).
+  if (c.judges.names.empty()) c.schema.judge = config::SchemaConfig().judge;
   // A qrels file's labels need a default judge.
   c.judges.default_judge =
       c.judges.names.empty() ||

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -238,10 +239,34 @@ Status Parser::CheckInterleavingMode(const Config& config) const {
 }
 
 // With a variant allow-list, any other variant folds into "other" and could
-// never be compared.
+// never be compared. Without one, the first aggregation.max_variants seen
+// are kept: more variants named in experiments: and interleaving: than that
+// would leave some folded, their experiments deciding keep_running forever
+// on no lists (issue 43: 25 experiments of two variants at the default 20).
 Status Parser::CheckExperimentVariants(const Config& config) const {
   const std::vector<std::string>& allowed = config.aggregation.variants;
-  if (allowed.empty()) return Status::Ok();
+  if (allowed.empty()) {
+    std::set<std::string> named;
+    for (const auto& entry : experiment_variants_) named.insert(entry.second);
+    const int32_t most = config.aggregation.max_variants;
+    if (named.size() <= static_cast<size_t>(most)) return Status::Ok();
+    std::set<std::string> seen;
+    for (const auto& [field, variant] : experiment_variants_) {
+      seen.insert(variant);
+      if (seen.size() <= static_cast<size_t>(most)) continue;
+      return yaml_.Error(
+          field, "variant '" + Printable(variant) + "' is one of " +
+                     std::to_string(named.size()) +
+                     " variants named in experiments and interleaving, over "
+                     "aggregation.max_variants (" +
+                     std::to_string(most) +
+                     "): those past it would fold into 'other' and never be "
+                     "compared (raise aggregation.max_variants to at least " +
+                     std::to_string(named.size()) +
+                     " or list the variants in aggregation.variants)");
+    }
+    return Status::Ok();
+  }
   for (const auto& [field, variant] : experiment_variants_) {
     if (std::find(allowed.begin(), allowed.end(), variant) == allowed.end()) {
       return yaml_.Error(field, "variant '" + Printable(variant) +

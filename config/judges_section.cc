@@ -128,8 +128,19 @@ Status Parser::CheckJudgeName(const Field& f, const std::string& name,
 }
 
 // The labels of join.qrels_file name no judge: with judges they are
-// judges.default's, which must then be set.
+// judges.default's, which must then be set. And schema.judge is read only
+// with judges.names: a field named there without judges would do nothing
+// (issue 43). Its default written out (config/example.yaml) is no choice.
 Status Parser::CheckJudgesOfTheQrelsFile(const Config& config) const {
+  if (schema_judge_ && config.judges.names.empty() &&
+      config.schema.judge != SchemaConfig().judge) {
+    return yaml_.Error(*schema_judge_,
+                       "read only with judges.names, which is empty: name "
+                       "the judges whose labels '" +
+                           Printable(config.schema.judge) +
+                           "' holds in judges.names, or leave schema.judge "
+                           "out");
+  }
   if (!judge_names_ || config.judges.names.empty() ||
       config.join.qrels_file.empty() || !config.judges.default_judge.empty()) {
     return Status::Ok();

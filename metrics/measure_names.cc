@@ -199,6 +199,24 @@ std::string Example(const Entry& e) {
   return WithCutoff(e, e.real_param ? "0.5" : "10");
 }
 
+// A name known in another letter case (mrr for ir_measures' MRR, Map):
+// the same measure's trec_eval name (recip_rank), which every reader
+// accepts, else the name as known. Edit distance misses these (mrr is
+// three letters from MRR).
+const Entry* OtherCase(std::string_view text) {
+  for (const Entry& e : kEntries) {
+    if (!EqualsIgnoreCase(e.name, text)) continue;
+    for (const Entry& t : kEntries) {
+      if (t.dialect == D::kTrecEval && e.measure && t.measure == e.measure &&
+          t.uncut == e.uncut) {
+        return &t;
+      }
+    }
+    return &e;
+  }
+  return nullptr;
+}
+
 // "unknown measure 'X' (did you mean 'Y'?)": Y among every accepted
 // spelling, at the user's own cutoff when it reads and at common ones.
 Status Unknown(std::string_view text, std::span<const std::string_view> more,
@@ -224,7 +242,9 @@ Status Unknown(std::string_view text, std::span<const std::string_view> more,
   std::vector<std::string_view> known(more.begin(), more.end());
   known.insert(known.end(), names.begin(), names.end());
   std::string message = "unknown measure '" + Printable(text) + "'";
-  if (std::optional<std::string_view> close = ClosestKey(text, known)) {
+  if (const Entry* e = OtherCase(text)) {
+    message += " (did you mean '" + std::string(e->name) + "'?)";
+  } else if (std::optional<std::string_view> close = ClosestKey(text, known)) {
     message += " (did you mean '" + std::string(*close) + "'?)";
   } else {
     message +=
@@ -275,7 +295,12 @@ StatusOr<MeasureRef> AtParam(const Entry& e, std::string_view text,
     std::string what = std::string(e.name) + " takes no cutoff";
     const Entry* sibling = e.measure ? CutSibling(e) : nullptr;
     if (sibling != nullptr) {
-      what += " (at a cutoff it is " + Example(*sibling) + ")";
+      // At the user's own cutoff when it is one (map@100: map_cut.100).
+      what += " (at a cutoff it is " +
+              (AllDigits(param) && !sibling->real_param
+                   ? WithCutoff(*sibling, param)
+                   : Example(*sibling)) +
+              ")";
     }
     return Error(text, what);
   }

@@ -193,6 +193,11 @@ TEST(MeasureSpellingsTest, MissesSuggestTheClosestSpelling) {
   EXPECT_EQ(MessageOf("precison@5"),
             "unknown measure 'precison@5' (did you mean 'precision@5'?)");
   EXPECT_EQ(MessageOf("p@5"), "unknown measure 'p@5' (did you mean 'P@5'?)");
+  // A known name in another letter case: the measure's trec_eval name
+  // (mrr is ir_measures' MRR, three edits away; issue 43).
+  EXPECT_EQ(MessageOf("mrr"),
+            "unknown measure 'mrr' (did you mean 'recip_rank'?)");
+  EXPECT_EQ(MessageOf("Ndcg"), "unknown measure 'Ndcg' (did you mean 'ndcg'?)");
   EXPECT_EQ(MessageOf("reciprocal_rnk"),
             "unknown measure 'reciprocal_rnk' (did you mean "
             "'reciprocal_rank'?)");
@@ -238,6 +243,10 @@ TEST(MeasureSpellingsTest, CutoffsWhereTheyBelong) {
   EXPECT_EQ(MessageOf("map.10"),
             "measure 'map.10': map takes no cutoff (at a cutoff it is "
             "map_cut.10)");
+  // At the user's own cutoff, not always 10 (issue 43).
+  EXPECT_EQ(MessageOf("map@100"),
+            "measure 'map@100': map takes no cutoff (at a cutoff it is "
+            "map_cut.100)");
   EXPECT_EQ(MessageOf("ndcg@0"),
             "measure 'ndcg@0': the cutoff must be an integer >= 1");
   EXPECT_EQ(MessageOf("P.5,10"),

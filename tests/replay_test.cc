@@ -584,6 +584,26 @@ TEST(ReplayTest, TableFormatAndErrors) {
       << res.err;
 }
 
+// Without --config, the defaults (issue 43: `{}` is a valid configuration):
+// a results event of 2026-01-01 (after the default floor of 2010) and its
+// judgment, P_5 = 1/5 (one relevant doc of the five served).
+TEST(ReplayTest, WithoutAConfigTheDefaults) {
+  testing::TempDir dir;
+  const std::string results = dir.Write(
+      "r.jsonl", R"({"request_id":"r1","timestamp":"2026-01-01T00:00:00Z",)"
+                 R"("results":["a","b","c","d","e"]})");
+  const std::string judgments =
+      dir.Write("j.jsonl", R"({"request_id":"r1","doc_id":"a","relevance":1,)"
+                           R"("timestamp":"2026-01-01T00:00:05Z"})");
+  const CommandResult res =
+      Replay({"--results", results, "--judgments", judgments});
+  ASSERT_EQ(res.exit_code, 0) << res.err;
+  char row[128];
+  std::snprintf(row, sizeof(row), "%-12s %-16s %10d %10.4f %10.4f\n", "default",
+                "P_5", 1, 0.2, 0.0);
+  EXPECT_NE(res.out.find(row), std::string::npos) << res.out;
+}
+
 // Issue 15: `replay --results /dev/zero` grew to 13.6 GB in 60 s. Every
 // line of every input is now bounded (64 MiB, or events.max_event_bytes if
 // larger): a device stops on line 1 with one line on stderr. A line over

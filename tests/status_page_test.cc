@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "config/config_loader.h"
 #include "daemon/http/http_server.h"
 #include "daemon/page/handlers.h"
 #include "daemon/sim/mock_cluster.h"
@@ -877,9 +878,14 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
               std::string::npos)
         << text("decision-ranker-v2-B") << "\n"
         << summary_;
-    EXPECT_EQ(text("decision-since-ranker-v2-B"),
-              "· since " + UtcClock(int64_t(dec["since_event_ms"])) +
-                  " (look " + std::to_string(int64_t(dec["since_look"])) + ")");
+    // Null while the value holds since the first look, before any event.
+    const std::string look =
+        " (look " + std::to_string(int64_t(dec["since_look"])) + ")";
+    EXPECT_EQ(
+        text("decision-since-ranker-v2-B"),
+        dec["since_event_ms"].is_null()
+            ? "· since the start" + look
+            : "· since " + UtcClock(int64_t(dec["since_event_ms"])) + look);
     EXPECT_EQ(metrics.Sum("rankwatch_ab_decision", {{"experiment", "ranker-v2"},
                                                     {"variant", "B"},
                                                     {"baseline", "A"},
@@ -1319,6 +1325,183 @@ TEST(StatusPageJudgesTest, RendersTheJudgesPanelInChromium) {
             "Coverage: ranker's B has 50.0% of its top 2 unjudged, A 0.0% "
             "(tolerance 5.0%): unjudged docs count as non-relevant, so the "
             "arm judged less looks worse.");
+}
+
+// The page of a daemon with an experiment at its first second (issue 43):
+// one look taken before any event was read, so the decision's value holds
+// "since" no event time at all (since_event_ms null in the summary; it was
+// INT64_MIN, and the page failed with "Invalid time value"). Then with A/B
+// figures in every column. Both at 1400 px, a laptop's width: no error
+// line, no sideways scroll, no table cell cut off at the window's edge.
+class StatusPageFirstSecondTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node_ = FindOnPath("node");
+    chromium_ = FindOnPath("chromium");
+    if (node_.empty()) GTEST_SKIP() << "node not found on PATH";
+    if (chromium_.empty()) GTEST_SKIP() << "chromium not found on PATH";
+    std::string error;
+    playwright_ = PlaywrightDir(FindOnPath("npm"), &error);
+    ASSERT_FALSE(playwright_.empty()) << error;
+    // The defaults (every default measure and cutoff, so the widest
+    // tables) with an experiment, a guardrail and a segment.
+    auto config = config::ParseConfig(R"(
+aggregation:
+  windows: [30s, 2m]
+  segments: [locale]
+experiments:
+  - name: ranker-v2
+    baseline: A
+    treatments: [B]
+    guardrails:
+      - {series: judged@10, margin: 0.05}
+)",
+                                      "first-second.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    auto p = stream::Pipeline::Create(*config, &clock_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pipeline_ = std::move(p).value();
+    auto server = http::HttpServer::Start("127.0.0.1:0", 1);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    page::RegisterHandlers(
+        server_.get(),
+        [&](page::SummaryState* s) {
+          std::lock_guard<std::mutex> lock(mu_);
+          stream::TakeSnapshot(*pipeline_, &s->pipeline);
+        },
+        SystemClock::Get());
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  // The page in Chromium (1400 x 900), waiting for `ids`; its JSON report.
+  std::string Check(const std::string& name,
+                    const std::vector<std::string>& ids) {
+    std::vector<std::string> argv = {
+        node_,
+        std::string(SourceTree()) + "/tests/status_page/check_page.mjs",
+        playwright_,
+        chromium_,
+        "http://127.0.0.1:" + std::to_string(server_->port()) + "/",
+        dir_.path() + "/" + name + ".png",
+        dir_.path() + "/chromium-profile-" + name};
+    argv.insert(argv.end(), ids.begin(), ids.end());
+    const testing::CommandResult page = testing::RunCommand(argv, 120s);
+    EXPECT_EQ(page.exit_code, 0) << page.out << page.err;
+    std::error_code ec;
+    std::filesystem::create_directories(ArtifactDir(), ec);
+    std::filesystem::copy_file(
+        dir_.path() + "/" + name + ".png",
+        std::string(ArtifactDir()) + "/status_page_" + name + ".png",
+        std::filesystem::copy_options::overwrite_existing, ec);
+    return page.exit_code == 0 ? page.out : "";
+  }
+
+  // No error anywhere, nothing past the window's right edge.
+  static void ExpectFits(simdjson::dom::element shown) {
+    EXPECT_EQ(std::string_view(shown["page-errors"]), "");
+    EXPECT_EQ(std::string_view(shown["error-text"]), "");
+    EXPECT_EQ(int64_t(shown["horizontal-scroll"]), 0);
+    EXPECT_EQ(std::string_view(shown["cut-off"]), "");
+    EXPECT_EQ(std::string_view(shown["csp-violations"]), "");
+  }
+
+  std::string node_, chromium_, playwright_;
+  FakeClock clock_{std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count()};
+  std::unique_ptr<stream::Pipeline> pipeline_;
+  std::unique_ptr<http::HttpServer> server_;
+  std::mutex mu_;  // The handlers' thread reads the pipeline.
+  testing::TempDir dir_;
+};
+
+TEST_F(StatusPageFirstSecondTest, OpensAtItsFirstSecondAndFitsAt1400Px) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pipeline_->AdvanceWallClock();  // The first look: no event yet.
+  }
+  const std::string first =
+      Check("first_second", {"decision-since-ranker-v2-B", "first-figures"});
+  ASSERT_FALSE(first.empty());
+  simdjson::dom::parser parser;
+  simdjson::dom::element shown;
+  ASSERT_EQ(parser.parse(first).get(shown), simdjson::SUCCESS) << first;
+  ExpectFits(shown);
+  EXPECT_EQ(std::string_view(shown["decision-since-ranker-v2-B"]),
+            "· since the start (look 1)");
+  // The defaults: join.window 30m, join.allowed_lateness 1m.
+  EXPECT_EQ(std::string_view(shown["first-figures"]),
+            "No results event read yet. A list is scored once event time "
+            "passes its request's time plus join.window 30m and "
+            "join.allowed_lateness 1m: the first figures come about 31m after "
+            "the first request.");
+
+  // 40 lists of ten docs per variant, a second apart, B's judged lower:
+  // figures (means, intervals, p-values, verdicts) in every column.
+  // One results event read, none scored: when the first figures are due,
+  // its time plus join.window 30m and join.allowed_lateness 1m (1'860'000
+  // ms), 31m after the newest event, itself.
+  const int64_t start = clock_.NowMillis() - 100'000;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pipeline_->OnPayload(stream::Topic::kResults,
+                         R"({"request_id":"first","variant":"A","timestamp":)" +
+                             std::to_string(start) + R"(,"results":["d0"]})",
+                         {0, 0});
+  }
+  const std::string waiting = Check("waiting", {"first-figures"});
+  ASSERT_FALSE(waiting.empty());
+  simdjson::dom::parser parser1;
+  ASSERT_EQ(parser1.parse(waiting).get(shown), simdjson::SUCCESS) << waiting;
+  ExpectFits(shown);
+  EXPECT_EQ(std::string_view(shown["first-figures"]),
+            "No list scored yet: the first figures are due when event time "
+            "reaches " +
+                UtcClock(start + 1'860'000) +
+                " UTC (the first request plus join.window 30m and "
+                "join.allowed_lateness 1m); the newest event read is at " +
+                UtcClock(start) + ", 31m before it.");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t offset = 1;
+    for (int i = 0; i < 80; ++i) {
+      const std::string id = "r" + std::to_string(i);
+      const std::string variant = i % 2 == 0 ? "A" : "B";
+      const int64_t t = start + i * 1'000;
+      std::string results = R"({"request_id":")" + id + R"(","variant":")" +
+                            variant + R"(","timestamp":)" + std::to_string(t) +
+                            R"(,"segments":{"locale":"en"},"results":[)";
+      for (int d = 0; d < 10; ++d) {
+        results += (d ? ",\"d" : "\"d") + std::to_string(d) + "\"";
+      }
+      pipeline_->OnPayload(stream::Topic::kResults, results + "]}",
+                           {0, offset++});
+      for (int d = 0; d < (variant == "A" ? 6 : 3); ++d) {
+        pipeline_->OnPayload(
+            stream::Topic::kJudgments,
+            R"({"request_id":")" + id + R"(","doc_id":"d)" + std::to_string(d) +
+                R"(","relevance":)" + std::to_string((i + d) % 3) +
+                R"(,"timestamp":)" + std::to_string(t + 500) + "}",
+            {1, offset++});
+      }
+    }
+    pipeline_->FinishAll();
+  }
+  const std::string filled = Check(
+      "filled",
+      {"decision-value-ranker-v2-B", "movers-none-ranker-v2-B-ndcg_cut_10"});
+  ASSERT_FALSE(filled.empty());
+  simdjson::dom::parser parser2;
+  ASSERT_EQ(parser2.parse(filled).get(shown), simdjson::SUCCESS) << filled;
+  ExpectFits(shown);
+  // None of the lists carried a query_id: the movers panel says why it is
+  // empty (issue 43: "query" for query_id went without a word).
+  EXPECT_EQ(std::string_view(shown["movers-none-ranker-v2-B-ndcg_cut_10"]),
+            "No results event carried a query id (schema.query_id): query "
+            "movers need one.");
 }
 
 }  // namespace

@@ -243,16 +243,29 @@ Status ParseDoubles(std::string_view spec, std::string_view params,
   return Status::Ok();
 }
 
+const Family* FindFamily(std::string_view name);
+
 // trec_eval's get_param_pairs: comma-separated name=value, each with one
-// '=' and a name.
-Status ParsePairs(std::string_view spec, std::string_view params,
-                  std::vector<ParamPair>* out) {
+// '=' and a name. `family` names the measure for the hint: a bare number
+// (ndcg.10) is most likely a cutoff meant for the family's cut variant
+// (ndcg_cut.10), which docs/metrics.md promises to say.
+Status ParsePairs(std::string_view family, std::string_view spec,
+                  std::string_view params, std::vector<ParamPair>* out) {
   out->clear();
   for (std::string_view tok : SplitOn(params, ',')) {
     const size_t eq = tok.find('=');
     if (eq == std::string_view::npos || eq == 0 ||
         tok.find('=', eq + 1) != std::string_view::npos) {
-      return SpecError(spec, "parameters must be name=value pairs");
+      std::string what = "parameters must be name=value pairs";
+      const std::string cut = std::string(family) + "_cut";
+      if (tok == params && FindFamily(cut) != nullptr && !tok.empty() &&
+          std::all_of(tok.begin(), tok.end(),
+                      [](char c) { return c >= '0' && c <= '9'; })) {
+        what += " (gain values, as in " + std::string(family) +
+                ".1=0,2=3; at a cutoff it is " + cut + "." + std::string(tok) +
+                ")";
+      }
+      return SpecError(spec, what);
     }
     out->push_back(ParamPair{std::string(tok.substr(0, eq)),
                              AtofLike(tok.substr(eq + 1))});
@@ -302,7 +315,7 @@ Status InitItem(const Family& f, const std::string* spec,
     case Params::kPairs:
       if (!params) return Status::Ok();
       item->printable = std::string(*params);
-      return ParsePairs(*spec, *params, &item->pairs);
+      return ParsePairs(f.name, *spec, *params, &item->pairs);
   }
   return Status::Ok();
 }

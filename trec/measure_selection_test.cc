@@ -127,6 +127,10 @@ TEST(MeasureSelectionTest, RejectsBadSpecsWithTheSpecNamed) {
             "measure 'utility.1,2,3': utility takes exactly 4 coefficients");
   EXPECT_EQ(ParseError("ndcg.1=2,3"),
             "measure 'ndcg.1=2,3': parameters must be name=value pairs");
+  // A bare number is most likely a cutoff (docs/metrics.md; issue 43).
+  EXPECT_EQ(ParseError("ndcg.10"),
+            "measure 'ndcg.10': parameters must be name=value pairs (gain "
+            "values, as in ndcg.1=0,2=3; at a cutoff it is ndcg_cut.10)");
   EXPECT_NE(ParseError("prefs").find("preference"), std::string::npos);
 }
 

@@ -116,10 +116,30 @@ int RunCompareJudges(const CompareArgs& args, const trec::EvalOptions& eval,
     trec::WriteJudgeComparisonJson(*c, &out);
   } else {
     trec::WriteJudgeComparisonText(*c, &out);
+    out = TerminalSafe(out);  // Run names and qrels' file names.
   }
   const Status written = WriteStdout(out);
   if (!written.ok()) return Fail(kCompareCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
+}
+
+// The comparison in `format` (csv, json, latex, else text). Query ids and
+// run names come from the files: never raw to the terminal (issue 43);
+// JSON escapes them itself.
+std::string FormatComparison(const trec::Comparison& comparison,
+                             const std::string& format) {
+  std::string out;
+  if (format == "csv") {
+    trec::WriteCompareCsv(comparison, &out);
+  } else if (format == "json") {
+    trec::WriteCompareJson(comparison, &out);
+    return out;
+  } else if (format == "latex") {
+    trec::WriteCompareLatex(comparison, &out);
+  } else {
+    trec::WriteCompareText(comparison, &out);
+  }
+  return TerminalSafe(out);
 }
 
 int RunCompare(const CompareArgs& args) {
@@ -207,17 +227,8 @@ int RunCompare(const CompareArgs& args) {
   if (!comparison.ok()) {
     return Fail(kCompareCommand, comparison.status(), ErrorSource::kInput);
   }
-  std::string out;
-  if (args.format == "csv") {
-    trec::WriteCompareCsv(*comparison, &out);
-  } else if (args.format == "json") {
-    trec::WriteCompareJson(*comparison, &out);
-  } else if (args.format == "latex") {
-    trec::WriteCompareLatex(*comparison, &out);
-  } else {
-    trec::WriteCompareText(*comparison, &out);
-  }
-  const Status written = WriteStdout(out);
+  const Status written =
+      WriteStdout(FormatComparison(*comparison, args.format));
   if (!written.ok()) return Fail(kCompareCommand, written, ErrorSource::kInput);
   return ToInt(ExitCode::kOk);
 }

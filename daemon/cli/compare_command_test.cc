@@ -544,5 +544,34 @@ TEST_F(CompareCommandTest, PerQueryNamesTheQueriesThatMoved) {
   EXPECT_EQ(Compare({"--per-query", "0", human, a, c}).exit_code, 2);
 }
 
+// Query ids with escape sequences (an OSC retitling the window, a bell, a
+// colour) reach the terminal escaped in the per-query lines, never raw
+// (issue 43); the same runs as above, q1 renamed.
+TEST_F(CompareCommandTest, PerQueryLinesEscapeControlCharacters) {
+  const std::string q1 = "q\x1b]0;PWNED\x07\x1b[31mRED";
+  std::string qrels = kHumanQrels;
+  for (size_t at = 0; (at = qrels.find("q1 ", at)) != std::string::npos;) {
+    qrels.replace(at, 2, q1);
+    at += q1.size();
+  }
+  const std::string human = dir_.Write("human.txt", qrels);
+  const std::string a =
+      dir_.Write("A.txt", q1 + " Q0 d1 1 3 A\n" + q1 +
+                              " Q0 d4 2 2 A\n"
+                              "q2 Q0 d3 1 3 A\nq2 Q0 d4 2 2 A\n");
+  const std::string c =
+      dir_.Write("C.txt", q1 + " Q0 d4 1 3 C\n" + q1 +
+                              " Q0 d5 2 2 C\n"
+                              "q2 Q0 d1 1 3 C\nq2 Q0 d2 2 2 C\n");
+  const CommandResult r =
+      Compare({"-m", "P.2", "--per-query", "3", "--permutations", "10",
+               "--bootstrap", "10", human, a, c});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("q\\x1b]0;PWNED\\x07\\x1b[31mRED"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace rankwatch::cli

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/strings.h"
 #include "metrics/ab_stats.h"
 
 namespace rankwatch::cli {
@@ -164,6 +165,9 @@ std::vector<std::string> DemoStory::Observe(const DemoSnapshot& s,
   ObserveAb(s, &lines);
   ObserveDecisions(s, &lines);
   ObserveInterleaving(s, &lines);
+  // Query texts and variant names come from the events: never raw to the
+  // terminal (issue 43).
+  for (std::string& line : lines) line = TerminalSafe(line);
   return lines;
 }
 
@@ -462,7 +466,7 @@ std::string DemoStory::Table(const DemoSnapshot& s, int64_t now_ms) {
     out += "  " + s.set_aside.substr(begin, end + 1 - begin);
     begin = end + 1;
   }
-  return out;
+  return TerminalSafe(out);  // Variant names come from the events.
 }
 
 }  // namespace rankwatch::cli

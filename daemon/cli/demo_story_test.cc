@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rankwatch::cli {
@@ -302,7 +303,8 @@ TEST(DemoStoryTest, TellsEachVerdictChangeOnce) {
 // A regression verdict names the two queries that carry it most: the first
 // exported movers whose contribution has the verdict's sign (q-up, which
 // moves the other way, is skipped).
-TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
+// The story's lines when B turns worse with `movers` exported.
+Lines TurnWorse(std::vector<MoverFigures> movers) {
   DemoStory story;
   const Verdict none = Verdict::kNoData;
   DemoSnapshot first = Snapshot(100, Verdict::kInconclusive, {-0.01, -0.1, 0.1},
@@ -310,14 +312,27 @@ TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
   EXPECT_EQ(story.Observe(first, 0), Lines{});
   DemoSnapshot worse = Snapshot(200, Verdict::kWorse, {-0.21, -0.25, -0.17},
                                 false, none, NAN, 1);
-  worse.ab[0].movers = {{"q-17", -0.412, -0.031},
-                        {"q-up", 0.2, 0.01},
-                        {"q-3", -0.268, -0.012},
-                        {"q-9", -0.3, -0.002}};
-  EXPECT_EQ(story.Observe(worse, 2000),
+  worse.ab[0].movers = std::move(movers);
+  return story.Observe(worse, 2000);
+}
+
+TEST(DemoStoryTest, RegressionNamesItsTopTwoQueries) {
+  EXPECT_EQ(TurnWorse({{"q-17", -0.412, -0.031},
+                       {"q-up", 0.2, 0.01},
+                       {"q-3", -0.268, -0.012},
+                       {"q-9", -0.3, -0.002}}),
             Lines{"B is now worse than A on ndcg@10: -0.210 [-0.250, "
                   "-0.170] (ranker-v2); most on queries q-17 (-0.41), q-3 "
                   "(-0.27)"});
+}
+
+// A query text with escape sequences is told escaped, never raw (issue
+// 43): "\x1b]0;PWNED\x07" would retitle the terminal's window.
+TEST(DemoStoryTest, QueryTextsReachTheTerminalEscaped) {
+  EXPECT_EQ(TurnWorse({{"q\x1b]0;PWNED\x07\x1b[31mRED", -0.412, -0.031}}),
+            Lines{"B is now worse than A on ndcg@10: -0.210 [-0.250, "
+                  "-0.170] (ranker-v2); most on queries "
+                  "q\\x1b]0;PWNED\\x07\\x1b[31mRED (-0.41)"});
 }
 
 // The running always-valid interval is an intersection over looks: the

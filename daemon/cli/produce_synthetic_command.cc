@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/exit_code.h"
 #include "base/strings.h"
 #include "config/config_loader.h"
@@ -176,6 +178,24 @@ StatusOr<sim::ProduceOptions> MakeProduceOptions(const ProduceArgs& args) {
                    static_cast<long long>(s.queued_judgments));
     };
   }
+  // Clicks and purchases come up to the traffic's max delay after their
+  // request: say so when the requests stop, or the run seems to hang
+  // (issue 43: still sending judgments 90 s after --duration 8s).
+  options.on_draining = [](int64_t queued, int64_t last_due_ms) {
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    std::fprintf(stderr,
+                 "produce-synthetic: requests done; %lld delayed judgments "
+                 "(clicks, purchases) still to send as they fall due, the "
+                 "last in %s (Ctrl-C drops them)\n",
+                 static_cast<long long>(queued),
+                 FormatApproxSeconds(static_cast<double>(std::max<int64_t>(
+                                         0, last_due_ms - now_ms)) /
+                                     1000)
+                     .c_str());
+  };
   return options;
 }
 
@@ -376,7 +396,8 @@ void AddProduceSyntheticCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1e-3, 1e7));
   CLI::Option* duration = cmd->add_option(
       "--duration", args->duration,
-      "Stop after this long (wall time; event time with --fast), e.g. 60s");
+      "Stop the requests after this long (wall time; event time with "
+      "--fast), e.g. 60s; their delayed judgments follow as they fall due");
   CLI::Option* requests =
       cmd->add_option("--requests", args->requests, "Stop after N requests")
           ->check(CLI::PositiveNumber);

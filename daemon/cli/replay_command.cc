@@ -46,7 +46,11 @@ void DrawProgress(uint64_t done, uint64_t total) {
 }
 
 int RunReplayCommand(const ReplayArgs& args) {
-  StatusOr<config::Config> config = config::LoadConfigFile(args.config);
+  // Without --config, the defaults: `{}` is a valid configuration, and a
+  // first replay of a hand-written file should not need one (issue 43).
+  StatusOr<config::Config> config =
+      args.config.empty() ? config::ParseConfig("{}", "the defaults")
+                          : config::LoadConfigFile(args.config);
   if (!config.ok()) {
     // The loader escapes what it echoes from the file but not the file's
     // name ("cannot open NAME"): escaped here, so the error stays one line.
@@ -66,7 +70,9 @@ int RunReplayCommand(const ReplayArgs& args) {
       config->join.mode == config::JoinMode::kImpression) {
     return Fail(kReplayCommand,
                 "--qrels applies to join.mode: qrels, and " +
-                    Printable(args.config, std::string_view::npos) +
+                    (args.config.empty()
+                         ? std::string("the default configuration")
+                         : Printable(args.config, std::string_view::npos)) +
                     " joins impressions (join.mode: impression): give "
                     "judgment events with --judgments, or set join.mode: "
                     "qrels",
@@ -101,7 +107,8 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
       "replay",
       "Run the streaming pipeline over JSON-lines files and print the final "
       "aggregates");
-  cmd->add_option("--config", args->config, "YAML configuration")->required();
+  cmd->add_option("--config", args->config,
+                  "YAML configuration (default: the defaults, as `{}`)");
   cmd->add_option("--results", args->results,
                   "Results events, one JSON object per line");
   cmd->add_option("--judgments", args->judgments,

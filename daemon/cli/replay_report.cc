@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "daemon/stream/experiments/query_movers.h"
 #include "daemon/stream/interleaving/interleaving_report.h"
 #include "daemon/stream/pipeline/judge_report.h"
@@ -245,10 +246,38 @@ void WriteExperiments(const PipelineSnapshot& p, JsonWriter* w) {
   w->EndObject();
 }
 
+// The join's counts, by their names in both outputs: what was joined and
+// scored, and everything lost or left out on the way (issue 43: the table
+// showed late=0 alone while the JSON had orphaned_judgments 1). One list,
+// so that a count in one output is in the other.
+std::vector<std::pair<const char*, int64_t>> JoinCounts(
+    const PipelineSnapshot& p) {
+  const PipelineCounters& c = p.counters;
+  const JoinCounters& j = p.join_counters;
+  return {
+      {"late", j.late_judgments},
+      {"late_results", j.late_results},
+      {"evicted", j.evicted},
+      {"unjudged", j.unjudged},
+      {"without_relevant", c.without_relevant},
+      {"results_without_query_id", c.without_query_id},
+      {"duplicate_results", j.duplicate_results},
+      {"orphaned_judgments", j.orphaned_judgments},
+      {"judgments_after_finalization", j.judgments_after_finalization},
+      {"finalized", j.finalized},
+      {"scored", c.scored},
+      {"table_full", j.table_full},
+      {"position_mismatches", j.position_mismatches},
+      {"over_limit_judgments", j.over_limit_judgments},
+      {"ranked_by_impressions", j.ranked_by_impressions},
+      {"unranked_requests", j.unranked_requests},
+      {"ignored_impressions", j.ignored_impressions},
+  };
+}
+
 // "events": what was read, rejected, joined and scored.
 void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
   const PipelineCounters& c = p.counters;
-  const JoinCounters& j = p.join_counters;
   w->Key("events");
   w->BeginObject();
   w->Key("results");
@@ -278,25 +307,7 @@ void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
     }
     w->EndObject();
   }
-  const std::pair<const char*, int64_t> counts[] = {
-      {"late", j.late_judgments},
-      {"late_results", j.late_results},
-      {"evicted", j.evicted},
-      {"unjudged", j.unjudged},
-      {"without_relevant", c.without_relevant},
-      {"duplicate_results", j.duplicate_results},
-      {"orphaned_judgments", j.orphaned_judgments},
-      {"judgments_after_finalization", j.judgments_after_finalization},
-      {"finalized", j.finalized},
-      {"scored", c.scored},
-      {"table_full", j.table_full},
-      {"position_mismatches", j.position_mismatches},
-      {"over_limit_judgments", j.over_limit_judgments},
-      {"ranked_by_impressions", j.ranked_by_impressions},
-      {"unranked_requests", j.unranked_requests},
-      {"ignored_impressions", j.ignored_impressions},
-  };
-  for (const auto& [name, n] : counts) {
+  for (const auto& [name, n] : JoinCounts(p)) {
     w->Key(name);
     w->Int(n);
   }
@@ -339,6 +350,33 @@ void AppendMoversTable(std::string* out, const PipelineSnapshot& p, size_t x) {
       *out += buf;
     }
   }
+}
+
+// What was read and rejected (by reason), then every count of the join
+// the JSON's "events" has, under the same names.
+void AppendEventsTable(const PipelineSnapshot& p, std::string* out) {
+  const PipelineCounters& c = p.counters;
+  *out += "\nevents: results=" + std::to_string(c.consumed[0]) +
+          " judgments=" + std::to_string(c.consumed[1]) +
+          " ignored=" + std::to_string(c.ignored[0] + c.ignored[1]) +
+          " rejected=" +
+          std::to_string(c.rejected_total(Topic::kResults) +
+                         c.rejected_total(Topic::kJudgments));
+  std::string reasons;
+  for (int r = 0; r < stream::kNumRejectReasons; ++r) {
+    const int64_t n = c.rejected[0][r] + c.rejected[1][r];
+    if (n == 0) continue;
+    reasons += std::string(reasons.empty() ? "" : ", ") +
+               std::string(stream::RejectReasonName(
+                   static_cast<stream::RejectReason>(r))) +
+               " " + std::to_string(n);
+  }
+  *out += reasons.empty() ? "\n" : " (" + reasons + ")\n";
+  std::string line = "join:";
+  for (const auto& [name, n] : JoinCounts(p)) {
+    line += std::string(" ") + name + "=" + std::to_string(n);
+  }
+  *out += line + "\n";
 }
 
 void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
@@ -538,21 +576,7 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
       out += buf;
     }
   }
-  const PipelineCounters& c = p.counters;
-  const JoinCounters& j = p.join_counters;
-  std::snprintf(buf, sizeof(buf),
-                "\nevents: results=%lld judgments=%lld rejected=%lld late=%lld "
-                "evicted=%lld unjudged=%lld without_relevant=%lld\n",
-                static_cast<long long>(c.consumed[0]),
-                static_cast<long long>(c.consumed[1]),
-                static_cast<long long>(c.rejected_total(Topic::kResults) +
-                                       c.rejected_total(Topic::kJudgments)),
-                static_cast<long long>(j.late_judgments),
-                static_cast<long long>(j.evicted),
-                static_cast<long long>(j.unjudged),
-                static_cast<long long>(c.without_relevant));
-  out += buf;
-  out += FormatSetAside(p);
+  AppendEventsTable(p, &out);
   AppendExperimentsTable(&out, p);
   stream::AppendInterleavingTable(&out, p.interleaving);
   if (!p.agreement.empty()) {
@@ -560,7 +584,9 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
     trec::AppendLabelAgreementTable(p.judges, p.agreement, {}, &out);
   }
   stream::AppendJudgeFiguresTable(p, &out);
-  return out;
+  // Variant names, segment values and query texts come from the events:
+  // never raw to the terminal (issue 43).
+  return TerminalSafe(out);
 }
 
 }  // namespace rankwatch::cli

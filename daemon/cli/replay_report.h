@@ -54,9 +54,10 @@ std::string FormatReplayJson(const stream::PipelineSnapshot& snapshot);
 // judge's figures, the prediction-powered means and the coverage checks.
 std::string FormatReplayTable(const stream::PipelineSnapshot& snapshot);
 
-// The table's lines of what was lost or set aside: "rejected: <reason>=N
+// The demo's lines of what was lost or set aside: "rejected: <reason>=N
 // ..." and "set aside: ignored=N orphaned_judgments=N ...", each with the
-// counts that are not 0 and only when one is (the demo prints them too).
+// counts that are not 0 and only when one is (a live terminal shows what
+// happened; replay's table prints every count, zeros included).
 std::string FormatSetAside(const stream::PipelineSnapshot& snapshot);
 
 }  // namespace rankwatch::cli

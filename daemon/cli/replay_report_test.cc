@@ -107,7 +107,8 @@ metrics:
   //      interval [-0.22613511353427063, 0.5897714771706344]; BH over the
   //      experiment's one quality comparison: the same p.
   // Sample ratio: 11 and 11 lists against an even split: chi-square 0, p 1.
-  void FeedExperiment() {
+  // `q2` is the second query's text as written in the JSON event.
+  void FeedExperiment(const std::string& q2 = "q2") {
     Build(R"(
 join:
   window: 1m
@@ -137,8 +138,8 @@ experiments:
       list("q1", "A", i < 6 ? 1 : 2);
       list("q1", "B", i < 9 ? 1 : 2);
     }
-    list("q2", "A", 1);
-    list("q2", "B", 2);
+    list(q2, "A", 1);
+    list(q2, "B", 2);
     pipeline_->FinishAll();
   }
 
@@ -265,6 +266,7 @@ TEST_F(ReplayReportTest, JsonOfVariantsGroupsAndEvents) {
                                    "evicted",
                                    "unjudged",
                                    "without_relevant",
+                                   "results_without_query_id",
                                    "duplicate_results",
                                    "orphaned_judgments",
                                    "judgments_after_finalization",
@@ -493,12 +495,60 @@ TEST_F(ReplayReportTest, TableOfVariantsAndEvents) {
         "A            first_click_rank          2     1.5000     0.7071\n",
         "B            P_3                       1     0.3333     0.0000\n",
         "B            first_click_rank          1     1.0000     0.0000\n",
-        "\nevents: results=5 judgments=3 rejected=1 late=0 evicted=0 "
-        "unjudged=0 without_relevant=1\n"
-        "rejected: malformed_json=1\n"}) {
+        // FeedSegments: 5 results events (one malformed), 3 judgments; 4
+        // requests finalized and scored, r4 without a relevant doc; no
+        // event has a query_id.
+        "\nevents: results=5 judgments=3 ignored=0 rejected=1 "
+        "(malformed_json 1)\n"
+        "join: late=0 late_results=0 evicted=0 unjudged=0 without_relevant=1 "
+        "results_without_query_id=4 duplicate_results=0 orphaned_judgments=0 "
+        "judgments_after_finalization=0 finalized=4 scored=4 table_full=0 "
+        "position_mismatches=0 over_limit_judgments=0 ranked_by_impressions=0 "
+        "unranked_requests=0 ignored_impressions=0\n"}) {
     EXPECT_NE(table.find(row), std::string::npos) << row << "\n" << table;
   }
   EXPECT_EQ(table.find("experiment "), std::string::npos) << table;
+}
+
+// Every count of something lost is in the table, as in the JSON (issue
+// 43: the table said late=0 alone). Window 1m, no lateness: r1 served at
+// 1 s; a judgment of "ghost", whose results never come: orphaned; one of
+// r1 stamped at 66 s, outside [1 s, 61 s]: orphaned; then one of r9
+// stamped at 1.5 s, behind the watermark (66 s) with no request to claim
+// it: late.
+TEST_F(ReplayReportTest, TableHasEveryLossTheJsonHas) {
+  Build(R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+)");
+  Results(R"({"request_id":"r1","variant":"A","timestamp":1000,)"
+          R"("results":["a"]})");
+  Judgment("r1", "a", 1, 2000);
+  Judgment("ghost", "a", 1, 3000);
+  Judgment("r1", "b", 1, 66000);
+  Judgment("r9", "a", 1, 1500);
+  pipeline_->FinishAll();
+  const std::string table = Table();
+  EXPECT_NE(table.find("\nevents: results=1 judgments=4 ignored=0 "
+                       "rejected=0\njoin: late=1 late_results=0 evicted=0 "
+                       "unjudged=0 without_relevant=0 "
+                       "results_without_query_id=1 duplicate_results=0 "
+                       "orphaned_judgments=2 judgments_after_finalization=0 "
+                       "finalized=1 scored=1 "),
+            std::string::npos)
+      << table;
+  simdjson::dom::parser parser;
+  simdjson::dom::element events;
+  const std::string json = Json();
+  ASSERT_EQ(parser.parse(json)["events"].get(events), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(events["orphaned_judgments"]), 2) << json;
+  EXPECT_EQ(int64_t(events["late"]), 1) << json;
 }
 
 TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
@@ -522,6 +572,18 @@ TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
         "  (* primary series; CI at statistics.level)\n"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
   }
+}
+
+// A query text with escape sequences (an OSC retitling the window, a
+// bell, a colour) reaches the table escaped, never raw (issue 43).
+TEST_F(ReplayReportTest, TableEscapesControlCharactersOfQueryTexts) {
+  FeedExperiment(R"(q\u001b]0;PWNED\u0007\u001b[31mRED)");
+  const std::string table = Table();
+  EXPECT_NE(table.find("    q\\x1b]0;PWNED\\x07\\x1b[31mRED "),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_EQ(table.find('\x07'), std::string::npos) << table;
 }
 
 // With judges (issue 29): the story of stream/judge_report_test_util.h, whose

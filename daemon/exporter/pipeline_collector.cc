@@ -97,6 +97,8 @@ class SeriesRenderer {
   void CollectMeasures(std::vector<MetricFamily>* out) const;
   void CollectEvents(std::vector<MetricFamily>* out) const;
   void CollectJoin(std::vector<MetricFamily>* out) const;
+  // The join's state now: pending requests, table entries, watermark.
+  void CollectJoinState(std::vector<MetricFamily>* out) const;
   void CollectAggregation(std::vector<MetricFamily>* out) const;
 
  private:
@@ -309,6 +311,11 @@ void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
                          "Finalized lists whose query has no relevant judged "
                          "doc (R = 0)",
                          count(c.without_relevant)));
+  out->push_back(Counter("rankwatch_results_without_query_id_total",
+                         "Results events without a query id "
+                         "(schema.query_id): in the means, not in the query "
+                         "movers",
+                         count(c.without_query_id)));
   out->push_back(Counter("rankwatch_late_judgments_total",
                          "Judgments that arrived behind the watermark (beyond "
                          "join.allowed_lateness) with no request left to "
@@ -378,6 +385,10 @@ void SeriesRenderer::CollectJoin(std::vector<MetricFamily>* out) const {
                          "qrels mode: judgments refused because "
                          "join.max_table_entries was reached",
                          count(j.table_full)));
+}
+
+void SeriesRenderer::CollectJoinState(std::vector<MetricFamily>* out) const {
+  const auto count = [](int64_t v) { return static_cast<double>(v); };
   out->push_back(Gauge("rankwatch_pending_requests",
                        "Requests waiting in the join for judgments or for "
                        "their window to close",
@@ -419,6 +430,7 @@ void PipelineCollector::Collect(const stream::PipelineSnapshot& snapshot,
   r.CollectMeasures(out);
   r.CollectEvents(out);
   r.CollectJoin(out);
+  r.CollectJoinState(out);
   r.CollectAggregation(out);
 }
 

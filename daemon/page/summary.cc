@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/saturating.h"
 #include "daemon/exporter/families.h"
 #include "daemon/stream/experiments/query_movers.h"
 #include "daemon/stream/pipeline/judge_report.h"
@@ -600,6 +601,32 @@ void WriteTopics(const stream::PipelineSnapshot& p,
   out->EndArray();
 }
 
+// When the first lists are due while none is scored (issue 43: with the
+// default join.window of 30m the page stayed empty for half an hour
+// without a word): a request is scored once the watermark, which trails
+// the newest event time by join.allowed_lateness, passes its time plus
+// join.window (impression) or join.qrels_delay (qrels). So the newest
+// event time must reach the first request's plus both: first_figures_due_ms
+// (null before any results event and once a list is scored), with the two
+// settings that make it.
+void WriteFirstFigures(const stream::PipelineSnapshot& p, JsonWriter* out) {
+  const config::JoinConfig& join = p.config.join;
+  const int64_t wait_ms = join.mode == config::JoinMode::kImpression
+                              ? join.window.count()
+                              : join.qrels_delay.count();
+  const int64_t first = p.counters.first_results_ms;
+  out->Key("first_figures_due_ms");
+  if (first == INT64_MIN || p.counters.scored > 0) {
+    out->Null();
+  } else {
+    out->Int(SatAdd(SatAdd(first, wait_ms), join.allowed_lateness.count()));
+  }
+  out->Key("join_wait_ms");
+  out->Int(wait_ms);
+  out->Key("allowed_lateness_ms");
+  out->Int(join.allowed_lateness.count());
+}
+
 void WritePipeline(const stream::PipelineSnapshot& p,
                    const kafka::IngestState* kafka, JsonWriter* out) {
   const stream::PipelineCounters& counters = p.counters;
@@ -611,6 +638,7 @@ void WritePipeline(const stream::PipelineSnapshot& p,
       {"finalized", join.finalized},
       {"scored", counters.scored},
       {"without_relevant", counters.without_relevant},
+      {"results_without_query_id", counters.without_query_id},
       {"late_results", join.late_results},
       {"late_judgments", join.late_judgments},
       {"duplicate_results", join.duplicate_results},
@@ -632,6 +660,7 @@ void WritePipeline(const stream::PipelineSnapshot& p,
   out->TimeOrNull(p.watermark_ms);
   out->Key("window_now_ms");
   out->TimeOrNull(p.window_now_ms);
+  WriteFirstFigures(p, out);
   // Label values folded into "other": the variant, then each segment.
   out->Key("label_overflow");
   out->BeginArray();

@@ -521,5 +521,84 @@ TEST_F(SummaryTest, NoJudgeFiguresWithoutJudges) {
   EXPECT_EQ(d["judges"].get_array().size(), 0u);
 }
 
+// Every time in the summary ("*_ms") is null or a millisecond a JavaScript
+// Date can hold (|ms| <= 8.64e15), so the page can show it; `path` names
+// the offending one.
+void ExpectTimesDisplayable(simdjson::dom::element e, const std::string& path,
+                            int* times) {
+  if (e.is_array()) {
+    size_t i = 0;
+    for (simdjson::dom::element x : e.get_array()) {
+      ExpectTimesDisplayable(x, path + "[" + std::to_string(i++) + "]", times);
+    }
+    return;
+  }
+  if (!e.is_object()) return;
+  for (auto [key, value] : e.get_object()) {
+    const std::string where = path + "." + std::string(key);
+    if (key.size() > 3 && key.substr(key.size() - 3) == "_ms") {
+      ++*times;
+      if (value.is_null()) continue;
+      ASSERT_TRUE(value.is_int64()) << where;
+      EXPECT_LE(std::abs(double(int64_t(value))), 8.64e15) << where;
+    }
+    ExpectTimesDisplayable(value, where, times);
+  }
+}
+
+// The first look of a daemon with an experiment, before any event (issue
+// 43): the decision holds since no event time, null (it was INT64_MIN,
+// which the page could not show), and so is every other time.
+TEST_F(SummaryTest, AtTheFirstLookEveryTimeIsNullOrDisplayable) {
+  pipeline_->AdvanceWallClock();
+  simdjson::dom::element d = Parse(nullptr);
+  simdjson::dom::element decision = d["experiments"].at(0)["decisions"].at(0);
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+  EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
+  int times = 0;
+  ExpectTimesDisplayable(d, "summary", &times);
+  EXPECT_GT(times, 5) << json_;
+  // Events read, the value unchanged: it still holds since the start.
+  Request("a1", "A", "en", true);
+  Request("b1", "B", "en", true);
+  pipeline_->FinishAll();
+  d = Parse(nullptr);
+  ExpectTimesDisplayable(d, "summary", &times);
+  decision = d["experiments"].at(0)["decisions"].at(0);
+  EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
+  EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
+}
+
+// When the first figures are due (issue 43): null before any results event;
+// then the first request's event time plus join.window (30m by default:
+// 1'800'000 ms) plus join.allowed_lateness (1m: 60'000): 1'000 +
+// 1'800'000 + 60'000 = 1'861'000, even with a later request read first;
+// null again once a list is scored.
+TEST_F(SummaryTest, FirstFiguresDueFromTheJoinWindow) {
+  simdjson::dom::element p = Parse(nullptr)["pipeline"];
+  EXPECT_TRUE(p["first_figures_due_ms"].is_null()) << json_;
+  EXPECT_EQ(int64_t(p["join_wait_ms"]), 1'800'000);
+  EXPECT_EQ(int64_t(p["allowed_lateness_ms"]), 60'000);
+  pipeline_->OnPayload(stream::Topic::kResults,
+                       ResultsJson("late", "A", 5000, {"a"}, "en"),
+                       {0, offset_++});
+  Request("a1", "A", "en", true);  // Served at 1000.
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_EQ(int64_t(p["first_figures_due_ms"]), 1'861'000) << json_;
+  pipeline_->FinishAll();
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_TRUE(p["first_figures_due_ms"].is_null()) << json_;
+  // Neither results event has a query_id (schema.query_id): both counted,
+  // one with it is not.
+  EXPECT_EQ(int64_t(p["results_without_query_id"]), 2) << json_;
+  pipeline_->OnPayload(stream::Topic::kResults,
+                       R"({"request_id":"q","query_id":"q1","variant":"A",)"
+                       R"("timestamp":6000,"results":["a"]})",
+                       {0, offset_++});
+  p = Parse(nullptr)["pipeline"];
+  EXPECT_EQ(int64_t(p["results_without_query_id"]), 2) << json_;
+  EXPECT_EQ(int64_t(p["topics"].at(0)["consumed"]), 3) << json_;
+}
+
 }  // namespace
 }  // namespace rankwatch::page

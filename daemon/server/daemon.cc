@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/duration.h"
 #include "config/config_loader.h"
 #include "daemon/exporter/http_collector.h"
 #include "daemon/exporter/kafka_collector.h"
@@ -72,6 +73,26 @@ exporter::BuildInfo MakeBuildInfo(const config::Config& config) {
       RANKWATCH_VERSION, RANKWATCH_REVISION,
       std::string(config::JoinModeName(config.join.mode))};
 }
+
+namespace {
+
+// The first figures come only once event time passes the first request's
+// plus join.window (or join.qrels_delay) and join.allowed_lateness: half an
+// hour with the defaults. Said at start (issue 43), as the page and
+// /api/v1/summary say it (pipeline.first_figures_due_ms).
+void LogFirstFiguresDue(const config::JoinConfig& join) {
+  const bool impression = join.mode == config::JoinMode::kImpression;
+  const Duration wait = impression ? join.window : join.qrels_delay;
+  spdlog::info(
+      "the first figures come when event time passes the first request's "
+      "plus {} ({} {} and join.allowed_lateness {}); the status page and "
+      "/api/v1/summary say when",
+      FormatDuration(wait + join.allowed_lateness),
+      impression ? "join.window" : "join.qrels_delay", FormatDuration(wait),
+      FormatDuration(join.allowed_lateness));
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Create(const config::Config& config,
                                                  DaemonOptions options) {
@@ -173,6 +194,7 @@ Status Daemon::Init() {
   });
   spdlog::info("serving /, /metrics, /healthz and /readyz over {} on port {}",
                http_->tls() ? "HTTPS" : "HTTP", http_->port());
+  LogFirstFiguresDue(config_.join);
   return Status::Ok();
 }
 

@@ -346,6 +346,13 @@ void SyntheticProducer::Produce(const std::string& topic,
 // once stopped, drops those not yet due; then waits for every delivery
 // report.
 void SyntheticProducer::Finish(const std::atomic<bool>* stop) {
+  if (options_.on_draining && !pending_.empty() && !Stopped(stop)) {
+    int64_t last_due_ms = INT64_MIN;
+    for (const TimedJudgment& j : pending_) {
+      last_due_ms = std::max(last_due_ms, j.time_ms);
+    }
+    options_.on_draining(static_cast<int64_t>(pending_.size()), last_due_ms);
+  }
   while (true) {
     const int64_t now_ms = SystemNowMs();
     ProduceDueJudgments(now_ms, stop);

@@ -89,6 +89,12 @@ struct ProduceOptions {
   // Called on Run()'s thread about every progress_interval_ms.
   std::function<void(const ProduceStats&)> progress;
   int64_t progress_interval_ms = 1000;
+  // Called once on Run()'s thread when the requests stop (a limit reached)
+  // with judgments still waiting for their time: how many, and the event
+  // time of the last (epoch ms). The run goes on sending them as they fall
+  // due (up to the traffic's max_delay_ms) unless stopped: produce-synthetic
+  // says so rather than seem to hang (issue 43).
+  std::function<void(int64_t queued, int64_t last_due_ms)> on_draining;
   // Called on Run()'s thread just before each event is handed to
   // librdkafka, with its topic, event time (epoch ms) and JSON payload:
   // produce-synthetic's --also-write-* copies, and a seam for tests.

@@ -281,6 +281,14 @@ TEST(SyntheticProducerTest, RealtimeModeHoldsJudgmentsUntilDue) {
   options.progress = [&](const ProduceStats& s) {
     max_queued = std::max(max_queued, s.queued_judgments);
   };
+  // Told once when the requests stop with judgments still to come.
+  int drains = 0;
+  int64_t drain_queued = 0, drain_last_due_ms = 0;
+  options.on_draining = [&](int64_t queued, int64_t last_due_ms) {
+    ++drains;
+    drain_queued = queued;
+    drain_last_due_ms = last_due_ms;
+  };
   StampLog log;
   log.Attach(&options);
   StatusOr<std::unique_ptr<SyntheticProducer>> producer =
@@ -292,6 +300,12 @@ TEST(SyntheticProducerTest, RealtimeModeHoldsJudgmentsUntilDue) {
           .count();
   StatusOr<ProduceStats> stats = (*producer)->Run(nullptr);
   ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(drains, 1);
+  EXPECT_GT(drain_queued, 0);
+  // The last judgment is due at most max_delay_ms (400) after the last
+  // request, and it is the last event sent.
+  EXPECT_LE(drain_last_due_ms, stats->last_event_ms + 400);
+  EXPECT_EQ(drain_last_due_ms, log.max_event_ms());
   EXPECT_NEAR(static_cast<double>(stats->requests), 200, 10);
   EXPECT_GE(stats->elapsed_seconds, 1.0);
   EXPECT_LT(stats->elapsed_seconds, 3.0);

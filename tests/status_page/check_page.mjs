@@ -14,6 +14,10 @@
 // element must be refused, reported as "csp-canary" ("refused" and
 // "reported on the console", or what was missing).
 //
+// At the viewport's width (1400 px) the page reports how far it scrolls
+// sideways, the table cells cut off at the window's edge and the text of
+// its error line ("horizontal-scroll", "cut-off", "error-text").
+//
 // The chart's time axis and verdict markers are reported as "time-ticks"
 // ([{text, ms}]) and "verdict-markers" ([{ms, to}]). With --view=<fragment>
 // the page is then loaded a second time with that view in its address
@@ -85,6 +89,30 @@ try {
     values[id] = (await page.textContent(`[data-testid="${id}"]`)).trim();
   }
   await page.screenshot({ path: screenshot, fullPage: true });
+  // The page at the viewport's width (1400 px, a laptop's): how far it
+  // scrolls sideways ("horizontal-scroll", px), the cells that end past
+  // the window's right edge or their panel's ("cut-off", one
+  // "<text>: <right> px" per line)
+  // and the error line in the header ("error-text").
+  values["horizontal-scroll"] = await page.evaluate(() =>
+      document.documentElement.scrollWidth -
+      document.documentElement.clientWidth);
+  values["cut-off"] = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    // A cell ends past the window, or past the panel holding it (which
+    // would scroll it out of sight).
+    const edge = c => {
+      const box = c.closest("section");
+      return Math.min(width, box ? box.getBoundingClientRect().right : width);
+    };
+    return [...document.querySelectorAll("th, td")]
+        .filter(c => c.getClientRects().length > 0 &&
+                     c.getBoundingClientRect().right > edge(c) + 0.5)
+        .map(c => `${c.textContent.trim().slice(0, 40)}: ` +
+                  `${Math.round(c.getBoundingClientRect().right)} px`)
+        .join("\n");
+  });
+  values["error-text"] = await page.textContent("#error");
   values["time-ticks"] = await page.$$eval('[data-testid="time-tick"]',
       ts => ts.map(t => ({ text: t.textContent,
                            ms: Number(t.getAttribute("data-ms")) })));

@@ -78,12 +78,14 @@ std::string EventDecoder::Describe(const FieldPath& path) {
   return out;
 }
 
-DecodeStatus EventDecoder::MissingField(const FieldPath& path) {
+DecodeStatus EventDecoder::MissingField(const FieldPath& path,
+                                        std::string_view hint) {
   std::string detail = "missing field " + Quoted(path.name);
   if (!path.parent.empty()) {
     detail += " in ";
     detail += Describe({path.parent, path.index, {}});
   }
+  detail += hint;
   return Reject(RejectReason::kMissingField, std::move(detail));
 }
 
@@ -725,11 +727,9 @@ DecodeStatus EventDecoder::CheckTimeBounds(bool present, bool is_text,
   // In double: the difference of two int64 may not fit one.
   const double ahead_s =
       (static_cast<double>(ms) - static_cast<double>(clock_seen_ms_)) / 1000;
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%g", ahead_s);
   return Reject(RejectReason::kFutureTimestamp,
-                name() + " is " + seconds +
-                    " s ahead of the wall clock (events.max_future_skew " +
+                name() + " is " + FormatApproxSeconds(ahead_s) +
+                    " ahead of the wall clock (events.max_future_skew " +
                     FormatDuration(limits_.max_future_skew) + ")");
 }
 

@@ -306,7 +306,9 @@ class EventDecoder {
   };
 
   static std::string Describe(const FieldPath& path);
-  static DecodeStatus MissingField(const FieldPath& path);
+  // `hint` (" (...)") follows the field's name and place.
+  static DecodeStatus MissingField(const FieldPath& path,
+                                   std::string_view hint = {});
   // `path` names the key and the object it repeats in.
   static DecodeStatus DuplicateKey(const FieldPath& path);
 

@@ -417,7 +417,13 @@ DecodeStatus EventDecoder::ReadPosition(ondemand::value& value,
 
 DecodeStatus EventDecoder::DefaultRelevance(
     const FieldPath& path, std::optional<metrics::Grade>* grade) const {
-  if (!schema_.default_relevance) return MissingField(path);
+  if (!schema_.default_relevance) {
+    // Click events often carry no grade at all: say which setting reads
+    // them (issue 43), not only what is missing.
+    return MissingField(path,
+                        " (for events without a grade, such as clicks, set "
+                        "schema.default_relevance to the grade they mean)");
+  }
   *grade = *schema_.default_relevance;
   return DecodeStatus::Ok();
 }

@@ -776,29 +776,33 @@ std::string JudgmentAt(std::string_view ts) {
          std::string(ts) + "}";
 }
 
-// Seconds ahead below are (ts - kWallNow) / 1000 printed with %g:
+// Seconds ahead below are (ts - kWallNow) / 1000, in years of 31557600 s
+// (365.25 days) to three digits:
 //  9999-12-31T23:59:59Z is 253402300799000 ms
 //    (date -u -d 9999-12-31T23:59:59Z +%s -> 253402300799);
-//    253402300799000 - 1767225600000 = 251635075199000 ms -> 2.51635e+11 s.
+//    253402300799000 - 1767225600000 = 251635075199000 ms -> 2.51635e+11 s
+//    -> 7973.99 years.
 //  9223372036854775807 - 1767225600000 = 9223371269629175807 ms
-//    -> 9.22337e+15 s.
+//    -> 9.22337e+15 s -> 2.92271e+08 years.
 TEST(DecodeTimeBoundsTest, FarFutureIsRejected) {
   Decoder d;
   const std::string year_9999 =
-      "future_timestamp: 'timestamp' 9999-12-31T23:59:59Z is 2.51635e+11 s "
+      "future_timestamp: 'timestamp' 9999-12-31T23:59:59Z is 7.97e+03 years "
       "ahead of the wall clock (events.max_future_skew 5m)";
   const std::string int64_max =
-      "future_timestamp: 'timestamp' 9223372036854775807 is 9.22337e+15 s "
+      "future_timestamp: 'timestamp' 9223372036854775807 is 2.92e+08 years "
       "ahead of the wall clock (events.max_future_skew 5m)";
   EXPECT_EQ(d.Results(ResultsAt(R"("9999-12-31T23:59:59Z")")), year_9999);
   EXPECT_EQ(d.Judgments(JudgmentAt(R"("9999-12-31T23:59:59Z")")), year_9999);
   EXPECT_EQ(d.Results(ResultsAt("9223372036854775807")), int64_max);
   EXPECT_EQ(d.Judgments(JudgmentAt("9223372036854775807")), int64_max);
   // The same as a float: 9.2e18 truncates to 9200000000000000000 ms;
-  // 9200000000000000000 - 1767225600000 = 9199998232774400000 ms.
-  EXPECT_EQ(d.Results(ResultsAt("9.2e18")),
-            "future_timestamp: 'timestamp' 9200000000000000000 is 9.2e+15 s "
-            "ahead of the wall clock (events.max_future_skew 5m)");
+  // 9200000000000000000 - 1767225600000 = 9199998232774400000 ms, 9.2e+15
+  // s, 2.91529e+08 years.
+  EXPECT_EQ(
+      d.Results(ResultsAt("9.2e18")),
+      "future_timestamp: 'timestamp' 9200000000000000000 is 2.92e+08 years "
+      "ahead of the wall clock (events.max_future_skew 5m)");
 }
 
 // kWallNow + 5m = 1767225900000 = 2026-01-01T00:05:00Z.
@@ -858,7 +862,7 @@ TEST(DecodeTimeBoundsTest, KafkaTimestampIsCheckedToo) {
             "300.001 s ahead of the wall clock (events.max_future_skew 5m)");
   EXPECT_EQ(d.Judgments(judgment_no_ts, std::numeric_limits<int64_t>::max()),
             "future_timestamp: the Kafka timestamp 9223372036854775807 is "
-            "9.22337e+15 s ahead of the wall clock (events.max_future_skew "
+            "2.92e+08 years ahead of the wall clock (events.max_future_skew "
             "5m)");
   ASSERT_EQ(d.Judgments(judgment_no_ts, 1577836800000), "ok");
   EXPECT_EQ(d.Judgments(judgment_no_ts, 1577836799999),
@@ -1084,9 +1088,13 @@ TEST(DecodeJudgmentsTest, DefaultRelevance) {
       "judgments": [{"doc_id": "a"}, {"doc_id": "b", "relevance": 0}]})";
   Decoder strict;
   EXPECT_EQ(strict.Judgments(single),
-            "missing_field: missing field 'relevance'");
+            "missing_field: missing field 'relevance' (for events without a "
+            "grade, such as clicks, set schema.default_relevance to the grade "
+            "they mean)");
   EXPECT_EQ(strict.Judgments(batch),
-            "missing_field: missing field 'relevance' in judgments[0]");
+            "missing_field: missing field 'relevance' in judgments[0] (for "
+            "events without a grade, such as clicks, set "
+            "schema.default_relevance to the grade they mean)");
 
   SchemaConfig schema;
   schema.default_relevance = 1;
@@ -1222,7 +1230,9 @@ std::vector<RejectCase> RejectCases() {
       RejectCase{J, R"({"request_id": "r", "timestamp": 1, "relevance": 1})",
                  "missing_field: missing field 'doc_id' (or 'judgments')"},
       RejectCase{J, R"({"request_id": "r", "timestamp": 1, "doc_id": "a"})",
-                 "missing_field: missing field 'relevance'"},
+                 "missing_field: missing field 'relevance' (for events "
+                 "without a grade, such as clicks, set "
+                 "schema.default_relevance to the grade they mean)"},
       RejectCase{J,
                  R"({"request_id": "r", "timestamp": 1,
                        "judgments": [{"relevance": 1}]})",
@@ -1340,7 +1350,7 @@ std::vector<RejectCase> RejectCases() {
                  R"({"request_id": "r", "doc_id": "a", "relevance": 1,
                        "timestamp": "9999-12-31T23:59:59Z"})",
                  "future_timestamp: 'timestamp' 9999-12-31T23:59:59Z is "
-                 "2.51635e+11 s ahead of the wall clock "
+                 "7.97e+03 years ahead of the wall clock "
                  "(events.max_future_skew 5m)"},
       // past_timestamp (min_timestamp 1 ms here)
       RejectCase{R, R"({"request_id": "r", "timestamp": 0, "results": ["a"]})",

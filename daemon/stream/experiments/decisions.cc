@@ -418,7 +418,9 @@ void WriteDecisionJson(const Decision& d, JsonWriter* out) {
   out->Key("since_look");
   out->Int(d.since_look);
   out->Key("since_event_ms");
-  out->Int(d.since_event_ms);
+  // INT64_MIN until the first event time: null, which readers (the status
+  // page) show as "–", not a date they cannot represent (issue 43).
+  out->TimeOrNull(d.since_event_ms);
   out->Key("inputs");
   out->BeginArray();
   for (const DecisionInput& in : d.inputs) {

@@ -174,6 +174,11 @@ bool Pipeline::OnResults(const ResultsEvent& event, EventOrigin origin) {
   ++counters_.consumed[TopicIndex(Topic::kResults)];
   int64_t& last = counters_.last_event_ms[TopicIndex(Topic::kResults)];
   last = std::max(last, event.timestamp_ms);
+  if (event.query_id.empty()) ++counters_.without_query_id;
+  int64_t& first = counters_.first_results_ms;
+  if (first == INT64_MIN || event.timestamp_ms < first) {
+    first = event.timestamp_ms;
+  }
   if (!config_.schema.covariate.empty()) {
     ++counters_.covariate[static_cast<size_t>(event.covariate_outcome)];
   }

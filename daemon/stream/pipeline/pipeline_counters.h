@@ -22,8 +22,16 @@ struct PipelineCounters {
   // action): counted, never joined or rejected.
   std::array<int64_t, 2> ignored{};
   std::array<int64_t, 2> last_event_ms{INT64_MIN, INT64_MIN};  // Per Topic.
+  // The earliest event time of a results event read (INT64_MIN: none): when
+  // the first lists are due (join.window after it; issue 43). Not kept in
+  // checkpoints: after a restart, the earliest read since.
+  int64_t first_results_ms = INT64_MIN;
   int64_t without_relevant = 0;  // Finalized lists with R = 0.
-  int64_t scored = 0;            // Lists folded into the means.
+  // Results events read without a query id (schema.query_id): they feed
+  // the means but not the query movers. Counted so that a misnamed field
+  // ("query" for query_id) is seen, not silently ignored (issue 43).
+  int64_t without_query_id = 0;
+  int64_t scored = 0;  // Lists folded into the means.
   // With schema.covariate: results events consumed (not rejected), per
   // CovariateOutcome of their covariate field.
   std::array<int64_t, kNumCovariateOutcomes> covariate{};
