@@ -244,4 +244,19 @@ std::string FormatSeriesRef(const SeriesRef& r) {
   return out;
 }
 
+std::vector<std::string> NamedVariants(const Config& config) {
+  std::vector<std::string> named;
+  const auto add = [&named](const std::string& v) {
+    if (std::find(named.begin(), named.end(), v) == named.end()) {
+      named.push_back(v);
+    }
+  };
+  for (const ExperimentConfig& e : config.experiments) {
+    add(e.baseline);
+    for (const std::string& t : e.treatments) add(t);
+  }
+  for (const InterleavingConfig& i : config.interleaving) add(i.variant);
+  return named;
+}
+
 }  // namespace rankwatch::config

@@ -552,6 +552,10 @@ std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics);
 bool IsConfiguredSeries(const MetricsConfig& metrics, const SeriesRef& ref);
 // "ndcg@10", or the bare measure name for an uncut series.
 std::string FormatSeriesRef(const SeriesRef& r);
+// The variants `config` names in experiments (baselines, treatments) and
+// interleaving (variant), each once, in the order of the file: the ones
+// the aggregator must never fold into "other".
+std::vector<std::string> NamedVariants(const Config& config);
 
 }  // namespace rankwatch::config
 

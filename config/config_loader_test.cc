@@ -950,6 +950,17 @@ TEST(ConfigLoaderErrorTest, Http) {
             "127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464, got 'bad host:80'");
 }
 
+TEST(ConfigLoaderTest, NamedVariantsInTheFilesOrderEachOnce) {
+  const Config c = MustParse(
+      "join:\n  mode: impression\nexperiments:\n  - name: x\n    baseline: "
+      "A\n    treatments: [B, C]\n  - name: y\n    baseline: C\n"
+      "    treatments: [A]\ninterleaving:\n  - name: i\n    variant: "
+      "A-vs-B\n    teams: [A, B]\n");
+  EXPECT_EQ(NamedVariants(c),
+            (std::vector<std::string>{"A", "B", "C", "A-vs-B"}));
+  EXPECT_TRUE(NamedVariants(MustParse("join: {}\n")).empty());
+}
+
 TEST(ConfigLoaderTest, DefaultPrimaryIsNdcgAt10) {
   const Config c = MustParse(
       "metrics:\n  cutoffs: [5, 10]\n"

@@ -100,6 +100,17 @@ uint32_t Aggregator::Dimension::Resolve(std::string_view value,
   return other_;
 }
 
+void Aggregator::Dimension::Reserve(std::string_view value) {
+  if (allow_list_ || value == kOther || index_.Find(value) != nullptr) return;
+  values_.emplace_back(value);
+  (void)index_.Insert(values_.back(),
+                      static_cast<uint32_t>(values_.size() - 1));
+}
+
+void Aggregator::ReserveVariants(std::span<const std::string> variants) {
+  for (const std::string& v : variants) dimensions_[0].Reserve(v);
+}
+
 Aggregator::Aggregator(const config::AggregationConfig& config,
                        std::vector<SeriesSpec> series)
     : series_(std::move(series)),
@@ -351,7 +362,10 @@ Status Aggregator::DecodeShard(int32_t shard, ByteReader* in,
 
 uint64_t Aggregator::Dimension::capacity() const {
   if (allow_list_) return values_.size() + 1;
-  return static_cast<uint64_t>(std::max(max_values_, 0)) + 1;
+  // Reserved values may go past the limit (Reserve).
+  return std::max<uint64_t>(static_cast<uint64_t>(std::max(max_values_, 0)),
+                            values_.size()) +
+         1;
 }
 
 uint64_t Aggregator::MaxGroups() const {

@@ -244,6 +244,14 @@ class Aggregator {
   // unchanged: the caller refuses such a reload.
   void Reconfigure(const config::AggregationConfig& config,
                    std::vector<SeriesSpec> series, std::span<const int> from);
+  // Keeps a place for each of `variants` (the variants experiments and
+  // interleaving name: config::NamedVariants) in the variant dimension, so
+  // that they are never folded into "other", however many unnamed variants
+  // come first: those fill what is left of aggregation.max_variants. Named
+  // variants beyond it (a reload naming new ones after the slots filled)
+  // are kept too; the loader refuses more named variants than the limit.
+  // With an allow-list, nothing to do (the loader checks they are in it).
+  void ReserveVariants(std::span<const std::string> variants);
 
  private:
   // Interns the values of one label dimension under its bounds.
@@ -259,6 +267,8 @@ class Aggregator {
     // How many values it can ever hold, "other" included.
     uint64_t capacity() const;
     void set_max_values(int32_t max_values) { max_values_ = max_values; }
+    // Interns `value` whatever the limit (ReserveVariants).
+    void Reserve(std::string_view value);
 
    private:
     bool allow_list_;

@@ -121,6 +121,31 @@ TEST(AggregatorTest, VariantLimitFoldsIntoOther) {
   EXPECT_EQ(agg.ResolveGroup("A", {}), a);  // Known values still resolve.
 }
 
+// Issue 43: variants experiments name are kept however many others come
+// first; the others share what is left of max_variants.
+TEST(AggregatorTest, ReservedVariantsAreNeverFolded) {
+  config::AggregationConfig c = TestConfig();
+  c.max_variants = 3;
+  Aggregator agg(c, BuildSeries({Measure::kPrecision}, {1}));
+  const std::vector<std::string> named = {"A", "B"};
+  agg.ReserveVariants(named);
+  // One slot left (3 - 2): X takes it, Y and Z fold into "other".
+  EXPECT_EQ(agg.group(agg.ResolveGroup("X", {})).variant, "X");
+  EXPECT_EQ(agg.group(agg.ResolveGroup("Y", {})).variant, "other");
+  EXPECT_EQ(agg.group(agg.ResolveGroup("Z", {})).variant, "other");
+  EXPECT_EQ(agg.group(agg.ResolveGroup("A", {})).variant, "A");
+  EXPECT_EQ(agg.group(agg.ResolveGroup("B", {})).variant, "B");
+  EXPECT_EQ(agg.overflowed()[0], 2);
+  // A reload naming a new variant after the slots filled keeps it too
+  // (past the limit: 4 named and seen values of 3), and reserving again
+  // what is there changes nothing.
+  const std::vector<std::string> more = {"A", "B", "C"};
+  agg.ReserveVariants(more);
+  EXPECT_EQ(agg.group(agg.ResolveGroup("C", {})).variant, "C");
+  EXPECT_EQ(agg.group(agg.ResolveGroup("W", {})).variant, "other");
+  EXPECT_EQ(agg.overflowed()[0], 3);
+}
+
 TEST(AggregatorTest, AllowListsAndUnknownSegments) {
   config::AggregationConfig c = TestConfig();
   c.variants = {"A", "B"};

@@ -140,6 +140,7 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
   values_.resize(aggregator_.series().size());
+  aggregator_.ReserveVariants(config::NamedVariants(config_));
 }
 
 Pipeline::~Pipeline() = default;
@@ -608,6 +609,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
     movers.emplace_back(shard, std::move(record));
   }
   aggregator_.Reconfigure(config_.aggregation, std::move(series), from);
+  aggregator_.ReserveVariants(config::NamedVariants(config_));
   values_.assign(aggregator_.series().size(), 0.0);
   if (judge_monitor_) {
     judge_monitor_->Reconfigure(config_, aggregator_.series(), evaluator_);

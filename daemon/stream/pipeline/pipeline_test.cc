@@ -336,6 +336,43 @@ TEST_F(PipelineTest, MonitorsLookOncePerInterval) {
   EXPECT_EQ(looks(), 2);
 }
 
+// Issue 43: 25 experiments of two variants at max_variants 20 left 15 of
+// them with no lists. The loader now refuses more named variants than the
+// limit; the pipeline keeps the named ones whatever comes first: here two
+// unnamed variants arrive before the experiment's, at max_variants 3, and
+// only one of them gets the slot left.
+TEST_F(PipelineTest, VariantsExperimentsNameAreKeptWhateverComesFirst) {
+  config_.aggregation.max_variants = 3;
+  config_.experiments = {{"x", "A", {"B"}}};
+  int64_t offset = 0;
+  for (const char* variant : {"X", "Y", "A", "B"}) {
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kResults,
+        std::string("{\"request_id\":\"r-") + variant + "\",\"variant\":\"" +
+            variant + "\",\"timestamp\":" + std::to_string(kNow) +
+            ",\"results\":[\"a\"]}",
+        EventOrigin{0, offset++}));
+    ASSERT_TRUE(pipeline().OnPayload(
+        Topic::kJudgments, ClickJson(std::string("r-") + variant, kNow + 1),
+        EventOrigin{0, offset++}));
+  }
+  pipeline().FinishAll();
+  const Aggregator& agg = pipeline().aggregator();
+  std::vector<std::string> variants;
+  for (size_t g = 0; g < agg.num_groups(); ++g) {
+    if (agg.group(g).requests > 0) variants.push_back(agg.group(g).variant);
+  }
+  std::sort(variants.begin(), variants.end());
+  EXPECT_EQ(variants, (std::vector<std::string>{"A", "B", "X", "other"}));
+  EXPECT_EQ(agg.overflowed()[0], 1);  // Y.
+  // The experiment's arms each have their list.
+  for (const auto& c : pipeline().experiments().comparisons()) {
+    if (c.window != -1) continue;  // Window "all".
+    EXPECT_EQ(c.baseline_arm.count, 1) << c.series;
+    EXPECT_EQ(c.treatment_arm.count, 1) << c.series;
+  }
+}
+
 // Reconfigure (a configuration reload, docs/configuration.md "Reloading").
 class PipelineReconfigureTest : public PipelineTest {
  protected:
