@@ -13,6 +13,7 @@
 #include "base/json_writer.h"
 #include "base/random.h"
 #include "daemon/stream/decisions.h"
+#include "daemon/stream/decisions_test_util.h"
 #include "gtest/gtest.h"
 
 namespace rankwatch::stream {
@@ -91,18 +92,10 @@ TEST(MinimumSampleTest, OnlyAGuardrailBreachCallsItEarly) {
   EXPECT_EQ(InputStateName(S::kInvalid), "invalid");
 }
 
-// An aggregator of ndcg@10 (series 0), ndcg (1) and P@10 (2), no windows.
-config::AggregationConfig EvidenceAggregation() {
-  config::AggregationConfig c;
-  c.bucket = std::chrono::seconds(10);
-  c.windows = {};
-  return c;
-}
-
 class EvidenceTest : public ::testing::Test {
  protected:
   EvidenceTest()
-      : agg_(EvidenceAggregation(),
+      : agg_(DecisionTestAggregation(),
              BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10})) {}
 
   // One list of `variant` served at `event_ms`, as the pipeline feeds both.
@@ -124,12 +117,10 @@ class EvidenceTest : public ::testing::Test {
     }
   }
 
+  // ndcg@10 (series 0), ndcg (1) and P@10 (2).
   const Decision& Look(ExperimentMonitor* monitor, DecisionBoard* board,
                        int64_t now_ms) {
-    monitor->Update(now_ms);
-    board->Update(*monitor, agg_.series(), now_ms);
-    EXPECT_EQ(board->decisions().size(), 1u);
-    return board->decisions()[0];
+    return LookOnce(monitor, board, agg_, now_ms);
   }
 
   Aggregator agg_;
@@ -248,7 +239,7 @@ EvidenceCounts RunSim(const EvidenceSim& s) {
     return 0.5 + shift + 0.2 * rng.Gaussian();
   };
   for (int run = 0; run < s.runs; ++run) {
-    Aggregator agg(EvidenceAggregation(),
+    Aggregator agg(DecisionTestAggregation(),
                    BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10}));
     std::vector<config::ExperimentConfig> experiments = {
         EvidenceExperiment(s.min_lists, milliseconds(0))};

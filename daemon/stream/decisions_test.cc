@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/random.h"
+#include "daemon/stream/decisions_test_util.h"
 #include "gtest/gtest.h"
 #include "metrics/ab_stats.h"
 
@@ -85,18 +86,10 @@ TEST(DecideTest, PrimaryStates) {
   EXPECT_EQ(PrimaryState({}, false, true), S::kNoData);
 }
 
-// An aggregator of ndcg@10 (series 0), ndcg (1) and P@10 (2), no windows.
-config::AggregationConfig NoWindows() {
-  config::AggregationConfig c;
-  c.bucket = std::chrono::seconds(10);
-  c.windows = {};
-  return c;
-}
-
 class DecisionBoardTest : public ::testing::Test {
  protected:
   DecisionBoardTest()
-      : agg_(NoWindows(),
+      : agg_(DecisionTestAggregation(),
              BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10})) {
     config::ExperimentConfig e{"ranker-v2", "A", {"B"}};
     e.split = {1, 1};
@@ -124,12 +117,10 @@ class DecisionBoardTest : public ::testing::Test {
     }
   }
 
+  // ndcg@10 (series 0), ndcg (1) and P@10 (2).
   const Decision& Look(ExperimentMonitor* monitor, DecisionBoard* board,
                        int64_t now_ms) {
-    monitor->Update(now_ms);
-    board->Update(*monitor, agg_.series(), now_ms);
-    EXPECT_EQ(board->decisions().size(), 1u);
-    return board->decisions()[0];
+    return LookOnce(monitor, board, agg_, now_ms);
   }
 
   Aggregator agg_;
@@ -351,7 +342,7 @@ SimResult Simulate(int runs, uint64_t seed, double primary_effect,
   SimResult r;
   Xoshiro256 rng(seed);
   for (int run = 0; run < runs; ++run) {
-    Aggregator agg(NoWindows(),
+    Aggregator agg(DecisionTestAggregation(),
                    BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10}));
     std::vector<config::ExperimentConfig> experiments;
     config::ExperimentConfig e{"x", "A", {"B"}};
