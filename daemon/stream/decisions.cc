@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -416,7 +417,13 @@ void DecisionBoard::Update(const ExperimentMonitor& monitor,
       for (const Decision& old : decisions_) {
         if (old.experiment == x && old.treatment == t && old.value == d.value) {
           d.since_look = old.since_look;
-          d.since_event_ms = old.since_event_ms;
+          // A look before any event has no event time (INT64_MIN): the
+          // first look with one dates the decision (a keep_running held
+          // since the start would otherwise show no time at all).
+          d.since_event_ms =
+              old.since_event_ms == std::numeric_limits<int64_t>::min()
+                  ? now_ms
+                  : old.since_event_ms;
         }
       }
       next.push_back(std::move(d));

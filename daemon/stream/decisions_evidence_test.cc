@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -152,6 +153,24 @@ TEST_F(EvidenceTest, EightListsPerArmKeepRunningByDefault) {
             "minimum 1h; at the current rate met at about "
             "1970-01-01T01:00:01Z (in 59m30s)");
   EXPECT_EQ(d.reasons[1].substr(0, 20), "ndcg@10 is better: +");
+}
+
+// A look before any event has no event time ("now" INT64_MIN): the
+// decision's "since" takes the first look that has one, so that a
+// keep_running held from the start is dated (the status page's clock
+// cannot show INT64_MIN).
+TEST_F(EvidenceTest, TheFirstLookWithAnEventTimeDatesTheDecision) {
+  experiments_ = {EvidenceExperiment(100, std::chrono::hours(1))};
+  ExperimentMonitor monitor(&experiments_, statistics_, &agg_);
+  DecisionBoard board(&experiments_, statistics_);
+  const int64_t no_time = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(Look(&monitor, &board, no_time).since_event_ms, no_time);
+  Feed(&monitor, 4, 0.6, 1'000);
+  const Decision& d = Look(&monitor, &board, 2'000);
+  EXPECT_EQ(d.value, DecisionValue::kKeepRunning);
+  EXPECT_EQ(d.since_look, 1);
+  EXPECT_EQ(d.since_event_ms, 2'000);
+  EXPECT_EQ(Look(&monitor, &board, 3'000).since_event_ms, 2'000);
 }
 
 // The third case: one list with P@10 (a guardrail) of 1e200. Its
