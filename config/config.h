@@ -35,6 +35,11 @@ namespace rankwatch::config {
 // of its own (`schema.fields` items), e.g. the served list's latency or
 // revenue: each list's value is the field's when it is a finite number,
 // none otherwise. Such a series can be an experiment's guardrail.
+// The largest magnitude of a schema.fields value: 1e15 squared, times
+// 2^63 lists, times the per-bucket sums' squares, stays far below the
+// largest double (1.8e308).
+inline constexpr double kMaxFieldMagnitude = 1e15;
+
 struct ResultFieldConfig {
   // The series' name, as guardrails and every output spell it
   // ([a-z][a-z0-9_]*, not a measure's name).
@@ -49,6 +54,12 @@ struct ResultFieldConfig {
   // tuned to detect (statistics.mixture_sd is in units of a measure in
   // [0, 1], far off for a latency in ms). Required, > 0.
   double mixture_sd = 0;
+  // The values accepted (`min`, `max`): a value outside is left out of the
+  // list's figures and counted (reason out_of_range). The default, and the
+  // widest allowed, is +-kMaxFieldMagnitude, so that no sum of values or
+  // of their squares over any number of lists can overflow.
+  double min = -kMaxFieldMagnitude;
+  double max = kMaxFieldMagnitude;
   bool operator==(const ResultFieldConfig&) const = default;
 };
 
@@ -362,6 +373,9 @@ struct GuardrailConfig {
   bool operator==(const GuardrailConfig&) const = default;
 };
 
+inline constexpr int64_t kDefaultMinLists = 100;
+inline constexpr Duration kDefaultMinDuration = std::chrono::hours(1);
+
 struct ExperimentConfig {
   std::string name;
   std::string baseline;
@@ -377,6 +391,13 @@ struct ExperimentConfig {
   // series but a primary one): with the primary series, they decide the
   // experiment (ship, no ship, keep running).
   std::vector<GuardrailConfig> guardrails = {};
+  // The minimum evidence before a call (issue 42): until every arm has
+  // `min_lists` lists (units with schema.unit) and `min_duration` of event
+  // time has passed since the experiment's first list, the decision is
+  // keep_running, but for a guardrail beyond its margin (no_ship).
+  // docs/statistics.md ("Minimum sample") says why these defaults.
+  int64_t min_lists = kDefaultMinLists;
+  Duration min_duration = kDefaultMinDuration;
   bool operator==(const ExperimentConfig&) const = default;
 };
 

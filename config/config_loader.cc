@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -162,6 +163,24 @@ Status Parser::ReadResultFields(const Field& f,
     std::optional<Field> name;
     std::optional<Field> better;
     std::optional<Field> mixture_sd;
+    std::optional<Field> min_field;
+    std::optional<Field> max_field;
+    // A bound beyond kMaxFieldMagnitude would let a sum of squares
+    // overflow: the guardrail's variance would turn infinite.
+    const auto read_bound = [&](double* bound, std::optional<Field>* seen) {
+      return [&, bound, seen](const Field& v) {
+        seen->emplace(v);
+        RW_RETURN_IF_ERROR(yaml_.ReadNumber(v, bound));
+        if (!(std::fabs(*bound) <= kMaxFieldMagnitude)) {
+          return yaml_.Error(v, "must lie within +-" +
+                                    FormatNumber(kMaxFieldMagnitude) +
+                                    " (so no sum of squares can overflow), "
+                                    "got " +
+                                    FormatNumber(*bound));
+        }
+        return Status::Ok();
+      };
+    };
     RW_RETURN_IF_ERROR(yaml_.ReadMap(
         item,
         {
@@ -182,6 +201,8 @@ Status Parser::ReadResultFields(const Field& f,
                }
                return Status::Ok();
              }},
+            {"min", read_bound(&field.min, &min_field)},
+            {"max", read_bound(&field.max, &max_field)},
             {"better",
              [&](const Field& v) {
                better.emplace(v);
@@ -206,6 +227,16 @@ Status Parser::ReadResultFields(const Field& f,
                          "missing key 'mixture_sd' (the effect size the "
                          "always-valid tests are tuned to, in the field's "
                          "units: e.g. 10 for a latency in ms)");
+    }
+    if (max_field && !(field.min < field.max)) {
+      return yaml_.Error(*max_field, "must be greater than min (" +
+                                         FormatNumber(field.min) + "), got " +
+                                         FormatNumber(field.max));
+    }
+    if (min_field && !(field.min < field.max)) {
+      return yaml_.Error(*min_field, "must be less than max (" +
+                                         FormatNumber(field.max) + "), got " +
+                                         FormatNumber(field.min));
     }
     if (field.path.empty()) field.path = field.name;
     RW_RETURN_IF_ERROR(

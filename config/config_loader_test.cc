@@ -1363,6 +1363,49 @@ TEST(ConfigLoaderErrorTest, AssignmentStrategyOfTheImpressionJoin) {
   EXPECT_EQ(qrels.join.mode, JoinMode::kQrels);
 }
 
+// Issue 42: the minimum sample and the fields' bounds, read and refused.
+TEST(ConfigLoaderTest, MinimumSampleAndFieldBounds) {
+  const Config defaults = MustParse(
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n");
+  EXPECT_EQ(defaults.experiments[0].min_lists, 100);
+  EXPECT_EQ(defaults.experiments[0].min_duration, std::chrono::hours(1));
+  const Config c = MustParse(
+      "schema:\n  fields:\n"
+      "    - {name: latency_ms, better: lower, mixture_sd: 10, min: 0, "
+      "max: 60000}\n"
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n"
+      "    min_lists: 0\n    min_duration: 7d\n");
+  EXPECT_EQ(c.experiments[0].min_lists, 0);
+  EXPECT_EQ(c.experiments[0].min_duration, std::chrono::hours(24 * 7));
+  EXPECT_EQ(c.schema.fields[0].min, 0);
+  EXPECT_EQ(c.schema.fields[0].max, 60000);
+  EXPECT_EQ(MustParse("schema:\n  fields:\n"
+                      "    - {name: n, better: lower, mixture_sd: 1}\n")
+                .schema.fields[0]
+                .max,
+            1e15);
+}
+
+TEST(ConfigLoaderErrorTest, MinimumSampleAndFieldBounds) {
+  const std::string experiment =
+      "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n";
+  EXPECT_EQ(ErrorOf(experiment + "    min_lists: -1\n"),
+            "config.yaml:5:16: experiments[0].min_lists: must be >= 0, got -1");
+  EXPECT_EQ(ErrorOf(experiment + "    min_duration: soon\n"),
+            "config.yaml:5:19: experiments[0].min_duration: expected a "
+            "duration like 30s, 5m, 1h, got 'soon' (units from the largest, "
+            "e.g. 1h30m, 2d12h, 1s500ms)");
+  const std::string head = "schema:\n  fields:\n";
+  EXPECT_EQ(ErrorOf(head + "    - {name: l, better: lower, mixture_sd: 1, "
+                           "max: 1e200}\n"),
+            "config.yaml:3:52: schema.fields[0].max: must lie within +-1e+15 "
+            "(so no sum of squares can overflow), got 1e+200");
+  EXPECT_EQ(ErrorOf(head + "    - {name: l, better: lower, mixture_sd: 1, "
+                           "min: 5, max: 5}\n"),
+            "config.yaml:3:60: schema.fields[0].max: must be greater than min "
+            "(5), got 5");
+}
+
 TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B, A]\n"),
@@ -1392,7 +1435,8 @@ TEST(ConfigLoaderErrorTest, Experiments) {
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"
                     "    treatments: [B]\n    owner: me\n"),
             "config.yaml:5:5: experiments[0].owner: unknown key (expected one "
-            "of: name, baseline, treatments, split, primary, guardrails)");
+            "of: name, baseline, treatments, split, primary, min_lists, "
+            "min_duration, guardrails)");
   // With an allow-list of variants, experiments may only name those, in
   // whichever order the sections come.
   EXPECT_EQ(ErrorOf("experiments:\n  - name: x\n    baseline: A\n"

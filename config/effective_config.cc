@@ -155,6 +155,10 @@ void WriteSchema(const SchemaConfig& c, Writer* w) {
     w->PlainItem(f.higher_is_better ? "higher" : "lower");
     y << YAML::Key << "mixture_sd" << YAML::Value;
     w->PlainItem(FormatNumber(f.mixture_sd));
+    y << YAML::Key << "min" << YAML::Value;
+    w->PlainItem(FormatNumber(f.min));
+    y << YAML::Key << "max" << YAML::Value;
+    w->PlainItem(FormatNumber(f.max));
     y << YAML::EndMap;
   });
   w->Text("kind", c.kind);
@@ -290,6 +294,8 @@ void WriteExperiments(const std::vector<ExperimentConfig>& experiments,
       w->PlainItem(FormatNumber(g.margin));
       y << YAML::EndMap;
     });
+    w->Integer("min_lists", e.min_lists);
+    w->Plain("min_duration", FormatDuration(e.min_duration));
     y << YAML::EndMap;
   }
   y << YAML::EndSeq;

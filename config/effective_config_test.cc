@@ -624,6 +624,8 @@ void RandomResultFields(Xoshiro256& rng, Config* c) {
     f.path = "rwf" + std::to_string(i) + "." + f.name;
     f.higher_is_better = rng.Below(2) == 0;
     f.mixture_sd = RandomPositive(rng);
+    f.min = -static_cast<double>(rng.Between(0, 1000));
+    f.max = static_cast<double>(rng.Between(1, 1000));
     c->schema.fields.push_back(std::move(f));
   }
   if (c->schema.fields.empty()) return;
@@ -658,6 +660,8 @@ std::vector<ExperimentConfig> RandomExperiments(
     }
     e.primary = RandomPrimary(rng, metrics);
     e.guardrails = RandomGuardrails(rng, metrics, e.primary);
+    e.min_lists = rng.Between(0, 10000);
+    e.min_duration = std::chrono::seconds(rng.Between(0, 100000));
     const bool taken = std::any_of(out.begin(), out.end(), [&](const auto& x) {
       return x.name == e.name;
     });
@@ -787,8 +791,8 @@ Config FullConfig(JoinMode mode) {
   s.team = "ranker";
   s.teams = "attrs.teams";
   s.covariate = "pre.ndcg";
-  s.fields = {{"latency_ms", "timing.latency_ms", false, 12.5},
-              {"revenue", "revenue", true, 0.25}};
+  s.fields = {{"latency_ms", "timing.latency_ms", false, 12.5, 0, 60000},
+              {"revenue", "revenue", true, 0.25, -100, 1e6}};
   s.kind = "type";
   s.judge = "labeller";
   s.default_relevance = 1;
@@ -872,6 +876,8 @@ Config FullConfig(JoinMode mode) {
 
   c.experiments = {{"ab", "A", {"B"}}};
   c.experiments[0].split = {1, 3};
+  c.experiments[0].min_lists = 250;
+  c.experiments[0].min_duration = std::chrono::hours(24);
   c.experiments[0].primary = {{metrics::Measure::kNdcg, 20}};
   c.experiments[0].guardrails = {
       {{metrics::Measure::kSuccess, 5}, 0.01},
@@ -1090,7 +1096,7 @@ TEST(ConfigKeysTest, SameTestsIgnoresOnlyTheMoversSizes) {
 // update the size.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 static_assert(sizeof(SchemaConfig) == 728);
-static_assert(sizeof(ResultFieldConfig) == 80);
+static_assert(sizeof(ResultFieldConfig) == 96);
 static_assert(sizeof(JoinConfig) == 112);
 static_assert(sizeof(EventLimitsConfig) == 40);
 static_assert(sizeof(MetricsConfig) == 96);
@@ -1101,7 +1107,7 @@ static_assert(sizeof(KafkaConfig) == 272);
 static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
-static_assert(sizeof(ExperimentConfig) == 160);
+static_assert(sizeof(ExperimentConfig) == 176);
 static_assert(sizeof(GuardrailConfig) == 56);
 static_assert(sizeof(SeriesRef) == 40);
 static_assert(sizeof(InterleavingConfig) == 88);

@@ -129,6 +129,8 @@ Status Parser::ReadExperiment(const Field& f, ExperimentConfig* out) {
                   return Status::Ok();
                 });
               }},
+             {"min_lists", yaml_.IntInto(0, &out->min_lists)},
+             {"min_duration", yaml_.DurationInto(false, &out->min_duration)},
              {"guardrails",
               [&](const Field& v) {
                 later.guardrails.clear();

@@ -15,6 +15,7 @@
 // Deterministic: a fixed seed per scenario, printed with its figures, and
 // the project's generator (base/random.h), so the figures do not depend on
 // the standard library's distributions.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "base/random.h"
 #include "gtest/gtest.h"
@@ -77,6 +79,9 @@ struct Outcome {
   int naive_final_misses = 0;
   // Experiments whose sequence excluded 0 by the last look.
   int sequential_rejections = 0;
+  // Experiments whose running test saw its estimate leave its interval (an
+  // "effect changed", here with a constant effect: a false one).
+  int sequential_changes = 0;
 
   double Rate(int count) const {
     return static_cast<double>(count) / experiments;
@@ -125,10 +130,16 @@ Outcome Simulate(const Scenario& s) {
     outcome.sequential_misses += sequential_missed;
     outcome.naive_misses += naive_missed;
     outcome.sequential_rejections += test.rejected();
+    outcome.sequential_changes += test.changes() > 0;
     // The running state agrees with the per-look record: under no
-    // difference, "ever excluded 0" is exactly "p-value reached alpha".
-    if (truth == 0) {
-      EXPECT_EQ(test.rejected(), sequential_missed);
+    // difference, "ever excluded 0" is exactly "p-value reached alpha"
+    // while the sequence never restarted (a restart at an effect change
+    // forgets the minimum before it).
+    if (truth == 0 && test.changes() == 0) {
+      EXPECT_EQ(test.rejected(), sequential_missed) << "seed " << s.seed;
+    }
+    if (truth == 0 && test.rejected()) {
+      EXPECT_TRUE(sequential_missed) << "seed " << s.seed;
     }
   }
   return outcome;
@@ -144,13 +155,14 @@ void Report(const Scenario& s, const Outcome& o) {
               "  sequential ever excluded the truth: %.4f\n"
               "  naive Welch ever excluded it:       %.4f\n"
               "  naive Welch at the last look only:  %.4f\n"
-              "  sequential excluded 0 by the end:   %.4f\n",
+              "  sequential excluded 0 by the end:   %.4f\n"
+              "  sequential saw an effect change:    %.4f\n",
               s.name.c_str(), s.seed, o.experiments, s.looks,
               s.baseline_per_look, s.treatment_per_look,
               s.baseline_per_look * s.looks, s.treatment_per_look * s.looks,
               kAlpha, kDefaultMixingStddev, o.Rate(o.sequential_misses),
               o.Rate(o.naive_misses), o.Rate(o.naive_final_misses),
-              o.Rate(o.sequential_rejections));
+              o.Rate(o.sequential_rejections), o.Rate(o.sequential_changes));
   testing::Test::RecordProperty(s.name + "_sequential_miss_rate",
                                 std::to_string(o.Rate(o.sequential_misses)));
   testing::Test::RecordProperty(s.name + "_naive_miss_rate",
@@ -229,6 +241,64 @@ TEST(AbSimulationTest, TrueDifferenceIsFoundAndCovered) {
   Report(s, o);
   EXPECT_GE(o.Rate(o.sequential_rejections), 0.95);
   ExpectAlwaysValid(o);
+}
+
+// An effect that changes (issue 42): N(0.5, 0.2^2) in both arms for 500
+// lists per arm, then the treatment drops by 0.1 (a regression). Looks
+// every 25 lists per arm. The test must name the change (its estimate
+// leaves the running interval) within a bounded number of lists after the
+// step, and at every look its interval holds its estimate.
+TEST(AbSimulationTest, AStepChangeIsNamedWithinBoundedLists) {
+  const uint64_t seed = 4201;
+  const int runs = 300;
+  const int per_look = 25;
+  const int looks_before = 20;
+  const int looks_after = 40;
+  Xoshiro256 rng(seed);
+  int named = 0;
+  int named_before_step = 0;
+  std::vector<int> delays;
+  for (int run = 0; run < runs; ++run) {
+    RunningStats baseline;
+    RunningStats treatment;
+    SequentialTest test;
+    int delay = -1;
+    for (int look = 1; look <= looks_before + looks_after; ++look) {
+      const double shift = look > looks_before ? -0.1 : 0;
+      for (int i = 0; i < per_look; ++i) {
+        baseline.Add(0.5 + 0.2 * rng.Gaussian());
+        treatment.Add(0.5 + shift + 0.2 * rng.Gaussian());
+      }
+      const int64_t before = test.changes();
+      const SequentialLook l =
+          test.Update(Summarize(baseline), Summarize(treatment));
+      ASSERT_TRUE(l.ok()) << "seed " << seed;
+      EXPECT_TRUE(test.interval().Contains(l.difference)) << "seed " << seed;
+      if (test.changes() == before) continue;
+      if (look <= looks_before) {
+        ++named_before_step;
+      } else if (delay < 0) {
+        delay = (look - looks_before) * per_look;
+      }
+    }
+    if (delay >= 0) {
+      ++named;
+      delays.push_back(delay);
+    }
+  }
+  std::sort(delays.begin(), delays.end());
+  const int median = delays.empty() ? -1 : delays[delays.size() / 2];
+  const int p95 = delays.empty() ? -1 : delays[delays.size() * 95 / 100];
+  std::printf("[step_change] seed %" PRIu64
+              ", %d runs: named in %d, "
+              "lists per arm after the step: median %d, 95th percentile %d; "
+              "runs with a change named before the step: %d\n",
+              seed, runs, named, median, p95, named_before_step);
+  // Named in nearly every run within the 1,000 lists after the step.
+  EXPECT_GE(named, runs * 95 / 100) << "seed " << seed;
+  EXPECT_LE(p95, 1000) << "seed " << seed;
+  // A constant effect (the first 500 lists) rarely looks like a change.
+  EXPECT_LE(named_before_step, runs * 5 / 100) << "seed " << seed;
 }
 
 }  // namespace

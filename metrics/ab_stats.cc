@@ -308,8 +308,19 @@ SequentialLook CompareSequential(const ArmSummary& baseline,
   look.status = ComparisonStatus::kOk;
   look.p_value =
       MsprtPValue(look.difference, look.variance, options.mixing_stddev);
-  const double half_width =
+  double half_width =
       MsprtHalfWidth(look.variance, options.mixing_stddev, options.level);
+  // The mixture's bound rests on the normal approximation of the means and
+  // the plug-in variance, which a handful of lists (or clusters) do not
+  // give: never claim more than the same look's fixed-horizon Welch t test
+  // (issue 42). Widening a look's interval keeps every guarantee.
+  const WelchComparison welch =
+      CompareWelch(baseline, treatment, options.level);
+  if (welch.ok()) {
+    half_width =
+        std::max(half_width, (welch.interval.upper - welch.interval.lower) / 2);
+    look.p_value = std::max(look.p_value, welch.p_value);
+  }
   look.interval = {look.difference - half_width, look.difference + half_width};
   return look;
 }
@@ -329,16 +340,21 @@ SequentialLook SequentialTest::Update(const ArmSummary& baseline,
   if (!look.ok()) return look;
 
   ++looks_;
-  p_value_ = std::min(p_value_, look.p_value);
-  const ConfidenceInterval both = {
-      std::max(interval_.lower, look.interval.lower),
-      std::min(interval_.upper, look.interval.upper)};
-  if (contradicted_ || both.lower > both.upper) {
+  if (looks_ > 1 && !interval_.Contains(look.difference)) {
+    // The estimate left the running interval: the effect changed (or the
+    // model failed). Every look's interval holds a constant effect at once
+    // with probability 1 - alpha, so the intersection over any set of
+    // looks does too: restart it, and the minimum p-value, from this look.
     contradicted_ = true;
+    ++changes_;
+    changed_look_ = looks_;
+    p_value_ = look.p_value;
     interval_ = look.interval;
-  } else {
-    interval_ = both;
+    return look;
   }
+  p_value_ = std::min(p_value_, look.p_value);
+  interval_ = {std::max(interval_.lower, look.interval.lower),
+               std::min(interval_.upper, look.interval.upper)};
   return look;
 }
 

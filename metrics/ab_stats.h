@@ -213,7 +213,10 @@ struct SequentialOptions {
   int64_t min_count = 2;
 };
 
-// One look of the mSPRT, on its own.
+// One look of the mSPRT, on its own. Its interval is never narrower than
+// the same look's Welch t interval (and its p-value never below Welch's):
+// at a handful of lists the mixture's normal approximation does not hold
+// yet, and the t distribution governs (docs/statistics.md).
 struct SequentialLook {
   ComparisonStatus status = ComparisonStatus::kInvalidInput;
   double difference = 0;  // As in WelchComparison.
@@ -255,18 +258,26 @@ class SequentialTest {
   // Forgets every look, e.g. when the experiment restarts.
   void Reset();
 
-  // Always-valid p-value: the minimum over looks; 1 before the first look.
+  // Always-valid p-value: the minimum over the looks since the latest
+  // change (below); 1 before the first look.
   double p_value() const { return p_value_; }
   // Always-valid confidence sequence: the intersection of the looks'
-  // intervals; (-inf, +inf) before the first look. If a look's interval
-  // misses the running intersection entirely (under the model at most alpha
-  // probability; in practice a sign that the effect drifted or the normal
-  // approximation failed), contradicted() becomes true and from then on this
-  // is the latest look's interval alone.
+  // intervals since the latest change; (-inf, +inf) before the first look.
+  // When a look's estimate (its difference) lies outside the running
+  // intersection, the effect changed (a drift, a novelty effect, a changed
+  // treatment; or the model failed): the look counts as a change
+  // (contradicted(), changes(), changed_look()) and the intersection and
+  // the minimum p-value restart from it. The intersection over any subset
+  // of looks holds a constant effect with the same 1 - alpha, so a restart
+  // keeps the guarantee; it never shows an estimate outside its interval.
   ConfidenceInterval interval() const { return interval_; }
   bool contradicted() const { return contradicted_; }
-  // True once the sequence has excluded a difference of 0, i.e. once
-  // p_value() <= 1 - level. Never reverts.
+  // Changes so far, and the look (1-based, as looks()) of the latest; 0
+  // when none.
+  int64_t changes() const { return changes_; }
+  int64_t changed_look() const { return changed_look_; }
+  // True while the sequence since the latest change excludes a difference
+  // of 0, i.e. p_value() <= 1 - level. Reverts only at a change.
   bool rejected() const { return p_value_ <= 1 - options_.level; }
   // Looks with status kOk so far.
   int64_t looks() const { return looks_; }
@@ -275,6 +286,8 @@ class SequentialTest {
  private:
   SequentialOptions options_;
   int64_t looks_ = 0;
+  int64_t changes_ = 0;
+  int64_t changed_look_ = 0;
   int64_t last_baseline_count_ = 0;
   int64_t last_treatment_count_ = 0;
   double p_value_ = 1;

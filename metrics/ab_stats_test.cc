@@ -517,6 +517,47 @@ TEST(MsprtTest, LookFromSummariesMatchesNumericalMixture) {
   EXPECT_TRUE(look.interval.Contains(0));
 }
 
+// Issue 42, worked by hand: 2 lists per arm, A {0.50, 0.52}, B {0.60,
+// 0.61}. d = 0.095, V = 0.0002 / 2 + 0.00005 / 2 = 1.25e-4, Welch df =
+// 1.4706. The mixture alone (tau 0.05) would claim [0.06056, 0.12944] and
+// p = 5.4e-15 on four numbers; the same look's Welch t interval is
+// [0.025815, 0.164185], p = 0.031656 (SciPy 1.17:
+// scipy.stats.ttest_ind(B, A, equal_var=False).confidence_interval(0.95)
+// and .pvalue). The look never claims more than Welch.
+TEST(MsprtTest, AtTwoListsPerArmTheTIntervalGoverns) {
+  const ArmSummary baseline = SummaryOf({0.50, 0.52});
+  const ArmSummary treatment = SummaryOf({0.60, 0.61});
+  const SequentialLook look = CompareSequential(baseline, treatment, {});
+  ASSERT_TRUE(look.ok());
+  EXPECT_NEAR(look.interval.lower, 0.02581477169928928, 1e-9);
+  EXPECT_NEAR(look.interval.upper, 0.16418522830071067, 1e-9);
+  EXPECT_NEAR(look.p_value, 0.0316555633109467, 1e-9);
+  // The mixture's own half-width, for the record: sqrt(V (V + tau^2) /
+  // tau^2 (ln((V + tau^2) / V) + 2 ln 20)) = 0.0344380 (Python, math).
+  EXPECT_NEAR(MsprtHalfWidth(look.variance, kDefaultMixingStddev, 0.95),
+              0.0344379629443892, 1e-12);
+}
+
+// 8 lists per arm: A {0.4, 0.5, 0.3, 0.6, 0.45, 0.35, 0.55, 0.5}, B {0.6,
+// 0.7, 0.5, 0.9, 0.65, 0.8, 0.55, 0.75}: d = 0.225, V = 0.003515625, Welch
+// [0.096976, 0.353024], p = 0.0022094 (SciPy as above); the mixture's
+// half-width 0.2350076 is the wider, so the look is the mixture's:
+// [-0.0100076, 0.4600076], p = 0.0656356 (min(1, 1 / Lambda), Python).
+TEST(MsprtTest, AtEightListsPerArmTheMixtureGoverns) {
+  const ArmSummary baseline =
+      SummaryOf({0.4, 0.5, 0.3, 0.6, 0.45, 0.35, 0.55, 0.5});
+  const ArmSummary treatment =
+      SummaryOf({0.6, 0.7, 0.5, 0.9, 0.65, 0.8, 0.55, 0.75});
+  const SequentialLook look = CompareSequential(baseline, treatment, {});
+  ASSERT_TRUE(look.ok());
+  EXPECT_NEAR(look.interval.lower, -0.010007609352566393, 1e-9);
+  EXPECT_NEAR(look.interval.upper, 0.46000760935256624, 1e-9);
+  EXPECT_NEAR(look.p_value, 0.06563564733236098, 1e-9);
+  const WelchComparison w = CompareWelch(baseline, treatment, 0.95);
+  EXPECT_NEAR(w.interval.lower, 0.09697613354959306, 1e-9);
+  EXPECT_NEAR(w.p_value, 0.0022093717852398782, 1e-9);
+}
+
 TEST(MsprtTest, LookStatuses) {
   const ArmSummary good = SummaryOf({0.2, 0.4, 0.9});
   EXPECT_EQ(CompareSequential(SummaryOf({0.3}), good, {}).status,
@@ -616,6 +657,35 @@ TEST(SequentialTestTest, DisjointLooksMarkTheSequenceContradicted) {
   EXPECT_EQ(test.interval().lower, flipped.interval.lower);
   EXPECT_EQ(test.interval().upper, flipped.interval.upper);
   EXPECT_TRUE(test.rejected());
+}
+
+// Issue 42: an effect that changes. Look 1: d = +0.05 at V = 2e-5, the
+// interval 0.05 +- 0.0147746 (half-width sqrt(V (V + tau^2) / tau^2
+// (ln((V + tau^2) / V) + 2 ln 20)), Python). Look 2: the cumulative
+// estimate is 0, outside [0.035, 0.065]: a change, and the sequence
+// restarts from look 2 (whose interval holds 0). Look 3: 0 again, inside:
+// the intersection resumes.
+TEST(SequentialTestTest, AnEstimateLeavingTheIntervalIsAChange) {
+  SequentialTest test;
+  const SequentialLook l1 = test.Update({1000, 0.30, 0.01}, {1000, 0.35, 0.01});
+  ASSERT_TRUE(l1.ok());
+  EXPECT_NEAR(l1.interval.lower, 0.05 - 0.014774551381136373, 1e-12);
+  EXPECT_EQ(test.changes(), 0);
+  const SequentialLook l2 = test.Update({2000, 0.30, 0.01}, {2000, 0.30, 0.01});
+  ASSERT_TRUE(l2.ok());
+  EXPECT_EQ(test.changes(), 1);
+  EXPECT_EQ(test.changed_look(), 2);
+  EXPECT_TRUE(test.contradicted());
+  EXPECT_EQ(test.interval().lower, l2.interval.lower);
+  EXPECT_EQ(test.interval().upper, l2.interval.upper);
+  EXPECT_TRUE(test.interval().Contains(l2.difference));
+  EXPECT_EQ(test.p_value(), l2.p_value);  // Restarted: 1 here.
+  EXPECT_FALSE(test.rejected());
+  const SequentialLook l3 = test.Update({3000, 0.30, 0.01}, {3000, 0.30, 0.01});
+  ASSERT_TRUE(l3.ok());
+  EXPECT_EQ(test.changes(), 1);
+  EXPECT_EQ(test.interval().lower,
+            std::max(l2.interval.lower, l3.interval.lower));
 }
 
 // ---------------------------------------------------------------------------

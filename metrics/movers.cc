@@ -46,11 +46,16 @@ std::vector<QueryMover> RankMovers(std::span<const MoverInput> queries,
   BenjaminiHochberg(p, adjusted);
   size_t next = 0;
   for (QueryMover& m : movers) {
-    if (m.tested) m.p_value_bh = adjusted[next++];
+    if (!m.tested) continue;
+    m.p_value_bh = adjusted[next++];
+    m.significant = m.p_value_bh <= 1 - options.level;
   }
+  // Evidence first: a planted regression must not sit below an
+  // unremarkable query of a larger raw contribution.
   std::stable_sort(
       movers.begin(), movers.end(),
       [](const QueryMover& a, const QueryMover& b) {
+        if (a.significant != b.significant) return a.significant;
         const bool ca = !std::isnan(a.contribution);
         const bool cb = !std::isnan(b.contribution);
         if (ca != cb) return ca;

@@ -292,16 +292,17 @@ not json at all
 // is rejected and dead-lettered without moving event time: before, one
 // event stamped 9999-12-31 made every later event late.
 // Query movers (issue 26) by hand: an A/B experiment on P@1 (primary).
-// q-good: 10 lists per arm, all clicked at rank 1 (P@1 = 1 in both);
-// q-bad: A clicked at rank 1 in 8 of 10 (mean 0.8), B in 2 of 10 (0.2);
-// q-rare: one list per arm, A clicked at rank 1, B at rank 2. Each arm has
-// 21 lists. Contributions (share x difference):
-//   q-bad  20/42 x (0.2 - 0.8) = -0.2857142857...
-//   q-rare  2/42 x (0 - 1)     = -0.0476190476...  (untested: 1 list)
-//   q-good 20/42 x 0           =  0
-// Welch's p of q-bad (SciPy ttest_ind(b, a, equal_var=False)):
-// 0.005162925673676802; q-good has no variance (p 1); BH over the two:
-// 0.010325851347353604.
+// q-good: 30 lists per arm (a query is tested from 30, issue 42), all
+// clicked at rank 1 (P@1 = 1 in both); q-bad: A clicked at rank 1 in 24 of
+// 30 (mean 0.8), B in 6 of 30 (0.2); q-rare: one list per arm, A clicked at
+// rank 1, B at rank 2. Each arm has 61 lists. Contributions (share x
+// difference):
+//   q-bad  60/122 x (0.2 - 0.8) = -0.2950819672...
+//   q-rare  2/122 x (0 - 1)     = -0.0163934426...  (untested: 1 list)
+//   q-good 60/122 x 0           =  0
+// Welch's p of q-bad (SciPy 1.17 ttest_ind(b, a, equal_var=False)):
+// 4.049162311710735e-07; q-good has no variance (p 1); BH over the two:
+// 8.09832462342147e-07. q-bad is significant: listed first.
 TEST(ReplayTest, QueryMoversNameTheQueriesThatMoved) {
   testing::TempDir dir;
   const std::string config = dir.Write("config.yaml", R"(
@@ -332,11 +333,11 @@ experiments:
                  std::to_string(clicked_rank) +
                  "\",\"relevance\":1,\"timestamp\":" + t + "}\n";
   };
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 30; ++i) {
     list("q-good", "A", 1);
     list("q-good", "B", 1);
-    list("q-bad", "A", i < 8 ? 1 : 2);
-    list("q-bad", "B", i < 2 ? 1 : 2);
+    list("q-bad", "A", i < 24 ? 1 : 2);
+    list("q-bad", "B", i < 6 ? 1 : 2);
   }
   list("q-rare", "A", 1);
   list("q-rare", "B", 2);
@@ -358,29 +359,31 @@ experiments:
   ASSERT_EQ(movers.size(), 3u);
   simdjson::dom::element bad = movers.at(0);
   EXPECT_EQ(std::string_view(bad["query"]), "q-bad");
-  EXPECT_EQ(int64_t(bad["baseline_count"]), 10);
-  EXPECT_EQ(int64_t(bad["treatment_count"]), 10);
+  EXPECT_EQ(int64_t(bad["baseline_count"]), 30);
+  EXPECT_EQ(int64_t(bad["treatment_count"]), 30);
   EXPECT_NEAR(double(bad["baseline_mean"]), 0.8, 1e-15);
   EXPECT_NEAR(double(bad["treatment_mean"]), 0.2, 1e-15);
   EXPECT_NEAR(double(bad["difference"]), -0.6, 1e-15);
-  EXPECT_NEAR(double(bad["contribution"]), -0.6 * 20 / 42, 1e-15);
-  EXPECT_NEAR(double(bad["p_value"]), 0.005162925673676802, 1e-12);
-  EXPECT_NEAR(double(bad["p_value_bh"]), 0.010325851347353604, 1e-12);
+  EXPECT_NEAR(double(bad["contribution"]), -0.6 * 60 / 122, 1e-15);
+  EXPECT_NEAR(double(bad["p_value"]), 4.049162311710735e-07, 1e-15);
+  EXPECT_NEAR(double(bad["p_value_bh"]), 8.09832462342147e-07, 1e-15);
   EXPECT_TRUE(bool(bad["tested"]));
+  EXPECT_TRUE(bool(bad["significant"]));
   simdjson::dom::element rare = movers.at(1);
   EXPECT_EQ(std::string_view(rare["query"]), "q-rare");
-  EXPECT_NEAR(double(rare["contribution"]), -2.0 / 42, 1e-15);
+  EXPECT_NEAR(double(rare["contribution"]), -2.0 / 122, 1e-15);
   EXPECT_FALSE(bool(rare["tested"]));
   EXPECT_TRUE(rare["p_value"].is_null());
   EXPECT_EQ(std::string_view(movers.at(2)["query"]), "q-good");
   EXPECT_EQ(double(movers.at(2)["contribution"]), 0.0);
 
   // The decision (docs/statistics.md, "Decisions") beside the series: A
-  // 19 of 21 lists relevant at 1, B 12 of 21; d = 12/21 - 19/21 = -1/3
-  // (-36.8% of 19/21). Variances (k - k^2/n)/(n - 1): 0.0904762 and
-  // 0.2571429; V = their sum / 21; the 95% mSPRT half-width (tau 0.05)
-  // 0.87955378 (Python, math module): [-1.21289, +0.54622] holds
-  // 0, so keep running (the running intersection can only narrow it).
+  // 55 of 61 lists relevant at 1, B 36 of 61; d = 36/61 - 55/61 = -19/61
+  // (-34.5% of 55/61). Variances (k - k^2/n)/(n - 1): 0.0901639 and
+  // 0.2459016; V = their sum / 61; the 95% mSPRT half-width (tau 0.05)
+  // 0.33519256 (Python, math module; wider than Welch's 0.1473):
+  // [-0.64667, +0.02372] holds 0, so keep running (the running
+  // intersection can only narrow it).
   simdjson::dom::element decision;
   ASSERT_EQ(
       doc["experiments"]["ab"]["treatments"]["B"]["decision"].get(decision),
@@ -392,27 +395,43 @@ experiments:
   EXPECT_EQ(std::string_view(primary["role"]), "primary");
   EXPECT_EQ(std::string_view(primary["series"]), "precision@1");
   EXPECT_EQ(std::string_view(primary["state"]), "inconclusive");
-  EXPECT_NEAR(double(primary["difference"]), -1.0 / 3, 1e-15);
-  EXPECT_GE(double(primary["ci_lower"]), -1.2128871164093893 - 1e-12);
-  EXPECT_LE(double(primary["ci_upper"]), 0.5462204497427225 + 1e-12);
-  EXPECT_EQ(int64_t(primary["baseline_count"]), 21);
-  const std::string_view reason = decision["reasons"].at(0);
+  EXPECT_NEAR(double(primary["difference"]), -19.0 / 61, 1e-15);
+  EXPECT_GE(double(primary["ci_lower"]), -0.6466679669941144 - 1e-12);
+  EXPECT_LE(double(primary["ci_upper"]), 0.023717147321983323 + 1e-12);
+  EXPECT_EQ(int64_t(primary["baseline_count"]), 61);
+  // 61 lists per arm: below the default minimum sample (issue 42), which
+  // the first reason names; the series' own reason follows.
+  const std::string_view minimum = decision["reasons"].at(0);
+  EXPECT_EQ(minimum.substr(0, 89),
+            "minimum sample not reached: baseline 61 and treatment 61 of the "
+            "minimum 100 lists per arm")
+      << minimum;
+  EXPECT_EQ(int64_t(decision["minimum"]["min_lists"]), 100);
+  EXPECT_EQ(int64_t(decision["minimum"]["baseline_lists"]), 61);
+  EXPECT_FALSE(bool(decision["minimum"]["met"]));
+  EXPECT_EQ(decision["effect_changes"].get_array().size(), 0u);
+  const std::string_view reason = decision["reasons"].at(1);
   EXPECT_EQ(reason.substr(0, 64),
-            "precision@1 shows no significant difference yet: -0.3333 (-36.8%")
+            "precision@1 shows no significant difference yet: -0.3115 (-34.5%")
       << reason;
 
   const CommandResult table =
       Replay({"--config", config, "--results", dir.path() + "/r.jsonl",
               "--judgments", dir.path() + "/j.jsonl"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.out.find("  decision for B: keep_running\n    - precision@1 "
-                           "shows no significant difference yet"),
+  EXPECT_NE(table.out.find("  decision for B: keep_running\n    - minimum "
+                           "sample not reached: baseline 61 and treatment 61 "
+                           "of the minimum 100 lists per arm"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("    - precision@1 shows no significant difference "
+                           "yet"),
             std::string::npos)
       << table.out;
   EXPECT_NE(table.out.find("queries moving B's P_1 most"), std::string::npos)
       << table.out;
-  EXPECT_NE(table.out.find("    q-bad                      -0.2857  diff "
-                           "-0.6000  lists 10/10  p(BH) 0.01"),
+  EXPECT_NE(table.out.find("    q-bad                      -0.2951  diff "
+                           "-0.6000  lists 30/30  p(BH) 8.1e-07"),
             std::string::npos)
       << table.out;
 }

@@ -898,9 +898,16 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     EXPECT_EQ(std::string_view(inputs.at(1)["series"]), "judged@10");
     EXPECT_EQ(double(inputs.at(1)["margin"]), 0.05);
     // B is regressed in this traffic: ndcg@10 is worse once the interval
-    // excludes 0, and then the decision is no_ship.
+    // excludes 0, and then the decision is no_ship, once the minimum
+    // sample is met (issue 42); before, keep_running, saying what is
+    // missing first.
+    const bool met = bool(dec["minimum"]["met"]);
     if (std::string_view(inputs.at(0)["state"]) == "worse") {
-      EXPECT_EQ(value, "no_ship");
+      EXPECT_EQ(value, met ? "no_ship" : "keep_running");
+    }
+    if (!met) {
+      const std::string_view first = dec["reasons"].at(0);
+      EXPECT_EQ(first.substr(0, 27), "minimum sample not reached:") << first;
     }
   }
 

@@ -140,6 +140,10 @@ experiments:
       - {series: success@10, relative_margin: 0.02}
       - {series: judged@10, margin: 0.05}
       - {series: latency_ms, relative_margin: 0.05}
+    # The minimum evidence before a call, scaled to a demo that runs for
+    # minutes (the defaults, 100 lists per arm and 1h, suit real traffic).
+    min_lists: 100
+    min_duration: 15s
 statistics:
   # The top movers in /metrics (the alert RankwatchQueriesMoved names
   # them) and on the terminal: the story names the queries behind a

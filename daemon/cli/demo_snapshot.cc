@@ -205,6 +205,8 @@ void FillDecisions(const stream::PipelineSnapshot& p, DemoSnapshot* s) {
       f.series = {exporter::MeasureLabel(in.ref),
                   exporter::CutoffLabel(in.ref.cutoff)};
       f.input = stream::InputSign(in.state);
+      f.effect_changes = in.effect_changes;
+      f.effect_changed_ms = in.effect_changed_ms;
       if (in.has_interval) {
         f.lower = in.interval.lower;
         f.upper = in.interval.upper;

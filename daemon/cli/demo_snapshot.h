@@ -114,6 +114,10 @@ struct DecisionInputFigures {
   // when `relative` (rankwatch_ab_guardrail_margin).
   double margin = std::numeric_limits<double>::quiet_NaN();
   bool relative = false;
+  // Times its estimate left its running interval (an effect that changed)
+  // and the event time of the latest; the interval counts from then.
+  int64_t effect_changes = 0;
+  int64_t effect_changed_ms = -1;
 };
 
 // One experiment's decision for a treatment (stream::Decision).

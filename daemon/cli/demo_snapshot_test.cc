@@ -100,11 +100,14 @@ class DemoSnapshotTest : public ::testing::Test {
   int64_t offset_ = 0;
 };
 
+// No minimum sample (issue 42): these tests read the figures of a
+// handful of lists, the decision included.
 constexpr char kAb[] = R"(
 metrics: {measures: [precision], cutoffs: [1, 2]}
 aggregation: {segments: [locale]}
 experiments:
-  - {name: x, baseline: A, treatments: [B], primary: [precision@1]}
+  - {name: x, baseline: A, treatments: [B], primary: [precision@1],
+     min_lists: 0, min_duration: 0s}
 )";
 
 const std::vector<Headline> kHeadlines = {{"precision", "1"}, {"ndcg", "10"}};

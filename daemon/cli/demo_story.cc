@@ -288,6 +288,7 @@ std::string FormatDecision(const DecisionFigures& d) {
              (wanted < 0 ? " beyond its margin " : " holds ") + interval +
              margin;
     }
+    if (in.effect_changes > 0) part += " (since its effect changed)";
     why += (why.empty() ? ": " : "; ") + part;
   }
   // k > 1 primary series are read at level 1 - alpha / k (Bonferroni):
@@ -309,6 +310,19 @@ std::string FormatDecision(const DecisionFigures& d) {
 void DemoStory::ObserveDecisions(const DemoSnapshot& s,
                                  std::vector<std::string>* lines) {
   for (const DecisionFigures& d : s.decisions) {
+    // An effect that changed: said once per change, before the decision
+    // it may bring (docs/statistics.md, "Effects that change").
+    for (const DecisionInputFigures& in : d.inputs) {
+      int64_t& told = effect_changes_[d.experiment + "/" + d.treatment + "/" +
+                                      in.series.Label()];
+      if (in.effect_changes > told) {
+        lines->push_back(d.experiment + " effect changed: " + d.treatment +
+                         "'s " + in.series.Label() +
+                         " left its running interval; its interval now "
+                         "counts from here");
+      }
+      told = in.effect_changes;
+    }
     std::string& was = decisions_[d.experiment + "/" + d.treatment];
     // The first look's keep_running is the starting point, not news.
     if (d.value != was && !(was.empty() && d.value == "keep_running")) {

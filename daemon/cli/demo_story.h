@@ -103,6 +103,8 @@ class DemoStory {
   std::map<std::string, bool> srm_;
   // Last decision per experiment/treatment.
   std::map<std::string, std::string> decisions_;
+  // Per experiment/treatment/series: the effect changes already told.
+  std::map<std::string, int64_t> effect_changes_;
   std::map<std::string, Verdict> interleaving_;
 };
 

@@ -64,6 +64,38 @@ TEST(FormatDecisionTest, NamesAnUncutGuardrailWithoutItsK) {
   EXPECT_EQ((Headline{"ndcg", "10"}).Label(), "ndcg@10");
 }
 
+// Issue 42: the demo's regression. When B's ndcg@10 estimate leaves its
+// running interval the story says so once, before the decision it brings,
+// and the decision's line marks the series whose interval restarted.
+TEST(DemoStoryTest, NamesAnEffectThatChanged) {
+  DemoSnapshot ship = DecisionSnapshot();
+  ship.decisions[0].value = "ship";
+  ship.decisions[0].inputs[0].input = 1;
+  ship.decisions[0].inputs[0].lower = 0.01;
+  ship.decisions[0].inputs[1].input = 1;
+  DemoStory story;
+  EXPECT_EQ(story.Observe(ship, 38000),
+            Lines{"x decision: ship B: ndcg@10 better [+0.010, +0.030]; "
+                  "guardrail precision@5 holds [-0.120, -0.061] (margin "
+                  "0.050)"});
+  DemoSnapshot worse = ship;
+  DecisionInputFigures& ndcg = worse.decisions[0].inputs[0];
+  worse.decisions[0].value = "no_ship";
+  ndcg.input = -1;
+  ndcg.lower = -0.081;
+  ndcg.upper = -0.071;
+  ndcg.effect_changes = 1;
+  ndcg.effect_changed_ms = 58000;
+  worse.decisions[0].inputs[1].input = 0;
+  EXPECT_EQ(story.Observe(worse, 58000),
+            (Lines{"x effect changed: B's ndcg@10 left its running interval; "
+                   "its interval now counts from here",
+                   "x decision: do not ship B: ndcg@10 worse [-0.081, -0.071] "
+                   "(since its effect changed)"}));
+  // Told once.
+  EXPECT_EQ(story.Observe(worse, 60000), Lines{});
+}
+
 TEST(DemoStoryTest, TellsEachDecisionChangeOnce) {
   const DemoSnapshot s = DecisionSnapshot();
   DemoSnapshot running = s;

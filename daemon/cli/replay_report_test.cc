@@ -91,22 +91,24 @@ metrics:
     pipeline_->FinishAll();
   }
 
-  // An A/B experiment on P@1 (primary), 11 lists per arm:
-  //   q1: A 10 lists, 6 clicked at rank 1 (mean 0.6), 4 at rank 2;
-  //       B 10 lists, 9 at rank 1 (0.9), 1 at rank 2;
+  // An A/B experiment on P@1 (primary), 31 lists per arm (a query is
+  // tested from 30 lists per arm, issue 42):
+  //   q1: A 30 lists, 18 clicked at rank 1 (mean 0.6), 12 at rank 2;
+  //       B 30 lists, 27 at rank 1 (0.9), 3 at rank 2;
   //   q2: A one list clicked at rank 1 (1), B one at rank 2 (0).
-  // Whole arms: A 7/11, B 9/11, difference 2/11 = 0.18181818181818182.
-  // Movers (share x difference): q1 20/22 x 0.3 = 0.2727272727272727,
-  // q2 2/22 x -1 = -0.09090909090909091 (untested: one list per arm).
+  // Whole arms: A 19/31, B 27/31, difference 8/31 = 0.25806451612903225.
+  // Movers (share x difference): q1 60/62 x 0.3 = 0.2903225806451613,
+  // q2 2/62 x -1 = -0.03225806451612903 (untested: one list per arm).
   // SciPy 1.17.1, r = scipy.stats.ttest_ind(b, a, equal_var=False) and
   // r.confidence_interval(0.95):
-  //   q1 (b = [1]*9+[0], a = [1]*6+[0]*4): p 0.13814824935619247,
-  //      interval [-0.10833745831107633, 0.7083374583110764]; BH over the
+  //   q1 (b = [1]*27+[0]*3, a = [1]*18+[0]*12): p 0.007101133274915032,
+  //      interval [0.0855257438570094, 0.5144742561429907]; BH over the
   //      one tested query: the same p;
-  //   arms (b = q1's b + [0], a = q1's a + [1]): p 0.36271610255268,
-  //      interval [-0.22613511353427063, 0.5897714771706344]; BH over the
-  //      experiment's one quality comparison: the same p.
-  // Sample ratio: 11 and 11 lists against an even split: chi-square 0, p 1.
+  //   arms (b = q1's b + [0], a = q1's a + [1]): p 0.020398334822930856,
+  //      interval [0.041552135554806, 0.47457689670325853]; BH over the
+  //      experiment's one quality comparison: the same p. The always-valid
+  //      interval (V = 0.011655, half-width 0.714) still holds 0.
+  // Sample ratio: 31 and 31 lists against an even split: chi-square 0, p 1.
   // `q2` is the second query's text as written in the JSON event.
   void FeedExperiment(const std::string& q2 = "q2") {
     Build(R"(
@@ -134,9 +136,9 @@ experiments:
               std::to_string(t) + ",\"results\":[\"d1\",\"d2\"]}");
       Judgment(id, "d" + std::to_string(clicked_rank), 1, t);
     };
-    for (int i = 0; i < 10; ++i) {
-      list("q1", "A", i < 6 ? 1 : 2);
-      list("q1", "B", i < 9 ? 1 : 2);
+    for (int i = 0; i < 30; ++i) {
+      list("q1", "A", i < 18 ? 1 : 2);
+      list("q1", "B", i < 27 ? 1 : 2);
     }
     list(q2, "A", 1);
     list(q2, "B", 2);
@@ -307,8 +309,8 @@ TEST_F(ReplayReportTest, JsonOfAnExperimentWithQueryMovers) {
   EXPECT_EQ(double(srm["statistic"]), 0.0);
   EXPECT_NEAR(double(srm["p_value"]), 1.0, 1e-12);
   EXPECT_FALSE(bool(srm["detected"]));
-  EXPECT_EQ(int64_t(srm["counts"]["A"]), 11);
-  EXPECT_EQ(int64_t(srm["counts"]["B"]), 11);
+  EXPECT_EQ(int64_t(srm["counts"]["A"]), 31);
+  EXPECT_EQ(int64_t(srm["counts"]["B"]), 31);
 
   EXPECT_EQ(Keys(ab["treatments"]), (Strings{"B"}));
   EXPECT_EQ(Keys(ab["treatments"]["B"]), (Strings{"P_1", "decision"}));
@@ -318,45 +320,47 @@ TEST_F(ReplayReportTest, JsonOfAnExperimentWithQueryMovers) {
                      "p_value_bh", "sequential_ci_lower", "sequential_ci_upper",
                      "sequential_p_value", "verdict", "state", "baseline_count",
                      "treatment_count", "query_movers"}));
-  EXPECT_NEAR(double(c["difference"]), 2.0 / 11, 1e-15);
-  EXPECT_NEAR(double(c["ci_lower"]), -0.22613511353427063, 1e-9);
-  EXPECT_NEAR(double(c["ci_upper"]), 0.5897714771706344, 1e-9);
-  EXPECT_NEAR(double(c["p_value"]), 0.36271610255268, 1e-9);
-  EXPECT_NEAR(double(c["p_value_bh"]), 0.36271610255268, 1e-9);
-  // The always-valid interval is wider than the fixed one (which holds 0):
-  // no verdict yet.
-  EXPECT_LT(double(c["sequential_ci_lower"]), -0.22613511353427063);
-  EXPECT_GT(double(c["sequential_ci_upper"]), 0.5897714771706344);
+  EXPECT_NEAR(double(c["difference"]), 8.0 / 31, 1e-15);
+  EXPECT_NEAR(double(c["ci_lower"]), 0.041552135554806, 1e-9);
+  EXPECT_NEAR(double(c["ci_upper"]), 0.47457689670325853, 1e-9);
+  EXPECT_NEAR(double(c["p_value"]), 0.020398334822930856, 1e-9);
+  EXPECT_NEAR(double(c["p_value_bh"]), 0.020398334822930856, 1e-9);
+  // The always-valid interval is wider than the fixed one and holds 0: no
+  // verdict yet.
+  EXPECT_LT(double(c["sequential_ci_lower"]), 0);
+  EXPECT_GT(double(c["sequential_ci_upper"]), 0.47457689670325853);
   EXPECT_EQ(int64_t(c["verdict"]), 0);
   EXPECT_EQ(std::string_view(c["state"]), "inconclusive");
-  EXPECT_EQ(int64_t(c["baseline_count"]), 11);
-  EXPECT_EQ(int64_t(c["treatment_count"]), 11);
+  EXPECT_EQ(int64_t(c["baseline_count"]), 31);
+  EXPECT_EQ(int64_t(c["treatment_count"]), 31);
 
   simdjson::dom::array movers = c["query_movers"].get_array();
   ASSERT_EQ(movers.size(), 2u);
   simdjson::dom::element q1 = movers.at(0);
   // The same members as /api/v1/summary's movers, plus the interval.
-  EXPECT_EQ(Keys(q1), (Strings{"query", "baseline_count", "treatment_count",
-                               "baseline_mean", "treatment_mean", "difference",
-                               "share", "contribution", "ci_lower", "ci_upper",
-                               "p_value", "p_value_bh", "tested"}));
+  EXPECT_EQ(Keys(q1),
+            (Strings{"query", "baseline_count", "treatment_count",
+                     "baseline_mean", "treatment_mean", "difference", "share",
+                     "contribution", "ci_lower", "ci_upper", "p_value",
+                     "p_value_bh", "tested", "significant"}));
   EXPECT_EQ(std::string_view(q1["query"]), "q1");
-  EXPECT_EQ(int64_t(q1["baseline_count"]), 10);
-  EXPECT_EQ(int64_t(q1["treatment_count"]), 10);
+  EXPECT_EQ(int64_t(q1["baseline_count"]), 30);
+  EXPECT_EQ(int64_t(q1["treatment_count"]), 30);
   EXPECT_NEAR(double(q1["baseline_mean"]), 0.6, 1e-15);
   EXPECT_NEAR(double(q1["treatment_mean"]), 0.9, 1e-15);
   EXPECT_NEAR(double(q1["difference"]), 0.3, 1e-15);
-  EXPECT_NEAR(double(q1["share"]), 20.0 / 22, 1e-15);
-  EXPECT_NEAR(double(q1["contribution"]), 0.3 * 20 / 22, 1e-15);
-  EXPECT_NEAR(double(q1["ci_lower"]), -0.10833745831107633, 1e-9);
-  EXPECT_NEAR(double(q1["ci_upper"]), 0.7083374583110764, 1e-9);
-  EXPECT_NEAR(double(q1["p_value"]), 0.13814824935619247, 1e-9);
-  EXPECT_NEAR(double(q1["p_value_bh"]), 0.13814824935619247, 1e-9);
+  EXPECT_NEAR(double(q1["share"]), 60.0 / 62, 1e-15);
+  EXPECT_NEAR(double(q1["contribution"]), 0.3 * 60 / 62, 1e-15);
+  EXPECT_NEAR(double(q1["ci_lower"]), 0.0855257438570094, 1e-9);
+  EXPECT_NEAR(double(q1["ci_upper"]), 0.5144742561429907, 1e-9);
+  EXPECT_NEAR(double(q1["p_value"]), 0.007101133274915032, 1e-9);
+  EXPECT_NEAR(double(q1["p_value_bh"]), 0.007101133274915032, 1e-9);
   EXPECT_TRUE(bool(q1["tested"]));
+  EXPECT_TRUE(bool(q1["significant"]));
   simdjson::dom::element q2 = movers.at(1);
   EXPECT_EQ(std::string_view(q2["query"]), "q2");
   EXPECT_NEAR(double(q2["difference"]), -1.0, 1e-15);
-  EXPECT_NEAR(double(q2["contribution"]), -2.0 / 22, 1e-15);
+  EXPECT_NEAR(double(q2["contribution"]), -2.0 / 62, 1e-15);
   EXPECT_FALSE(bool(q2["tested"]));
   // Untested: no interval and no p-values, written as null.
   EXPECT_TRUE(q2["ci_lower"].is_null());
@@ -558,16 +562,16 @@ TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
   // %+9.4f %-20s %8.2g %8.2g", the movers at "    %-24.24s %+9.4f  diff
   // %+.4f  lists %lld/%lld  p(BH) %s".
   for (const char* part :
-       {"\nexperiment ab (baseline A; lists: A=11 B=11)\n"
+       {"\nexperiment ab (baseline A; lists: A=31 B=31)\n"
         "  sample ratio: chi-square p=1, sequential p=",
         "  decision for B: keep_running\n",
-        "  B        P_1*                +0.1818 [-0.2261, +0.5898]       0.36 "
-        "    0.36 ",
+        "  B        P_1*                +0.2581 [+0.0416, +0.4746]       0.02 "
+        "    0.02 ",
         "  queries moving B's P_1 most (contribution = traffic share x "
         "difference):\n"
-        "    q1                         +0.2727  diff +0.3000  lists 10/10  "
-        "p(BH) 0.14\n"
-        "    q2                         -0.0909  diff -1.0000  lists 1/1  "
+        "    q1                         +0.2903  diff +0.3000  lists 30/30  "
+        "p(BH) 0.0071\n"
+        "    q2                         -0.0323  diff -1.0000  lists 1/1  "
         "p(BH) untested\n",
         "  (* primary series; CI at statistics.level)\n"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;

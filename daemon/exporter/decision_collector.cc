@@ -20,6 +20,9 @@ enum Family {
   kInputLower,
   kInputUpper,
   kMargin,
+  kEffectChanges,
+  kEffectChangedAt,
+  kMinimumMet,
   kNumFamilies,
 };
 
@@ -54,6 +57,21 @@ std::vector<MetricFamily> MakeFamilies() {
       "A guardrail's configured non-inferiority margin: absolute in the "
       "series' units, or relative as a fraction of the baseline's mean",
       MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision_effect_changes",
+      "Times the series' estimate left its running always-valid interval "
+      "(an effect that changed; the interval restarts from that look)",
+      MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision_effect_changed_timestamp_seconds",
+      "Event time of the series' latest effect change (only once it had one)",
+      MetricType::Gauge));
+  f.push_back(MakeFamily(
+      "rankwatch_ab_decision_minimum_met",
+      "1 once the experiment has its minimum sample (min_lists per arm and "
+      "min_duration since its first list), 0 before: no call but a guardrail "
+      "breach until then",
+      MetricType::Gauge));
   return f;
 }
 
@@ -76,6 +94,7 @@ void DecisionCollector::Collect(const stream::PipelineSnapshot& snapshot,
       AddGauge(&f[kDecision], std::move(state), value == d.value ? 1 : 0);
     }
     AddGauge(&f[kSinceLook], labels, static_cast<double>(d.since_look));
+    AddGauge(&f[kMinimumMet], labels, d.minimum.met() ? 1 : 0);
     for (const stream::DecisionInput& in : d.inputs) {
       Labels series = labels;
       series.push_back({"measure", MeasureLabel(in.ref)});
@@ -90,6 +109,12 @@ void DecisionCollector::Collect(const stream::PipelineSnapshot& snapshot,
       }
       series.push_back({"role", in.guardrail ? "guardrail" : "primary"});
       AddGauge(&f[kInput], series, stream::InputSign(in.state));
+      AddGauge(&f[kEffectChanges], series,
+               static_cast<double>(in.effect_changes));
+      if (in.effect_changes > 0) {
+        AddGauge(&f[kEffectChangedAt], series,
+                 static_cast<double>(in.effect_changed_ms) / 1000);
+      }
       if (in.has_interval) {
         AddGauge(&f[kInputLower], series, in.interval.lower);
         AddGauge(&f[kInputUpper], std::move(series), in.interval.upper);

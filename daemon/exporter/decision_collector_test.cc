@@ -109,6 +109,12 @@ TEST_F(DecisionCollectorTest, ExportsTheDecisionItsInputsAndMargins) {
       0.05);
   EXPECT_EQ(s.Sum("rankwatch_ab_decision_since_look", DecisionLabels({})),
             pipeline_->experiments().looks());
+  // 40 lists per arm of the default 100 (issue 42): not yet a basis for a
+  // call, but a guardrail beyond its margin stops the experiment anyway
+  // (the no_ship above).
+  EXPECT_EQ(s.Sum("rankwatch_ab_decision_minimum_met", DecisionLabels({})), 0);
+  EXPECT_EQ(s.Sum("rankwatch_ab_decision_effect_changes", primary), 0);
+  EXPECT_FALSE(s.Has("rankwatch_ab_decision_effect_changed_timestamp_seconds"));
 }
 
 // A relative margin is exported as configured (the fraction), not as the

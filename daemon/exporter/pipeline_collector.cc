@@ -200,7 +200,8 @@ void SeriesRenderer::CollectFields(std::vector<MetricFamily>* out) const {
       "rankwatch_field_events_total",
       "Results events consumed (not rejected) per field of schema.fields and "
       "what the field held: present (a finite number), absent, null, "
-      "wrong_type, not_finite; only present values count",
+      "wrong_type, not_finite, out_of_range (outside the field's min and "
+      "max); only present values count",
       MetricType::Counter);
   const stream::PipelineCounters& c = s_.counters;
   for (size_t i = 0; i < fields.size(); ++i) {

@@ -56,21 +56,23 @@ class QueryMoversCollectorTest : public ::testing::Test {
     }
   }
 
-  // The worked example: 35 lists per arm.
-  //   q-down: A 20 lists, 15 relevant (0.75); B 20, 2 relevant (0.10).
-  //   q-flat: A 12, 6 relevant; B 12, 6 relevant (difference 0).
+  // The worked example: 73 lists per arm (a query is tested from 30 lists
+  // per arm, issue 42).
+  //   q-down: A 40 lists, 30 relevant (0.75); B 40, 4 relevant (0.10).
+  //   q-flat: A 30, 15 relevant; B 30, 15 relevant (difference 0).
   //   q-rare: A 3, 1 relevant; B 3, 3 relevant (too few lists: no test).
-  // share = lists / 70; contribution = share x difference:
-  //   q-down 40/70 x -0.65 = -0.37142857142857144; q-rare 6/70 x 2/3 =
-  //   0.05714285714285714; q-flat 0. Ranked q-down, q-rare, q-flat.
+  // share = lists / 146; contribution = share x difference:
+  //   q-down 80/146 x -0.65 = -0.3561643835616438; q-rare 6/146 x 2/3 =
+  //   0.0273972602739726; q-flat 0. Ranked q-down (significant), then
+  //   q-rare, q-flat.
   // Welch p of q-down: scipy.stats.ttest_ind(B, A, equal_var=False) =
-  // 5.621058719326407e-06; q-flat's p = 1; BH over the two tested:
-  // q-down min(2 p, 1) = 1.1242117438652814e-05.
+  // 6.661075955502936e-11 (SciPy 1.17); q-flat's p = 1; BH over the two
+  // tested: q-down min(2 p, 1) = 1.3322151911005872e-10.
   void FeedExample() {
-    Lists("q-down", "A", 20, 15);
-    Lists("q-down", "B", 20, 2);
-    Lists("q-flat", "A", 12, 6);
-    Lists("q-flat", "B", 12, 6);
+    Lists("q-down", "A", 40, 30);
+    Lists("q-down", "B", 40, 4);
+    Lists("q-flat", "A", 30, 15);
+    Lists("q-flat", "B", 30, 15);
     Lists("q-rare", "A", 3, 1);
     Lists("q-rare", "B", 3, 3);
     pipeline_->FinishAll();
@@ -139,11 +141,11 @@ TEST_F(QueryMoversCollectorTest, ExportsTheTopMoversByRank) {
   EXPECT_NEAR(s.Sum("rankwatch_query_mover_difference", With("rank", "1")),
               -0.65, 1e-12);
   EXPECT_NEAR(s.Sum("rankwatch_query_mover_contribution", With("rank", "1")),
-              -0.37142857142857144, 1e-12);
+              -0.3561643835616438, 1e-12);
   EXPECT_NEAR(s.Sum("rankwatch_query_mover_contribution", With("rank", "2")),
-              0.05714285714285714, 1e-12);
+              0.0273972602739726, 1e-12);
   EXPECT_NEAR(s.Sum("rankwatch_query_mover_p_value_bh", With("rank", "1")),
-              1.1242117438652814e-05, 1e-9);
+              1.3322151911005872e-10, 1e-15);
   EXPECT_TRUE(
       std::isnan(s.Sum("rankwatch_query_mover_p_value_bh", With("rank", "2"))));
 }

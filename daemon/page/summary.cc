@@ -271,6 +271,32 @@ void WriteInterval(double lower, double upper, JsonWriter* out) {
   out->EndArray();
 }
 
+// A window-"all" comparison's running always-valid figures; null for the
+// other windows.
+void WriteSequential(const stream::Comparison& c, JsonWriter* out) {
+  if (!c.has_sequential) {
+    out->Null();
+    return;
+  }
+  const metrics::ConfidenceInterval ci = c.sequential.interval();
+  out->BeginObject();
+  out->Key("p_value");
+  out->Double(c.sequential.p_value());
+  out->Key("interval");
+  WriteInterval(ci.lower, ci.upper, out);
+  out->Key("looks");
+  out->Int(c.sequential.looks());
+  out->Key("contradicted");
+  out->Bool(c.sequential.contradicted());
+  // An effect that changed: the interval counts from the look of the
+  // latest change (docs/statistics.md, "Effects that change").
+  out->Key("effect_changes");
+  out->Int(c.sequential.changes());
+  out->Key("effect_changed_ms");
+  out->Int(c.effect_changed_ms);
+  out->EndObject();
+}
+
 void WriteComparison(const stream::Comparison& c,
                      const stream::PipelineSnapshot& p,
                      const std::vector<std::string>& window_labels,
@@ -315,21 +341,7 @@ void WriteComparison(const stream::Comparison& c,
   WriteInterval(w.interval.lower, w.interval.upper, out);
   out->EndObject();
   out->Key("sequential");
-  if (!c.has_sequential) {
-    out->Null();
-  } else {
-    const metrics::ConfidenceInterval ci = c.sequential.interval();
-    out->BeginObject();
-    out->Key("p_value");
-    out->Double(c.sequential.p_value());
-    out->Key("interval");
-    WriteInterval(ci.lower, ci.upper, out);
-    out->Key("looks");
-    out->Int(c.sequential.looks());
-    out->Key("contradicted");
-    out->Bool(c.sequential.contradicted());
-    out->EndObject();
-  }
+  WriteSequential(c, out);
   out->Key("p_value_bh");
   out->Double(c.has_sequential ? c.p_value_bh : NAN);
   if (c.has_adjusted) {

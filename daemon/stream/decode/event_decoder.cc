@@ -533,8 +533,16 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     ondemand::value value = field.value();
     if (next.value_field >= 0) {
       const size_t i = static_cast<size_t>(next.value_field);
-      RW_RETURN_IF_REJECTED(ReadOptionalNumber(value, &(*fields->values)[i],
-                                               &(*fields->value_outcomes)[i]));
+      double& v = (*fields->values)[i];
+      RW_RETURN_IF_REJECTED(
+          ReadOptionalNumber(value, &v, &(*fields->value_outcomes)[i]));
+      // Outside its range (1e200 ms of latency) a value would swamp, or
+      // overflow, the sums of squares: the list goes without it.
+      if (std::isfinite(v) &&
+          !(v >= schema_.fields[i].min && v <= schema_.fields[i].max)) {
+        v = std::numeric_limits<double>::quiet_NaN();
+        (*fields->value_outcomes)[i] = CovariateOutcome::kOutOfRange;
+      }
       continue;
     }
     if (next.field >= 0) {

@@ -380,6 +380,35 @@ TEST(DecodeResultsTest, NestedCovariate) {
             SimdjsonMessage(simdjson::T_ATOM_ERROR));
 }
 
+// Issue 42: a field's value outside its [min, max] (by default +-1e15, the
+// widest a sum of squares cannot overflow from) is left out and counted
+// out_of_range; the event is not rejected and the other fields keep theirs.
+TEST(DecodeResultsTest, FieldValuesOutsideTheirRangeAreLeftOut) {
+  SchemaConfig schema;
+  schema.fields = {{"latency_ms", "latency_ms", false, 10},
+                   {"revenue", "revenue", true, 1, -100, 1000}};
+  Decoder d(JoinMode::kImpression, {}, schema);
+  const auto decode = [&](std::string_view extra) {
+    return d.Results(
+        std::string(R"({"request_id":"r","timestamp":1,"results":["a"])") +
+        std::string(extra) + "}");
+  };
+  ASSERT_EQ(decode(R"(,"latency_ms":1e200,"revenue":1000)"), "ok");
+  EXPECT_TRUE(std::isnan(d.results.fields[0]));
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kOutOfRange);
+  EXPECT_EQ(d.results.fields[1], 1000.0);  // The bounds are inclusive.
+  EXPECT_EQ(d.results.field_outcomes[1], CovariateOutcome::kPresent);
+  ASSERT_EQ(decode(R"(,"latency_ms":1e15,"revenue":-100.5)"), "ok");
+  EXPECT_EQ(d.results.fields[0], 1e15);
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kPresent);
+  EXPECT_TRUE(std::isnan(d.results.fields[1]));
+  EXPECT_EQ(d.results.field_outcomes[1], CovariateOutcome::kOutOfRange);
+  ASSERT_EQ(decode(R"(,"latency_ms":-1.0000001e15)"), "ok");
+  EXPECT_EQ(d.results.field_outcomes[0], CovariateOutcome::kOutOfRange);
+  EXPECT_EQ(CovariateOutcomeName(CovariateOutcome::kOutOfRange),
+            "out_of_range");
+}
+
 // schema.fields: each field's value read as the covariate is (a finite
 // number, else NaN with the outcome, never a rejection), flat or on a
 // dotted path, in the fields' order; a shared object on the way to two

@@ -66,6 +66,8 @@ std::string_view CovariateOutcomeName(CovariateOutcome o) {
       return "wrong_type";
     case CovariateOutcome::kNotFinite:
       return "not_finite";
+    case CovariateOutcome::kOutOfRange:
+      return "out_of_range";
   }
   return "unknown";
 }

@@ -65,10 +65,14 @@ enum class CovariateOutcome : uint8_t {
   kWrongType,    // A string, boolean, array or object (or a non-object on
                  // its path): not a number.
   kNotFinite,    // A number no double holds finitely (1e999).
+  // schema.fields only: a number outside the field's [min, max] (by
+  // default +-1e15, where a sum of squares could overflow): left out.
+  kOutOfRange,
 };
-inline constexpr int kNumCovariateOutcomes = 5;
-// "present", "absent", "null", "wrong_type", "not_finite": the `reason`
-// label of rankwatch_covariate_events_total.
+inline constexpr int kNumCovariateOutcomes = 6;
+// "present", "absent", "null", "wrong_type", "not_finite", "out_of_range":
+// the `reason` label of rankwatch_covariate_events_total and
+// rankwatch_field_events_total.
 std::string_view CovariateOutcomeName(CovariateOutcome o);
 
 // The values of schema.fields of one list, in their configured order: a
@@ -111,7 +115,8 @@ struct ResultsEvent {
   double covariate = std::numeric_limits<double>::quiet_NaN();
   CovariateOutcome covariate_outcome = CovariateOutcome::kAbsent;
   // schema.fields: each field's value read as the covariate is (a finite
-  // number, else NaN and never a rejection), and why, per field.
+  // number within the field's [min, max], else NaN and never a rejection),
+  // and why, per field.
   FieldValues fields = kNoFieldValues;
   std::array<CovariateOutcome, config::kMaxResultFields> field_outcomes =
       kAbsentFields;

@@ -3,14 +3,21 @@
 // of Spotify's ("Risk-aware product decisions in A/B tests with multiple
 // metrics", Schultzberg, Ankargren and Franberg, 2024):
 //
-//   invalid       the experiment fails its sample-ratio check: no figure of
-//                 it can be trusted until the assignment is fixed;
+//   invalid       the experiment fails its sample-ratio check, or a series
+//                 it reads has statistics that are not finite: no figure of
+//                 it can be trusted until that is fixed;
 //   no_ship       a primary series is significantly worse, or a guardrail is
 //                 worse than its margin (inferior);
 //   ship          a primary series is significantly better and every
 //                 guardrail is non-inferior (worse by less than its margin);
 //   keep_running  anything else (too few lists, nothing significant yet,
 //                 a guardrail still undecided).
+//
+// Before the experiment's minimum sample (experiments[].min_lists per arm
+// and min_duration of event time since its first list: MinimumSample) only
+// a guardrail beyond its margin may call it (no_ship); anything else is
+// keep_running, with a reason saying what is missing and when, at the
+// current rate, it will be met.
 //
 // Every test reads an always-valid interval, so a decision may be read at
 // every look. A primary series is significant when its interval excludes
@@ -63,18 +70,53 @@ enum class InputState {
   kNonInferior,   // Guardrail: it lies on the better side of -margin.
   kInferior,      // Guardrail: it lies entirely beyond -margin.
   kUndecided,     // Guardrail: it contains -margin.
+  // Its statistics are not finite (a mean or variance that overflowed):
+  // the decision is invalid rather than waiting for an interval.
+  kInvalid,
 };
-inline constexpr int kNumInputStates = 7;
+inline constexpr int kNumInputStates = 8;
 std::string_view InputStateName(InputState s);
 // What an input says to the decision: +1 supports shipping (better,
 // non-inferior), -1 blocks it (worse, inferior), 0 neither yet
 // (rankwatch_ab_decision_input, the demo's table).
 int InputSign(InputState s);
 
-// The rule alone, from the states of the primary series and guardrails.
+// The rule alone, from the states of the primary series and guardrails;
+// before the minimum sample (`minimum_met` false) only a guardrail beyond
+// its margin calls it.
 [[nodiscard]] DecisionValue Decide(bool sample_ratio_mismatch,
                                    std::span<const InputState> primaries,
-                                   std::span<const InputState> guardrails);
+                                   std::span<const InputState> guardrails,
+                                   bool minimum_met = true);
+
+// An experiment's minimum sample at a look: lists (units with schema.unit)
+// per arm against min_lists, event time since its first list against
+// min_duration, and when, at the current rate, both will be met.
+struct MinimumSample {
+  int64_t baseline_lists = 0;
+  int64_t treatment_lists = 0;
+  int64_t min_lists = 0;
+  int64_t elapsed_ms = 0;  // Since the first list; 0 before any.
+  int64_t min_duration_ms = 0;
+  int64_t first_list_ms = 0;  // Event time of the first list (if any).
+  bool units = false;         // Counted in units (schema.unit).
+  // Event time when both are met at the rate so far; -1 when unknown (no
+  // list yet, or no event time between the first list and the look).
+  int64_t met_at_ms = -1;
+  bool met() const {
+    return baseline_lists >= min_lists && treatment_lists >= min_lists &&
+           elapsed_ms >= min_duration_ms;
+  }
+};
+// From the counts, the first list's event time (ExperimentMonitor::
+// kNoEventTime: none yet) and the look's event time.
+[[nodiscard]] MinimumSample MinimumSampleAt(int64_t baseline_lists,
+                                            int64_t treatment_lists,
+                                            int64_t first_list_ms,
+                                            int64_t now_ms,
+                                            const config::ExperimentConfig& e);
+// "minimum sample not reached: ..." (what is missing, and when it is met).
+[[nodiscard]] std::string MinimumSentence(const MinimumSample& m);
 
 // A primary series' state from its interval of treatment - baseline.
 [[nodiscard]] InputState PrimaryState(const metrics::ConfidenceInterval& ci,
@@ -109,6 +151,16 @@ struct DecisionInput {
   double relative_margin = 0;
   bool relative = false;
   InputState state = InputState::kNoData;
+  // The series' running always-valid test saw its estimate leave its
+  // interval `effect_changes` times, the latest at event time
+  // `effect_changed_ms` (-1: never); its interval counts from that look
+  // (metrics::SequentialTest).
+  int64_t effect_changes = 0;
+  int64_t effect_changed_ms = -1;
+  // kInvalid: the arms' figures as read (for the reason).
+  double baseline_variance = 0;
+  double treatment_mean = 0;
+  double treatment_variance = 0;
 };
 
 struct Decision {
@@ -120,6 +172,7 @@ struct Decision {
   // Sentences a person can act on, most important first.
   std::vector<std::string> reasons;
   std::vector<DecisionInput> inputs;  // Primary series, then guardrails.
+  MinimumSample minimum;
   // The look that first gave the current value (0 when it has held since
   // the first look) and its event time ("now" of its windows).
   int64_t since_look = 0;
@@ -156,13 +209,19 @@ class DecisionBoard {
     std::string treatment;
     std::string series;
     metrics::SequentialTest test;
+    int64_t changed_ms = -1;  // Event time of its latest effect change.
   };
-  metrics::SequentialTest* CorrectedTest(size_t experiment,
-                                         const std::string& treatment,
-                                         const std::string& series,
-                                         size_t primaries);
+  Corrected* CorrectedTest(size_t experiment, const std::string& treatment,
+                           const std::string& series, size_t primaries);
   void Decide(const ExperimentMonitor& monitor,
-              const std::vector<SeriesSpec>& series, Decision* d);
+              const std::vector<SeriesSpec>& series, int64_t now_ms,
+              Decision* d);
+  MinimumSample MinimumOf(const ExperimentMonitor& monitor, const SrmState* srm,
+                          int64_t now_ms, const Decision& d) const;
+  // One input's figures from its comparison (null: not computed).
+  void Fill(const config::SeriesRef& ref, const Comparison* c,
+            const std::vector<Comparison>& comparisons,
+            const std::vector<SeriesSpec>& series, DecisionInput* in) const;
 
   const std::vector<config::ExperimentConfig>* experiments_;
   config::StatisticsConfig statistics_;
@@ -171,19 +230,25 @@ class DecisionBoard {
   std::vector<Corrected> corrected_;
 };
 
-// The sentences of a decision (Decision::reasons), from its value, inputs
-// and, when invalid, the experiment's sample-ratio state.
+// The sentences of a decision (Decision::reasons), from its value, inputs,
+// minimum sample (`minimum`: null when met or not read) and, when invalid,
+// the experiment's sample-ratio state.
 [[nodiscard]] std::vector<std::string> DecisionReasons(
     DecisionValue value, std::span<const DecisionInput> inputs,
-    const SrmState* srm);
+    const SrmState* srm, const MinimumSample* minimum = nullptr);
 
 // The decision as one JSON object, the same in /api/v1/summary
 // (experiments[].decisions[]) and replay's JSON
 // (experiments.<name>.treatments.<variant>.decision): treatment, value,
-// reasons, since_look, since_event_ms and inputs (role, series, state,
-// counts, difference, relative_difference, ci_lower, ci_upper, level, and
-// for guardrails margin and relative_margin).
+// reasons, since_look, since_event_ms, minimum (baseline_lists,
+// treatment_lists, min_lists, elapsed_ms, min_duration_ms, met, met_at_ms),
+// effect_changes (one object per input whose effect changed: series,
+// changes, event_ms) and inputs (role, series, state, counts, difference,
+// relative_difference, ci_lower, ci_upper, level, effect_changes,
+// effect_changed_ms, and for guardrails margin and relative_margin).
 void WriteDecisionJson(const Decision& d, JsonWriter* out);
+// Its "minimum" key and object.
+void WriteMinimumJson(const MinimumSample& m, JsonWriter* out);
 
 }  // namespace rankwatch::stream
 

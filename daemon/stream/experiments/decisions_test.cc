@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/random.h"
+#include "daemon/stream/experiments/decisions_test_util.h"
 #include "gtest/gtest.h"
 #include "metrics/ab_stats.h"
 
@@ -85,22 +86,18 @@ TEST(DecideTest, PrimaryStates) {
   EXPECT_EQ(PrimaryState({}, false, true), S::kNoData);
 }
 
-// An aggregator of ndcg@10 (series 0), ndcg (1) and P@10 (2), no windows.
-config::AggregationConfig NoWindows() {
-  config::AggregationConfig c;
-  c.bucket = std::chrono::seconds(10);
-  c.windows = {};
-  return c;
-}
-
 class DecisionBoardTest : public ::testing::Test {
  protected:
   DecisionBoardTest()
-      : agg_(NoWindows(),
+      : agg_(DecisionTestAggregation(),
              BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10})) {
     config::ExperimentConfig e{"ranker-v2", "A", {"B"}};
     e.split = {1, 1};
     e.primary = {{Measure::kNdcg, 10}};
+    // The rule itself, without a minimum sample (tested on its own in
+    // decisions_evidence_test.cc).
+    e.min_lists = 0;
+    e.min_duration = std::chrono::milliseconds(0);
     experiments_.push_back(e);
   }
 
@@ -120,12 +117,10 @@ class DecisionBoardTest : public ::testing::Test {
     }
   }
 
+  // ndcg@10 (series 0), ndcg (1) and P@10 (2).
   const Decision& Look(ExperimentMonitor* monitor, DecisionBoard* board,
                        int64_t now_ms) {
-    monitor->Update(now_ms);
-    board->Update(*monitor, agg_.series(), now_ms);
-    EXPECT_EQ(board->decisions().size(), 1u);
-    return board->decisions()[0];
+    return LookOnce(monitor, board, agg_, now_ms);
   }
 
   Aggregator agg_;
@@ -268,6 +263,8 @@ TEST_F(DecisionBoardTest, AReloadKeepsTheSinceOfAnUnchangedDecision) {
                                                 experiments_[0]};
   next[0].split = {1, 1};
   next[0].primary = {{Measure::kNdcg, 10}};
+  next[0].min_lists = 0;
+  next[0].min_duration = std::chrono::milliseconds(0);
   ExperimentMonitor monitor2(&next, statistics_, &agg_);
   DecisionBoard board2(&next, statistics_);
   board2.AdoptState(board);
@@ -282,8 +279,9 @@ TEST_F(DecisionBoardTest, AReloadKeepsTheSinceOfAnUnchangedDecision) {
   EXPECT_EQ(board2.decisions()[0].since_event_ms, 7'000);
 }
 
-// After a drift the latest estimate can lie outside the running interval
-// (an intersection over looks); the reason then labels both.
+// The running interval restarts where an effect changed, but a look
+// without an interval (too few lists) can leave the latest estimate
+// outside it; the reason then labels both.
 TEST(DecisionReasonsTest, AnEstimateOutsideTheRunningIntervalIsLabelled) {
   DecisionInput in;
   in.series = "precision@5";
@@ -296,10 +294,9 @@ TEST(DecisionReasonsTest, AnEstimateOutsideTheRunningIntervalIsLabelled) {
   std::vector<DecisionInput> inputs = {in};
   EXPECT_EQ(DecisionReasons(DecisionValue::kNoShip, inputs, nullptr),
             std::vector<std::string>{
-                "precision@5 is worse: -0.037 (-10.0%) at the latest look "
-                "(outside the running interval: the effect changed during "
-                "the run); 97.5% always-valid interval since start [-0.007, "
-                "-0.006] excludes 0"});
+                "precision@5 is worse: -0.037 (-10.0%) at the latest look, "
+                "outside the interval of the looks before it; 97.5% "
+                "always-valid interval [-0.007, -0.006] excludes 0"});
   // Inside it: one plain figure.
   inputs[0].interval = {-0.05, -0.02};
   EXPECT_EQ(DecisionReasons(DecisionValue::kNoShip, inputs, nullptr)[0],
@@ -319,10 +316,14 @@ TEST_F(DecisionBoardTest, JsonHasEveryFigure) {
   // The guardrail: d = 0.2 - 0.3, relative -1/3, margin 0.1 x 0.3.
   for (const char* part :
        {R"({"treatment":"B","value":"no_ship","reasons":["guardrail )",
-        R"("since_look":1,"since_event_ms":5000,"inputs":[{"role":"primary",)",
+        R"("since_look":1,"since_event_ms":5000,"minimum":{"baseline_lists":)",
+        R"("min_lists":0,"units":false,"elapsed_ms":0,"min_duration_ms":0,)",
+        R"("met":true,"met_at_ms":-1},"effect_changes":[],)",
+        R"("inputs":[{"role":"primary",)",
         R"({"role":"guardrail","series":"precision@10","state":"inferior",)",
         R"("baseline_count":400,"treatment_count":400,)",
-        R"("level":0.95,"margin":0.03,"relative_margin":0.1}]})"}) {
+        R"("level":0.95,"effect_changes":0,"effect_changed_ms":-1,)",
+        R"("margin":0.03,"relative_margin":0.1}]})"}) {
     EXPECT_NE(json.find(part), std::string::npos) << part << "\n" << json;
   }
 }
@@ -341,13 +342,16 @@ SimResult Simulate(int runs, uint64_t seed, double primary_effect,
   SimResult r;
   Xoshiro256 rng(seed);
   for (int run = 0; run < runs; ++run) {
-    Aggregator agg(NoWindows(),
+    Aggregator agg(DecisionTestAggregation(),
                    BuildSeries({Measure::kNdcg, Measure::kPrecision}, {10}));
     std::vector<config::ExperimentConfig> experiments;
     config::ExperimentConfig e{"x", "A", {"B"}};
     e.split = {1, 1};
     e.primary = {{Measure::kNdcg, 10}};
     e.guardrails = {{{Measure::kPrecision, 10}, margin}};
+    // min_lists (100) is met at the first look, of 200 lists; the lists
+    // carry no event time to count min_duration from.
+    e.min_duration = std::chrono::milliseconds(0);
     experiments.push_back(e);
     const config::StatisticsConfig statistics;
     ExperimentMonitor monitor(&experiments, statistics, &agg);
@@ -437,6 +441,7 @@ TEST(InputSignTest, SupportsBlocksOrNeither) {
   EXPECT_EQ(InputSign(InputState::kNoData), 0);
   EXPECT_EQ(InputSign(InputState::kInconclusive), 0);
   EXPECT_EQ(InputSign(InputState::kUndecided), 0);
+  EXPECT_EQ(InputSign(InputState::kInvalid), -1);
 }
 
 }  // namespace

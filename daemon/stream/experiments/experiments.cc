@@ -117,7 +117,6 @@ ExperimentMonitor::ExperimentMonitor(
     srm.counts.assign(srm.variants.size(), 0);
     srm.sequential = metrics::SequentialSrmTest(srm.shares);
     srm_.push_back(std::move(srm));
-    if (!units_ && covariate_.empty()) continue;
     const size_t buckets = static_cast<size_t>(num_buckets_);
     for (size_t i = 0; i < srm_.back().variants.size(); ++i) {
       const std::string& variant = srm_.back().variants[i];
@@ -125,6 +124,7 @@ ExperimentMonitor::ExperimentMonitor(
       if (it == variants_.end()) {
         variants_.push_back(variant);
         memberships_.emplace_back();
+        first_list_ms_.push_back(kNoEventTime);
         if (units_) {
           ArmBuckets arm;
           arm.variant = variant;
@@ -170,10 +170,29 @@ void RecordVerdictChange(std::vector<VerdictChange>* changes,
   changes->push_back(change);
 }
 
+int64_t ExperimentMonitor::FirstListMs(size_t experiment) const {
+  int64_t first = kNoEventTime;
+  for (size_t a = 0; a < variants_.size(); ++a) {
+    for (const Membership& m : memberships_[a]) {
+      if (m.experiment == experiment) {
+        first = std::min(first, first_list_ms_[a]);
+      }
+    }
+  }
+  return first;
+}
+
 void ExperimentMonitor::AdoptState(
     const ExperimentMonitor& previous,
     const std::vector<SeriesSpec>& previous_series, bool same_statistics) {
   looks_ = previous.looks_;
+  for (size_t a = 0; a < variants_.size(); ++a) {
+    for (size_t b = 0; b < previous.variants_.size(); ++b) {
+      if (previous.variants_[b] == variants_[a]) {
+        first_list_ms_[a] = previous.first_list_ms_[b];
+      }
+    }
+  }
   if (units_ || previous.units_ || !same_statistics) return;
   const std::vector<SeriesSpec>& series = aggregator_->series();
   const bool same_covariate =
@@ -199,6 +218,7 @@ void ExperimentMonitor::AdoptState(
       c.verdict = old.verdict;
       c.state = old.state;
       c.changes = old.changes;
+      c.effect_changed_ms = old.effect_changed_ms;
       if (same_covariate && c.has_adjusted && old.has_adjusted &&
           previous_series[old.series].state_key == series[c.series].state_key) {
         c.adjusted.sequential = old.adjusted.sequential;
@@ -224,11 +244,12 @@ int32_t ExperimentMonitor::ArmOf(uint32_t group) {
 
 void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
                             std::span<const double> values, int32_t shard,
-                            double covariate) {
-  if (!units_ && covariate_.empty()) return;
+                            double covariate, int64_t event_ms) {
   const int32_t a = ArmOf(group);
   if (a < 0) return;
   const size_t arm_index = static_cast<size_t>(a);
+  first_list_ms_[arm_index] = std::min(first_list_ms_[arm_index], event_ms);
+  if (!units_ && covariate_.empty()) return;
   const size_t index = static_cast<size_t>(std::max(shard, 0));
   if (!covariate_.empty() && !values.empty() && std::isfinite(covariate)) {
     AddCovariate(arm_index, unit_hash, values, covariate, index);
@@ -626,7 +647,9 @@ void ExperimentMonitor::Update(int64_t now_ms) {
     if (!c.has_sequential) continue;
     if (c.has_adjusted) UpdateAdjusted(&c);
     // A look without enough data leaves the test as it was.
+    const int64_t changes_before = c.sequential.changes();
     c.look = c.sequential.Update(c.baseline_arm, c.treatment_arm);
+    if (c.sequential.changes() > changes_before) c.effect_changed_ms = now_ms;
     if (c.look.status == metrics::ComparisonStatus::kCountDecreased) {
       // A partition's state left this replica (DropShard): the sequential
       // test, which is the process's, starts afresh on what it now holds.

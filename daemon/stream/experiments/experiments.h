@@ -169,6 +169,10 @@ struct Comparison {
   // The latest changes of `state`, oldest first (at most
   // kMaxVerdictChanges).
   std::vector<VerdictChange> changes;
+  // The event time ("now" of the look) when the running sequential test
+  // last saw its estimate leave its interval, an effect that changed
+  // (metrics::SequentialTest::changes()); -1 when it never did.
+  int64_t effect_changed_ms = -1;
   // Window "all" with schema.covariate set: the regression-adjusted
   // figures (the verdict and BH stay those of the unadjusted row).
   bool has_adjusted = false;
@@ -215,9 +219,19 @@ class ExperimentMonitor {
   // empty when left out; `covariate` its pre-exposure value (NaN: none).
   // Only needed with units or a covariate; a no-op otherwise. `shard`: the
   // input partition of the list (see Aggregator).
+  // `event_ms`: the list's event time, which sets the experiment's first
+  // list (FirstListMs).
   void Add(uint32_t group, uint64_t unit_hash, std::span<const double> values,
            int32_t shard = 0,
-           double covariate = std::numeric_limits<double>::quiet_NaN());
+           double covariate = std::numeric_limits<double>::quiet_NaN(),
+           int64_t event_ms = kNoEventTime);
+
+  static constexpr int64_t kNoEventTime = std::numeric_limits<int64_t>::max();
+  // The event time of experiment `experiment`'s first list this process
+  // saw (over its variants), or kNoEventTime before any. Not checkpointed:
+  // after a restart it is the first list since (docs/statistics.md,
+  // "Minimum sample"); kept over a reload for variants still configured.
+  int64_t FirstListMs(size_t experiment) const;
 
   // Checkpoints of one shard's per-unit-bucket sums and of the units it
   // brought to the sample-ratio counts (with units; without, the
@@ -373,6 +387,7 @@ class ExperimentMonitor {
   // The variants of all experiments, each once.
   std::vector<std::string> variants_;
   std::vector<std::vector<Membership>> memberships_;  // Parallel to variants_.
+  std::vector<int64_t> first_list_ms_;                // Parallel to variants_.
   std::vector<int32_t> group_arm_;  // Aggregator group -> variant; -2 unknown.
   // With a covariate: the summed state (parallel to variants_) and each
   // shard's, which merge into it.

@@ -382,6 +382,8 @@ void WriteQueryMoversJson(std::span<const metrics::QueryMover> movers,
     out->Double(m.p_value_bh);
     out->Key("tested");
     out->Bool(m.tested);
+    out->Key("significant");
+    out->Bool(m.significant);
     out->EndObject();
   }
   out->EndArray();

@@ -147,8 +147,8 @@ enum class MoverInterval { kOmit, kInclude };
 // /api/v1/summary and replay's JSON: the first kQueryMoversInJson movers,
 // each {query, baseline_count, treatment_count, baseline_mean,
 // treatment_mean, difference, share, contribution, [ci_lower, ci_upper,]
-// p_value, p_value_bh, tested}; numbers that are not finite (a p-value
-// untested, a mean without lists) are null.
+// p_value, p_value_bh, tested, significant}; numbers that are not finite (a
+// p-value untested, a mean without lists) are null.
 void WriteQueryMoversJson(std::span<const metrics::QueryMover> movers,
                           MoverInterval interval, JsonWriter* out);
 

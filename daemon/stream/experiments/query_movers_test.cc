@@ -154,17 +154,21 @@ TEST(WriteQueryMoversJsonTest, SummaryAndReplayForms) {
   WriteQueryMoversJson(movers, MoverInterval::kOmit, &summary);
   EXPECT_EQ(summary.Take(),
             R"([{"query":"q\"1",)" + common +
-                R"("p_value":null,"p_value_bh":null,"tested":false},)" +
+                R"("p_value":null,"p_value_bh":null,"tested":false,)"
+                R"("significant":false},)" +
                 R"({"query":"q2",)" + common +
-                R"("p_value":0.04,"p_value_bh":0.08,"tested":true}])");
+                R"("p_value":0.04,"p_value_bh":0.08,"tested":true,)"
+                R"("significant":false}])");
   JsonWriter replay;
   WriteQueryMoversJson(movers, MoverInterval::kInclude, &replay);
   EXPECT_EQ(
       replay.Take(),
       R"([{"query":"q\"1",)" + common + R"("ci_lower":null,"ci_upper":null,)" +
-          R"("p_value":null,"p_value_bh":null,"tested":false},)" +
+          R"("p_value":null,"p_value_bh":null,"tested":false,)"
+          R"("significant":false},)" +
           R"({"query":"q2",)" + common + R"("ci_lower":-0.1,"ci_upper":0.3,)" +
-          R"("p_value":0.04,"p_value_bh":0.08,"tested":true}])");
+          R"("p_value":0.04,"p_value_bh":0.08,"tested":true,)"
+          R"("significant":false}])");
 }
 
 // Both documents list the first 20 movers (docs/statistics.md).

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "base/saturating.h"
 #include "daemon/stream/join/impression_join.h"
@@ -287,7 +288,9 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   if (without_relevant && config_.metrics.definitions.zero_relevant ==
                               metrics::ZeroRelevantPolicy::kSkip) {
     aggregator_.Add(request.group, request.closed_ms, {}, true, shard);
-    experiments_->Add(request.group, request.unit_hash, {}, shard);
+    experiments_->Add(request.group, request.unit_hash, {}, shard,
+                      std::numeric_limits<double>::quiet_NaN(),
+                      request.served_ms);
     return;
   }
   const std::vector<SeriesSpec>& series = aggregator_.series();
@@ -306,7 +309,7 @@ void Pipeline::OnFinalized(const FinalizedRequest& request) {
   aggregator_.Add(request.group, request.closed_ms, values_, without_relevant,
                   shard);
   experiments_->Add(request.group, request.unit_hash, values_, shard,
-                    request.covariate);
+                    request.covariate, request.served_ms);
   movers_->Add(request.group, request.query_id, values_, shard);
 }
 
