@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "config/config_test_util.h"
 #include "daemon/exporter/exporter_test_util.h"
 #include "daemon/stream/pipeline/judge_report_test_util.h"
 #include "daemon/stream/pipeline/pipeline.h"
@@ -558,7 +559,9 @@ TEST_F(SummaryTest, AtTheFirstLookEveryTimeIsNullOrDisplayable) {
   int times = 0;
   ExpectTimesDisplayable(d, "summary", &times);
   EXPECT_GT(times, 5) << json_;
-  // Events read, the value unchanged: it still holds since the start.
+  // Events read, the value unchanged: the first look with an event time
+  // dates it (issue 42), at that look's event time, the pipeline's
+  // window_now_ms.
   Request("a1", "A", "en", true);
   Request("b1", "B", "en", true);
   pipeline_->FinishAll();
@@ -566,7 +569,58 @@ TEST_F(SummaryTest, AtTheFirstLookEveryTimeIsNullOrDisplayable) {
   ExpectTimesDisplayable(d, "summary", &times);
   decision = d["experiments"].at(0)["decisions"].at(0);
   EXPECT_EQ(std::string_view(decision["value"]), "keep_running");
-  EXPECT_TRUE(decision["since_event_ms"].is_null()) << json_;
+  EXPECT_EQ(int64_t(decision["since_event_ms"]),
+            int64_t(d["pipeline"]["window_now_ms"]))
+      << json_;
+}
+
+// Every count of what the UBI join set aside is in the summary as in
+// /metrics and replay (issue 44), from UBI records read with the preset:
+//   q1 lists its hits [a, b]: its impression is ignored (the hits are the
+//      list), and its click on b claims ordinal 1 (base 1: no event of q1
+//      claims 0), where a was served: one position mismatch;
+//   q2 lists no hits: ranked by its one impression (x);
+//   q3 lists no hits and has no impression: unranked.
+TEST_F(SummaryTest, UbiJoinCountsAreInThePipelineObject) {
+  auto p = stream::Pipeline::Create(
+      config::MustParse("schema:\n  preset: ubi\n"), &clock_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  pipeline_ = std::move(p).value();
+  // Event times near the clock (events.min_timestamp is 2010).
+  constexpr int64_t kT = 1'700'000'000'000;
+  const auto event = [](const std::string& action, const std::string& q,
+                        int64_t t, const std::string& doc, int ordinal) {
+    return R"({"action_name":")" + action + R"(","query_id":")" + q +
+           R"(","timestamp":)" + std::to_string(t) +
+           R"(,"event_attributes":{"object":{"object_id":")" + doc +
+           R"("},"position":{"ordinal":)" + std::to_string(ordinal) + "}}}";
+  };
+  for (const std::string& json :
+       {std::string(R"({"query_id":"q1","user_query":"shoes",)"
+                    R"("query_response_hit_ids":["a","b"],"timestamp":)" +
+                    std::to_string(kT) + "}"),
+        std::string(R"({"query_id":"q2","user_query":"socks",)"
+                    R"("timestamp":)" +
+                    std::to_string(kT) + "}"),
+        std::string(R"({"query_id":"q3","user_query":"hats",)"
+                    R"("timestamp":)" +
+                    std::to_string(kT) + "}")}) {
+    pipeline_->OnPayload(stream::Topic::kResults, json, {0, offset_++});
+  }
+  for (const std::string& json :
+       {event("impression", "q1", kT + 100, "b", 2),
+        event("click", "q1", kT + 200, "b", 1),
+        event("impression", "q2", kT + 100, "x", 1)}) {
+    pipeline_->OnPayload(stream::Topic::kJudgments, json, {0, offset_++});
+  }
+  pipeline_->FinishAll();
+  simdjson::dom::element pipeline = Parse(nullptr)["pipeline"];
+  EXPECT_EQ(int64_t(pipeline["ignored_impressions"]), 1) << json_;
+  EXPECT_EQ(int64_t(pipeline["position_mismatches"]), 1) << json_;
+  EXPECT_EQ(int64_t(pipeline["ranked_by_impressions"]), 1) << json_;
+  EXPECT_EQ(int64_t(pipeline["unranked_requests"]), 1) << json_;
+  EXPECT_EQ(int64_t(pipeline["table_full"]), 0) << json_;
+  EXPECT_EQ(int64_t(pipeline["finalized"]), 2) << json_;  // q1, q2.
 }
 
 // When the first figures are due (issue 43): null before any results event;
