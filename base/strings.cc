@@ -132,4 +132,14 @@ std::optional<std::string_view> ClosestKey(
   return best;
 }
 
+std::string SignedFigure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.4g", x);
+  return buf;
+}
+
+std::string SignedInterval(double lower, double upper) {
+  return "[" + SignedFigure(lower) + ", " + SignedFigure(upper) + "]";
+}
+
 }  // namespace rankwatch

@@ -65,6 +65,15 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::optional<std::string_view> ClosestKey(
     std::string_view key, std::span<const std::string_view> known);
 
+// A difference or an interval's end as every human output of an A/B test
+// prints it (the decision's reasons, replay's table): signed, 4 significant
+// digits ("+0.02224", "-12.35", "+1.5e-05"), so that a reason and the table
+// beside it show the same numbers (issue 42). "nan" and "inf" pass as such.
+std::string SignedFigure(double x);
+
+// "[-0.02336, +0.06783]": two SignedFigure()s, the lower end first.
+std::string SignedInterval(double lower, double upper);
+
 }  // namespace rankwatch
 
 #endif  // RANKWATCH_BASE_STRINGS_H_

@@ -96,5 +96,14 @@ TEST(TerminalSafeTest, EscapesControlsButKeepsLines) {
   EXPECT_EQ(TerminalSafe("d\xc3\xa9j\xc3\xa0"), "d\xc3\xa9j\xc3\xa0");
 }
 
+// Four significant digits with a sign, as C's "%+.4g" writes them.
+TEST(SignedFigureTest, FourSignificantDigitsWithASign) {
+  EXPECT_EQ(SignedFigure(0.022236), "+0.02224");
+  EXPECT_EQ(SignedFigure(-12.3456), "-12.35");
+  EXPECT_EQ(SignedFigure(0.0000151), "+1.51e-05");
+  EXPECT_EQ(SignedFigure(0), "+0");
+  EXPECT_EQ(SignedInterval(-0.023361, 0.067834), "[-0.02336, +0.06783]");
+}
+
 }  // namespace
 }  // namespace rankwatch

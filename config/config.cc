@@ -244,6 +244,32 @@ std::string FormatSeriesRef(const SeriesRef& r) {
   return out;
 }
 
+std::string SeriesLabel(const SeriesRef& r) {
+  if (!r.spelling.empty()) return r.spelling;
+  if (!r.field.empty()) return r.field;
+  return metrics::TrecName(r.measure, r.cutoff > 0
+                                          ? std::optional<int32_t>(r.cutoff)
+                                          : std::nullopt);
+}
+
+std::string SeriesLabel(const Config& config, const SeriesRef& r) {
+  for (const ExperimentConfig& e : config.experiments) {
+    for (const SeriesRef& p : e.primary) {
+      if (p == r && !p.spelling.empty()) return p.spelling;
+    }
+  }
+  for (const ExperimentConfig& e : config.experiments) {
+    for (const GuardrailConfig& g : e.guardrails) {
+      if (g.series == r && !g.series.spelling.empty()) {
+        return g.series.spelling;
+      }
+    }
+  }
+  SeriesRef plain = r;
+  plain.spelling.clear();
+  return SeriesLabel(plain);
+}
+
 std::vector<std::string> NamedVariants(const Config& config) {
   std::vector<std::string> named;
   const auto add = [&named](const std::string& v) {

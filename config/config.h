@@ -356,7 +356,14 @@ struct SeriesRef {
   int32_t cutoff = 0;
   // `= {}`: SeriesRef{measure, cutoff} stays a complete initializer.
   std::string field = {};
-  bool operator==(const SeriesRef&) const = default;
+  // The text the user wrote for it ("MRR", "ndcg@10"), empty for a
+  // default: how human outputs name the series (SeriesLabel). Presentation,
+  // not identity: equality ignores it, so "MRR" and "recip_rank" are one
+  // series wherever series are matched.
+  std::string spelling = {};
+  bool operator==(const SeriesRef& o) const {
+    return measure == o.measure && cutoff == o.cutoff && field == o.field;
+  }
 };
 
 // One guardrail of an experiment (`guardrails:` items): a series that must
@@ -573,6 +580,15 @@ std::vector<SeriesRef> DefaultPrimary(const MetricsConfig& metrics);
 bool IsConfiguredSeries(const MetricsConfig& metrics, const SeriesRef& ref);
 // "ndcg@10", or the bare measure name for an uncut series.
 std::string FormatSeriesRef(const SeriesRef& r);
+// How every human output (replay's table, the decisions' reasons, the
+// status page) names a series, one name per measure (issue 43): the
+// user's spelling where they gave one, else trec_eval's name ("ndcg_cut_10",
+// "recip_rank") or the field's. The first overload reads `r` alone; the
+// second the first spelling of the same series in `config`'s experiments
+// (primary series, then guardrails, in the file's order), so that a series
+// spelled in one experiment keeps that name in every table.
+std::string SeriesLabel(const SeriesRef& r);
+std::string SeriesLabel(const Config& config, const SeriesRef& r);
 // The variants `config` names in experiments (baselines, treatments) and
 // interleaving (variant), each once, in the order of the file: the ones
 // the aggregator must never fold into "other".

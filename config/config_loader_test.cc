@@ -1846,5 +1846,41 @@ TEST(ConfigLoaderErrorTest, MultileavingTeamBounds) {
             "config.yaml:2:44: interleaving[0].teams[3]: duplicate team 'b'");
 }
 
+// How human outputs name a series (issue 43): the user's first spelling
+// in experiments (primary series before guardrails), else trec_eval's name.
+// The spelling is no part of a series' identity.
+TEST(SeriesLabelTest, TheUsersFirstSpellingElseTrecEvalsName) {
+  StatusOr<Config> config = ParseConfig(R"(
+metrics:
+  cutoffs: [10]
+  measures: [ndcg, reciprocal_rank, precision]
+experiments:
+  - name: one
+    baseline: A
+    treatments: [B]
+    primary: [MRR]
+    guardrails:
+      - {series: ndcg@10, margin: 0.1}
+  - name: two
+    baseline: A
+    treatments: [C]
+    primary: [recip_rank, P@10]
+)",
+                                        "config.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  using metrics::Measure;
+  EXPECT_EQ(SeriesLabel(*config, {Measure::kReciprocalRank, 0}), "MRR");
+  EXPECT_EQ(SeriesLabel(*config, {Measure::kNdcg, 10}), "ndcg@10");
+  EXPECT_EQ(SeriesLabel(*config, {Measure::kPrecision, 10}), "P@10");
+  EXPECT_EQ(SeriesLabel(*config, {Measure::kNdcg, 0}), "ndcg");
+  EXPECT_EQ(SeriesLabel(*config, {Measure::kReciprocalRank, 10}),
+            "recip_rank_10");
+  EXPECT_EQ(SeriesLabel(SeriesRef{Measure::kPrecision, 10}), "P_10");
+  const SeriesRef& mrr = config->experiments[0].primary[0];
+  EXPECT_EQ(mrr.spelling, "MRR");
+  EXPECT_EQ(mrr, (SeriesRef{Measure::kReciprocalRank, 0}));
+  EXPECT_EQ(mrr, config->experiments[1].primary[0]);
+}
+
 }  // namespace
 }  // namespace rankwatch::config

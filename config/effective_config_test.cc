@@ -1108,8 +1108,10 @@ static_assert(sizeof(TlsConfig) == 160);
 static_assert(sizeof(BasicAuthConfig) == 112);
 static_assert(sizeof(HttpConfig) == 344);
 static_assert(sizeof(ExperimentConfig) == 176);
-static_assert(sizeof(GuardrailConfig) == 56);
-static_assert(sizeof(SeriesRef) == 40);
+// SeriesRef::spelling is no key of its own: the text of `primary` and
+// `series`, which the writer prints in canonical form.
+static_assert(sizeof(GuardrailConfig) == 88);
+static_assert(sizeof(SeriesRef) == 72);
 static_assert(sizeof(InterleavingConfig) == 88);
 static_assert(sizeof(StatisticsConfig) == 56);
 static_assert(sizeof(LoggingConfig) == 40);

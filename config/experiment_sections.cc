@@ -415,7 +415,8 @@ StatusOr<SeriesRef> Parser::ResolveSeries(const Field& field,
                                   "' is computed by `rankwatch eval` "
                                   "only, not by the daemon's engine");
   }
-  const SeriesRef ref{*parsed->measure, parsed->cutoff.value_or(0)};
+  SeriesRef ref{*parsed->measure, parsed->cutoff.value_or(0)};
+  ref.spelling = text;
   if (!IsConfiguredSeries(metrics, ref)) {
     return yaml_.Error(field, "'" + Printable(text) +
                                   "' is not computed (see metrics.measures "

@@ -154,6 +154,15 @@ std::string Fixed4(double v) {
   return buf;
 }
 
+// The value the page shows for a difference or an interval's end in the
+// A/B table (fmtFigure() in page.html): C's "%+.4g", as the decisions'
+// reasons print them (issue 42).
+std::string Figure(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%+.4g", v);
+  return buf;
+}
+
 // The value the page shows for a p-value (fmtP() in page.html): toFixed(4),
 // or below 1e-4 toExponential(1), whose exponent has no leading zero
 // ("5.6e-6" where printf writes "5.6e-06").
@@ -759,6 +768,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
       "mean-A-ndcg_cut_10-all",
       "mean-B-ndcg_cut_10-all",
       "difference-ranker-v2-B-ndcg_cut_10-all",
+      "interval-ranker-v2-B-ndcg_cut_10-all",
       "relative-ranker-v2-B-ndcg_cut_10-all",
       "ab-legend",
       "decision-ranker-v2-B",
@@ -941,7 +951,23 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     }
     found = true;
     EXPECT_EQ(text("difference-ranker-v2-B-ndcg_cut_10-all"),
-              Fixed4(double(c["difference"])));
+              Figure(double(c["difference"])));
+    // One interval per figure (issue 42): the always-valid one, which the
+    // decision's reason about the primary series quotes digit for digit.
+    simdjson::dom::array ci = c["sequential"]["interval"].get_array();
+    const std::string interval =
+        "[" + Figure(double(ci.at(0))) + ", " + Figure(double(ci.at(1))) + "]";
+    EXPECT_EQ(text("interval-ranker-v2-B-ndcg_cut_10-all"), interval);
+    EXPECT_NE(
+        text("decision-ranker-v2-B")
+            .find("ndcg_cut_10 is worse: " + Figure(double(c["difference"]))),
+        std::string::npos)
+        << text("decision-ranker-v2-B");
+    EXPECT_NE(text("decision-ranker-v2-B")
+                  .find("95% always-valid interval " + interval),
+              std::string::npos)
+        << text("decision-ranker-v2-B") << "\n"
+        << interval;
     // The relative difference, a signed percentage (fmtPercent()), is the
     // difference over the baseline arm's mean.
     const double relative = c["relative_difference"];
@@ -968,7 +994,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
     simdjson::dom::element adjusted = c["adjusted"];
     EXPECT_EQ(std::string_view(adjusted["status"]), "adjusted") << summary_;
     EXPECT_EQ(text("adjusted-difference-ranker-v2-B-ndcg_cut_10-all"),
-              Fixed4(double(adjusted["difference"])));
+              Figure(double(adjusted["difference"])));
     EXPECT_NEAR(double(adjusted["difference"]),
                 metrics.Sum("rankwatch_ab_adjusted_difference", l), 1e-12);
     const double ratio = adjusted["variance_ratio"];
@@ -1216,7 +1242,7 @@ TEST_F(StatusPageTest, RendersTheSummaryAndMetricsInChromium) {
         g["series"].at(static_cast<size_t>(p5))["windows"].at(0)["mean"]);
   }
   EXPECT_EQ(std::string_view(restored["difference-ranker-v2-B-P_5-all"]),
-            Fixed4(segment_mean[1] - segment_mean[0]));
+            Figure(segment_mean[1] - segment_mean[0]));
   EXPECT_NE(std::string_view(restored["ab-segment-note"]).find(locale),
             std::string_view::npos);
   // ...and written back when a control changes.

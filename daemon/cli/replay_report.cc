@@ -314,16 +314,6 @@ void WriteEvents(const PipelineSnapshot& p, JsonWriter* w) {
   w->EndObject();
 }
 
-// "[-0.0123, +0.0456]" with signs, or "(no data)".
-std::string FormatInterval(const metrics::ConfidenceInterval& ci) {
-  if (!std::isfinite(ci.lower) || !std::isfinite(ci.upper)) {
-    return "(no data)";
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "[%+.4f, %+.4f]", ci.lower, ci.upper);
-  return buf;
-}
-
 // The five queries that move each primary comparison most.
 void AppendMoversTable(std::string* out, const PipelineSnapshot& p, size_t x) {
   if (p.movers_capacity == 0) return;
@@ -335,7 +325,7 @@ void AppendMoversTable(std::string* out, const PipelineSnapshot& p, size_t x) {
     std::snprintf(buf, sizeof(buf),
                   "  queries moving %s's %s most (contribution = traffic "
                   "share x difference):\n",
-                  c->treatment.c_str(), p.series[c->series].trec_name.c_str());
+                  c->treatment.c_str(), p.series[c->series].label.c_str());
     *out += buf;
     for (size_t i = 0; i < movers.size() && i < 5; ++i) {
       const metrics::QueryMover& m = movers[i];
@@ -379,6 +369,34 @@ void AppendEventsTable(const PipelineSnapshot& p, std::string* out) {
   *out += line + "\n";
 }
 
+// "95%", "97.5%": a confidence level as the decision's reasons write it.
+std::string FormatLevel(double level) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g%%", 100 * level);
+  return buf;
+}
+
+// One row of an experiment's table: the difference, its always-valid
+// interval and p-value (or "(no data)" before there is one), the verdict.
+void AppendComparisonRow(std::string* out, std::string_view treatment,
+                         std::string_view name, double difference,
+                         const metrics::SequentialTest& sequential,
+                         std::string_view verdict) {
+  const metrics::ConfidenceInterval ci = sequential.interval();
+  const std::string interval =
+      std::isfinite(ci.lower) && std::isfinite(ci.upper)
+          ? SignedInterval(ci.lower, ci.upper)
+          : "(no data)";
+  char buf[320];
+  std::snprintf(buf, sizeof(buf), "  %-8.*s %-17.*s %10s %-24s %8.2g %.*s\n",
+                static_cast<int>(treatment.size()), treatment.data(),
+                static_cast<int>(name.size()), name.data(),
+                SignedFigure(difference).c_str(), interval.c_str(),
+                sequential.p_value(), static_cast<int>(verdict.size()),
+                verdict.data());
+  *out += buf;
+}
+
 void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
   const std::vector<config::ExperimentConfig>& experiments =
       p.config.experiments;
@@ -407,45 +425,40 @@ void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
         *out += "    - " + reason + "\n";
       }
     }
-    std::snprintf(buf, sizeof(buf), "  %-8s %-17s %9s %-20s %8s %8s %-20s %s\n",
-                  "variant", "measure", "diff", "CI (fixed)", "p", "p(BH)",
-                  "CI (always valid)", "verdict");
+    // One interval per figure (issue 42): the always-valid one, which the
+    // verdicts and the decision read, in the decision's own digits. The
+    // fixed-horizon Welch figures and their Benjamini-Hochberg p-values
+    // stay in the JSON (ci_lower, p_value, p_value_bh).
+    const std::string interval_head =
+        FormatLevel(p.level) + " always-valid interval";
+    std::snprintf(buf, sizeof(buf), "  %-8s %-17s %10s %-24s %8s %s\n",
+                  "variant", "measure", "diff", interval_head.c_str(), "p",
+                  "verdict");
     *out += buf;
     for (const Comparison* c : WholeRunRows(p, x)) {
       // judged is coverage, not quality; a field (schema.fields) is shown,
-      // without BH or verdict (its guardrail's test is in the decision).
+      // without a verdict (its guardrail's test is in the decision).
       const bool field = p.series[c->series].field >= 0;
       if (!c->quality && !field) continue;
       const std::string name =
-          p.series[c->series].trec_name + (c->primary ? "*" : "");
-      char bh[16] = "       -";
-      if (!field) std::snprintf(bh, sizeof(bh), "%8.2g", c->p_value_bh);
-      std::snprintf(
-          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %s %-20s %s\n",
-          c->treatment.c_str(), name.c_str(), c->welch.difference,
-          FormatInterval(c->welch.interval).c_str(), c->welch.p_value, bh,
-          FormatInterval(c->sequential.interval()).c_str(),
-          field ? "(field)"
-                : std::string(stream::VerdictStateName(c->state)).c_str());
-      *out += buf;
+          p.series[c->series].label + (c->primary ? "*" : "");
+      AppendComparisonRow(
+          out, c->treatment, name, c->welch.difference, c->sequential,
+          field ? "(field)" : stream::VerdictStateName(c->state));
       if (!c->has_adjusted) continue;
       const AdjustedComparison& a = c->adjusted;
       char ratio[32];  // The status says why when not adjusted.
       std::snprintf(ratio, sizeof(ratio), "variance x%.2f", a.variance_ratio);
-      std::snprintf(
-          buf, sizeof(buf), "  %-8s %-17s %+9.4f %-20s %8.2g %8s %-20s %s\n",
-          "", "  adjusted", a.welch.difference,
-          FormatInterval(a.welch.interval).c_str(), a.welch.p_value, "",
-          FormatInterval(a.sequential.interval()).c_str(),
-          a.status == metrics::AdjustmentStatus::kAdjusted
-              ? ratio
-              : std::string(metrics::AdjustmentStatusName(a.status)).c_str());
-      *out += buf;
+      AppendComparisonRow(out, "", "  adjusted", a.welch.difference,
+                          a.sequential,
+                          a.status == metrics::AdjustmentStatus::kAdjusted
+                              ? std::string_view(ratio)
+                              : metrics::AdjustmentStatusName(a.status));
     }
     AppendMoversTable(out, p, x);
   }
   if (!experiments.empty()) {
-    *out += "  (* primary series; CI at statistics.level";
+    *out += "  (* primary series; intervals at statistics.level";
     *out += p.units ? ", clustered by " + p.config.schema.unit : "";
     *out += p.adjusted() ? "; adjusted rows: regression-adjusted by " +
                                p.covariate + ", variance vs unadjusted"
@@ -571,7 +584,7 @@ std::string FormatReplayTable(const PipelineSnapshot& p) {
     for (size_t s = 0; s < m.series.size(); ++s) {
       const metrics::RunningStats& st = m.series[s];
       std::snprintf(buf, sizeof(buf), "%-12s %-16s %10lld %10.4f %10.4f\n",
-                    v.c_str(), p.series[s].trec_name.c_str(),
+                    v.c_str(), p.series[s].label.c_str(),
                     static_cast<long long>(st.count()), st.mean(), st.stddev());
       out += buf;
     }

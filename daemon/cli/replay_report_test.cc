@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -471,15 +472,28 @@ experiments:
             std::string::npos);
   EXPECT_EQ(json.find("\"verdict\":null,\"state\":\"coverage\"", judged),
             json.find("\"verdict\":null,\"state\":\"coverage\""));
-  // The table shows the field's row (judged's not), without BH or
-  // verdict: difference +30, Welch p from
-  // scipy.stats.ttest_ind([130, 150], [100, 120], equal_var=False).pvalue
-  // = 0.16794970566215633 (t = 2.1213, df = 2): "0.17".
+  // The table shows the field's row (judged's not), without a verdict:
+  // difference +30 and one interval, the always-valid one (issue 42),
+  // wider than the fixed-horizon Welch interval of the same look, which
+  // the table no longer shows: 30 +- t(0.975, df 2) x sqrt(200/2 + 200/2)
+  // = 30 +- 4.302652729911275 x 14.142135623730951 = [-30.85, +90.85]
+  // (scipy.stats.t.ppf(0.975, 2)); its p, scipy.stats.ttest_ind([130,
+  // 150], [100, 120], equal_var=False).pvalue = 0.16794970566215633, is
+  // not printed either.
   const std::string table = Table();
-  const size_t row = table.find("  B        latency_ms         +30.0000 ");
+  const size_t row = table.find("  B        latency_ms ");
   ASSERT_NE(row, std::string::npos) << table;
   const std::string line = table.substr(row, table.find('\n', row) - row);
-  EXPECT_NE(line.find("     0.17        - "), std::string::npos) << line;
+  EXPECT_NE(line.find(" +30 ["), std::string::npos) << line;
+  double lower = 0;
+  double upper = 0;
+  ASSERT_EQ(
+      std::sscanf(line.c_str() + line.find('['), "[%lf, %lf]", &lower, &upper),
+      2)
+      << line;
+  EXPECT_LT(lower, -30.85) << line;
+  EXPECT_GT(upper, 90.85) << line;
+  EXPECT_EQ(line.find("0.17"), std::string::npos) << line;
   EXPECT_TRUE(line.ends_with(" (field)")) << line;
   EXPECT_EQ(table.find("  B        judged_1"), std::string::npos) << table;
 }
@@ -558,24 +572,67 @@ metrics:
 TEST_F(ReplayReportTest, TableOfAnExperimentWithQueryMovers) {
   FeedExperiment();
   const std::string table = Table();
-  // Figures as in FeedExperiment: the comparison row at "  %-8s %-17s
-  // %+9.4f %-20s %8.2g %8.2g", the movers at "    %-24.24s %+9.4f  diff
-  // %+.4f  lists %lld/%lld  p(BH) %s".
+  // Figures as in FeedExperiment: the series named as the configuration
+  // spells it (precision@1, not P_1: issue 43), the difference 8/31 =
+  // 0.25806... at 4 significant digits, the movers at "    %-24.24s
+  // %+9.4f  diff %+.4f  lists %lld/%lld  p(BH) %s".
   for (const char* part :
        {"\nexperiment ab (baseline A; lists: A=31 B=31)\n"
         "  sample ratio: chi-square p=1, sequential p=",
         "  decision for B: keep_running\n",
-        "  B        P_1*                +0.2581 [+0.0416, +0.4746]       0.02 "
-        "    0.02 ",
-        "  queries moving B's P_1 most (contribution = traffic share x "
+        "    - precision@1 shows no significant difference yet: +0.2581 ",
+        "  variant  measure                 diff 95% always-valid interval   "
+        "     p verdict\n",
+        "  B        precision@1*         +0.2581 [",
+        "  queries moving B's precision@1 most (contribution = traffic share x "
         "difference):\n"
         "    q1                         +0.2903  diff +0.3000  lists 30/30  "
         "p(BH) 0.0071\n"
         "    q2                         -0.0323  diff -1.0000  lists 1/1  "
         "p(BH) untested\n",
-        "  (* primary series; CI at statistics.level)\n"}) {
+        "  (* primary series; intervals at statistics.level)\n",
+        // The variants' means name it the same way.
+        "\nA            precision@1"}) {
     EXPECT_NE(table.find(part), std::string::npos) << part << "\n" << table;
   }
+  EXPECT_EQ(table.find("P_1"), std::string::npos) << table;
+}
+
+// One interval per figure (issue 42): the row shows the always-valid
+// interval the decision's reason quotes, digit for digit, and not the
+// fixed-horizon Welch one (+0.04155, +0.4746 here: JsonOfAnExperiment...'s
+// ci_lower 0.041552135554806 and ci_upper 0.47457689670325853 at "%+.4g"),
+// which stays in the JSON.
+TEST_F(ReplayReportTest, TableShowsTheIntervalOfTheDecisionsReason) {
+  FeedExperiment();
+  const std::string table = Table();
+  const std::string json = Json();
+  const std::string marker = "95% always-valid interval [";
+  const size_t reason = table.find("    - precision@1 ");
+  ASSERT_NE(reason, std::string::npos) << table;
+  const size_t open = table.find(marker, reason);
+  ASSERT_NE(open, std::string::npos) << table;
+  const size_t from = open + marker.size() - 1;
+  const std::string interval =
+      table.substr(from, table.find(']', from) + 1 - from);
+  const size_t row = table.find("  B        precision@1*");
+  ASSERT_NE(row, std::string::npos) << table;
+  const std::string row_text = table.substr(row, table.find('\n', row) - row);
+  EXPECT_NE(row_text.find(" +0.2581 " + interval + " "), std::string::npos)
+      << row_text << " vs the reason's " << interval;
+  EXPECT_EQ(table.find("+0.04155"), std::string::npos) << table;
+  EXPECT_EQ(table.find("+0.4746"), std::string::npos) << table;
+  // The interval is the JSON's sequential one, at "%+.4g".
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(json)).get(doc),
+            simdjson::SUCCESS);
+  simdjson::dom::element c = doc["experiments"]["ab"]["treatments"]["B"]["P_1"];
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "[%+.4g, %+.4g]",
+                double(c["sequential_ci_lower"]),
+                double(c["sequential_ci_upper"]));
+  EXPECT_EQ(interval, expected);
 }
 
 // A query text with escape sequences (an OSC retitling the window, a

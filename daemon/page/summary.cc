@@ -307,6 +307,9 @@ void WriteComparison(const stream::Comparison& c,
   out->String(c.treatment);
   out->Key("series");
   out->String(series.trec_name);
+  // How the page names it (issue 43): the decisions' reasons use it too.
+  out->Key("label");
+  out->String(series.label);
   out->Key("measure");
   out->String(series.name);
   out->Key("k");

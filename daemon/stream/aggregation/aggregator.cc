@@ -21,6 +21,7 @@ std::vector<SeriesSpec> BuildSeries(
                              std::string trec, std::string k_label) {
     SeriesSpec s{m, index, k, trec, std::move(k_label), trec};
     s.name = std::string(metrics::MeasureName(m));
+    s.label = s.trec_name;
     s.higher_is_better = metrics::HigherIsBetter(m);
     s.quality = metrics::IsQualityMeasure(m);
     series.push_back(std::move(s));
@@ -48,6 +49,7 @@ std::vector<SeriesSpec> BuildSeries(
                  "field:" + f.name + "|path=" + f.path +
                      (f.higher_is_better ? "|higher" : "|lower")};
     s.name = f.name;
+    s.label = f.name;
     s.field = static_cast<int32_t>(i);
     s.higher_is_better = f.higher_is_better;
     s.mixture_sd = f.mixture_sd;

@@ -62,6 +62,9 @@ struct SeriesSpec {
   std::string state_key;
   // The `measure` label of every output: "ndcg", or a field's name.
   std::string name = {};
+  // How human outputs name it (config::SeriesLabel): the user's spelling
+  // in experiments ("MRR"), else trec_name.
+  std::string label = {};
   // A field of results events (schema.fields): its index there; its values
   // are the events' (FinalizedRequest::fields), not the evaluator's.
   int32_t field = -1;

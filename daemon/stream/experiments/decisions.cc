@@ -10,6 +10,7 @@
 #include "base/duration.h"
 #include "base/rfc3339.h"
 #include "base/saturating.h"
+#include "base/strings.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
@@ -21,12 +22,6 @@ namespace {
 // variance of a handful of values makes the earliest always-valid
 // intervals too narrow (docs/statistics.md, "Decisions").
 constexpr int64_t kMinCorrectedCount = 20;
-
-std::string Signed(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%+.4g", x);
-  return buf;
-}
 
 std::string Plain(double x) {
   char buf[32];
@@ -48,7 +43,7 @@ std::string Wait(int64_t ms) {
 
 // "+0.021 (+3.0%), 95% always-valid interval [+0.008, +0.034]".
 std::string Figures(const DecisionInput& in) {
-  std::string out = Signed(in.difference);
+  std::string out = SignedFigure(in.difference);
   if (std::isfinite(in.relative_difference)) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), " (%+.1f%%)", 100 * in.relative_difference);
@@ -62,8 +57,8 @@ std::string Figures(const DecisionInput& in) {
   out += holds ? ", "
                : " at the latest look, outside the interval of the looks "
                  "before it; ";
-  out += Percent(in.level) + " always-valid interval [" +
-         Signed(in.interval.lower) + ", " + Signed(in.interval.upper) + "]";
+  out += Percent(in.level) + " always-valid interval " +
+         SignedInterval(in.interval.lower, in.interval.upper);
   if (in.effect_changes > 0) {
     out += " (counted from " + FormatRfc3339Millis(in.effect_changed_ms) +
            ", when the effect changed)";
@@ -77,7 +72,7 @@ double Bound(const DecisionInput& in) {
 }
 
 std::string MarginText(const DecisionInput& in) {
-  std::string out = "the margin " + Signed(Bound(in));
+  std::string out = "the margin " + SignedFigure(Bound(in));
   if (in.relative) {
     out += " (" + Percent(in.relative_margin) + " of the baseline's " +
            Plain(in.baseline_mean) + ")";
@@ -86,7 +81,7 @@ std::string MarginText(const DecisionInput& in) {
 }
 
 std::string InvalidSentence(const DecisionInput& in) {
-  return (in.guardrail ? "guardrail " : "") + in.series +
+  return (in.guardrail ? "guardrail " : "") + in.label +
          " has statistics that are not finite (baseline mean " +
          Plain(in.baseline_mean) + ", variance " + Plain(in.baseline_variance) +
          "; treatment mean " + Plain(in.treatment_mean) + ", variance " +
@@ -96,7 +91,7 @@ std::string InvalidSentence(const DecisionInput& in) {
 }
 
 std::string InputSentence(const DecisionInput& in) {
-  const std::string& s = in.series;
+  const std::string& s = in.label;
   switch (in.state) {
     case InputState::kInvalid:
       return InvalidSentence(in);
@@ -438,6 +433,7 @@ void DecisionBoard::Fill(const config::SeriesRef& ref, const Comparison* c,
                          DecisionInput* in) const {
   in->ref = ref;
   in->series = config::FormatSeriesRef(ref);
+  in->label = c != nullptr ? series[c->series].label : config::SeriesLabel(ref);
   in->level = statistics_.level;
   // The configured direction: the measure's, or the field's `better` (the
   // computed series says the same; a series not computed, after a reload,
@@ -606,6 +602,8 @@ void WriteDecisionJson(const Decision& d, JsonWriter* out) {
     out->BeginObject();
     out->Key("series");
     out->String(in.series);
+    out->Key("label");
+    out->String(in.label);
     out->Key("changes");
     out->Int(in.effect_changes);
     out->Key("event_ms");
@@ -621,6 +619,8 @@ void WriteDecisionJson(const Decision& d, JsonWriter* out) {
     out->String(in.guardrail ? "guardrail" : "primary");
     out->Key("series");
     out->String(in.series);
+    out->Key("label");
+    out->String(in.label);
     out->Key("state");
     out->String(InputStateName(in.state));
     out->Key("baseline_count");

@@ -130,7 +130,10 @@ struct MinimumSample {
 struct DecisionInput {
   bool guardrail = false;
   config::SeriesRef ref;
-  std::string series;     // "ndcg@10", as config::FormatSeriesRef.
+  std::string series;  // "ndcg@10", as config::FormatSeriesRef.
+  // How the reasons name it: SeriesSpec::label (the user's spelling, else
+  // trec_eval's name), as every human output's table does.
+  std::string label;
   size_t comparison = 0;  // Into ExperimentMonitor::comparisons().
   bool higher_is_better = true;
   int64_t baseline_count = 0;

@@ -152,7 +152,7 @@ TEST_F(EvidenceTest, EightListsPerArmKeepRunningByDefault) {
             "minimum 100 lists per arm, 30s since the first list of the "
             "minimum 1h; at the current rate met at about "
             "1970-01-01T01:00:01Z (in 59m30s)");
-  EXPECT_EQ(d.reasons[1].substr(0, 20), "ndcg@10 is better: +");
+  EXPECT_EQ(d.reasons[1].substr(0, 24), "ndcg_cut_10 is better: +");
 }
 
 // A look before any event has no event time ("now" INT64_MIN): the
@@ -193,7 +193,7 @@ TEST_F(EvidenceTest, StatisticsThatAreNotFiniteMakeTheDecisionInvalid) {
   // mean (1e200 + 401 x 0.3 - 0.1) / 401 = 2.494e197 (the 401st list's
   // 0.6 ndcg@10 with P@10 1e200), its variance infinite.
   EXPECT_EQ(d.reasons[0],
-            "guardrail precision@10 has statistics that are not finite "
+            "guardrail P_10 has statistics that are not finite "
             "(baseline mean 0.3, variance 0.01003; treatment mean 2.494e+197, "
             "variance inf): a value overflowed its sums; bound the field "
             "(schema.fields[].min and max) and restart the experiment");
@@ -227,9 +227,12 @@ TEST_F(EvidenceTest, AnEffectThatChangesIsNamed) {
   JsonWriter w;
   WriteDecisionJson(d, &w);
   const std::string json = w.Take();
-  EXPECT_NE(json.find(R"("effect_changes":[{"series":"ndcg@10","changes":1,)"
-                      R"("event_ms":9000}])"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"("effect_changes":[{"series":"ndcg@10","label":"ndcg_cut_10",)"
+          R"("changes":1,)"
+          R"("event_ms":9000}])"),
+      std::string::npos)
       << json;
 }
 

@@ -151,8 +151,8 @@ TEST_F(DecisionBoardTest, ShipsWhenThePrimaryIsBetterAndGuardrailsHold) {
   ASSERT_EQ(d.reasons.size(), 3u);
   EXPECT_EQ(d.reasons[0],
             "a primary series is better, but not every guardrail holds yet");
-  EXPECT_EQ(d.reasons[1].substr(0, 40),
-            "ndcg@10 is better: +0.1 (+20.0%), 95% al");
+  EXPECT_EQ(d.reasons[1].substr(0, 44),
+            "ndcg_cut_10 is better: +0.1 (+20.0%), 95% al");
   // 300 more lists per arm: V = 2 x 0.01 x 400 / 399 / 400 = 5.0125e-5,
   // half-width 0.02252: P@10 [-0.0225, 0.0225] stays above -0.04.
   Feed(300, 0.3, 0.3);
@@ -163,7 +163,7 @@ TEST_F(DecisionBoardTest, ShipsWhenThePrimaryIsBetterAndGuardrailsHold) {
   EXPECT_EQ(later.since_look, 2);
   EXPECT_EQ(later.since_event_ms, 9'000);
   ASSERT_EQ(later.reasons.size(), 2u);
-  EXPECT_EQ(later.reasons[1].substr(0, 31), "guardrail precision@10 holds: +");
+  EXPECT_EQ(later.reasons[1].substr(0, 23), "guardrail P_10 holds: +");
   EXPECT_NE(later.reasons[1].find("stays above the margin -0.04"),
             std::string::npos)
       << later.reasons[1];
@@ -187,7 +187,7 @@ TEST_F(DecisionBoardTest, AGuardrailWorseThanItsMarginBlocks) {
   EXPECT_NEAR(d.inputs[1].margin, 0.03, 1e-12);
   EXPECT_EQ(d.value, DecisionValue::kNoShip);
   ASSERT_EQ(d.reasons.size(), 1u);
-  EXPECT_NE(d.reasons[0].find("guardrail precision@10 is worse than its "
+  EXPECT_NE(d.reasons[0].find("guardrail P_10 is worse than its "
                               "margin: -0.1 (-33.3%)"),
             std::string::npos)
       << d.reasons[0];
@@ -285,6 +285,7 @@ TEST_F(DecisionBoardTest, AReloadKeepsTheSinceOfAnUnchangedDecision) {
 TEST(DecisionReasonsTest, AnEstimateOutsideTheRunningIntervalIsLabelled) {
   DecisionInput in;
   in.series = "precision@5";
+  in.label = "precision@5";  // As the user spelled it.
   in.difference = -0.037;
   in.relative_difference = -0.1;
   in.has_interval = true;
@@ -320,7 +321,8 @@ TEST_F(DecisionBoardTest, JsonHasEveryFigure) {
         R"("min_lists":0,"units":false,"elapsed_ms":0,"min_duration_ms":0,)",
         R"("met":true,"met_at_ms":-1},"effect_changes":[],)",
         R"("inputs":[{"role":"primary",)",
-        R"({"role":"guardrail","series":"precision@10","state":"inferior",)",
+        R"({"role":"guardrail","series":"precision@10","label":"P_10",)",
+        R"("state":"inferior",)",
         R"("baseline_count":400,"treatment_count":400,)",
         R"("level":0.95,"effect_changes":0,"effect_changed_ms":-1,)",
         R"("margin":0.03,"relative_margin":0.1}]})"}) {

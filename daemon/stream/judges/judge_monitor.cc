@@ -40,6 +40,7 @@ SeriesSpec CutSeries(std::string_view name, int32_t cutoff_index,
   s.cutoff = cutoff;
   s.k_label = std::to_string(cutoff);
   s.trec_name = std::string(name) + "_" + s.k_label;
+  s.label = s.trec_name;
   s.state_key = std::move(state_key);
   s.name = std::string(name);
   s.higher_is_better = name != "unjudged";

@@ -32,6 +32,7 @@ std::vector<SeriesSpec> KeyedSeries(const config::Config& config) {
     kinds += k + ",";
   }
   for (SeriesSpec& s : series) {
+    s.label = config::SeriesLabel(config, RefOf(s));
     if (s.field >= 0) continue;  // Its values are the events' own.
     s.state_key = s.trec_name + definitions;
     if (metrics::IsClickMeasure(s.measure)) s.state_key += kinds;
