@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/json_writer.h"
+#include "base/rfc3339.h"
 #include "base/strings.h"
 #include "daemon/stream/experiments/query_movers.h"
 #include "daemon/stream/interleaving/interleaving_report.h"
@@ -378,10 +379,12 @@ std::string FormatLevel(double level) {
 
 // One row of an experiment's table: the difference, its always-valid
 // interval and p-value (or "(no data)" before there is one), the verdict.
+// After an effect changed the interval counts from the change and may
+// not hold the whole run's difference: the row says so (issue 42).
 void AppendComparisonRow(std::string* out, std::string_view treatment,
                          std::string_view name, double difference,
                          const metrics::SequentialTest& sequential,
-                         std::string_view verdict) {
+                         int64_t effect_changed_ms, std::string_view verdict) {
   const metrics::ConfidenceInterval ci = sequential.interval();
   const std::string interval =
       std::isfinite(ci.lower) && std::isfinite(ci.upper)
@@ -395,6 +398,12 @@ void AppendComparisonRow(std::string* out, std::string_view treatment,
                 sequential.p_value(), static_cast<int>(verdict.size()),
                 verdict.data());
   *out += buf;
+  if (sequential.changes() > 0 && effect_changed_ms >= 0) {
+    out->pop_back();  // The line break, after the note.
+    *out += " (the effect changed at " +
+            FormatRfc3339Millis(effect_changed_ms) +
+            ": the interval counts from then)\n";
+  }
 }
 
 void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
@@ -444,13 +453,14 @@ void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
           p.series[c->series].label + (c->primary ? "*" : "");
       AppendComparisonRow(
           out, c->treatment, name, c->welch.difference, c->sequential,
+          c->effect_changed_ms,
           field ? "(field)" : stream::VerdictStateName(c->state));
       if (!c->has_adjusted) continue;
       const AdjustedComparison& a = c->adjusted;
       char ratio[32];  // The status says why when not adjusted.
       std::snprintf(ratio, sizeof(ratio), "variance x%.2f", a.variance_ratio);
       AppendComparisonRow(out, "", "  adjusted", a.welch.difference,
-                          a.sequential,
+                          a.sequential, -1,
                           a.status == metrics::AdjustmentStatus::kAdjusted
                               ? std::string_view(ratio)
                               : metrics::AdjustmentStatusName(a.status));

@@ -635,6 +635,57 @@ TEST_F(ReplayReportTest, TableShowsTheIntervalOfTheDecisionsReason) {
   EXPECT_EQ(interval, expected);
 }
 
+// An effect that changed (issue 42): B better on P@1 than A for 400
+// lists per arm (0.9 against 0.5), then worse (0.1) for 1,600 more, a
+// look every 100 lists. The whole run's difference, (400 x 0.4 - 1600 x
+// 0.4) / 2000 = -0.24, is beside an interval restarted at the change: the
+// row says when the effect changed and that the interval counts from then.
+TEST_F(ReplayReportTest, TableSaysWhenAnEffectChanged) {
+  Build(R"(
+join:
+  window: 1m
+  allowed_lateness: 0s
+events:
+  min_timestamp: "1970-01-01T00:00:00Z"
+metrics:
+  cutoffs: [1]
+  measures: [precision]
+experiments:
+  - name: ab
+    baseline: A
+    treatments: [B]
+    primary: [P@1]
+    min_lists: 0
+    min_duration: 0s
+)");
+  int n = 0;
+  const auto list = [&](const std::string& variant, bool relevant) {
+    const std::string id = "r" + std::to_string(n);
+    const int64_t t = 1000 * ++n;
+    Results("{\"request_id\":\"" + id + "\",\"query_id\":\"q\",\"variant\":\"" +
+            variant + "\",\"timestamp\":" + std::to_string(t) +
+            ",\"results\":[\"d1\",\"d2\"]}");
+    Judgment(id, relevant ? "d1" : "d2", 1, t);
+  };
+  for (int i = 0; i < 2000; ++i) {
+    list("A", i % 2 == 0);
+    list("B", i < 400 ? i % 10 != 0 : i % 10 == 0);
+    if (i % 100 == 99) {
+      clock_.Advance(stream::Pipeline::kExperimentLookIntervalMs);
+      pipeline_->AdvanceWallClock();
+    }
+  }
+  pipeline_->FinishAll();
+  const std::string table = Table();
+  const size_t row = table.find("  B        P@1*");
+  ASSERT_NE(row, std::string::npos) << table;
+  const std::string line = table.substr(row, table.find('\n', row) - row);
+  EXPECT_NE(line.find(" -0.24 ["), std::string::npos) << line;
+  EXPECT_NE(line.find(" (the effect changed at 1970-01-01T"), std::string::npos)
+      << line;
+  EXPECT_TRUE(line.ends_with(": the interval counts from then)")) << line;
+}
+
 // A query text with escape sequences (an OSC retitling the window, a
 // bell, a colour) reaches the table escaped, never raw (issue 43).
 TEST_F(ReplayReportTest, TableEscapesControlCharactersOfQueryTexts) {
