@@ -199,6 +199,12 @@ void FillDecisions(const stream::PipelineSnapshot& p, DemoSnapshot* s) {
     out.baseline = d.baseline;
     out.treatment = d.treatment;
     out.value = std::string(stream::DecisionValueName(d.value));
+    out.minimum_met = d.minimum.met();
+    out.baseline_lists = d.minimum.baseline_lists;
+    out.treatment_lists = d.minimum.treatment_lists;
+    out.min_lists = d.minimum.min_lists;
+    out.elapsed_ms = d.minimum.elapsed_ms;
+    out.min_duration_ms = d.minimum.min_duration_ms;
     for (const stream::DecisionInput& in : d.inputs) {
       DecisionInputFigures f;
       f.guardrail = in.guardrail;

@@ -127,6 +127,14 @@ struct DecisionFigures {
   std::string treatment;
   std::string value;  // ship, no_ship, keep_running, invalid.
   std::vector<DecisionInputFigures> inputs;  // Primary series first.
+  // The minimum sample (stream::MinimumSample): why a decision keeps
+  // running before it is met. Lists are units with schema.unit.
+  bool minimum_met = true;
+  int64_t baseline_lists = 0;
+  int64_t treatment_lists = 0;
+  int64_t min_lists = 0;
+  int64_t elapsed_ms = 0;  // Event time since the experiment's first list.
+  int64_t min_duration_ms = 0;
 };
 
 struct SrmFigures {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/duration.h"
 #include "base/strings.h"
 #include "metrics/ab_stats.h"
 
@@ -257,6 +258,34 @@ void DemoStory::ObserveAb(const DemoSnapshot& s,
   }
 }
 
+namespace {
+
+// Why a decision keeps running, as a person asks it: the minimum sample
+// not yet reached, else each primary series without a call yet, with its
+// interval (it holds 0).
+std::string WhyKeepRunning(const DecisionFigures& d) {
+  if (!d.minimum_met) {
+    return ": minimum sample not reached (lists " +
+           Thousands(d.baseline_lists) + " and " +
+           Thousands(d.treatment_lists) + " of " + Thousands(d.min_lists) +
+           " per arm, " + FormatDuration(Duration(d.elapsed_ms / 1000 * 1000)) +
+           " of " + FormatDuration(Duration(d.min_duration_ms / 1000 * 1000)) +
+           ")";
+  }
+  std::string why;
+  for (const DecisionInputFigures& in : d.inputs) {
+    if (in.guardrail || in.input != 0) continue;
+    why += (why.empty() ? ": " : "; ") + in.series.Label() +
+           (std::isnan(in.lower)
+                ? " has too few lists for an interval"
+                : " inconclusive [" + FormatNumber(in.lower, 3, true) + ", " +
+                      FormatNumber(in.upper, 3, true) + "]");
+  }
+  return why;
+}
+
+}  // namespace
+
 std::string FormatDecision(const DecisionFigures& d) {
   const std::string what = d.value == "ship"      ? "ship " + d.treatment
                            : d.value == "no_ship" ? "do not ship " + d.treatment
@@ -268,6 +297,7 @@ std::string FormatDecision(const DecisionFigures& d) {
   // The series that made the decision: those blocking it for no_ship,
   // those supporting it for ship, none otherwise.
   const int wanted = d.value == "no_ship" ? -1 : d.value == "ship" ? 1 : 0;
+  if (d.value == "keep_running") return what + WhyKeepRunning(d);
   std::string why;
   for (const DecisionInputFigures& in : d.inputs) {
     if (wanted == 0 || in.input != wanted) continue;

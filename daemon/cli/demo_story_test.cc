@@ -64,6 +64,32 @@ TEST(FormatDecisionTest, NamesAnUncutGuardrailWithoutItsK) {
   EXPECT_EQ((Headline{"ndcg", "10"}).Label(), "ndcg@10");
 }
 
+// A decision that keeps running says why, as the demo's table and story
+// print it: the minimum sample first (lists of both arms against
+// min_lists, event time against min_duration), then each primary series
+// that has no call yet, with its interval.
+TEST(FormatDecisionTest, SaysWhyItKeepsRunning) {
+  DecisionFigures d = DecisionSnapshot().decisions[0];
+  d.value = "keep_running";
+  d.minimum_met = false;
+  d.baseline_lists = 1377;
+  d.treatment_lists = 93;
+  d.min_lists = 100;
+  d.elapsed_ms = 12'500;
+  d.min_duration_ms = 15'000;
+  EXPECT_EQ(FormatDecision(d),
+            "keep running B: minimum sample not reached (lists 1,377 and 93 "
+            "of 100 per arm, 12s of 15s)");
+  d.minimum_met = true;
+  EXPECT_EQ(FormatDecision(d),
+            "keep running B: ndcg@10 inconclusive [-0.020, "
+            "+0.030]");
+  d.inputs[0].lower = NAN;
+  d.inputs[0].upper = NAN;
+  EXPECT_EQ(FormatDecision(d),
+            "keep running B: ndcg@10 has too few lists for an interval");
+}
+
 // Issue 42: the demo's regression. When B's ndcg@10 estimate leaves its
 // running interval the story says so once, before the decision it brings,
 // and the decision's line marks the series whose interval restarted.
