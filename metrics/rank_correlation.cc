@@ -417,4 +417,42 @@ std::optional<double> TauAp(std::span<const double> reference,
   return 2 * sum / static_cast<double>(n - 1) - 1;
 }
 
+ExactRankCorrelations ExactPermutationCorrelations(std::span<const double> x,
+                                                   std::span<const double> y) {
+  ExactRankCorrelations out;
+  if (x.size() != y.size() || x.size() > kMaxExactPermutationN) return out;
+  RankCorrelationScratch scratch;
+  const std::optional<double> tau = KendallTauBCoefficient(x, y, &scratch);
+  const std::optional<double> rho = SpearmanRhoCoefficient(x, y, &scratch);
+  // Orderings whose coefficient equals the observed one up to rounding
+  // count as extreme: the same ranks summed in another order.
+  constexpr double kSlack = 1e-12;
+  std::vector<size_t> order(y.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::vector<double> permuted(y.size());
+  int64_t orderings = 0;
+  int64_t tau_extreme = 0;
+  int64_t rho_extreme = 0;
+  do {
+    for (size_t i = 0; i < order.size(); ++i) permuted[i] = y[order[i]];
+    ++orderings;
+    if (tau) {
+      const std::optional<double> t =
+          KendallTauBCoefficient(x, permuted, &scratch);
+      tau_extreme += t && std::abs(*t) >= std::abs(*tau) - kSlack;
+    }
+    if (rho) {
+      const std::optional<double> r =
+          SpearmanRhoCoefficient(x, permuted, &scratch);
+      rho_extreme += r && std::abs(*r) >= std::abs(*rho) - kSlack;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  const auto share = [orderings](int64_t n) {
+    return static_cast<double>(n) / static_cast<double>(orderings);
+  };
+  if (tau) out.kendall = RankCorrelation{*tau, share(tau_extreme)};
+  if (rho) out.spearman = RankCorrelation{*rho, share(rho_extreme)};
+  return out;
+}
+
 }  // namespace rankwatch::metrics

@@ -54,6 +54,23 @@ struct RankCorrelation {
 [[nodiscard]] std::optional<RankCorrelation> SpearmanRho(
     std::span<const double> x, std::span<const double> y);
 
+// Both coefficients with exact permutation p-values, for samples of a few
+// systems (compare's measure agreement, the judges' rankings of runs),
+// where the asymptotic p-values are far off: with 3 runs in one order,
+// SciPy's Spearman p is 0 and its tie-corrected Kendall p 0.16, where
+// only 2 of the 3! orderings are as extreme (p = 1/3). The p-value is the
+// share of the n! orderings of `y` against `x` whose coefficient is at
+// least as far from 0 as the observed one (two-sided; ties kept as they
+// are). Each nullopt where the functions above return it, and both for n
+// above kMaxExactPermutationN (8: 40,320 orderings).
+inline constexpr size_t kMaxExactPermutationN = 8;
+struct ExactRankCorrelations {
+  std::optional<RankCorrelation> kendall;
+  std::optional<RankCorrelation> spearman;
+};
+[[nodiscard]] ExactRankCorrelations ExactPermutationCorrelations(
+    std::span<const double> x, std::span<const double> y);
+
 // Yilmaz, Aslam and Robertson's AP rank correlation (tau_AP, SIGIR 2008),
 // of the ranking by `estimated` against the ranking by `reference`
 // (higher first in both): tau_AP = 2 / (N - 1) sum_{i=2..N} C(i) / (i - 1)

@@ -314,5 +314,42 @@ TEST(TauApTest, HandWorkedRankings) {
   EXPECT_FALSE(TauAp(ref, std::vector<double>{1, 2, NAN, 4}).has_value());
 }
 
+// Exact permutation p-values, counted by hand. Three systems in one order:
+// of the 3! orderings only the same and the reverse have |tau| = |rho| =
+// 1, so p = 2/6 for both (SciPy: Spearman p 0, as t is infinite).
+TEST(ExactPermutationTest, ThreeSystemsInOneOrder) {
+  const std::vector<double> x = {0.1, 0.2, 0.3};
+  const std::vector<double> y = {0.5, 0.6, 0.9};
+  const ExactRankCorrelations e = ExactPermutationCorrelations(x, y);
+  ASSERT_TRUE(e.kendall && e.spearman);
+  EXPECT_EQ(e.kendall->coefficient, 1.0);
+  EXPECT_NEAR(e.kendall->p_value, 1.0 / 3, 1e-15);
+  EXPECT_EQ(e.spearman->coefficient, 1.0);
+  EXPECT_NEAR(e.spearman->p_value, 1.0 / 3, 1e-15);
+}
+
+// Five systems, y = ranks 1 3 2 5 4: two discordant pairs of ten, tau =
+// 0.6; orderings of 5 by inversions (Mahonian numbers) 1 4 9 15 20 22 20 15
+// 9 4 1, |tau| >= 0.6 for at most 2 or at least 8 inversions: 28 of 120 =
+// 0.2333... (scipy.stats.kendalltau(..., method='exact') too). Spearman:
+// sum d^2 = 4, rho = 1 - 6 x 4 / (5 x 24) = 0.8; |rho| >= 0.8 for sum d^2
+// <= 4 (the identity, 4 adjacent swaps, 3 pairs of disjoint adjacent
+// swaps: 8) or >= 36 (their reverses: 8): 16 of 120 = 0.1333....
+TEST(ExactPermutationTest, FiveSystemsCountedByHand) {
+  const std::vector<double> x = {1, 2, 3, 4, 5};
+  const std::vector<double> y = {1, 3, 2, 5, 4};
+  const ExactRankCorrelations e = ExactPermutationCorrelations(x, y);
+  ASSERT_TRUE(e.kendall && e.spearman);
+  EXPECT_NEAR(e.kendall->coefficient, 0.6, 1e-15);
+  EXPECT_NEAR(e.kendall->p_value, 28.0 / 120, 1e-15);
+  EXPECT_NEAR(e.spearman->coefficient, 0.8, 1e-15);
+  EXPECT_NEAR(e.spearman->p_value, 16.0 / 120, 1e-15);
+  // Undefined where the coefficients are, and beyond 8 systems.
+  EXPECT_FALSE(ExactPermutationCorrelations(x, std::vector<double>(5, 1.0))
+                   .kendall.has_value());
+  const std::vector<double> nine = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  EXPECT_FALSE(ExactPermutationCorrelations(nine, nine).spearman.has_value());
+}
+
 }  // namespace
 }  // namespace rankwatch::metrics

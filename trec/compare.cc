@@ -1,6 +1,7 @@
 #include "trec/compare.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -184,8 +185,17 @@ std::vector<MeasureAgreement> Agreements(
           x.push_back(run[a]);
           y.push_back(run[b]);
         }
-        agreement.kendall = metrics::KendallTauB(x, y);
-        agreement.spearman = metrics::SpearmanRho(x, y);
+        // A handful of systems: exact permutation p-values (the
+        // asymptotic ones say p = 0 for 3 runs in one order).
+        if (x.size() <= metrics::kMaxExactPermutationN) {
+          const metrics::ExactRankCorrelations exact =
+              metrics::ExactPermutationCorrelations(x, y);
+          agreement.kendall = exact.kendall;
+          agreement.spearman = exact.spearman;
+        } else {
+          agreement.kendall = metrics::KendallTauB(x, y);
+          agreement.spearman = metrics::SpearmanRho(x, y);
+        }
       }
       out.push_back(agreement);
     }
@@ -572,16 +582,33 @@ StatusOr<EvaluatedRuns> EvaluateRunFiles(const std::string& qrels_path,
 
 std::vector<std::string> RunNames(std::span<const std::string> preferred,
                                   std::span<const std::string> paths) {
-  std::vector<std::string> names;
+  // Three candidate names per run, most telling first: the run id, the
+  // file's name, its path. A run takes the first that no other run
+  // shares: two runs tagged STANDARD (trec_eval's test files) are told
+  // apart by their files (issue 43), not by their positions.
+  const auto base_name = [](const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+  };
+  std::vector<std::array<std::string, 3>> candidates;
   for (size_t i = 0; i < paths.size(); ++i) {
-    if (i < preferred.size() && !preferred[i].empty()) {
-      names.push_back(preferred[i]);
-    } else {
-      const size_t slash = paths[i].find_last_of('/');
-      names.push_back(slash == std::string::npos ? paths[i]
-                                                 : paths[i].substr(slash + 1));
-    }
+    const bool has_id = i < preferred.size() && !preferred[i].empty();
+    candidates.push_back({has_id ? preferred[i] : base_name(paths[i]),
+                          base_name(paths[i]), paths[i]});
   }
+  const auto shared = [&](size_t level, const std::string& name) {
+    return std::count_if(candidates.begin(), candidates.end(),
+                         [&](const std::array<std::string, 3>& c) {
+                           return c[level] == name;
+                         }) > 1;
+  };
+  std::vector<std::string> names;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    size_t level = 0;
+    while (level < 2 && shared(level, candidates[i][level])) ++level;
+    names.push_back(candidates[i][level]);
+  }
+  // The same file given twice: the position tells them apart.
   std::vector<std::string> unique = names;
   for (size_t i = 0; i < names.size(); ++i) {
     if (std::count(names.begin(), names.end(), names[i]) > 1) {

@@ -184,8 +184,10 @@ StatusOr<EvaluatedRuns> EvaluateRunFiles(const std::string& qrels_path,
                                          const EvalOptions& options,
                                          int parallel_runs);
 
-// Names runs by `preferred` (a run id), else the file name of `paths`,
-// appending "#i" (i its 0-based position) to names shared by several runs.
+// Names runs by `preferred` (a run id), else the file name of `paths`; a
+// run whose name another run shares takes its file name, then its path,
+// the first that is its own; "#i" (i its 0-based position) tells apart
+// the same file given twice.
 std::vector<std::string> RunNames(std::span<const std::string> preferred,
                                   std::span<const std::string> paths);
 

@@ -208,7 +208,11 @@ StatusOr<JudgeComparison> CompareJudges(
       r.judge = j;
       std::vector<double> other;
       for (const auto& run : c.means[j]) other.push_back(run[m]);
-      r.kendall = metrics::KendallTauB(reference, other);
+      // A handful of runs: the exact permutation p-value.
+      r.kendall =
+          reference.size() <= metrics::kMaxExactPermutationN
+              ? metrics::ExactPermutationCorrelations(reference, other).kendall
+              : metrics::KendallTauB(reference, other);
       r.tau_ap = metrics::TauAp(reference, other);
       for (size_t p = 0; p < reference.size(); ++p) {
         for (size_t q = 0; q < reference.size(); ++q) {

@@ -7,7 +7,7 @@
 // then scipy.stats.ttest_rel(run, baseline), the exact randomization p (all
 // 2^n sign vectors enumerated over the rational differences, counting
 // |sum(s d)| >= |sum(d)|), multipletests(p, method='holm' | 'fdr_bh')[1]
-// over the four pairs (rm3 map, rm3 P_5, bm25#2 map, bm25#2 P_5), and
+// over the four pairs (rm3 map, rm3 P_5, other.txt map, other.txt P_5), and
 // scipy.stats.kendalltau / spearmanr.
 #include <simdjson.h>
 
@@ -210,7 +210,7 @@ TEST_F(CompareCommandTest, CsvMatchesIndependentFigures) {
             "bootstrap_lower,bootstrap_upper,resamples,confidence,wins,ties,"
             "losses,randomization_p_holm,randomization_p_bh,t_p_holm,t_p_bh,"
             "significant,kendall_tau_b,kendall_p,spearman_rho,spearman_p");
-  const std::vector<std::string> base = Row(r.out, "bm25#0,map,");
+  const std::vector<std::string> base = Row(r.out, "bm25.txt,map,");
   ASSERT_EQ(base.size(), 28u) << r.out;
   EXPECT_EQ(base[3], "5");
   EXPECT_NEAR(Num(base[4]), 0.4961111111111111, 1e-15);
@@ -218,7 +218,7 @@ TEST_F(CompareCommandTest, CsvMatchesIndependentFigures) {
 
   const std::vector<std::string> rm3 = Row(r.out, "rm3,map,");
   ASSERT_EQ(rm3.size(), 28u) << r.out;
-  EXPECT_EQ(rm3[2], "bm25#0");
+  EXPECT_EQ(rm3[2], "bm25.txt");
   EXPECT_NEAR(Num(rm3[4]), 0.26666666666666666, 1e-15);
   EXPECT_NEAR(Num(rm3[6]), -0.22944444444444445, 1e-15);
   EXPECT_NEAR(Num(rm3[7]), -1.154137936640899, 1e-12);
@@ -240,7 +240,7 @@ TEST_F(CompareCommandTest, CsvMatchesIndependentFigures) {
   EXPECT_NEAR(Num(rm3[26]), -0.05129891760425771, 1e-12);
   EXPECT_NEAR(Num(rm3[27]), 0.934712848108234, 1e-12);
 
-  const std::vector<std::string> other = Row(r.out, "bm25#2,P_5,");
+  const std::vector<std::string> other = Row(r.out, "other.txt,P_5,");
   ASSERT_EQ(other.size(), 28u) << r.out;
   EXPECT_NEAR(Num(other[4]), 0.24, 1e-15);
   EXPECT_NEAR(Num(other[6]), -0.08, 1e-15);
@@ -251,7 +251,7 @@ TEST_F(CompareCommandTest, CsvMatchesIndependentFigures) {
   EXPECT_NEAR(Num(other[26]), 0.4124789556921527, 1e-12);
 }
 
-// With -c: all six qrels queries, bm25#2 scoring 0 on q6.
+// With -c: all six qrels queries, other.txt scoring 0 on q6.
 TEST_F(CompareCommandTest, CompleteJsonMatchesIndependentFigures) {
   const CommandResult r =
       CompareAll({"-c", "-m", "map", "-m", "P.5", "--format", "json"});
@@ -260,7 +260,7 @@ TEST_F(CompareCommandTest, CompleteJsonMatchesIndependentFigures) {
   simdjson::dom::element root;
   ASSERT_EQ(parser.parse(r.out).get(root), simdjson::SUCCESS) << r.out;
   EXPECT_EQ(root["queries"].get_int64().value(), 6);
-  EXPECT_EQ(std::string(root["baseline"].get_string().value()), "bm25#0");
+  EXPECT_EQ(std::string(root["baseline"].get_string().value()), "bm25.txt");
   simdjson::dom::array comparisons = root["comparisons"].get_array();
   ASSERT_EQ(comparisons.size(), 4u);
   const double t_p[] = {0.446143155491723, 0.6108811833962556,
@@ -286,14 +286,17 @@ TEST_F(CompareCommandTest, CompleteJsonMatchesIndependentFigures) {
                 kendall[i], 1e-12);
   }
   EXPECT_EQ(std::string(comparisons.at(2)["run"].get_string().value()),
-            "bm25#2");
+            "other.txt");
   EXPECT_EQ(comparisons.at(2)["wins"].get_int64().value(), 2);
   EXPECT_EQ(comparisons.at(2)["ties"].get_int64().value(), 1);
   EXPECT_EQ(comparisons.at(2)["losses"].get_int64().value(), 3);
   // Run means: map (0.4134259259259259, 0.2638888888888889, 0.3125), P_5
   // (0.26666666666666666, 0.23333333333333334, 0.2):
-  // kendalltau = (0.33333333333333337, p 1.0), spearmanr = (0.5, p
-  // 0.6666666666666667).
+  // kendalltau = (0.33333333333333337, p 1.0), spearmanr's rho 0.5. The
+  // p-values are exact permutation ones (3 runs, issue 43): the six
+  // orderings of three have rho 1, 0.5, 0.5, -0.5, -0.5, -1, all as far
+  // from 0 as 0.5, so p = 1 (spearmanr's t approximation: 0.667); tau
+  // 1/3 likewise (+-1/3 or +-1 for every ordering): p = 1.
   simdjson::dom::element agreement = root["measure_agreement"].at(0);
   EXPECT_NEAR(agreement["kendall_tau_b"]["coefficient"].get_double().value(),
               1.0 / 3, 1e-12);
@@ -301,8 +304,8 @@ TEST_F(CompareCommandTest, CompleteJsonMatchesIndependentFigures) {
               1e-12);
   EXPECT_NEAR(agreement["spearman_rho"]["coefficient"].get_double().value(),
               0.5, 1e-12);
-  EXPECT_NEAR(agreement["spearman_rho"]["p_value"].get_double().value(),
-              2.0 / 3, 1e-12);
+  EXPECT_NEAR(agreement["spearman_rho"]["p_value"].get_double().value(), 1.0,
+              1e-12);
 }
 
 TEST_F(CompareCommandTest, BaselineByNameAndTwoRunsLeaveOrderingsUndefined) {
@@ -332,7 +335,7 @@ TEST_F(CompareCommandTest, TextAndLatexName) {
   EXPECT_NE(r.out.find("rm3 (baseline)"), std::string::npos) << r.out;
   r = CompareAll({"-m", "P.5", "--format", "latex"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Run & P\\_5 \\\\\n\\midrule\nbm25\\#0 & 0.3200 \\\\\n"),
+  EXPECT_NE(r.out.find("Run & P\\_5 \\\\\n\\midrule\nbm25.txt & 0.3200 \\\\\n"),
             std::string::npos)
       << r.out;
 }
@@ -352,8 +355,8 @@ TEST_F(CompareCommandTest, ErrorsAreOneLine) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "rankwatch compare: unknown --baseline 'nope': give a run file, a "
-            "run name or a 0-based index (runs: 0 bm25#0, 1 rm3, 2 "
-            "bm25#2)\n");
+            "run name or a 0-based index (runs: 0 bm25.txt, 1 rm3, 2 "
+            "other.txt)\n");
   r = CompareAll({"--correction", "bonferroni"});
   EXPECT_EQ(r.exit_code, 2);
   r = CompareAll({"--alpha", "1.5"});
