@@ -28,7 +28,7 @@
 // partition count; the topic is created with as many partitions as the
 // input topics when missing, compacted, with segments rolled every minute
 // so that compaction keeps its size near the state's. A partition's newest
-// checkpoint is the last record with its key from the committed pointer on.
+// base is the last record with its key from the committed pointer on.
 //
 // Thread-safety: none; the consumer thread owns it. Its calls block for
 // at most their timeout.

@@ -22,10 +22,12 @@
 // * Durable state (kafka.durable_state): instead of the two points above,
 //   every kafka.checkpoint_interval, on revocation and on shutdown, each
 //   assigned partition whose position moved is checkpointed into the
-//   changelog (changelog.h) with the offsets its state covers, and the
-//   group's offsets are committed to those offsets with a pointer to the
-//   record. On assignment each partition's newest checkpoint is restored
-//   (Pipeline::DecodeShard) and reading resumes at its offsets; one that
+//   changelog (changelog.h) with the offsets its state covers (a base, or
+//   a delta of what changed since the record before: EncodeChainRecord),
+//   and the group's offsets are committed to those offsets with a pointer
+//   to the chain's base. On assignment each partition's newest base and
+//   its deltas are restored (Pipeline::DecodeShard, ApplyShardDelta;
+//   checkpoint_chain.h) and reading resumes at the last one's offsets; one that
 //   cannot be restored is paused and the replica is not ready
 //   (state_unavailable) rather than counting from zero. A revoked
 //   partition's state is dropped (Pipeline::DropShard): it lives on in

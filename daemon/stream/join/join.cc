@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/string_index.h"
+
 namespace rankwatch::stream {
 
 namespace {
