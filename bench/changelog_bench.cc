@@ -260,6 +260,16 @@ int Run(const Options& o) {
   steady.Print(
       "steady state (after the first window closed)",
       static_cast<double>(kT0 + o.minutes * 60'000 - steady_from) / 1000);
+  // What every delta holds whatever changed: the sections written whole
+  // (aggregates, windows, sums), with no request changed.
+  for (int32_t p = 0; p < o.partitions; ++p) {
+    std::string idle;
+    (void)live->EncodeShardDelta(p, &idle);
+    idle.clear();
+    (void)live->EncodeShardDelta(p, &idle);
+    std::printf("partition %d: a delta without changes: %zu bytes\n", p,
+                idle.size());
+  }
   TimeRestores(o, live.get(), chains, &clock);
   return 0;
 }
