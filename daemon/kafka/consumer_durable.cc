@@ -110,6 +110,12 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
           offsets[1]);
     }
   }
+  if (problem.empty() && !restore.record.has_value() &&
+      !restore.delta_keys.empty()) {
+    // Deltas without a base to apply to: deleted with this owner's first
+    // base.
+    chains_[restore.shard].delta_keys = restore.delta_keys;
+  }
   if (!problem.empty()) {
     unrestored_[restore.shard] = problem;
     spdlog::error("{}; partition {} is paused", problem, restore.shard);
