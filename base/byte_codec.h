@@ -35,6 +35,8 @@ class ByteWriter {
   void Double(double v);
   void Varint(uint64_t v);
   void String(std::string_view s);
+  // Bytes as they are: what another writer already encoded.
+  void Raw(std::string_view s) { out_->append(s); }
 
  private:
   std::string* out_;

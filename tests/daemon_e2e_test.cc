@@ -35,6 +35,7 @@
 #include "base/byte_codec.h"
 #include "base/json_writer.h"
 #include "daemon/kafka/changelog.h"
+#include "daemon/kafka/checkpoint_chain.h"
 #include "daemon/sim/mock_cluster.h"
 #include "daemon/sim/synthetic.h"
 #include "daemon/stream/pipeline/checkpoint_test_util.h"
@@ -843,6 +844,58 @@ TEST_F(DaemonE2eTest, CorruptCheckpointKeepsTheReplicaUnready) {
   EXPECT_EQ(d2.Metrics().Sum("rankwatch_consumer_ready_reason",
                              {{"reason", "state_unavailable"}}),
             1);
+}
+
+// Issue 45: a delta that does not apply (here the chain's next delta, in
+// its place with a right checksum, whose state is not a delta) is refused
+// with one line; the replica restores partition 0's base and the deltas
+// before it, reads the input again from their offsets and is ready. The
+// 40 requests of the first process, all finalized by the sentinels, are
+// 40 lists: nothing lost, nothing counted twice.
+TEST_F(DaemonE2eTest, BadDeltaRestoresTheBaseAndTheDeltasBeforeIt) {
+  ASSERT_TRUE(
+      cluster_->CreateTopic("g-durable-delta-changelog", kPartitions).ok());
+  const std::string config =
+      WriteConfig("g-durable-delta", kAbMetrics, kDurable);
+  ASSERT_NO_FATAL_FAILURE(CheckpointAndStop(config));
+  config::KafkaConfig kafka;
+  kafka.bootstrap_servers = cluster_->bootstrap_servers();
+  kafka.group_id = "g-durable-delta";
+  StatusOr<std::unique_ptr<kafka::Changelog>> changelog =
+      kafka::Changelog::Create(kafka);
+  ASSERT_TRUE(changelog.ok()) << changelog.status().ToString();
+  ASSERT_TRUE((*changelog)->Prepare(kPartitions, 10'000).ok());
+  StatusOr<std::vector<kafka::Changelog::Stored>> records =
+      (*changelog)->ReadChain(0, -1, 10'000);
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  const kafka::ChainSelection chain = kafka::SelectChain(0, *records);
+  ASSERT_TRUE(chain.base.has_value());
+  const int64_t base = (*records)[*chain.base].offset;
+  const uint32_t next = static_cast<uint32_t>(chain.deltas.size() + 1);
+  std::string bad;
+  kafka::EncodeDeltaRecord({0, {0, 0}, base, next, "not a delta"}, &bad);
+  Producer vandal(cluster_->bootstrap_servers(), "g-durable-delta-changelog",
+                  "g-durable-delta-changelog");
+  vandal.Send({true, kafka::DeltaKey(0, base, next), bad, kT0},
+              (*changelog)->PartitionOf(0));
+  vandal.Flush();
+  Daemon d2(dir_, config, "second");
+  ASSERT_TRUE(d2.WaitReady()) << d2.log();
+  const std::string line =
+      "the checkpoint of partition 0 in changelog 'g-durable-delta-changelog': "
+      "delta " +
+      std::to_string(next) +
+      " cannot be applied: not a rankwatch checkpoint delta; restored the "
+      "base and the deltas before it, reading the input again from their "
+      "offsets ";
+  EXPECT_TRUE(
+      WaitFor([&] { return d2.log().find(line) != std::string::npos; }, 10s))
+      << d2.log();
+  Producer producer(cluster_->bootstrap_servers());
+  producer.Sentinels(kT0 + 3'600'000);
+  const Scrape s = StateOnceListed(d2, 40);
+  EXPECT_EQ(s.Sum("rankwatch_checkpoint_deltas_refused_total"), 1);
+  EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), kPartitions);
 }
 
 // Issue 40: hostile checkpoint records appended to the changelog after a

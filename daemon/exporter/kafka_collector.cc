@@ -104,6 +104,13 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
       "Durable state: partitions whose state was restored from a checkpoint",
       MetricType::Counter);
   AddCounter(&restored, {}, Value(s.partitions_restored));
+  MetricFamily deltas_refused = MakeFamily(
+      "rankwatch_checkpoint_deltas_refused_total",
+      "Durable state: restores that stopped at a delta that did not apply "
+      "(corrupt, missing, out of order): the base and the deltas before it "
+      "were restored and the input is read again from their offsets",
+      MetricType::Counter);
+  AddCounter(&deltas_refused, {}, Value(s.checkpoint_deltas_refused));
   MetricFamily dead_letters = MakeFamily(
       "rankwatch_dead_letters_total",
       "Rejected events copied to the dead-letter topic, by result (produced, "
@@ -146,6 +153,7 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(rebalances));
   out->push_back(std::move(checkpoints));
   out->push_back(std::move(checkpoint_bytes));
+  out->push_back(std::move(deltas_refused));
   out->push_back(std::move(restored));
   out->push_back(std::move(dead_letters));
   out->push_back(std::move(replayed));

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/byte_codec.h"
+#include "base/string_index.h"
 #include "daemon/kafka/kafka_conf.h"
 
 namespace rankwatch::kafka {
@@ -17,6 +18,8 @@ namespace {
 
 constexpr uint32_t kRecordMagic = 0x4c435752;  // "RWCL"
 constexpr uint32_t kRecordVersion = 1;
+constexpr uint32_t kDeltaMagic = 0x44435752;  // "RWCD"
+constexpr uint32_t kDeltaVersion = 1;
 constexpr int kDescribeTimeoutMs = 1500;
 // A metadata request of Prepare(): short, so that an unreachable cluster
 // makes an attempt fail fast and the caller's retry loop hears a stop (the
@@ -93,6 +96,15 @@ rd_kafka_AdminOptions_t* Options(rd_kafka_t* rk, rd_kafka_admin_op_t op,
   return options;
 }
 
+// The checksum of a delta: its state's hash and its header's, so that a
+// delta moved to another place of another chain does not pass either.
+uint64_t DeltaChecksum(const DeltaRecord& record) {
+  return HashBytes(record.state) ^
+         HashBytes(DeltaKey(record.partition, record.base_offset, record.seq) +
+                   "/" + std::to_string(record.offsets[0]) + "/" +
+                   std::to_string(record.offsets[1]));
+}
+
 }  // namespace
 
 void EncodeCheckpointRecord(const CheckpointRecord& record, std::string* out) {
@@ -123,6 +135,57 @@ StatusOr<CheckpointRecord> DecodeCheckpointRecord(std::string_view bytes) {
   if (!r.ok()) return r.status();
   record.state = bytes.substr(bytes.size() - r.remaining());
   return record;
+}
+
+void EncodeDeltaRecord(const DeltaRecord& record, std::string* out) {
+  ByteWriter w(out);
+  w.Fixed32(kDeltaMagic);
+  w.Fixed32(kDeltaVersion);
+  w.Varint(static_cast<uint64_t>(record.partition));
+  w.I64(record.offsets[0]);
+  w.I64(record.offsets[1]);
+  w.I64(record.base_offset);
+  w.Varint(record.seq);
+  w.Fixed64(DeltaChecksum(record));
+  out->append(record.state);
+}
+
+StatusOr<DeltaRecord> DecodeDeltaRecord(std::string_view bytes) {
+  ByteReader r(bytes);
+  if (r.Fixed32() != kDeltaMagic) {
+    return Status::InvalidArgument("not a rankwatch checkpoint delta record");
+  }
+  const uint32_t version = r.Fixed32();
+  if (r.ok() && version != kDeltaVersion) {
+    return Status::InvalidArgument(
+        "checkpoint delta version " + std::to_string(version) +
+        ", this rankwatch reads version " + std::to_string(kDeltaVersion));
+  }
+  DeltaRecord record;
+  const uint64_t partition = r.Varint();
+  if (partition > INT32_MAX) r.Fail("a partition out of range");
+  record.partition = static_cast<int32_t>(partition);
+  record.offsets[0] = r.I64();
+  record.offsets[1] = r.I64();
+  record.base_offset = r.I64();
+  const uint64_t seq = r.Varint();
+  if (seq == 0 || seq > UINT32_MAX) r.Fail("a sequence number out of range");
+  record.seq = static_cast<uint32_t>(seq);
+  const uint64_t checksum = r.Fixed64();
+  if (!r.ok()) return r.status();
+  record.state = bytes.substr(bytes.size() - r.remaining());
+  if (checksum != DeltaChecksum(record)) {
+    return Status::InvalidArgument(
+        "checksum mismatch: the delta is corrupt or truncated");
+  }
+  return record;
+}
+
+std::string BaseKey(int32_t partition) { return std::to_string(partition); }
+
+std::string DeltaKey(int32_t partition, int64_t base_offset, uint32_t seq) {
+  return std::to_string(partition) + "." + std::to_string(base_offset) + "." +
+         std::to_string(seq);
 }
 
 // Delivery reports of a round (Send): each message's opaque is the round's
@@ -434,20 +497,31 @@ Status Changelog::Await(int timeout_ms, std::vector<Written>* written) {
 
 Status Changelog::Send(
     const std::vector<std::pair<int32_t, std::string>>& records) {
+  std::vector<Outgoing> keyed;
+  keyed.reserve(records.size());
+  for (const auto& [partition, bytes] : records) {
+    keyed.push_back({partition, BaseKey(partition), bytes});
+  }
+  return Send(keyed);
+}
+
+Status Changelog::Send(const std::vector<Outgoing>& records) {
   deliveries_->reports.assign(records.size(), Deliveries::Report{});
   ++deliveries_->generation;
   sent_partitions_.clear();
   for (size_t i = 0; i < records.size(); ++i) {
-    sent_partitions_.push_back(records[i].first);
-    const std::string key = std::to_string(records[i].first);
+    const Outgoing& r = records[i];
+    sent_partitions_.push_back(r.partition);
     const RdKafka::ErrorCode err = producer_->produce(
-        topic_, PartitionOf(records[i].first), RdKafka::Producer::RK_MSG_COPY,
-        const_cast<char*>(records[i].second.data()), records[i].second.size(),
-        key.data(), key.size(), 0, deliveries_->Opaque(i));
+        topic_, PartitionOf(r.partition), RdKafka::Producer::RK_MSG_COPY,
+        r.value ? const_cast<char*>(r.value->data()) : nullptr,
+        r.value ? r.value->size() : 0, r.key.data(), r.key.size(), 0,
+        deliveries_->Opaque(i));
     if (err != RdKafka::ERR_NO_ERROR) {
       // The round has failed: the next one's generation ignores the
       // reports of the records already produced.
-      return Status::Unavailable("checkpoint of partition " + key + ": " +
+      return Status::Unavailable("checkpoint of partition " +
+                                 std::to_string(r.partition) + ": " +
                                  RdKafka::err2str(err));
     }
   }
@@ -476,6 +550,40 @@ std::optional<Status> Changelog::Collect(std::vector<Written>* written) {
 StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
                                                            int64_t from,
                                                            int timeout_ms) {
+  const std::string key = BaseKey(partition);
+  std::optional<std::string> latest;
+  RW_RETURN_IF_ERROR(
+      Scan(partition, from, timeout_ms,
+           [&](std::string_view k, int64_t, const std::string_view* value) {
+             if (k == key && value != nullptr) {
+               latest.emplace(*value);
+             }
+           }));
+  return latest;
+}
+
+StatusOr<std::vector<Changelog::Stored>> Changelog::ReadChain(int32_t partition,
+                                                              int64_t from,
+                                                              int timeout_ms) {
+  const std::string base = BaseKey(partition);
+  const std::string delta = base + ".";
+  std::vector<Stored> chain;
+  RW_RETURN_IF_ERROR(Scan(
+      partition, from, timeout_ms,
+      [&](std::string_view k, int64_t offset, const std::string_view* value) {
+        if (value == nullptr) return;  // A tombstone.
+        if (k == base) {
+          chain.clear();  // Superseded by this base.
+        } else if (!k.starts_with(delta)) {
+          return;  // Another partition's.
+        }
+        chain.push_back({std::string(k), offset, std::string(*value)});
+      }));
+  return chain;
+}
+
+Status Changelog::Scan(int32_t partition, int64_t from, int timeout_ms,
+                       const Visitor& f) {
   const int32_t cp = PartitionOf(partition);
   int64_t low = 0, high = 0;
   const int64_t offsets_deadline = NowMs() + timeout_ms;
@@ -499,7 +607,7 @@ StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
   }
-  if (high <= low || from >= high) return std::optional<std::string>();
+  if (high <= low || from >= high) return Status::Ok();
   const int64_t start = std::max(from, low);
   std::unique_ptr<RdKafka::TopicPartition> tp(
       RdKafka::TopicPartition::create(topic_, cp, start));
@@ -507,8 +615,6 @@ StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
   if (reader_->assign(list) != RdKafka::ERR_NO_ERROR) {
     return Status::Internal("cannot assign the changelog reader");
   }
-  const std::string key = std::to_string(partition);
-  std::optional<std::string> latest;
   const int64_t deadline = NowMs() + timeout_ms;
   Status status;
   for (;;) {
@@ -528,14 +634,15 @@ StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
       break;
     }
     const std::string* k = m->key();
-    if (k != nullptr && *k == key) {
-      latest.emplace(static_cast<const char*>(m->payload()), m->len());
+    if (k != nullptr) {
+      const std::string_view value(static_cast<const char*>(m->payload()),
+                                   m->len());
+      f(*k, m->offset(), m->payload() == nullptr ? nullptr : &value);
     }
     if (m->offset() >= high - 1) break;
   }
   (void)reader_->unassign();
-  if (!status.ok()) return status;
-  return latest;
+  return status;
 }
 
 }  // namespace rankwatch::kafka

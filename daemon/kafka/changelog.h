@@ -14,11 +14,21 @@
 // pointer to its record: lag shows, and a pointer without a readable
 // record means the state was lost.)
 //
+// Checkpoints proportional to change (docs/operations.md, "Durable
+// state"): a partition's records form chains. A base (CheckpointRecord,
+// key "<p>", the whole state) is followed by deltas (DeltaRecord, key
+// "<p>.<base offset>.<seq>", seq 1, 2, ...: the changes since the record
+// before), each carrying the offsets it covers. Compaction keeps the
+// newest base (same key) and every delta (keys unique); the deltas of a
+// superseded base are deleted with tombstones once a newer base is
+// acknowledged. Restore: the newest base, then its deltas in order
+// (checkpoint_chain.h).
+//
 // Partition p's records go to changelog partition p modulo the topic's
 // partition count; the topic is created with as many partitions as the
 // input topics when missing, compacted, with segments rolled every minute
 // so that compaction keeps its size near the state's. A partition's newest
-// checkpoint is the last record with its key from the committed pointer on.
+// base is the last record with its key from the committed pointer on.
 //
 // Thread-safety: none; the consumer thread owns it. Its calls block for
 // at most their timeout.
@@ -29,6 +39,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +63,26 @@ struct CheckpointRecord {
 void EncodeCheckpointRecord(const CheckpointRecord& record, std::string* out);
 // Reads a record; `state` points into `bytes`.
 StatusOr<CheckpointRecord> DecodeCheckpointRecord(std::string_view bytes);
+// A partition's changes since the previous record of its chain.
+struct DeltaRecord {
+  int32_t partition = 0;
+  std::array<int64_t, 2> offsets{-1, -1};  // As CheckpointRecord's.
+  int64_t base_offset = -1;  // The changelog offset of its chain's base.
+  uint32_t seq = 0;          // 1 for the first delta after the base.
+  std::string_view state;    // Pipeline::EncodeShardDelta's bytes.
+};
+// Appends the record's bytes: header, a checksum of the state (Kafka's
+// own CRC covers the wire and the disk; this one a delta applied to a
+// state it was not cut from, or bytes written by someone else), state.
+void EncodeDeltaRecord(const DeltaRecord& record, std::string* out);
+// Reads a delta record; `state` points into `bytes`. A wrong magic,
+// version or checksum, or a truncated record, is an error naming it.
+StatusOr<DeltaRecord> DecodeDeltaRecord(std::string_view bytes);
+// The record keys: a base's ("<p>", as before deltas existed) and a
+// delta's ("<p>.<base offset>.<seq>").
+std::string BaseKey(int32_t partition);
+std::string DeltaKey(int32_t partition, int64_t base_offset, uint32_t seq);
+
 // Checkpoints above this size are refused by the producer (the topic is
 // created to take them; docs/operations.md, "Durable state").
 inline constexpr int64_t kMaxCheckpointBytes = 64 << 20;
@@ -90,6 +121,14 @@ class Changelog {
   // at a time: Send() again only after Collect() returned a result.
   [[nodiscard]] Status Send(
       const std::vector<std::pair<int32_t, std::string>>& records);
+  // A record with its own key; a tombstone (no value) deletes the key's
+  // records from the compacted topic.
+  struct Outgoing {
+    int32_t partition = 0;  // The input partition.
+    std::string key;
+    std::optional<std::string> value;  // nullopt: a tombstone.
+  };
+  [[nodiscard]] Status Send(const std::vector<Outgoing>& records);
   std::optional<Status> Collect(std::vector<Written>* written);
   // Waits up to `timeout_ms` for the round in flight, then Collect()s it:
   // its result, or an error when it timed out. Write() is Send() then
@@ -102,6 +141,17 @@ class Changelog {
   // there is none.
   StatusOr<std::optional<std::string>> ReadLatest(int32_t partition,
                                                   int64_t from, int timeout_ms);
+  // The records of input `partition` from changelog offset `from` on
+  // (-1: from the start), from its newest base on (checkpoint_chain.h):
+  // what a restore needs, held in memory (the base and the deltas after
+  // it, never the history before it). Tombstones are left out.
+  struct Stored {
+    std::string key;
+    int64_t offset = -1;
+    std::string value;
+  };
+  StatusOr<std::vector<Stored>> ReadChain(int32_t partition, int64_t from,
+                                          int timeout_ms);
 
   const std::string& topic() const { return topic_; }
   int32_t partitions() const { return partitions_; }
@@ -123,6 +173,13 @@ class Changelog {
   // (a warning when compaction would wait long for a segment to roll).
   Status CheckCleanupPolicy(int timeout_ms);
   void WarnOnSlowSegments(std::string_view segment_ms) const;
+  // Calls f(key, offset, value or null) for each record of changelog
+  // partition PartitionOf(partition) from `from` on; nothing when there is
+  // none (see ReadLatest).
+  using Visitor = std::function<void(std::string_view key, int64_t offset,
+                                     const std::string_view* value)>;
+  Status Scan(int32_t partition, int64_t from, int timeout_ms,
+              const Visitor& f);
 
   std::string topic_;
   std::unique_ptr<config::KafkaConfig> kafka_;  // For AutoCreate().

@@ -21,10 +21,11 @@ struct CommitMetadata {
   int64_t watermark_ms = INT64_MIN;  // INT64_MIN: none.
   int64_t end = -1;                  // Next offset consumed; -1: none.
   bool final = false;  // The owner's last commit before a clean stop.
-  // Durable state (kafka.durable_state): the changelog record of the
-  // checkpoint these offsets were committed after ("clp=<changelog
-  // partition>;clo=<offset>"). A new owner reads the partition's newest
-  // checkpoint from there on; a pointer without a readable checkpoint
+  // Durable state (kafka.durable_state): the base of the partition's
+  // checkpoint chain (changelog.h) when these offsets were committed after
+  // its base or one of its deltas ("clp=<changelog partition>;clo=<offset
+  // of the base>"). A new owner reads the partition's newest base and its
+  // deltas from there on; a pointer without a readable base from there on
   // means the state was lost (the topic deleted or compacted away).
   int64_t changelog_partition = -1;  // -1: none.
   int64_t changelog_offset = -1;

@@ -747,6 +747,7 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
     for (int32_t shard : shards) {
       pipeline_->DropShard(shard);
       checkpointed_.erase(shard);
+      chains_.erase(shard);
       unrestored_.erase(shard);
     }
     PublishStateProblem();

@@ -22,10 +22,12 @@
 // * Durable state (kafka.durable_state): instead of the two points above,
 //   every kafka.checkpoint_interval, on revocation and on shutdown, each
 //   assigned partition whose position moved is checkpointed into the
-//   changelog (changelog.h) with the offsets its state covers, and the
-//   group's offsets are committed to those offsets with a pointer to the
-//   record. On assignment each partition's newest checkpoint is restored
-//   (Pipeline::DecodeShard) and reading resumes at its offsets; one that
+//   changelog (changelog.h) with the offsets its state covers (a base, or
+//   a delta of what changed since the record before: EncodeChainRecord),
+//   and the group's offsets are committed to those offsets with a pointer
+//   to the chain's base. On assignment each partition's newest base and
+//   its deltas are restored (Pipeline::DecodeShard, ApplyShardDelta;
+//   checkpoint_chain.h) and reading resumes at the last one's offsets; one that
 //   cannot be restored is paused and the replica is not ready
 //   (state_unavailable) rather than counting from zero. A revoked
 //   partition's state is dropped (Pipeline::DropShard): it lives on in
@@ -160,11 +162,19 @@ class KafkaIngest final : public stream::ReleaseListener,
   void FinishCheckpoint(const Status& result,
                         const std::vector<Changelog::Written>& written,
                         bool sync);
+  // The round in flight failed: each of its shards starts a new chain,
+  // and its tombstones wait for the next round.
+  void FailRound();
   // What restoring one shard found (read without the lock).
   struct Restore {
     int32_t shard = 0;
-    std::optional<std::string> record;  // The newest checkpoint, if any.
-    std::string problem;                // Why it cannot be restored.
+    std::optional<std::string> record;  // The newest base, if any.
+    std::vector<std::string> deltas;    // Its deltas to apply, in order.
+    // Why the deltas stop before the last one of the base (SelectChain).
+    std::string chain_problem;
+    // Every delta key read: deleted once this owner's base is written.
+    std::vector<std::string> delta_keys;
+    std::string problem;  // Why it cannot be restored.
   };
   Restore ReadCheckpoint(int32_t shard,
                          const std::vector<AssignedPartition>& partitions);
@@ -172,6 +182,12 @@ class KafkaIngest final : public stream::ReleaseListener,
   // offsets, or paused with the reason in the status); under *mu_.
   void ApplyRestore(const Restore& restore,
                     std::vector<AssignedPartition>& partitions);
+  // Restores the base of `restore` and applies its deltas; on a delta that
+  // does not apply, restores the base and the deltas before it again
+  // (with the reason in *problem). The offsets the restored state covers.
+  Status RestoreChain(const Restore& restore, std::array<int64_t, 2>* offsets,
+                      std::string* problem);
+
   void PublishStateProblem();
   // Copies status_'s readiness inputs into readiness_; under *mu_, after
   // each change of one.
@@ -224,13 +240,38 @@ class KafkaIngest final : public stream::ReleaseListener,
   // judgments), and why its state could not be restored.
   std::map<int32_t, std::array<int64_t, 2>> checkpointed_;
   std::map<int32_t, std::string> unrestored_;
+  // Per shard: its chain in the changelog (changelog.h): where its base
+  // is, the last delta written after it, their sizes (a new base is due
+  // once the deltas outgrow the base: kDeltaShare) and the delta keys to
+  // delete once a newer base is acknowledged.
+  struct ShardChain {
+    int64_t base_offset = -1;  // -1: the next record is a base.
+    uint32_t seq = 0;          // Of the last acknowledged delta.
+    int64_t base_bytes = 0;
+    int64_t delta_bytes = 0;  // Since the base.
+    std::vector<std::string> delta_keys;
+  };
+  std::map<int32_t, ShardChain> chains_;
+  // Deltas of superseded bases: deleted with the next round.
+  std::vector<Changelog::Outgoing> tombstones_;
   // The periodic round in flight: its shards, the positions each record
-  // covers and their bytes.
+  // covers, each record's delta number (0: a base), key and size, and
+  // their bytes; the tombstones sent after them.
   struct CheckpointRound {
     std::vector<int32_t> shards;
     std::vector<std::array<int64_t, 2>> positions;
+    std::vector<uint32_t> seqs;
+    std::vector<std::string> keys;
+    std::vector<int64_t> sizes;
     int64_t bytes = 0;
+    std::vector<Changelog::Outgoing> tombstones;
   };
+  // Encodes shard's next record of its chain (a base, or a delta while
+  // the deltas since the base are smaller than it) into `records` and
+  // `round`.
+  void EncodeChainRecord(int32_t shard, const std::array<int64_t, 2>& at,
+                         std::vector<Changelog::Outgoing>* records,
+                         CheckpointRound* round);
   std::optional<CheckpointRound> round_;
   int64_t last_checkpoint_mono_ms_ = 0;
   PartitionBook book_;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "daemon/kafka/checkpoint_chain.h"
 #include "daemon/kafka/commit_metadata.h"
 #include "daemon/kafka/consumer.h"
 #include "daemon/kafka/rdkafka_handles.h"
@@ -22,6 +23,12 @@ namespace {
 constexpr int kRestoreTimeoutMs = 30'000;
 // Preparing the changelog topic: one attempt's metadata and admin calls.
 constexpr int kPrepareTimeoutMs = 10'000;
+// A new base is written once the deltas since the base outgrow it
+// (docs/operations.md, "Durable state"): a restore then reads at most
+// twice the state (plus one round's delta), and the bases cost as many
+// bytes as the deltas, so a round writes at most twice its changes. A
+// larger share writes fewer bases but restores from longer chains.
+constexpr int64_t kDeltaShare = 1;
 
 }  // namespace
 
@@ -39,15 +46,23 @@ KafkaIngest::Restore KafkaIngest::ReadCheckpoint(
   const bool has_pointer =
       pointer.changelog_offset >= 0 &&
       pointer.changelog_partition == changelog_->PartitionOf(shard);
-  StatusOr<std::optional<std::string>> latest = changelog_->ReadLatest(
+  StatusOr<std::vector<Changelog::Stored>> chain = changelog_->ReadChain(
       shard, has_pointer ? pointer.changelog_offset : -1, kRestoreTimeoutMs);
   const std::string where = "partition " + std::to_string(shard) +
                             " of changelog '" + changelog_->topic() + "'";
-  if (!latest.ok()) {
+  if (!chain.ok()) {
     r.problem = "cannot read the checkpoint of " + where + ": " +
-                latest.status().message();
-  } else if (latest->has_value()) {
-    r.record = std::move(**latest);
+                chain.status().message();
+    return r;
+  }
+  ChainSelection selected = SelectChain(shard, *chain);
+  r.delta_keys = std::move(selected.delta_keys);
+  if (selected.base.has_value()) {
+    r.record = std::move((*chain)[*selected.base].value);
+    for (size_t i : selected.deltas) {
+      r.deltas.push_back(std::move((*chain)[i].value));
+    }
+    r.chain_problem = std::move(selected.problem);
   } else if (has_pointer) {
     r.problem = "no checkpoint of " + where +
                 ", though the group's offsets point to one (changelog "
@@ -66,26 +81,40 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
   std::string problem = restore.problem;
   std::array<int64_t, 2> offsets{-1, -1};
   if (problem.empty() && restore.record.has_value()) {
-    StatusOr<CheckpointRecord> record = DecodeCheckpointRecord(*restore.record);
-    Status s = record.status();
-    if (s.ok() && record->partition != restore.shard) {
-      s = Status::InvalidArgument("it is partition " +
-                                  std::to_string(record->partition) + "'s");
-    }
-    if (s.ok()) s = pipeline_->DecodeShard(restore.shard, record->state);
+    std::string chain_problem = restore.chain_problem;
+    const Status s = RestoreChain(restore, &offsets, &chain_problem);
     if (s.ok()) {
-      offsets = record->offsets;
       ++status_.partitions_restored;
       spdlog::info(
-          "restored partition {} from changelog '{}' ({} bytes), "
-          "reading on from offsets {}/{}",
+          "restored partition {} from changelog '{}' ({} bytes and {} "
+          "deltas), reading on from offsets {}/{}",
           restore.shard, changelog_->topic(), restore.record->size(),
-          offsets[0], offsets[1]);
+          restore.deltas.size(), offsets[0], offsets[1]);
+      // The next record starts a chain of this owner's; the deltas read
+      // are deleted once its base is acknowledged.
+      ShardChain& chain = chains_[restore.shard];
+      chain = ShardChain{};
+      chain.delta_keys = restore.delta_keys;
     } else {
       problem = "the checkpoint of partition " + std::to_string(restore.shard) +
                 " in changelog '" + changelog_->topic() +
                 "' cannot be restored: " + s.message();
     }
+    if (s.ok() && !chain_problem.empty()) {
+      ++status_.checkpoint_deltas_refused;
+      spdlog::error(
+          "the checkpoint of partition {} in changelog '{}': {}; restored the "
+          "base and the deltas before it, reading the input again from their "
+          "offsets {}/{}",
+          restore.shard, changelog_->topic(), chain_problem, offsets[0],
+          offsets[1]);
+    }
+  }
+  if (problem.empty() && !restore.record.has_value() &&
+      !restore.delta_keys.empty()) {
+    // Deltas without a base to apply to: deleted with this owner's first
+    // base.
+    chains_[restore.shard].delta_keys = restore.delta_keys;
   }
   if (!problem.empty()) {
     unrestored_[restore.shard] = problem;
@@ -104,6 +133,46 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
     }
   }
   PublishStateProblem();
+}
+
+Status KafkaIngest::RestoreChain(const Restore& restore,
+                                 std::array<int64_t, 2>* offsets,
+                                 std::string* problem) {
+  StatusOr<CheckpointRecord> record = DecodeCheckpointRecord(*restore.record);
+  Status s = record.status();
+  if (s.ok() && record->partition != restore.shard) {
+    s = Status::InvalidArgument("it is partition " +
+                                std::to_string(record->partition) + "'s");
+  }
+  if (s.ok()) s = pipeline_->DecodeShard(restore.shard, record->state);
+  if (!s.ok()) return s;
+  *offsets = record->offsets;
+  // SelectChain checked each delta's header, checksum and place; what
+  // remains to fail is its state (not a state this version reads).
+  size_t applied = 0;
+  for (; applied < restore.deltas.size(); ++applied) {
+    StatusOr<DeltaRecord> delta = DecodeDeltaRecord(restore.deltas[applied]);
+    Status d = delta.status();
+    if (d.ok()) d = pipeline_->ApplyShardDelta(restore.shard, delta->state);
+    if (!d.ok()) {
+      *problem = "delta " + std::to_string(applied + 1) +
+                 " cannot be applied: " + d.message();
+      break;
+    }
+    *offsets = delta->offsets;
+  }
+  if (applied == restore.deltas.size()) return Status::Ok();
+  // The shard is empty after the failed delta: the base and the deltas
+  // that applied, again.
+  RW_RETURN_IF_ERROR(pipeline_->DecodeShard(restore.shard, record->state));
+  *offsets = record->offsets;
+  for (size_t i = 0; i < applied; ++i) {
+    StatusOr<DeltaRecord> delta = DecodeDeltaRecord(restore.deltas[i]);
+    RW_RETURN_IF_ERROR(delta.status());
+    RW_RETURN_IF_ERROR(pipeline_->ApplyShardDelta(restore.shard, delta->state));
+    *offsets = delta->offsets;
+  }
+  return Status::Ok();
 }
 
 void KafkaIngest::PublishStateProblem() {
@@ -151,9 +220,8 @@ void KafkaIngest::AwaitCheckpoint() {
 bool KafkaIngest::StartCheckpoint(const std::vector<int32_t>& shards,
                                   bool force) {
   const bool qrels = table_consumer_ != nullptr;
-  std::vector<std::pair<int32_t, std::string>> records;
+  std::vector<Changelog::Outgoing> records;
   CheckpointRound round;
-  std::string state;
   for (int32_t shard : shards) {
     // Never restored: writing its empty state would hide the real one.
     if (unrestored_.contains(shard)) continue;
@@ -162,36 +230,84 @@ bool KafkaIngest::StartCheckpoint(const std::vector<int32_t>& shards,
         qrels ? -1 : book_.Position(SlotOf(1, shard))};
     auto it = checkpointed_.find(shard);
     if (!force && it != checkpointed_.end() && it->second == at) continue;
-    state.clear();
-    pipeline_->EncodeShard(shard, &state);
-    std::string bytes;
-    EncodeCheckpointRecord({shard, at, state}, &bytes);
-    round.bytes += static_cast<int64_t>(bytes.size());
-    records.emplace_back(shard, std::move(bytes));
-    round.shards.push_back(shard);
-    round.positions.push_back(at);
+    EncodeChainRecord(shard, at, &records, &round);
   }
   if (records.empty()) return false;
+  // The deltas of superseded bases go with the round (and come back to
+  // the list when it fails).
+  round.tombstones = std::move(tombstones_);
+  tombstones_.clear();
+  records.insert(records.end(), round.tombstones.begin(),
+                 round.tombstones.end());
   const Status s = changelog_->Send(records);
   if (!s.ok()) {
     ++status_.checkpoints_failed;
     errors_.Log("checkpoint failed", s.message());
+    // The records may have been produced: each shard starts a new chain.
+    round_ = std::move(round);
+    FailRound();
     return false;
   }
   round_ = std::move(round);
   return true;
 }
 
+void KafkaIngest::EncodeChainRecord(int32_t shard,
+                                    const std::array<int64_t, 2>& at,
+                                    std::vector<Changelog::Outgoing>* records,
+                                    CheckpointRound* round) {
+  ShardChain& chain = chains_[shard];
+  std::string state;
+  std::string bytes;
+  uint32_t seq = 0;
+  const bool delta_due = chain.base_offset >= 0 &&
+                         chain.delta_bytes <= kDeltaShare * chain.base_bytes;
+  // False when the shard's changes are not tracked (restored or created
+  // since its last base): a base then.
+  if (delta_due && pipeline_->EncodeShardDelta(shard, &state)) {
+    seq = chain.seq + 1;
+    EncodeDeltaRecord({shard, at, chain.base_offset, seq, state}, &bytes);
+    records->push_back({shard, DeltaKey(shard, chain.base_offset, seq), {}});
+  } else {
+    pipeline_->EncodeShardBase(shard, &state);
+    EncodeCheckpointRecord({shard, at, state}, &bytes);
+    records->push_back({shard, BaseKey(shard), {}});
+  }
+  const int64_t size = static_cast<int64_t>(bytes.size());
+  round->bytes += size;
+  round->shards.push_back(shard);
+  round->positions.push_back(at);
+  round->seqs.push_back(seq);
+  round->keys.push_back(records->back().key);
+  round->sizes.push_back(size);
+  records->back().value = std::move(bytes);
+}
+
+void KafkaIngest::FailRound() {
+  CheckpointRound round = std::move(*round_);
+  round_.reset();
+  for (size_t i = 0; i < round.shards.size(); ++i) {
+    ShardChain& chain = chains_[round.shards[i]];
+    // Whether the broker took the record is unknown: a new base, and the
+    // delta deleted with the base's deltas.
+    chain.base_offset = -1;
+    if (round.seqs[i] > 0) chain.delta_keys.push_back(round.keys[i]);
+  }
+  tombstones_.insert(tombstones_.end(), round.tombstones.begin(),
+                     round.tombstones.end());
+}
+
 void KafkaIngest::FinishCheckpoint(
     const Status& result, const std::vector<Changelog::Written>& written,
     bool sync) {
-  const CheckpointRound round = std::move(*round_);
-  round_.reset();
   if (!result.ok()) {
     ++status_.checkpoints_failed;
     errors_.Log("checkpoint failed", result.message());
+    FailRound();
     return;
   }
+  const CheckpointRound round = std::move(*round_);
+  round_.reset();
   ++status_.checkpoints_ok;
   status_.checkpoint_bytes = round.bytes;
   // The group's offsets follow, pointing to the records: lag shows, and a
@@ -201,9 +317,24 @@ void KafkaIngest::FinishCheckpoint(
   for (size_t i = 0; i < round.shards.size(); ++i) {
     const int32_t shard = round.shards[i];
     checkpointed_[shard] = round.positions[i];
+    ShardChain& chain = chains_[shard];
+    if (round.seqs[i] == 0) {
+      // A new base: the previous chain's deltas are garbage now.
+      for (std::string& key : chain.delta_keys) {
+        tombstones_.push_back({shard, std::move(key), std::nullopt});
+      }
+      chain = ShardChain{};
+      chain.base_offset = written[i].offset;
+      chain.base_bytes = round.sizes[i];
+    } else {
+      chain.seq = round.seqs[i];
+      chain.delta_bytes += round.sizes[i];
+      chain.delta_keys.push_back(round.keys[i]);
+    }
+    // The pointer names the chain's base: a new owner reads from there on.
     CommitMetadata metadata;
     metadata.changelog_partition = written[i].partition;
-    metadata.changelog_offset = written[i].offset;
+    metadata.changelog_offset = chain.base_offset;
     const std::string encoded = EncodeCommitMetadata(metadata);
     for (int t = 0; t < (qrels ? 1 : 2); ++t) {
       rd_kafka_topic_partition_t* tp = rd_kafka_topic_partition_list_add(

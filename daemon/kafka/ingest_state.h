@@ -143,6 +143,10 @@ struct IngestState {
   int64_t checkpoints_failed = 0;
   int64_t checkpoint_bytes = 0;
   int64_t partitions_restored = 0;  // Shards restored from checkpoints.
+  // Restores that stopped at a delta that did not apply (corrupt, out of
+  // order): the base and the deltas before it were restored, and the
+  // input read again from their offsets.
+  int64_t checkpoint_deltas_refused = 0;
   int64_t dead_letters_produced = 0;
   int64_t dead_letters_failed = 0;
   // Events re-read after a restart or rebalance and skipped because the

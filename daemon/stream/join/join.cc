@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/string_index.h"
+
 namespace rankwatch::stream {
 
 namespace {
@@ -15,6 +17,9 @@ constexpr uint32_t kJoinShardMagic = 0x4a4e5334;
 constexpr uint32_t kJoinShardMagicV3 = 0x4a4e5333;
 constexpr uint32_t kJoinShardMagicV2 = 0x4a4e5332;
 constexpr uint32_t kJoinShardMagicV1 = 0x4a4e5331;
+// "JND4": the changes of a shard since the previous record (EncodeShardDelta),
+// its requests in format 4.
+constexpr uint32_t kJoinDeltaMagic = 0x4a4e4434;
 
 uint32_t MagicOf(int format) {
   switch (format) {
@@ -77,6 +82,15 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
     });
   }
   out->Fixed32(MagicOf(format));
+  WriteShardHeader(shard, format, out);
+  out->Varint(pending == nullptr ? 0 : pending->size());
+  if (pending == nullptr) return;
+  pending->ForEach(
+      [&](PendingRequest& r) { EncodePendingRequest(r, groups, out, format); });
+}
+
+void WatermarkedJoin::WriteShardHeader(int32_t shard, int format,
+                                       ByteWriter* out) const {
   out->I64(watermark_.progress(EventOrigin::SourceOf(0, shard)));
   out->I64(watermark_.progress(EventOrigin::SourceOf(1, shard)));
   if (format >= 3) {
@@ -87,30 +101,24 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
     out->Varint(judge_names_.size());
     for (const std::string& name : judge_names_) out->String(name);
   }
-  out->Varint(pending == nullptr ? 0 : pending->size());
-  if (pending == nullptr) return;
-  pending->ForEach(
-      [&](PendingRequest& r) { EncodePendingRequest(r, groups, out, format); });
 }
 
-Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
-                                    ByteReader* in,
-                                    const CheckpointLimits& limits) {
-  const int format = FormatOf(in->Fixed32());
-  if (format == 0) in->Fail("not a join record");
-  const int64_t results_progress = in->I64();
-  const int64_t judgments_progress = in->I64();
-  limits.CheckTime(in, results_progress, "the results' event-time progress");
-  limits.CheckTime(in, judgments_progress,
+void WatermarkedJoin::DecodeShardHeader(ByteReader* in, int format,
+                                        const CheckpointLimits& limits,
+                                        ShardHeader* header) const {
+  header->results_progress = in->I64();
+  header->judgments_progress = in->I64();
+  limits.CheckTime(in, header->results_progress,
+                   "the results' event-time progress");
+  limits.CheckTime(in, header->judgments_progress,
                    "the judgments' event-time progress");
   // Format 3: the keys of the writer's fields, mapped to this
   // configuration's positions (-1: no such field here, the value dropped).
-  std::vector<int32_t> field_map;
   if (format >= 3) {
     const uint64_t n = in->Count(1);
     if (n > config::kMaxResultFields) in->Fail("more fields than supported");
-    field_map.resize(in->ok() ? n : 0);
-    for (int32_t& to : field_map) {
+    header->field_map.resize(in->ok() ? n : 0);
+    for (int32_t& to : header->field_map) {
       const std::string_view key = in->String();
       const auto it = std::find(field_keys_.begin(), field_keys_.end(), key);
       to = it == field_keys_.end()
@@ -119,7 +127,7 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
     }
   }
   // Format 4: the writer's judges, mapped to this configuration's by name.
-  JudgeMap judges;
+  JudgeMap& judges = header->judges;
   judges.judges_configured = !judge_names_.empty();
   judges.unnamed = default_judge_;
   if (format >= 4) {
@@ -135,6 +143,15 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                : static_cast<int32_t>(it - judge_names_.begin());
     }
   }
+}
+
+Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
+                                    ByteReader* in,
+                                    const CheckpointLimits& limits) {
+  const int format = FormatOf(in->Fixed32());
+  if (format == 0) in->Fail("not a join record");
+  ShardHeader header;
+  DecodeShardHeader(in, format, limits, &header);
   // A request takes at least its 16 fixed bytes of times and hash.
   const uint64_t n = in->Count(16);
   if (n > limits.max_pending_requests) {
@@ -144,7 +161,7 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   }
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
     (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
-                               field_map, judges, limits);
+                               header.field_map, header.judges, limits);
   }
   if (!in->ok()) {
     DropShard(shard);
@@ -152,6 +169,12 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
                                    std::to_string(shard) + ": " +
                                    in->status().message());
   }
+  RestoreShardProgress(shard, header);
+  return Status::Ok();
+}
+
+void WatermarkedJoin::RestoreShardProgress(int32_t shard,
+                                           const ShardHeader& header) {
   // Both sources are assigned with the shard: each holds event time back
   // until it delivers or is idle, even one the checkpoint saw no event of,
   // and both catch up with their backlog before the wall clock may close
@@ -160,9 +183,69 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
   // the results' progress alone must not set it past the judgments'.
   watermark_.AddSource(EventOrigin::SourceOf(0, shard));
   watermark_.AddSource(EventOrigin::SourceOf(1, shard));
-  watermark_.RestoreProgress(EventOrigin::SourceOf(0, shard), results_progress);
+  watermark_.RestoreProgress(EventOrigin::SourceOf(0, shard),
+                             header.results_progress);
   watermark_.RestoreProgress(EventOrigin::SourceOf(1, shard),
-                             judgments_progress);
+                             header.judgments_progress);
+}
+
+bool WatermarkedJoin::EncodeShardDelta(int32_t shard, const GroupCodec& groups,
+                                       ByteWriter* out) {
+  PendingStore* pending = store().Find(shard);
+  if (pending == nullptr || !pending->tracking()) return false;
+  // Always the newest format: a delta is read only by a version that
+  // writes deltas.
+  out->Fixed32(kJoinDeltaMagic);
+  WriteShardHeader(shard, kPendingRequestFormat, out);
+  out->Varint(pending->released_count());
+  out->Raw(pending->released_keys());
+  uint64_t changed = 0;
+  pending->ForEachChanged([&](const PendingRequest&) { ++changed; });
+  out->Varint(changed);
+  pending->ForEachChanged([&](const PendingRequest& r) {
+    EncodePendingRequest(r, groups, out, kPendingRequestFormat);
+  });
+  pending->StartTracking();
+  return true;
+}
+
+Status WatermarkedJoin::ApplyShardDelta(int32_t shard, const GroupCodec& groups,
+                                        ByteReader* in,
+                                        const CheckpointLimits& limits) {
+  if (in->Fixed32() != kJoinDeltaMagic) in->Fail("not a join delta");
+  ShardHeader header;
+  DecodeShardHeader(in, kPendingRequestFormat, limits, &header);
+  PendingStore& pending = store().Shard(shard);
+  const uint64_t released = in->Count(1);
+  for (uint64_t i = 0; i < released && in->ok(); ++i) {
+    const std::string_view key = in->Text(limits.max_id_length, "a request id");
+    PendingRequest* r = in->ok() ? pending.Find(key, HashBytes(key)) : nullptr;
+    if (r == nullptr) {
+      in->Fail("a deletion of a request the state before it does not hold");
+    } else {
+      pending.Release(r);
+    }
+  }
+  const uint64_t changed = in->Count(16);
+  for (uint64_t i = 0; i < changed && in->ok(); ++i) {
+    (void)DecodePendingRequest(in, groups, shard, &pending,
+                               kPendingRequestFormat, header.field_map,
+                               header.judges, limits);
+  }
+  if (in->ok() && pending.size() > limits.max_pending_requests) {
+    in->Fail(std::to_string(pending.size()) +
+             " pending requests, over join.max_pending_requests " +
+             std::to_string(limits.max_pending_requests));
+  }
+  if (!in->ok()) {
+    DropShard(shard);
+    return Status::InvalidArgument("changed requests of shard " +
+                                   std::to_string(shard) + ": " +
+                                   in->status().message());
+  }
+  watermark_.RemoveSource(EventOrigin::SourceOf(0, shard));
+  watermark_.RemoveSource(EventOrigin::SourceOf(1, shard));
+  RestoreShardProgress(shard, header);
   return Status::Ok();
 }
 

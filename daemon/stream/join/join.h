@@ -190,6 +190,24 @@ class Join {
   virtual void ResolveStagedGroups(int32_t shard,
                                    std::span<const uint32_t> groups) = 0;
   virtual void DropShard(int32_t shard) = 0;
+  // Checkpoints proportional to change (Pipeline::EncodeShardDelta).
+  // StartShardTracking makes the shard's store remember what changes from
+  // now on (called when its state is written whole). EncodeShardDelta
+  // writes the event-time progress, the keys of the requests released
+  // since the last cut that an earlier record holds, and the requests
+  // created or changed since, then cuts (a new epoch); it writes nothing
+  // and returns false when the shard is not tracked. ApplyShardDelta
+  // applies such a section onto the shard's requests (restored from the
+  // records before it): deletions, then replacements. A deletion of a
+  // request the shard does not hold means the section does not follow
+  // the state it is applied to: an error, as corrupt input is (the shard
+  // is then in no defined state: the caller drops or restores it again).
+  virtual void StartShardTracking(int32_t shard) = 0;
+  virtual bool EncodeShardDelta(int32_t shard, const GroupCodec& groups,
+                                ByteWriter* out) = 0;
+  [[nodiscard]] virtual Status ApplyShardDelta(
+      int32_t shard, const GroupCodec& groups, ByteReader* in,
+      const CheckpointLimits& limits) = 0;
   // What each position of a pending request's field values means
   // (schema.fields, as SeriesSpec::state_key), written with them: a
   // checkpoint restored under other fields maps each value by its key,
@@ -238,6 +256,14 @@ class WatermarkedJoin : public Join {
   void ResolveStagedGroups(int32_t shard,
                            std::span<const uint32_t> groups) override;
   void DropShard(int32_t shard) override;
+  void StartShardTracking(int32_t shard) override {
+    store().Shard(shard).StartTracking();
+  }
+  bool EncodeShardDelta(int32_t shard, const GroupCodec& groups,
+                        ByteWriter* out) override;
+  [[nodiscard]] Status ApplyShardDelta(int32_t shard, const GroupCodec& groups,
+                                       ByteReader* in,
+                                       const CheckpointLimits& limits) override;
   void SetFieldKeys(std::vector<std::string> keys) override {
     field_keys_ = std::move(keys);
   }
@@ -264,6 +290,22 @@ class WatermarkedJoin : public Join {
   virtual void ProcessDueIn(int32_t shard, FinalizeCause cause) = 0;
   // The pending requests, per shard.
   virtual ShardedPendingStore& store() = 0;
+
+  // What a join record says before its requests (DecodeShard's and
+  // ApplyShardDelta's): its sources' progress and how the writer's fields
+  // and judges map to this configuration's.
+  struct ShardHeader {
+    int64_t results_progress = 0;
+    int64_t judgments_progress = 0;
+    std::vector<int32_t> field_map;
+    JudgeMap judges;
+  };
+  void DecodeShardHeader(ByteReader* in, int format,
+                         const CheckpointLimits& limits,
+                         ShardHeader* header) const;
+  void WriteShardHeader(int32_t shard, int format, ByteWriter* out) const;
+  // Registers the shard's sources with the progress the record holds.
+  void RestoreShardProgress(int32_t shard, const ShardHeader& header);
 
   // The subclasses observe events into the watermark and count outcomes.
   Watermark watermark_;

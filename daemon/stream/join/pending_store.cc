@@ -41,7 +41,21 @@ size_t PendingStore::FindIndex(std::string_view key, uint64_t hash) const {
 
 PendingRequest* PendingStore::Find(std::string_view key, uint64_t hash) {
   const size_t pos = FindIndex(key, hash);
-  return pos == SIZE_MAX ? nullptr : &slots_[index_[pos].slot];
+  if (pos == SIZE_MAX) return nullptr;
+  PendingRequest& r = slots_[index_[pos].slot];
+  // The join changes what it finds (a duplicate it ignores costs a
+  // re-written request, never a missed change).
+  Touch(r, /*created=*/false);
+  return &r;
+}
+
+void PendingStore::StartTracking() {
+  tracking_ = true;
+  // Epochs wrap after 2^31 cuts: three centuries of 5 s checkpoints.
+  epoch_ = (epoch_ + 1) & ~kCreatedInEpoch;
+  changed_.clear();
+  released_.clear();
+  released_count_ = 0;
 }
 
 void PendingStore::GrowIndex() {
@@ -92,6 +106,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.served_ms = 0;
   r.deadline_ms = INT64_MIN;
   r.slot = slot;
+  Touch(r, /*created=*/true);
   hashes_[slot] = hash;
   live_[slot] = true;
   ++size_;
@@ -151,6 +166,11 @@ void PendingStore::Release(PendingRequest* r) {
   if (pos != SIZE_MAX) EraseIndex(pos);
   live_[slot] = false;
   ++generations_[slot];
+  if (tracking_ && r->change_epoch != (epoch_ | kCreatedInEpoch)) {
+    // An earlier record may hold it: the next one deletes it.
+    ByteWriter(&released_).String(r->key);
+    ++released_count_;
+  }
   r->deadline_ms = INT64_MIN;
   free_.push_back(slot);
   --size_;

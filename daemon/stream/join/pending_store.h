@@ -7,6 +7,15 @@
 // backward-shift deletion; the deadline order is a binary heap with lazy
 // deletion (stale entries are recognized by a per-slot generation).
 //
+// Change tracking (checkpoints proportional to change, docs/operations.md
+// "Durable state"): once StartTracking() was called, the store remembers
+// which requests were created or found (Find, Create: the join changes
+// every request it finds) since the last cut, and the keys of the released
+// ones that an earlier record may hold. It costs a compare per Find: each
+// request carries the epoch it last changed in (PendingRequest::
+// change_epoch), and its slot joins the changed list only the first time
+// in an epoch (a push into a vector that keeps its capacity).
+//
 // Not thread-safe.
 #ifndef RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
 #define RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
@@ -70,6 +79,11 @@ struct PendingRequest {
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;
   uint32_t slot = 0;  // Set and owned by PendingStore.
+  // Set and owned by PendingStore: the tracking epoch of its last change,
+  // with kCreatedInEpoch when it was created in that epoch (no earlier
+  // record holds it, so its release needs no deletion). In the padding
+  // after `slot`: no bytes per request.
+  uint32_t change_epoch = 0;
 
   size_t num_docs() const { return doc_ends.size(); }
   std::string_view doc(size_t i) const {
@@ -157,6 +171,26 @@ class PendingStore {
 
   size_t size() const { return size_; }
 
+  // Starts a tracking epoch (or a new one): what changed before is
+  // forgotten; from now on changes and releases are remembered.
+  void StartTracking();
+  bool tracking() const { return tracking_; }
+  // Calls f(const PendingRequest&) for each live request created or found
+  // since the epoch started.
+  template <typename F>
+  void ForEachChanged(F f) const {
+    for (uint32_t slot : changed_) {
+      if (live_[slot] &&
+          (slots_[slot].change_epoch & ~kCreatedInEpoch) == epoch_) {
+        f(slots_[slot]);
+      }
+    }
+  }
+  // The keys of the requests released since the epoch started that
+  // existed before it: `released_count()` ByteWriter::String()s.
+  std::string_view released_keys() const { return released_; }
+  uint64_t released_count() const { return released_count_; }
+
   // Calls f(PendingRequest&) for every live request. f must not modify the
   // store; collect and Release() afterwards.
   template <typename F>
@@ -180,7 +214,20 @@ class PendingStore {
     }
   };
 
+  static constexpr uint32_t kCreatedInEpoch = 0x80000000u;
+
   size_t FindIndex(std::string_view key, uint64_t hash) const;
+  // Marks `r` changed in this epoch (`created`: and created in it).
+  void Touch(PendingRequest& r, bool created) {
+    if ((r.change_epoch & ~kCreatedInEpoch) != epoch_ && tracking_) {
+      changed_.push_back(r.slot);
+    }
+    if (created) {
+      r.change_epoch = epoch_ | kCreatedInEpoch;
+    } else if ((r.change_epoch & ~kCreatedInEpoch) != epoch_) {
+      r.change_epoch = epoch_;
+    }
+  }
   void GrowIndex();
   void EraseIndex(size_t pos);
 
@@ -195,6 +242,12 @@ class PendingStore {
   std::priority_queue<HeapEntry, std::vector<HeapEntry>,
                       std::greater<HeapEntry>>
       heap_;
+  // Change tracking (see the class comment).
+  bool tracking_ = false;
+  uint32_t epoch_ = 0;  // Below kCreatedInEpoch; 0 while not tracking.
+  std::vector<uint32_t> changed_;  // Slots, each once per epoch.
+  std::string released_;
+  uint64_t released_count_ = 0;
 };
 
 // One PendingStore per shard (input partition): a shard's requests are

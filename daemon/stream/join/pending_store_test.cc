@@ -19,6 +19,56 @@ PendingRequest* Find(PendingStore* s, const std::string& key) {
   return s->Find(key, HashBytes(key));
 }
 
+// The keys of the requests released since the epoch started that an
+// earlier record holds, in order.
+std::vector<std::string> ReleasedKeys(const PendingStore& s) {
+  std::vector<std::string> keys;
+  ByteReader in(s.released_keys());
+  for (uint64_t i = 0; i < s.released_count(); ++i) {
+    keys.emplace_back(in.String());
+  }
+  EXPECT_TRUE(in.ok() && in.at_end());
+  return keys;
+}
+
+std::vector<std::string> ChangedKeys(const PendingStore& s) {
+  std::vector<std::string> keys;
+  s.ForEachChanged([&](const PendingRequest& r) { keys.push_back(r.key); });
+  return keys;
+}
+
+// Change tracking (checkpoints proportional to change): what a delta
+// holds, by hand.
+TEST(PendingStoreTest, TracksChangesAndReleasesPerEpoch) {
+  PendingStore s;
+  Create(&s, "before");  // Before tracking: in the base, not a change.
+  EXPECT_FALSE(s.tracking());
+  s.StartTracking();  // The base is written here.
+  EXPECT_TRUE(ChangedKeys(s).empty());
+  PendingRequest* a = Create(&s, "a");
+  PendingRequest* b = Create(&s, "b");
+  Find(&s, "a");  // Changed twice, listed once.
+  s.Release(b);   // Created and released in the epoch: nothing to delete.
+  EXPECT_EQ(ChangedKeys(s), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(ReleasedKeys(s).empty());
+  s.StartTracking();  // A delta cut: "a" is in it.
+  EXPECT_TRUE(ChangedKeys(s).empty());
+  Find(&s, "before");
+  s.Release(a);  // In the previous delta: deleted by key.
+  // Reuses a's slot, already listed in this epoch: listed once, as "c".
+  PendingRequest* c = Create(&s, "c");
+  EXPECT_EQ(c, a);
+  Find(&s, "missing");
+  EXPECT_EQ(ChangedKeys(s), (std::vector<std::string>{"before", "c"}));
+  EXPECT_EQ(ReleasedKeys(s), (std::vector<std::string>{"a"}));
+  s.Release(Find(&s, "before"));  // Changed in the epoch, held before it.
+  EXPECT_EQ(ChangedKeys(s), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(ReleasedKeys(s), (std::vector<std::string>{"a", "before"}));
+  s.StartTracking();
+  EXPECT_TRUE(ChangedKeys(s).empty());
+  EXPECT_TRUE(ReleasedKeys(s).empty());
+}
+
 TEST(PendingStoreTest, CreateFindRelease) {
   PendingStore s;
   PendingRequest* a = Create(&s, "a");

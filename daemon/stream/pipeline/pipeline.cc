@@ -413,13 +413,17 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   const AggregatorGroups groups(const_cast<Aggregator*>(&aggregator_));
   aggregator_.EncodeShard(shard, &w);
   join_->EncodeShard(shard, groups, &w);
-  experiments_->EncodeShard(shard, &w);
-  interleaving_->EncodeShard(shard, &w);
-  movers_->EncodeShard(shard, &w);
+  EncodeShardSections(shard, &w);
+}
+
+void Pipeline::EncodeShardSections(int32_t shard, ByteWriter* w) const {
+  experiments_->EncodeShard(shard, w);
+  interleaving_->EncodeShard(shard, w);
+  movers_->EncodeShard(shard, w);
   // Only with judges, so that a version before them reads the record;
   // each section starts with its own magic number.
-  if (agreement_) agreement_->EncodeShard(shard, &w);
-  if (judge_monitor_) judge_monitor_->EncodeShard(shard, &w);
+  if (agreement_) agreement_->EncodeShard(shard, w);
+  if (judge_monitor_) judge_monitor_->EncodeShard(shard, w);
 }
 
 Status Pipeline::DecodeJudgeSections(
@@ -458,11 +462,14 @@ Status Pipeline::DecodeJudgeSections(
 
 Status Pipeline::DecodeSections(int32_t shard, ByteReader* in,
                                 const CheckpointLimits& limits,
-                                StagedRestore* staged) {
+                                StagedRestore* staged, bool delta) {
   const AggregatorGroups groups(&aggregator_, &staged->labels, &limits);
   Status status =
       aggregator_.StageShard(shard, in, limits, &staged->aggregates);
-  if (status.ok()) status = join_->DecodeShard(shard, groups, in, limits);
+  if (status.ok()) {
+    status = delta ? join_->ApplyShardDelta(shard, groups, in, limits)
+                   : join_->DecodeShard(shard, groups, in, limits);
+  }
   if (status.ok()) status = experiments_->DecodeShard(shard, in);
   if (status.ok()) status = interleaving_->DecodeShard(shard, in, limits);
   if (status.ok()) status = movers_->DecodeShard(shard, in, limits);
@@ -490,11 +497,15 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
         ", this rankwatch reads version " + std::to_string(kCheckpointVersion));
   }
   DropShard(shard);
+  return RestoreSections(shard, &in, /*delta=*/false);
+}
+
+Status Pipeline::RestoreSections(int32_t shard, ByteReader* in, bool delta) {
   // Bounded as live events are: the changelog is input like any other.
   const CheckpointLimits limits =
       CheckpointLimits::Of(config_, clock_->NowMillis());
   StagedRestore staged;
-  const Status status = DecodeSections(shard, &in, limits, &staged);
+  const Status status = DecodeSections(shard, in, limits, &staged, delta);
   if (!status.ok()) {
     DropShard(shard);
     return status;
@@ -519,8 +530,12 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
 }
 
 void Pipeline::DropShard(int32_t shard) {
-  ++state_version_;
   join_->DropShard(shard);
+  DropShardSections(shard);
+}
+
+void Pipeline::DropShardSections(int32_t shard) {
+  ++state_version_;
   aggregator_.DropShard(shard);
   experiments_->DropShard(shard);
   interleaving_->DropShard(shard);

@@ -136,6 +136,26 @@ class Pipeline : private JoinListener {
   void DropShard(int32_t shard);
   static constexpr uint32_t kCheckpointVersion = 1;
 
+  // Checkpoints proportional to change (docs/operations.md, "Durable
+  // state"; pipeline_delta.cc). EncodeShardBase is EncodeShard, and the
+  // shard's pending store starts remembering what changes from then on.
+  // EncodeShardDelta appends a delta record (kDeltaVersion, a magic of
+  // its own): what a restore of the shard's previous record (base or
+  // delta) needs to reach its present state. Every section but the
+  // pending requests whole (aggregates, windows, sums: they grow with the
+  // label groups and series, not with the traffic), and of the pending
+  // requests only those created or changed since the previous record and
+  // the keys of those released; then a new epoch starts. It writes
+  // nothing and returns false when the shard is not tracked (restored or
+  // created since its last base): write a base then.
+  // ApplyShardDelta applies a delta record onto the shard as restored from
+  // the records before it. On an error (one line naming the cause) the
+  // shard is left empty: restore the base and the deltas that applied.
+  void EncodeShardBase(int32_t shard, std::string* out);
+  bool EncodeShardDelta(int32_t shard, std::string* out);
+  [[nodiscard]] Status ApplyShardDelta(int32_t shard, std::string_view record);
+  static constexpr uint32_t kDeltaVersion = 1;
+
   // See Join::AddSource and SetSourceIdle.
   void AddSource(int32_t source) {
     ++state_version_;
@@ -270,9 +290,21 @@ class Pipeline : private JoinListener {
   };
 
   // Every section of a checkpoint record after its header.
+  // With `delta`, the join's section is a delta (Join::ApplyShardDelta)
+  // applied onto the shard's pending requests.
   [[nodiscard]] Status DecodeSections(int32_t shard, ByteReader* in,
                                       const CheckpointLimits& limits,
-                                      StagedRestore* staged);
+                                      StagedRestore* staged,
+                                      bool delta = false);
+  // Decodes the sections after a record's header (`delta`: see
+  // DecodeSections) and creates the groups they name; on an error the
+  // shard is left empty.
+  [[nodiscard]] Status RestoreSections(int32_t shard, ByteReader* in,
+                                       bool delta);
+  // Every section but the join's (sources and pending requests).
+  void EncodeShardSections(int32_t shard, ByteWriter* w) const;
+  // Forgets every section of the shard but the join's.
+  void DropShardSections(int32_t shard);
   // The checkpoint's sections after the movers (agreement, judges).
   [[nodiscard]] Status DecodeJudgeSections(
       int32_t shard, ByteReader* in, const CheckpointLimits& limits,

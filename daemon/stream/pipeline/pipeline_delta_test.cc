@@ -1,0 +1,370 @@
+// Checkpoints proportional to change (pipeline_delta.cc): a base and its
+// deltas restore what a whole record of the same moment restores, a delta
+// costs what changed, and bad delta bytes are refused with one line.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "daemon/stream/pipeline/pipeline.h"
+#include "daemon/stream/stream_test_util.h"
+#include "gtest/gtest.h"
+
+namespace rankwatch::stream {
+namespace {
+
+struct DeltaEvent {
+  Topic topic;
+  std::string json;
+};
+
+// Requests "r0000042" (fixed width: every id encodes to the same size) of
+// three docs, variant A or B.
+std::string DeltaResults(int64_t request, int64_t time_ms, bool b = false) {
+  char id[16];
+  std::snprintf(id, sizeof(id), "r%07lld", static_cast<long long>(request));
+  return std::string("{\"request_id\":\"") + id + "\",\"query_id\":\"q" +
+         std::to_string(request % 7) + "\",\"variant\":\"" + (b ? "B" : "A") +
+         "\",\"timestamp\":" + std::to_string(time_ms) +
+         ",\"results\":[{\"doc_id\":\"d1\"},{\"doc_id\":\"d2\"},"
+         "{\"doc_id\":\"d3\"}]}";
+}
+
+std::string DeltaJudgment(std::string_view request, int doc, int grade,
+                          int64_t time_ms) {
+  return std::string("{\"request_id\":\"") + std::string(request) +
+         "\",\"doc_id\":\"d" + std::to_string(doc) +
+         "\",\"relevance\":" + std::to_string(grade) +
+         ",\"timestamp\":" + std::to_string(time_ms) + "}";
+}
+
+std::string RequestId(int64_t request) {
+  char id[16];
+  std::snprintf(id, sizeof(id), "r%07lld", static_cast<long long>(request));
+  return id;
+}
+
+// A random stream of one partition: results, their judgments (some before
+// their results, some for requests never served), duplicate results. Event
+// k is stamped T0 + 10 k (+3 for judgments), so that no two requests share
+// a deadline (results close at stamp + window, requests made by a judgment
+// at stamp + early tolerance, both multiples of 10): every pipeline
+// finalizes equal requests in one order.
+std::vector<DeltaEvent> RandomStream(Xoshiro256& rng, int n) {
+  const int64_t t0 = kNow - 3'600'000;
+  std::vector<DeltaEvent> events;
+  int64_t next_request = 0;
+  for (int k = 0; k < n; ++k) {
+    const int64_t t = t0 + 10 * k;
+    const uint64_t kind = rng.Below(10);
+    if (kind < 4 || next_request == 0) {
+      events.push_back(
+          {Topic::kResults, DeltaResults(next_request, t, rng.Below(2) == 1)});
+      ++next_request;
+    } else if (kind < 8) {
+      // A request served lately (or about to be).
+      const int64_t r = std::max<int64_t>(
+          0, next_request - 1 - static_cast<int64_t>(rng.Below(60)) +
+                 (kind == 7 ? 3 : 0));
+      events.push_back(
+          {Topic::kJudgments,
+           DeltaJudgment(RequestId(r), 1 + static_cast<int>(rng.Below(4)),
+                         static_cast<int>(rng.Below(3)), t + 3)});
+    } else if (kind == 8) {
+      events.push_back({Topic::kJudgments,
+                        DeltaJudgment("x" + std::to_string(k), 1, 1, t + 3)});
+    } else {
+      // A duplicate of a recent request's results (ignored: not earlier).
+      const int64_t r =
+          next_request - 1 -
+          static_cast<int64_t>(rng.Below(std::min<int64_t>(next_request, 20)));
+      events.push_back({Topic::kResults, DeltaResults(r, t)});
+    }
+  }
+  return events;
+}
+
+config::Config DeltaConfig() {
+  config::Config c;
+  c.join.window = std::chrono::seconds(2);
+  c.join.early_tolerance = std::chrono::milliseconds(500);
+  c.join.allowed_lateness = std::chrono::milliseconds(0);
+  return c;
+}
+
+void Feed(Pipeline* p, const DeltaEvent& e, int64_t offset) {
+  const int32_t topic = e.topic == Topic::kResults ? 0 : 1;
+  (void)p->OnPayload(e.topic, e.json,
+                     EventOrigin{EventOrigin::SourceOf(topic, 0), offset});
+}
+
+// A base and its deltas, and how many events each record reflects.
+struct Chain {
+  std::string base;
+  std::vector<std::string> deltas;
+  std::vector<size_t> consumed;  // [0]: the base's.
+};
+
+std::unique_ptr<Pipeline> RestoreChain(const Chain& chain, size_t deltas,
+                                       const Clock* clock) {
+  std::unique_ptr<Pipeline> p = NewTestPipeline(DeltaConfig(), clock);
+  if (p == nullptr) return nullptr;
+  const Status s = p->DecodeShard(0, chain.base);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < deltas; ++i) {
+    const Status d = p->ApplyShardDelta(0, chain.deltas[i]);
+    EXPECT_TRUE(d.ok()) << "delta " << i + 1 << ": " << d.ToString();
+  }
+  return p;
+}
+
+// The state of `got` equals `want`'s: as many pending requests, records
+// of the same size, and once both finalize everything, byte-equal records
+// (every aggregate, window and sum fed by the same requests in the same
+// order: a request missing, extra or different shows).
+void ExpectSameState(Pipeline* want, Pipeline* got) {
+  EXPECT_EQ(got->pending_requests(), want->pending_requests());
+  std::string a, b;
+  want->EncodeShard(0, &a);
+  got->EncodeShard(0, &b);
+  EXPECT_EQ(b.size(), a.size());
+  want->FinishAll();
+  got->FinishAll();
+  a.clear();
+  b.clear();
+  want->EncodeShard(0, &a);
+  got->EncodeShard(0, &b);
+  EXPECT_TRUE(a == b) << "records after FinishAll differ (" << a.size()
+                      << " and " << b.size() << " bytes)";
+}
+
+// Random streams, random checkpoint moments (a new base once the deltas
+// outgrow it, as the daemon does): at random moments a restore of the base
+// and its deltas equals a restore of a whole record of the live state;
+// and at random crash points (a restore of the chain as it stood then,
+// reading the input again from that record on), the end state equals the
+// live pipeline's: nothing lost, nothing counted twice.
+TEST(PipelineDeltaTest, BasePlusDeltasRestoresTheLiveState) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Xoshiro256 rng(seed);
+    FakeClock clock(kNow);
+    const std::vector<DeltaEvent> events = RandomStream(rng, 3000);
+    std::unique_ptr<Pipeline> live = NewTestPipeline(DeltaConfig(), &clock);
+    ASSERT_NE(live, nullptr);
+    live->AddSource(EventOrigin::SourceOf(0, 0));
+    live->AddSource(EventOrigin::SourceOf(1, 0));
+    Chain chain;
+    live->EncodeShardBase(0, &chain.base);
+    chain.consumed = {0};
+    size_t delta_bytes = 0;
+    std::vector<Chain> crashes;  // The chain as it stood at a crash.
+    int compared = 0;
+    for (size_t k = 0; k < events.size(); ++k) {
+      Feed(live.get(), events[k], static_cast<int64_t>(k));
+      if (rng.Below(25) != 0) continue;
+      if (delta_bytes > chain.base.size()) {
+        chain = Chain{};
+        live->EncodeShardBase(0, &chain.base);
+        chain.consumed = {k + 1};
+        delta_bytes = 0;
+      } else {
+        std::string delta;
+        ASSERT_TRUE(live->EncodeShardDelta(0, &delta));
+        delta_bytes += delta.size();
+        chain.deltas.push_back(std::move(delta));
+        chain.consumed.push_back(k + 1);
+      }
+      if (rng.Below(12) == 0) crashes.push_back(chain);
+      if (rng.Below(6) != 0) continue;
+      ++compared;
+      std::string whole;
+      live->EncodeShard(0, &whole);
+      std::unique_ptr<Pipeline> want = NewTestPipeline(DeltaConfig(), &clock);
+      ASSERT_TRUE(want->DecodeShard(0, whole).ok());
+      std::unique_ptr<Pipeline> got =
+          RestoreChain(chain, chain.deltas.size(), &clock);
+      ASSERT_NE(got, nullptr);
+      ExpectSameState(want.get(), got.get());
+    }
+    EXPECT_GT(compared, 3);
+    ASSERT_FALSE(crashes.empty());
+    std::string end;
+    live->FinishAll();
+    live->EncodeShard(0, &end);
+    for (const Chain& at : crashes) {
+      std::unique_ptr<Pipeline> p = RestoreChain(at, at.deltas.size(), &clock);
+      for (size_t k = at.consumed.back(); k < events.size(); ++k) {
+        Feed(p.get(), events[k], static_cast<int64_t>(k));
+      }
+      p->FinishAll();
+      std::string got;
+      p->EncodeShard(0, &got);
+      EXPECT_TRUE(got == end) << "crash after " << at.consumed.back()
+                              << " events, " << at.deltas.size() << " deltas";
+    }
+  }
+}
+
+// Tracking starts with a base: a shard restored or created since has no
+// delta to give.
+TEST(PipelineDeltaTest, NoDeltaBeforeABase) {
+  FakeClock clock(kNow);
+  std::unique_ptr<Pipeline> p = NewTestPipeline(DeltaConfig(), &clock);
+  ASSERT_NE(p, nullptr);
+  Feed(p.get(), {Topic::kResults, DeltaResults(1, kNow - 1000)}, 0);
+  std::string delta;
+  EXPECT_FALSE(p->EncodeShardDelta(0, &delta));
+  EXPECT_TRUE(delta.empty());
+  std::string base;
+  p->EncodeShardBase(0, &base);
+  EXPECT_TRUE(p->EncodeShardDelta(0, &delta));
+  // Restored: not tracked until its next base.
+  std::unique_ptr<Pipeline> q = NewTestPipeline(DeltaConfig(), &clock);
+  ASSERT_TRUE(q->DecodeShard(0, base).ok());
+  std::string none;
+  EXPECT_FALSE(q->EncodeShardDelta(0, &none));
+  EXPECT_TRUE(none.empty());
+}
+
+// A shard holding `pending` requests of one hour's window, its base
+// written: the pipeline and the base's size.
+std::unique_ptr<Pipeline> Holding(int64_t pending, const Clock* clock,
+                                  std::string* base) {
+  config::Config c = DeltaConfig();
+  c.join.window = std::chrono::hours(1);
+  c.join.max_pending_requests = 100'000;
+  std::unique_ptr<Pipeline> p = NewTestPipeline(c, clock);
+  for (int64_t i = 0; i < pending; ++i) {
+    Feed(p.get(), {Topic::kResults, DeltaResults(i, kNow - 600'000 + i)}, i);
+  }
+  p->EncodeShardBase(0, base);
+  return p;
+}
+
+// The bytes of a round grow with its events, not with the state held.
+// A new request of DeltaResults (no judgment, variant A, no segments)
+// encodes (EncodePendingRequest, format 4) to 71 bytes:
+//   key "r0000123" 1+8, query "q4" 1+2, docs "d1d2d3" 1+6, 3 doc ends
+//   1+3, judged docs 1, 0 judgments 1, has_results 1, labels "A" 1+1 and
+//   0 segments 1, unit hash 8, interleaving 8, teams 1, served and
+//   deadline 16, covariate 8, 0 field values 1
+// = 9+3+7+4+1+1+1+3+8+8+1+16+8+1 = 71; with one judgment of "d2" 94:
+//   judged docs +2, the judgment's begin 1, end 1, time 8, grade 8,
+//   flags 1, claimed position 1, judge 1 (+21).
+// A base holds its requests in format 1 (no covariate, no field values:
+// 71 - 9 = 62 bytes each).
+TEST(PipelineDeltaTest, BytesPerRoundFollowTheEventsNotTheState) {
+  FakeClock clock(kNow);
+  std::string small_base, big_base;
+  std::unique_ptr<Pipeline> small = Holding(1'000, &clock, &small_base);
+  std::unique_ptr<Pipeline> big = Holding(10'000, &clock, &big_base);
+  ASSERT_NE(small, nullptr);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big_base.size() - small_base.size(), 9'000u * 62);
+  for (Pipeline* p : {small.get(), big.get()}) {
+    std::string idle, served, judged;
+    ASSERT_TRUE(p->EncodeShardDelta(0, &idle));
+    // 10 new requests; their 1-byte count stays 1 byte.
+    for (int64_t i = 0; i < 10; ++i) {
+      Feed(p, {Topic::kResults, DeltaResults(50'000 + i, kNow - 1000 + i)}, 0);
+    }
+    ASSERT_TRUE(p->EncodeShardDelta(0, &served));
+    EXPECT_EQ(served.size(), idle.size() + 10 * 71);
+    // One judgment each on 10 requests the base holds.
+    for (int64_t i = 0; i < 10; ++i) {
+      Feed(p,
+           {Topic::kJudgments,
+            DeltaJudgment(RequestId(i * 7), 2, 1, kNow - 500'000 + i)},
+           0);
+    }
+    ASSERT_TRUE(p->EncodeShardDelta(0, &judged));
+    EXPECT_EQ(judged.size(), idle.size() + 10 * 94);
+  }
+  // The same round costs the same whatever the state held.
+  std::string a, b;
+  ASSERT_TRUE(small->EncodeShardDelta(0, &a));
+  ASSERT_TRUE(big->EncodeShardDelta(0, &b));
+  EXPECT_EQ(a.size(), b.size());
+}
+
+// A finalized request that an earlier record holds is deleted by its key
+// (1 + 8 bytes); one created and finalized between two records costs
+// nothing.
+TEST(PipelineDeltaTest, FinalizedRequestsCostTheirKey) {
+  FakeClock clock(kNow);
+  std::unique_ptr<Pipeline> p = NewTestPipeline(DeltaConfig(), &clock);
+  p->AddSource(EventOrigin::SourceOf(0, 0));
+  p->AddSource(EventOrigin::SourceOf(1, 0));
+  const int64_t t = kNow - 600'000;
+  for (int64_t i = 0; i < 5; ++i) {
+    Feed(p.get(), {Topic::kResults, DeltaResults(i, t + i)}, i);
+  }
+  std::string base, idle, closed;
+  p->EncodeShardBase(0, &base);
+  ASSERT_TRUE(p->EncodeShardDelta(0, &idle));
+  // Both sources move 10 s on: the 5 requests' windows (2 s) close; a
+  // request served and closed in between leaves no trace.
+  Feed(p.get(), {Topic::kResults, DeltaResults(100, t + 5'000)}, 5);
+  Feed(p.get(), {Topic::kJudgments, DeltaJudgment("x", 1, 1, t + 10'000)}, 6);
+  Feed(p.get(), {Topic::kResults, DeltaResults(101, t + 10'000)}, 7);
+  ASSERT_EQ(p->pending_requests(), 2);  // "x" and r0000101.
+  ASSERT_TRUE(p->EncodeShardDelta(0, &closed));
+  // 5 keys of 9 bytes; the judgment-only "x" (1+1 key, 1+1 query "",
+  // docs 1, 0 docs 1, judged "d1" 1+2, 1 judgment 1+21, no results 1,
+  // unit hash 8, interleaving 8, teams 1, times 16, covariate 8, fields 1
+  // = 73) and r0000101 (71) are new. The aggregates changed too (6
+  // requests finalized): a delta with no change after it has them.
+  std::string unchanged;
+  ASSERT_TRUE(p->EncodeShardDelta(0, &unchanged));
+  EXPECT_EQ(closed.size(), unchanged.size() + 5 * 9 + 73 + 71);
+  std::string whole;
+  p->EncodeShard(0, &whole);
+  std::unique_ptr<Pipeline> q = NewTestPipeline(DeltaConfig(), &clock);
+  ASSERT_TRUE(q->DecodeShard(0, whole).ok());
+  const Chain chain{base, {idle, closed, unchanged}, {}};
+  std::unique_ptr<Pipeline> restored = RestoreChain(chain, 3, &clock);
+  ExpectSameState(q.get(), restored.get());
+}
+
+// Bad delta bytes: every truncation and random byte flips are either
+// refused with one line, leaving the shard empty, or read as some valid
+// delta; never a crash (ASan and UBSan watch), never a shard half applied.
+TEST(PipelineDeltaTest, TruncatedOrFlippedDeltasAreRefusedWithOneLine) {
+  const uint64_t seed = 4242;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Xoshiro256 rng(seed);
+  FakeClock clock(kNow);
+  const std::vector<DeltaEvent> events = RandomStream(rng, 400);
+  std::unique_ptr<Pipeline> live = NewTestPipeline(DeltaConfig(), &clock);
+  std::string base, delta;
+  for (size_t k = 0; k < 200; ++k) Feed(live.get(), events[k], k);
+  live->EncodeShardBase(0, &base);
+  for (size_t k = 200; k < events.size(); ++k) Feed(live.get(), events[k], k);
+  ASSERT_TRUE(live->EncodeShardDelta(0, &delta));
+  int refused = 0;
+  auto check = [&](std::string_view bad) {
+    std::unique_ptr<Pipeline> p = NewTestPipeline(DeltaConfig(), &clock);
+    ASSERT_TRUE(p->DecodeShard(0, base).ok());
+    const Status s = p->ApplyShardDelta(0, bad);
+    if (s.ok()) return;
+    ++refused;
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+    EXPECT_FALSE(s.message().empty());
+    EXPECT_EQ(p->pending_requests(), 0) << s.message();
+  };
+  for (size_t n = 0; n < delta.size(); n += 1 + n / 16) {
+    check(std::string_view(delta).substr(0, n));
+  }
+  for (int i = 0; i < 300; ++i) {
+    std::string bad = delta;
+    bad[rng.Below(bad.size())] = static_cast<char>(rng.Below(256));
+    check(bad);
+  }
+  EXPECT_GT(refused, 50);
+}
+
+}  // namespace
+}  // namespace rankwatch::stream
