@@ -408,11 +408,10 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
   ondemand::object root;
   RW_RETURN_IF_REJECTED(RootObject(doc, &root));
   for (auto result : root) {
-    ondemand::field field;
-    std::string_view key;
-    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
-      return Malformed(e);
-    }
+    simdjson::error_code key_error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &key_error);
+    if (key_error) return Malformed(key_error);
+    ondemand::field& field = FieldOf(result);
     // An empty name is an unconfigured optional field (schema.unit).
     const auto named =
         std::find_if(std::begin(kKeys), std::end(kKeys), [&](const TopKey& k) {
@@ -510,11 +509,10 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     std::fill(seen_labels_.begin(), seen_labels_.end(), 0);
   }
   for (auto result : object) {
-    ondemand::field field;
-    std::string_view key;
-    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
-      return Malformed(e);
-    }
+    simdjson::error_code key_error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &key_error);
+    if (key_error) return Malformed(key_error);
+    ondemand::field& field = FieldOf(result);
     int32_t child = here.first_child;
     while (child >= 0 && tree.nodes[static_cast<size_t>(child)].key != key) {
       child = tree.nodes[static_cast<size_t>(child)].next_sibling;
