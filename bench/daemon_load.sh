@@ -9,8 +9,9 @@
 # and 3 judgments on average are produced as fast as the producer can; the
 # daemon consumes them concurrently. Reports the producer's own rate, the
 # daemon's end-to-end rate (from the first produced event until every event
-# is consumed), the daemon's CPU per event (utime + stime from /proc) and
-# its peak RSS. Then it waits for the join to drain (idle_timeout 2s closes
+# is consumed), the daemon's CPU per event (utime + stime from /proc), the
+# same by thread (the consumer, librdkafka's threads, the HTTP threads that
+# serve this script's own polls of /metrics) and its peak RSS. Then it waits for the join to drain (idle_timeout 2s closes
 # the last windows) and checks the accounting: every request produced is
 # finalized or counted under a named reason (late results, duplicate
 # results, rejected results events by reason); the script exits 1 if not.
