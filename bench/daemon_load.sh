@@ -9,8 +9,9 @@
 # and 3 judgments on average are produced as fast as the producer can; the
 # daemon consumes them concurrently. Reports the producer's own rate, the
 # daemon's end-to-end rate (from the first produced event until every event
-# is consumed), the daemon's CPU per event (utime + stime from /proc) and
-# its peak RSS. Then it waits for the join to drain (idle_timeout 2s closes
+# is consumed), the daemon's CPU per event (utime + stime from /proc), the
+# same by thread (the consumer, librdkafka's threads, the HTTP threads that
+# serve this script's own polls of /metrics) and its peak RSS. Then it waits for the join to drain (idle_timeout 2s closes
 # the last windows) and checks the accounting: every request produced is
 # finalized or counted under a named reason (late results, duplicate
 # results, rejected results events by reason); the script exits 1 if not.
@@ -230,6 +231,7 @@ echo "== phase 1: $requests requests, produced with --fast"
 # producer does not pause that long while it runs).
 start_daemon load 30s "" 2s
 cpu0=$(cpu_ticks "$daemon_pid")
+threads0=$(thread_ticks "$daemon_pid")
 broker0=$(cpu_ticks "$broker_pid")
 t0=$(date +%s.%N)
 "$rw" produce-synthetic --bootstrap "$bootstrap" --fast --rate 5000 \
@@ -241,6 +243,7 @@ produced=$(sed -n 's/^requests=\([0-9]*\) .*/\1/p' "$dir/produce.txt")
 wait_consumed "$port" "$events"
 t1=$(date +%s.%N)
 cpu1=$(cpu_ticks "$daemon_pid")
+threads1=$(thread_ticks "$daemon_pid")
 broker1=$(cpu_ticks "$broker_pid")
 hz=$(getconf CLK_TCK)
 cat "$dir/produce.txt"
@@ -253,6 +256,18 @@ awk -v e="$events" -v t0="$t0" -v tp="$t_produced" -v t1="$t1" \
            (c1 - c0) / hz, (c1 - c0) / hz / e * 1e6
     printf "%s broker CPU: %.2f s = %.2f us per event\n",
            b, (m1 - m0) / hz, (m1 - m0) / hz / e * 1e6
+  }'
+# The daemon's CPU by thread: the HTTP threads serve this script's polls
+# of /metrics (20 a second while it waits; Prometheus scrapes every 15 s
+# or so), a cost of the measurement, not of the events.
+awk -v e="$events" -v hz="$hz" -v a="$threads0" -v b="$threads1" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "daemon CPU by thread: consumer %.2f us, librdkafka %.2f us," \
+           " HTTP (this script'"'"'s polls) %.2f us per event\n",
+           (y[1] - x[1]) / hz / e * 1e6, (y[2] - x[2]) / hz / e * 1e6,
+           (y[3] - x[3]) / hz / e * 1e6
+    printf "daemon CPU without the HTTP threads: %.2f us per event\n",
+           (y[1] - x[1] + y[2] - x[2]) / hz / e * 1e6
   }'
 echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
 if [[ ${DURABLE:-false} == true ]]; then

@@ -342,11 +342,14 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
 // What the consumer has fetched already, without waiting. Each message is
 // handled as soon as it is returned: a rebalance served by the next
 // consume() must find every earlier message handled.
+// Polled through the C API, as consume() does, without the RdKafka::Message
+// that consume() allocates around each message.
 void KafkaIngest::HandleBatch(RdKafka::KafkaConsumer* consumer,
                               bool from_table) {
+  rd_kafka_t* client = consumer->c_ptr();
   for (int i = 0; i < kBatch; ++i) {
-    std::unique_ptr<RdKafka::Message> m(consumer->consume(0));
-    if (m->err() == RdKafka::ERR__TIMED_OUT) break;
+    const MessagePtr m(rd_kafka_consumer_poll(client, 0));
+    if (m == nullptr || m->err == RD_KAFKA_RESP_ERR__TIMED_OUT) break;
     std::lock_guard<std::mutex> lock(*mu_);
     Handle(m.get(), from_table);
   }
@@ -383,26 +386,32 @@ void KafkaIngest::Shutdown() {
 }
 
 void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
-  switch (msg->err()) {
-    case RdKafka::ERR_NO_ERROR:
+  Handle(static_cast<const rd_kafka_message_t*>(msg->c_ptr()), from_table);
+}
+
+// Through the C message: the C++ accessors of the topic name and key build
+// a std::string per message.
+void KafkaIngest::Handle(const rd_kafka_message_t* msg, bool from_table) {
+  switch (msg->err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
       break;
-    case RdKafka::ERR__TIMED_OUT:
-    case RdKafka::ERR__PARTITION_EOF:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
       return;
-    default:
-      errors_.Report(msg->err(), "consume", msg->errstr());
+    default: {
+      // As RdKafka::Message::errstr() reads it.
+      const char* detail = rd_kafka_message_errstr(msg);
+      errors_.Report(static_cast<RdKafka::ErrorCode>(msg->err), "consume",
+                     detail == nullptr ? "" : detail);
       return;
+    }
   }
-  // Through the C message: the C++ accessors of the topic name and key
-  // build a std::string per message.
-  const rd_kafka_message_t* c_msg =
-      static_cast<const rd_kafka_message_t*>(msg->c_ptr());
   const Client client = from_table ? kTableClient : kGroupClient;
   if (reachability_[client].all_down) MarkReachable(client);
-  const int t = TopicIndex(rd_kafka_topic_name(c_msg->rkt));
+  const int t = TopicIndex(rd_kafka_topic_name(msg->rkt));
   if (t < 0) return;
-  const int32_t slot = SlotOf(t, msg->partition());
-  const int64_t offset = msg->offset();
+  const int32_t slot = SlotOf(t, msg->partition);
+  const int64_t offset = msg->offset;
   fetch_progress_.Progress(slot, clock_->MonotonicMillis());
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
@@ -410,23 +419,21 @@ void KafkaIngest::Handle(RdKafka::Message* msg, bool from_table) {
     origin.maybe_counted = !book_.StoppedCleanly(slot);
   }
   std::optional<int64_t> fallback;
-  if (msg->timestamp().type !=
-      RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE) {
-    fallback = msg->timestamp().timestamp;
-  }
+  rd_kafka_timestamp_type_t timestamp_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  const int64_t timestamp = rd_kafka_message_timestamp(msg, &timestamp_type);
+  if (timestamp_type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) fallback = timestamp;
   // Payload and key go to the pipeline together: a rejected event's dead
   // letter copies both (valid for this call only, like the message).
   const stream::RawEvent event{
-      std::string_view(static_cast<const char*>(msg->payload()), msg->len()),
-      c_msg->key == nullptr
+      std::string_view(static_cast<const char*>(msg->payload), msg->len),
+      msg->key == nullptr
           ? std::string_view()
-          : std::string_view(static_cast<const char*>(c_msg->key),
-                             c_msg->key_len)};
+          : std::string_view(static_cast<const char*>(msg->key), msg->key_len)};
   const stream::Topic topic =
       t == 0 ? stream::Topic::kResults : stream::Topic::kJudgments;
   if (from_table) {
     (void)pipeline_->OnPayload(topic, event, origin, fallback);
-    table_positions_[msg->partition()] = offset + 1;
+    table_positions_[msg->partition] = offset + 1;
     return;
   }
   OffsetTracker& tracker = book_.tracker();

@@ -57,6 +57,7 @@
 #ifndef RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 #define RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <array>
@@ -129,6 +130,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   void Shutdown();
   // The methods below run with *mu_ held.
   void Handle(RdKafka::Message* message, bool from_table);
+  void Handle(const rd_kafka_message_t* message, bool from_table);
   void Periodic();
   void MarkCaughtUpSources();
   // `final`: the last commit before this owner stops reading `slots`

@@ -40,6 +40,30 @@ TEST(OffsetTrackerTest, ReleaseDuringFeedAndUnknownOffsets) {
   EXPECT_EQ(t.SafeOffset(7), std::nullopt);
 }
 
+// The newest offset is released without a search, unless the one before
+// holds the same offset (delivered twice after a seek): then the search
+// releases the first of the two, as before.
+TEST(OffsetTrackerTest, ReleasesTheNewestAndTwiceDeliveredOffsets) {
+  OffsetTracker t;
+  t.Assign(1);
+  t.Retain(1, 3);
+  t.Retain(1, 5);
+  t.Release(1, 5);  // The newest.
+  EXPECT_EQ(t.retained(1), 1);
+  EXPECT_EQ(t.SafeOffset(1), 3);
+  t.Retain(1, 5);
+  t.Retain(1, 5);  // Delivered again: two live entries of 5.
+  EXPECT_EQ(t.retained(1), 3);
+  t.Release(1, 5);  // One of them.
+  EXPECT_EQ(t.retained(1), 2);
+  t.Release(1, 3);
+  EXPECT_EQ(t.SafeOffset(1), 5);  // The other 5 still holds the commit.
+  t.Release(1, 5);
+  EXPECT_EQ(t.retained(1), 0);
+  t.Release(1, 5);  // No live entry left: ignored.
+  EXPECT_EQ(t.retained(1), 0);
+}
+
 TEST(OffsetTrackerTest, RevokeForgets) {
   OffsetTracker t;
   t.Assign(2);

@@ -1,7 +1,7 @@
 // RAII owners for the librdkafka handles that rankwatch creates by hand:
-// C partition lists, C++ TopicPartition vectors and RdKafka::Error results.
-// (RdKafka::Conf, Message, Metadata, Topic, Producer and KafkaConsumer are
-// held in plain std::unique_ptr.)
+// C partition lists and consumed messages, C++ TopicPartition vectors and
+// RdKafka::Error results. (RdKafka::Conf, Message, Metadata, Topic, Producer
+// and KafkaConsumer are held in plain std::unique_ptr.)
 //
 // Not thread-safe; each owner belongs to the thread that made it.
 #ifndef RANKWATCH_DAEMON_KAFKA_RDKAFKA_HANDLES_H_
@@ -29,6 +29,15 @@ inline PartitionList MakePartitionList(size_t capacity) {
   return PartitionList(
       rd_kafka_topic_partition_list_new(static_cast<int>(capacity)));
 }
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* message) const {
+    rd_kafka_message_destroy(message);
+  }
+};
+// A message of rd_kafka_consumer_poll (the C++ consume() wraps each in a
+// heap-allocated RdKafka::Message: an allocation per event).
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
 
 // Gives `tp` a copy of `metadata`, freed with its list.
 void SetPartitionMetadata(rd_kafka_topic_partition_t* tp,

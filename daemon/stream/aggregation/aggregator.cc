@@ -199,25 +199,14 @@ void FirstClickHistogram::Merge(const FirstClickHistogram& other) {
 
 namespace {
 
-// The histogram bucket of `v`: Prometheus buckets are upper-inclusive.
+// The histogram bucket of `v`: Prometheus buckets are upper-inclusive, so
+// it is the number of bounds below `v` (what lower_bound finds, NaN
+// included: 0). Counted without a branch: a binary search mispredicted on
+// about every other value of a list's 36 series (perf annotate, issue 45).
 size_t HistogramBucket(double v) {
-  return static_cast<size_t>(
-      std::lower_bound(kHistogramBounds.begin(), kHistogramBounds.end(), v) -
-      kHistogramBounds.begin());
-}
-
-void AddToGroup(GroupStats* g, int64_t time_ms, std::span<const double> values,
-                bool without_relevant, size_t num_series) {
-  ++g->requests;
-  if (without_relevant) ++g->without_relevant;
-  if (values.empty()) return;
-  for (size_t s = 0; s < values.size() && s < num_series; ++s) {
-    const double v = values[s];
-    if (!metrics::IsDefinedValue(v)) continue;  // first_click_rank: no click.
-    g->all[s].Add(v);
-    ++g->histograms[s][HistogramBucket(v)];
-  }
-  g->windows.Add(time_ms, values);
+  size_t bucket = 0;
+  for (const double bound : kHistogramBounds) bucket += bound < v ? 1 : 0;
+  return bucket;
 }
 
 void MergeGroup(const GroupStats& from, GroupStats* into) {
@@ -265,19 +254,25 @@ void Aggregator::Add(uint32_t group, int64_t time_ms,
                      int32_t shard) {
   merged_stale_ = true;
   GroupFlow& flow = flow_[group];
+  GroupStats& g = ShardGroup(shard, group);
   ++flow.requests;
+  ++g.requests;
+  if (without_relevant) ++g.without_relevant;
+  if (values.empty()) return;
+  // The process's counters and the shard's, in one pass: one bucket each.
   for (size_t s = 0; s < values.size() && s < series_.size(); ++s) {
     const double v = values[s];
-    if (!metrics::IsDefinedValue(v)) continue;
+    if (!metrics::IsDefinedValue(v)) continue;  // first_click_rank: no click.
     GroupFlow::Sums& sums = flow.all[s];
     ++sums.count;
     sums.sum += v;
     sums.sum_of_squares += v * v;
-    ++flow.histograms[s][HistogramBucket(v)];
+    g.all[s].Add(v);
+    const size_t bucket = HistogramBucket(v);
+    ++flow.histograms[s][bucket];
+    ++g.histograms[s][bucket];
   }
-  AddToGroup(&ShardGroup(shard, group), time_ms, values, without_relevant,
-             series_.size());
-  if (values.empty()) return;
+  g.windows.Add(time_ms, values);
   newest_time_ms_ = std::max(newest_time_ms_, time_ms);
   Shard& s = *shards_[static_cast<size_t>(std::max(shard, 0))];
   s.newest_time_ms = std::max(s.newest_time_ms, time_ms);

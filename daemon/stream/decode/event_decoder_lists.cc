@@ -144,11 +144,10 @@ DecodeStatus EventDecoder::ReadResultObject(ondemand::value& value,
     return DecodeStatus::Ok();
   };
   for (auto result : object) {
-    ondemand::field field;
-    std::string_view key;
-    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
-      return Malformed(e);
-    }
+    simdjson::error_code key_error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &key_error);
+    if (key_error) return Malformed(key_error);
+    ondemand::field& field = FieldOf(result);
     if (key == schema_.doc_id) {
       RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
       RW_RETURN_IF_REJECTED(ReadId(
@@ -196,11 +195,10 @@ DecodeStatus EventDecoder::ReadSegments(ondemand::value& value,
     return Malformed(e);
   }
   for (auto result : object) {
-    ondemand::field field;
-    std::string_view key;
-    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
-      return Malformed(e);
-    }
+    simdjson::error_code key_error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &key_error);
+    if (key_error) return Malformed(key_error);
+    ondemand::field& field = FieldOf(result);
     RW_RETURN_IF_REJECTED(
         ReadSegmentLabel(field.value(), key, schema_.segments, values));
   }
@@ -298,11 +296,10 @@ DecodeStatus EventDecoder::ReadJudgmentEntry(ondemand::value& value,
     return DecodeStatus::Ok();
   };
   for (auto result : object) {
-    ondemand::field field;
-    std::string_view key;
-    if (simdjson::error_code e = NextField(std::move(result), &field, &key)) {
-      return Malformed(e);
-    }
+    simdjson::error_code key_error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &key_error);
+    if (key_error) return Malformed(key_error);
+    ondemand::field& field = FieldOf(result);
     if (key == schema_.doc_id) {
       RW_RETURN_IF_REJECTED(first(&has_doc_id, key));
       RW_RETURN_IF_REJECTED(ReadId(field.value(),

@@ -21,6 +21,15 @@ size_t SkipDigits(std::string_view s, size_t i) {
   return i;
 }
 
+// A loop, not find_first_of("eE"), which calls memchr on "eE" for each
+// character of the number (2% of the pipeline's time in perf, issue 45).
+bool HasExponent(std::string_view number) {
+  for (const char c : number) {
+    if (c == 'e' || c == 'E') return true;
+  }
+  return false;
+}
+
 // Below 2^63: the doubles that truncate to an int64.
 constexpr double kTwoTo63 = 9223372036854775808.0;
 
@@ -126,14 +135,20 @@ simdjson::error_code CheckScalar(ondemand::value& value, json_type type) {
 
 // ---- Strings and keys -------------------------------------------------------
 
-simdjson::error_code NextField(
-    simdjson::simdjson_result<ondemand::field> result, ondemand::field* field,
-    std::string_view* key) {
-  if (simdjson::error_code e = std::move(result).get(*field)) return e;
-  if (RawStringWithoutEscapes(field->key().raw(), key)) {
-    return simdjson::SUCCESS;
+std::string_view NextField(simdjson::simdjson_result<ondemand::field>& result,
+                           simdjson::error_code* error) {
+  if (simdjson::error_code e = result.error()) {
+    *error = e;
+    return {};
   }
-  return field->unescaped_key().get(*key);
+  ondemand::field& field = FieldOf(result);
+  std::string_view key;
+  if (RawStringWithoutEscapes(field.key().raw(), &key)) return key;
+  if (simdjson::error_code e = field.unescaped_key().get(key)) {
+    *error = e;
+    return {};
+  }
+  return key;
 }
 
 // ---- Reading rules ----------------------------------------------------------
@@ -217,7 +232,7 @@ ScalarResult CheckFiniteNumber(ondemand::value& value, json_type type) {
     }
     // Without an exponent, fewer than 300 digits cannot overflow a double:
     // no need to convert it.
-    if (text.size() < 300 && text.find_first_of("eE") == text.npos) {
+    if (text.size() < 300 && !HasExponent(text)) {
       return ScalarResult::Ok();
     }
     // simdjson fails on a literal that overflows a double (1e999).

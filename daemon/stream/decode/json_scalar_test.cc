@@ -175,11 +175,11 @@ TEST(NextFieldTest, ReadsPlainAndEscapedKeys) {
   ASSERT_EQ(doc.get_object().get(object), simdjson::SUCCESS);
   std::string keys;
   for (auto result : object) {
-    ondemand::field field;
-    std::string_view key;
-    ASSERT_EQ(NextField(std::move(result), &field, &key), simdjson::SUCCESS);
+    simdjson::error_code error = simdjson::SUCCESS;
+    const std::string_view key = NextField(result, &error);
+    ASSERT_EQ(error, simdjson::SUCCESS);
     int64_t v = 0;
-    ASSERT_EQ(field.value().get_int64().get(v), simdjson::SUCCESS);
+    ASSERT_EQ(FieldOf(result).value().get_int64().get(v), simdjson::SUCCESS);
     keys += std::string(key) + "=" + std::to_string(v) + ";";
   }
   EXPECT_EQ(keys, "plain=1;key=2;");
