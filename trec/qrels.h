@@ -18,6 +18,7 @@
 #include "base/string_index.h"
 #include "metrics/measures.h"
 #include "trec/mapped_file.h"
+#include "trec/text_scan.h"
 
 namespace rankwatch::trec {
 
@@ -63,7 +64,7 @@ class Qrels {
     for (;;) {
       const Slot& s = slots_[q.slot_begin + i];
       if (s.entry == 0) return kNotInPool;
-      if (s.tag == tag && docnos_[s.entry - 1] == docno) {
+      if (s.tag == tag && SameBytes(docnos_[s.entry - 1], docno)) {
         const metrics::Grade g = grades_[s.entry - 1];
         return g < 0 ? kUnjudgedInPool : g;
       }

@@ -2,16 +2,29 @@
 
 #include <algorithm>
 #include <bit>
-
-#include "base/string_index.h"
+#include <string_view>
 
 namespace rankwatch::trec {
 
 void DocnoSet::Clear(size_t n) {
-  const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * n));
-  if (slots_.size() < capacity) slots_.resize(capacity);
-  std::fill_n(slots_.begin(), capacity, 0);
+  const size_t capacity = std::bit_ceil(std::max<size_t>(64, 4 * n));
+  if (slots_.size() != capacity) {
+    slots_.assign(capacity, 0);
+  } else {
+    std::fill(slots_.begin(), slots_.end(), 0);
+  }
   mask_ = capacity - 1;
+  size_ = 0;
+}
+
+void DocnoSet::Grow() {
+  old_.swap(slots_);
+  slots_.assign(std::max<size_t>(64, 2 * old_.size()), 0);
+  mask_ = slots_.size() - 1;
+  size_ = 0;
+  for (const uint32_t key : old_) {
+    if (key != 0) Place(key);
+  }
 }
 
 QueryScorer::QueryScorer(const Qrels& qrels, const ScorerConfig& config)
@@ -33,6 +46,11 @@ std::optional<QueryScorer::Duplicate> QueryScorer::JoinGrades(
     if (q != nullptr) e.grade = qrels_.Lookup(*q, e.doc(), h);
   }
   return std::nullopt;
+}
+
+bool QueryScorer::IsListed(std::string_view docno) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const RunEntry& e) { return e.doc() == docno; });
 }
 
 std::optional<size_t> QueryScorer::ListedBefore(size_t i) const {

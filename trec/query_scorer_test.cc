@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -146,18 +147,66 @@ TEST_F(QueryScorerTest, EmptyListScoresZero) {
 }
 
 TEST(DocnoSetTest, RemembersHashesUntilCleared) {
+  // The key is a hash's high 32 bits (bit 32 set, so never 0).
+  constexpr uint64_t kHigh = uint64_t{1} << 32;
   DocnoSet set;
   set.Clear(3);
-  EXPECT_TRUE(set.Insert(0x1234));
-  EXPECT_TRUE(set.Insert(0x1234 + 16));  // Same slot: probes on.
-  EXPECT_FALSE(set.Insert(0x1234));
-  EXPECT_FALSE(set.Insert(0x1234 + 16));
+  EXPECT_TRUE(set.Insert(0x1234 * kHigh));
+  EXPECT_TRUE(set.Insert((0x1234 + 128) * kHigh));  // Same slot: probes on.
+  EXPECT_FALSE(set.Insert(0x1234 * kHigh));
+  EXPECT_FALSE(set.Insert(0x1234 * kHigh + 99));  // Low bits are not kept.
+  EXPECT_FALSE(set.Insert((0x1234 + 128) * kHigh));
   set.Clear(3);
-  EXPECT_TRUE(set.Insert(0x1234));
-  // Sized for n: 1,000 distinct hashes all fit.
-  set.Clear(1000);
-  for (uint64_t h = 1; h <= 1000; ++h) ASSERT_TRUE(set.Insert(h << 20));
-  for (uint64_t h = 1; h <= 1000; ++h) ASSERT_FALSE(set.Insert(h << 20));
+  EXPECT_TRUE(set.Insert(0x1234 * kHigh));
+  // Sized for 1,000, or for 1 and grown: 10,000 distinct keys (even high
+  // bits: the low bit of the key is always set) all fit, and each is found
+  // again.
+  for (const size_t n : {size_t{1000}, size_t{1}}) {
+    set.Clear(n);
+    for (uint64_t h = 1; h <= 10000; ++h) {
+      ASSERT_TRUE(set.Insert(2 * h * kHigh));
+    }
+    for (uint64_t h = 1; h <= 10000; ++h) {
+      ASSERT_FALSE(set.Insert(2 * h * kHigh));
+    }
+  }
+}
+
+// AddJoinedEntry joins as AddEntry and JoinGrades do, line by line: q1's
+// qrels (SetUp) give a 1, b 0, d 2; c is not judged.
+TEST_F(QueryScorerTest, JoinsEachLineAsItIsAdded) {
+  QueryScorer s(*qrels_, Config(1000));
+  s.BeginJoined(Q1());
+  for (const auto& [doc, score] :
+       std::vector<std::pair<std::string_view, std::string_view>>{
+           {"c", "1.0"}, {"a", "3.0"}, {"b", "2.0"}, {"d", "-1"}}) {
+    ASSERT_TRUE(s.AddJoinedEntry(RunLineFields{"q1", doc, score, "r"}));
+  }
+  const std::vector<RunEntry>& e = *s.entries();
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[0].grade, metrics::kUnjudged);  // c
+  EXPECT_EQ(e[1].grade, 1);                   // a
+  EXPECT_EQ(e[2].grade, 0);                   // b
+  EXPECT_EQ(e[3].grade, 2);                   // d
+  EXPECT_EQ(e[3].score, -1.0);
+  // A docno listed again, or a score that is not a number: refused, and
+  // nothing appended.
+  EXPECT_FALSE(s.AddJoinedEntry(RunLineFields{"q1", "a", "0.5", "r"}));
+  EXPECT_FALSE(s.AddJoinedEntry(RunLineFields{"q1", "e", "high", "r"}));
+  EXPECT_EQ(s.entries()->size(), 4u);
+  QueryRow out;
+  s.Score(*Q1(), &out);
+  EXPECT_EQ(out.values[kNumRet], 4);
+  EXPECT_EQ(out.values[kNumRelRet], 2);  // a and d.
+  // Ranked a (1), b (0), c (unjudged), d (2): AP = (1/1 + 2/4) / 2 = 0.75.
+  EXPECT_DOUBLE_EQ(out.values[kMap], 0.75);
+  // The next query starts empty; for a query the qrels lack, nothing is
+  // judged, and a docno of the last query is new again.
+  s.BeginJoined(nullptr);
+  EXPECT_TRUE(s.AddJoinedEntry(RunLineFields{"q9", "a", "1", "r"}));
+  ASSERT_EQ(s.entries()->size(), 1u);
+  EXPECT_EQ((*s.entries())[0].grade, metrics::kUnjudged);
+  EXPECT_FALSE(s.AddJoinedEntry(RunLineFields{"q9", "a", "2", "r"}));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #ifndef RANKWATCH_TREC_RUN_FILE_H_
 #define RANKWATCH_TREC_RUN_FILE_H_
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -95,13 +96,68 @@ struct RunLineFields {
   std::string_view docno;
   std::string_view score;
   std::string_view run_id;
+  // Whether kScorePadBytes bytes are readable from score.data(): the score
+  // can be read with ParsePaddedScore.
+  bool score_padded = false;
 };
+
+namespace internal {
+
+// ScanRunLine for a line that ends within the kScanWindowBytes bytes at
+// `p` (all readable): its tokens come from the window's whitespace mask,
+// without a branch per byte. Returns null, having done nothing, for a
+// longer line.
+inline const char* ScanShortRunLine(const char* p, RunLineKind* kind,
+                                    RunLineFields* fields) {
+  const WindowMasks m = ScanWindow(p);
+  if (m.newline == 0) return nullptr;
+  const uint64_t in_line = (m.newline & (~m.newline + 1)) - 1;
+  const uint64_t token = ~m.space & in_line;
+  // A token starts at a token byte after a space (or at p) and ends, one
+  // past its last byte, at a space after a token byte: the '\n' at the
+  // latest, so every start has its end.
+  uint64_t starts = token & ~(token << 1);
+  uint64_t ends = (token << 1) & ~token;
+  const char* const next = p + std::countr_zero(m.newline) + 1;
+  if (starts == 0 || p[std::countr_zero(starts)] == '#') {
+    *kind = RunLineKind::kSkip;
+    return next;
+  }
+  // Taken one by one, not counted first: std::popcount is a library call
+  // on baseline x86-64.
+  std::string_view tok[6];
+  for (std::string_view& t : tok) {
+    if (starts == 0) {
+      *kind = RunLineKind::kTooShort;
+      return next;
+    }
+    const int b = std::countr_zero(starts);
+    const int e = std::countr_zero(ends);
+    t = std::string_view(p + b, static_cast<size_t>(e - b));
+    starts &= starts - 1;
+    ends &= ends - 1;
+  }
+  *kind = RunLineKind::kData;
+  *fields =
+      RunLineFields{tok[0], tok[2], tok[4], tok[5],
+                    tok[4].data() + kScorePadBytes <= p + kScanWindowBytes};
+  return next;
+}
+
+}  // namespace internal
 
 // Splits the line that starts at `p` and ends at the next '\n' (or `end`)
 // into fields, as Tokenize does, and returns where the next line starts.
 // Fills `fields` for kData lines only.
 inline const char* ScanRunLine(const char* p, const char* end,
                                RunLineKind* kind, RunLineFields* fields) {
+  if constexpr (kHasScanWindow) {
+    if (static_cast<size_t>(end - p) >= kScanWindowBytes) {
+      if (const char* next = internal::ScanShortRunLine(p, kind, fields)) {
+        return next;
+      }
+    }
+  }
   std::string_view tok[6];
   int n = 0;
   for (; n < 6; ++n) {
@@ -121,7 +177,7 @@ inline const char* ScanRunLine(const char* p, const char* end,
     *kind = RunLineKind::kTooShort;
   } else {
     *kind = RunLineKind::kData;
-    *fields = RunLineFields{tok[0], tok[2], tok[4], tok[5]};
+    *fields = RunLineFields{tok[0], tok[2], tok[4], tok[5], false};
   }
   return p < end ? p + 1 : end;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -124,14 +125,20 @@ TEST(RunFileTest, RanksByScoreThenDocnoDescending) {
 }
 
 // Random run-like lines with every kind of whitespace, high bytes and
-// missing fields: ScanRunLine splits them as Tokenize does.
+// missing fields: ScanRunLine splits them as Tokenize does. Texts up to 300
+// bytes, so that lines are split both by the 64-byte window (at least 64
+// bytes left, the line ending within them) and a byte at a time (near the
+// end, or longer lines). Seed 12345.
 TEST(RunFileTest, ScanRunLineMatchesTokenize) {
   const char kAlphabet[] = " \t\v\f\r\n!#+-.019AZaz\x80\xff";
   uint64_t state = 12345;
   auto next = [&state] { return SplitMix64(&state); };
+  int windowed = 0;  // Lines that the window path can split.
   for (int iteration = 0; iteration < 20000; ++iteration) {
-    std::string text(next() % 48, ' ');
+    std::string text(next() % 300, ' ');
     for (char& c : text) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+    // Every tenth text: few line breaks, so that lines outgrow the window.
+    if (iteration % 10 == 0) std::replace(text.begin(), text.end(), '\n', ' ');
     const char* p = text.data();
     const char* const end = p + text.size();
     while (p < end) {
@@ -142,6 +149,7 @@ TEST(RunFileTest, ScanRunLineMatchesTokenize) {
       RunLineFields f;
       const char* next_line = ScanRunLine(p, end, &kind, &f);
       ASSERT_EQ(next_line, eol == end ? end : eol + 1) << text;
+      if (end - p >= 64 && eol - p < 64) ++windowed;
       if (n == 0 || tok[0].front() == '#') {
         EXPECT_EQ(kind, RunLineKind::kSkip) << text;
       } else if (n < 6) {
@@ -151,10 +159,75 @@ TEST(RunFileTest, ScanRunLineMatchesTokenize) {
         EXPECT_EQ(f.qid, tok[0]);
         EXPECT_EQ(f.docno, tok[2]);
         EXPECT_EQ(f.score, tok[4]);
+        EXPECT_EQ(f.run_id, tok[5]);
+        // A padded score has its bytes within the text.
+        if (f.score_padded) {
+          EXPECT_LE(f.score.data() + kScorePadBytes, end) << text;
+        }
       }
       p = next_line;
     }
   }
+  EXPECT_GT(windowed, 20000);
+}
+
+// ParsePaddedScore reads every token as ParseScore does: the same verdict
+// and the same double, bit for bit (-0.0 included). Tokens of digits, signs,
+// points, exponents and junk, up to 20 bytes, followed by junk that must
+// not be read as theirs. Seed 4242.
+TEST(RunFileTest, PaddedScoresParseAsParseScore) {
+  const char kAlphabet[] = "0123456789012345678901234567890123456789.-+e x";
+  uint64_t state = 4242;
+  auto next = [&state] { return SplitMix64(&state); };
+  int simple = 0;  // Tokens of ParseSimpleDecimal's forms.
+  for (int iteration = 0; iteration < 300000; ++iteration) {
+    std::string token;
+    const size_t length = 1 + next() % 20;
+    if (next() % 2 == 0) {
+      // The common form: [-]digits[.digits].
+      if (next() % 4 == 0) token += '-';
+      const size_t integer = 1 + next() % 10;
+      const size_t fraction = next() % 10;
+      for (size_t i = 0; i < integer; ++i) token += kAlphabet[next() % 10];
+      if (fraction > 0) token += '.';
+      for (size_t i = 0; i < fraction; ++i) token += kAlphabet[next() % 10];
+    } else {
+      for (size_t i = 0; i < length; ++i) {
+        token += kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+      }
+    }
+    // The token, then digits and points that would change it if read.
+    std::string buffer = token + std::string(kScorePadBytes, '7');
+    buffer[token.size()] = static_cast<char>(next() % 2 == 0 ? '.' : '9');
+    double want = 0;
+    double got = 0;
+    const bool valid = ParseScore(token, &want);
+    ASSERT_EQ(
+        ParsePaddedScore(std::string_view(buffer.data(), token.size()), &got),
+        valid)
+        << token;
+    if (!valid) continue;
+    EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want))
+        << token;
+    double value = 0;
+    if (ParseSimpleDecimal(token, &value)) ++simple;
+  }
+  EXPECT_GT(simple, 100000);
+  // By hand: the bench's form, a negative score, a plain integer, -0.
+  std::string padded(64, '5');
+  auto parse = [&padded](std::string_view token) {
+    padded.replace(0, token.size(), token);
+    padded[token.size()] = ' ';
+    double v = 1;
+    EXPECT_TRUE(
+        ParsePaddedScore(std::string_view(padded).substr(0, token.size()), &v));
+    return v;
+  };
+  EXPECT_EQ(parse("8.912345"), 8.912345);
+  EXPECT_EQ(parse("-12.25"), -12.25);
+  EXPECT_EQ(parse("17"), 17.0);
+  EXPECT_EQ(parse("12345678.1234567"), 12345678.1234567);  // 15 digits.
+  EXPECT_TRUE(std::signbit(parse("-0.0")));
 }
 
 // The fast path for plain decimals gives the very double from_chars gives.

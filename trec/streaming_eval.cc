@@ -53,10 +53,11 @@ class GroupScorer {
     const char* const data = chunk.text.data();
     const char* const end = data + chunk.text.size();
     std::string_view qid;
+    const QueryQrels* query = nullptr;
     std::string_view last_run_id;
     size_t begin = 0;
     size_t last = 0;
-    scorer_.Clear();
+    bool open = false;  // Whether the scorer holds a group (of `qid`).
     for (const char* p = data; p < end;) {
       const char* const line = p;
       RunLineKind kind;
@@ -65,23 +66,27 @@ class GroupScorer {
       if (TooLong(line, p)) return false;
       if (kind == RunLineKind::kSkip) continue;
       if (kind == RunLineKind::kTooShort) return false;
-      if (fields.qid != qid) {
-        if (!scorer_.entries()->empty() &&
-            !FinishGroup(qid, chunk.offset + begin, chunk.offset + last,
-                         groups)) {
-          return false;
+      if (!SameBytes(fields.qid, qid)) {
+        if (open) {
+          FinishGroup(qid, query, chunk.offset + begin, chunk.offset + last,
+                      groups);
         }
-        scorer_.Clear();
+        open = true;
         qid = fields.qid;
+        query = qrels_.FindQuery(qid);
+        scorer_.BeginJoined(query);
         begin = static_cast<size_t>(line - data);
       }
-      if (!scorer_.AddEntry(fields)) return false;
+      if (!scorer_.AddJoinedEntry(fields)) return false;
       last_run_id = fields.run_id;
       last = static_cast<size_t>(p - data);
     }
     NoteRunId(chunk.offset, last_run_id);
-    return scorer_.entries()->empty() ||
-           FinishGroup(qid, chunk.offset + begin, chunk.offset + last, groups);
+    if (open) {
+      FinishGroup(qid, query, chunk.offset + begin, chunk.offset + last,
+                  groups);
+    }
+    return true;
   }
 
   // Scores `q` (index `query`), which the run lacks, as trec_eval does -c.
@@ -125,18 +130,18 @@ class GroupScorer {
     run_id_.assign(run_id);
   }
 
-  bool FinishGroup(std::string_view qid, uint64_t begin, uint64_t end,
-                   std::vector<GroupRecord>* groups) {
-    const QueryQrels* q = qrels_.FindQuery(qid);
+  // Records the group of `qid` (its qrels `q`, or null) whose lines, all
+  // joined (AddJoinedEntry), are the scorer's entries, and scores it if it
+  // is its qid's first.
+  void FinishGroup(std::string_view qid, const QueryQrels* q, uint64_t begin,
+                   uint64_t end, std::vector<GroupRecord>* groups) {
     const int64_t index = q == nullptr ? -1 : q - qrels_.queries().data();
     groups->push_back(GroupRecord{
         index, q == nullptr ? std::string(qid) : std::string(), begin, end});
-    if (scorer_.JoinGrades(q)) return false;
     if (q != nullptr &&
         slots_[index].groups.fetch_add(1, std::memory_order_relaxed) == 0) {
       scorer_.Score(*q, &slots_[index].row);
     }
-    return true;
   }
 
   const Qrels& qrels_;

@@ -15,6 +15,10 @@
 #include "base/bounded_read.h"
 #include "base/strings.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace rankwatch::trec {
 
 // The longest line of a qrels or run file that is read, without its '\n'.
@@ -73,6 +77,64 @@ inline const char* FindSpace(const char* p, const char* end) {
   }
   while (p < end && !IsSpace(*p)) ++p;
   return p;
+}
+
+// Whether ScanWindow is available: on x86-64 (SSE2 is part of it). Other
+// targets scan a byte or a word at a time.
+#if defined(__SSE2__)
+inline constexpr bool kHasScanWindow = true;
+#else
+inline constexpr bool kHasScanWindow = false;
+#endif
+
+// The whitespace bytes (IsSpace, '\n' included) and the '\n' bytes among
+// the kScanWindowBytes bytes at p, one bit per byte (bit i for p[i]).
+struct WindowMasks {
+  uint64_t space = 0;
+  uint64_t newline = 0;
+};
+inline constexpr size_t kScanWindowBytes = 64;
+
+// Classifies p[0, kScanWindowBytes), all of which must be readable, 16 bytes
+// per instruction: the separators of a typical run or qrels line (about 35
+// bytes) in a few instructions instead of a branch per byte.
+inline WindowMasks ScanWindow(const char* p) {
+  WindowMasks m;
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i newline = _mm_set1_epi8('\n');
+  // '\t'..'\r' (9..13) plus 119 wrap to -128..-124 as signed bytes, and
+  // no other byte does: one signed compare finds the control spaces.
+  const __m128i shift = _mm_set1_epi8(static_cast<char>(128 - 9));
+  const __m128i limit = _mm_set1_epi8(-128 + 5);
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const __m128i control = _mm_cmplt_epi8(_mm_add_epi8(v, shift), limit);
+    const __m128i blank = _mm_or_si128(_mm_cmpeq_epi8(v, space), control);
+    m.space |=
+        static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(blank)))
+        << (16 * i);
+    m.newline |= static_cast<uint64_t>(static_cast<uint16_t>(
+                     _mm_movemask_epi8(_mm_cmpeq_epi8(v, newline))))
+                 << (16 * i);
+  }
+#else
+  (void)p;
+#endif
+  return m;
+}
+
+// a == b for the short tokens of a run line (qids, docnos), inline: the
+// library's operator== was a call to compare() and then to memcmp, 5% of
+// eval's time in a profile, for strings of a few bytes that mostly differ
+// in length or in their first byte.
+inline bool SameBytes(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 // Splits `line` (without its '\n') into whitespace-separated tokens. Fills at
@@ -148,6 +210,71 @@ inline bool ParseScore(std::string_view token, double* out) {
     return std::isfinite(*out);
   }
   return ec == std::errc() && ptr == end && std::isfinite(*out);
+}
+
+// Bytes that must be readable from a token's start for ParsePaddedScore:
+// its 16-byte look at the token and two 8-byte loads of digits.
+inline constexpr size_t kScorePadBytes = 24;
+
+namespace internal {
+
+// The value of the `n` (1 to 8) ASCII digits at `s`, 8 bytes readable,
+// eight at once (simdjson's parse_eight_digits_unrolled): the digits are
+// moved to the top of the word, the bytes below them counting as leading
+// zeros.
+inline uint64_t ParseDigits8(const char* s, size_t n) {
+  uint64_t w;
+  std::memcpy(&w, s, 8);
+  const unsigned shift = static_cast<unsigned>(8 * (8 - n));
+  w = (w << shift) - ((~uint64_t{0} / 255 * '0') << shift);
+  w = w * 10 + (w >> 8);
+  constexpr uint64_t kMask = 0x000000FF000000FF;
+  constexpr uint64_t kMul1 = 100 + (uint64_t{1000000} << 32);
+  constexpr uint64_t kMul2 = 1 + (uint64_t{10000} << 32);
+  return (((w & kMask) * kMul1) + (((w >> 16) & kMask) * kMul2)) >> 32;
+}
+
+}  // namespace internal
+
+// ParseScore for a token with kScorePadBytes readable bytes from its start
+// (run lines read through a ScanWindow): the forms ParseSimpleDecimal takes
+// with at most 8 digits on each side of the point, checked 16 bytes at a
+// time and their digits read 8 at a time, with the very same result (the
+// same integer m and power f, then m / 10^f); anything else goes to
+// ParseScore. A digit at a time, the loops' exits at the point and at the
+// end of the token vary from line to line.
+inline bool ParsePaddedScore(std::string_view token, double* out) {
+#if defined(__SSE2__)
+  static constexpr uint64_t kScale[] = {
+      1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4,
+                                      1e5, 1e6, 1e7, 1e8};
+  const bool negative = !token.empty() && token.front() == '-';
+  const char* const p = token.data() + (negative ? 1 : 0);
+  const size_t n = token.size() - (negative ? 1 : 0);
+  if (n != 0 && n <= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Bytes >= 0x80 are negative, so below '0' too.
+    const __m128i other = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8('0')),
+                                       _mm_cmpgt_epi8(v, _mm_set1_epi8('9')));
+    const uint32_t others =
+        static_cast<uint32_t>(_mm_movemask_epi8(other)) & ((1u << n) - 1);
+    // All digits, or digits, one '.', digits.
+    const size_t point =
+        others == 0 ? n : static_cast<size_t>(std::countr_zero(others));
+    const size_t fraction = others == 0 ? 0 : n - point - 1;
+    if ((others == 0 ||
+         (others == (1u << point) && p[point] == '.' && fraction > 0)) &&
+        point > 0 && point <= 8 && fraction <= 8 && point + fraction <= 15) {
+      uint64_t m = internal::ParseDigits8(p, point) * kScale[fraction];
+      if (fraction > 0) m += internal::ParseDigits8(p + point + 1, fraction);
+      const double value = static_cast<double>(m) / kPow10[fraction];
+      *out = negative ? -value : value;
+      return true;
+    }
+  }
+#endif
+  return ParseScore(token, out);
 }
 
 // Parses a whole token as a base-10 integer that fits T.
