@@ -110,6 +110,15 @@ std::vector<std::string> FixedKeysChanged(const Config& running,
   return keys;
 }
 
+std::vector<std::string> ChangedKeys(const Config& running,
+                                     const Config& next) {
+  std::vector<std::string> keys;
+  for (const ConfigKey& key : kConfigKeys) {
+    if (!key.same(running, next)) keys.emplace_back(key.path);
+  }
+  return keys;
+}
+
 namespace {
 
 // "query_attributes.experiment" -> "queryAttributes.experiment": Jackson

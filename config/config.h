@@ -567,6 +567,9 @@ std::span<const ConfigKey> ConfigKeys();
 // `next` can be applied live as far as `owner` is concerned.
 std::vector<std::string> FixedKeysChanged(const Config& running,
                                           const Config& next, KeyOwner owner);
+// The paths of every key that differs between `running` and `next`, in
+// ConfigKeys() order: what a reload changed.
+std::vector<std::string> ChangedKeys(const Config& running, const Config& next);
 
 std::string_view JoinModeName(JoinMode m);
 std::string_view CombineRuleName(CombineRule r);

@@ -1027,6 +1027,21 @@ TEST(ConfigKeysTest, CoverEveryFieldOnce) {
   EXPECT_EQ(std::adjacent_find(paths.begin(), paths.end()), paths.end());
 }
 
+// What a reload changed (issue 43): every differing key, live or not, in
+// ConfigKeys() order; none for an equal configuration. An experiment's
+// series spelled another way is the same series (SeriesRef::spelling).
+TEST(ConfigKeysTest, ChangedKeysNamesEveryKeyThatDiffers) {
+  const Config defaults;
+  EXPECT_EQ(ChangedKeys(defaults, defaults), std::vector<std::string>{});
+  Config next = defaults;
+  next.metrics.cutoffs = {1, 3};
+  next.join.window = std::chrono::minutes(5);
+  next.logging.level = "debug";
+  EXPECT_EQ(
+      ChangedKeys(defaults, next),
+      (std::vector<std::string>{"logging", "join.window", "metrics.cutoffs"}));
+}
+
 // The refused keys of docs/configuration.md ("Reloading"), each owner's
 // in table order; the click threshold only when the next join is the
 // impression join.

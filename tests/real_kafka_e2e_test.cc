@@ -1289,12 +1289,19 @@ TEST_F(RealKafkaE2eTest, SaslScramConsumesAndAWrongPasswordDoesNot) {
   // The log line, e.g. "kafka: client: Local: Authentication failure:
   // sasl_plaintext://127.0.0.1:P/bootstrap: SASL authentication error:
   // Authentication failed during authentication due to invalid credentials
-  // with SASL mechanism SCRAM-SHA-512".
+  // with SASL mechanism SCRAM-SHA-512". Waited for as the daemon writes
+  // it: librdkafka's own stderr line with the same words can come first
+  // (a run failed on that race).
   EXPECT_TRUE(WaitFor(
       [&] {
-        return w.log().find(
+        const std::string text = w.log();
+        const size_t line =
+            text.find("kafka: client: Local: Authentication failure");
+        return line != std::string::npos &&
+               text.find(
                    "invalid credentials with SASL mechanism "
-                   "SCRAM-SHA-512") != std::string::npos;
+                   "SCRAM-SHA-512",
+                   line) != std::string::npos;
       },
       30s))
       << w.log();

@@ -170,19 +170,37 @@ TEST_F(ReloadE2eTest, PostReloads) {
       testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
   ASSERT_TRUE(post.ok());
   EXPECT_EQ(post->status, 200) << post->body;
+  // The reply says what changed, by key (issue 43).
+  EXPECT_EQ(post->body, "configuration reloaded: changed metrics.cutoffs\n");
   Scrape s = daemon.Metrics();
   EXPECT_EQ(Reloads(s, "success"), 1);
   EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful"), 1);
-  // A refused one answers 500 with a short body; the reason, which names
-  // the file and its keys, goes to the log only (issue 24).
+  // The same file again: nothing changed, and the reply says so.
+  post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 200) << post->body;
+  EXPECT_EQ(post->body, "configuration reloaded: nothing changed\n");
+  // A refused one answers 500 naming the keys (issue 43), never the file
+  // or a value: those go to the log only (issue 24).
   WriteConfig("g-other", "[1, 5]", "[5m]");
   post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
   ASSERT_TRUE(post.ok());
   EXPECT_EQ(post->status, 500);
   EXPECT_EQ(post->body,
-            "reload failed, keeping the running configuration; the log says "
-            "why\n");
+            "reload refused, keeping the running configuration: the file "
+            "changes kafka.group_id, which cannot change while running "
+            "(restart to apply)\n");
   EXPECT_EQ(Reloads(daemon.Metrics(), "failure"), 1);
+  // A file that does not load: where and why are in the log.
+  dir_.Write("rankwatch.yaml", "metrics: [\n");
+  post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
+  ASSERT_TRUE(post.ok());
+  EXPECT_EQ(post->status, 500);
+  EXPECT_EQ(post->body,
+            "reload failed, keeping the running configuration: the file does "
+            "not load (rankwatch check-config and the log say where and "
+            "why)\n");
+  EXPECT_EQ(Reloads(daemon.Metrics(), "failure"), 2);
   EXPECT_TRUE(WaitFor(
       [&] {
         return daemon.log().find("changes kafka.group_id") != std::string::npos;

@@ -47,7 +47,21 @@ std::string ConnectionErrorCause(std::string_view text) {
       text = text.substr(failed + kFailed.size());
     }
   }
-  return std::string(text);
+  return WithoutProtocolGuess(text);
+}
+
+std::string WithoutProtocolGuess(std::string_view text) {
+  constexpr std::string_view kGuess =
+      ": might be caused by incorrect security.protocol configuration "
+      "(connecting to a SSL listener?) or broker version is < 0.10 (see "
+      "api.version.request)";
+  const size_t at = text.find(kGuess);
+  if (at == std::string_view::npos) return std::string(text);
+  return std::string(text.substr(0, at)) +
+         " (the broker closed the connection before answering: it may be "
+         "stopping or starting, or its listener is SSL or SASL while "
+         "security.protocol is not)" +
+         std::string(text.substr(at + kGuess.size()));
 }
 
 void ErrorReporter::Report(RdKafka::ErrorCode err, std::string_view context,
@@ -57,7 +71,8 @@ void ErrorReporter::Report(RdKafka::ErrorCode err, std::string_view context,
   if (detail.empty()) {
     spdlog::warn("kafka: {}: {}", context, RdKafka::err2str(err));
   } else {
-    spdlog::warn("kafka: {}: {}: {}", context, RdKafka::err2str(err), detail);
+    spdlog::warn("kafka: {}: {}: {}", context, RdKafka::err2str(err),
+                 WithoutProtocolGuess(detail));
   }
 }
 

@@ -60,6 +60,15 @@ bool IsConnectionError(RdKafka::ErrorCode err);
 // service not known". Text of another shape is returned as it is.
 std::string ConnectionErrorCause(std::string_view text);
 
+// `text` with librdkafka's guess after a connection closed during its
+// first request ("Disconnected while requesting ApiVersion: might be
+// caused by incorrect security.protocol configuration (connecting to a SSL
+// listener?) or broker version is < 0.10 (see api.version.request)")
+// replaced by both causes a plaintext broker also shows it for: a broker
+// stopping or starting, which is the common one (issue 43), or an SSL or
+// SASL listener. Other text is returned as it is.
+std::string WithoutProtocolGuess(std::string_view text);
+
 }  // namespace rankwatch::kafka
 
 #endif  // RANKWATCH_DAEMON_KAFKA_ERROR_REPORTER_H_

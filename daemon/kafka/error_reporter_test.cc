@@ -53,6 +53,18 @@ TEST(ErrorReporterTest, ConnectionErrorCause) {
   EXPECT_EQ(ConnectionErrorCause("127.0.0.1:39021/1: Disconnected (after "
                                  "12ms in state UP)"),
             "Disconnected");
+  // librdkafka's guess when a connection closes before its first answer,
+  // which a plaintext broker that stops also gives (issue 43), names both
+  // causes.
+  EXPECT_EQ(ConnectionErrorCause(
+                "127.0.0.1:19092/bootstrap: Disconnected while requesting "
+                "ApiVersion: might be caused by incorrect security.protocol "
+                "configuration (connecting to a SSL listener?) or broker "
+                "version is < 0.10 (see api.version.request) (after 1ms in "
+                "state APIVERSION_QUERY)"),
+            "Disconnected while requesting ApiVersion (the broker closed the "
+            "connection before answering: it may be stopping or starting, or "
+            "its listener is SSL or SASL while security.protocol is not)");
   // Another shape: as it is.
   EXPECT_EQ(ConnectionErrorCause("1/1 brokers are down"),
             "1/1 brokers are down");

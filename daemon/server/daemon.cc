@@ -184,13 +184,11 @@ Status Daemon::Init() {
       return http::HttpResponse::Text(
           403, "reload is disabled (http.enable_reload); SIGHUP reloads\n");
     }
-    // The reason is in the log, not in the reply: it names files, lines
-    // and keys of the configuration.
-    return Reload().ok()
-               ? http::HttpResponse::Text(200, "configuration reloaded\n")
-               : http::HttpResponse::Text(500,
-                                          "reload failed, keeping the running "
-                                          "configuration; the log says why\n");
+    // The reply names keys, never a file, a line or a value: those are
+    // in the log (Reload()).
+    std::string reply;
+    const bool ok = Reload(&reply).ok();
+    return http::HttpResponse::Text(ok ? 200 : 500, reply + "\n");
   });
   spdlog::info("serving /, /metrics, /healthz and /readyz over {} on port {}",
                http_->tls() ? "HTTPS" : "HTTP", http_->port());
@@ -221,33 +219,47 @@ void Daemon::BuildProbe() {
   probe_ = std::move(probe);
 }
 
-Status Daemon::ReloadFailed(std::string message) {
+Status Daemon::ReloadFailed(std::string message, std::string_view reply_text,
+                            std::string* reply) {
   spdlog::error("{}", message);
+  if (reply != nullptr) reply->assign(reply_text);
   std::lock_guard<std::mutex> lock(mu_);
   reload_status_.RecordFailure();
   return Status::InvalidArgument(std::move(message));
 }
 
-Status Daemon::Reload() {
+Status Daemon::Reload(std::string* reply) {
   std::lock_guard<std::mutex> reload_lock(reload_mu_);
   if (options_.config_path.empty()) {
-    return ReloadFailed("reload failed: the daemon has no configuration file");
+    return ReloadFailed("reload failed: the daemon has no configuration file",
+                        "reload failed: the daemon has no configuration file",
+                        reply);
   }
   StatusOr<config::Config> next = config::LoadConfigFile(options_.config_path);
   if (!next.ok()) {
     return ReloadFailed("reload failed, keeping the running configuration: " +
-                        next.status().message());
+                            next.status().message(),
+                        "reload failed, keeping the running configuration: "
+                        "the file does not load (rankwatch check-config and "
+                        "the log say where and why)",
+                        reply);
   }
   if (!options_.listen_override.empty()) {
     next->http.listen = options_.listen_override;
   }
   const std::vector<std::string> refused = ReloadRefusedKeys(config_, *next);
   if (!refused.empty()) {
+    const std::string what = JoinKeys(refused) +
+                             ", which cannot change while running (restart "
+                             "to apply)";
     return ReloadFailed("reload refused, keeping the running configuration: " +
-                        options_.config_path + " changes " + JoinKeys(refused) +
-                        ", which cannot change while running (restart to "
-                        "apply)");
+                            options_.config_path + " changes " + what,
+                        "reload refused, keeping the running configuration: "
+                        "the file changes " +
+                            what,
+                        reply);
   }
+  const std::vector<std::string> changed = config::ChangedKeys(config_, *next);
   {
     std::lock_guard<std::mutex> lock(mu_);
     const Status s = pipeline_->Reconfigure(*next);
@@ -255,6 +267,11 @@ Status Daemon::Reload() {
       spdlog::error("reload failed, keeping the running configuration: {}",
                     s.message());
       reload_status_.RecordFailure();
+      if (reply != nullptr) {
+        *reply =
+            "reload failed, keeping the running configuration: the pipeline "
+            "refused it (the log says why)";
+      }
       return s;
     }
     config_ = *std::move(next);
@@ -272,7 +289,12 @@ Status Daemon::Reload() {
   } else {
     spdlog::set_level(spdlog::level::from_str(config_.logging.level));
   }
-  spdlog::info("configuration reloaded from {}", options_.config_path);
+  // What changed, by key (issue 43): a reload that changed nothing says so.
+  const std::string what =
+      changed.empty() ? "nothing changed" : "changed " + JoinKeys(changed);
+  spdlog::info("configuration reloaded from {}: {}", options_.config_path,
+               what);
+  if (reply != nullptr) *reply = "configuration reloaded: " + what;
   return Status::Ok();
 }
 

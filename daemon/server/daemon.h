@@ -36,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/clock.h"
@@ -85,8 +86,10 @@ class Daemon {
   // Re-reads DaemonOptions::config_path and applies it (see above). An
   // error when the file does not load, a key that cannot change live
   // changed, or the pipeline refused it; each is logged in one line and
-  // counted.
-  Status Reload();
+  // counted. `reply` (optional) gets one line for whoever asked (POST
+  // /-/reload): the keys that changed, or why nothing did, by key names
+  // only; file names, positions and values stay in the log (issue 24).
+  Status Reload(std::string* reply = nullptr);
 
   // The pipeline's figures now, copied under mu_ after a look when lists
   // were finalized since the last one (Pipeline::RefreshLook) and
@@ -111,7 +114,8 @@ class Daemon {
   void BuildProbe();
   // Snapshot()'s first step, with mu_ held by the caller.
   stream::SnapshotCache::Ticket BeginSnapshotLocked();
-  Status ReloadFailed(std::string message);
+  Status ReloadFailed(std::string message, std::string_view reply_text,
+                      std::string* reply);
 
   std::mutex reload_mu_;   // One reload at a time; guards config_.
   config::Config config_;  // As running.
