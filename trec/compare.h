@@ -32,6 +32,7 @@
 #include "metrics/paired_tests.h"
 #include "metrics/rank_correlation.h"
 #include "trec/batch_eval.h"
+#include "trec/run_names.h"
 
 namespace rankwatch::trec {
 
@@ -183,19 +184,6 @@ StatusOr<EvaluatedRuns> EvaluateRunFiles(const std::string& qrels_path,
                                          std::span<const std::string> run_paths,
                                          const EvalOptions& options,
                                          int parallel_runs);
-
-// Names runs by `preferred` (a run id), else the file name of `paths`; a
-// run whose name another run shares takes its file name, then its path,
-// the first that is its own; "#i" (i its 0-based position) tells apart
-// the same file given twice.
-std::vector<std::string> RunNames(std::span<const std::string> preferred,
-                                  std::span<const std::string> paths);
-
-// The run that `spec` names: a path given on the command line, a run name,
-// or a 0-based position, tried in that order. nullopt if none matches.
-std::optional<size_t> FindBaseline(std::string_view spec,
-                                   std::span<const std::string> paths,
-                                   std::span<const std::string> names);
 
 // The main table (runs x measures: the mean, and for other runs the
 // difference and a `*` when significant), a legend, the detail table and

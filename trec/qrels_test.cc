@@ -11,7 +11,7 @@ Qrels ParseOk(std::string text) {
   return std::move(q).value();
 }
 
-std::string ParseError(std::string text) {
+std::string QrelsParseError(std::string text) {
   StatusOr<Qrels> q = Qrels::Parse(std::move(text), "q.txt");
   EXPECT_FALSE(q.ok());
   return q.ok() ? "" : q.status().message();
@@ -48,21 +48,21 @@ TEST(QrelsTest, NoTrailingNewline) {
 }
 
 TEST(QrelsTest, ErrorsNameFileAndLine) {
-  EXPECT_EQ(ParseError("q1 0 a 1\nq1 0 b\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 1\nq1 0 b\n"),
             "q.txt:2: expected 4 fields (qid iter docno grade), found 3");
-  EXPECT_EQ(ParseError("q1 0 a 1 extra\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 1 extra\n"),
             "q.txt:1: expected 4 fields (qid iter docno grade), found 5");
-  EXPECT_EQ(ParseError("q1 0 a high\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a high\n"),
             "q.txt:1: grade 'high' is not an integer");
-  EXPECT_EQ(ParseError("q1 0 a 2147483648\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 2147483648\n"),
             "q.txt:1: grade '2147483648' is out of range (-2147483648 to "
             "2147483647)");
-  EXPECT_EQ(ParseError("q1 0 a 1.5\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 1.5\n"),
             "q.txt:1: grade '1.5' is not an integer");
-  EXPECT_EQ(ParseError("q1 0 a 99999999999\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 99999999999\n"),
             "q.txt:1: grade '99999999999' is out of range (-2147483648 to "
             "2147483647)");
-  EXPECT_EQ(ParseError("q1 0 a 1\nq2 0 a 1\n\nq1 0 a 0\n"),
+  EXPECT_EQ(QrelsParseError("q1 0 a 1\nq2 0 a 1\n\nq1 0 a 0\n"),
             "q.txt:4: duplicate docno 'a' for query q1 (first judged on line "
             "1)");
 }
