@@ -1,8 +1,31 @@
 #include "daemon/kafka/kafka_conf.h"
 
+#include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
+#include "daemon/kafka/error_reporter.h"
+
 namespace rankwatch::kafka {
+
+namespace {
+
+// librdkafka's own log lines, which it writes raw to stderr by default
+// ("%3|1796639256.292|FAIL|rankwatch#consumer-3| ..."), go through the
+// daemon's logger instead: a JSON log (logging.format json) must hold
+// JSON lines only. At debug: the errors among them reach the log once
+// already, as error events (ErrorReporter, rate-limited). Called on
+// librdkafka's threads; spdlog is thread-safe.
+void LogThroughSpdlog(const rd_kafka_t* /*rk*/, int /*level*/,
+                      const char* facility, const char* text) {
+  spdlog::debug("kafka: librdkafka {}: {}", facility,
+                WithoutProtocolGuess(text));
+}
+
+void RouteLogs(RdKafka::Conf* conf) {
+  rd_kafka_conf_set_log_cb(conf->c_ptr_global(), &LogThroughSpdlog);
+}
+
+}  // namespace
 
 Status SetAll(RdKafka::Conf* conf,
               const std::map<std::string, std::string>& properties,
@@ -22,6 +45,7 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ConsumerConf(
     bool range_assignor, std::string* refused) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  RouteLogs(conf.get());
   std::map<std::string, std::string> defaults = {
       {"statistics.interval.ms", kStatisticsIntervalMs},
       {"bootstrap.servers", kafka.bootstrap_servers},
@@ -63,6 +87,7 @@ StatusOr<std::unique_ptr<RdKafka::Conf>> ProducerConf(
     int64_t max_event_bytes, std::string* refused) {
   std::unique_ptr<RdKafka::Conf> conf(
       RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  RouteLogs(conf.get());
   std::map<std::string, std::string> props = {
       {"bootstrap.servers", kafka.bootstrap_servers}, {"client.id", client_id}};
   for (const auto& [k, v] : kafka.properties) {
