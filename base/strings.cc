@@ -142,4 +142,10 @@ std::string SignedInterval(double lower, double upper) {
   return "[" + SignedFigure(lower) + ", " + SignedFigure(upper) + "]";
 }
 
+std::string FormatPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g%%", 100 * fraction);
+  return buf;
+}
+
 }  // namespace rankwatch

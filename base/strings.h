@@ -74,6 +74,11 @@ std::string SignedFigure(double x);
 // "[-0.02336, +0.06783]": two SignedFigure()s, the lower end first.
 std::string SignedInterval(double lower, double upper);
 
+// A fraction as a percentage with 4 significant digits: "95%", "97.5%",
+// "2.5%": a confidence level or a relative margin as the decisions' reasons
+// and replay's table write them.
+std::string FormatPercent(double fraction);
+
 }  // namespace rankwatch
 
 #endif  // RANKWATCH_BASE_STRINGS_H_

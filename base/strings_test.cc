@@ -103,6 +103,9 @@ TEST(SignedFigureTest, FourSignificantDigitsWithASign) {
   EXPECT_EQ(SignedFigure(0.0000151), "+1.51e-05");
   EXPECT_EQ(SignedFigure(0), "+0");
   EXPECT_EQ(SignedInterval(-0.023361, 0.067834), "[-0.02336, +0.06783]");
+  EXPECT_EQ(FormatPercent(0.95), "95%");
+  EXPECT_EQ(FormatPercent(0.975), "97.5%");
+  EXPECT_EQ(FormatPercent(0.123456), "12.35%");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "daemon/sim/mock_cluster.h"
 #include "gtest/gtest.h"
@@ -165,41 +166,40 @@ TEST_F(ReloadE2eTest, PostReloads) {
   ASSERT_TRUE(get.ok());
   EXPECT_EQ(get->status, 405);
   EXPECT_EQ(get->Header("Allow"), "POST");  // Only POST reloads.
+  // One POST: its status and body ({-1, the error} when the request
+  // itself failed).
+  using Reply = std::pair<int, std::string>;
+  const auto post = [&]() -> Reply {
+    auto r =
+        testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
+    if (!r.ok()) return {-1, r.status().ToString()};
+    return {r->status, r->body};
+  };
   WriteConfig("g-post", "[1, 5]", "[5m]");
-  auto post =
-      testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
-  ASSERT_TRUE(post.ok());
-  EXPECT_EQ(post->status, 200) << post->body;
   // The reply says what changed, by key (issue 43).
-  EXPECT_EQ(post->body, "configuration reloaded: changed metrics.cutoffs\n");
+  EXPECT_EQ(post(),
+            Reply(200, "configuration reloaded: changed metrics.cutoffs\n"));
   Scrape s = daemon.Metrics();
   EXPECT_EQ(Reloads(s, "success"), 1);
   EXPECT_EQ(s.Sum("rankwatch_config_last_reload_successful"), 1);
   // The same file again: nothing changed, and the reply says so.
-  post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
-  ASSERT_TRUE(post.ok());
-  EXPECT_EQ(post->status, 200) << post->body;
-  EXPECT_EQ(post->body, "configuration reloaded: nothing changed\n");
+  EXPECT_EQ(post(), Reply(200, "configuration reloaded: nothing changed\n"));
   // A refused one answers 500 naming the keys (issue 43), never the file
   // or a value: those go to the log only (issue 24).
   WriteConfig("g-other", "[1, 5]", "[5m]");
-  post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
-  ASSERT_TRUE(post.ok());
-  EXPECT_EQ(post->status, 500);
-  EXPECT_EQ(post->body,
-            "reload refused, keeping the running configuration: the file "
-            "changes kafka.group_id, which cannot change while running "
-            "(restart to apply)\n");
+  EXPECT_EQ(post(),
+            Reply(500,
+                  "reload refused, keeping the running configuration: the "
+                  "file changes kafka.group_id, which cannot change while "
+                  "running (restart to apply)\n"));
   EXPECT_EQ(Reloads(daemon.Metrics(), "failure"), 1);
   // A file that does not load: where and why are in the log.
   dir_.Write("rankwatch.yaml", "metrics: [\n");
-  post = testing::HttpFetch("POST", "127.0.0.1", daemon.port(), "/-/reload");
-  ASSERT_TRUE(post.ok());
-  EXPECT_EQ(post->status, 500);
-  EXPECT_EQ(post->body,
-            "reload failed, keeping the running configuration: the file does "
-            "not load (rankwatch check-config and the log say where and "
-            "why)\n");
+  EXPECT_EQ(post(),
+            Reply(500,
+                  "reload failed, keeping the running configuration: the "
+                  "file does not load (rankwatch check-config and the log "
+                  "say where and why)\n"));
   EXPECT_EQ(Reloads(daemon.Metrics(), "failure"), 2);
   EXPECT_TRUE(WaitFor(
       [&] {

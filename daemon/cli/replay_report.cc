@@ -370,13 +370,6 @@ void AppendEventsTable(const PipelineSnapshot& p, std::string* out) {
   *out += line + "\n";
 }
 
-// "95%", "97.5%": a confidence level as the decision's reasons write it.
-std::string FormatLevel(double level) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g%%", 100 * level);
-  return buf;
-}
-
 // One row of an experiment's table: the difference, its always-valid
 // interval and p-value (or "(no data)" before there is one), the verdict.
 // After an effect changed the interval counts from the change and may
@@ -391,7 +384,7 @@ void AppendComparisonRow(std::string* out, std::string_view treatment,
           ? SignedInterval(ci.lower, ci.upper)
           : "(no data)";
   char buf[320];
-  std::snprintf(buf, sizeof(buf), "  %-8.*s %-17.*s %10s %-24s %8.2g %.*s\n",
+  std::snprintf(buf, sizeof(buf), "  %-8.*s %-17.*s %10s %-24s %8.2g %.*s",
                 static_cast<int>(treatment.size()), treatment.data(),
                 static_cast<int>(name.size()), name.data(),
                 SignedFigure(difference).c_str(), interval.c_str(),
@@ -399,11 +392,11 @@ void AppendComparisonRow(std::string* out, std::string_view treatment,
                 verdict.data());
   *out += buf;
   if (sequential.changes() > 0 && effect_changed_ms >= 0) {
-    out->pop_back();  // The line break, after the note.
     *out += " (the effect changed at " +
             FormatRfc3339Millis(effect_changed_ms) +
-            ": the interval counts from then)\n";
+            ": the interval counts from then)";
   }
+  *out += '\n';
 }
 
 void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
@@ -439,7 +432,7 @@ void AppendExperimentsTable(std::string* out, const PipelineSnapshot& p) {
     // fixed-horizon Welch figures and their Benjamini-Hochberg p-values
     // stay in the JSON (ci_lower, p_value, p_value_bh).
     const std::string interval_head =
-        FormatLevel(p.level) + " always-valid interval";
+        FormatPercent(p.level) + " always-valid interval";
     std::snprintf(buf, sizeof(buf), "  %-8s %-17s %10s %-24s %8s %s\n",
                   "variant", "measure", "diff", interval_head.c_str(), "p",
                   "verdict");

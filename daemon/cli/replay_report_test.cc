@@ -127,23 +127,25 @@ experiments:
     treatments: [B]
     primary: [precision@1]
 )");
-    int n = 0;
-    const auto list = [&](const std::string& query, const std::string& variant,
-                          int clicked_rank) {
-      const std::string id = "r" + std::to_string(n);
-      const int64_t t = 1000 * ++n;
-      Results("{\"request_id\":\"" + id + "\",\"query_id\":\"" + query +
-              "\",\"variant\":\"" + variant + "\",\"timestamp\":" +
-              std::to_string(t) + ",\"results\":[\"d1\",\"d2\"]}");
-      Judgment(id, "d" + std::to_string(clicked_rank), 1, t);
-    };
     for (int i = 0; i < 30; ++i) {
-      list("q1", "A", i < 18 ? 1 : 2);
-      list("q1", "B", i < 27 ? 1 : 2);
+      List("q1", "A", i < 18 ? 1 : 2);
+      List("q1", "B", i < 27 ? 1 : 2);
     }
-    list(q2, "A", 1);
-    list(q2, "B", 2);
+    List(q2, "A", 1);
+    List(q2, "B", 2);
     pipeline_->FinishAll();
+  }
+
+  // The next list r<n>, served at (n + 1) s: [d1 d2] for `query` and
+  // `variant`, with a click on d<clicked_rank> at the same time.
+  void List(const std::string& query, const std::string& variant,
+            int clicked_rank) {
+    const std::string id = "r" + std::to_string(lists_);
+    const int64_t t = 1000 * ++lists_;
+    Results("{\"request_id\":\"" + id + "\",\"query_id\":\"" + query +
+            "\",\"variant\":\"" + variant + "\",\"timestamp\":" +
+            std::to_string(t) + ",\"results\":[\"d1\",\"d2\"]}");
+    Judgment(id, "d" + std::to_string(clicked_rank), 1, t);
   }
 
   // The reports of a snapshot of the pipeline, as `rankwatch replay` takes
@@ -170,6 +172,7 @@ experiments:
   std::unique_ptr<stream::Pipeline> pipeline_;
   stream::PipelineSnapshot snapshot_;
   int64_t offset_ = 0;
+  int lists_ = 0;  // List() calls so far.
 };
 
 using Strings = std::vector<std::string>;
@@ -658,18 +661,9 @@ experiments:
     min_lists: 0
     min_duration: 0s
 )");
-  int n = 0;
-  const auto list = [&](const std::string& variant, bool relevant) {
-    const std::string id = "r" + std::to_string(n);
-    const int64_t t = 1000 * ++n;
-    Results("{\"request_id\":\"" + id + "\",\"query_id\":\"q\",\"variant\":\"" +
-            variant + "\",\"timestamp\":" + std::to_string(t) +
-            ",\"results\":[\"d1\",\"d2\"]}");
-    Judgment(id, relevant ? "d1" : "d2", 1, t);
-  };
   for (int i = 0; i < 2000; ++i) {
-    list("A", i % 2 == 0);
-    list("B", i < 400 ? i % 10 != 0 : i % 10 == 0);
+    List("q", "A", i % 2 == 0 ? 1 : 2);
+    List("q", "B", (i < 400 ? i % 10 != 0 : i % 10 == 0) ? 1 : 2);
     if (i % 100 == 99) {
       clock_.Advance(stream::Pipeline::kExperimentLookIntervalMs);
       pipeline_->AdvanceWallClock();

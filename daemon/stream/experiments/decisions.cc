@@ -29,12 +29,6 @@ std::string Plain(double x) {
   return buf;
 }
 
-std::string Percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g%%", 100 * fraction);
-  return buf;
-}
-
 // Seconds, rounded up: "52m10s".
 std::string Wait(int64_t ms) {
   const int64_t seconds = SatAdd(ms, 999) / 1000;
@@ -57,7 +51,7 @@ std::string Figures(const DecisionInput& in) {
   out += holds ? ", "
                : " at the latest look, outside the interval of the looks "
                  "before it; ";
-  out += Percent(in.level) + " always-valid interval " +
+  out += FormatPercent(in.level) + " always-valid interval " +
          SignedInterval(in.interval.lower, in.interval.upper);
   if (in.effect_changes > 0) {
     out += " (counted from " + FormatRfc3339Millis(in.effect_changed_ms) +
@@ -74,7 +68,7 @@ double Bound(const DecisionInput& in) {
 std::string MarginText(const DecisionInput& in) {
   std::string out = "the margin " + SignedFigure(Bound(in));
   if (in.relative) {
-    out += " (" + Percent(in.relative_margin) + " of the baseline's " +
+    out += " (" + FormatPercent(in.relative_margin) + " of the baseline's " +
            Plain(in.baseline_mean) + ")";
   }
   return out;
