@@ -90,17 +90,17 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
   const ScorerConfig& config = *made;
   report.columns_ = config.table.columns();
 
-  StatusOr<Qrels> qrels = Qrels::Load(qrels_path);
+  const int threads =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  StatusOr<Qrels> qrels = Qrels::Load(qrels_path, threads);
   if (!qrels.ok()) return qrels.status();
   report.qrels_ = std::make_unique<Qrels>(std::move(qrels).value());
   const Qrels& q = *report.qrels_;
   for (const QueryQrels& qq : q.queries()) {
     report.complete_num_rel_ += qq.num_positive;
   }
-  const int threads =
-      options.threads > 0
-          ? options.threads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   // A regular file is streamed; other input, and any input with an error,
   // takes the mapped path.

@@ -25,6 +25,20 @@ size_t ParallelWorkers(size_t tasks, int threads) {
       1, std::min(tasks, static_cast<size_t>(std::max(threads, 1))));
 }
 
+size_t TaskCount(size_t items, int threads) {
+  constexpr size_t kTasksPerThread = 4;
+  return threads <= 1
+             ? std::min<size_t>(items, 1)
+             : std::min(items, kTasksPerThread * static_cast<size_t>(threads));
+}
+
+std::pair<size_t, size_t> TaskRange(size_t items, size_t tasks, size_t task) {
+  const size_t base = items / tasks;
+  const size_t extra = items % tasks;  // The first `extra` tasks get one more.
+  const size_t begin = task * base + std::min(task, extra);
+  return {begin, begin + base + (task < extra ? 1 : 0)};
+}
+
 size_t RunParallel(
     size_t tasks, int threads,
     const std::function<bool(size_t task, size_t worker)>& task) {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <utility>
 
 #include "base/status.h"
 
@@ -25,6 +26,15 @@ namespace rankwatch::trec {
 // threads: min(tasks, threads), at least 1. Workers are numbered
 // [0, ParallelWorkers(tasks, threads)).
 size_t ParallelWorkers(size_t tasks, int threads);
+
+// How many tasks to cut `items` items into for `threads` threads: a few per
+// thread, so that uneven items still keep every thread busy, and 1 for a
+// single thread (0 for no items).
+size_t TaskCount(size_t items, int threads);
+
+// The items [first, second) of task `task` of `tasks`: contiguous, in order,
+// sizes differing by at most one.
+std::pair<size_t, size_t> TaskRange(size_t items, size_t tasks, size_t task);
 
 // Runs task(i, worker) for i in [0, tasks). A task returning false stops the
 // start of further tasks (running ones finish). Returns the lowest index of

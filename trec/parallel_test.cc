@@ -18,6 +18,20 @@ TEST(ParallelWorkersTest, AtMostOnePerTaskAndAtLeastOne) {
   EXPECT_EQ(ParallelWorkers(10, -2), 1u);
 }
 
+TEST(TaskRangeTest, ContiguousInOrderSizesWithinOne) {
+  // 10 items in 4 tasks: 10 = 4 * 2 + 2, so the first two tasks take 3.
+  EXPECT_EQ(TaskRange(10, 4, 0), (std::pair<size_t, size_t>{0, 3}));
+  EXPECT_EQ(TaskRange(10, 4, 1), (std::pair<size_t, size_t>{3, 6}));
+  EXPECT_EQ(TaskRange(10, 4, 2), (std::pair<size_t, size_t>{6, 8}));
+  EXPECT_EQ(TaskRange(10, 4, 3), (std::pair<size_t, size_t>{8, 10}));
+  EXPECT_EQ(TaskRange(3, 3, 2), (std::pair<size_t, size_t>{2, 3}));
+  // One task per thread would leave a thread idle behind a slow task: four.
+  EXPECT_EQ(TaskCount(100, 2), 8u);
+  EXPECT_EQ(TaskCount(3, 2), 3u);
+  EXPECT_EQ(TaskCount(100, 1), 1u);
+  EXPECT_EQ(TaskCount(0, 2), 0u);
+}
+
 TEST(RunParallelTest, RunsEveryTaskOnceWithResultsInTaskOrder) {
   for (int threads : {1, 2, 8}) {
     std::vector<size_t> out(1000, 0);

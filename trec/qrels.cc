@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "trec/parallel.h"
 #include "trec/text_scan.h"
 
 namespace rankwatch::trec {
@@ -69,32 +70,32 @@ void ResizeResident(std::vector<T>* v, size_t n, const T& fill) {
 
 }  // namespace
 
-StatusOr<Qrels> Qrels::Load(const std::string& path) {
+StatusOr<Qrels> Qrels::Load(const std::string& path, int threads) {
   StatusOr<MappedFile> file = MappedFile::Open(path, LineBounds());
   if (!file.ok()) return file.status();
   Qrels q;
   q.name_ = path == "-" ? "<stdin>" : path;
   q.file_ = std::make_unique<MappedFile>(std::move(file).value());
-  RW_RETURN_IF_ERROR(q.Build(q.file_->data()));
+  RW_RETURN_IF_ERROR(q.Build(q.file_->data(), threads));
   return q;
 }
 
-StatusOr<Qrels> Qrels::Parse(std::string text, std::string name) {
+StatusOr<Qrels> Qrels::Parse(std::string text, std::string name, int threads) {
   Qrels q;
   q.name_ = std::move(name);
   q.text_ = std::make_unique<std::string>(std::move(text));
-  RW_RETURN_IF_ERROR(q.Build(*q.text_));
+  RW_RETURN_IF_ERROR(q.Build(*q.text_, threads));
   return q;
 }
 
 // Two passes over the text, so that judgments are written once, straight to
 // their place in qid order: ScanGroups finds the runs of lines of one qid,
 // BuildQueries orders them and parses each into place.
-Status Qrels::Build(std::string_view text) {
+Status Qrels::Build(std::string_view text, int threads) {
   std::vector<Group> groups;
   RW_RETURN_IF_ERROR(ScanGroups(text, &groups));
-  RW_RETURN_IF_ERROR(BuildQueries(text, &groups));
-  return BuildTables(text);
+  RW_RETURN_IF_ERROR(BuildQueries(text, threads, &groups));
+  return BuildTables(text, threads);
 }
 
 Status Qrels::ScanGroups(std::string_view text, std::vector<Group>* out) const {
@@ -122,7 +123,8 @@ Status Qrels::ScanGroups(std::string_view text, std::vector<Group>* out) const {
 
 // A stable sort of the groups by qid orders the judgments exactly as a
 // stable sort of the lines would: by qid, then in file order.
-Status Qrels::BuildQueries(std::string_view text, std::vector<Group>* groups) {
+Status Qrels::BuildQueries(std::string_view text, int threads,
+                           std::vector<Group>* groups) {
   std::vector<uint32_t> order(groups->size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -142,8 +144,19 @@ Status Qrels::BuildQueries(std::string_view text, std::vector<Group>* groups) {
   }
   ResizeResident(&docnos_, total, std::string_view());
   ResizeResident(&grades_, total, metrics::Grade{0});
-  // In file order, so that the first malformed line is the one reported.
-  for (const Group& g : *groups) RW_RETURN_IF_ERROR(ParseGroup(text, g));
+  // Groups write disjoint judgments, so they parse in parallel; tasks are
+  // runs of groups in file order, and RunParallelUntilError returns the
+  // lowest task's error: the first malformed line of the file, as a
+  // sequential loop reports it.
+  const size_t tasks = TaskCount(groups->size(), threads);
+  RW_RETURN_IF_ERROR(
+      RunParallelUntilError(tasks, threads, [&](size_t task, size_t) {
+        const auto [begin, end] = TaskRange(groups->size(), tasks, task);
+        for (size_t g = begin; g < end; ++g) {
+          RW_RETURN_IF_ERROR(ParseGroup(text, (*groups)[g]));
+        }
+        return Status::Ok();
+      }));
   for (QueryQrels& q : queries_) {
     for (uint32_t e = q.begin; e < q.end; ++e) {
       if (grades_[e] > 0) ++q.num_positive;
@@ -185,17 +198,14 @@ Status Qrels::ParseGroup(std::string_view text, const Group& g) {
 
 // Per-query open-addressing tables in one arena. On duplicates, the earliest
 // duplicate line is reported, so the message does not depend on the order in
-// which queries are indexed.
-Status Qrels::BuildTables(std::string_view text) {
+// which queries are indexed, nor on the number of threads indexing them.
+Status Qrels::BuildTables(std::string_view text, int threads) {
   size_t total = 0;
   for (const QueryQrels& q : queries_) {
     total += std::bit_ceil(std::max<size_t>(2, (q.end - q.begin) * 2));
   }
   ResizeResident(&slots_, total, Slot{});
   query_index_.Clear(queries_.size());
-  const std::string_view* dup = nullptr;    // Earliest duplicate judgment,
-  const std::string_view* first = nullptr;  // and the one it repeats.
-  QueryQrels* dup_query = nullptr;
   uint32_t slot_begin = 0;
   for (uint32_t qi = 0; qi < queries_.size(); ++qi) {
     QueryQrels& q = queries_[qi];
@@ -205,23 +215,23 @@ Status Qrels::BuildTables(std::string_view text) {
     q.slot_begin = slot_begin;
     q.slot_mask = static_cast<uint32_t>(capacity - 1);
     slot_begin += static_cast<uint32_t>(capacity);
-    for (uint32_t e = q.begin; e < q.end; ++e) {
-      const uint64_t h = HashBytes(docnos_[e]);
-      const uint32_t tag = static_cast<uint32_t>(h >> 32);
-      size_t i = h & q.slot_mask;
-      while (slots_[q.slot_begin + i].entry != 0) {
-        const Slot& s = slots_[q.slot_begin + i];
-        if (s.tag == tag && docnos_[s.entry - 1] == docnos_[e]) break;
-        i = (i + 1) & q.slot_mask;
-      }
-      Slot& s = slots_[q.slot_begin + i];
-      if (s.entry == 0) {
-        s = Slot{tag, e + 1};
-      } else if (dup == nullptr || docnos_[e].data() < dup->data()) {
-        dup = &docnos_[e];
-        first = &docnos_[s.entry - 1];
-        dup_query = &q;
-      }
+  }
+  // Queries own disjoint slots: indexed in parallel, each task noting its
+  // earliest duplicate, the earliest of which is reported.
+  const size_t tasks = TaskCount(queries_.size(), threads);
+  std::vector<Duplicate> dups(tasks);
+  (void)RunParallel(tasks, threads, [&](size_t task, size_t) {
+    const auto [begin, end] = TaskRange(queries_.size(), tasks, task);
+    for (size_t qi = begin; qi < end; ++qi) {
+      IndexQuery(static_cast<uint32_t>(qi), &dups[task]);
+    }
+    return true;
+  });
+  const Duplicate* dup = nullptr;
+  for (const Duplicate& d : dups) {
+    if (d.again != nullptr &&
+        (dup == nullptr || d.again->data() < dup->again->data())) {
+      dup = &d;
     }
   }
   if (dup == nullptr) return Status::Ok();
@@ -229,10 +239,31 @@ Status Qrels::BuildTables(std::string_view text) {
     return static_cast<size_t>(d->data() - text.data());
   };
   return Status::InvalidArgument(
-      At(name_, LineOf(text, offset(dup))) + "duplicate docno '" +
-      Printable(*dup) + "' for query " + Printable(dup_query->qid) +
-      " (first judged on line " + std::to_string(LineOf(text, offset(first))) +
-      ")");
+      At(name_, LineOf(text, offset(dup->again))) + "duplicate docno '" +
+      Printable(*dup->again) + "' for query " + Printable(dup->query->qid) +
+      " (first judged on line " +
+      std::to_string(LineOf(text, offset(dup->first))) + ")");
+}
+
+void Qrels::IndexQuery(uint32_t qi, Duplicate* dup) {
+  const QueryQrels& q = queries_[qi];
+  for (uint32_t e = q.begin; e < q.end; ++e) {
+    const uint64_t h = HashBytes(docnos_[e]);
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t i = h & q.slot_mask;
+    while (slots_[q.slot_begin + i].entry != 0) {
+      const Slot& s = slots_[q.slot_begin + i];
+      if (s.tag == tag && docnos_[s.entry - 1] == docnos_[e]) break;
+      i = (i + 1) & q.slot_mask;
+    }
+    Slot& s = slots_[q.slot_begin + i];
+    if (s.entry == 0) {
+      s = Slot{tag, e + 1};
+    } else if (dup->again == nullptr ||
+               docnos_[e].data() < dup->again->data()) {
+      *dup = Duplicate{&docnos_[e], &docnos_[s.entry - 1], &q};
+    }
+  }
 }
 
 const QueryQrels* Qrels::FindQuery(std::string_view qid) const {

@@ -45,9 +45,12 @@ class Qrels {
   // too few or too many fields, a grade that is not an integer, a docno
   // judged twice for one query, a line longer than kMaxLineBytes
   // (text_scan.h). Echoed text is escaped (Printable, base/strings.h).
-  static StatusOr<Qrels> Load(const std::string& path);
+  // Parses and indexes on up to `threads` threads (parallel.h); the result
+  // and the error reported do not depend on the number.
+  static StatusOr<Qrels> Load(const std::string& path, int threads = 1);
   // The same for text already in memory; `name` is used in messages.
-  static StatusOr<Qrels> Parse(std::string text, std::string name);
+  static StatusOr<Qrels> Parse(std::string text, std::string name,
+                               int threads = 1);
 
   // Queries in qid strcmp order.
   std::span<const QueryQrels> queries() const { return queries_; }
@@ -99,12 +102,24 @@ class Qrels {
     uint32_t dest = 0;        // Index of its first judgment in docnos_.
   };
 
+  // The earliest docno judged twice for one query, in file order, and the
+  // judgment it repeats: what BuildTables reports.
+  struct Duplicate {
+    const std::string_view* again = nullptr;
+    const std::string_view* first = nullptr;
+    const QueryQrels* query = nullptr;
+  };
+
   Qrels() = default;
-  Status Build(std::string_view text);
+  Status Build(std::string_view text, int threads);
   Status ScanGroups(std::string_view text, std::vector<Group>* out) const;
   Status ParseGroup(std::string_view text, const Group& group);
-  Status BuildQueries(std::string_view text, std::vector<Group>* groups);
-  Status BuildTables(std::string_view text);
+  Status BuildQueries(std::string_view text, int threads,
+                      std::vector<Group>* groups);
+  Status BuildTables(std::string_view text, int threads);
+  // Indexes the judgments of queries_[qi] into their table, noting into
+  // `dup` a duplicate earlier in the file than the one it holds.
+  void IndexQuery(uint32_t qi, Duplicate* dup);
 
   std::string name_;
   std::unique_ptr<MappedFile> file_;   // Backing bytes when loaded from disk.

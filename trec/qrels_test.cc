@@ -1,18 +1,23 @@
 #include "trec/qrels.h"
 
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace rankwatch::trec {
 namespace {
 
-Qrels ParseOk(std::string text) {
-  StatusOr<Qrels> q = Qrels::Parse(std::move(text), "q.txt");
+Qrels ParseOk(std::string text, int threads = 1) {
+  StatusOr<Qrels> q = Qrels::Parse(std::move(text), "q.txt", threads);
   EXPECT_TRUE(q.ok()) << q.status().ToString();
   return std::move(q).value();
 }
 
-std::string QrelsParseError(std::string text) {
-  StatusOr<Qrels> q = Qrels::Parse(std::move(text), "q.txt");
+std::string QrelsParseError(std::string text, int threads = 1) {
+  StatusOr<Qrels> q = Qrels::Parse(std::move(text), "q.txt", threads);
   EXPECT_FALSE(q.ok());
   return q.ok() ? "" : q.status().message();
 }
@@ -65,6 +70,77 @@ TEST(QrelsTest, ErrorsNameFileAndLine) {
   EXPECT_EQ(QrelsParseError("q1 0 a 1\nq2 0 a 1\n\nq1 0 a 0\n"),
             "q.txt:4: duplicate docno 'a' for query q1 (first judged on line "
             "1)");
+}
+
+TEST(QrelsTest, ThreadsReportTheFilesFirstError) {
+  for (int threads : {1, 2, 3, 8}) {
+    // Query "b" sorts after "a" and is indexed later, but its duplicate
+    // (line 3) comes first in the file; "a"'s is on line 6.
+    EXPECT_EQ(QrelsParseError("b 0 x 1\n"
+                              "a 0 x 1\n"
+                              "b 0 x 0\n"
+                              "c 0 y 1\n"
+                              "a 0 z 1\n"
+                              "a 0 z 1\n",
+                              threads),
+              "q.txt:3: duplicate docno 'x' for query b (first judged on "
+              "line 1)")
+        << "threads " << threads;
+    // Malformed lines in three groups: the first in the file is reported.
+    EXPECT_EQ(QrelsParseError("q1 0 a 1\nq2 0 b 1\nq3 0 c x\nq4 0 d 1\n"
+                              "q5 0 e\nq6 0 f 1 1\n",
+                              threads),
+              "q.txt:3: grade 'x' is not an integer")
+        << "threads " << threads;
+  }
+}
+
+// Parsing on several threads builds the very index one thread builds:
+// random files (qids interleaved, grades -1 to 3, comments and blank lines)
+// parsed with 1 and with 2, 3 and 8 threads agree on every query, judgment
+// and lookup.
+TEST(QrelsTest, ThreadsBuildTheSingleThreadedIndex) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 20; ++round) {
+    std::string text;
+    const int lines = std::uniform_int_distribution<int>(0, 400)(rng);
+    std::vector<std::pair<std::string, std::string>> judged;
+    for (int i = 0; i < lines; ++i) {
+      if (rng() % 20 == 0) {
+        text += rng() % 2 == 0 ? "# note\n" : "\n";
+        continue;
+      }
+      // A docno unique to its line: no duplicates.
+      const std::string qid = "q" + std::to_string(rng() % 30);
+      const std::string doc = "d" + std::to_string(i);
+      judged.emplace_back(qid, doc);
+      text +=
+          qid + " 0 " + doc + " " + std::to_string(int(rng() % 5) - 1) + "\n";
+    }
+    const Qrels one = ParseOk(text, 1);
+    for (int threads : {2, 3, 8}) {
+      const Qrels many = ParseOk(text, threads);
+      ASSERT_EQ(many.queries().size(), one.queries().size());
+      for (size_t i = 0; i < one.queries().size(); ++i) {
+        const QueryQrels& a = one.queries()[i];
+        const QueryQrels& b = many.queries()[i];
+        ASSERT_EQ(a.qid, b.qid);
+        ASSERT_EQ(a.num_positive, b.num_positive);
+        ASSERT_TRUE(std::ranges::equal(one.grades(a), many.grades(b)));
+      }
+      for (const auto& [qid, doc] : judged) {
+        const QueryQrels* a = one.FindQuery(qid);
+        const QueryQrels* b = many.FindQuery(qid);
+        ASSERT_NE(b, nullptr) << qid;
+        ASSERT_EQ(one.Lookup(*a, doc, HashBytes(doc)),
+                  many.Lookup(*b, doc, HashBytes(doc)))
+            << qid << " " << doc << " threads " << threads;
+        ASSERT_EQ(many.Lookup(*b, doc + "x", HashBytes(doc + "x")), kNotInPool);
+      }
+    }
+  }
 }
 
 }  // namespace
