@@ -93,30 +93,74 @@ StatusOr<Qrels> Qrels::Parse(std::string text, std::string name, int threads) {
 // BuildQueries orders them and parses each into place.
 Status Qrels::Build(std::string_view text, int threads) {
   std::vector<Group> groups;
-  RW_RETURN_IF_ERROR(ScanGroups(text, &groups));
+  RW_RETURN_IF_ERROR(ScanGroups(text, threads, &groups));
   RW_RETURN_IF_ERROR(BuildQueries(text, threads, &groups));
   return BuildTables(text, threads);
 }
 
-Status Qrels::ScanGroups(std::string_view text, std::vector<Group>* out) const {
-  std::vector<Group>& groups = *out;
-  uint64_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
+// The groups of the whole lines in text[begin, end), numbered from 1 at
+// `begin`, and the number of lines; `too_long` is the number of the first
+// line longer than kMaxLineBytes, where the scan stopped (0 if none).
+Qrels::ScannedPart Qrels::ScanPart(std::string_view text, size_t begin,
+                                   size_t end) {
+  ScannedPart part;
+  for (size_t pos = begin; pos < end;) {
     const std::string_view line = LineAt(text, pos);
-    ++line_no;
+    ++part.lines;
     if (line.size() > kMaxLineBytes) {
-      return LineTooLong(name_, line_no, LineBounds());
+      part.too_long = part.lines;
+      return part;
     }
     const std::string_view qid = FirstToken(line);
     if (IsDataLine(qid)) {
-      if (groups.empty() || groups.back().qid != qid) {
-        groups.push_back(Group{qid, pos, pos, line_no, 0, 0});
+      if (part.groups.empty() || part.groups.back().qid != qid) {
+        part.groups.push_back(Group{qid, pos, pos, part.lines, 0, 0});
       }
-      groups.back().end = pos + line.size();
-      ++groups.back().count;
+      part.groups.back().end = pos + line.size();
+      ++part.groups.back().count;
     }
     pos += line.size() + 1;
+  }
+  return part;
+}
+
+// Scans parts of the text, cut after a '\n', in parallel, then joins them:
+// line numbers count on from the parts before, and a group cut by the end
+// of a part continues in the next.
+Status Qrels::ScanGroups(std::string_view text, int threads,
+                         std::vector<Group>* out) const {
+  // Smaller parts cost more in threads than they save.
+  constexpr size_t kMinPartBytes = 64 << 10;
+  const size_t parts =
+      std::clamp<size_t>(text.size() / kMinPartBytes, 1,
+                         static_cast<size_t>(std::max(1, threads)));
+  std::vector<size_t> cuts(parts + 1, text.size());
+  cuts[0] = 0;
+  for (size_t k = 1; k < parts; ++k) {
+    const size_t eol =
+        text.find('\n', std::max(cuts[k - 1], k * text.size() / parts));
+    cuts[k] = eol == std::string_view::npos ? text.size() : eol + 1;
+  }
+  std::vector<ScannedPart> scanned(parts);
+  (void)RunParallel(parts, threads, [&](size_t k, size_t) {
+    scanned[k] = ScanPart(text, cuts[k], cuts[k + 1]);
+    return true;
+  });
+  uint64_t lines_before = 0;
+  for (ScannedPart& part : scanned) {
+    if (part.too_long != 0) {
+      return LineTooLong(name_, lines_before + part.too_long, LineBounds());
+    }
+    for (Group& g : part.groups) {
+      g.first_line += lines_before;
+      if (!out->empty() && out->back().qid == g.qid) {
+        out->back().end = g.end;
+        out->back().count += g.count;
+      } else {
+        out->push_back(g);
+      }
+    }
+    lines_before += part.lines;
   }
   return Status::Ok();
 }

@@ -112,7 +112,14 @@ class Qrels {
 
   Qrels() = default;
   Status Build(std::string_view text, int threads);
-  Status ScanGroups(std::string_view text, std::vector<Group>* out) const;
+  struct ScannedPart {
+    std::vector<Group> groups;
+    uint64_t lines = 0;
+    uint64_t too_long = 0;
+  };
+  static ScannedPart ScanPart(std::string_view text, size_t begin, size_t end);
+  Status ScanGroups(std::string_view text, int threads,
+                    std::vector<Group>* out) const;
   Status ParseGroup(std::string_view text, const Group& group);
   Status BuildQueries(std::string_view text, int threads,
                       std::vector<Group>* groups);

@@ -86,12 +86,49 @@ TEST(QrelsTest, ThreadsReportTheFilesFirstError) {
               "q.txt:3: duplicate docno 'x' for query b (first judged on "
               "line 1)")
         << "threads " << threads;
+    // A line over the limit after 10,000 lines: more than one part of the
+    // text is scanned (64 KiB at least each), and its number counts the
+    // lines of the parts before it.
+    std::string long_text;
+    for (int i = 0; i < 10000; ++i)
+      long_text += "q 0 d" + std::to_string(i) + " 1\n";
+    long_text += std::string(kMaxLineBytes + 1, 'x') + "\nq 0 a 1\n";
+    EXPECT_EQ(QrelsParseError(long_text, threads),
+              "q.txt:10001: line longer than 1048576 bytes (the limit for a "
+              "TREC line)")
+        << "threads " << threads;
     // Malformed lines in three groups: the first in the file is reported.
     EXPECT_EQ(QrelsParseError("q1 0 a 1\nq2 0 b 1\nq3 0 c x\nq4 0 d 1\n"
                               "q5 0 e\nq6 0 f 1 1\n",
                               threads),
               "q.txt:3: grade 'x' is not an integer")
         << "threads " << threads;
+  }
+}
+
+// One qid over 20,000 lines (about 300 KB): scanned in parts, its group
+// continues across each cut, and a duplicate at the end names the first
+// line, counted over the parts.
+TEST(QrelsTest, AGroupCutByAPartContinuesInTheNext) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) {
+    text += "q7 0 doc" + std::to_string(i) + " " + std::to_string(i % 3) + "\n";
+  }
+  for (int threads : {2, 3, 8}) {
+    const Qrels q = ParseOk(text, threads);
+    ASSERT_EQ(q.queries().size(), 1u) << "threads " << threads;
+    const std::span<const metrics::Grade> grades = q.grades(q.queries()[0]);
+    ASSERT_EQ(grades.size(), 20000u);
+    for (int i = 0; i < 20000; ++i) ASSERT_EQ(grades[i], i % 3) << i;
+    // Grades 1 and 2: two thirds of 20,000, rounded down (i % 3 != 0).
+    EXPECT_EQ(q.queries()[0].num_positive, 13333);
+    EXPECT_EQ(QrelsParseError(text + "q7 0 doc5 1\n", threads),
+              "q.txt:20001: duplicate docno 'doc5' for query q7 (first judged "
+              "on line 6)");
+    // A group that starts in the last part numbers its lines on from the
+    // parts before.
+    EXPECT_EQ(QrelsParseError(text + "q8 0 a 1\nq8 0 b bad\n", threads),
+              "q.txt:20002: grade 'bad' is not an integer");
   }
 }
 
@@ -105,7 +142,10 @@ TEST(QrelsTest, ThreadsBuildTheSingleThreadedIndex) {
   std::mt19937 rng(seed);
   for (int round = 0; round < 20; ++round) {
     std::string text;
-    const int lines = std::uniform_int_distribution<int>(0, 400)(rng);
+    // Every fourth file is large enough (over 64 KiB) to be scanned in
+    // parts, cut wherever its lines fall.
+    const int lines = std::uniform_int_distribution<int>(
+        0, round % 4 == 0 ? 20000 : 400)(rng);
     std::vector<std::pair<std::string, std::string>> judged;
     for (int i = 0; i < lines; ++i) {
       if (rng() % 20 == 0) {
