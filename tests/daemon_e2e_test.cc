@@ -716,8 +716,7 @@ TEST_F(DaemonE2eTest, DurableStateRestartKeepsTheExperimentsStart) {
     ASSERT_TRUE(d1.WaitReady()) << d1.log();
     producer.SendAll(old);
     producer.Sentinels(kT0 - two_hours + 60'000);
-    ASSERT_TRUE(WaitFor([&] { return StateLists({d1.Metrics()}) >= 100; }, 30s))
-        << d1.log();
+    StateOnceListed(d1, 100);
     testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
     d1.process().Signal(SIGTERM);
     EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
@@ -726,15 +725,7 @@ TEST_F(DaemonE2eTest, DurableStateRestartKeepsTheExperimentsStart) {
   ASSERT_TRUE(d2.WaitReady()) << d2.log();
   producer.SendAll(testing::Requests(100, 150, false));
   producer.Sentinels(kT0 + 60'000);
-  Scrape s;
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        s = d2.Metrics();
-        return StateLists({s}) >= 250;
-      },
-      30s))
-      << StateLists({s}) << "\n"
-      << d2.log();
+  const Scrape s = StateOnceListed(d2, 250);
   EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), kPartitions);
   StatusOr<testing::HttpResult> summary =
       testing::HttpGet("127.0.0.1", d2.port(), "/api/v1/summary");
