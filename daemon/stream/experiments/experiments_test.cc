@@ -488,6 +488,32 @@ TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
   EXPECT_EQ(fourth->FirstListMs(0), 2'500);
 }
 
+// A reload keeps each shard's first lists for the variants still
+// configured, by name: before it x (A vs B) has A's list at 4 s in shard 0
+// and B's at 6 s in shard 1; after it y (A vs C) is added. x starts at
+// 4 s, y at A's 4 s; once shard 0 moves away, x starts at B's 6 s and y
+// has no list (C has none, A's was shard 0's).
+TEST(ExperimentFirstListTest, AReloadKeepsEachShardsFirstLists) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> before = {{"x", "A", {"B"}}};
+  std::vector<config::ExperimentConfig> after = {{"x", "A", {"B"}},
+                                                 {"y", "A", {"C"}}};
+  config::StatisticsConfig statistics;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> v = {0.5, 0.5};
+  ExperimentMonitor old(&before, statistics, &agg);
+  old.Add(agg.ResolveGroup("A", de), 1, v, 0, nan, 4'000);
+  old.Add(agg.ResolveGroup("B", de), 2, v, 1, nan, 6'000);
+  ExperimentMonitor reloaded(&after, statistics, &agg);
+  reloaded.AdoptState(old, agg.series(), /*same_statistics=*/true);
+  EXPECT_EQ(reloaded.FirstListMs(0), 4'000);
+  EXPECT_EQ(reloaded.FirstListMs(1), 4'000);
+  reloaded.DropShard(0);
+  EXPECT_EQ(reloaded.FirstListMs(0), 6'000);
+  EXPECT_EQ(reloaded.FirstListMs(1), ExperimentMonitor::kNoEventTime);
+}
+
 // A record without first lists (a version before them wrote it, or a
 // shard whose lists were of no experiment) restores with none: the start
 // is then the shard's next list, as a restart always did. Its bytes end
