@@ -689,6 +689,64 @@ TEST_F(DaemonE2eTest, DurableStateRestartAfterABurstKeepsTheHourWindow) {
   }
 }
 
+// The start of min_duration survives a restart. Experiment x (A vs B,
+// min_lists 10, min_duration 1h): 100 requests two hours of event time
+// before kT0 (request 0, variant A, at kT0 - 2h: the first list), all
+// finalized by the first process, which stops (SIGTERM); the second reads
+// 150 requests at kT0 + 5 s to kT0 + 12.45 s. Its decision's minimum
+// counts from kT0 - 2h: at least 2 h 12.45 s (its look is at or after the
+// last list's time), so min_duration is met. Counting from its own first
+// list (kT0 + 5 s, as before the first list was checkpointed), it would
+// have had under two minutes of the hour.
+TEST_F(DaemonE2eTest, DurableStateRestartKeepsTheExperimentsStart) {
+  ASSERT_TRUE(
+      cluster_->CreateTopic("g-durable-start-changelog", kPartitions).ok());
+  const std::string config = WriteConfig(
+      "g-durable-start",
+      std::string(kAbMetrics) +
+          "experiments:\n  - name: x\n    baseline: A\n    treatments: [B]\n"
+          "    min_lists: 10\n    min_duration: 1h\n",
+      kDurable);
+  const int64_t two_hours = 2 * 3'600'000;
+  const std::vector<Event> old =
+      Shifted(testing::Requests(0, 100, false), -two_hours);
+  Producer producer(cluster_->bootstrap_servers());
+  {
+    Daemon d1(dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    producer.SendAll(old);
+    producer.Sentinels(kT0 - two_hours + 60'000);
+    StateOnceListed(d1, 100);
+    testing::SleepFor(1000ms);  // Checkpoints every 300 ms.
+    d1.process().Signal(SIGTERM);
+    EXPECT_EQ(d1.process().Wait(10s).value_or(-1), 0);
+  }
+  Daemon d2(dir_, config, "second");
+  ASSERT_TRUE(d2.WaitReady()) << d2.log();
+  producer.SendAll(testing::Requests(100, 150, false));
+  producer.Sentinels(kT0 + 60'000);
+  const Scrape s = StateOnceListed(d2, 250);
+  EXPECT_EQ(s.Sum("rankwatch_partitions_restored_total"), kPartitions);
+  StatusOr<testing::HttpResult> summary =
+      testing::HttpGet("127.0.0.1", d2.port(), "/api/v1/summary");
+  ASSERT_TRUE(summary.ok() && summary->status == 200);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  ASSERT_EQ(parser.parse(simdjson::padded_string(summary->body)).get(root),
+            simdjson::SUCCESS);
+  simdjson::dom::element minimum =
+      root["experiments"].at(0)["decisions"].at(0)["minimum"];
+  const std::string shown = simdjson::minify(minimum);
+  const int64_t elapsed = int64_t(minimum["elapsed_ms"]);
+  EXPECT_GE(elapsed, two_hours + 12'450) << shown;
+  EXPECT_LT(elapsed, two_hours + 3'600'000) << shown;
+  EXPECT_TRUE(bool(minimum["met"])) << shown;
+  EXPECT_EQ(int64_t(minimum["baseline_lists"]), 125);
+  EXPECT_EQ(int64_t(minimum["treatment_lists"]), 125);
+  EXPECT_EQ(s.Sum("rankwatch_ab_decision_minimum_met", {{"experiment", "x"}}),
+            1);
+}
+
 // The measurement as a test: three replicas, one killed with
 // kill -9 mid-stream; the survivors take its partitions with their state.
 // Summed over the survivors, the state's figures are replay's: no list

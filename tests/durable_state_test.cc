@@ -18,7 +18,8 @@
 // computes reading the same events as replay does (one source, in event
 // time order): request counts, each series' count, sum and sum of squares,
 // histograms, sliding windows, first-click delays, the per-unit-bucket
-// experiment sums and the interleaving counts.
+// experiment sums, the interleaving counts and the experiment's first list
+// (the start of min_duration: the earliest over the replicas).
 //
 // The reference is the replay-style run, not the code's own figures of the
 // same run; a failure prints the seed, and RANKWATCH_PROPERTY_SEED=<seed>
@@ -138,8 +139,12 @@ struct Figures {
   std::vector<int64_t> arm_counts;
   std::vector<int64_t> interleaving;
   std::vector<std::vector<int64_t>> multileaving;  // Per experiment.
+  // Experiment ab's first list (the start of min_duration): the earliest
+  // over the replicas, each the earliest of the partitions it holds.
+  int64_t first_list = stream::ExperimentMonitor::kNoEventTime;
 
   void Add(const Pipeline& p, int64_t now_ms) {
+    first_list = std::min(first_list, p.experiments().FirstListMs(0));
     const stream::Aggregator& agg = p.aggregator();
     for (size_t g = 0; g < agg.num_groups(); ++g) {
       const stream::GroupStats& group = agg.group(g);
@@ -220,6 +225,7 @@ void ExpectSame(const Figures& want, const Figures& got,
   EXPECT_EQ(got.arm_counts, want.arm_counts) << context;
   EXPECT_EQ(got.interleaving, want.interleaving) << context;
   EXPECT_EQ(got.multileaving, want.multileaving) << context;
+  EXPECT_EQ(got.first_list, want.first_list) << context;
   auto near = [&](const std::vector<double>& a, const std::vector<double>& b,
                   const std::string& what) {
     ASSERT_EQ(a.size(), b.size()) << context << " " << what;
@@ -456,6 +462,16 @@ void CheckSchedules(bool units, bool deltas = false) {
     // part of it (30 s and 1 min of 100 s).
     const int64_t now_ms = kStart + kRequests * 200 + 10'000;
     const Figures want = Reference(events, c, &clock, now_ms);
+    // The first list of A or B, from the events themselves.
+    int64_t first_ab = stream::ExperimentMonitor::kNoEventTime;
+    for (const Event& e : events) {
+      if (e.topic == Topic::kResults &&
+          (e.json.find("\"variant\":\"A\"") != std::string::npos ||
+           e.json.find("\"variant\":\"B\"") != std::string::npos)) {
+        first_ab = std::min(first_ab, e.time_ms);
+      }
+    }
+    EXPECT_EQ(want.first_list, first_ab) << "seed " << seed;
     FaultCounts faults;
     const Figures got =
         RunWithFaults(events, c, &clock, now_ms, seed, &faults, deltas);

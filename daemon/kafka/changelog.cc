@@ -10,6 +10,7 @@
 
 #include "base/byte_codec.h"
 #include "base/string_index.h"
+#include "daemon/kafka/checkpoint_chain.h"
 #include "daemon/kafka/kafka_conf.h"
 
 namespace rankwatch::kafka {
@@ -565,19 +566,11 @@ StatusOr<std::optional<std::string>> Changelog::ReadLatest(int32_t partition,
 StatusOr<std::vector<Changelog::Stored>> Changelog::ReadChain(int32_t partition,
                                                               int64_t from,
                                                               int timeout_ms) {
-  const std::string base = BaseKey(partition);
-  const std::string delta = base + ".";
   std::vector<Stored> chain;
   RW_RETURN_IF_ERROR(Scan(
       partition, from, timeout_ms,
       [&](std::string_view k, int64_t offset, const std::string_view* value) {
-        if (value == nullptr) return;  // A tombstone.
-        if (k == base) {
-          chain.clear();  // Superseded by this base.
-        } else if (!k.starts_with(delta)) {
-          return;  // Another partition's.
-        }
-        chain.push_back({std::string(k), offset, std::string(*value)});
+        FoldChainRecord(partition, k, offset, value, &chain);
       }));
   return chain;
 }

@@ -21,8 +21,8 @@
 // before), each carrying the offsets it covers. Compaction keeps the
 // newest base (same key) and every delta (keys unique); the deltas of a
 // superseded base are deleted with tombstones once a newer base is
-// acknowledged. Restore: the newest base, then its deltas in order
-// (checkpoint_chain.h).
+// acknowledged, or by a new owner when a crash came first. Restore: the
+// newest base, then its deltas in order (checkpoint_chain.h).
 //
 // Partition p's records go to changelog partition p modulo the topic's
 // partition count; the topic is created with as many partitions as the
@@ -144,7 +144,8 @@ class Changelog {
   // The records of input `partition` from changelog offset `from` on
   // (-1: from the start), from its newest base on (checkpoint_chain.h):
   // what a restore needs, held in memory (the base and the deltas after
-  // it, never the history before it). Tombstones are left out.
+  // it, never the history before it), and before it the keys alone of the
+  // deltas not deleted (FoldChainRecord). Tombstones are left out.
   struct Stored {
     std::string key;
     int64_t offset = -1;

@@ -1,6 +1,10 @@
 #include "daemon/kafka/checkpoint_chain.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/random.h"
@@ -94,10 +98,12 @@ TEST(SelectChainTest, NewestBaseThenItsDeltasInOrder) {
   EXPECT_EQ(*chain.base, 4u);  // Offset 14.
   EXPECT_EQ(chain.deltas, (std::vector<size_t>{6, 8}));
   EXPECT_EQ(chain.problem, "");
-  // Every delta key of partition 1 after the base, its own and the late
-  // writer's: deleted once a newer base is written.
+  // Every delta key of partition 1, of the superseded base (before the
+  // newest), its own and the late writer's: deleted once a newer base is
+  // written.
   EXPECT_EQ(chain.delta_keys,
-            (std::vector<std::string>{"1.14.1", "1.10.3", "1.14.2"}));
+            (std::vector<std::string>{"1.10.1", "1.10.2", "1.14.1", "1.10.3",
+                                      "1.14.2"}));
 }
 
 TEST(SelectChainTest, NoBaseNoChain) {
@@ -189,6 +195,144 @@ TEST(SelectChainTest, RandomLogsGiveAGaplessChainOfTheNewestBase) {
       EXPECT_EQ(d->base_offset, last_base);
       EXPECT_EQ(d->seq, k + 1) << "round " << round;
       EXPECT_GT(chain.deltas[k], *chain.base);
+    }
+  }
+}
+
+// What ReadChain keeps of a changelog partition read in order: the newest
+// base and what follows it; before it the keys alone of the deltas not
+// deleted (their bytes are never applied); nothing of partition 5 (which
+// shares the changelog partition) nor of a key a tombstone deleted.
+TEST(FoldChainRecordTest, KeepsTheKeysOfDeltasBeforeTheNewestBase) {
+  std::vector<Changelog::Stored> read;
+  const auto fold = [&](const Changelog::Stored& r) {
+    const std::string_view value(r.value);
+    FoldChainRecord(1, r.key, r.offset, &value, &read);
+  };
+  fold(BaseAt(1, 10));
+  fold(DeltaAt(1, 11, 10, 1));
+  fold(DeltaAt(1, 12, 10, 2));
+  fold(BaseAt(5, 13));
+  fold(DeltaAt(5, 14, 13, 1));
+  fold(BaseAt(1, 20));
+  fold(DeltaAt(1, 21, 20, 1));
+  FoldChainRecord(1, "1.10.1", 22, nullptr, &read);  // A tombstone.
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].key, "1.10.2");
+  EXPECT_EQ(read[0].offset, 12);
+  EXPECT_EQ(read[0].value, "");
+  EXPECT_EQ(read[1].key, "1");
+  EXPECT_EQ(read[1].offset, 20);
+  EXPECT_EQ(read[1].value, Base(1, 20));
+  EXPECT_EQ(read[2].key, "1.20.1");
+  EXPECT_EQ(read[2].value, Delta(1, 20, 1));
+  const ChainSelection chain = SelectChain(1, read);
+  ASSERT_TRUE(chain.base.has_value());
+  EXPECT_EQ(*chain.base, 1u);
+  EXPECT_EQ(chain.deltas, (std::vector<size_t>{2}));
+  EXPECT_EQ(chain.problem, "");
+  EXPECT_EQ(chain.delta_keys, (std::vector<std::string>{"1.10.2", "1.20.1"}));
+}
+
+// The pointer waits for the tombstones. By hand: base at 10, its deltas at
+// 11 and 12, a new base at 20 (the old deltas' tombstones due), then the
+// round carrying them acknowledged.
+TEST(ShardChainTest, PointerStaysBeforeDeltasWaitingForTheirTombstones) {
+  ShardChain chain;
+  EXPECT_TRUE(chain.BaseAcked(10, 100).empty());
+  EXPECT_EQ(chain.Pointer(), 10);
+  chain.DeltaAcked(1, 5, "0.10.1");
+  chain.DeltaAcked(2, 5, "0.10.2");
+  EXPECT_EQ(chain.Pointer(), 10);
+  EXPECT_EQ(chain.BaseAcked(20, 100),
+            (std::vector<std::string>{"0.10.1", "0.10.2"}));
+  EXPECT_EQ(chain.base_offset, 20);
+  EXPECT_EQ(chain.Pointer(), 10);  // Deltas at 11 and 12 not deleted yet.
+  chain.TombstonesAcked();
+  EXPECT_EQ(chain.Pointer(), 20);
+  // Restored from offset 7 with two keys read; the first base at 30.
+  chain.Restored({"0.20.1", "0.8.4"}, 7);
+  EXPECT_EQ(chain.base_offset, -1);
+  EXPECT_EQ(chain.BaseAcked(30, 100),
+            (std::vector<std::string>{"0.20.1", "0.8.4"}));
+  EXPECT_EQ(chain.Pointer(), 7);
+  chain.TombstonesAcked();
+  EXPECT_EQ(chain.Pointer(), 30);
+}
+
+// A changelog partition as the broker keeps it (compaction aside: it only
+// removes records a reader would drop anyway), written by owners of
+// partition 0 that each run some rounds and crash at a random point: a
+// round's records acknowledged or failed, tombstones sent with the next
+// round. After every crash, the next owner reads from the committed
+// pointer; every delta key still alive in the log (no tombstone after it)
+// must be among the keys it reads, to be deleted once its base is
+// acknowledged: no delta stays in the compacted topic for ever. A failure
+// prints the seed.
+TEST(ShardChainTest, EveryLiveDeltaIsReadByTheNextOwnerWhateverTheCrash) {
+  struct Entry {
+    std::string key;
+    std::optional<std::string> value;
+  };
+  const uint64_t seed = 4545;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Xoshiro256 rng(seed);
+  for (int run = 0; run < 200; ++run) {
+    std::vector<Entry> log;
+    int64_t pointer = -1;  // The group's committed pointer.
+    ShardChain chain;
+    std::vector<std::string> tombstones;  // Due, not sent.
+    std::vector<std::string> restored_keys;
+    for (int owner = 0; owner < 6; ++owner) {
+      // The restore: the log from the pointer on.
+      std::vector<Changelog::Stored> read;
+      for (size_t o = static_cast<size_t>(std::max<int64_t>(pointer, 0));
+           o < log.size(); ++o) {
+        std::string_view v;
+        if (log[o].value) v = *log[o].value;
+        FoldChainRecord(0, log[o].key, static_cast<int64_t>(o),
+                        log[o].value ? &v : nullptr, &read);
+      }
+      const ChainSelection selected = SelectChain(0, read);
+      std::map<std::string, bool> live;  // Key -> alive.
+      for (const Entry& e : log) live[e.key] = e.value.has_value();
+      for (const auto& [key, alive] : live) {
+        if (!alive || key == BaseKey(0)) continue;
+        EXPECT_NE(std::find(selected.delta_keys.begin(),
+                            selected.delta_keys.end(), key),
+                  selected.delta_keys.end())
+            << "run " << run << ", owner " << owner << ": delta " << key
+            << " alive before the pointer " << pointer;
+      }
+      chain = ShardChain{};
+      chain.Restored(selected.delta_keys, pointer);
+      tombstones.clear();  // The crash lost them.
+      const int rounds = 1 + static_cast<int>(rng.Below(8));
+      for (int r = 0; r < rounds; ++r) {
+        const bool base = chain.base_offset < 0 || rng.Below(4) == 0;
+        const uint32_t seq = base ? 0 : chain.seq + 1;
+        const std::string key =
+            base ? BaseKey(0) : DeltaKey(0, chain.base_offset, seq);
+        const int64_t offset = static_cast<int64_t>(log.size());
+        log.push_back({key, std::string(base ? "base" : "delta")});
+        const std::vector<std::string> sent = std::move(tombstones);
+        tombstones.clear();
+        for (const std::string& t : sent) log.push_back({t, std::nullopt});
+        if (rng.Below(6) == 0) {  // Not acknowledged (maybe written).
+          chain.RoundFailed(seq, key);
+          tombstones = sent;
+          continue;
+        }
+        if (!sent.empty()) chain.TombstonesAcked();
+        if (base) {
+          for (std::string& k : chain.BaseAcked(offset, 100)) {
+            tombstones.push_back(std::move(k));
+          }
+        } else {
+          chain.DeltaAcked(seq, 10, key);
+        }
+        pointer = chain.Pointer();  // Committed after the round.
+      }
     }
   }
 }

@@ -75,6 +75,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/kafka/changelog.h"
+#include "daemon/kafka/checkpoint_chain.h"
 #include "daemon/kafka/dead_letter_sink.h"
 #include "daemon/kafka/error_reporter.h"
 #include "daemon/kafka/fetch_health.h"
@@ -176,7 +177,8 @@ class KafkaIngest final : public stream::ReleaseListener,
     std::string chain_problem;
     // Every delta key read: deleted once this owner's base is written.
     std::vector<std::string> delta_keys;
-    std::string problem;  // Why it cannot be restored.
+    int64_t read_from = -1;  // The changelog offset read from (-1: start).
+    std::string problem;     // Why it cannot be restored.
   };
   Restore ReadCheckpoint(int32_t shard,
                          const std::vector<AssignedPartition>& partitions);
@@ -242,17 +244,7 @@ class KafkaIngest final : public stream::ReleaseListener,
   // judgments), and why its state could not be restored.
   std::map<int32_t, std::array<int64_t, 2>> checkpointed_;
   std::map<int32_t, std::string> unrestored_;
-  // Per shard: its chain in the changelog (changelog.h): where its base
-  // is, the last delta written after it, their sizes (a new base is due
-  // once the deltas outgrow the base: kDeltaShare) and the delta keys to
-  // delete once a newer base is acknowledged.
-  struct ShardChain {
-    int64_t base_offset = -1;  // -1: the next record is a base.
-    uint32_t seq = 0;          // Of the last acknowledged delta.
-    int64_t base_bytes = 0;
-    int64_t delta_bytes = 0;  // Since the base.
-    std::vector<std::string> delta_keys;
-  };
+  // Per shard: its chain in the changelog (checkpoint_chain.h).
   std::map<int32_t, ShardChain> chains_;
   // Deltas of superseded bases: deleted with the next round.
   std::vector<Changelog::Outgoing> tombstones_;

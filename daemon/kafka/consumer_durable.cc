@@ -46,8 +46,9 @@ KafkaIngest::Restore KafkaIngest::ReadCheckpoint(
   const bool has_pointer =
       pointer.changelog_offset >= 0 &&
       pointer.changelog_partition == changelog_->PartitionOf(shard);
-  StatusOr<std::vector<Changelog::Stored>> chain = changelog_->ReadChain(
-      shard, has_pointer ? pointer.changelog_offset : -1, kRestoreTimeoutMs);
+  r.read_from = has_pointer ? pointer.changelog_offset : -1;
+  StatusOr<std::vector<Changelog::Stored>> chain =
+      changelog_->ReadChain(shard, r.read_from, kRestoreTimeoutMs);
   const std::string where = "partition " + std::to_string(shard) +
                             " of changelog '" + changelog_->topic() + "'";
   if (!chain.ok()) {
@@ -91,10 +92,9 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
           restore.shard, changelog_->topic(), restore.record->size(),
           restore.deltas.size(), offsets[0], offsets[1]);
       // The next record starts a chain of this owner's; the deltas read
-      // are deleted once its base is acknowledged.
-      ShardChain& chain = chains_[restore.shard];
-      chain = ShardChain{};
-      chain.delta_keys = restore.delta_keys;
+      // (of no chain, or of the one restored) are deleted once its base is
+      // acknowledged.
+      chains_[restore.shard].Restored(restore.delta_keys, restore.read_from);
     } else {
       problem = "the checkpoint of partition " + std::to_string(restore.shard) +
                 " in changelog '" + changelog_->topic() +
@@ -114,7 +114,7 @@ void KafkaIngest::ApplyRestore(const Restore& restore,
       !restore.delta_keys.empty()) {
     // Deltas without a base to apply to: deleted with this owner's first
     // base.
-    chains_[restore.shard].delta_keys = restore.delta_keys;
+    chains_[restore.shard].Restored(restore.delta_keys, restore.read_from);
   }
   if (!problem.empty()) {
     unrestored_[restore.shard] = problem;
@@ -287,11 +287,9 @@ void KafkaIngest::FailRound() {
   CheckpointRound round = std::move(*round_);
   round_.reset();
   for (size_t i = 0; i < round.shards.size(); ++i) {
-    ShardChain& chain = chains_[round.shards[i]];
     // Whether the broker took the record is unknown: a new base, and the
     // delta deleted with the base's deltas.
-    chain.base_offset = -1;
-    if (round.seqs[i] > 0) chain.delta_keys.push_back(round.keys[i]);
+    chains_[round.shards[i]].RoundFailed(round.seqs[i], round.keys[i]);
   }
   tombstones_.insert(tombstones_.end(), round.tombstones.begin(),
                      round.tombstones.end());
@@ -313,6 +311,12 @@ void KafkaIngest::FinishCheckpoint(
   // The group's offsets follow, pointing to the records: lag shows, and a
   // new owner reads from the pointer on.
   const bool qrels = table_consumer_ != nullptr;
+  // Every tombstone due when the round started went with it (and those
+  // due since come from the loop below).
+  for (const Changelog::Outgoing& t : round.tombstones) {
+    auto it = chains_.find(t.partition);
+    if (it != chains_.end()) it->second.TombstonesAcked();
+  }
   PartitionList list = MakePartitionList(round.shards.size() * 2);
   for (size_t i = 0; i < round.shards.size(); ++i) {
     const int32_t shard = round.shards[i];
@@ -320,21 +324,19 @@ void KafkaIngest::FinishCheckpoint(
     ShardChain& chain = chains_[shard];
     if (round.seqs[i] == 0) {
       // A new base: the previous chain's deltas are garbage now.
-      for (std::string& key : chain.delta_keys) {
+      for (std::string& key :
+           chain.BaseAcked(written[i].offset, round.sizes[i])) {
         tombstones_.push_back({shard, std::move(key), std::nullopt});
       }
-      chain = ShardChain{};
-      chain.base_offset = written[i].offset;
-      chain.base_bytes = round.sizes[i];
     } else {
-      chain.seq = round.seqs[i];
-      chain.delta_bytes += round.sizes[i];
-      chain.delta_keys.push_back(round.keys[i]);
+      chain.DeltaAcked(round.seqs[i], round.sizes[i], round.keys[i]);
     }
-    // The pointer names the chain's base: a new owner reads from there on.
+    // The pointer names the chain's base (or, while deltas before it wait
+    // for their tombstones, the first of them): a new owner reads from
+    // there on.
     CommitMetadata metadata;
     metadata.changelog_partition = written[i].partition;
-    metadata.changelog_offset = chain.base_offset;
+    metadata.changelog_offset = chain.Pointer();
     const std::string encoded = EncodeCommitMetadata(metadata);
     for (int t = 0; t < (qrels ? 1 : 2); ++t) {
       rd_kafka_topic_partition_t* tp = rd_kafka_topic_partition_list_add(

@@ -14,9 +14,17 @@
 // * what was restored encodes to a record that restores again, and
 //   restoring settles: after two rounds, a round gives the same bytes.
 //
-// Input: byte 0 picks the configuration (checkpoint_fuzz_config.h), the
-// rest is the record. Seeds: corpus/checkpoint, written by
-// checkpoint_seeds.cc.
+// Delta records (Pipeline::ApplyShardDelta, issue 45) the same way: with
+// bit 4 of byte 0 set, the input is a base and a delta of the shard, the
+// delta applied onto what the base restored. A refused delta is a
+// one-line error and leaves the shard empty (no pending request, no
+// aggregates); an applied one obeys the same limits and re-encodes as
+// above.
+//
+// Input: byte 0 picks the configuration (checkpoint_fuzz_config.h, bits
+// 0-3) and whether a delta follows (bit 4); then the record, or a varint
+// with the base's length, the base, and the delta. Seeds: corpus/
+// checkpoint, written by checkpoint_seeds.cc.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/byte_codec.h"
 #include "base/clock.h"
 #include "base/json_writer.h"
 #include "daemon/stream/pipeline/pipeline.h"
@@ -66,6 +75,33 @@ std::string Reencode(std::string_view record, const config::Config& config,
   return Encoded(*p);
 }
 
+// What a restore left (of a base, or of a base and a delta) obeys the
+// live limits, re-encodes to a record that restores and settles, and can
+// be used.
+void CheckRestored(stream::Pipeline* p, const config::Config& config,
+                   const Clock* clock) {
+  CheckLabels(p->aggregator(), config);
+  FUZZ_CHECK(p->pending_requests() <= config.join.max_pending_requests);
+  const int64_t latest =
+      kCheckpointNowMs + config.events.max_future_skew.count();
+  FUZZ_CHECK(p->aggregator().newest_time_ms() <= latest);
+
+  // What was restored encodes to a record that restores, and restoring
+  // settles after two rounds: the first drops what this configuration has
+  // no use for, folds duplicates and "other", the second adds the empty
+  // sections a configured covariate or experiment keeps.
+  const std::string once = Encoded(*p);
+  const std::string twice = Reencode(once, config, clock);
+  FUZZ_CHECK(Reencode(twice, config, clock) == twice);
+
+  // Use what was restored: score the pending requests, look at the figures.
+  p->FinishAll();
+  CheckLabels(p->aggregator(), config);
+  for (size_t g = 0; g < p->aggregator().num_groups(); ++g) {
+    (void)p->aggregator().group(g);
+  }
+}
+
 void Restore(uint8_t variant, std::string_view record) {
   const config::Config config = CheckpointFuzzConfig(variant);
   FakeClock clock(kCheckpointNowMs);
@@ -78,26 +114,29 @@ void Restore(uint8_t variant, std::string_view record) {
     FUZZ_CHECK(!p->aggregator().HasShard(0));
     return;
   }
-  CheckLabels(p->aggregator(), config);
-  FUZZ_CHECK(p->pending_requests() <= config.join.max_pending_requests);
-  const int64_t latest =
-      kCheckpointNowMs + config.events.max_future_skew.count();
-  FUZZ_CHECK(p->aggregator().newest_time_ms() <= latest);
+  CheckRestored(p.get(), config, &clock);
+}
 
-  // What was restored encodes to a record that restores, and restoring
-  // settles after two rounds: the first drops what this configuration has
-  // no use for, folds duplicates and "other", the second adds the empty
-  // sections a configured covariate or experiment keeps.
-  const std::string once = Encoded(*p);
-  const std::string twice = Reencode(once, config, &clock);
-  FUZZ_CHECK(Reencode(twice, config, &clock) == twice);
-
-  // Use what was restored: score the pending requests, look at the figures.
-  p->FinishAll();
-  CheckLabels(p->aggregator(), config);
-  for (size_t g = 0; g < p->aggregator().num_groups(); ++g) {
-    (void)p->aggregator().group(g);
+// `input`: a varint with the base's length, the base, the delta.
+void RestoreDelta(uint8_t variant, std::string_view input) {
+  ByteReader in(input);
+  const uint64_t base_size = in.Varint();
+  if (!in.ok() || base_size > in.remaining()) return;
+  const size_t start = input.size() - in.remaining();
+  const std::string_view base = input.substr(start, base_size);
+  const std::string_view delta = input.substr(start + base_size);
+  const config::Config config = CheckpointFuzzConfig(variant);
+  FakeClock clock(kCheckpointNowMs);
+  std::unique_ptr<stream::Pipeline> p = Fresh(config, &clock);
+  if (!p->DecodeShard(0, base).ok()) return;  // The base's own target.
+  const Status status = p->ApplyShardDelta(0, delta);
+  if (!status.ok()) {
+    FUZZ_CHECK(status.message().find('\n') == std::string::npos);
+    FUZZ_CHECK(p->pending_requests() == 0);
+    FUZZ_CHECK(!p->aggregator().HasShard(0));
+    return;
   }
+  CheckRestored(p.get(), config, &clock);
 }
 
 }  // namespace
@@ -105,8 +144,12 @@ void Restore(uint8_t variant, std::string_view record) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  rankwatch::fuzz::Restore(
-      data[0] & 15,
-      std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+  const std::string_view rest(reinterpret_cast<const char*>(data) + 1,
+                              size - 1);
+  if (data[0] & 16) {
+    rankwatch::fuzz::RestoreDelta(data[0] & 15, rest);
+  } else {
+    rankwatch::fuzz::Restore(data[0] & 15, rest);
+  }
   return 0;
 }

@@ -3,7 +3,11 @@
 // checkpoint_fuzz_config.h, prefixed with the byte that picks it. Finalized
 // requests (aggregates, windows, experiment sums, units, covariate moments,
 // judge agreement and judge series) and pending ones (with and without
-// results, with judgments) are in every record.
+// results, with judgments) are in every record. And per configuration a
+// delta seed (byte 0 with bit 4 set): a base written mid-stream, then the
+// delta of what changed until the end (requests finalized, created and
+// changed), as the daemon writes them (Pipeline::EncodeShardBase and
+// EncodeShardDelta).
 //
 //   build-fuzzers/tests/fuzz/checkpoint_seeds tests/fuzz/corpus/checkpoint
 #include <cstdint>
@@ -12,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/byte_codec.h"
 #include "base/clock.h"
 #include "daemon/stream/pipeline/pipeline.h"
 #include "tests/fuzz/checkpoint_fuzz_config.h"
@@ -85,6 +90,30 @@ bool WriteSeed(const std::string& dir, uint8_t variant, int moment,
   return static_cast<bool>(out);
 }
 
+// "d<variant>.bin": byte 0 (variant | 16), a varint with the base's
+// length, the base, the delta; checked to restore as the fuzzer does.
+bool WriteDeltaSeed(const std::string& dir, uint8_t variant,
+                    std::string_view base, std::string_view delta) {
+  std::string seed(1, static_cast<char>(variant | 16));
+  ByteWriter(&seed).Varint(base.size());
+  seed.append(base);
+  seed.append(delta);
+  FakeClock clock(kCheckpointNowMs);
+  auto fresh = Pipeline::Create(CheckpointFuzzConfig(variant), &clock);
+  Status restored =
+      fresh.ok() ? (*fresh)->DecodeShard(0, base) : fresh.status();
+  if (restored.ok()) restored = (*fresh)->ApplyShardDelta(0, delta);
+  if (!restored.ok() || (*fresh)->aggregator().num_groups() == 0) {
+    std::fprintf(stderr, "delta seed v%d: %s\n", variant,
+                 restored.ToString().c_str());
+    return false;
+  }
+  std::ofstream out(dir + "/d" + std::to_string(variant) + ".bin",
+                    std::ios::binary);
+  out << seed;
+  return static_cast<bool>(out);
+}
+
 int Run(const std::string& dir) {
   for (uint8_t variant = 0; variant < 16; ++variant) {
     FakeClock clock(kCheckpointNowMs);
@@ -95,6 +124,7 @@ int Run(const std::string& dir) {
     }
     Pipeline& p = **created;
     int64_t offset = 0;
+    std::string base;
     const int64_t start = kCheckpointNowMs - 600'000;
     for (int i = 0; i < 24; ++i) {
       const int64_t t = start + i * 2'000;
@@ -103,12 +133,18 @@ int Run(const std::string& dir) {
       (void)p.OnPayload(Topic::kJudgments, JudgmentsJson(i, t + 500, variant),
                         EventOrigin{1, offset++});
       if (i == 11 && !WriteSeed(dir, variant, 0, p)) return 1;
+      if (i == 11) p.EncodeShardBase(0, &base);
     }
     // Judgments of a request not served yet: pending without results.
     (void)p.OnPayload(Topic::kJudgments,
                       JudgmentsJson(99, start + 48'000, variant),
                       EventOrigin{1, offset++});
     if (!WriteSeed(dir, variant, 1, p)) return 1;
+    std::string delta;
+    if (!p.EncodeShardDelta(0, &delta) ||
+        !WriteDeltaSeed(dir, variant, base, delta)) {
+      return 1;
+    }
     const int64_t rejected = p.counters().rejected_total(Topic::kResults) +
                              p.counters().rejected_total(Topic::kJudgments);
     if (rejected > 0) {

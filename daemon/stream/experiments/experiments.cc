@@ -186,13 +186,18 @@ void ExperimentMonitor::AdoptState(
     const ExperimentMonitor& previous,
     const std::vector<SeriesSpec>& previous_series, bool same_statistics) {
   looks_ = previous.looks_;
-  for (size_t a = 0; a < variants_.size(); ++a) {
-    for (size_t b = 0; b < previous.variants_.size(); ++b) {
-      if (previous.variants_[b] == variants_[a]) {
-        first_list_ms_[a] = previous.first_list_ms_[b];
+  for (size_t shard = 0; shard < previous.shard_first_.size(); ++shard) {
+    const std::vector<int64_t>& was = previous.shard_first_[shard];
+    if (was.empty()) continue;
+    std::vector<int64_t> first(variants_.size(), kNoEventTime);
+    for (size_t a = 0; a < variants_.size(); ++a) {
+      for (size_t b = 0; b < previous.variants_.size(); ++b) {
+        if (previous.variants_[b] == variants_[a]) first[a] = was[b];
       }
     }
+    SetShardFirstLists(shard, std::move(first));
   }
+  RebuildFirstLists();
   if (units_ || previous.units_ || !same_statistics) return;
   const std::vector<SeriesSpec>& series = aggregator_->series();
   const bool same_covariate =
@@ -248,9 +253,9 @@ void ExperimentMonitor::Add(uint32_t group, uint64_t unit_hash,
   const int32_t a = ArmOf(group);
   if (a < 0) return;
   const size_t arm_index = static_cast<size_t>(a);
-  first_list_ms_[arm_index] = std::min(first_list_ms_[arm_index], event_ms);
-  if (!units_ && covariate_.empty()) return;
   const size_t index = static_cast<size_t>(std::max(shard, 0));
+  AddFirstList(arm_index, index, event_ms);
+  if (!units_ && covariate_.empty()) return;
   if (!covariate_.empty() && !values.empty() && std::isfinite(covariate)) {
     AddCovariate(arm_index, unit_hash, values, covariate, index);
   }
@@ -342,7 +347,8 @@ void ExperimentMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
   if (!covariate_.empty()) EncodeCovariate(shard, out);
 }
 
-Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
+Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in,
+                                      const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   const uint32_t magic = in->Fixed32();
   if (magic != kArmShardMagic && magic != kArmShardMagicV2) {
@@ -399,7 +405,8 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
     }
   }
   std::vector<ShardUnit> units;
-  if (in->ok()) DecodeUnits(in, &units);
+  std::vector<int64_t> first(variants_.size(), kNoEventTime);
+  if (in->ok()) DecodeUnits(in, limits, &units, &first);
   std::unique_ptr<std::vector<CovariateArm>> covariate;
   if (in->ok() && magic == kArmShardMagic) {
     DecodeCovariate(in, buckets, from, num_series, &covariate);
@@ -410,6 +417,9 @@ Status ExperimentMonitor::DecodeShard(int32_t shard, ByteReader* in) {
   if (index >= shard_cov_.size()) shard_cov_.resize(index + 1);
   shard_cov_[index] = in->ok() ? std::move(covariate) : nullptr;
   RebuildCovariate();
+  SetShardFirstLists(index,
+                     in->ok() ? std::move(first) : std::vector<int64_t>());
+  RebuildFirstLists();
   if (!in->ok()) {
     shard_arms_[index].reset();
     shard_units_[index].clear();
@@ -442,6 +452,10 @@ void ExperimentMonitor::DropShard(int32_t shard) {
   if (index < shard_cov_.size() && shard_cov_[index]) {
     shard_cov_[index].reset();
     RebuildCovariate();
+  }
+  if (index < shard_first_.size() && !shard_first_[index].empty()) {
+    shard_first_[index].clear();
+    RebuildFirstLists();
   }
 }
 
@@ -497,15 +511,19 @@ constexpr uint32_t kUnitsMagic = 0x554e5431;  // "UNT1"
 }  // namespace
 
 // Per experiment its name and variants, then the units: experiment and
-// variant by their index in that list, and the unit's hash.
+// variant by their index in that list, and the unit's hash. After the
+// experiments, when the shard has a first list, one more entry holds the
+// first lists (EncodeFirstLists).
 void ExperimentMonitor::EncodeUnits(int32_t shard, ByteWriter* out) const {
   out->Fixed32(kUnitsMagic);
-  out->Varint(srm_.size());
+  const std::vector<int64_t>* first = ShardFirstLists(shard);
+  out->Varint(srm_.size() + (first != nullptr ? 1 : 0));
   for (size_t x = 0; x < srm_.size(); ++x) {
     out->String((*experiments_)[x].name);
     out->Varint(srm_[x].variants.size());
     for (const std::string& v : srm_[x].variants) out->String(v);
   }
+  if (first != nullptr) EncodeFirstLists(*first, out);
   const std::vector<ShardUnit>* units =
       shard >= 0 && static_cast<size_t>(shard) < shard_units_.size()
           ? &shard_units_[static_cast<size_t>(shard)]
@@ -523,13 +541,19 @@ void ExperimentMonitor::EncodeUnits(int32_t shard, ByteWriter* out) const {
 // variants by name; those of experiments or variants no longer configured
 // are left out.
 void ExperimentMonitor::DecodeUnits(ByteReader* in,
-                                    std::vector<ShardUnit>* units) const {
+                                    const CheckpointLimits& limits,
+                                    std::vector<ShardUnit>* units,
+                                    std::vector<int64_t>* first) const {
   if (in->Fixed32() != kUnitsMagic) in->Fail("not a units record");
   const uint64_t num_experiments = in->Count(2);
   // [record experiment][record variant] -> (experiment, position) here.
   std::vector<std::vector<std::pair<int64_t, int>>> map(num_experiments);
   for (uint64_t e = 0; e < num_experiments && in->ok(); ++e) {
     const std::string_view name = in->String();
+    if (name == kFirstListsEntry) {
+      DecodeFirstLists(in, limits, first);  // No unit names it.
+      continue;
+    }
     int64_t x = -1;
     for (size_t i = 0; i < experiments_->size(); ++i) {
       if ((*experiments_)[i].name == name) x = static_cast<int64_t>(i);

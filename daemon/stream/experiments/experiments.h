@@ -53,6 +53,7 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "daemon/stream/aggregation/aggregator.h"
+#include "daemon/stream/decode/checkpoint_limits.h"
 #include "daemon/stream/experiments/unit_table.h"
 #include "metrics/ab_stats.h"
 #include "metrics/regression_adjustment.h"
@@ -227,10 +228,16 @@ class ExperimentMonitor {
            int64_t event_ms = kNoEventTime);
 
   static constexpr int64_t kNoEventTime = std::numeric_limits<int64_t>::max();
-  // The event time of experiment `experiment`'s first list this process
-  // saw (over its variants), or kNoEventTime before any. Not checkpointed:
-  // after a restart it is the first list since (docs/statistics.md,
-  // "Minimum sample"); kept over a reload for variants still configured.
+  // The event time of experiment `experiment`'s first list (over its
+  // variants and the shards held), or kNoEventTime before any: the start
+  // of min_duration (docs/statistics.md, "Minimum sample"). Each shard
+  // keeps its variants' earliest list and checkpoints it (EncodeShard), so
+  // the start survives restarts, rollouts and rebalances as the sums do;
+  // the minimum over shards does not depend on the order events arrive
+  // in, so a replica holding every partition agrees with replay. A shard
+  // restored from a record without it (written before it was kept) starts
+  // again from its next list. Kept over a reload for variants still
+  // configured.
   int64_t FirstListMs(size_t experiment) const;
 
   // Checkpoints of one shard's per-unit-bucket sums and of the units it
@@ -247,9 +254,14 @@ class ExperimentMonitor {
   // unit_buckets. A monitor without a covariate writes, and records
   // written before covariates are, "ARM2", which restore
   // without them. The sequential tests are the process's: after a restore
-  // their next look starts from the restored sums.
+  // their next look starts from the restored sums. Also the shard's first
+  // lists (FirstListMs), each time checked against `limits` as a live
+  // event's (experiments_first_list.cc has the encoding, which a version
+  // before it reads and leaves out).
   void EncodeShard(int32_t shard, ByteWriter* out) const;
-  [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in);
+  [[nodiscard]] Status DecodeShard(
+      int32_t shard, ByteReader* in,
+      const CheckpointLimits& limits = CheckpointLimits());
   void DropShard(int32_t shard);
 
   // Takes a look at the state, windows ending at `now_ms` (event time, as
@@ -346,7 +358,28 @@ class ExperimentMonitor {
   // drop).
   void RebuildUnits();
   void EncodeUnits(int32_t shard, ByteWriter* out) const;
-  void DecodeUnits(ByteReader* in, std::vector<ShardUnit>* units) const;
+  // `first` (parallel to variants_) gets the record's first lists.
+  void DecodeUnits(ByteReader* in, const CheckpointLimits& limits,
+                   std::vector<ShardUnit>* units,
+                   std::vector<int64_t>* first) const;
+  // The name of the units section's entry holding the first lists: not
+  // UTF-8, so no configured experiment has it (the configuration must be
+  // UTF-8), and a version before first lists reads it as an experiment no
+  // longer configured and leaves it out.
+  static constexpr std::string_view kFirstListsEntry =
+      "\xff"
+      "first lists";
+  // The first lists (experiments_first_list.cc): a shard's, folded in by
+  // Add; their entry in the units section; the process's minimum.
+  void AddFirstList(size_t arm, size_t shard, int64_t event_ms);
+  // The shard's first lists, or null when it has none.
+  const std::vector<int64_t>* ShardFirstLists(int32_t shard) const;
+  void EncodeFirstLists(const std::vector<int64_t>& first,
+                        ByteWriter* out) const;
+  void DecodeFirstLists(ByteReader* in, const CheckpointLimits& limits,
+                        std::vector<int64_t>* first) const;
+  void SetShardFirstLists(size_t shard, std::vector<int64_t> first);
+  void RebuildFirstLists();
   void UpdateSrm();
   void UpdateFamilies();
 
@@ -387,7 +420,10 @@ class ExperimentMonitor {
   // The variants of all experiments, each once.
   std::vector<std::string> variants_;
   std::vector<std::vector<Membership>> memberships_;  // Parallel to variants_.
-  std::vector<int64_t> first_list_ms_;                // Parallel to variants_.
+  // The earliest list's event time per variant over the shards held, and
+  // each shard's (empty: none), which merge into it by their minimum.
+  std::vector<int64_t> first_list_ms_;  // Parallel to variants_.
+  std::vector<std::vector<int64_t>> shard_first_;
   std::vector<int32_t> group_arm_;  // Aggregator group -> variant; -2 unknown.
   // With a covariate: the summed state (parallel to variants_) and each
   // shard's, which merge into it.

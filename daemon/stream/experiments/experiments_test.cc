@@ -424,6 +424,250 @@ TEST(ExperimentUnitTest, TruncatedUnitsAreErrors) {
   }
 }
 
+// The start of min_duration (FirstListMs) is each shard's earliest list,
+// checkpointed with the shard; the monitor's is the minimum over the
+// shards it holds, whatever order they are restored in. Lists: shard 0 A
+// at 5 s and B at 3 s; shard 1 A at 2 s and 9 s; shard 2 C, a variant of no
+// experiment. Experiment x (A vs B) starts at 2 s with both shards, 3 s
+// with shard 0 alone, 2 s with shard 1 alone (A's 2 s; B none).
+TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  ExperimentMonitor live(&experiments, statistics, &agg);
+  const uint32_t a = agg.ResolveGroup("A", de);
+  const uint32_t b = agg.ResolveGroup("B", de);
+  const uint32_t c = agg.ResolveGroup("C", de);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> v = {0.5, 0.5};
+  EXPECT_EQ(live.FirstListMs(0), ExperimentMonitor::kNoEventTime);
+  live.Add(a, 1, v, 0, nan, 5'000);
+  live.Add(b, 2, v, 0, nan, 3'000);
+  live.Add(a, 3, v, 1, nan, 9'000);
+  live.Add(a, 4, v, 1, nan, 2'000);
+  live.Add(c, 5, v, 2, nan, 1'000);
+  EXPECT_EQ(live.FirstListMs(0), 2'000);
+  std::string records[3];
+  for (int32_t shard = 0; shard < 3; ++shard) {
+    ByteWriter w(&records[shard]);
+    live.EncodeShard(shard, &w);
+  }
+  const auto restore = [&](std::vector<int32_t> shards) {
+    auto agg2 = std::make_unique<Aggregator>(
+        TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+    auto m = std::make_unique<ExperimentMonitor>(&experiments, statistics,
+                                                 agg2.get());
+    for (int32_t shard : shards) {
+      ByteReader r(records[shard]);
+      EXPECT_TRUE(m->DecodeShard(shard, &r).ok()) << shard;
+    }
+    return std::make_pair(std::move(agg2), std::move(m));
+  };
+  EXPECT_EQ(restore({0, 1, 2}).second->FirstListMs(0), 2'000);
+  EXPECT_EQ(restore({2, 1, 0}).second->FirstListMs(0), 2'000);
+  EXPECT_EQ(restore({0}).second->FirstListMs(0), 3'000);
+  EXPECT_EQ(restore({1}).second->FirstListMs(0), 2'000);
+  // Shard 2's list is of no experiment's variant: nothing to keep.
+  EXPECT_EQ(restore({2}).second->FirstListMs(0),
+            ExperimentMonitor::kNoEventTime);
+
+  // A rebalance takes shard 1 away: the start is shard 0's again; an
+  // earlier list read later (Kafka's order across partitions) moves it.
+  auto [agg3, moved] = restore({0, 1});
+  moved->DropShard(1);
+  EXPECT_EQ(moved->FirstListMs(0), 3'000);
+  moved->Add(agg3->ResolveGroup("B", de), 6, v, 0, nan, 2'500);
+  EXPECT_EQ(moved->FirstListMs(0), 2'500);
+  std::string again;
+  ByteWriter w(&again);
+  moved->EncodeShard(0, &w);
+  ByteReader r(again);
+  auto [agg4, fourth] = restore({});
+  ASSERT_TRUE(fourth->DecodeShard(0, &r).ok());
+  EXPECT_EQ(fourth->FirstListMs(0), 2'500);
+}
+
+// A reload keeps each shard's first lists for the variants still
+// configured, by name: before it x (A vs B) has A's list at 4 s in shard 0
+// and B's at 6 s in shard 1; after it y (A vs C) is added. x starts at
+// 4 s, y at A's 4 s; once shard 0 moves away, x starts at B's 6 s and y
+// has no list (C has none, A's was shard 0's).
+TEST(ExperimentFirstListTest, AReloadKeepsEachShardsFirstLists) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> before = {{"x", "A", {"B"}}};
+  std::vector<config::ExperimentConfig> after = {{"x", "A", {"B"}},
+                                                 {"y", "A", {"C"}}};
+  config::StatisticsConfig statistics;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> v = {0.5, 0.5};
+  ExperimentMonitor old(&before, statistics, &agg);
+  old.Add(agg.ResolveGroup("A", de), 1, v, 0, nan, 4'000);
+  old.Add(agg.ResolveGroup("B", de), 2, v, 1, nan, 6'000);
+  ExperimentMonitor reloaded(&after, statistics, &agg);
+  reloaded.AdoptState(old, agg.series(), /*same_statistics=*/true);
+  EXPECT_EQ(reloaded.FirstListMs(0), 4'000);
+  EXPECT_EQ(reloaded.FirstListMs(1), 4'000);
+  reloaded.DropShard(0);
+  EXPECT_EQ(reloaded.FirstListMs(0), 6'000);
+  EXPECT_EQ(reloaded.FirstListMs(1), ExperimentMonitor::kNoEventTime);
+}
+
+// A record without first lists (a version before them wrote it, or a
+// shard whose lists were of no experiment) restores with none: the start
+// is then the shard's next list, as a restart always did. Its bytes end
+// with the units section's header, no experiment entry beyond x's.
+TEST(ExperimentFirstListTest, RecordWithoutFirstListsStartsAtTheNextList) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  ExperimentMonitor empty(&experiments, statistics, &agg);
+  std::string record;
+  ByteWriter w(&record);
+  empty.EncodeShard(0, &w);
+  EXPECT_EQ(record.find("first lists"), std::string::npos);
+  ExperimentMonitor restored(&experiments, statistics, &agg);
+  ByteReader r(record);
+  ASSERT_TRUE(restored.DecodeShard(0, &r).ok());
+  EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime);
+  restored.Add(agg.ResolveGroup("A", de), 1, std::vector<double>{0.5, 0.5}, 0,
+               std::numeric_limits<double>::quiet_NaN(), 7'000);
+  EXPECT_EQ(restored.FirstListMs(0), 7'000);
+}
+
+// The units section as a version before first lists reads it (main's
+// DecodeUnits up to this change): "UNT1", a count of experiments, each a
+// name and a count of variant names, then a count of units. Read by hand
+// here, independently of the decoder: the first lists are one more
+// experiment, named "\xff" "first lists", whose "variants" are
+// <8-byte little-endian time><variant name>, and the section ends where
+// the record does (no bytes after it, which an older version refuses).
+TEST(ExperimentFirstListTest, OlderVersionsReadTheEntryAsAnUnknownExperiment) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  ExperimentMonitor monitor(&experiments, statistics, &agg);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // 1,700,000,000,123 ms = 0x18BCFE5687B (little-endian 7B 68 E5 CF 8B 01 00
+  // 00).
+  monitor.Add(agg.ResolveGroup("B", de), 1, std::vector<double>{0.5, 0.5}, 0,
+              nan, 1'700'000'000'123);
+  std::string record;
+  ByteWriter w(&record);
+  monitor.EncodeShard(0, &w);
+  const size_t units = record.find("1TNU");  // "UNT1", little-endian.
+  ASSERT_NE(units, std::string::npos);
+  ByteReader r(std::string_view(record).substr(units + 4));
+  ASSERT_EQ(r.Varint(), 2u);  // x, then the first lists.
+  EXPECT_EQ(r.String(), "x");
+  ASSERT_EQ(r.Varint(), 2u);
+  EXPECT_EQ(r.String(), "A");
+  EXPECT_EQ(r.String(), "B");
+  EXPECT_EQ(r.String(),
+            "\xff"
+            "first lists");
+  ASSERT_EQ(r.Varint(), 1u);  // B's alone: A has no list.
+  EXPECT_EQ(r.String(), std::string("\x7b\x68\xe5\xcf\x8b\x01\x00\x00"
+                                    "B",
+                                    9));
+  EXPECT_EQ(r.Varint(), 0u);  // No units (no schema.unit).
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.at_end());  // Without a covariate, the record's end.
+}
+
+// Corrupt first lists: a truncated entry, a time outside the live bounds
+// (events.min_timestamp, the wall clock plus max_future_skew): a one-line
+// error naming it, and the shard keeps nothing. Every truncation of the
+// record is an error; a flipped byte is an error or a restore, never a
+// crash.
+TEST(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
+  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
+  const std::string_view de[] = {"de"};
+  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto record_with = [&](std::string_view entry) {
+    // x's entry, then the first lists' with one entry, no units.
+    std::string r;
+    ByteWriter w(&r);
+    w.Fixed32(0x41524d32);  // "ARM2"
+    w.Varint(static_cast<uint64_t>(statistics.unit_buckets));
+    w.Varint(0);            // No series.
+    w.Varint(0);            // No arms.
+    w.Fixed32(0x554e5431);  // "UNT1"
+    w.Varint(2);
+    w.String("x");
+    w.Varint(2);
+    w.String("A");
+    w.String("B");
+    w.String(
+        "\xff"
+        "first lists");
+    w.Varint(1);
+    w.String(entry);
+    w.Varint(0);
+    return r;
+  };
+  const auto decode = [&](std::string_view record,
+                          const CheckpointLimits& limits) {
+    ExperimentMonitor m(&experiments, statistics, &agg);
+    ByteReader r(record);
+    const Status s = m.DecodeShard(0, &r, limits);
+    EXPECT_EQ(m.FirstListMs(0),
+              s.ok() ? 1'000 : ExperimentMonitor::kNoEventTime)
+        << s.ToString();
+    return s;
+  };
+  std::string good;
+  ByteWriter(&good).I64(1'000);
+  good += "A";
+  EXPECT_TRUE(decode(record_with(good), {}).ok());
+  EXPECT_EQ(decode(record_with(good.substr(0, 5)), {}).message(),
+            "experiment sums of shard 0: at byte 39: a first list of 5 bytes "
+            "(its time takes 8)");
+  CheckpointLimits limits;
+  limits.min_time_ms = 2'000;
+  EXPECT_EQ(decode(record_with(good), limits).message(),
+            "experiment sums of shard 0: at byte 43: an experiment's first "
+            "list 1970-01-01T00:00:01Z is before events.min_timestamp "
+            "1970-01-01T00:00:02Z");
+  limits = {};
+  limits.max_time_ms = 500;
+  EXPECT_NE(
+      decode(record_with(good), limits)
+          .message()
+          .find("an experiment's first list 1970-01-01T00:00:01Z is after "
+                "the wall clock plus events.max_future_skew"),
+      std::string::npos);
+
+  ExperimentMonitor monitor(&experiments, statistics, &agg);
+  monitor.Add(agg.ResolveGroup("A", de), 1, std::vector<double>{0.5, 0.5}, 0,
+              nan, 1'000);
+  std::string record;
+  ByteWriter w(&record);
+  monitor.EncodeShard(0, &w);
+  for (size_t n = 0; n < record.size(); ++n) {
+    ExperimentMonitor restored(&experiments, statistics, &agg);
+    ByteReader r(std::string_view(record).substr(0, n));
+    EXPECT_FALSE(restored.DecodeShard(0, &r).ok()) << n << " bytes";
+    EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime) << n;
+  }
+  for (size_t i = 0; i < record.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = record;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      ExperimentMonitor restored(&experiments, statistics, &agg);
+      ByteReader r(flipped);
+      if (!restored.DecodeShard(0, &r).ok()) {
+        EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime);
+      }
+    }
+  }
+}
+
 // Property: units whose lists stay in one shard (a unit keyed to its
 // partition), read by a fleet of three monitors among which shards move at
 // random (checkpointed, dropped, restored elsewhere): the SRM counts summed

@@ -470,7 +470,7 @@ Status Pipeline::DecodeSections(int32_t shard, ByteReader* in,
     status = delta ? join_->ApplyShardDelta(shard, groups, in, limits)
                    : join_->DecodeShard(shard, groups, in, limits);
   }
-  if (status.ok()) status = experiments_->DecodeShard(shard, in);
+  if (status.ok()) status = experiments_->DecodeShard(shard, in, limits);
   if (status.ok()) status = interleaving_->DecodeShard(shard, in, limits);
   if (status.ok()) status = movers_->DecodeShard(shard, in, limits);
   // A record written without judges has no judge sections.

@@ -116,7 +116,8 @@ class Pipeline : private JoinListener {
   // of everything that determines a figure of the shard: the event-time
   // progress of its sources, its pending requests, its aggregates (running
   // stats, histograms, window buckets, first-click delays), its per-unit
-  // experiment sums, its covariate moments (schema.covariate), its
+  // experiment sums and first lists, its covariate moments
+  // (schema.covariate), its
   // interleaving counts and, with judges, the judges' agreement and
   // series (JudgeAgreement, JudgeMonitor: sections of their own, each
   // starting with its magic number). Series are named by what

@@ -366,5 +366,81 @@ TEST(PipelineDeltaTest, TruncatedOrFlippedDeltasAreRefusedWithOneLine) {
   EXPECT_GT(refused, 50);
 }
 
+// The start of min_duration survives a restart (issue: the first list's
+// time was the process's, so a fleet redeployed more often than
+// min_duration never called an experiment). One list per arm a minute for
+// 76 minutes from t0, every list judged; min_lists 10, min_duration 1h.
+// The first process reads minutes 0-39 and checkpoints (a base at minute
+// 30, a delta at 40), the second restores base and delta and reads the
+// rest: its decision's first list is t0 (the first list, read by the first
+// process), and it has met its minimum as the uninterrupted pipeline has,
+// with the same figures. Counting from the restart (the first list it
+// read at minute 40) it would have had 36 minutes of the 60.
+TEST(PipelineDeltaTest, RestartKeepsTheExperimentsFirstList) {
+  FakeClock clock(kNow);
+  const int64_t t0 = kNow - 7'200'000;
+  config::Config config = DeltaConfig();
+  config.experiments = {{"x", "A", {"B"}}};
+  config.experiments[0].min_lists = 10;
+  config.experiments[0].min_duration = std::chrono::hours(1);
+  std::vector<DeltaEvent> events;
+  for (int64_t i = 0; i < 76; ++i) {
+    for (const bool b : {false, true}) {
+      const int64_t request = 2 * i + (b ? 1 : 0);
+      const int64_t t = t0 + i * 60'000;
+      events.push_back({Topic::kResults, DeltaResults(request, t, b)});
+      events.push_back(
+          {Topic::kJudgments,
+           DeltaJudgment(RequestId(request), 1 + (i % 3), b ? 2 : 1, t + 100)});
+    }
+  }
+  const size_t per_minute = 4;
+  std::unique_ptr<Pipeline> whole = NewTestPipeline(config, &clock);
+  std::unique_ptr<Pipeline> first = NewTestPipeline(config, &clock);
+  ASSERT_NE(whole, nullptr);
+  ASSERT_NE(first, nullptr);
+  Chain chain;
+  for (size_t k = 0; k < 40 * per_minute; ++k) {
+    Feed(first.get(), events[k], static_cast<int64_t>(k));
+    if (k + 1 == 30 * per_minute) first->EncodeShardBase(0, &chain.base);
+  }
+  chain.deltas.emplace_back();
+  ASSERT_TRUE(first->EncodeShardDelta(0, &chain.deltas.back()));
+  ASSERT_EQ(first->experiments().FirstListMs(0), t0);
+  first.reset();  // The restart.
+
+  std::unique_ptr<Pipeline> second = NewTestPipeline(config, &clock);
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->DecodeShard(0, chain.base).ok());
+  ASSERT_TRUE(second->ApplyShardDelta(0, chain.deltas[0]).ok());
+  EXPECT_EQ(second->experiments().FirstListMs(0), t0);
+  for (size_t k = 40 * per_minute; k < events.size(); ++k) {
+    Feed(second.get(), events[k], static_cast<int64_t>(k));
+  }
+  for (size_t k = 0; k < events.size(); ++k) {
+    Feed(whole.get(), events[k], static_cast<int64_t>(k));
+  }
+  second->FinishAll();
+  whole->FinishAll();
+  ASSERT_EQ(second->decisions().decisions().size(), 1u);
+  ASSERT_EQ(whole->decisions().decisions().size(), 1u);
+  const MinimumSample& got = second->decisions().decisions()[0].minimum;
+  const MinimumSample& want = whole->decisions().decisions()[0].minimum;
+  EXPECT_EQ(got.first_list_ms, t0);
+  EXPECT_EQ(want.first_list_ms, t0);
+  // 76 lists per arm; the look's event time is at least the last list's,
+  // 75 minutes after t0.
+  EXPECT_EQ(got.baseline_lists, 76);
+  EXPECT_EQ(got.treatment_lists, 76);
+  EXPECT_GE(got.elapsed_ms, 75 * 60'000);
+  EXPECT_EQ(got.elapsed_ms, want.elapsed_ms);
+  EXPECT_TRUE(got.met());
+  EXPECT_TRUE(want.met());
+  for (const std::string& reason : second->decisions().decisions()[0].reasons) {
+    EXPECT_EQ(reason.find("minimum sample not reached"), std::string::npos)
+        << reason;
+  }
+}
+
 }  // namespace
 }  // namespace rankwatch::stream
