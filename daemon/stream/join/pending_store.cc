@@ -30,6 +30,20 @@ int32_t PendingRequest::FindDoc(std::string_view doc) const {
   return -1;
 }
 
+void PendingRequest::SetFields(const FieldValues& values) {
+  if (fields_ != nullptr) {
+    *fields_ = values;
+    return;
+  }
+  // A request without values (all NaN) needs no storage.
+  for (double v : values) {
+    if (!std::isnan(v)) {
+      fields_ = std::make_unique<FieldValues>(values);
+      return;
+    }
+  }
+}
+
 size_t PendingStore::FindIndex(std::string_view key, uint64_t hash) const {
   if (index_.empty()) return SIZE_MAX;
   for (size_t i = hash & index_mask_;; i = (i + 1) & index_mask_) {
@@ -99,7 +113,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.shard = 0;
   r.unit_hash = 0;
   r.covariate = std::numeric_limits<double>::quiet_NaN();
-  r.fields = kNoFieldValues;
+  r.ClearFields();
   r.interleaving = -1;
   r.teams.clear();
   r.has_results = false;
@@ -275,10 +289,11 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
   out->I64(r.deadline_ms);
   if (format >= 2) out->Double(r.covariate);
   if (format >= 3) {
-    size_t n = r.fields.size();
-    while (n > 0 && std::isnan(r.fields[n - 1])) --n;
+    const FieldValues& fields = r.fields();
+    size_t n = fields.size();
+    while (n > 0 && std::isnan(fields[n - 1])) --n;
     out->Varint(n);
-    for (size_t i = 0; i < n; ++i) out->Double(r.fields[i]);
+    for (size_t i = 0; i < n; ++i) out->Double(fields[i]);
   }
 }
 
@@ -433,7 +448,7 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   r->shard = shard;
   r->unit_hash = unit_hash;
   r->covariate = covariate;
-  r->fields = fields;
+  r->SetFields(fields);
   r->interleaving = static_cast<int32_t>(interleaving);
   r->teams.assign(teams.begin(), teams.end());
   r->served_ms = served_ms;
