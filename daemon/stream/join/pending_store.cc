@@ -21,7 +21,11 @@ int32_t PendingRequest::FindDoc(std::string_view doc) const {
   uint32_t begin = 0;
   for (size_t i = 0; i < doc_ends.size(); ++i) {
     const uint32_t end = doc_ends[i];
+    // The last bytes first: ids of one list share their prefixes ("doc-"),
+    // so a memcmp call per doc of equal length mostly compared those
+    // (2% of BM_PipelineEvents).
     if (end - begin == doc.size() &&
+        (doc.empty() || docs[end - 1] == doc.back()) &&
         std::string_view(docs).substr(begin, end - begin) == doc) {
       return static_cast<int32_t>(i);
     }
