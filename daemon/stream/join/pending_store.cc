@@ -53,14 +53,14 @@ size_t PendingStore::FindIndex(std::string_view key, uint64_t hash) const {
   for (size_t i = hash & index_mask_;; i = (i + 1) & index_mask_) {
     const IndexEntry& e = index_[i];
     if (e.slot == kEmpty) return SIZE_MAX;
-    if (e.hash == hash && slots_[e.slot].key == key) return i;
+    if (e.hash == hash && SlotAt(e.slot).key == key) return i;
   }
 }
 
 PendingRequest* PendingStore::Find(std::string_view key, uint64_t hash) {
   const size_t pos = FindIndex(key, hash);
   if (pos == SIZE_MAX) return nullptr;
-  PendingRequest& r = slots_[index_[pos].slot];
+  PendingRequest& r = SlotAt(index_[pos].slot);
   // The join changes what it finds (a duplicate it ignores costs a
   // re-written request, never a missed change).
   Touch(r, /*created=*/false);
@@ -97,13 +97,16 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
     slot = free_.back();
     free_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slot = static_cast<uint32_t>(num_slots_);
+    if (num_slots_ % kSlotsPerChunk == 0) {
+      chunks_.push_back(std::make_unique<PendingRequest[]>(kSlotsPerChunk));
+    }
+    ++num_slots_;
     hashes_.push_back(0);
     generations_.push_back(0);
     live_.push_back(false);
   }
-  PendingRequest& r = slots_[slot];
+  PendingRequest& r = SlotAt(slot);
   // Clear but keep capacity: the slot's buffers serve the next request.
   r.key.assign(key);
   r.query_id.clear();
@@ -147,7 +150,7 @@ PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
     // without touching the request (a cache miss on every event otherwise).
     // Stale entries are dropped once they reach the top and are due.
     if (top.deadline_ms > limit_ms) return nullptr;
-    const PendingRequest& r = slots_[top.slot];
+    const PendingRequest& r = SlotAt(top.slot);
     const bool stale = !live_[top.slot] ||
                        generations_[top.slot] != top.generation ||
                        r.deadline_ms != top.deadline_ms;
@@ -155,7 +158,7 @@ PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
       heap_.pop();
       continue;
     }
-    return &slots_[top.slot];
+    return &SlotAt(top.slot);
   }
   return nullptr;
 }

@@ -21,7 +21,6 @@
 #define RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <span>
@@ -198,8 +197,8 @@ class PendingStore {
   void ForEachChanged(F f) const {
     for (uint32_t slot : changed_) {
       if (live_[slot] &&
-          (slots_[slot].change_epoch & ~kCreatedInEpoch) == epoch_) {
-        f(slots_[slot]);
+          (SlotAt(slot).change_epoch & ~kCreatedInEpoch) == epoch_) {
+        f(SlotAt(slot));
       }
     }
   }
@@ -212,8 +211,8 @@ class PendingStore {
   // store; collect and Release() afterwards.
   template <typename F>
   void ForEach(F f) {
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (live_[i]) f(slots_[i]);
+    for (size_t i = 0; i < num_slots_; ++i) {
+      if (live_[i]) f(SlotAt(i));
     }
   }
 
@@ -232,6 +231,14 @@ class PendingStore {
   };
 
   static constexpr uint32_t kCreatedInEpoch = 0x80000000u;
+  static constexpr size_t kSlotsPerChunk = 64;
+
+  PendingRequest& SlotAt(size_t slot) {
+    return chunks_[slot / kSlotsPerChunk][slot % kSlotsPerChunk];
+  }
+  const PendingRequest& SlotAt(size_t slot) const {
+    return chunks_[slot / kSlotsPerChunk][slot % kSlotsPerChunk];
+  }
 
   size_t FindIndex(std::string_view key, uint64_t hash) const;
   // Marks `r` changed in this epoch (`created`: and created in it).
@@ -248,8 +255,12 @@ class PendingStore {
   void GrowIndex();
   void EraseIndex(size_t pos);
 
-  std::deque<PendingRequest> slots_;  // Stable addresses.
-  std::vector<uint64_t> hashes_;      // Per slot.
+  // The slots, in chunks: stable addresses without a heap block per
+  // request (std::deque holds one object of this size per block, with a
+  // malloc header, rounding and a map entry: 24 bytes a request).
+  std::vector<std::unique_ptr<PendingRequest[]>> chunks_;
+  size_t num_slots_ = 0;
+  std::vector<uint64_t> hashes_;  // Per slot.
   std::vector<uint32_t> generations_;
   std::vector<bool> live_;
   std::vector<uint32_t> free_;
