@@ -269,8 +269,9 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
   while (!stop.load() && !caught_up()) {
     std::unique_ptr<RdKafka::Message> msg(table_consumer_->consume(kPollMs));
     std::lock_guard<std::mutex> lock(*mu_);
+    poll_mono_ms_ = clock_->MonotonicMillis();
     Handle(msg.get(), /*from_table=*/true);
-    LogReadiness(clock_->MonotonicMillis());
+    LogReadiness(poll_mono_ms_);
   }
   std::lock_guard<std::mutex> lock(*mu_);
   spdlog::info("qrels table loaded: {} entries", pipeline_->table_entries());
@@ -322,7 +323,8 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     std::unique_ptr<RdKafka::Message> first(consumer_->consume(kPollMs));
     {
       std::lock_guard<std::mutex> lock(*mu_);
-      status_.last_poll_mono_ms = clock_->MonotonicMillis();
+      poll_mono_ms_ = clock_->MonotonicMillis();
+      status_.last_poll_mono_ms = poll_mono_ms_;
       PublishReadiness();
       // Before a batch: a partition whose fetched data is queued locally
       // must hold event time back while another partition's batch is
@@ -347,6 +349,7 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
 void KafkaIngest::HandleBatch(RdKafka::KafkaConsumer* consumer,
                               bool from_table) {
   rd_kafka_t* client = consumer->c_ptr();
+  poll_mono_ms_ = clock_->MonotonicMillis();
   for (int i = 0; i < kBatch; ++i) {
     const MessagePtr m(rd_kafka_consumer_poll(client, 0));
     if (m == nullptr || m->err == RD_KAFKA_RESP_ERR__TIMED_OUT) break;
@@ -412,7 +415,7 @@ void KafkaIngest::Handle(const rd_kafka_message_t* msg, bool from_table) {
   if (t < 0) return;
   const int32_t slot = SlotOf(t, msg->partition);
   const int64_t offset = msg->offset;
-  fetch_progress_.Progress(slot, clock_->MonotonicMillis());
+  fetch_progress_.Progress(slot, poll_mono_ms_);
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
     origin.replayed = true;

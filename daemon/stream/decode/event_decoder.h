@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -371,6 +372,10 @@ class EventDecoder {
   DecodeStatus ReadResults(simdjson::ondemand::value& value,
                            std::vector<std::string_view>* doc_ids,
                            std::vector<std::string_view>* team_values);
+  // The place of `doc_id` among `earlier` (the list's docs before it), or
+  // -1; indexes them in seen_docs_ from kScanDocsBelow docs on.
+  int64_t EarlierPlace(std::string_view doc_id,
+                       std::span<const std::string_view> earlier);
   DecodeStatus ReadResultEntry(simdjson::ondemand::value& value, int64_t index,
                                std::string_view* doc_id,
                                std::string_view* team) const;
@@ -438,8 +443,10 @@ class EventDecoder {
   simdjson::ondemand::parser parser_;
   // The payload copy simdjson reads: size >= payload + SIMDJSON_PADDING.
   std::vector<char> buffer_;
-  // Doc ids of the results list being read, for duplicate detection. Keys
-  // point into buffer_ or the parser's string buffer.
+  // Doc ids of the results list being read, for duplicate detection once
+  // it has kScanDocsBelow (EarlierPlace). Keys point into buffer_ or the
+  // parser's string buffer.
+  static constexpr size_t kScanDocsBelow = 16;
   StringIndex seen_docs_;
   // Per segment label: whether the segments object being read had it yet
   // (sized once, at construction, so that reading allocates nothing).

@@ -688,6 +688,36 @@ TEST(DecodeResultsTest, LongListsAndDuplicates) {
             "ok");
 }
 
+// Lists under 16 docs are checked for repeats by a scan, longer ones by an
+// index built at the 16th doc: a repeat is found, and named with its first
+// place, on either side of the switch.
+TEST(DecodeResultsTest, DuplicatesAroundTheIndexThreshold) {
+  Decoder d;
+  const auto list = [](int n, const std::string& extra) {
+    std::string payload = R"({"request_id":"r","timestamp":1,"results":[)";
+    for (int i = 0; i < n; ++i) {
+      payload += "\"d" + std::to_string(i) + "\",";
+    }
+    return payload + extra + "]}";
+  };
+  // 15 distinct docs, then d14 again: the scan's last place (results[15]).
+  EXPECT_EQ(d.Results(list(15, R"("d14")")),
+            "duplicate_doc: results[15] repeats doc 'd14' of results[14]");
+  // 16 distinct docs, then d0 (the index's first key) at results[16].
+  EXPECT_EQ(d.Results(list(16, R"("d0")")),
+            "duplicate_doc: results[16] repeats doc 'd0' of results[0]");
+  // 20 distinct docs, then d17 (inserted after the index was built).
+  EXPECT_EQ(d.Results(list(20, R"("d17")")),
+            "duplicate_doc: results[20] repeats doc 'd17' of results[17]");
+  // Same length, same last byte, other bytes: distinct.
+  ASSERT_EQ(d.Results(list(3, R"("x2")")), "ok");
+  EXPECT_EQ(d.results.doc_ids.size(), 4u);
+  // The index of a long list does not leak into the next lists (its d18).
+  ASSERT_EQ(d.Results(list(20, R"("e0")")), "ok");
+  ASSERT_EQ(d.Results(list(2, R"("d5")")), "ok");
+  ASSERT_EQ(d.Results(list(17, R"("d18")")), "ok");
+}
+
 TEST(DecodeResultsTest, ViewsPointIntoTheDecoderNotThePayload) {
   Decoder d;
   std::string payload =

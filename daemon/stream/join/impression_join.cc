@@ -108,7 +108,7 @@ void ImpressionJoin::SetResults(PendingRequest* r, const ResultsEvent& e,
   r->group = group;
   r->unit_hash = e.unit_hash;
   r->covariate = e.covariate;
-  r->fields = e.fields;
+  r->SetFields(e.fields);
   r->query_id.assign(e.query_id);  // For the query movers.
   r->interleaving = e.interleaving;
   r->teams.assign(e.teams.begin(), e.teams.end());
@@ -229,7 +229,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.group = r->group;
     f.unit_hash = r->unit_hash;
     f.covariate = r->covariate;
-    f.fields = r->fields;
+    f.fields = r->fields();
     f.served_ms = r->served_ms;
     f.closed_ms = SatAdd(r->served_ms, window_ms_);
     f.cause = cause;

@@ -73,7 +73,7 @@ void WatermarkedJoin::EncodeShard(int32_t shard, const GroupCodec& groups,
   if (pending != nullptr) {
     pending->ForEach([&](PendingRequest& r) {
       if (!std::isnan(r.covariate)) format = std::max(format, 2);
-      for (double v : r.fields) {
+      for (double v : r.fields()) {
         if (!std::isnan(v)) format = std::max(format, 3);
       }
       for (const JudgmentRecord& j : r.records) {

@@ -21,7 +21,11 @@ int32_t PendingRequest::FindDoc(std::string_view doc) const {
   uint32_t begin = 0;
   for (size_t i = 0; i < doc_ends.size(); ++i) {
     const uint32_t end = doc_ends[i];
+    // The last bytes first: ids of one list share their prefixes ("doc-"),
+    // so a memcmp call per doc of equal length mostly compared those
+    // (2% of BM_PipelineEvents).
     if (end - begin == doc.size() &&
+        (doc.empty() || docs[end - 1] == doc.back()) &&
         std::string_view(docs).substr(begin, end - begin) == doc) {
       return static_cast<int32_t>(i);
     }
@@ -30,19 +34,33 @@ int32_t PendingRequest::FindDoc(std::string_view doc) const {
   return -1;
 }
 
+void PendingRequest::SetFields(const FieldValues& values) {
+  if (fields_ != nullptr) {
+    *fields_ = values;
+    return;
+  }
+  // A request without values (all NaN) needs no storage.
+  for (double v : values) {
+    if (!std::isnan(v)) {
+      fields_ = std::make_unique<FieldValues>(values);
+      return;
+    }
+  }
+}
+
 size_t PendingStore::FindIndex(std::string_view key, uint64_t hash) const {
   if (index_.empty()) return SIZE_MAX;
   for (size_t i = hash & index_mask_;; i = (i + 1) & index_mask_) {
     const IndexEntry& e = index_[i];
     if (e.slot == kEmpty) return SIZE_MAX;
-    if (e.hash == hash && slots_[e.slot].key == key) return i;
+    if (e.hash == hash && SlotAt(e.slot).key == key) return i;
   }
 }
 
 PendingRequest* PendingStore::Find(std::string_view key, uint64_t hash) {
   const size_t pos = FindIndex(key, hash);
   if (pos == SIZE_MAX) return nullptr;
-  PendingRequest& r = slots_[index_[pos].slot];
+  PendingRequest& r = SlotAt(index_[pos].slot);
   // The join changes what it finds (a duplicate it ignores costs a
   // re-written request, never a missed change).
   Touch(r, /*created=*/false);
@@ -79,13 +97,16 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
     slot = free_.back();
     free_.pop_back();
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slot = static_cast<uint32_t>(num_slots_);
+    if (num_slots_ % kSlotsPerChunk == 0) {
+      chunks_.push_back(std::make_unique<PendingRequest[]>(kSlotsPerChunk));
+    }
+    ++num_slots_;
     hashes_.push_back(0);
     generations_.push_back(0);
     live_.push_back(false);
   }
-  PendingRequest& r = slots_[slot];
+  PendingRequest& r = SlotAt(slot);
   // Clear but keep capacity: the slot's buffers serve the next request.
   r.key.assign(key);
   r.query_id.clear();
@@ -99,7 +120,7 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
   r.shard = 0;
   r.unit_hash = 0;
   r.covariate = std::numeric_limits<double>::quiet_NaN();
-  r.fields = kNoFieldValues;
+  r.ClearFields();
   r.interleaving = -1;
   r.teams.clear();
   r.has_results = false;
@@ -129,7 +150,7 @@ PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
     // without touching the request (a cache miss on every event otherwise).
     // Stale entries are dropped once they reach the top and are due.
     if (top.deadline_ms > limit_ms) return nullptr;
-    const PendingRequest& r = slots_[top.slot];
+    const PendingRequest& r = SlotAt(top.slot);
     const bool stale = !live_[top.slot] ||
                        generations_[top.slot] != top.generation ||
                        r.deadline_ms != top.deadline_ms;
@@ -137,7 +158,7 @@ PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
       heap_.pop();
       continue;
     }
-    return &slots_[top.slot];
+    return &SlotAt(top.slot);
   }
   return nullptr;
 }
@@ -275,10 +296,11 @@ void EncodePendingRequest(const PendingRequest& r, const GroupCodec& groups,
   out->I64(r.deadline_ms);
   if (format >= 2) out->Double(r.covariate);
   if (format >= 3) {
-    size_t n = r.fields.size();
-    while (n > 0 && std::isnan(r.fields[n - 1])) --n;
+    const FieldValues& fields = r.fields();
+    size_t n = fields.size();
+    while (n > 0 && std::isnan(fields[n - 1])) --n;
     out->Varint(n);
-    for (size_t i = 0; i < n; ++i) out->Double(r.fields[i]);
+    for (size_t i = 0; i < n; ++i) out->Double(fields[i]);
   }
 }
 
@@ -433,7 +455,7 @@ PendingRequest* DecodePendingRequest(ByteReader* in, const GroupCodec& groups,
   r->shard = shard;
   r->unit_hash = unit_hash;
   r->covariate = covariate;
-  r->fields = fields;
+  r->SetFields(fields);
   r->interleaving = static_cast<int32_t>(interleaving);
   r->teams.assign(teams.begin(), teams.end());
   r->served_ms = served_ms;

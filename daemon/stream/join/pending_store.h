@@ -21,7 +21,6 @@
 #define RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <span>
@@ -70,12 +69,11 @@ struct PendingRequest {
   // of the event that created it): what a checkpoint of that partition
   // holds and a rebalance moves.
   int32_t shard = 0;
-  uint64_t unit_hash = 0;               // ResultsEvent::unit_hash.
-  double covariate = 0;                 // ResultsEvent::covariate (NaN: none).
-  FieldValues fields = kNoFieldValues;  // ResultsEvent::fields.
-  int32_t interleaving = -1;            // ResultsEvent::interleaving.
-  std::vector<uint8_t> teams;           // ResultsEvent::teams.
-  bool has_results = false;
+  uint64_t unit_hash = 0;      // ResultsEvent::unit_hash.
+  double covariate = 0;        // ResultsEvent::covariate (NaN: none).
+  int32_t interleaving = -1;   // ResultsEvent::interleaving.
+  bool has_results = false;    // In the padding after `interleaving`.
+  std::vector<uint8_t> teams;  // ResultsEvent::teams.
   int64_t served_ms = 0;
   int64_t deadline_ms = 0;
   uint32_t slot = 0;  // Set and owned by PendingStore.
@@ -84,6 +82,16 @@ struct PendingRequest {
   // record holds it, so its release needs no deletion). In the padding
   // after `slot`: no bytes per request.
   uint32_t change_epoch = 0;
+
+  // ResultsEvent::fields (kNoFieldValues until SetFields gave it a value).
+  const FieldValues& fields() const {
+    return fields_ != nullptr ? *fields_ : kNoFieldValues;
+  }
+  void SetFields(const FieldValues& values);
+  // Forgets the values (PendingStore::Create), keeping their storage.
+  void ClearFields() {
+    if (fields_ != nullptr) *fields_ = kNoFieldValues;
+  }
 
   size_t num_docs() const { return doc_ends.size(); }
   std::string_view doc(size_t i) const {
@@ -95,6 +103,14 @@ struct PendingRequest {
   }
   // Rank - 1 of `doc` in the results, or -1.
   int32_t FindDoc(std::string_view doc) const;
+
+ private:
+  // schema.fields' values, out of line: 8 doubles inline cost every pending
+  // request 64 bytes (a tenth of its memory, bench/README.md) whether
+  // schema.fields is configured or not (it is empty by default). Allocated
+  // the first time the slot's request carries a value and kept with the
+  // slot (PendingStore reuses slots), so a steady stream allocates nothing.
+  std::unique_ptr<FieldValues> fields_;
 };
 
 class PendingStore;
@@ -181,8 +197,8 @@ class PendingStore {
   void ForEachChanged(F f) const {
     for (uint32_t slot : changed_) {
       if (live_[slot] &&
-          (slots_[slot].change_epoch & ~kCreatedInEpoch) == epoch_) {
-        f(slots_[slot]);
+          (SlotAt(slot).change_epoch & ~kCreatedInEpoch) == epoch_) {
+        f(SlotAt(slot));
       }
     }
   }
@@ -195,8 +211,8 @@ class PendingStore {
   // store; collect and Release() afterwards.
   template <typename F>
   void ForEach(F f) {
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (live_[i]) f(slots_[i]);
+    for (size_t i = 0; i < num_slots_; ++i) {
+      if (live_[i]) f(SlotAt(i));
     }
   }
 
@@ -215,6 +231,14 @@ class PendingStore {
   };
 
   static constexpr uint32_t kCreatedInEpoch = 0x80000000u;
+  static constexpr size_t kSlotsPerChunk = 64;
+
+  PendingRequest& SlotAt(size_t slot) {
+    return chunks_[slot / kSlotsPerChunk][slot % kSlotsPerChunk];
+  }
+  const PendingRequest& SlotAt(size_t slot) const {
+    return chunks_[slot / kSlotsPerChunk][slot % kSlotsPerChunk];
+  }
 
   size_t FindIndex(std::string_view key, uint64_t hash) const;
   // Marks `r` changed in this epoch (`created`: and created in it).
@@ -231,8 +255,12 @@ class PendingStore {
   void GrowIndex();
   void EraseIndex(size_t pos);
 
-  std::deque<PendingRequest> slots_;  // Stable addresses.
-  std::vector<uint64_t> hashes_;      // Per slot.
+  // The slots, in chunks: stable addresses without a heap block per
+  // request (std::deque holds one object of this size per block, with a
+  // malloc header, rounding and a map entry: 24 bytes a request).
+  std::vector<std::unique_ptr<PendingRequest[]>> chunks_;
+  size_t num_slots_ = 0;
+  std::vector<uint64_t> hashes_;  // Per slot.
   std::vector<uint32_t> generations_;
   std::vector<bool> live_;
   std::vector<uint32_t> free_;

@@ -213,7 +213,7 @@ bool QrelsJoin::OnResults(const ResultsEvent& e, uint32_t group,
     r->group = group;
     r->unit_hash = e.unit_hash;
     r->covariate = e.covariate;
-    r->fields = e.fields;
+    r->SetFields(e.fields);
     r->served_ms = e.timestamp_ms;
     for (std::string_view doc : e.doc_ids) {
       r->docs.append(doc);
@@ -350,7 +350,7 @@ void QrelsJoin::ScoreDelayed(PendingRequest* r, FinalizeCause cause) {
   const std::string_view request_id =
       !r->key.empty() && r->key[0] == '\0' ? std::string_view() : r->key;
   Score(request_id, r->query_id, r->group, r->unit_hash, r->covariate,
-        r->fields, r->served_ms, docs_scratch_, cause, r->shard);
+        r->fields(), r->served_ms, docs_scratch_, cause, r->shard);
   for (const EventOrigin& o : r->origins) listener_->OnReleased(o);
   delayed_.Release(r);
 }

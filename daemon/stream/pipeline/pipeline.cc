@@ -147,7 +147,7 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
 
 Pipeline::~Pipeline() = default;
 
-bool Pipeline::OnPayload(Topic topic, RawEvent event, EventOrigin origin,
+bool Pipeline::OnPayload(Topic topic, const RawEvent& event, EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
   ++state_version_;
   if (topic == Topic::kResults) {

@@ -401,12 +401,13 @@ class PipelineReconfigureTest : public PipelineTest {
   // Moves event time on by 20 s (past the 10 s join window plus 1 s of
   // lateness) with a list of variant "Z", which closes the earlier ones.
   void CloseWindows(int64_t t) {
+    const int64_t offset = offset_++;
     ASSERT_TRUE(pipeline().OnPayload(
         Topic::kResults,
-        "{\"request_id\":\"tick" + std::to_string(offset_) +
+        "{\"request_id\":\"tick" + std::to_string(offset) +
             "\",\"variant\":\"Z\",\"timestamp\":" + std::to_string(t) +
             ",\"results\":[\"a\"]}",
-        EventOrigin{0, offset_++}));
+        EventOrigin{0, offset}));
   }
   size_t SeriesIndex(const std::string& trec_name) {
     const std::vector<SeriesSpec>& s = pipeline().aggregator().series();
