@@ -134,13 +134,8 @@ Status Qrels::ScanGroups(std::string_view text, int threads,
   const size_t parts =
       std::clamp<size_t>(text.size() / kMinPartBytes, 1,
                          static_cast<size_t>(std::max(1, threads)));
-  std::vector<size_t> cuts(parts + 1, text.size());
-  cuts[0] = 0;
-  for (size_t k = 1; k < parts; ++k) {
-    const size_t eol =
-        text.find('\n', std::max(cuts[k - 1], k * text.size() / parts));
-    cuts[k] = eol == std::string_view::npos ? text.size() : eol + 1;
-  }
+  const std::vector<size_t> cuts =
+      ChunkBoundaries(text, static_cast<int>(parts));
   std::vector<ScannedPart> scanned(parts);
   (void)RunParallel(parts, threads, [&](size_t k, size_t) {
     scanned[k] = ScanPart(text, cuts[k], cuts[k + 1]);

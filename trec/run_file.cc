@@ -73,21 +73,6 @@ void ScanChunk(const MappedFile& file, size_t begin, size_t end,
   out->lines = line;
 }
 
-// Chunk boundaries fall just after a newline so no line is split.
-std::vector<size_t> ChunkBoundaries(std::string_view data, int chunks) {
-  std::vector<size_t> bounds = {0};
-  for (int i = 1; i < chunks; ++i) {
-    size_t b =
-        data.size() / static_cast<size_t>(chunks) * static_cast<size_t>(i);
-    b = std::max(b, bounds.back());
-    const size_t nl = data.find('\n', b);
-    b = nl == std::string_view::npos ? data.size() : nl + 1;
-    bounds.push_back(b);
-  }
-  bounds.push_back(data.size());
-  return bounds;
-}
-
 // Start of the line that ends just before text[line_end] (its '\n', or the
 // end of the text).
 size_t LineStart(std::string_view text, size_t line_end) {

@@ -3,6 +3,7 @@
 #ifndef RANKWATCH_TREC_TEXT_SCAN_H_
 #define RANKWATCH_TREC_TEXT_SCAN_H_
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/bounded_read.h"
 #include "base/strings.h"
@@ -38,6 +40,23 @@ inline ReadBounds LineBounds() {
   ReadBounds bounds;
   bounds.max_line_bytes = kMaxLineBytes;
   bounds.line_bound_name = "the limit for a TREC line";
+  return bounds;
+}
+
+// Cuts `data` into `chunks` parts of about equal size for threads to scan:
+// the chunks + 1 offsets of their starts and the end, each start just after
+// a '\n' so that no line is split (a part may be empty).
+inline std::vector<size_t> ChunkBoundaries(std::string_view data, int chunks) {
+  std::vector<size_t> bounds = {0};
+  for (int i = 1; i < chunks; ++i) {
+    size_t b =
+        data.size() / static_cast<size_t>(chunks) * static_cast<size_t>(i);
+    b = std::max(b, bounds.back());
+    const size_t nl = data.find('\n', b);
+    b = nl == std::string_view::npos ? data.size() : nl + 1;
+    bounds.push_back(b);
+  }
+  bounds.push_back(data.size());
   return bounds;
 }
 
