@@ -424,29 +424,35 @@ TEST(ExperimentUnitTest, TruncatedUnitsAreErrors) {
   }
 }
 
+// One experiment, x: A against B, over one nDCG@10 series; shards' lists
+// are added at given event times (locale de).
+class ExperimentFirstListTest : public ::testing::Test {
+ protected:
+  Aggregator agg_{TestAggregation(), BuildSeries({Measure::kNdcg}, {10})};
+  const std::string_view de_[1] = {"de"};
+  std::vector<config::ExperimentConfig> experiments_ = {{"x", "A", {"B"}}};
+  config::StatisticsConfig statistics_;
+  const double nan_ = std::numeric_limits<double>::quiet_NaN();
+};
+
 // The start of min_duration (FirstListMs) is each shard's earliest list,
 // checkpointed with the shard; the monitor's is the minimum over the
 // shards it holds, whatever order they are restored in. Lists: shard 0 A
 // at 5 s and B at 3 s; shard 1 A at 2 s and 9 s; shard 2 C, a variant of no
 // experiment. Experiment x (A vs B) starts at 2 s with both shards, 3 s
 // with shard 0 alone, 2 s with shard 1 alone (A's 2 s; B none).
-TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
-  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-  const std::string_view de[] = {"de"};
-  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
-  config::StatisticsConfig statistics;
-  ExperimentMonitor live(&experiments, statistics, &agg);
-  const uint32_t a = agg.ResolveGroup("A", de);
-  const uint32_t b = agg.ResolveGroup("B", de);
-  const uint32_t c = agg.ResolveGroup("C", de);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+TEST_F(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
+  ExperimentMonitor live(&experiments_, statistics_, &agg_);
+  const uint32_t a = agg_.ResolveGroup("A", de_);
+  const uint32_t b = agg_.ResolveGroup("B", de_);
+  const uint32_t c = agg_.ResolveGroup("C", de_);
   const std::vector<double> v = {0.5, 0.5};
   EXPECT_EQ(live.FirstListMs(0), ExperimentMonitor::kNoEventTime);
-  live.Add(a, 1, v, 0, nan, 5'000);
-  live.Add(b, 2, v, 0, nan, 3'000);
-  live.Add(a, 3, v, 1, nan, 9'000);
-  live.Add(a, 4, v, 1, nan, 2'000);
-  live.Add(c, 5, v, 2, nan, 1'000);
+  live.Add(a, 1, v, 0, nan_, 5'000);
+  live.Add(b, 2, v, 0, nan_, 3'000);
+  live.Add(a, 3, v, 1, nan_, 9'000);
+  live.Add(a, 4, v, 1, nan_, 2'000);
+  live.Add(c, 5, v, 2, nan_, 1'000);
   EXPECT_EQ(live.FirstListMs(0), 2'000);
   std::string records[3];
   for (int32_t shard = 0; shard < 3; ++shard) {
@@ -456,7 +462,7 @@ TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
   const auto restore = [&](std::vector<int32_t> shards) {
     auto agg2 = std::make_unique<Aggregator>(
         TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-    auto m = std::make_unique<ExperimentMonitor>(&experiments, statistics,
+    auto m = std::make_unique<ExperimentMonitor>(&experiments_, statistics_,
                                                  agg2.get());
     for (int32_t shard : shards) {
       ByteReader r(records[shard]);
@@ -477,7 +483,7 @@ TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
   auto [agg3, moved] = restore({0, 1});
   moved->DropShard(1);
   EXPECT_EQ(moved->FirstListMs(0), 3'000);
-  moved->Add(agg3->ResolveGroup("B", de), 6, v, 0, nan, 2'500);
+  moved->Add(agg3->ResolveGroup("B", de_), 6, v, 0, nan_, 2'500);
   EXPECT_EQ(moved->FirstListMs(0), 2'500);
   std::string again;
   ByteWriter w(&again);
@@ -493,20 +499,16 @@ TEST(ExperimentFirstListTest, ShardsCarryTheirFirstListsAndMergeByMinimum) {
 // and B's at 6 s in shard 1; after it y (A vs C) is added. x starts at
 // 4 s, y at A's 4 s; once shard 0 moves away, x starts at B's 6 s and y
 // has no list (C has none, A's was shard 0's).
-TEST(ExperimentFirstListTest, AReloadKeepsEachShardsFirstLists) {
-  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-  const std::string_view de[] = {"de"};
+TEST_F(ExperimentFirstListTest, AReloadKeepsEachShardsFirstLists) {
   std::vector<config::ExperimentConfig> before = {{"x", "A", {"B"}}};
   std::vector<config::ExperimentConfig> after = {{"x", "A", {"B"}},
                                                  {"y", "A", {"C"}}};
-  config::StatisticsConfig statistics;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> v = {0.5, 0.5};
-  ExperimentMonitor old(&before, statistics, &agg);
-  old.Add(agg.ResolveGroup("A", de), 1, v, 0, nan, 4'000);
-  old.Add(agg.ResolveGroup("B", de), 2, v, 1, nan, 6'000);
-  ExperimentMonitor reloaded(&after, statistics, &agg);
-  reloaded.AdoptState(old, agg.series(), /*same_statistics=*/true);
+  ExperimentMonitor old(&before, statistics_, &agg_);
+  old.Add(agg_.ResolveGroup("A", de_), 1, v, 0, nan_, 4'000);
+  old.Add(agg_.ResolveGroup("B", de_), 2, v, 1, nan_, 6'000);
+  ExperimentMonitor reloaded(&after, statistics_, &agg_);
+  reloaded.AdoptState(old, agg_.series(), /*same_statistics=*/true);
   EXPECT_EQ(reloaded.FirstListMs(0), 4'000);
   EXPECT_EQ(reloaded.FirstListMs(1), 4'000);
   reloaded.DropShard(0);
@@ -518,21 +520,17 @@ TEST(ExperimentFirstListTest, AReloadKeepsEachShardsFirstLists) {
 // shard whose lists were of no experiment) restores with none: the start
 // is then the shard's next list, as a restart always did. Its bytes end
 // with the units section's header, no experiment entry beyond x's.
-TEST(ExperimentFirstListTest, RecordWithoutFirstListsStartsAtTheNextList) {
-  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-  const std::string_view de[] = {"de"};
-  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
-  config::StatisticsConfig statistics;
-  ExperimentMonitor empty(&experiments, statistics, &agg);
+TEST_F(ExperimentFirstListTest, RecordWithoutFirstListsStartsAtTheNextList) {
+  ExperimentMonitor empty(&experiments_, statistics_, &agg_);
   std::string record;
   ByteWriter w(&record);
   empty.EncodeShard(0, &w);
   EXPECT_EQ(record.find("first lists"), std::string::npos);
-  ExperimentMonitor restored(&experiments, statistics, &agg);
+  ExperimentMonitor restored(&experiments_, statistics_, &agg_);
   ByteReader r(record);
   ASSERT_TRUE(restored.DecodeShard(0, &r).ok());
   EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime);
-  restored.Add(agg.ResolveGroup("A", de), 1, std::vector<double>{0.5, 0.5}, 0,
+  restored.Add(agg_.ResolveGroup("A", de_), 1, std::vector<double>{0.5, 0.5}, 0,
                std::numeric_limits<double>::quiet_NaN(), 7'000);
   EXPECT_EQ(restored.FirstListMs(0), 7'000);
 }
@@ -544,17 +542,13 @@ TEST(ExperimentFirstListTest, RecordWithoutFirstListsStartsAtTheNextList) {
 // experiment, named "\xff" "first lists", whose "variants" are
 // <8-byte little-endian time><variant name>, and the section ends where
 // the record does (no bytes after it, which an older version refuses).
-TEST(ExperimentFirstListTest, OlderVersionsReadTheEntryAsAnUnknownExperiment) {
-  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-  const std::string_view de[] = {"de"};
-  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
-  config::StatisticsConfig statistics;
-  ExperimentMonitor monitor(&experiments, statistics, &agg);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+TEST_F(ExperimentFirstListTest,
+       OlderVersionsReadTheEntryAsAnUnknownExperiment) {
+  ExperimentMonitor monitor(&experiments_, statistics_, &agg_);
   // 1,700,000,000,123 ms = 0x18BCFE5687B (little-endian 7B 68 E5 CF 8B 01 00
   // 00).
-  monitor.Add(agg.ResolveGroup("B", de), 1, std::vector<double>{0.5, 0.5}, 0,
-              nan, 1'700'000'000'123);
+  monitor.Add(agg_.ResolveGroup("B", de_), 1, std::vector<double>{0.5, 0.5}, 0,
+              nan_, 1'700'000'000'123);
   std::string record;
   ByteWriter w(&record);
   monitor.EncodeShard(0, &w);
@@ -583,18 +577,13 @@ TEST(ExperimentFirstListTest, OlderVersionsReadTheEntryAsAnUnknownExperiment) {
 // error naming it, and the shard keeps nothing. Every truncation of the
 // record is an error; a flipped byte is an error or a restore, never a
 // crash.
-TEST(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
-  Aggregator agg(TestAggregation(), BuildSeries({Measure::kNdcg}, {10}));
-  const std::string_view de[] = {"de"};
-  std::vector<config::ExperimentConfig> experiments = {{"x", "A", {"B"}}};
-  config::StatisticsConfig statistics;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+TEST_F(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
   const auto record_with = [&](std::string_view entry) {
     // x's entry, then the first lists' with one entry, no units.
     std::string r;
     ByteWriter w(&r);
     w.Fixed32(0x41524d32);  // "ARM2"
-    w.Varint(static_cast<uint64_t>(statistics.unit_buckets));
+    w.Varint(static_cast<uint64_t>(statistics_.unit_buckets));
     w.Varint(0);            // No series.
     w.Varint(0);            // No arms.
     w.Fixed32(0x554e5431);  // "UNT1"
@@ -613,7 +602,7 @@ TEST(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
   };
   const auto decode = [&](std::string_view record,
                           const CheckpointLimits& limits) {
-    ExperimentMonitor m(&experiments, statistics, &agg);
+    ExperimentMonitor m(&experiments_, statistics_, &agg_);
     ByteReader r(record);
     const Status s = m.DecodeShard(0, &r, limits);
     EXPECT_EQ(m.FirstListMs(0),
@@ -643,14 +632,14 @@ TEST(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
                 "the wall clock plus events.max_future_skew"),
       std::string::npos);
 
-  ExperimentMonitor monitor(&experiments, statistics, &agg);
-  monitor.Add(agg.ResolveGroup("A", de), 1, std::vector<double>{0.5, 0.5}, 0,
-              nan, 1'000);
+  ExperimentMonitor monitor(&experiments_, statistics_, &agg_);
+  monitor.Add(agg_.ResolveGroup("A", de_), 1, std::vector<double>{0.5, 0.5}, 0,
+              nan_, 1'000);
   std::string record;
   ByteWriter w(&record);
   monitor.EncodeShard(0, &w);
   for (size_t n = 0; n < record.size(); ++n) {
-    ExperimentMonitor restored(&experiments, statistics, &agg);
+    ExperimentMonitor restored(&experiments_, statistics_, &agg_);
     ByteReader r(std::string_view(record).substr(0, n));
     EXPECT_FALSE(restored.DecodeShard(0, &r).ok()) << n << " bytes";
     EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime) << n;
@@ -659,7 +648,7 @@ TEST(ExperimentFirstListTest, CorruptFirstListsAreRefused) {
     for (int bit = 0; bit < 8; ++bit) {
       std::string flipped = record;
       flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
-      ExperimentMonitor restored(&experiments, statistics, &agg);
+      ExperimentMonitor restored(&experiments_, statistics_, &agg_);
       ByteReader r(flipped);
       if (!restored.DecodeShard(0, &r).ok()) {
         EXPECT_EQ(restored.FirstListMs(0), ExperimentMonitor::kNoEventTime);
