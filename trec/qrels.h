@@ -22,6 +22,8 @@
 
 namespace rankwatch::trec {
 
+class LineSplitter;
+
 // trec_eval's relevance code of a retrieved doc: its qrels grade when >= 0,
 // else one of these. The engine reads every negative code as unjudged;
 // trec_eval's infAP, bpref, unj, relstring and num_nonrel_judged_ret tell
@@ -100,6 +102,8 @@ class Qrels {
     uint64_t first_line = 0;  // 1-based line number of `begin`.
     uint32_t count = 0;       // Judgments in the group.
     uint32_t dest = 0;        // Index of its first judgment in docnos_.
+    uint32_t query = 0;       // Index of its query in queries_.
+    uint32_t positive = 0;    // Judgments with a grade above 0.
   };
 
   // The earliest docno judged twice for one query, in file order, and the
@@ -120,7 +124,8 @@ class Qrels {
   static ScannedPart ScanPart(std::string_view text, size_t begin, size_t end);
   Status ScanGroups(std::string_view text, int threads,
                     std::vector<Group>* out) const;
-  Status ParseGroup(std::string_view text, const Group& group);
+  Status ParseGroup(std::string_view text, LineSplitter* splitter,
+                    Group* group);
   Status BuildQueries(std::string_view text, int threads,
                       std::vector<Group>* groups);
   Status BuildTables(std::string_view text, int threads);

@@ -1,6 +1,7 @@
 #include "trec/qrels.h"
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,6 +179,83 @@ TEST(QrelsTest, ThreadsBuildTheSingleThreadedIndex) {
                   many.Lookup(*b, doc, HashBytes(doc)))
             << qid << " " << doc << " threads " << threads;
         ASSERT_EQ(many.Lookup(*b, doc + "x", HashBytes(doc + "x")), kNotInPool);
+      }
+    }
+  }
+}
+
+// Lines that LineSplitter splits (under 64 bytes, at least 128 bytes of the
+// text from their start) report the same errors as the byte-at-a-time path
+// that ErrorsNameFileAndLine's short texts take.
+TEST(QrelsTest, WindowedLinesReportTheSameErrors) {
+  // 4 x 47 bytes: the 128 bytes LineSplitter wants after a line, and more.
+  const std::string pad = "q9 0 padding-doc-for-the-window-of-64-bytes 1\n";
+  const std::string tail = pad + pad + pad + pad;
+  EXPECT_EQ(QrelsParseError("q1 0 a 1\nq1 0 b\n" + tail),
+            "q.txt:2: expected 4 fields (qid iter docno grade), found 3");
+  EXPECT_EQ(QrelsParseError("q1 0 a 1 extra x y\n" + tail),
+            "q.txt:1: expected 4 fields (qid iter docno grade), found 7");
+  EXPECT_EQ(QrelsParseError("q1 0 a high\n" + tail),
+            "q.txt:1: grade 'high' is not an integer");
+  EXPECT_EQ(QrelsParseError("q1 0 a 2147483648\n" + tail),
+            "q.txt:1: grade '2147483648' is out of range (-2147483648 to "
+            "2147483647)");
+  EXPECT_EQ(QrelsParseError("q1 0 a 1\n\t\n# q1 0 a 1\nq1 0 a 0\n" + tail),
+            "q.txt:4: duplicate docno 'a' for query q1 (first judged on line "
+            "1)");
+}
+
+// Random qrels with every kind of spacing, comments, blank lines, docnos
+// short and over 64 bytes (the byte path), and qids that share their first
+// 8 bytes or differ by trailing NUL bytes (the sort's prefix keys): the
+// queries come out in byte order, and every judgment, counted and looked up,
+// is the one the test wrote (the last line of a docno wins nothing: docnos
+// are unique per query here). Seed printed.
+TEST(QrelsTest, RandomFilesIndexWhatTheyHold) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const std::vector<std::string> qids = {"1",         "10",
+                                         "2",         "abcdefgh",
+                                         "abcdefgh0", "abcdefgh1",
+                                         "abcdefg",   std::string("a\0", 2),
+                                         "a",         std::string("a\0\0", 3),
+                                         "\x80",      "z"};
+  const char* const kSpaces[] = {" ", "\t", "  ", " \t ", "\v", "\f"};
+  for (int round = 0; round < 10; ++round) {
+    std::string text;
+    std::map<std::string, std::map<std::string, int>> want;
+    const int lines = std::uniform_int_distribution<int>(0, 3000)(rng);
+    for (int i = 0; i < lines; ++i) {
+      if (rng() % 25 == 0) {
+        text += rng() % 2 == 0 ? "# note\n" : " \r\n";
+        continue;
+      }
+      const std::string& qid = qids[rng() % qids.size()];
+      std::string doc = "d" + std::to_string(i);
+      if (rng() % 10 == 0) doc += std::string(70, 'x');
+      const int grade = static_cast<int>(rng() % 5) - 1;
+      want[qid][doc] = grade;
+      const auto space = [&] { return std::string(kSpaces[rng() % 6]); };
+      text += (rng() % 4 == 0 ? space() : "") + qid + space() + "0" + space() +
+              doc + space() + std::to_string(grade) +
+              (rng() % 4 == 0 ? "\r" : "") + "\n";
+    }
+    for (int threads : {1, 2}) {
+      const Qrels q = ParseOk(text, threads);
+      ASSERT_EQ(q.queries().size(), want.size());
+      size_t i = 0;
+      for (const auto& [qid, docs] : want) {  // std::map: byte order.
+        const QueryQrels& query = q.queries()[i++];
+        ASSERT_EQ(query.qid, qid);
+        int positive = 0;
+        for (const auto& [doc, grade] : docs) {
+          positive += grade > 0 ? 1 : 0;
+          const int expected = grade >= 0 ? grade : kUnjudgedInPool;
+          ASSERT_EQ(q.Lookup(query, doc, HashBytes(doc)), expected) << doc;
+        }
+        EXPECT_EQ(query.num_positive, positive) << qid;
+        EXPECT_EQ(q.grades(query).size(), docs.size()) << qid;
       }
     }
   }

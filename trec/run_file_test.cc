@@ -171,6 +171,86 @@ TEST(RunFileTest, ScanRunLineMatchesTokenize) {
   EXPECT_GT(windowed, 20000);
 }
 
+// Random lines as in ScanRunLineMatchesTokenize: LineSplitter splits each
+// line that ends within the 64 bytes at its start, with 128 bytes of the text
+// left, as Tokenize does (the first `max` tokens, the count up to max + 1),
+// and leaves the others. Lines are taken in order, as the qrels reader takes
+// them, so that the masks carry over from one 64-byte block to the next.
+// Seed 777.
+TEST(RunFileTest, LineSplitterMatchesTokenize) {
+  if (!kHasScanWindow) GTEST_SKIP() << "no ScanWindow on this target";
+  const char kAlphabet[] = " \t\v\f\r\n!#+-.019AZaz\x80\xff";
+  uint64_t state = 777;
+  auto next = [&state] { return SplitMix64(&state); };
+  int split = 0;
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    std::string text(next() % 400, ' ');
+    for (char& c : text) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+    if (iteration % 10 == 0) std::replace(text.begin(), text.end(), '\n', ' ');
+    const int max = 1 + static_cast<int>(next() % 5);
+    LineSplitter splitter(text);
+    const char* const end = text.data() + text.size();
+    for (const char* p = text.data(); p < end;) {
+      const char* eol = std::find(p, end, '\n');
+      std::string_view want[8];
+      const int n = Tokenize(std::string_view(p, eol - p), want, 8);
+      std::string_view got[8];
+      int count = -1;
+      const char* next_line = splitter.Split(p, got, max, &count);
+      if (end - p < 128 || eol - p >= 64) {
+        EXPECT_EQ(next_line, nullptr) << text;
+      } else {
+        ++split;
+        ASSERT_EQ(next_line, eol + 1) << text;
+        ASSERT_EQ(count, std::min(n, max + 1)) << text;
+        for (int i = 0; i < std::min(n, max); ++i) EXPECT_EQ(got[i], want[i]);
+      }
+      p = eol == end ? end : eol + 1;
+    }
+  }
+  EXPECT_GT(split, 20000);
+}
+
+// ParseInteger's short-token path gives what from_chars gives (after the
+// '+' that trec_eval's atoi takes): tokens of digits, signs and other bytes,
+// 1 to 12 long, into 32- and 64-bit integers. Seed 4242.
+TEST(RunFileTest, IntegersParseAsFromChars) {
+  const char kAlphabet[] = "0123456789000000000+- x.";
+  uint64_t state = 4242;
+  auto next = [&state] { return SplitMix64(&state); };
+  const auto expect = [](std::string_view s, auto* value) {
+    if (!s.empty() && s.front() == '+') {
+      s.remove_prefix(1);
+      if (!s.empty() && s.front() == '-') return false;
+    }
+    const auto [ptr, ec] =
+        std::from_chars(s.data(), s.data() + s.size(), *value);
+    return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
+  };
+  for (int iteration = 0; iteration < 200000; ++iteration) {
+    std::string s(1 + next() % 12, ' ');
+    for (char& c : s) c = kAlphabet[next() % (sizeof(kAlphabet) - 1)];
+    int32_t want32 = 0, got32 = 0;
+    int64_t want64 = 0, got64 = 0;
+    ASSERT_EQ(ParseInteger(s, &got32), expect(s, &want32)) << s;
+    if (expect(s, &want32)) {
+      EXPECT_EQ(got32, want32) << s;
+    }
+    ASSERT_EQ(ParseInteger(s, &got64), expect(s, &want64)) << s;
+    if (expect(s, &want64)) {
+      EXPECT_EQ(got64, want64) << s;
+    }
+  }
+  int32_t v = 0;
+  EXPECT_TRUE(ParseInteger("999999999", &v));
+  EXPECT_EQ(v, 999999999);
+  EXPECT_TRUE(ParseInteger("+7", &v));
+  EXPECT_EQ(v, 7);
+  EXPECT_FALSE(ParseInteger("2147483648", &v));
+  uint8_t small = 0;
+  EXPECT_FALSE(ParseInteger("256", &small));
+}
+
 // ParsePaddedScore reads every token as ParseScore does: the same verdict
 // and the same double, bit for bit (-0.0 included). Tokens of digits, signs,
 // points, exponents and junk, up to 20 bytes, followed by junk that must
