@@ -141,6 +141,8 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
+  // An event is handled within OnPayload, while its payload lives.
+  decoder_->set_read_in_place(true);
   values_.resize(aggregator_.series().size());
   aggregator_.ReserveVariants(config::NamedVariants(config_));
 }
@@ -660,6 +662,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
 
   decoder_.reset();
   decoder_.emplace(EventDecoder::ForConfig(config_, clock_));
+  decoder_->set_read_in_place(true);
   join_->SetLimits(config_.join);
   reject_log_limit_.set_per_second(
       config_.logging.max_rejects_logged_per_second);
