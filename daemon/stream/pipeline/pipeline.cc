@@ -152,17 +152,20 @@ Pipeline::~Pipeline() = default;
 bool Pipeline::OnPayload(Topic topic, const RawEvent& event, EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
   ++state_version_;
+  // Read as two words: the caller stores them one by one, and a copy of the
+  // view in one 16-byte load would stall on those two stores.
+  const std::string_view payload(event.payload.data(), event.payload.size());
   if (topic == Topic::kResults) {
-    DecodeStatus s = decoder_->DecodeResults(
-        event.payload, fallback_timestamp_ms, &results_scratch_);
+    DecodeStatus s = decoder_->DecodeResults(payload, fallback_timestamp_ms,
+                                             &results_scratch_);
     if (!s.ok()) {
       OnRejected(topic, s, event, origin);
       return false;
     }
     return OnResults(results_scratch_, origin);
   }
-  DecodeStatus s = decoder_->DecodeJudgments(
-      event.payload, fallback_timestamp_ms, &judgments_scratch_);
+  DecodeStatus s = decoder_->DecodeJudgments(payload, fallback_timestamp_ms,
+                                             &judgments_scratch_);
   if (!s.ok()) {
     OnRejected(topic, s, event, origin);
     return false;
