@@ -26,6 +26,9 @@
 # CHECKPOINT_INTERVAL (default 5s; the burst of phase 1 lasts about a
 # second, so a short interval shows their cost).
 #
+# DAEMON_ENV="NAME=VALUE ..." sets environment variables of the daemon
+# alone (e.g. GLIBC_TUNABLES=glibc.malloc.hugetlb=1).
+#
 # Phase 2 (memory): a fresh daemon with a one-hour join window is fed
 # PENDING results events (default 100000) without judgments, all within one
 # second of event time, so all stay pending; reports the RSS they add.
@@ -126,8 +129,9 @@ http:
   listen: 127.0.0.1:0
 EOF
   rm -f "$dir/$1.port"
-  "$rw" run --config "$dir/$1.yaml" --port-file "$dir/$1.port" \
-    2>"$dir/$1.log" &
+  # shellcheck disable=SC2086 # DAEMON_ENV: NAME=VALUE words.
+  env ${DAEMON_ENV:-} "$rw" run --config "$dir/$1.yaml" \
+    --port-file "$dir/$1.port" 2>"$dir/$1.log" &
   daemon_pid=$!
   pids+=("$daemon_pid")
   for _ in $(seq 300); do

@@ -602,12 +602,17 @@ DecodeStatus EventDecoder::Start(std::string_view payload,
                       ")");
   }
   RW_RETURN_IF_REJECTED(Reserve(payload.size()));
-  if (!payload.empty()) {
-    std::memcpy(buffer_.data(), payload.data(), payload.size());
+  const char* json = payload.data();
+  size_t capacity = payload.size() + simdjson::SIMDJSON_PADDING;
+  if (!read_in_place_ || !decoder_internal::PaddingOnSamePage(payload)) {
+    if (!payload.empty()) {
+      std::memcpy(buffer_.data(), payload.data(), payload.size());
+    }
+    json = buffer_.data();
+    capacity = buffer_.size();
   }
   if (simdjson::error_code e =
-          parser_.iterate(buffer_.data(), payload.size(), buffer_.size())
-              .get(*doc)) {
+          parser_.iterate(json, payload.size(), capacity).get(*doc)) {
     return Malformed(e);
   }
   return DecodeStatus::Ok();

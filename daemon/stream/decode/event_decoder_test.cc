@@ -1,7 +1,11 @@
 #include "daemon/stream/decode/event_decoder.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -2112,6 +2116,59 @@ TEST(DecodeResultsTest, TeamsArrayAtTheTopLevel) {
       "teams": ["A"], "results": ["a", "b"]})"),
             "missing_field: 'teams' has 1 team for 2 results in 'results' "
             "(variant 'I' is interleaved: every result needs its team)");
+}
+
+// Read in place, a payload is read where it lies only when the padding
+// simdjson reads past its end is on its last page: one that ends a page
+// followed by an unmapped page is copied (read in place, the padding read
+// would fault: the test would crash), one in the middle of a page is not
+// (its views point into it), and both decode the same event. Under
+// AddressSanitizer every payload is copied.
+TEST(DecodeInPlaceTest, ReadsInPlaceOnlyWhenThePaddingIsOnTheLastPage) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* map = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* base = static_cast<char*>(map);
+  ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+  const std::string json =
+      R"({"request_id":"r-1","timestamp":1,"results":["d1","d2"]})";
+  char* at_end = base + page - json.size();  // Its last byte ends the page.
+  char* in_middle = base + 64;
+  std::memcpy(at_end, json.data(), json.size());
+  std::memcpy(in_middle, json.data(), json.size());
+  FakeClock clock(kWallNow);
+  EventDecoder decoder(SchemaConfig{}, AnyTime(), JoinMode::kImpression, {},
+                       &clock);
+  decoder.set_read_in_place(true);
+  ResultsEvent event;
+  const auto points_into = [&](const char* payload) {
+    return event.request_id.data() >= payload &&
+           event.request_id.data() < payload + json.size();
+  };
+  for (char* payload : {at_end, in_middle}) {
+    SCOPED_TRACE(payload == at_end ? "at the end of the page" : "mid-page");
+    ASSERT_EQ(Outcome(decoder.DecodeResults(
+                  std::string_view(payload, json.size()), kNoFallback, &event)),
+              "ok");
+    EXPECT_EQ(event.request_id, "r-1");
+    EXPECT_EQ(event.timestamp_ms, 1);
+    EXPECT_EQ(Strings(event.doc_ids), (std::vector<std::string>{"d1", "d2"}));
+#if defined(__SANITIZE_ADDRESS__)
+    EXPECT_FALSE(points_into(payload));
+#else
+    EXPECT_EQ(points_into(payload), payload == in_middle);
+#endif
+  }
+  // Without set_read_in_place every payload is copied.
+  EventDecoder copying(SchemaConfig{}, AnyTime(), JoinMode::kImpression, {},
+                       &clock);
+  ASSERT_TRUE(copying
+                  .DecodeResults(std::string_view(in_middle, json.size()),
+                                 kNoFallback, &event)
+                  .ok());
+  EXPECT_FALSE(points_into(in_middle));
+  munmap(map, 2 * page);
 }
 
 }  // namespace

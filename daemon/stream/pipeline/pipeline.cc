@@ -141,6 +141,8 @@ Pipeline::Pipeline(const config::Config& config, const Clock* clock,
       releases_(releases),
       dead_letters_(dead_letters),
       reject_log_limit_(config.logging.max_rejects_logged_per_second, clock) {
+  // An event is handled within OnPayload, while its payload lives.
+  decoder_->set_read_in_place(true);
   values_.resize(aggregator_.series().size());
   aggregator_.ReserveVariants(config::NamedVariants(config_));
 }
@@ -150,17 +152,20 @@ Pipeline::~Pipeline() = default;
 bool Pipeline::OnPayload(Topic topic, const RawEvent& event, EventOrigin origin,
                          std::optional<int64_t> fallback_timestamp_ms) {
   ++state_version_;
+  // Read as two words: the caller stores them one by one, and a copy of the
+  // view in one 16-byte load would stall on those two stores.
+  const std::string_view payload(event.payload.data(), event.payload.size());
   if (topic == Topic::kResults) {
-    DecodeStatus s = decoder_->DecodeResults(
-        event.payload, fallback_timestamp_ms, &results_scratch_);
+    DecodeStatus s = decoder_->DecodeResults(payload, fallback_timestamp_ms,
+                                             &results_scratch_);
     if (!s.ok()) {
       OnRejected(topic, s, event, origin);
       return false;
     }
     return OnResults(results_scratch_, origin);
   }
-  DecodeStatus s = decoder_->DecodeJudgments(
-      event.payload, fallback_timestamp_ms, &judgments_scratch_);
+  DecodeStatus s = decoder_->DecodeJudgments(payload, fallback_timestamp_ms,
+                                             &judgments_scratch_);
   if (!s.ok()) {
     OnRejected(topic, s, event, origin);
     return false;
@@ -660,6 +665,7 @@ Status Pipeline::Reconfigure(const config::Config& next) {
 
   decoder_.reset();
   decoder_.emplace(EventDecoder::ForConfig(config_, clock_));
+  decoder_->set_read_in_place(true);
   join_->SetLimits(config_.join);
   reject_log_limit_.set_per_second(
       config_.logging.max_rejects_logged_per_second);
