@@ -111,13 +111,7 @@ inline const char* ScanShortRunLine(const char* p, RunLineKind* kind,
                                     RunLineFields* fields) {
   const WindowMasks m = ScanWindow(p);
   if (m.newline == 0) return nullptr;
-  const uint64_t in_line = (m.newline & (~m.newline + 1)) - 1;
-  const uint64_t token = ~m.space & in_line;
-  // A token starts at a token byte after a space (or at p) and ends, one
-  // past its last byte, at a space after a token byte: the '\n' at the
-  // latest, so every start has its end.
-  uint64_t starts = token & ~(token << 1);
-  uint64_t ends = (token << 1) & ~token;
+  auto [starts, ends] = LineTokenMarks(m);
   const char* const next = p + std::countr_zero(m.newline) + 1;
   if (starts == 0 || p[std::countr_zero(starts)] == '#') {
     *kind = RunLineKind::kSkip;

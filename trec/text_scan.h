@@ -145,6 +145,21 @@ inline WindowMasks ScanWindow(const char* p) {
   return m;
 }
 
+// The tokens of the line that starts a window and ends within it (masks
+// `m`, m.newline != 0), one bit per token: `starts` at each token's first
+// byte, `ends` one past its last. A token starts at a token byte after a
+// space (or at the window's start) and ends at a space after a token byte:
+// the '\n' at the latest, so every start has its end.
+struct TokenMarks {
+  uint64_t starts;
+  uint64_t ends;
+};
+[[gnu::always_inline]] inline TokenMarks LineTokenMarks(const WindowMasks& m) {
+  const uint64_t in_line = (m.newline & (~m.newline + 1)) - 1;
+  const uint64_t token = ~m.space & in_line;
+  return TokenMarks{token & ~(token << 1), (token << 1) & ~token};
+}
+
 // Splits the line at `p` into tokens when it ends within the
 // kScanWindowBytes bytes at p, whose masks (ScanWindow) are `m`: fills
 // tokens[0, min(count, max)) and sets `*count` to the number of tokens,
@@ -155,13 +170,7 @@ inline WindowMasks ScanWindow(const char* p) {
     const char* p, const WindowMasks& m, std::string_view* tokens, int max,
     int* count) {
   if (m.newline == 0) return nullptr;
-  const uint64_t in_line = (m.newline & (~m.newline + 1)) - 1;
-  const uint64_t token = ~m.space & in_line;
-  // A token starts at a token byte after a space (or at p) and ends, one
-  // past its last byte, at a space after a token byte: the '\n' at the
-  // latest, so every start has its end.
-  uint64_t starts = token & ~(token << 1);
-  uint64_t ends = (token << 1) & ~token;
+  auto [starts, ends] = LineTokenMarks(m);
   int n = 0;
   for (; starts != 0 && n <= max; ++n) {
     const int b = std::countr_zero(starts);
