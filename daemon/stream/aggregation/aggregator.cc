@@ -308,6 +308,22 @@ void Aggregator::RebuildMerged() const {
 }
 
 void Aggregator::EncodeShard(int32_t shard, ByteWriter* out) const {
+  EncodeGroups(shard, /*changes=*/false, out);
+}
+
+void Aggregator::EncodeShardChanges(int32_t shard, ByteWriter* out) const {
+  EncodeGroups(shard, /*changes=*/true, out);
+}
+
+void Aggregator::MarkShardRecorded(int32_t shard) {
+  if (!HasShard(shard)) return;
+  for (GroupStats& g : shards_[static_cast<size_t>(shard)]->groups) {
+    g.windows.MarkRecorded();
+  }
+}
+
+void Aggregator::EncodeGroups(int32_t shard, bool changes,
+                              ByteWriter* out) const {
   out->Fixed32(kShardMagic);
   out->Varint(series_.size());
   for (const SeriesSpec& s : series_) out->String(s.state_key);
@@ -341,7 +357,11 @@ void Aggregator::EncodeShard(int32_t shard, ByteWriter* out) const {
       out->Varint(static_cast<uint64_t>(c));
     out->I64(g.first_click.count);
     out->Double(g.first_click.sum_seconds);
-    g.windows.Encode(out);
+    if (changes) {
+      g.windows.EncodeChanges(out);
+    } else {
+      g.windows.Encode(out);
+    }
   }
 }
 
@@ -376,6 +396,18 @@ uint64_t Aggregator::MaxGroups() const {
 Status Aggregator::StageShard(int32_t shard, ByteReader* in,
                               const CheckpointLimits& limits,
                               StagedShard* staged) const {
+  return Stage(shard, in, limits, /*changes=*/false, staged);
+}
+
+Status Aggregator::StageShardChanges(int32_t shard, ByteReader* in,
+                                     const CheckpointLimits& limits,
+                                     StagedShard* staged) const {
+  return Stage(shard, in, limits, /*changes=*/true, staged);
+}
+
+Status Aggregator::Stage(int32_t shard, ByteReader* in,
+                         const CheckpointLimits& limits, bool changes,
+                         StagedShard* staged) const {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   if (in->Fixed32() != kShardMagic) in->Fail("not an aggregate record");
   // Current series i takes the encoded series from[i] of the same name.
@@ -403,51 +435,12 @@ Status Aggregator::StageShard(int32_t shard, ByteReader* in,
              std::to_string(MaxGroups()) +
              " aggregation.max_variants and max_segment_values allow");
   }
-  std::vector<std::string_view> segments(in->ok() ? num_segments : 0);
   for (uint64_t i = 0; i < num_groups && in->ok(); ++i) {
-    const std::string_view variant =
-        in->Text(limits.max_id_length, "a variant label");
-    for (std::string_view& v : segments) {
-      v = in->Text(limits.max_id_length, "a segment label");
-    }
-    GroupStats g = NewGroupStats(GroupStats{
-        std::string(variant), {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}});
-    g.requests = in->I64();
-    g.without_relevant = in->I64();
-    for (uint64_t s = 0; s < num_series; ++s) {
-      const int64_t count = in->I64();
-      const double mean = in->Double();
-      const double m2 = in->Double();
-      const double sum = in->Double();
-      const double squares = in->Double();
-      Histogram h{};
-      for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
-      CheckCount(in, count, "a series count");
-      for (int64_t c : h) CheckCount(in, c, "a histogram count");
-      for (size_t cur = 0; cur < series_.size(); ++cur) {
-        if (from[cur] != static_cast<int>(s)) continue;
-        g.all[cur] =
-            metrics::RunningStats::FromState(count, mean, m2, sum, squares);
-        g.histograms[cur] = h;
-      }
-    }
-    for (int64_t& c : g.first_click.counts) {
-      c = static_cast<int64_t>(in->Varint());
-    }
-    g.first_click.count = in->I64();
-    g.first_click.sum_seconds = in->Double();
-    for (int64_t c : g.first_click.counts) {
-      CheckCount(in, c, "a first-click count");
-    }
-    CheckCount(in, g.first_click.count, "a first-click count");
-    CheckCount(in, g.requests, "a request count");
-    CheckCount(in, g.without_relevant, "a request count");
-    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
+    StagedShard::Group g{
+        {}, {}, GroupStats{{}, {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}}};
+    StageGroup(in, limits, from, {num_series, num_segments}, changes, &g);
     if (!in->ok() || !same_labels) continue;  // Other labels: start afresh.
-    staged->groups.push_back(StagedShard::Group{
-        std::string(variant),
-        std::vector<std::string>(segments.begin(), segments.end()),
-        std::move(g)});
+    staged->groups.push_back(std::move(g));
   }
   if (!in->ok()) {
     *staged = StagedShard();
@@ -456,6 +449,60 @@ Status Aggregator::StageShard(int32_t shard, ByteReader* in,
                                    in->status().message());
   }
   return Status::Ok();
+}
+
+void Aggregator::StageGroup(ByteReader* in, const CheckpointLimits& limits,
+                            std::span<const int> from, EncodedShape shape,
+                            bool changes, StagedShard::Group* staged) const {
+  const uint64_t num_series = shape.series;
+  staged->variant = in->Text(limits.max_id_length, "a variant label");
+  // Grown as read: a corrupt count ends with the bytes, not in a vector
+  // sized by it.
+  for (uint64_t i = 0; i < shape.segments && in->ok(); ++i) {
+    staged->segment_values.emplace_back(
+        in->Text(limits.max_id_length, "a segment label"));
+  }
+  GroupStats g = NewGroupStats(
+      GroupStats{staged->variant, {}, 0, 0, {}, {}, WindowRing(1, 1, 0), {}});
+  g.requests = in->I64();
+  g.without_relevant = in->I64();
+  for (uint64_t s = 0; s < num_series; ++s) {
+    const int64_t count = in->I64();
+    const double mean = in->Double();
+    const double m2 = in->Double();
+    const double sum = in->Double();
+    const double squares = in->Double();
+    Histogram h{};
+    for (int64_t& c : h) c = static_cast<int64_t>(in->Varint());
+    CheckCount(in, count, "a series count");
+    for (int64_t c : h) CheckCount(in, c, "a histogram count");
+    for (size_t cur = 0; cur < series_.size(); ++cur) {
+      if (from[cur] != static_cast<int>(s)) continue;
+      g.all[cur] =
+          metrics::RunningStats::FromState(count, mean, m2, sum, squares);
+      g.histograms[cur] = h;
+    }
+  }
+  for (int64_t& c : g.first_click.counts) {
+    c = static_cast<int64_t>(in->Varint());
+  }
+  g.first_click.count = in->I64();
+  g.first_click.sum_seconds = in->Double();
+  for (int64_t c : g.first_click.counts) {
+    CheckCount(in, c, "a first-click count");
+  }
+  CheckCount(in, g.first_click.count, "a first-click count");
+  CheckCount(in, g.requests, "a request count");
+  CheckCount(in, g.without_relevant, "a request count");
+  if (changes) {
+    WindowChanges c =
+        WindowRing::DecodeChanges(in, bucket_ms_, span_ms_, from, limits);
+    staged->windows_whole = c.whole;
+    g.windows = std::move(c.buckets);
+  } else {
+    g.windows = WindowRing::Decode(in, bucket_ms_, span_ms_, from, limits);
+  }
+  staged->stats = std::move(g);
 }
 
 void Aggregator::CommitShard(StagedShard staged) {
@@ -479,6 +526,44 @@ void Aggregator::CommitShard(StagedShard staged) {
   newest_time_ms_ = std::max(newest_time_ms_, restored->newest_time_ms);
   shards_[static_cast<size_t>(shard)] = std::move(restored);
   merged_stale_ = true;
+}
+
+Status Aggregator::CommitShardChanges(StagedShard staged) {
+  const int32_t shard = staged.shard;
+  if (shard < 0) return Status::Ok();
+  std::vector<uint32_t> ids;
+  ids.reserve(staged.groups.size());
+  std::vector<std::string_view> segments;
+  for (const StagedShard::Group& sg : staged.groups) {
+    segments.assign(sg.segment_values.begin(), sg.segment_values.end());
+    const uint32_t id = ResolveGroup(sg.variant, segments);
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
+      return Status::InvalidArgument(
+          "two label groups of the delta fold into one here (variant '" +
+          sg.variant + "'): its window buckets cannot be applied");
+    }
+    ids.push_back(id);
+  }
+  shards_.resize(std::max(shards_.size(), static_cast<size_t>(shard) + 1));
+  std::unique_ptr<Shard>& state = shards_[static_cast<size_t>(shard)];
+  if (!state) state = std::make_unique<Shard>();
+  state->newest_time_ms = staged.newest_time_ms;
+  newest_time_ms_ = std::max(newest_time_ms_, staged.newest_time_ms);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    StagedShard::Group& sg = staged.groups[i];
+    while (state->groups.size() <= ids[i]) {
+      state->groups.push_back(NewGroupStats(groups_[state->groups.size()]));
+    }
+    GroupStats& g = state->groups[ids[i]];
+    g.requests = sg.stats.requests;
+    g.without_relevant = sg.stats.without_relevant;
+    g.all = std::move(sg.stats.all);
+    g.histograms = std::move(sg.stats.histograms);
+    g.first_click = sg.stats.first_click;
+    g.windows.Apply({sg.windows_whole, std::move(sg.stats.windows)});
+  }
+  merged_stale_ = true;
+  return Status::Ok();
 }
 
 void Aggregator::Reconfigure(const config::AggregationConfig& config,

@@ -198,6 +198,9 @@ class Aggregator {
       std::string variant;
       std::vector<std::string> segment_values;
       GroupStats stats;
+      // StageShardChanges: stats.windows holds the changed buckets, and
+      // whether they replace the whole ring.
+      bool windows_whole = true;
     };
     int32_t shard = -1;
     int64_t newest_time_ms = INT64_MIN;
@@ -207,6 +210,28 @@ class Aggregator {
                                   const CheckpointLimits& limits,
                                   StagedShard* staged) const;
   void CommitShard(StagedShard staged);
+
+  // Checkpoints proportional to change (Pipeline::EncodeShardDelta, delta
+  // version 2): EncodeShard's layout, but each group's windows hold only
+  // the buckets changed since the shard's previous record
+  // (WindowRing::EncodeChanges); every other figure of a group is a few
+  // numbers per series, written whole. MarkShardRecorded says the shard's
+  // state is in a record (after a base or a delta): changes count from
+  // there.
+  void EncodeShardChanges(int32_t shard, ByteWriter* out) const;
+  void MarkShardRecorded(int32_t shard);
+  // Reads EncodeShardChanges' output as StageShard reads EncodeShard's;
+  // CommitShardChanges applies it onto the shard as the records before
+  // it restored it: each written group's figures replace what the shard
+  // held, its window buckets are applied (WindowRing::Apply). Two written
+  // groups that resolve to one here (label bounds lower than the
+  // writer's) cannot be applied bucket by bucket: an error, the shard
+  // unchanged (the caller restores the records before and reads the
+  // input again).
+  [[nodiscard]] Status StageShardChanges(int32_t shard, ByteReader* in,
+                                         const CheckpointLimits& limits,
+                                         StagedShard* staged) const;
+  [[nodiscard]] Status CommitShardChanges(StagedShard staged);
   // Forgets `shard` (its partition moved to another replica): the merged
   // figures then hold the other shards' state only.
   void DropShard(int32_t shard);
@@ -289,6 +314,22 @@ class Aggregator {
   };
 
   GroupStats NewGroupStats(const GroupStats& labels) const;
+  // EncodeShard (`changes` false) and EncodeShardChanges.
+  void EncodeGroups(int32_t shard, bool changes, ByteWriter* out) const;
+  // StageShard (`changes` false) and StageShardChanges.
+  [[nodiscard]] Status Stage(int32_t shard, ByteReader* in,
+                             const CheckpointLimits& limits, bool changes,
+                             StagedShard* staged) const;
+  // How many series and segment labels a shard's record names.
+  struct EncodedShape {
+    uint64_t series;
+    uint64_t segments;
+  };
+  // One group of a shard's record: its labels, then its figures, the
+  // current series i taking the encoded series from[i].
+  void StageGroup(ByteReader* in, const CheckpointLimits& limits,
+                  std::span<const int> from, EncodedShape shape, bool changes,
+                  StagedShard::Group* staged) const;
   // The most groups the label bounds allow (saturating).
   uint64_t MaxGroups() const;
   // `shard`'s entry of `group`, created (with the shard) on first use.

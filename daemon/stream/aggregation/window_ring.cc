@@ -26,7 +26,8 @@ WindowRing::WindowRing(int64_t bucket_ms, int64_t span_ms, size_t num_series)
       num_series_(num_series),
       slot_bucket_(num_slots_, -1),
       slot_counts_(num_slots_ * num_series, 0),
-      slot_sums_(num_slots_ * num_series * 2, 0.0) {}
+      slot_sums_(num_slots_ * num_series * 2, 0.0),
+      slot_changed_(num_slots_, 0) {}
 
 int64_t WindowRing::OldestKept() const {
   return SatAdd(SatSub(newest_bucket_, static_cast<int64_t>(num_slots_)), 1);
@@ -46,6 +47,7 @@ void WindowRing::Add(int64_t time_ms, std::span<const double> values) {
   const size_t slot = Slot(bucket);
   double* sums = &slot_sums_[slot * num_series_ * 2];
   int64_t* counts = &slot_counts_[slot * num_series_];
+  slot_changed_[slot] = 1;
   if (slot_bucket_[slot] != bucket) {
     slot_bucket_[slot] = bucket;
     std::fill(counts, counts + num_series_, 0);
@@ -153,6 +155,7 @@ void WindowRing::MergeFrom(const WindowRing& other) {
     return;
   }
   newest_bucket_ = std::max(newest_bucket_, other.newest_bucket_);
+  whole_changed_ = true;
   const int64_t oldest_kept = OldestKept();
   for (size_t from = 0; from < other.num_slots_; ++from) {
     const int64_t b = other.slot_bucket_[from];
@@ -192,14 +195,31 @@ bool WindowRing::ValuesWithin(double lo, double hi) const {
 }
 
 void WindowRing::Encode(ByteWriter* out) const {
+  EncodeSlots(/*changed_only=*/false, out);
+}
+
+void WindowRing::EncodeChanges(ByteWriter* out) const {
+  out->Varint(whole_changed_ ? 1 : 0);
+  EncodeSlots(/*changed_only=*/!whole_changed_, out);
+}
+
+void WindowRing::MarkRecorded() {
+  std::fill(slot_changed_.begin(), slot_changed_.end(), 0);
+  whole_changed_ = false;
+}
+
+void WindowRing::EncodeSlots(bool changed_only, ByteWriter* out) const {
   out->I64(bucket_ms_);
   out->I64(newest_bucket_);
   out->Varint(num_series_);
   size_t held = 0;
   const int64_t oldest_kept =
       newest_bucket_ == INT64_MIN ? INT64_MAX : OldestKept();
+  // A changed slot whose bucket has aged out of the span since is not
+  // written: the newest bucket ages it out of the restored ring too.
   auto live = [&](size_t slot) {
-    return slot_bucket_[slot] != -1 && slot_bucket_[slot] >= oldest_kept;
+    return slot_bucket_[slot] != -1 && slot_bucket_[slot] >= oldest_kept &&
+           (!changed_only || slot_changed_[slot] != 0);
   };
   for (size_t slot = 0; slot < num_slots_; ++slot) held += live(slot) ? 1 : 0;
   out->Varint(held);
@@ -264,12 +284,53 @@ WindowRing WindowRing::Decode(ByteReader* in, int64_t bucket_ms,
     }
   }
   if (!in->ok()) return WindowRing(bucket_ms, span_ms, from.size());
+  ring.whole_changed_ = true;
   return ring;
+}
+
+WindowChanges WindowRing::DecodeChanges(ByteReader* in, int64_t bucket_ms,
+                                        int64_t span_ms,
+                                        std::span<const int> from,
+                                        const CheckpointLimits& limits) {
+  WindowChanges changes;
+  const uint64_t whole = in->Varint();
+  if (whole > 1) in->Fail("a window's changes flag is not 0 or 1");
+  changes.whole = whole == 1;
+  changes.buckets = Decode(in, bucket_ms, span_ms, from, limits);
+  return changes;
+}
+
+void WindowRing::Apply(const WindowChanges& changes) {
+  const WindowRing& c = changes.buckets;
+  if (changes.whole) {
+    *this = c;
+    return;
+  }
+  // Decoded for another bucket width (nothing held), or nothing changed.
+  if (c.newest_bucket_ == INT64_MIN || c.bucket_ms_ != bucket_ms_ ||
+      c.num_series_ != num_series_) {
+    return;
+  }
+  newest_bucket_ = std::max(newest_bucket_, c.newest_bucket_);
+  whole_changed_ = true;
+  const int64_t oldest_kept = OldestKept();
+  for (size_t from = 0; from < c.num_slots_; ++from) {
+    const int64_t b = c.slot_bucket_[from];
+    if (b == -1 || b < oldest_kept) continue;
+    const size_t slot = Slot(b);
+    slot_bucket_[slot] = b;
+    std::copy_n(&c.slot_counts_[from * num_series_], num_series_,
+                &slot_counts_[slot * num_series_]);
+    std::copy_n(&c.slot_sums_[from * num_series_ * 2], num_series_ * 2,
+                &slot_sums_[slot * num_series_ * 2]);
+  }
 }
 
 WindowRing WindowRing::Remapped(int64_t bucket_ms, int64_t span_ms,
                                 std::span<const int> from) const {
   WindowRing ring(bucket_ms, span_ms, from.size());
+  // Not what Add() made: a delta writes it whole (EncodeChanges).
+  ring.whole_changed_ = true;
   if (ring.bucket_ms_ != bucket_ms_ || newest_bucket_ == INT64_MIN) {
     return ring;
   }

@@ -4,7 +4,9 @@
 // exactly to the bucket granularity. The aggregator keeps one per label
 // group; the interleaving monitor one per experiment.
 //
-// A plain value, checkpointed with its owner (Encode, Decode). Not
+// A plain value, checkpointed with its owner (Encode, Decode; and in a
+// delta record only the buckets changed since the previous record:
+// EncodeChanges, DecodeChanges, Apply). Not
 // thread-safe for writers; its const methods keep nothing, so any number
 // of readers may share one that no writer changes (a snapshot's copy).
 #ifndef RANKWATCH_DAEMON_STREAM_AGGREGATION_WINDOW_RING_H_
@@ -37,6 +39,8 @@ struct WindowTotals {
   // 80 ms with sd 20 is 4; docs/statistics.md).
   double variance() const;
 };
+
+struct WindowChanges;
 
 // Sliding-window sums in a ring of fixed-width event-time buckets.
 class WindowRing {
@@ -90,6 +94,29 @@ class WindowRing {
                            std::span<const int> from,
                            const CheckpointLimits& limits = {});
 
+  // Checkpoints proportional to change (Aggregator::EncodeShardDelta): a
+  // flag, then Encode()'s layout holding only the buckets added to since
+  // the last MarkRecorded(). The flag is 1, and every held bucket written,
+  // when the ring's buckets did not all come from Add() since then (it was
+  // remapped by a reload, decoded or merged): its changes are then the
+  // whole ring. One bucket of 10 s changes in a round of 5 s where the
+  // ring holds an hour's 361.
+  void EncodeChanges(ByteWriter* out) const;
+  // The ring's state is in a record (a base or a delta): changes count
+  // from here.
+  void MarkRecorded();
+  // EncodeChanges' output, read as Decode() reads Encode()'s (the same
+  // checks; the buckets in a ring of their own), to Apply() onto the ring
+  // that the records before it restored.
+  static WindowChanges DecodeChanges(ByteReader* in, int64_t bucket_ms,
+                                     int64_t span_ms, std::span<const int> from,
+                                     const CheckpointLimits& limits = {});
+  // Applies `changes`, decoded with this ring's bucket width, span and
+  // series: each changed bucket replaces what its slot held, and the
+  // newest bucket moves on. A ring restored from a base, then each
+  // delta's changes applied, holds the live ring's buckets.
+  void Apply(const WindowChanges& changes);
+
  private:
   size_t Slot(int64_t bucket) const;
   // The buckets [*first, *last] of the window Sum() reads; false when none.
@@ -98,6 +125,8 @@ class WindowRing {
   // The oldest bucket the span keeps behind newest_bucket_ (saturating: a
   // restored newest bucket near INT64_MIN must not overflow).
   int64_t OldestKept() const;
+  // Encode()'s layout, of every held bucket or of the changed ones only.
+  void EncodeSlots(bool changed_only, ByteWriter* out) const;
 
   int64_t bucket_ms_;
   size_t num_slots_;
@@ -106,6 +135,16 @@ class WindowRing {
   std::vector<int64_t> slot_bucket_;  // Bucket index a slot holds; -1 none.
   std::vector<int64_t> slot_counts_;  // [slot][series]: defined values.
   std::vector<double> slot_sums_;     // [slot][series][sum, sum of squares].
+  // Since the last MarkRecorded(): the slots Add() wrote to (1), and
+  // whether the whole ring is to be written (see EncodeChanges).
+  std::vector<uint8_t> slot_changed_;
+  bool whole_changed_ = false;
+};
+
+// A ring's changes as a delta record holds them (WindowRing::DecodeChanges).
+struct WindowChanges {
+  bool whole = false;  // `buckets` replaces the ring.
+  WindowRing buckets{1, 1, 0};
 };
 
 }  // namespace rankwatch::stream

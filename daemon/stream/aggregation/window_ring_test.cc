@@ -37,6 +37,109 @@ TEST(WindowRingTest, SumsWholeBucketsInTheWindow) {
   EXPECT_EQ(ring.Sum(0, 5'000, 30'000).count, 0);
 }
 
+// The bytes of a ring, for comparing two rings' state.
+std::string Encoded(const WindowRing& ring) {
+  std::string out;
+  ByteWriter w(&out);
+  ring.Encode(&w);
+  return out;
+}
+
+// Restores `changes` (EncodeChanges' bytes) onto `ring`, as a delta's
+// restore does; false when they do not decode.
+bool ApplyEncoded(const std::string& changes, WindowRing* ring,
+                  int64_t bucket_ms, int64_t span_ms,
+                  const std::vector<int>& from) {
+  ByteReader in(changes);
+  const WindowChanges c =
+      WindowRing::DecodeChanges(&in, bucket_ms, span_ms, from);
+  if (!in.ok() || !in.at_end()) return false;
+  ring->Apply(c);
+  return true;
+}
+
+// Random values at random times, sometimes far ahead (slots recycled,
+// buckets aged out) or far behind (dropped), with a record at random
+// moments: a base (Encode, MarkRecorded), or the changes since the last
+// record. A ring restored from the base and every change since holds what
+// the live ring holds, byte for byte, at every record.
+TEST(WindowRingTest, ABaseAndItsChangesRestoreTheRing) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Xoshiro256 rng(seed);
+    const int64_t bucket_ms = 1'000;
+    const int64_t span_ms = 1'000 * static_cast<int64_t>(2 + rng.Below(30));
+    const std::vector<int> same = {0, 1, 2};
+    WindowRing live(bucket_ms, span_ms, 3);
+    WindowRing restored(bucket_ms, span_ms, 3);
+    int64_t now = 50'000;
+    int records = 0;
+    for (int k = 0; k < 3000; ++k) {
+      const uint64_t jump = rng.Below(100);
+      if (jump == 0) now += span_ms * 2;  // Every bucket ages out.
+      now += static_cast<int64_t>(rng.Below(400));
+      // Mostly late values, as finalized requests are.
+      const int64_t t =
+          now - static_cast<int64_t>(rng.Below(jump < 3 ? 3 * span_ms : 5'000));
+      const double nan = std::nan("");
+      live.Add(t,
+               std::vector<double>{rng.Uniform(), rng.Below(4) == 0 ? nan : 1.0,
+                                   static_cast<double>(rng.Below(5))});
+      if (rng.Below(40) != 0) continue;
+      ++records;
+      std::string bytes;
+      ByteWriter w(&bytes);
+      if (rng.Below(10) == 0) {
+        live.Encode(&w);
+        ByteReader in(bytes);
+        restored = WindowRing::Decode(&in, bucket_ms, span_ms, same);
+        ASSERT_TRUE(in.ok());
+      } else {
+        live.EncodeChanges(&w);
+        ASSERT_TRUE(ApplyEncoded(bytes, &restored, bucket_ms, span_ms, same));
+      }
+      live.MarkRecorded();
+      ASSERT_EQ(Encoded(restored), Encoded(live)) << "record " << records;
+    }
+    EXPECT_GT(records, 40);
+  }
+}
+
+// What the changes cost: nothing but the header when no value came in;
+// one bucket's sums when one did, whatever the ring holds; every bucket
+// when the ring was remapped (a reload) and so not made by Add alone.
+TEST(WindowRingTest, ChangesHoldTheChangedBucketsOnly) {
+  // 10 s buckets over an hour: 361 slots, 2 series.
+  WindowRing ring(10'000, 3'600'000, 2);
+  for (int64_t t = 0; t < 3'600'000; t += 5'000) {
+    ring.Add(t, std::vector<double>{0.5, 1.0});
+  }
+  ring.MarkRecorded();
+  auto changes = [&ring] {
+    std::string out;
+    ByteWriter w(&out);
+    ring.EncodeChanges(&w);
+    return out;
+  };
+  // Bytes: the flag 1, bucket width 8, newest bucket 8, series 1, held 1.
+  const size_t header = 1 + 8 + 8 + 1 + 1;
+  EXPECT_EQ(changes().size(), header);
+  // A value in the newest bucket and one 30 minutes late: two buckets,
+  // each its index (8) and per series a count (1) and two sums (16).
+  ring.Add(3'599'000, std::vector<double>{0.25, 0.0});
+  ring.Add(1'800'000, std::vector<double>{0.75, 1.0});
+  EXPECT_EQ(changes().size(), header + 2 * (8 + 2 * 17));
+  ring.MarkRecorded();
+  EXPECT_EQ(changes().size(), header);
+  // Remapped: written whole, flag 1: the buckets 0 to 359 filled (the
+  // span keeps 361), their count a 2-byte varint.
+  const std::vector<int> same = {0, 1};
+  ring = ring.Remapped(10'000, 3'600'000, same);
+  const std::string whole = changes();
+  ASSERT_EQ(whole.size(), header + 1 + 360 * (8 + 2 * 17));
+  EXPECT_EQ(whole[0], 1);
+}
+
 TEST(WindowRingTest, AddSumsAddsEverySeriesWindowIntoOut) {
   // 10 s buckets; the 30 s window ending at 39,999 covers buckets 1..3.
   WindowRing ring(10'000, 30'000, 2);

@@ -467,13 +467,17 @@ Status Pipeline::DecodeJudgeSections(
 
 Status Pipeline::DecodeSections(int32_t shard, ByteReader* in,
                                 const CheckpointLimits& limits,
-                                StagedRestore* staged, bool delta) {
+                                StagedRestore* staged, RecordKind kind) {
   const AggregatorGroups groups(&aggregator_, &staged->labels, &limits);
   Status status =
-      aggregator_.StageShard(shard, in, limits, &staged->aggregates);
+      kind == RecordKind::kDelta
+          ? aggregator_.StageShardChanges(shard, in, limits,
+                                          &staged->aggregates)
+          : aggregator_.StageShard(shard, in, limits, &staged->aggregates);
   if (status.ok()) {
-    status = delta ? join_->ApplyShardDelta(shard, groups, in, limits)
-                   : join_->DecodeShard(shard, groups, in, limits);
+    status = kind == RecordKind::kWhole
+                 ? join_->DecodeShard(shard, groups, in, limits)
+                 : join_->ApplyShardDelta(shard, groups, in, limits);
   }
   if (status.ok()) status = experiments_->DecodeShard(shard, in, limits);
   if (status.ok()) status = interleaving_->DecodeShard(shard, in, limits);
@@ -502,22 +506,27 @@ Status Pipeline::DecodeShard(int32_t shard, std::string_view record) {
         ", this rankwatch reads version " + std::to_string(kCheckpointVersion));
   }
   DropShard(shard);
-  return RestoreSections(shard, &in, /*delta=*/false);
+  return RestoreSections(shard, &in, RecordKind::kWhole);
 }
 
-Status Pipeline::RestoreSections(int32_t shard, ByteReader* in, bool delta) {
+Status Pipeline::RestoreSections(int32_t shard, ByteReader* in,
+                                 RecordKind kind) {
   // Bounded as live events are: the changelog is input like any other.
   const CheckpointLimits limits =
       CheckpointLimits::Of(config_, clock_->NowMillis());
   StagedRestore staged;
-  const Status status = DecodeSections(shard, in, limits, &staged, delta);
+  Status status = DecodeSections(shard, in, limits, &staged, kind);
+  // Every section decoded: only now are groups created (in the order the
+  // record names them, as a restore always did).
+  if (status.ok() && kind == RecordKind::kDelta) {
+    status = aggregator_.CommitShardChanges(std::move(staged.aggregates));
+  } else if (status.ok()) {
+    aggregator_.CommitShard(std::move(staged.aggregates));
+  }
   if (!status.ok()) {
     DropShard(shard);
     return status;
   }
-  // Every section decoded: only now are groups created (in the order the
-  // record names them, as a restore always did).
-  aggregator_.CommitShard(std::move(staged.aggregates));
   std::vector<uint32_t> ids;
   ids.reserve(staged.labels.size());
   std::vector<std::string_view> segments;
@@ -539,9 +548,9 @@ void Pipeline::DropShard(int32_t shard) {
   DropShardSections(shard);
 }
 
-void Pipeline::DropShardSections(int32_t shard) {
+void Pipeline::DropShardSections(int32_t shard, bool keep_aggregates) {
   ++state_version_;
-  aggregator_.DropShard(shard);
+  if (!keep_aggregates) aggregator_.DropShard(shard);
   experiments_->DropShard(shard);
   interleaving_->DropShard(shard);
   movers_->DropShard(shard);

@@ -145,20 +145,29 @@ class Pipeline : private JoinListener {
   // shard's pending store starts remembering what changes from then on.
   // EncodeShardDelta appends a delta record (kDeltaVersion, a magic of
   // its own): what a restore of the shard's previous record (base or
-  // delta) needs to reach its present state. Every section but the
-  // pending requests whole (aggregates, windows, sums: they grow with the
-  // label groups and series, not with the traffic), and of the pending
-  // requests only those created or changed since the previous record and
-  // the keys of those released; then a new epoch starts. It writes
+  // delta) needs to reach its present state. Of the pending requests only
+  // those created or changed since the previous record and the keys of
+  // those released; of the aggregates' windows only the buckets changed
+  // (Aggregator::EncodeShardChanges: a round of 5 s changes one or two of
+  // the 361 buckets an hour's window holds); every other section whole
+  // (running stats, sums, monitors: they grow with the label groups and
+  // series, not with the traffic). Then a new epoch starts. It writes
   // nothing and returns false when the shard is not tracked (restored or
   // created since its last base): write a base then.
   // ApplyShardDelta applies a delta record onto the shard as restored from
-  // the records before it. On an error (one line naming the cause) the
-  // shard is left empty: restore the base and the deltas that applied.
+  // the records before it: of version 2, or of version 1 (every window
+  // written whole; what rankwatch wrote before version 2, read so that an
+  // upgrade restores the chain its predecessor wrote). A version 1
+  // binary refuses a version 2 delta with one line and restores the base
+  // and the deltas before it, then reads the input again from their
+  // offsets (a rollback re-reads input; it loses nothing). On an error
+  // (one line naming the cause) the shard is left empty: restore the base
+  // and the deltas that applied.
   void EncodeShardBase(int32_t shard, std::string* out);
   bool EncodeShardDelta(int32_t shard, std::string* out);
   [[nodiscard]] Status ApplyShardDelta(int32_t shard, std::string_view record);
-  static constexpr uint32_t kDeltaVersion = 1;
+  static constexpr uint32_t kDeltaVersion = 2;
+  static constexpr uint32_t kDeltaVersionWholeWindows = 1;
 
   // See Join::AddSource and SetSourceIdle.
   void AddSource(int32_t source) {
@@ -293,22 +302,24 @@ class Pipeline : private JoinListener {
     Aggregator::StagedShard judge_aggregates;  // JudgeMonitor's.
   };
 
+  // What a record holds: the whole state (EncodeShard), or a delta whose
+  // join section (Join::ApplyShardDelta) applies onto the shard's pending
+  // requests, its aggregates written whole (version 1) or as changes
+  // (version 2: Aggregator::StageShardChanges).
+  enum class RecordKind { kWhole, kDeltaWhole, kDelta };
   // Every section of a checkpoint record after its header.
-  // With `delta`, the join's section is a delta (Join::ApplyShardDelta)
-  // applied onto the shard's pending requests.
   [[nodiscard]] Status DecodeSections(int32_t shard, ByteReader* in,
                                       const CheckpointLimits& limits,
-                                      StagedRestore* staged,
-                                      bool delta = false);
-  // Decodes the sections after a record's header (`delta`: see
-  // DecodeSections) and creates the groups they name; on an error the
-  // shard is left empty.
+                                      StagedRestore* staged, RecordKind kind);
+  // Decodes the sections after a record's header and creates the groups
+  // they name; on an error the shard is left empty.
   [[nodiscard]] Status RestoreSections(int32_t shard, ByteReader* in,
-                                       bool delta);
+                                       RecordKind kind);
   // Every section but the join's (sources and pending requests).
   void EncodeShardSections(int32_t shard, ByteWriter* w) const;
-  // Forgets every section of the shard but the join's.
-  void DropShardSections(int32_t shard);
+  // Forgets every section of the shard but the join's (and but the
+  // aggregates with `keep_aggregates`: a delta applies onto them).
+  void DropShardSections(int32_t shard, bool keep_aggregates = false);
   // The checkpoint's sections after the movers (agreement, judges).
   [[nodiscard]] Status DecodeJudgeSections(
       int32_t shard, ByteReader* in, const CheckpointLimits& limits,

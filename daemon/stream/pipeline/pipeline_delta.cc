@@ -17,6 +17,7 @@ constexpr uint32_t kShardDeltaMagic = 0x44535752;
 void Pipeline::EncodeShardBase(int32_t shard, std::string* out) {
   join_->StartShardTracking(shard);
   EncodeShard(shard, out);
+  aggregator_.MarkShardRecorded(shard);
 }
 
 bool Pipeline::EncodeShardDelta(int32_t shard, std::string* out) {
@@ -25,12 +26,13 @@ bool Pipeline::EncodeShardDelta(int32_t shard, std::string* out) {
   w.Fixed32(kShardDeltaMagic);
   w.Fixed32(kDeltaVersion);
   const AggregatorGroups groups(&aggregator_);
-  aggregator_.EncodeShard(shard, &w);
+  aggregator_.EncodeShardChanges(shard, &w);
   if (!join_->EncodeShardDelta(shard, groups, &w)) {
     out->resize(start);
     return false;
   }
   EncodeShardSections(shard, &w);
+  aggregator_.MarkShardRecorded(shard);
   return true;
 }
 
@@ -42,15 +44,20 @@ Status Pipeline::ApplyShardDelta(int32_t shard, std::string_view record) {
     return Status::InvalidArgument("not a rankwatch checkpoint delta");
   }
   const uint32_t version = in.Fixed32();
-  if (version != kDeltaVersion) {
+  if (version != kDeltaVersion && version != kDeltaVersionWholeWindows) {
     DropShard(shard);
-    return Status::InvalidArgument(
-        "checkpoint delta version " + std::to_string(version) +
-        ", this rankwatch reads version " + std::to_string(kDeltaVersion));
+    return Status::InvalidArgument("checkpoint delta version " +
+                                   std::to_string(version) +
+                                   ", this rankwatch reads versions " +
+                                   std::to_string(kDeltaVersionWholeWindows) +
+                                   " and " + std::to_string(kDeltaVersion));
   }
-  // Every section but the pending requests is written whole: read again.
-  DropShardSections(shard);
-  return RestoreSections(shard, &in, /*delta=*/true);
+  // Every section but the pending requests and (from version 2) the
+  // aggregates is written whole: read again.
+  const RecordKind kind =
+      version == kDeltaVersion ? RecordKind::kDelta : RecordKind::kDeltaWhole;
+  DropShardSections(shard, kind == RecordKind::kDelta);
+  return RestoreSections(shard, &in, kind);
 }
 
 }  // namespace rankwatch::stream

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_codec.h"
 #include "base/clock.h"
 #include "base/random.h"
 #include "daemon/stream/pipeline/pipeline.h"
@@ -52,12 +53,15 @@ std::string RequestId(int64_t request) {
 // a deadline (results close at stamp + window, requests made by a judgment
 // at stamp + early tolerance, both multiples of 10): every pipeline
 // finalizes equal requests in one order.
-std::vector<DeltaEvent> RandomStream(Xoshiro256& rng, int n) {
-  const int64_t t0 = kNow - 3'600'000;
+// With `step_ms` 1500, 3000 events span 75 minutes: the aggregates' hour
+// of window buckets wraps around (slots reused, buckets aged out).
+std::vector<DeltaEvent> RandomStream(Xoshiro256& rng, int n,
+                                     int64_t step_ms = 10) {
+  const int64_t t0 = kNow - step_ms * n - 60'000;
   std::vector<DeltaEvent> events;
   int64_t next_request = 0;
   for (int k = 0; k < n; ++k) {
-    const int64_t t = t0 + 10 * k;
+    const int64_t t = t0 + step_ms * k;
     const uint64_t kind = rng.Below(10);
     if (kind < 4 || next_request == 0) {
       events.push_back(
@@ -98,6 +102,16 @@ void Feed(Pipeline* p, const DeltaEvent& e, int64_t offset) {
   const int32_t topic = e.topic == Topic::kResults ? 0 : 1;
   (void)p->OnPayload(e.topic, e.json,
                      EventOrigin{EventOrigin::SourceOf(topic, 0), offset});
+}
+
+// A pipeline reading partition 0 of both topics (both sources known, so
+// that windows close by both).
+std::unique_ptr<Pipeline> NewLivePipeline(const Clock* clock) {
+  std::unique_ptr<Pipeline> p = NewTestPipeline(DeltaConfig(), clock);
+  if (p == nullptr) return nullptr;
+  p->AddSource(EventOrigin::SourceOf(0, 0));
+  p->AddSource(EventOrigin::SourceOf(1, 0));
+  return p;
 }
 
 // A base and its deltas, and how many events each record reflects.
@@ -147,15 +161,16 @@ void ExpectSameState(Pipeline* want, Pipeline* got) {
 // reading the input again from that record on), the end state equals the
 // live pipeline's: nothing lost, nothing counted twice.
 TEST(PipelineDeltaTest, BasePlusDeltasRestoresTheLiveState) {
-  for (uint64_t seed = 1; seed <= 6; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    // Half the seeds over 30 s, half over 75 minutes (see RandomStream).
+    const int64_t step_ms = seed % 2 == 0 ? 1500 : 10;
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", events every " +
+                 std::to_string(step_ms) + " ms");
     Xoshiro256 rng(seed);
     FakeClock clock(kNow);
-    const std::vector<DeltaEvent> events = RandomStream(rng, 3000);
-    std::unique_ptr<Pipeline> live = NewTestPipeline(DeltaConfig(), &clock);
+    const std::vector<DeltaEvent> events = RandomStream(rng, 3000, step_ms);
+    std::unique_ptr<Pipeline> live = NewLivePipeline(&clock);
     ASSERT_NE(live, nullptr);
-    live->AddSource(EventOrigin::SourceOf(0, 0));
-    live->AddSource(EventOrigin::SourceOf(1, 0));
     Chain chain;
     live->EncodeShardBase(0, &chain.base);
     chain.consumed = {0};
@@ -316,10 +331,16 @@ TEST(PipelineDeltaTest, FinalizedRequestsCostTheirKey) {
   // docs 1, 0 docs 1, judged "d1" 1+2, 1 judgment 1+21, no results 1,
   // unit hash 8, interleaving 8, teams 1, times 16, covariate 8, fields 1
   // = 73) and r0000101 (71) are new. The aggregates changed too (6
-  // requests finalized): a delta with no change after it has them.
+  // requests finalized): a delta with no change after it has them, but
+  // for the one window bucket they changed: requests at t to t + 5000,
+  // one 10 s bucket (t = kNow - 600,000 is a multiple of 10,000) of
+  // variant A's group, its index (8 bytes) and per series a count (1
+  // byte) and two sums (16).
   std::string unchanged;
   ASSERT_TRUE(p->EncodeShardDelta(0, &unchanged));
-  EXPECT_EQ(closed.size(), unchanged.size() + 5 * 9 + 73 + 71);
+  const size_t series = p->aggregator().series().size();
+  EXPECT_EQ(closed.size(),
+            unchanged.size() + 5 * 9 + 73 + 71 + 8 + series * (1 + 16));
   std::string whole;
   p->EncodeShard(0, &whole);
   std::unique_ptr<Pipeline> q = NewTestPipeline(DeltaConfig(), &clock);
@@ -327,6 +348,141 @@ TEST(PipelineDeltaTest, FinalizedRequestsCostTheirKey) {
   const Chain chain{base, {idle, closed, unchanged}, {}};
   std::unique_ptr<Pipeline> restored = RestoreChain(chain, 3, &clock);
   ExpectSameState(q.get(), restored.get());
+}
+
+// Version 1 deltas (what rankwatch wrote before version 2: the aggregates
+// whole, every window bucket included) still apply, so that an upgraded
+// replica restores the chain its predecessor wrote. Version 1's layout:
+// the magic, the version, the aggregates as a whole record holds them
+// (Aggregator::EncodeShard), then the join's delta and the other sections
+// as version 2 writes them after its aggregates' changes.
+TEST(PipelineDeltaTest, VersionOneDeltasStillApply) {
+  const uint64_t seed = 7;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Xoshiro256 rng(seed);
+  FakeClock clock(kNow);
+  const std::vector<DeltaEvent> events = RandomStream(rng, 1200, 700);
+  std::unique_ptr<Pipeline> live = NewLivePipeline(&clock);
+  ASSERT_NE(live, nullptr);
+  Chain chain;
+  size_t k = 0;
+  for (; k < 300; ++k) Feed(live.get(), events[k], static_cast<int64_t>(k));
+  live->EncodeShardBase(0, &chain.base);
+  for (int round = 0; round < 3; ++round) {
+    for (const size_t end = k + 300; k < end; ++k) {
+      Feed(live.get(), events[k], static_cast<int64_t>(k));
+    }
+    std::string changes, whole_aggregates, v2;
+    ByteWriter changes_out(&changes);
+    live->aggregator().EncodeShardChanges(0, &changes_out);
+    ByteWriter whole_out(&whole_aggregates);
+    live->aggregator().EncodeShard(0, &whole_out);
+    ASSERT_TRUE(live->EncodeShardDelta(0, &v2));
+    ASSERT_EQ(v2.substr(8, changes.size()), changes) << "round " << round;
+    std::string v1 = v2.substr(0, 4);
+    ByteWriter(&v1).Fixed32(Pipeline::kDeltaVersionWholeWindows);
+    v1 += whole_aggregates;
+    v1 += v2.substr(8 + changes.size());
+    chain.deltas.push_back(std::move(v1));
+  }
+  std::string whole;
+  live->EncodeShard(0, &whole);
+  std::unique_ptr<Pipeline> want = NewTestPipeline(DeltaConfig(), &clock);
+  ASSERT_TRUE(want->DecodeShard(0, whole).ok());
+  std::unique_ptr<Pipeline> got = RestoreChain(chain, 3, &clock);
+  ASSERT_NE(got, nullptr);
+  ExpectSameState(want.get(), got.get());
+}
+
+// Two label groups the writer kept apart fold into one at a restorer
+// whose variant slots other partitions filled first (the first
+// aggregation.max_variants seen): a whole record merges them, but the two
+// groups' changed buckets cannot be applied onto their sum. The delta is
+// refused with one line and the shard left empty (the daemon then
+// restores the base and reads the input again from its offsets).
+TEST(PipelineDeltaTest, GroupsTheRestorerFoldsTogetherRefuseTheDelta) {
+  FakeClock clock(kNow);
+  std::unique_ptr<Pipeline> writer = NewTestPipeline(DeltaConfig(), &clock);
+  ASSERT_NE(writer, nullptr);
+  const int64_t t0 = kNow - 600'000;
+  auto variant = [](int64_t i, std::string_view v) {
+    std::string json = DeltaResults(i, t0 + 1000 * i, true);
+    json.replace(json.find("\"B\""), 3, "\"" + std::string(v) + "\"");
+    return json;
+  };
+  auto serve = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i) {
+      // Variants A, B and C in turn.
+      Feed(writer.get(), {Topic::kResults, variant(i, {&"ABC"[i % 3], 1})},
+           2 * i);
+      Feed(
+          writer.get(),
+          {Topic::kJudgments, DeltaJudgment(RequestId(i), 1, 1, t0 + 1000 * i)},
+          2 * i + 1);
+    }
+  };
+  serve(0, 30);
+  std::string base, delta;
+  writer->EncodeShardBase(0, &base);
+  serve(30, 60);
+  ASSERT_TRUE(writer->EncodeShardDelta(0, &delta));
+  // Two variant slots, X's taken by partition 1: A takes the other, B and
+  // C are "other".
+  config::Config lower = DeltaConfig();
+  lower.aggregation.max_variants = 2;
+  std::unique_ptr<Pipeline> restorer = NewTestPipeline(lower, &clock);
+  ASSERT_NE(restorer, nullptr);
+  (void)restorer->OnPayload(Topic::kResults, variant(100, "X"),
+                            EventOrigin{EventOrigin::SourceOf(0, 1), 0});
+  const int64_t partition_1 = restorer->pending_requests();  // X's.
+  const Status b = restorer->DecodeShard(0, base);
+  ASSERT_TRUE(b.ok()) << b.ToString();
+  ASSERT_GT(restorer->pending_requests(), partition_1);
+  const Status s = restorer->ApplyShardDelta(0, delta);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("fold into one here"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  EXPECT_EQ(restorer->pending_requests(), partition_1);
+  EXPECT_FALSE(restorer->aggregator().HasShard(0));
+  // The same restorer takes the base again (what the daemon falls back
+  // to), its "other" group holding B's and C's requests.
+  ASSERT_TRUE(restorer->DecodeShard(0, base).ok());
+  EXPECT_GT(restorer->pending_requests(), partition_1);
+}
+
+// A reload between two records that changes the windows (an hour's to 30
+// minutes') and the series (a cutoff more) remaps every ring: the next
+// delta writes them whole, and a restore under the new configuration
+// equals a restore of a whole record.
+TEST(PipelineDeltaTest, AReloadThatRemapsTheWindowsWritesThemWhole) {
+  const uint64_t seed = 11;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Xoshiro256 rng(seed);
+  FakeClock clock(kNow);
+  const std::vector<DeltaEvent> events = RandomStream(rng, 1500, 1500);
+  std::unique_ptr<Pipeline> live = NewLivePipeline(&clock);
+  ASSERT_NE(live, nullptr);
+  Chain chain;
+  for (size_t k = 0; k < 1000; ++k) Feed(live.get(), events[k], k);
+  live->EncodeShardBase(0, &chain.base);
+  config::Config next = DeltaConfig();
+  next.aggregation.windows = {std::chrono::minutes(30)};
+  next.metrics.cutoffs = {1, 3, 5, 10, 20};
+  ASSERT_TRUE(live->Reconfigure(next).ok());
+  for (size_t k = 1000; k < events.size(); ++k) {
+    Feed(live.get(), events[k], k);
+  }
+  chain.deltas.emplace_back();
+  ASSERT_TRUE(live->EncodeShardDelta(0, &chain.deltas.back()));
+  std::string whole;
+  live->EncodeShard(0, &whole);
+  std::unique_ptr<Pipeline> want = NewTestPipeline(next, &clock);
+  std::unique_ptr<Pipeline> got = NewTestPipeline(next, &clock);
+  ASSERT_TRUE(want->DecodeShard(0, whole).ok());
+  ASSERT_TRUE(got->DecodeShard(0, chain.base).ok());
+  ASSERT_TRUE(got->ApplyShardDelta(0, chain.deltas[0]).ok());
+  ExpectSameState(want.get(), got.get());
 }
 
 // Bad delta bytes: every truncation and random byte flips are either
