@@ -159,9 +159,10 @@ Status WatermarkedJoin::DecodeShard(int32_t shard, const GroupCodec& groups,
              " pending requests, over join.max_pending_requests " +
              std::to_string(limits.max_pending_requests));
   }
+  staged_requests_.clear();
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    (void)DecodePendingRequest(in, groups, shard, &store().Shard(shard), format,
-                               header.field_map, header.judges, limits);
+    DecodeRequest(in, groups, shard, &store().Shard(shard), format, header,
+                  limits);
   }
   if (!in->ok()) {
     DropShard(shard);
@@ -227,10 +228,10 @@ Status WatermarkedJoin::ApplyShardDelta(int32_t shard, const GroupCodec& groups,
     }
   }
   const uint64_t changed = in->Count(16);
+  staged_requests_.clear();
   for (uint64_t i = 0; i < changed && in->ok(); ++i) {
-    (void)DecodePendingRequest(in, groups, shard, &pending,
-                               kPendingRequestFormat, header.field_map,
-                               header.judges, limits);
+    DecodeRequest(in, groups, shard, &pending, kPendingRequestFormat, header,
+                  limits);
   }
   if (in->ok() && pending.size() > limits.max_pending_requests) {
     in->Fail(std::to_string(pending.size()) +
@@ -249,18 +250,32 @@ Status WatermarkedJoin::ApplyShardDelta(int32_t shard, const GroupCodec& groups,
   return Status::Ok();
 }
 
+void WatermarkedJoin::DecodeRequest(ByteReader* in, const GroupCodec& groups,
+                                    int32_t shard, PendingStore* store,
+                                    int format, const ShardHeader& header,
+                                    const CheckpointLimits& limits) {
+  PendingRequest* r =
+      DecodePendingRequest(in, groups, shard, store, format, header.field_map,
+                           header.judges, limits);
+  if (r != nullptr && r->has_results && r->group >= kStagedGroup) {
+    staged_requests_.push_back(r);
+  }
+}
+
 void WatermarkedJoin::ResolveStagedGroups(int32_t shard,
                                           std::span<const uint32_t> groups) {
-  PendingStore* pending = store().Find(shard);
-  if (pending == nullptr) return;
-  pending->ForEach([&](PendingRequest& r) {
-    if (!r.has_results || r.group < kStagedGroup) return;
-    const size_t i = r.group - kStagedGroup;
-    r.group = i < groups.size() ? groups[i] : 0;
-  });
+  (void)shard;  // The requests of the record just restored: its shard's.
+  for (PendingRequest* r : staged_requests_) {
+    // Decoded twice in one record: resolved the first time.
+    if (!r->has_results || r->group < kStagedGroup) continue;
+    const size_t i = r->group - kStagedGroup;
+    r->group = i < groups.size() ? groups[i] : 0;
+  }
+  staged_requests_.clear();
 }
 
 void WatermarkedJoin::DropShard(int32_t shard) {
+  staged_requests_.clear();
   store().Drop(shard);
   watermark_.RemoveSource(EventOrigin::SourceOf(0, shard));
   watermark_.RemoveSource(EventOrigin::SourceOf(1, shard));

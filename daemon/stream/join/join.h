@@ -306,6 +306,11 @@ class WatermarkedJoin : public Join {
   void WriteShardHeader(int32_t shard, int format, ByteWriter* out) const;
   // Registers the shard's sources with the progress the record holds.
   void RestoreShardProgress(int32_t shard, const ShardHeader& header);
+  // Decodes one pending request of a record into `store`, remembering it
+  // when its group is staged (ResolveStagedGroups).
+  void DecodeRequest(ByteReader* in, const GroupCodec& groups, int32_t shard,
+                     PendingStore* store, int format, const ShardHeader& header,
+                     const CheckpointLimits& limits);
 
   // The subclasses observe events into the watermark and count outcomes.
   Watermark watermark_;
@@ -318,6 +323,13 @@ class WatermarkedJoin : public Join {
   config::JudgeCombine judge_combine_ = config::JudgeCombine::kPrecedence;
   // Per judge, the scratch FinalizedRequest::judges points into.
   std::vector<JudgeGrades> judge_grades_;
+  // The requests of the record being restored whose groups are staged:
+  // ResolveStagedGroups resolves those, not every request of the shard,
+  // so that a delta's restore costs what the delta holds (a chain applies
+  // many deltas onto a state of hundreds of thousands of requests). Slots
+  // keep their addresses until released, and a record releases (a
+  // delta's deletions) before it decodes.
+  std::vector<PendingRequest*> staged_requests_;
 };
 
 }  // namespace rankwatch::stream
