@@ -287,13 +287,35 @@ void InterleavingMonitor::Update(int64_t now_ms) {
 }
 
 namespace {
-// "ILV1": two teams, no per-team clicks; "ILV2": any number of teams.
+// "ILV1": two teams, no per-team clicks; "ILV2": any number of teams;
+// "ILV3": a delta's, the windows' changed buckets only.
 constexpr uint32_t kTwoTeamShardMagic = 0x494c5631;
 constexpr uint32_t kInterleavingShardMagic = 0x494c5632;
+constexpr uint32_t kChangesShardMagic = 0x494c5633;
 }  // namespace
 
 void InterleavingMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
-  out->Fixed32(kInterleavingShardMagic);
+  EncodeCounts(shard, /*changes=*/false, out);
+}
+
+void InterleavingMonitor::EncodeShardChanges(int32_t shard,
+                                             ByteWriter* out) const {
+  EncodeCounts(shard, /*changes=*/true, out);
+}
+
+void InterleavingMonitor::MarkShardRecorded(int32_t shard) {
+  if (shard < 0 || static_cast<size_t>(shard) >= shards_.size() ||
+      !shards_[static_cast<size_t>(shard)]) {
+    return;
+  }
+  for (ShardCounts& c : *shards_[static_cast<size_t>(shard)]) {
+    c.ring.MarkRecorded();
+  }
+}
+
+void InterleavingMonitor::EncodeCounts(int32_t shard, bool changes,
+                                       ByteWriter* out) const {
+  out->Fixed32(changes ? kChangesShardMagic : kInterleavingShardMagic);
   const Shard* counts =
       shard >= 0 && static_cast<size_t>(shard) < shards_.size()
           ? shards_[static_cast<size_t>(shard)].get()
@@ -315,13 +337,18 @@ void InterleavingMonitor::EncodeShard(int32_t shard, ByteWriter* out) const {
       out->I64(pair.wins[1]);
       out->I64(pair.ties);
     }
-    (*counts)[e].ring.Encode(out);
+    if (changes) {
+      (*counts)[e].ring.EncodeChanges(out);
+    } else {
+      (*counts)[e].ring.Encode(out);
+    }
   }
 }
 
-void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
+void InterleavingMonitor::DecodeExperiment(ByteReader* in, Format format,
                                            const CheckpointLimits& limits,
                                            Shard* restored) const {
+  const bool two_team_format = format == Format::kTwoTeams;
   const std::string_view name = in->String();
   const std::string_view variant = in->String();
   std::array<std::string_view, config::kMaxInterleavingTeams> teams;
@@ -354,7 +381,14 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
     pair.no_click = all.no_click;
   }
   const std::vector<int> same = Identity(3 * all.pairs.size() + 1);
-  WindowRing ring = WindowRing::Decode(in, bucket_ms_, span_ms_, same, limits);
+  WindowChanges changes;
+  if (format == Format::kTeamsChanges) {
+    changes = WindowRing::DecodeChanges(in, bucket_ms_, span_ms_, same, limits);
+  } else {
+    changes = {true,
+               WindowRing::Decode(in, bucket_ms_, span_ms_, same, limits)};
+  }
+  const WindowRing& ring = changes.buckets;
   CheckCount(in, all.impressions, "an interleaving impression count");
   CheckCount(in, all.no_click, "an interleaving no-click count");
   for (int64_t clicks : all.clicks) {
@@ -381,7 +415,7 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, bool two_team_format,
       continue;
     }
     (*restored)[e].counts = std::move(all);
-    (*restored)[e].ring = std::move(ring);
+    (*restored)[e].ring.Apply(changes);
     return;
   }
 }
@@ -390,13 +424,23 @@ Status InterleavingMonitor::DecodeShard(int32_t shard, ByteReader* in,
                                         const CheckpointLimits& limits) {
   if (shard < 0) return Status::InvalidArgument("negative shard");
   const uint32_t magic = in->Fixed32();
-  if (magic != kInterleavingShardMagic && magic != kTwoTeamShardMagic) {
+  Format format = Format::kTeams;
+  if (magic == kTwoTeamShardMagic) {
+    format = Format::kTwoTeams;
+  } else if (magic == kChangesShardMagic) {
+    format = Format::kTeamsChanges;
+  } else if (magic != kInterleavingShardMagic) {
     in->Fail("not an interleaving record");
   }
-  auto restored = std::make_unique<Shard>(NewShard());
+  // Changes apply onto what the records before restored.
+  const bool onto = format == Format::kTeamsChanges &&
+                    static_cast<size_t>(shard) < shards_.size() &&
+                    shards_[static_cast<size_t>(shard)] != nullptr;
+  auto restored = std::make_unique<Shard>(
+      onto ? *shards_[static_cast<size_t>(shard)] : NewShard());
   const uint64_t n = in->Count(4);
   for (uint64_t i = 0; i < n && in->ok(); ++i) {
-    DecodeExperiment(in, magic == kTwoTeamShardMagic, limits, restored.get());
+    DecodeExperiment(in, format, limits, restored.get());
   }
   if (static_cast<size_t>(shard) >= shards_.size()) {
     shards_.resize(static_cast<size_t>(shard) + 1);

@@ -105,6 +105,13 @@ class InterleavingMonitor {
   // changed, or that is gone, starts afresh. Records of the two-team
   // format ("ILV1") restore too, without per-team clicks (they start at 0).
   void EncodeShard(int32_t shard, ByteWriter* out) const;
+  // A delta's section ("ILV3", Pipeline::EncodeShardDelta): the counts
+  // whole, each experiment's window only the buckets changed since the
+  // shard's previous record (WindowRing::EncodeChanges), which
+  // MarkShardRecorded starts afresh. DecodeShard reads it onto the shard
+  // as the records before restored it.
+  void EncodeShardChanges(int32_t shard, ByteWriter* out) const;
+  void MarkShardRecorded(int32_t shard);
   [[nodiscard]] Status DecodeShard(int32_t shard, ByteReader* in,
                                    const CheckpointLimits& limits = {});
   void DropShard(int32_t shard);
@@ -152,8 +159,13 @@ class InterleavingMonitor {
   // Counts one impression with `credit` per team.
   void Record(size_t experiment, int64_t time_ms,
               std::span<const int64_t> credit, int32_t shard);
+  // A shard's section: whole ("ILV2") or changes ("ILV3").
+  void EncodeCounts(int32_t shard, bool changes, ByteWriter* out) const;
+  // The formats of a shard's section: "ILV1" (two teams, no per-team
+  // clicks), "ILV2" and "ILV3" (a delta's: the window's changes).
+  enum class Format { kTwoTeams, kTeams, kTeamsChanges };
   // Reads one experiment's record of a checkpoint into `restored`.
-  void DecodeExperiment(ByteReader* in, bool two_team_format,
+  void DecodeExperiment(ByteReader* in, Format format,
                         const CheckpointLimits& limits, Shard* restored) const;
   // The merged counts and rings from the shards.
   void RebuildMerged();

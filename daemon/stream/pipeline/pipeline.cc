@@ -421,9 +421,14 @@ void Pipeline::EncodeShard(int32_t shard, std::string* out) const {
   EncodeShardSections(shard, &w);
 }
 
-void Pipeline::EncodeShardSections(int32_t shard, ByteWriter* w) const {
+void Pipeline::EncodeShardSections(int32_t shard, ByteWriter* w,
+                                   bool changes) const {
   experiments_->EncodeShard(shard, w);
-  interleaving_->EncodeShard(shard, w);
+  if (changes) {
+    interleaving_->EncodeShardChanges(shard, w);
+  } else {
+    interleaving_->EncodeShard(shard, w);
+  }
   movers_->EncodeShard(shard, w);
   // Only with judges, so that a version before them reads the record;
   // each section starts with its own magic number.
@@ -548,11 +553,11 @@ void Pipeline::DropShard(int32_t shard) {
   DropShardSections(shard);
 }
 
-void Pipeline::DropShardSections(int32_t shard, bool keep_aggregates) {
+void Pipeline::DropShardSections(int32_t shard, bool keep_windows) {
   ++state_version_;
-  if (!keep_aggregates) aggregator_.DropShard(shard);
+  if (!keep_windows) aggregator_.DropShard(shard);
   experiments_->DropShard(shard);
-  interleaving_->DropShard(shard);
+  if (!keep_windows) interleaving_->DropShard(shard);
   movers_->DropShard(shard);
   if (agreement_) agreement_->DropShard(shard);
   if (judge_monitor_) judge_monitor_->DropShard(shard);

@@ -148,8 +148,9 @@ class Pipeline : private JoinListener {
   // delta) needs to reach its present state. Of the pending requests only
   // those created or changed since the previous record and the keys of
   // those released; of the aggregates' windows only the buckets changed
-  // (Aggregator::EncodeShardChanges: a round of 5 s changes one or two of
-  // the 361 buckets an hour's window holds); every other section whole
+  // (Aggregator::EncodeShardChanges, and the interleaving experiments'
+  // windows: a round of 5 s changes one or two of the 361 buckets an
+  // hour's window holds); every other section whole
   // (running stats, sums, monitors: they grow with the label groups and
   // series, not with the traffic). Then a new epoch starts. It writes
   // nothing and returns false when the shard is not tracked (restored or
@@ -315,11 +316,17 @@ class Pipeline : private JoinListener {
   // they name; on an error the shard is left empty.
   [[nodiscard]] Status RestoreSections(int32_t shard, ByteReader* in,
                                        RecordKind kind);
-  // Every section but the join's (sources and pending requests).
-  void EncodeShardSections(int32_t shard, ByteWriter* w) const;
-  // Forgets every section of the shard but the join's (and but the
-  // aggregates with `keep_aggregates`: a delta applies onto them).
-  void DropShardSections(int32_t shard, bool keep_aggregates = false);
+  // Every section but the join's (sources and pending requests); with
+  // `changes`, a delta's (the interleaving windows' changes).
+  void EncodeShardSections(int32_t shard, ByteWriter* w,
+                           bool changes = false) const;
+  // Forgets every section of the shard but the join's (and but those
+  // with sliding windows, aggregates and interleaving, with
+  // `keep_windows`: a delta of version 2 applies onto them).
+  void DropShardSections(int32_t shard, bool keep_windows = false);
+  // The shard's state is in a record: its windows' changes count from
+  // here.
+  void MarkShardRecorded(int32_t shard);
   // The checkpoint's sections after the movers (agreement, judges).
   [[nodiscard]] Status DecodeJudgeSections(
       int32_t shard, ByteReader* in, const CheckpointLimits& limits,

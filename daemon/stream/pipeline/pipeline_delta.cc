@@ -17,7 +17,12 @@ constexpr uint32_t kShardDeltaMagic = 0x44535752;
 void Pipeline::EncodeShardBase(int32_t shard, std::string* out) {
   join_->StartShardTracking(shard);
   EncodeShard(shard, out);
+  MarkShardRecorded(shard);
+}
+
+void Pipeline::MarkShardRecorded(int32_t shard) {
   aggregator_.MarkShardRecorded(shard);
+  interleaving_->MarkShardRecorded(shard);
 }
 
 bool Pipeline::EncodeShardDelta(int32_t shard, std::string* out) {
@@ -31,8 +36,8 @@ bool Pipeline::EncodeShardDelta(int32_t shard, std::string* out) {
     out->resize(start);
     return false;
   }
-  EncodeShardSections(shard, &w);
-  aggregator_.MarkShardRecorded(shard);
+  EncodeShardSections(shard, &w, /*changes=*/true);
+  MarkShardRecorded(shard);
   return true;
 }
 
@@ -53,7 +58,7 @@ Status Pipeline::ApplyShardDelta(int32_t shard, std::string_view record) {
                                    " and " + std::to_string(kDeltaVersion));
   }
   // Every section but the pending requests and (from version 2) the
-  // aggregates is written whole: read again.
+  // sliding windows is written whole: read again.
   const RecordKind kind =
       version == kDeltaVersion ? RecordKind::kDelta : RecordKind::kDeltaWhole;
   DropShardSections(shard, kind == RecordKind::kDelta);

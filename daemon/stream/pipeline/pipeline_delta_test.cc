@@ -2,6 +2,7 @@
 // deltas restore what a whole record of the same moment restores, a delta
 // costs what changed, and bad delta bytes are refused with one line.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,19 @@ std::string DeltaResults(int64_t request, int64_t time_ms, bool b = false) {
          "\",\"timestamp\":" + std::to_string(time_ms) +
          ",\"results\":[{\"doc_id\":\"d1\"},{\"doc_id\":\"d2\"},"
          "{\"doc_id\":\"d3\"}]}";
+}
+
+// An interleaved list of the experiment DeltaConfig names: d1 and d3
+// from team A, d2 from team B.
+std::string InterleavedResults(int64_t request, int64_t time_ms) {
+  std::string json = DeltaResults(request, time_ms);
+  json.replace(json.find("\"A\""), 3, "\"A-vs-B\"");
+  for (const char* doc : {"d1", "d2", "d3"}) {
+    const std::string id = std::string("\"") + doc + "\"";
+    json.insert(json.find(id) + id.size(),
+                doc[1] == '2' ? ",\"team\":\"B\"" : ",\"team\":\"A\"");
+  }
+  return json;
 }
 
 std::string DeltaJudgment(std::string_view request, int doc, int grade,
@@ -64,8 +78,10 @@ std::vector<DeltaEvent> RandomStream(Xoshiro256& rng, int n,
     const int64_t t = t0 + step_ms * k;
     const uint64_t kind = rng.Below(10);
     if (kind < 4 || next_request == 0) {
-      events.push_back(
-          {Topic::kResults, DeltaResults(next_request, t, rng.Below(2) == 1)});
+      const uint64_t list = rng.Below(3);
+      events.push_back({Topic::kResults,
+                        list == 2 ? InterleavedResults(next_request, t)
+                                  : DeltaResults(next_request, t, list == 1)});
       ++next_request;
     } else if (kind < 8) {
       // A request served lately (or about to be).
@@ -95,6 +111,7 @@ config::Config DeltaConfig() {
   c.join.window = std::chrono::seconds(2);
   c.join.early_tolerance = std::chrono::milliseconds(500);
   c.join.allowed_lateness = std::chrono::milliseconds(0);
+  c.interleaving = {{"i", "A-vs-B", {"A", "B"}}};
   return c;
 }
 
@@ -134,10 +151,53 @@ std::unique_ptr<Pipeline> RestoreChain(const Chain& chain, size_t deltas,
   return p;
 }
 
+// Shard 0's record with its label groups' aggregates in label order.
+// Two pipelines number label groups in the order they first see them (a
+// restored one in the order its record names them and its pending
+// requests' labels), and a record writes a shard's aggregates in that
+// order: the same state can be written in two orders. The aggregates come
+// first in a record (after its magic and version); the rest is compared
+// as written.
+std::string CanonicalRecord(Pipeline* p) {
+  std::string record, aggregates;
+  p->EncodeShard(0, &record);
+  ByteWriter aw(&aggregates);
+  p->aggregator().EncodeShard(0, &aw);
+  EXPECT_EQ(record.substr(8, aggregates.size()), aggregates);
+  std::map<std::string, std::string> groups;
+  const Aggregator& a = p->aggregator();
+  for (size_t i = 0; i < a.num_groups(); ++i) {
+    const GroupStats& g = a.group(i);
+    if (g.requests == 0) continue;
+    std::string key = g.variant;
+    for (const std::string& v : g.segment_values) key += "\x1f" + v;
+    std::string& bytes = groups[key];
+    ByteWriter w(&bytes);
+    w.I64(g.requests);
+    w.I64(g.without_relevant);
+    for (size_t s = 0; s < g.all.size(); ++s) {
+      w.I64(g.all[s].count());
+      w.Double(g.all[s].mean());
+      w.Double(g.all[s].m2());
+      w.Double(g.all[s].sum());
+      w.Double(g.all[s].sum_of_squares());
+      for (int64_t c : g.histograms[s]) w.I64(c);
+    }
+    for (int64_t c : g.first_click.counts) w.I64(c);
+    w.I64(g.first_click.count);
+    w.Double(g.first_click.sum_seconds);
+    g.windows.Encode(&w);
+  }
+  std::string out;
+  for (const auto& [key, bytes] : groups) out += key + '\0' + bytes;
+  return out + record.substr(8 + aggregates.size());
+}
+
 // The state of `got` equals `want`'s: as many pending requests, records
-// of the same size, and once both finalize everything, byte-equal records
-// (every aggregate, window and sum fed by the same requests in the same
-// order: a request missing, extra or different shows).
+// of the same size, and once both finalize everything, equal records
+// (CanonicalRecord: every aggregate, window and sum fed by the same
+// requests in the same order: a request missing, extra or different
+// shows).
 void ExpectSameState(Pipeline* want, Pipeline* got) {
   EXPECT_EQ(got->pending_requests(), want->pending_requests());
   std::string a, b;
@@ -146,10 +206,8 @@ void ExpectSameState(Pipeline* want, Pipeline* got) {
   EXPECT_EQ(b.size(), a.size());
   want->FinishAll();
   got->FinishAll();
-  a.clear();
-  b.clear();
-  want->EncodeShard(0, &a);
-  got->EncodeShard(0, &b);
+  a = CanonicalRecord(want);
+  b = CanonicalRecord(got);
   EXPECT_TRUE(a == b) << "records after FinishAll differ (" << a.size()
                       << " and " << b.size() << " bytes)";
 }
@@ -205,18 +263,19 @@ TEST(PipelineDeltaTest, BasePlusDeltasRestoresTheLiveState) {
       ExpectSameState(want.get(), got.get());
     }
     EXPECT_GT(compared, 3);
+    // A third of the lists are interleaved: their windows are in the
+    // records too.
+    EXPECT_GT(live->interleaving().experiments()[0].all.impressions, 100);
     ASSERT_FALSE(crashes.empty());
-    std::string end;
     live->FinishAll();
-    live->EncodeShard(0, &end);
+    const std::string end = CanonicalRecord(live.get());
     for (const Chain& at : crashes) {
       std::unique_ptr<Pipeline> p = RestoreChain(at, at.deltas.size(), &clock);
       for (size_t k = at.consumed.back(); k < events.size(); ++k) {
         Feed(p.get(), events[k], static_cast<int64_t>(k));
       }
       p->FinishAll();
-      std::string got;
-      p->EncodeShard(0, &got);
+      const std::string got = CanonicalRecord(p.get());
       EXPECT_TRUE(got == end) << "crash after " << at.consumed.back()
                               << " events, " << at.deltas.size() << " deltas";
     }
@@ -351,11 +410,13 @@ TEST(PipelineDeltaTest, FinalizedRequestsCostTheirKey) {
 }
 
 // Version 1 deltas (what rankwatch wrote before version 2: the aggregates
-// whole, every window bucket included) still apply, so that an upgraded
-// replica restores the chain its predecessor wrote. Version 1's layout:
-// the magic, the version, the aggregates as a whole record holds them
-// (Aggregator::EncodeShard), then the join's delta and the other sections
-// as version 2 writes them after its aggregates' changes.
+// and the interleaving counts whole, every window bucket included) still
+// apply, so that an upgraded replica restores the chain its predecessor
+// wrote. Version 1's layout: the magic, the version, the aggregates as a
+// whole record holds them (Aggregator::EncodeShard), then the join's
+// delta and the other sections as version 2 writes them, but for the
+// interleaving section, whole (InterleavingMonitor::EncodeShard, "ILV2")
+// where version 2 has its changes ("ILV3").
 TEST(PipelineDeltaTest, VersionOneDeltasStillApply) {
   const uint64_t seed = 7;
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -372,17 +433,26 @@ TEST(PipelineDeltaTest, VersionOneDeltasStillApply) {
     for (const size_t end = k + 300; k < end; ++k) {
       Feed(live.get(), events[k], static_cast<int64_t>(k));
     }
-    std::string changes, whole_aggregates, v2;
+    std::string changes, whole_aggregates, ilv3, ilv2, v2;
     ByteWriter changes_out(&changes);
     live->aggregator().EncodeShardChanges(0, &changes_out);
     ByteWriter whole_out(&whole_aggregates);
     live->aggregator().EncodeShard(0, &whole_out);
+    ByteWriter ilv3_out(&ilv3);
+    live->interleaving().EncodeShardChanges(0, &ilv3_out);
+    ByteWriter ilv2_out(&ilv2);
+    live->interleaving().EncodeShard(0, &ilv2_out);
     ASSERT_TRUE(live->EncodeShardDelta(0, &v2));
     ASSERT_EQ(v2.substr(8, changes.size()), changes) << "round " << round;
+    std::string rest = v2.substr(8 + changes.size());
+    const size_t at = rest.find(ilv3);
+    ASSERT_NE(at, std::string::npos) << "round " << round;
+    ASSERT_EQ(rest.find(ilv3, at + 1), std::string::npos);
+    rest.replace(at, ilv3.size(), ilv2);
     std::string v1 = v2.substr(0, 4);
     ByteWriter(&v1).Fixed32(Pipeline::kDeltaVersionWholeWindows);
     v1 += whole_aggregates;
-    v1 += v2.substr(8 + changes.size());
+    v1 += rest;
     chain.deltas.push_back(std::move(v1));
   }
   std::string whole;
