@@ -695,6 +695,23 @@ std::string TopicConfig(const std::string& bootstrap, const std::string& topic,
   return value;
 }
 
+// The broker keeps records of any age (scripts/kafka-server.sh). Every test
+// here stamps its events in the past (kT0, November 2025): with Kafka's
+// default retention (7 days, by a segment's newest timestamp) the broker's
+// first retention check, 30 s after its start and then every 5 minutes,
+// deleted them, unread ones included. KillNineAndRestartLosesNothing lost
+// request 27 that way in two fresh runs (and every request its first
+// daemon still held: 27 and 29 to 149 with the check every second): that
+// daemon had committed offsets below them, the check ran before the second
+// one was assigned, and the second found those offsets below the log start
+// and read on from there (auto.offset.reset), re-reading nothing.
+TEST_F(RealKafkaE2eTest, BrokerKeepsEventsStampedInThePast) {
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), results_, "retention.ms"),
+            "-1");
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), judgments_, "retention.ms"),
+            "-1");
+}
+
 // Issue 40 on the real broker, with the default configuration (durable
 // state on): two outages longer than join.allowed_lateness (2 s) while the
 // traffic goes on, one after a SIGTERM and one after a kill -9 (whose
