@@ -83,7 +83,10 @@ class KafkaIngest::CommitHandler : public RdKafka::OffsetCommitCb {
 };
 
 KafkaIngest::KafkaIngest(const config::Config& config, const Clock* clock)
-    : config_(config), clock_(clock), errors_(&status_, clock) {}
+    : config_(config),
+      clock_(clock),
+      event_clock_(clock),
+      errors_(&status_, clock) {}
 
 KafkaIngest::~KafkaIngest() = default;
 
@@ -270,6 +273,7 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
     std::unique_ptr<RdKafka::Message> msg(table_consumer_->consume(kPollMs));
     std::lock_guard<std::mutex> lock(*mu_);
     poll_mono_ms_ = clock_->MonotonicMillis();
+    event_clock_.Tick();
     Handle(msg.get(), /*from_table=*/true);
     LogReadiness(poll_mono_ms_);
   }
@@ -324,6 +328,7 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     {
       std::lock_guard<std::mutex> lock(*mu_);
       poll_mono_ms_ = clock_->MonotonicMillis();
+      event_clock_.Tick();
       status_.last_poll_mono_ms = poll_mono_ms_;
       PublishReadiness();
       // Before a batch: a partition whose fetched data is queued locally
@@ -350,6 +355,7 @@ void KafkaIngest::HandleBatch(RdKafka::KafkaConsumer* consumer,
                               bool from_table) {
   rd_kafka_t* client = consumer->c_ptr();
   poll_mono_ms_ = clock_->MonotonicMillis();
+  event_clock_.Tick();
   for (int i = 0; i < kBatch; ++i) {
     const MessagePtr m(rd_kafka_consumer_poll(client, 0));
     if (m == nullptr || m->err == RD_KAFKA_RESP_ERR__TIMED_OUT) break;
@@ -704,6 +710,7 @@ void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
     }
   }
   std::lock_guard<std::mutex> lock(*mu_);
+  event_clock_.Tick();  // Inside a poll that may have waited.
   ++status_.rebalances;
   MarkReachable(kGroupClient);  // Its group coordinator answered.
   const int64_t now = clock_->MonotonicMillis();
@@ -748,6 +755,7 @@ void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
     if (t >= 0) slots.push_back(SlotOf(t, p.partition));
   }
   std::lock_guard<std::mutex> lock(*mu_);
+  event_clock_.Tick();  // Inside a poll that may have waited.
   ++status_.rebalances;
   if (changelog_) {
     const std::vector<int32_t> shards = ShardsOf(slots);

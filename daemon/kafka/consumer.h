@@ -102,6 +102,12 @@ class KafkaIngest final : public stream::ReleaseListener,
   void Attach(stream::Pipeline* pipeline, std::mutex* mu,
               KafkaDeadLetterSink* dead_letters);
 
+  // The wall clock for the pipeline: `clock`'s wall time as of the last
+  // poll round (the time its batch was received; also ticked in the
+  // rebalance callbacks), so that the events of a batch share one reading
+  // instead of reading the clock each. Lives as long as this object.
+  const Clock* event_clock() const { return &event_clock_; }
+
   // Consumes until `stop` is true; then commits the safe offsets and leaves
   // the group. Returns an error only when consuming cannot start.
   Status Run(const std::atomic<bool>& stop);
@@ -225,6 +231,7 @@ class KafkaIngest final : public stream::ReleaseListener,
 
   config::Config config_;
   const Clock* clock_;
+  RoundClock event_clock_;  // Ticked by the consumer thread.
   stream::Pipeline* pipeline_ = nullptr;
   std::mutex* mu_ = nullptr;
   KafkaDeadLetterSink* dead_letters_ = nullptr;
