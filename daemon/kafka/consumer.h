@@ -47,11 +47,13 @@
 //
 // Threading: Run() is the consumer thread. The pipeline and the status are
 // shared with the HTTP threads under the mutex given to Attach(). The
-// consumer thread holds it only while it handles one message or does its
-// periodic work, and never while it calls a librdkafka function that
-// serves callbacks (consume(), close()): the callbacks served there
-// (rebalance, statistics and errors, commit results), which run on the
-// consumer thread inside those calls, take the mutex themselves. State no
+// consumer thread holds it while it handles a message, or a batch of
+// them, or does its periodic work, and not while it calls consume() or
+// close(): the callbacks served there (rebalance, statistics and errors,
+// commit results), which run on the consumer thread inside those calls,
+// take the mutex themselves. A batch's polls (timeout 0, under the lock)
+// serve them too: there they see that their thread holds it
+// (CallbackLock), and the assignment's checkpoint reads release it. State no
 // other thread sees (the PartitionBook, fetch health and progress, the
 // table's positions) is touched by the consumer thread only and needs no lock.
 #ifndef RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
@@ -134,6 +136,14 @@ class KafkaIngest final : public stream::ReleaseListener,
   Status LoadTable(const std::atomic<bool>& stop);
   bool CheckPartitionCounts(const std::atomic<bool>& stop);
   void HandleBatch(RdKafka::KafkaConsumer* consumer, bool from_table);
+  // The mutex for a callback: taken, unless this thread holds it across
+  // the polls of a batch (then the lock returned owns nothing).
+  std::unique_lock<std::mutex> CallbackLock();
+  // Whether this thread holds *mu_ across the polls of a batch
+  // (HandleBatch): the callbacks those polls serve run on this thread,
+  // inside them, and must not take it again. Per thread, so that a
+  // callback served on any other thread still takes it.
+  static thread_local bool batch_locked_;
   void Shutdown();
   // The methods below run with *mu_ held.
   void Handle(RdKafka::Message* message, bool from_table);
