@@ -434,6 +434,7 @@ void KafkaIngest::Handle(const rd_kafka_message_t* msg, bool from_table) {
   const int32_t slot = SlotOf(t, msg->partition);
   const int64_t offset = msg->offset;
   fetch_progress_.Progress(slot, poll_mono_ms_);
+  if (!from_table && book_.AwaitingStart(slot)) SettleStart(slot, offset);
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
     origin.replayed = true;
@@ -471,6 +472,13 @@ void KafkaIngest::Periodic() {
     last_tick_mono_ms_ = now;
     MarkCaughtUpSources();
     pipeline_->AdvanceWallClock();
+    // A partition whose events were all deleted, with nothing new, sends
+    // no message: its log start tells.
+    if (book_.AwaitingStart()) {
+      for (int32_t slot : book_.slots()) {
+        if (book_.AwaitingStart(slot)) SettleStart(slot, -1);
+      }
+    }
   }
   if (dead_letters_ != nullptr) dead_letters_->Poll();
   if (now - last_stats_mono_ms_ >= kStatsMs) {
@@ -494,6 +502,28 @@ void KafkaIngest::Periodic() {
   PublishFetchProgress();
   PublishReplayed();
   LogReadiness(now);
+}
+
+void KafkaIngest::SettleStart(int32_t slot, int64_t first_offset) {
+  const std::string& topic = TopicName(SlotTopic(slot));
+  const int32_t partition = SlotPartition(slot);
+  int64_t low = -1, high = -1;
+  if (consumer_->get_watermark_offsets(topic, partition, &low, &high) !=
+          RdKafka::ERR_NO_ERROR ||
+      low < 0) {
+    low = -1;  // Not known yet (no fetch answered).
+  }
+  const int64_t deleted = book_.SettleStart(slot, first_offset, low);
+  if (deleted <= 0) return;
+  status_.deleted_unread_events[topic] += deleted;
+  // One line per partition and assignment: the loss is the broker's, but
+  // this replica is the one that can tell.
+  spdlog::error(
+      "kafka consumer: {} events of {} partition {} were deleted by the "
+      "broker before they were read (its retention, or DeleteRecords): "
+      "reading resumed below the partition's log start {}; they are lost "
+      "(rankwatch_events_deleted_unread_total)",
+      deleted, topic, partition, low);
 }
 
 void KafkaIngest::PublishReplayed() {

@@ -32,6 +32,10 @@
 //   (state_unavailable) rather than counting from zero. A revoked
 //   partition's state is dropped (Pipeline::DropShard): it lives on in
 //   its checkpoint.
+// * Events the broker deleted before they were read (retention shorter
+//   than an outage: reading resumes below a partition's log start) are
+//   lost; they are counted and logged once per partition and assignment
+//   (PartitionBook::SettleStart).
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
 // * Readiness (IngestState::ready_reason): the loop tracks fetch progress
@@ -154,6 +158,13 @@ class KafkaIngest final : public stream::ReleaseListener,
   // (CommitMetadata::final).
   // Copies the join's replayed-event counts into the status.
   void PublishReplayed();
+  // Records where each of `partitions` resumes (PartitionBook::ExpectStart).
+  void ExpectStarts(const std::vector<AssignedPartition>& partitions);
+  // Settles `slot`'s start at its first message since its assignment
+  // (`first_offset`), or before any (-1) by its log start as librdkafka
+  // last heard it: events the broker deleted before they were read are
+  // counted (IngestState::deleted_unread_events) and logged.
+  void SettleStart(int32_t slot, int64_t first_offset);
   void Commit(const std::vector<int32_t>& slots, bool sync, bool final = false);
 
   // Durable state. The changelog topic ready for use (retried until it is

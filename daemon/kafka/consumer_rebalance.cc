@@ -73,7 +73,20 @@ void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
     }
   }
   for (const Restore& r : restores) ApplyRestore(r, partitions);
+  ExpectStarts(partitions);
   PublishFetchProgress();
+}
+
+void KafkaIngest::ExpectStarts(
+    const std::vector<AssignedPartition>& partitions) {
+  for (const AssignedPartition& p : partitions) {
+    const int t = TopicIndex(p.topic);
+    // A paused partition (state not restored) reads nothing.
+    if (t < 0 || p.pause) continue;
+    const int64_t start =
+        p.start_offset >= 0 ? p.start_offset : p.committed_offset;
+    if (start >= 0) book_.ExpectStart(SlotOf(t, p.partition), start);
+  }
 }
 
 void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
