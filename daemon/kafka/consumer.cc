@@ -521,7 +521,8 @@ void KafkaIngest::SettleStart(int32_t slot, int64_t first_offset) {
   spdlog::error(
       "kafka consumer: {} events of {} partition {} were deleted by the "
       "broker before they were read (its retention, or DeleteRecords): "
-      "reading resumed below the partition's log start {}; they are lost "
+      "reading resumed below the partition's log start {}; what of them "
+      "the partition's previous owner had not counted is lost "
       "(rankwatch_events_deleted_unread_total)",
       deleted, topic, partition, low);
 }

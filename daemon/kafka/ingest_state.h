@@ -154,7 +154,7 @@ struct IngestState {
   std::map<std::string, int64_t> replayed_events;
   // Events deleted by the broker (retention, DeleteRecords) before this
   // replica read them: reading resumed below a partition's log start.
-  // Per topic. They are lost.
+  // Per topic. What of them a previous owner had not counted is lost.
   std::map<std::string, int64_t> deleted_unread_events;
 };
 
