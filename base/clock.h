@@ -43,6 +43,28 @@ class SystemClock : public Clock {
   }
 };
 
+// A wall clock read once per round: NowMillis() is `inner`'s wall time at
+// the last Tick() (at construction before any), so that the many reads of
+// one round (the events of a poll batch, as the consumer received them)
+// cost a load instead of a clock read each. Monotonic time is `inner`'s.
+// Tick() from one thread; reads from any.
+class RoundClock : public Clock {
+ public:
+  explicit RoundClock(const Clock* inner)
+      : inner_(inner), wall_ms_(inner->NowMillis()) {}
+  int64_t NowMillis() const override {
+    return wall_ms_.load(std::memory_order_relaxed);
+  }
+  int64_t MonotonicMillis() const override { return inner_->MonotonicMillis(); }
+  void Tick() {
+    wall_ms_.store(inner_->NowMillis(), std::memory_order_relaxed);
+  }
+
+ private:
+  const Clock* inner_;
+  std::atomic<int64_t> wall_ms_;
+};
+
 // A clock that only moves when told to. Advance() moves both times; Set()
 // moves the wall clock alone (a step, as NTP makes), which the monotonic
 // time does not see.

@@ -19,7 +19,8 @@
 #   DIR/pid              the broker's process id
 # and DIR/kafka.log (the broker's log). `start` on a DIR that holds a stopped
 # broker restarts it with its data, on the same ports. N is the partition
-# count of auto-created topics (default 1).
+# count of auto-created topics (default 1). The broker keeps records of any
+# age (log.retention.ms=-1): test events are stamped in the past.
 #
 # Environment: KAFKA_HEAP_OPTS (default -Xms128m -Xmx512m),
 # RANKWATCH_KAFKA_CACHE (where the jars go; default
@@ -183,6 +184,13 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 # Compaction tests: the cleaner looks every second.
 log.cleaner.backoff.ms=1000
+# Records of any age are kept: the tests' events are stamped in the past
+# (November 2025), and with Kafka's default retention (7 days, by the
+# newest timestamp of a segment) the broker's first retention check, 30 s
+# after its start, deleted them, unread ones included: a daemon restarted
+# just after it found its committed offsets below the log start and
+# re-read nothing (RealKafkaE2eTest.KillNineAndRestartLosesNothing).
+log.retention.ms=-1
 EOF
   # Kafka 3.9 logs through SLF4J to reload4j (log4j 1.2's maintained fork).
   cat >"$dir/log4j.properties" <<'EOF'

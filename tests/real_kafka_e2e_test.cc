@@ -133,6 +133,24 @@ rd_kafka_t* AdminClient(const std::string& bootstrap, std::string* error) {
   return rk;
 }
 
+// Waits (30 s at most) for the result of an admin request sent with
+// `queue`: its event (the caller destroys it), or null with `*error` set
+// when it timed out (`what` names the request) or reports an error.
+rd_kafka_event_t* AdminResult(rd_kafka_queue_t* queue, const char* what,
+                              std::string* error) {
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  if (event == nullptr) {
+    *error = std::string(what) + " timed out";
+    return nullptr;
+  }
+  if (rd_kafka_event_error(event) != 0) {
+    *error = rd_kafka_event_error_string(event);
+    rd_kafka_event_destroy(event);
+    return nullptr;
+  }
+  return event;
+}
+
 // Creates `names` on the broker at `bootstrap` with `partitions` partitions
 // each (replication 1) and topic `configs` (cleanup.policy...) through the
 // Admin API; true when they exist.
@@ -153,10 +171,8 @@ bool CreateTopics(const std::string& bootstrap,
   }
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
   rd_kafka_CreateTopics(rk, topics.data(), topics.size(), nullptr, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-  bool ok = event != nullptr && rd_kafka_event_error(event) == 0;
-  if (event == nullptr) *error = "CreateTopics timed out";
-  if (event != nullptr && !ok) *error = rd_kafka_event_error_string(event);
+  rd_kafka_event_t* event = AdminResult(queue, "CreateTopics", error);
+  bool ok = event != nullptr;
   if (ok) {
     size_t n = 0;
     const rd_kafka_topic_result_t** results =
@@ -189,10 +205,8 @@ bool DeleteTopic(const std::string& bootstrap, const std::string& name,
   rd_kafka_DeleteTopic_t* topic = rd_kafka_DeleteTopic_new(name.c_str());
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
   rd_kafka_DeleteTopics(rk, &topic, 1, nullptr, queue);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-  bool ok = event != nullptr && rd_kafka_event_error(event) == 0;
-  if (event == nullptr) *error = "DeleteTopics timed out";
-  if (event != nullptr && !ok) *error = rd_kafka_event_error_string(event);
+  rd_kafka_event_t* event = AdminResult(queue, "DeleteTopics", error);
+  bool ok = event != nullptr;
   if (ok) {
     size_t n = 0;
     const rd_kafka_topic_result_t** results =
@@ -693,6 +707,164 @@ std::string TopicConfig(const std::string& bootstrap, const std::string& topic,
   rd_kafka_queue_destroy(queue);
   rd_kafka_destroy(rk);
   return value;
+}
+
+// The broker keeps records of any age (scripts/kafka-server.sh). Every test
+// here stamps its events in the past (kT0, November 2025): with Kafka's
+// default retention (7 days, by a segment's newest timestamp) the broker's
+// first retention check, 30 s after its start and then every 5 minutes,
+// deleted them, unread ones included. KillNineAndRestartLosesNothing lost
+// request 27 that way in two fresh runs (and every request its first
+// daemon still held: 27 and 29 to 149 with the check every second): that
+// daemon had committed offsets below them, the check ran before the second
+// one was assigned, and the second found those offsets below the log start
+// and read on from there (auto.offset.reset), re-reading nothing.
+TEST_F(RealKafkaE2eTest, BrokerKeepsEventsStampedInThePast) {
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), results_, "retention.ms"),
+            "-1");
+  EXPECT_EQ(TopicConfig(RealKafka::bootstrap(), judgments_, "retention.ms"),
+            "-1");
+}
+
+// Per partition 0..partitions-1 of `topic`: the offset `group` committed
+// (-1 when none) and the high watermark (-1 when unknown).
+std::vector<std::pair<int64_t, int64_t>> CommittedAndHigh(
+    const std::string& bootstrap, const std::string& group,
+    const std::string& topic, int partitions) {
+  std::vector<std::pair<int64_t, int64_t>> out(partitions, {-1, -1});
+  std::string err;
+  std::unique_ptr<RdKafka::Conf> conf(
+      RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  conf->set("bootstrap.servers", bootstrap, err);
+  conf->set("group.id", group, err);  // Read only: it never subscribes.
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer(
+      RdKafka::KafkaConsumer::create(conf.get(), err));
+  if (consumer == nullptr) return out;
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; ++p) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
+  }
+  if (rd_kafka_committed(consumer->c_ptr(), list, 10'000) ==
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int i = 0; i < list->cnt; ++i) {
+      out[list->elems[i].partition].first = list->elems[i].offset;
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  for (int p = 0; p < partitions; ++p) {
+    int64_t low = -1, high = -1;
+    if (consumer->query_watermark_offsets(topic, p, &low, &high, 10'000) ==
+        RdKafka::ERR_NO_ERROR) {
+      out[p].second = high;
+    }
+  }
+  consumer->close();
+  return out;
+}
+
+// Deletes the records of `topic`'s partitions below `before` (one offset
+// per partition) through the Admin API; true when every one succeeded.
+bool DeleteRecordsBefore(const std::string& bootstrap, const std::string& topic,
+                         const std::vector<int64_t>& before,
+                         std::string* error) {
+  rd_kafka_t* rk = AdminClient(bootstrap, error);
+  if (rk == nullptr) return false;
+  rd_kafka_topic_partition_list_t* offsets =
+      rd_kafka_topic_partition_list_new(static_cast<int>(before.size()));
+  for (size_t p = 0; p < before.size(); ++p) {
+    rd_kafka_topic_partition_list_add(offsets, topic.c_str(),
+                                      static_cast<int32_t>(p))
+        ->offset = before[p];
+  }
+  rd_kafka_DeleteRecords_t* del = rd_kafka_DeleteRecords_new(offsets);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  rd_kafka_DeleteRecords(rk, &del, 1, nullptr, queue);
+  rd_kafka_event_t* event = AdminResult(queue, "DeleteRecords", error);
+  bool ok = event != nullptr;
+  if (ok) {
+    const rd_kafka_topic_partition_list_t* result =
+        rd_kafka_DeleteRecords_result_offsets(
+            rd_kafka_event_DeleteRecords_result(event));
+    for (int i = 0; i < result->cnt; ++i) {
+      if (result->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        ok = false;
+        *error = rd_kafka_err2str(result->elems[i].err);
+      }
+    }
+  }
+  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_DeleteRecords_destroy(del);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_destroy(rk);
+  return ok;
+}
+
+// What the broker deletes before a restarted daemon reads it is lost, but
+// never silently: a daemon stopped with requests pending (its committed
+// offsets below their events), those events deleted (DeleteRecords, as
+// retention does), and its successor, whose committed offsets are then
+// below the log start: it counts exactly the events between them, per
+// topic, and logs one line per partition. (KillNineAndRestartLosesNothing
+// lost 122 requests that way in two fresh runs, without a word.)
+TEST_F(RealKafkaE2eTest, EventsDeletedBeforeTheyWereReadAreCountedAndLogged) {
+  KafkaKeys keys;
+  keys.keys = "  durable_state: false\n";
+  const std::string config = WriteConfig(kTracingMetrics, keys);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  // 150 requests over 7.5 s of event time, 2 s window and lateness: about
+  // the last 80 stay pending.
+  producer.SendAll(testing::Requests(0, 150, true));
+  {
+    testing::DaemonProcess d1(RankwatchBinary(), dir_, config, "first");
+    ASSERT_TRUE(d1.WaitReady()) << d1.log();
+    ASSERT_TRUE(testing::WaitConsumed({&d1}, 320)) << d1.Summary();
+    EXPECT_GT(d1.Metrics().Sum("rankwatch_pending_requests"), 0);
+    d1.process().Signal(SIGTERM);  // Commits below the pending requests.
+    EXPECT_EQ(d1.process().Wait(30s), 0);
+  }
+  // The events between each partition's committed offset and its end are
+  // what the successor would re-read: deleted, they are what it loses.
+  std::map<std::string, double> deleted;
+  for (const std::string& topic : {results_, judgments_}) {
+    std::vector<int64_t> ends;
+    for (const auto& [committed, high] :
+         CommittedAndHigh(RealKafka::bootstrap(), group_, topic, kPartitions)) {
+      ASSERT_GE(committed, 0) << topic;
+      ASSERT_GE(high, committed) << topic;
+      deleted[topic] += static_cast<double>(high - committed);
+      ends.push_back(high);
+    }
+    std::string error;
+    ASSERT_TRUE(
+        DeleteRecordsBefore(RealKafka::bootstrap(), topic, ends, &error))
+        << error;
+  }
+  EXPECT_GT(deleted[results_], 0);
+  EXPECT_GT(deleted[judgments_], 0);
+  testing::DaemonProcess d2(RankwatchBinary(), dir_, config, "second");
+  ASSERT_TRUE(d2.WaitReady()) << d2.log();
+  Scrape s;
+  auto counted = [&](const std::string& topic) {
+    return s.Sum("rankwatch_events_deleted_unread_total", {{"topic", topic}});
+  };
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = d2.Metrics();
+        return counted(results_) == deleted[results_] &&
+               counted(judgments_) == deleted[judgments_];
+      },
+      30s))
+      << "results " << counted(results_) << " of " << deleted[results_]
+      << ", judgments " << counted(judgments_) << " of " << deleted[judgments_]
+      << "\n"
+      << d2.log();
+  EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), 0);
+  EXPECT_NE(d2.log().find("were deleted by the broker before they were read"),
+            std::string::npos)
+      << d2.log();
 }
 
 // Issue 40 on the real broker, with the default configuration (durable

@@ -28,6 +28,7 @@ std::map<std::string, int64_t> WithTopics(
 void KafkaCollector::Collect(std::vector<MetricFamily>* out) const {
   CollectPartitions(out);
   CollectCounters(out);
+  CollectTopicEvents(out);
 }
 
 void KafkaCollector::CollectPartitions(std::vector<MetricFamily>* out) const {
@@ -120,14 +121,6 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
              Value(s.dead_letters_produced));
   AddCounter(&dead_letters, {{"result", "failed"}},
              Value(s.dead_letters_failed));
-  MetricFamily replayed = MakeFamily(
-      "rankwatch_replayed_events_total",
-      "Events re-read after a restart or rebalance and skipped because the "
-      "metrics already reflect them, per topic",
-      MetricType::Counter);
-  for (const auto& [topic, n] : WithTopics(s.replayed_events, s.topics)) {
-    AddCounter(&replayed, {{"topic", topic}}, Value(n));
-  }
   // One evaluation for both gauges: they cannot disagree.
   const kafka::ReadyReason reason = s.ready_reason(clock_->MonotonicMillis());
   MetricFamily ready = MakeFamily(
@@ -156,9 +149,32 @@ void KafkaCollector::CollectCounters(std::vector<MetricFamily>* out) const {
   out->push_back(std::move(deltas_refused));
   out->push_back(std::move(restored));
   out->push_back(std::move(dead_letters));
-  out->push_back(std::move(replayed));
   out->push_back(std::move(ready));
   out->push_back(std::move(ready_reason));
+}
+
+// Events the consumer skipped or could not read, per configured topic.
+void KafkaCollector::CollectTopicEvents(std::vector<MetricFamily>* out) const {
+  const kafka::IngestState& s = *status_;
+  MetricFamily replayed = MakeFamily(
+      "rankwatch_replayed_events_total",
+      "Events re-read after a restart or rebalance and skipped because the "
+      "metrics already reflect them, per topic",
+      MetricType::Counter);
+  for (const auto& [topic, n] : WithTopics(s.replayed_events, s.topics)) {
+    AddCounter(&replayed, {{"topic", topic}}, Value(n));
+  }
+  MetricFamily deleted_unread = MakeFamily(
+      "rankwatch_events_deleted_unread_total",
+      "Events the broker deleted (retention, DeleteRecords) before this "
+      "replica read them: reading resumed below a partition's log start, "
+      "per topic. What of them a previous owner had not counted is lost",
+      MetricType::Counter);
+  for (const auto& [topic, n] : WithTopics(s.deleted_unread_events, s.topics)) {
+    AddCounter(&deleted_unread, {{"topic", topic}}, Value(n));
+  }
+  out->push_back(std::move(replayed));
+  out->push_back(std::move(deleted_unread));
 }
 
 }  // namespace rankwatch::exporter

@@ -33,6 +33,7 @@ class KafkaCollector : public Collector {
  private:
   void CollectPartitions(std::vector<prometheus::MetricFamily>* out) const;
   void CollectCounters(std::vector<prometheus::MetricFamily>* out) const;
+  void CollectTopicEvents(std::vector<prometheus::MetricFamily>* out) const;
 
   const kafka::IngestState* status_;
   const Clock* clock_;

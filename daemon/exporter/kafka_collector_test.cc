@@ -32,6 +32,9 @@ TEST(KafkaCollectorTest, FreshStatusExportsKnownSeriesAtZero) {
       text, "rankwatch_assigned_partitions{topic=\"search-judgments\"} 0"));
   EXPECT_TRUE(HasLine(
       text, "rankwatch_replayed_events_total{topic=\"search-results\"} 0"));
+  EXPECT_TRUE(HasLine(
+      text,
+      "rankwatch_events_deleted_unread_total{topic=\"search-judgments\"} 0"));
   EXPECT_TRUE(HasLine(text, "rankwatch_commits_total{result=\"ok\"} 0"));
   EXPECT_TRUE(HasLine(text, "rankwatch_commits_total{result=\"failed\"} 0"));
   EXPECT_TRUE(
@@ -69,6 +72,7 @@ TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
   status.dead_letters_produced = 5;
   status.dead_letters_failed = 1;
   status.replayed_events = {{"results", 40}};
+  status.deleted_unread_events = {{"judgments", 31}};
   const std::string text = Scrape(status);
   EXPECT_TRUE(HasLine(text,
                       "rankwatch_consumer_lag_messages{topic=\"results\","
@@ -101,6 +105,10 @@ TEST(KafkaCollectorTest, PartitionsCountersAndReadiness) {
       HasLine(text, "rankwatch_replayed_events_total{topic=\"results\"} 40"));
   EXPECT_TRUE(
       HasLine(text, "rankwatch_replayed_events_total{topic=\"judgments\"} 0"));
+  EXPECT_TRUE(HasLine(
+      text, "rankwatch_events_deleted_unread_total{topic=\"judgments\"} 31"));
+  EXPECT_TRUE(HasLine(
+      text, "rankwatch_events_deleted_unread_total{topic=\"results\"} 0"));
   EXPECT_TRUE(HasLine(text, "rankwatch_consumer_ready 1"));
   status.consuming = false;
   EXPECT_TRUE(HasLine(Scrape(status), "rankwatch_consumer_ready 0"));

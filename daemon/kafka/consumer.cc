@@ -45,7 +45,7 @@ class KafkaIngest::EventHandler : public RdKafka::EventCb {
     if (event.type() != RdKafka::Event::EVENT_ERROR) return;
     // Transient errors (a broker down) are retried by librdkafka; they are
     // counted and logged, never fatal.
-    std::lock_guard<std::mutex> lock(*owner_->mu_);
+    const std::unique_lock<std::mutex> lock = owner_->CallbackLock();
     owner_->errors_.Report(event.err(), "client", event.str());
     owner_->OnClientError(client_, event.err(), event.str());
   }
@@ -63,7 +63,7 @@ class KafkaIngest::CommitHandler : public RdKafka::OffsetCommitCb {
       RdKafka::ErrorCode err,
       std::vector<RdKafka::TopicPartition*>& offsets) override {
     if (err == RdKafka::ERR__NO_OFFSET) return;  // Nothing to commit.
-    std::lock_guard<std::mutex> lock(*owner_->mu_);
+    const std::unique_lock<std::mutex> lock = owner_->CallbackLock();
     if (err != RdKafka::ERR_NO_ERROR) {
       ++owner_->status_.commits_failed;
       owner_->errors_.Log("offset commit failed", RdKafka::err2str(err));
@@ -83,7 +83,10 @@ class KafkaIngest::CommitHandler : public RdKafka::OffsetCommitCb {
 };
 
 KafkaIngest::KafkaIngest(const config::Config& config, const Clock* clock)
-    : config_(config), clock_(clock), errors_(&status_, clock) {}
+    : config_(config),
+      clock_(clock),
+      event_clock_(clock),
+      errors_(&status_, clock) {}
 
 KafkaIngest::~KafkaIngest() = default;
 
@@ -270,6 +273,7 @@ Status KafkaIngest::LoadTable(const std::atomic<bool>& stop) {
     std::unique_ptr<RdKafka::Message> msg(table_consumer_->consume(kPollMs));
     std::lock_guard<std::mutex> lock(*mu_);
     poll_mono_ms_ = clock_->MonotonicMillis();
+    event_clock_.Tick();
     Handle(msg.get(), /*from_table=*/true);
     LogReadiness(poll_mono_ms_);
   }
@@ -324,6 +328,7 @@ Status KafkaIngest::Run(const std::atomic<bool>& stop) {
     {
       std::lock_guard<std::mutex> lock(*mu_);
       poll_mono_ms_ = clock_->MonotonicMillis();
+      event_clock_.Tick();
       status_.last_poll_mono_ms = poll_mono_ms_;
       PublishReadiness();
       // Before a batch: a partition whose fetched data is queued locally
@@ -350,12 +355,25 @@ void KafkaIngest::HandleBatch(RdKafka::KafkaConsumer* consumer,
                               bool from_table) {
   rd_kafka_t* client = consumer->c_ptr();
   poll_mono_ms_ = clock_->MonotonicMillis();
+  event_clock_.Tick();
+  // One lock for the batch, not one per message: the callbacks that its
+  // polls serve (a rebalance among them) run here, after every earlier
+  // message was handled, and see batch_locked_ (CallbackLock).
+  std::lock_guard<std::mutex> lock(*mu_);
+  batch_locked_ = true;
   for (int i = 0; i < kBatch; ++i) {
     const MessagePtr m(rd_kafka_consumer_poll(client, 0));
     if (m == nullptr || m->err == RD_KAFKA_RESP_ERR__TIMED_OUT) break;
-    std::lock_guard<std::mutex> lock(*mu_);
     Handle(m.get(), from_table);
   }
+  batch_locked_ = false;
+}
+
+thread_local bool KafkaIngest::batch_locked_ = false;
+
+std::unique_lock<std::mutex> KafkaIngest::CallbackLock() {
+  if (batch_locked_) return std::unique_lock<std::mutex>();
+  return std::unique_lock<std::mutex>(*mu_);
 }
 
 // Commits what is safe, leaves the group (its revocation callback commits
@@ -416,6 +434,7 @@ void KafkaIngest::Handle(const rd_kafka_message_t* msg, bool from_table) {
   const int32_t slot = SlotOf(t, msg->partition);
   const int64_t offset = msg->offset;
   fetch_progress_.Progress(slot, poll_mono_ms_);
+  if (!from_table && book_.AwaitingStart(slot)) SettleStart(slot, offset);
   stream::EventOrigin origin{slot, offset, false};
   if (book_.IsReplay(slot, offset)) {
     origin.replayed = true;
@@ -453,6 +472,13 @@ void KafkaIngest::Periodic() {
     last_tick_mono_ms_ = now;
     MarkCaughtUpSources();
     pipeline_->AdvanceWallClock();
+    // A partition whose events were all deleted, with nothing new, sends
+    // no message: its log start tells.
+    if (book_.AwaitingStart()) {
+      for (int32_t slot : book_.slots()) {
+        if (book_.AwaitingStart(slot)) SettleStart(slot, -1);
+      }
+    }
   }
   if (dead_letters_ != nullptr) dead_letters_->Poll();
   if (now - last_stats_mono_ms_ >= kStatsMs) {
@@ -476,6 +502,29 @@ void KafkaIngest::Periodic() {
   PublishFetchProgress();
   PublishReplayed();
   LogReadiness(now);
+}
+
+void KafkaIngest::SettleStart(int32_t slot, int64_t first_offset) {
+  const std::string& topic = TopicName(SlotTopic(slot));
+  const int32_t partition = SlotPartition(slot);
+  int64_t low = -1, high = -1;
+  if (consumer_->get_watermark_offsets(topic, partition, &low, &high) !=
+          RdKafka::ERR_NO_ERROR ||
+      low < 0) {
+    low = -1;  // Not known yet (no fetch answered).
+  }
+  const int64_t deleted = book_.SettleStart(slot, first_offset, low);
+  if (deleted <= 0) return;
+  status_.deleted_unread_events[topic] += deleted;
+  // One line per partition and assignment: the loss is the broker's, but
+  // this replica is the one that can tell.
+  spdlog::error(
+      "kafka consumer: {} events of {} partition {} were deleted by the "
+      "broker before they were read (its retention, or DeleteRecords): "
+      "reading resumed below the partition's log start {}; what of them "
+      "the partition's previous owner had not counted is lost "
+      "(rankwatch_events_deleted_unread_total)",
+      deleted, topic, partition, low);
 }
 
 void KafkaIngest::PublishReplayed() {
@@ -572,7 +621,7 @@ void KafkaIngest::OnStatistics(Client client, const std::string& json) {
   const int64_t now = clock_->MonotonicMillis();
   const FetchStatistics statistics = ParseFetchStatistics(json);
   if (statistics.brokers_up > 0) {
-    std::lock_guard<std::mutex> lock(*mu_);
+    const std::unique_lock<std::mutex> lock = CallbackLock();
     MarkReachable(client);
   }
   for (const PartitionFetchHealth& p : statistics.partitions) {
@@ -687,102 +736,6 @@ void KafkaIngest::UpdatePartitionStats() {
     add(table_consumer_.get(), config_.kafka.judgments_topic, partition,
         position, -1);
   }
-}
-
-void KafkaIngest::OnAssigned(std::vector<AssignedPartition>& partitions) {
-  // Durable state: each shard's checkpoint is read before the lock is
-  // taken (a read can take seconds; scrapes go on meanwhile).
-  std::vector<Restore> restores;
-  if (changelog_) {
-    std::vector<int32_t> slots;
-    for (const AssignedPartition& p : partitions) {
-      const int t = TopicIndex(p.topic);
-      if (t >= 0) slots.push_back(SlotOf(t, p.partition));
-    }
-    for (int32_t shard : ShardsOf(slots)) {
-      restores.push_back(ReadCheckpoint(shard, partitions));
-    }
-  }
-  std::lock_guard<std::mutex> lock(*mu_);
-  ++status_.rebalances;
-  MarkReachable(kGroupClient);  // Its group coordinator answered.
-  const int64_t now = clock_->MonotonicMillis();
-  for (AssignedPartition& p : partitions) {
-    const int t = TopicIndex(p.topic);
-    if (t < 0) continue;
-    const int32_t slot = SlotOf(t, p.partition);
-    book_.Assign(slot);
-    fetch_progress_.Track(slot, now);
-    // It holds event time back until it delivers or has caught up.
-    pipeline_->AddSource(slot);
-    if (p.committed_offset < 0) continue;
-    if (changelog_) {
-      CommitMetadata committed;
-      DecodeCommitMetadata(p.metadata, &committed);
-      if (committed.changelog_offset >= 0) {
-        // A checkpoint's offsets: restored from the checkpoint.
-        book_.MarkCommitted(slot, p.committed_offset);
-        continue;
-      }
-      // Offsets committed without durable state (a first start with it):
-      // as without it, their watermark tells which re-read events the
-      // previous owner had already finalized.
-    }
-    // Each partition with its own previous owner's watermark: partitions
-    // of a replica killed early must not be judged by one stopped late.
-    const int64_t watermark =
-        book_.RestoreCommitted(slot, p.committed_offset, p.metadata);
-    if (watermark != INT64_MIN) {
-      (void)pipeline_->RestoreWatermark(slot, watermark);
-    }
-  }
-  for (const Restore& r : restores) ApplyRestore(r, partitions);
-  PublishFetchProgress();
-}
-
-void KafkaIngest::OnRevoked(const std::vector<RevokedPartition>& partitions,
-                            bool lost) {
-  std::vector<int32_t> slots;
-  for (const RevokedPartition& p : partitions) {
-    const int t = TopicIndex(p.topic);
-    if (t >= 0) slots.push_back(SlotOf(t, p.partition));
-  }
-  std::lock_guard<std::mutex> lock(*mu_);
-  ++status_.rebalances;
-  if (changelog_) {
-    const std::vector<int32_t> shards = ShardsOf(slots);
-    // Its state moves with it: checkpointed (unless lost: then the new
-    // owner restores the last checkpoint and re-reads from its offsets).
-    if (!lost) Checkpoint(shards, /*force=*/false);
-    for (int32_t shard : shards) {
-      pipeline_->DropShard(shard);
-      checkpointed_.erase(shard);
-      chains_.erase(shard);
-      unrestored_.erase(shard);
-    }
-    PublishStateProblem();
-  } else {
-    if (!lost) Commit(slots, /*sync=*/true, /*final=*/true);
-    // The new owner re-reads these events from the committed offsets.
-    pipeline_->DropPartitions(slots);
-  }
-  for (int32_t slot : slots) {
-    book_.Revoke(slot);
-    fetch_progress_.Untrack(slot);
-  }
-  PublishFetchProgress();
-}
-
-void KafkaIngest::OnAssignmentChanged(bool assigned) {
-  std::lock_guard<std::mutex> lock(*mu_);
-  status_.assigned = assigned;
-  PublishReadiness();
-}
-
-void KafkaIngest::OnRebalanceError(RdKafka::ErrorCode err,
-                                   std::string_view context) {
-  std::lock_guard<std::mutex> lock(*mu_);
-  errors_.Report(err, context);
 }
 
 }  // namespace rankwatch::kafka

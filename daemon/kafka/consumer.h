@@ -32,6 +32,10 @@
 //   (state_unavailable) rather than counting from zero. A revoked
 //   partition's state is dropped (Pipeline::DropShard): it lives on in
 //   its checkpoint.
+// * Events the broker deleted before they were read (retention shorter
+//   than an outage: reading resumes below a partition's log start) are
+//   lost; they are counted and logged once per partition and assignment
+//   (PartitionBook::SettleStart).
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
 // * Readiness (IngestState::ready_reason): the loop tracks fetch progress
@@ -47,11 +51,13 @@
 //
 // Threading: Run() is the consumer thread. The pipeline and the status are
 // shared with the HTTP threads under the mutex given to Attach(). The
-// consumer thread holds it only while it handles one message or does its
-// periodic work, and never while it calls a librdkafka function that
-// serves callbacks (consume(), close()): the callbacks served there
-// (rebalance, statistics and errors, commit results), which run on the
-// consumer thread inside those calls, take the mutex themselves. State no
+// consumer thread holds it while it handles a message, or a batch of
+// them, or does its periodic work, and not while it calls consume() or
+// close(): the callbacks served there (rebalance, statistics and errors,
+// commit results), which run on the consumer thread inside those calls,
+// take the mutex themselves. A batch's polls (timeout 0, under the lock)
+// serve them too: there they see that their thread holds it
+// (CallbackLock), and the assignment's checkpoint reads release it. State no
 // other thread sees (the PartitionBook, fetch health and progress, the
 // table's positions) is touched by the consumer thread only and needs no lock.
 #ifndef RANKWATCH_DAEMON_KAFKA_CONSUMER_H_
@@ -102,6 +108,12 @@ class KafkaIngest final : public stream::ReleaseListener,
   void Attach(stream::Pipeline* pipeline, std::mutex* mu,
               KafkaDeadLetterSink* dead_letters);
 
+  // The wall clock for the pipeline: `clock`'s wall time as of the last
+  // poll round (the time its batch was received; also ticked in the
+  // rebalance callbacks), so that the events of a batch share one reading
+  // instead of reading the clock each. Lives as long as this object.
+  const Clock* event_clock() const { return &event_clock_; }
+
   // Consumes until `stop` is true; then commits the safe offsets and leaves
   // the group. Returns an error only when consuming cannot start.
   Status Run(const std::atomic<bool>& stop);
@@ -128,6 +140,14 @@ class KafkaIngest final : public stream::ReleaseListener,
   Status LoadTable(const std::atomic<bool>& stop);
   bool CheckPartitionCounts(const std::atomic<bool>& stop);
   void HandleBatch(RdKafka::KafkaConsumer* consumer, bool from_table);
+  // The mutex for a callback: taken, unless this thread holds it across
+  // the polls of a batch (then the lock returned owns nothing).
+  std::unique_lock<std::mutex> CallbackLock();
+  // Whether this thread holds *mu_ across the polls of a batch
+  // (HandleBatch): the callbacks those polls serve run on this thread,
+  // inside them, and must not take it again. Per thread, so that a
+  // callback served on any other thread still takes it.
+  static thread_local bool batch_locked_;
   void Shutdown();
   // The methods below run with *mu_ held.
   void Handle(RdKafka::Message* message, bool from_table);
@@ -138,6 +158,13 @@ class KafkaIngest final : public stream::ReleaseListener,
   // (CommitMetadata::final).
   // Copies the join's replayed-event counts into the status.
   void PublishReplayed();
+  // Records where each of `partitions` resumes (PartitionBook::ExpectStart).
+  void ExpectStarts(const std::vector<AssignedPartition>& partitions);
+  // Settles `slot`'s start at its first message since its assignment
+  // (`first_offset`), or before any (-1) by its log start as librdkafka
+  // last heard it: events the broker deleted before they were read are
+  // counted (IngestState::deleted_unread_events) and logged.
+  void SettleStart(int32_t slot, int64_t first_offset);
   void Commit(const std::vector<int32_t>& slots, bool sync, bool final = false);
 
   // Durable state. The changelog topic ready for use (retried until it is
@@ -225,6 +252,7 @@ class KafkaIngest final : public stream::ReleaseListener,
 
   config::Config config_;
   const Clock* clock_;
+  RoundClock event_clock_;  // Ticked by the consumer thread.
   stream::Pipeline* pipeline_ = nullptr;
   std::mutex* mu_ = nullptr;
   KafkaDeadLetterSink* dead_letters_ = nullptr;

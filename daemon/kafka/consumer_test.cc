@@ -78,6 +78,7 @@ class RunningIngest {
     return pipeline_->counters().consumed[static_cast<size_t>(t)];
   }
   const IngestState& status() const { return ingest_->status(); }
+  const Clock* event_clock() const { return ingest_->event_clock(); }
   std::mutex& mu() { return mu_; }
   const Status& run_status() const { return run_status_; }
 
@@ -249,6 +250,23 @@ TEST_F(KafkaIngestTest, IntervalsRunOnTheInjectedMonotonicClock) {
   // call and by the commit callback that close() serves).
   EXPECT_GE(ingest.status().commits_ok, 1);
   EXPECT_EQ(ingest.status().commits_failed, 0);
+}
+
+// The daemon's pipeline reads KafkaIngest::event_clock: the injected wall
+// clock as of the consumer's last poll round (the events of a batch share
+// the time it was received), read again at the next round only.
+TEST_F(KafkaIngestTest, EventClockIsTheWallClockOfTheLastPollRound) {
+  FakeClock clock(1'000);
+  RunningIngest ingest(config_, &clock);
+  EXPECT_EQ(ingest.event_clock()->NowMillis(), 1'000);
+  clock.Set(5'000);
+  // The loop polls every 100 ms at most.
+  EXPECT_TRUE(ingest.WaitFor(
+      [&] { return ingest.event_clock()->NowMillis() == 5'000; }));
+  ingest.Stop();
+  clock.Advance(3'000);  // Wall 8,000, monotonic 3,000: no round reads it.
+  EXPECT_EQ(ingest.event_clock()->NowMillis(), 5'000);
+  EXPECT_EQ(ingest.event_clock()->MonotonicMillis(), 3'000);
 }
 
 // The readiness reasons a running ingest goes through, each recorded once

@@ -152,6 +152,10 @@ struct IngestState {
   // Events re-read after a restart or rebalance and skipped because the
   // metrics already reflect them, per topic.
   std::map<std::string, int64_t> replayed_events;
+  // Events deleted by the broker (retention, DeleteRecords) before this
+  // replica read them: reading resumed below a partition's log start.
+  // Per topic. What of them a previous owner had not counted is lost.
+  std::map<std::string, int64_t> deleted_unread_events;
 };
 
 // What /readyz reads (issue 41): the readiness inputs of an IngestState

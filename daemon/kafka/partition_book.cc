@@ -1,5 +1,7 @@
 #include "daemon/kafka/partition_book.h"
 
+#include <algorithm>
+
 #include "daemon/kafka/commit_metadata.h"
 
 namespace rankwatch::kafka {
@@ -25,6 +27,37 @@ void PartitionBook::Revoke(int32_t slot) {
   replay_end_.erase(slot);
   committed_.erase(slot);
   clean_.erase(slot);
+  ClearStart(slot);
+}
+
+void PartitionBook::ExpectStart(int32_t slot, int64_t offset) {
+  if (slot < 0 || offset < 0) return;
+  ClearStart(slot);
+  if (static_cast<size_t>(slot) >= expected_start_.size()) {
+    expected_start_.resize(static_cast<size_t>(slot) + 1, -1);
+  }
+  expected_start_[static_cast<size_t>(slot)] = offset;
+  ++awaiting_;
+}
+
+void PartitionBook::ClearStart(int32_t slot) {
+  if (!AwaitingStart(slot)) return;
+  expected_start_[static_cast<size_t>(slot)] = -1;
+  --awaiting_;
+}
+
+int64_t PartitionBook::SettleStart(int32_t slot, int64_t first_offset,
+                                   int64_t log_start) {
+  if (!AwaitingStart(slot)) return 0;
+  const int64_t start = expected_start_[static_cast<size_t>(slot)];
+  if (first_offset < 0) {
+    if (log_start <= start) return 0;  // Unknown, or nothing deleted yet.
+    ClearStart(slot);
+    return log_start - start;
+  }
+  ClearStart(slot);
+  if (log_start <= start || first_offset <= start) return 0;
+  return std::min(first_offset, log_start) - start;
 }
 
 bool PartitionBook::IsReplay(int32_t slot, int64_t offset) const {

@@ -2,7 +2,9 @@
 // (slot, see SlotOf) across rebalances: which consumed offsets pending join
 // state still needs (OffsetTracker), the offset last committed, and the
 // position the previous owner had consumed to (events below it are
-// replays: that owner's metrics already reflect them).
+// replays: that owner's metrics already reflect them), and where reading
+// resumes after an assignment, until the partition shows whether the
+// broker deleted events below its log start before they were read.
 //
 // Pure bookkeeping, no librdkafka: the rebalance callbacks and the consume
 // loop drive it. Not thread-safe: the consumer thread owns it.
@@ -40,6 +42,30 @@ class PartitionBook {
   // Forgets `slot` entirely.
   void Revoke(int32_t slot);
 
+  // Reading `slot` resumes at `offset` (its committed offset, or its
+  // checkpoint's). Until that is settled (SettleStart), a log start past
+  // it means the broker deleted the events in between before anyone read
+  // them (retention, DeleteRecords): a consumer finding its offset below
+  // the log start reads on from there (auto.offset.reset).
+  void ExpectStart(int32_t slot, int64_t offset);
+  // Whether `slot`'s start is not settled yet: a test per message, so an
+  // index into a vector (slots are small numbers).
+  bool AwaitingStart(int32_t slot) const {
+    return awaiting_ > 0 && slot >= 0 &&
+           static_cast<size_t>(slot) < expected_start_.size() &&
+           expected_start_[static_cast<size_t>(slot)] >= 0;
+  }
+  bool AwaitingStart() const { return awaiting_ > 0; }
+  // The events of `slot` deleted before they were read, given its first
+  // message since ExpectStart (`first_offset`; -1 before any) and its log
+  // start (`log_start`; -1 when not known yet). A first message settles
+  // the slot: the events from the expected start up to it and below the
+  // log start were deleted (a gap the log start does not explain is a
+  // compacted topic's: not counted). Before any, a log start past the
+  // expected start settles it too; anything else waits. 0 when the slot
+  // is settled, not expected, or nothing was deleted.
+  int64_t SettleStart(int32_t slot, int64_t first_offset, int64_t log_start);
+
   // Whether the event at `offset` of `slot` was already reflected by the
   // previous owner.
   bool IsReplay(int32_t slot, int64_t offset) const;
@@ -68,10 +94,15 @@ class PartitionBook {
   const OffsetTracker& tracker() const { return tracker_; }
 
  private:
+  void ClearStart(int32_t slot);
+
   OffsetTracker tracker_;
   std::map<int32_t, int64_t> replay_end_;  // Slot -> predecessor position.
   std::map<int32_t, int64_t> committed_;   // Slot -> last committed offset.
   std::set<int32_t> clean_;  // Slots whose predecessor stopped cleanly.
+  // By slot: the start not settled yet, or -1.
+  std::vector<int64_t> expected_start_;
+  int32_t awaiting_ = 0;  // Slots with a start not settled yet.
 };
 
 }  // namespace rankwatch::kafka

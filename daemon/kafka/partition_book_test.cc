@@ -113,6 +113,50 @@ TEST(PartitionBookTest, RevokeForgetsEverything) {
   EXPECT_EQ(book.committed(6), -1);
   EXPECT_FALSE(book.IsReplay(6, 2));
   EXPECT_TRUE(book.slots().empty());
+  book.ExpectStart(6, 1);
+  book.Revoke(6);
+  EXPECT_FALSE(book.AwaitingStart());
+}
+
+// The fresh runs' loss (RealKafkaE2eTest.KillNineAndRestartLosesNothing):
+// committed offset 6, the broker's retention moved the log start to 37,
+// and the consumer read on from 37: offsets 6 to 36, 31 events, were
+// deleted unread.
+TEST(PartitionBookTest, EventsDeletedBelowTheLogStartAreCountedOnce) {
+  PartitionBook book;
+  book.Assign(0);
+  book.ExpectStart(0, 6);
+  EXPECT_TRUE(book.AwaitingStart());
+  EXPECT_EQ(book.SettleStart(0, 37, 37), 37 - 6);
+  EXPECT_FALSE(book.AwaitingStart());
+  EXPECT_EQ(book.SettleStart(0, 38, 37), 0);  // Settled: counted once.
+  // A first message at the expected start: nothing deleted, whatever the
+  // log start becomes later (retention of events already read).
+  book.ExpectStart(1, 10);
+  EXPECT_EQ(book.SettleStart(1, 10, 4), 0);
+  EXPECT_EQ(book.SettleStart(1, -1, 50), 0);
+  // Past the expected start, but the log start explains only part of the
+  // gap: offsets 20 to 24 were deleted, 25 to 29 compacted away.
+  book.ExpectStart(2, 20);
+  EXPECT_EQ(book.SettleStart(2, 30, 25), 5);
+  // A compacted topic's gap alone (log start at or below the start).
+  book.ExpectStart(3, 20);
+  EXPECT_EQ(book.SettleStart(3, 30, 20), 0);
+  EXPECT_EQ(book.SettleStart(3, 30, 25), 0);  // Settled already.
+  EXPECT_FALSE(book.AwaitingStart());
+}
+
+// A partition whose deleted events are all there was, with nothing new:
+// no message comes, the log start alone settles it once it is known.
+TEST(PartitionBookTest, ALogStartPastTheStartSettlesWithoutAMessage) {
+  PartitionBook book;
+  book.ExpectStart(5, 100);
+  EXPECT_EQ(book.SettleStart(5, -1, -1), 0);   // Not known yet: waits.
+  EXPECT_EQ(book.SettleStart(5, -1, 100), 0);  // At the start: waits.
+  EXPECT_TRUE(book.AwaitingStart());
+  EXPECT_EQ(book.SettleStart(5, -1, 160), 60);
+  EXPECT_FALSE(book.AwaitingStart());
+  EXPECT_EQ(book.SettleStart(7, 3, 9), 0);  // Never expected.
 }
 
 }  // namespace

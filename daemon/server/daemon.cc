@@ -119,7 +119,7 @@ Status Daemon::Init() {
     dead_letters_ = std::move(sink).value();
   }
   StatusOr<std::unique_ptr<stream::Pipeline>> pipeline =
-      stream::Pipeline::Create(config_, clock_, ingest_.get(),
+      stream::Pipeline::Create(config_, ingest_->event_clock(), ingest_.get(),
                                dead_letters_.get());
   if (!pipeline.ok()) return pipeline.status();
   pipeline_ = std::move(pipeline).value();

@@ -626,6 +626,60 @@ TEST(ImpressionJoinRestoreTest, EachPartitionKeepsItsOwnersWatermark) {
   EXPECT_EQ(join.commit_watermark_ms(1), 5'000);
 }
 
+// A partition revoked and assigned back (an eager rebalance revokes every
+// partition, then hands some back) commits only what its own shard has
+// finalized. Partition 0 (sources 0, 1) has reached 50 s, partition 1
+// (sources 2, 3) 2 s: the replica's watermark is 1 s (lateness 0). Every
+// partition is revoked: none holds the replica's watermark any more, and
+// it moved to the newest event time, 50 s. Partition 1 comes back; its
+// request r1, served at 1 s and closing at 11 s, is re-read and pending.
+// Its commit must not carry 50 s: its next owner would skip r1 as
+// finalized (closing before the committed watermark), and r1 would be
+// finalized nowhere.
+TEST(ImpressionJoinRestoreTest,
+     APartitionAssignedBackCommitsWhatItsShardFinalized) {
+  config::JoinConfig config;
+  config.window = std::chrono::seconds(10);
+  config.allowed_lateness = std::chrono::seconds(0);
+  FakeClock clock(1'000'000);  // Past every event: no cap at the wall clock.
+  testing::RecordingListener listener;
+  ImpressionJoin join(config, &clock, &listener);
+  for (int32_t source = 0; source < 4; ++source) join.AddSource(source);
+  auto r0 = testing::Results("r0", 50'000, {"a"});
+  auto j0 = testing::Judgments("r0", 50'000, {{"a", 1}});
+  auto r1 = testing::Results("r1", 1'000, {"a"});
+  auto j1 = testing::Judgments("r1", 2'000, {{"a", 2}});
+  EXPECT_TRUE(join.OnResults(r0.event, 0, EventOrigin{0, 0, false}));
+  EXPECT_TRUE(join.OnJudgments(j0.event, EventOrigin{1, 0, false}));
+  EXPECT_TRUE(join.OnResults(r1.event, 0, EventOrigin{2, 0, false}));
+  EXPECT_TRUE(join.OnJudgments(j1.event, EventOrigin{3, 0, false}));
+  EXPECT_EQ(join.commit_watermark_ms(2), 1'000);  // min(50, 50, 1, 2) s.
+  // The revocation's final commit carried 1 s; partition 1 comes back.
+  const int32_t all[] = {0, 1, 2, 3};
+  join.DropPartitions(all);
+  join.AddSource(2);
+  join.AddSource(3);
+  join.RestoreWatermark(2, 1'000);
+  join.RestoreWatermark(3, 1'000);
+  EXPECT_TRUE(join.OnResults(r1.event, 0, EventOrigin{2, 0, true}));
+  EXPECT_TRUE(join.OnJudgments(j1.event, EventOrigin{3, 0, true}));
+  EXPECT_TRUE(listener.finalized.empty());  // r1 is pending again.
+  // What its next commit carries: partition 1's shard has reached 1 s.
+  EXPECT_EQ(join.commit_watermark_ms(2), 1'000);
+  EXPECT_EQ(join.commit_watermark_ms(3), 1'000);
+  // Its next owner, restoring that, re-reads r1 and finalizes it.
+  testing::RecordingListener next_listener;
+  ImpressionJoin next(config, &clock, &next_listener);
+  next.RestoreWatermark(2, join.commit_watermark_ms(2));
+  next.RestoreWatermark(3, join.commit_watermark_ms(3));
+  EXPECT_TRUE(next.OnResults(r1.event, 0, EventOrigin{2, 0, true}));
+  EXPECT_TRUE(next.OnJudgments(j1.event, EventOrigin{3, 0, true}));
+  EXPECT_EQ(next.counters().replayed, 0);
+  next.FinishAll();
+  ASSERT_EQ(next_listener.finalized.size(), 1u);
+  EXPECT_EQ(next_listener.finalized[0].request_id, "r1");
+}
+
 // Labels from several judges (issue 29): judges human (0), llm (1) and
 // clicks (2). r1 serves [a, b, c]; llm grades a 2 and b 1, human grades a
 // 0, clicks grade c 1. Each judge's grades stand apart; the list's grade

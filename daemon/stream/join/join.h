@@ -226,8 +226,8 @@ class Join {
   // only (Watermark::value()); an idle stream closes windows further.
   virtual int64_t watermark_ms() const = 0;
   // What to commit for `source`'s successor: the later of watermark_ms()
-  // and the one restored for it (whatever either owner finalized, the next
-  // one skips).
+  // (but not past the source's shard's own) and the one restored for it
+  // (whatever either owner finalized, the next one skips).
   virtual int64_t commit_watermark_ms(int32_t source) const = 0;
 };
 
@@ -270,7 +270,13 @@ class WatermarkedJoin : public Join {
   void SetJudges(const config::JudgesConfig& judges) override;
   int64_t watermark_ms() const override { return watermark_.value(); }
   int64_t commit_watermark_ms(int32_t source) const override {
-    return std::max(watermark_.value(), watermark_.restored(source));
+    // Never past the source's own shard: the replica's watermark moves
+    // when sources leave (a revoked partition no longer holds it; with
+    // every one revoked, none does, and it jumps to the newest event
+    // time), past what a shard assigned back has finalized since.
+    const int64_t own = std::min(
+        watermark_.value(), watermark_.value(EventOrigin::PartitionOf(source)));
+    return std::max(own, watermark_.restored(source));
   }
 
  protected:
