@@ -11,6 +11,7 @@
 #include "base/json_writer.h"
 #include "base/strings.h"
 #include "trec/mapped_eval.h"
+#include "trec/parallel.h"
 #include "trec/run_file.h"
 #include "trec/streaming_eval.h"
 #include "trec/text_scan.h"
@@ -58,6 +59,12 @@ void WriteJsonNumber(double value, ValueFormat format, JsonWriter* w) {
 
 }  // namespace
 
+int ResolveThreads(int threads) {
+  return threads > 0 ? threads
+                     : static_cast<int>(
+                           std::max(1u, std::thread::hardware_concurrency()));
+}
+
 StatusOr<ScorerConfig> MakeScorerConfig(const EvalOptions& options) {
   StatusOr<metrics::Evaluator> evaluator = metrics::Evaluator::Create(
       options.measures.EngineCutoffs(), options.definitions);
@@ -90,10 +97,7 @@ StatusOr<EvalReport> EvaluateFiles(const std::string& qrels_path,
   const ScorerConfig& config = *made;
   report.columns_ = config.table.columns();
 
-  const int threads =
-      options.threads > 0
-          ? options.threads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = ResolveThreads(options.threads);
   StatusOr<Qrels> qrels = Qrels::Load(qrels_path, threads);
   if (!qrels.ok()) return qrels.status();
   report.qrels_ = std::make_unique<Qrels>(std::move(qrels).value());
@@ -186,22 +190,69 @@ std::vector<double> SummaryValues(const EvalReport& report) {
                            : std::nullopt);
 }
 
-void WriteTrecText(const EvalReport& report, std::string* out) {
+namespace {
+
+// Appends the -q rows of `queries`.
+void AppendQueryRows(std::span<const ReportColumn> columns,
+                     std::span<const QueryResult> queries, std::string* out) {
+  for (const QueryResult& q : queries) {
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (!columns[c].per_query) continue;
+      if (columns[c].format == ValueFormat::kText) {
+        AppendTextRow(out, columns[c].name, q.qid);
+        out->push_back('\'');
+        out->append(q.text);
+        out->append("'\n");
+        continue;
+      }
+      AppendValueRow(out, columns[c], q.qid, q.values[c]);
+    }
+  }
+}
+
+// AppendQueryRows on `threads` threads, each formatting a run of queries:
+// the first straight into `out`, reserved for all the rows, the others into
+// strings of their own, appended in order. A row costs about 2,000
+// instructions (snprintf, callgrind): the 90,009 rows of 10,000 queries were
+// a serial 0.18 G instructions at the end of an evaluation.
+void AppendQueryRowsParallel(std::span<const ReportColumn> columns,
+                             std::span<const QueryResult> queries, int threads,
+                             std::string* out) {
+  // Fewer queries are not worth a thread.
+  constexpr size_t kMinQueriesPerTask = 128;
+  const size_t tasks =
+      std::min(ParallelWorkers(queries.size(), threads),
+               std::max<size_t>(1, queries.size() / kMinQueriesPerTask));
+  // A row is its 22-byte name, the qid, a value of about 6 bytes and 3
+  // separators: reserving for all of them spares the copies of a growing
+  // string (and the page faults of each new copy).
+  constexpr size_t kRowBytesBesidesQid = 32;
+  const size_t per_query =
+      std::count_if(columns.begin(), columns.end(),
+                    [](const ReportColumn& c) { return c.per_query; });
+  size_t bytes = out->size();
+  for (const QueryResult& q : queries) {
+    bytes += per_query * (kRowBytesBesidesQid + q.qid.size());
+  }
+  out->reserve(bytes);
+  std::vector<std::string> parts(tasks);
+  (void)RunParallel(tasks, threads, [&](size_t task, size_t) {
+    const auto [begin, end] = TaskRange(queries.size(), tasks, task);
+    AppendQueryRows(columns, queries.subspan(begin, end - begin),
+                    task == 0 ? out : &parts[task]);
+    return true;
+  });
+  for (size_t task = 1; task < tasks; ++task) out->append(parts[task]);
+}
+
+}  // namespace
+
+void WriteTrecText(const EvalReport& report, std::string* out, int threads) {
   const std::vector<ReportColumn>& columns = report.columns();
   if (report.options().per_query) {
-    for (const QueryResult& q : report.queries()) {
-      for (size_t c = 0; c < columns.size(); ++c) {
-        if (!columns[c].per_query) continue;
-        if (columns[c].format == ValueFormat::kText) {
-          AppendTextRow(out, columns[c].name, q.qid);
-          out->push_back('\'');
-          out->append(q.text);
-          out->append("'\n");
-          continue;
-        }
-        AppendValueRow(out, columns[c], q.qid, q.values[c]);
-      }
-    }
+    AppendQueryRowsParallel(
+        columns, report.queries(),
+        ResolveThreads(threads > 0 ? threads : report.options().threads), out);
   }
   if (!report.options().summary) return;
   const std::vector<double> all = SummaryValues(report);

@@ -81,6 +81,10 @@ class EvalReport {
   int64_t complete_num_rel_ = 0;
 };
 
+// The number of threads `threads` (EvalOptions::threads) asks for: itself,
+// or one per hardware thread for 0.
+int ResolveThreads(int threads);
+
 // The scoring configuration of an evaluation with `options`: the engine at
 // the selection's cutoffs under its definitions, and the printed columns.
 // Errors: a definition the engine refuses, -M below 1.
@@ -114,8 +118,9 @@ std::vector<double> SummaryValues(std::span<const ReportColumn> columns,
                                   std::optional<int64_t> complete_num_rel);
 
 // Appends trec_eval's text output (per-query blocks with -q, then `all`
-// unless -n).
-void WriteTrecText(const EvalReport& report, std::string* out);
+// unless -n). The -q rows are formatted on `threads` threads (0: the
+// report's --threads), the same bytes whatever the count.
+void WriteTrecText(const EvalReport& report, std::string* out, int threads = 0);
 // Appends {"definitions": {...}, "queries": {qid: {measure: value}} (with
 // -q), "all": {measure: value}} with values at full double precision
 // (undefined values as null, relstring and runid as strings).

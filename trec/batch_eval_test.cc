@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -205,6 +207,65 @@ TEST_F(EvaluateFilesTest, StreamingMatchesMappedPath) {
   o.max_docs_per_query = 3;
   o.run_chunk_bytes = 64;
   EXPECT_EQ(Text(o), TextFromStdin(qrels_, run_, o));
+}
+
+// The -q rows formatted on several threads are the bytes of one thread's:
+// random qrels and runs of 1 to 700 queries (the rows go parallel from 256
+// queries on), with a text column (relstring) and an undefined one among
+// the measures. Each report is formatted on 1 thread and on 2, 3 and 8.
+TEST_F(EvaluateFilesTest, QueryRowsAreTheSameOnAnyThreadCount) {
+  uint64_t seed = std::random_device()();
+  if (const char* s = std::getenv("RANKWATCH_SEED")) {
+    seed = std::strtoull(s, nullptr, 10);
+  }
+  SCOPED_TRACE("seed " + std::to_string(seed) +
+               " (RANKWATCH_SEED=" + std::to_string(seed) + " repeats it)");
+  Xoshiro256 rng(seed);
+  for (int round = 0; round < 6; ++round) {
+    const int queries = round == 0 ? 1 : static_cast<int>(rng.Between(2, 700));
+    std::string qrels;
+    std::string run;
+    for (int q = 0; q < queries; ++q) {
+      // Distinct qids, not in strcmp order.
+      const std::string qid =
+          "q" + std::to_string(rng.Below(1000)) + "_" + std::to_string(q);
+      const int docs = static_cast<int>(rng.Between(1, 12));
+      for (int d = 0; d < docs; ++d) {
+        const std::string doc = "d" + std::to_string(d);
+        if (rng.Below(2) == 0) {
+          qrels +=
+              qid + " 0 " + doc + " " + std::to_string(rng.Below(3)) + "\n";
+        }
+        run += qid + " Q0 " + doc + " 0 " + std::to_string(rng.Below(1000)) +
+               ".25 r\n";
+      }
+    }
+    qrels += "qz 0 dz 1\n";  // Never empty.
+    dir_.Write("qrels.txt", qrels);
+    dir_.Write("run.txt", run);
+    EvalOptions o;
+    o.measures = Select({"num_ret", "map", "P.5", "ndcg_cut.10", "relstring",
+                         "recip_rank", "spearman"});
+    o.per_query = true;
+    o.complete = rng.Below(2) == 0;
+    StatusOr<EvalReport> r = EvaluateFiles(qrels_, run_, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    std::string serial;
+    WriteTrecText(*r, &serial, 1);
+    // One num_ret row per evaluated query, and one for `all`.
+    size_t num_ret_rows = 0;
+    for (size_t at = 0; (at = serial.find("num_ret ", at)) != std::string::npos;
+         ++at) {
+      ++num_ret_rows;
+    }
+    EXPECT_EQ(num_ret_rows, r->queries().size() + 1) << "round " << round;
+    for (int threads : {2, 3, 8}) {
+      std::string parallel;
+      WriteTrecText(*r, &parallel, threads);
+      ASSERT_EQ(parallel, serial)
+          << "round " << round << ", " << threads << " threads";
+    }
+  }
 }
 
 TEST_F(EvaluateFilesTest, DuplicateAcrossGroupsIsAnError) {
