@@ -809,7 +809,7 @@ TEST(PrometheusRuleTest, CarriesTheGroupsOfBothRuleFiles) {
           << Str(r["alert"]);
     }
   }
-  EXPECT_EQ(alerts, 12);  // The alerts of alerts.yml.
+  EXPECT_EQ(alerts, 13);  // The alerts of alerts.yml.
 }
 
 // The matcher itself, on Docker's documented examples.
