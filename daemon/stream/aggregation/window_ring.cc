@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "base/saturating.h"
 
@@ -300,12 +301,12 @@ WindowChanges WindowRing::DecodeChanges(ByteReader* in, int64_t bucket_ms,
   return changes;
 }
 
-void WindowRing::Apply(const WindowChanges& changes) {
-  const WindowRing& c = changes.buckets;
+void WindowRing::Apply(WindowChanges changes) {
   if (changes.whole) {
-    *this = c;
+    *this = std::move(changes.buckets);
     return;
   }
+  const WindowRing& c = changes.buckets;
   // Decoded for another bucket width (nothing held), or nothing changed.
   if (c.newest_bucket_ == INT64_MIN || c.bucket_ms_ != bucket_ms_ ||
       c.num_series_ != num_series_) {

@@ -115,7 +115,7 @@ class WindowRing {
   // series: each changed bucket replaces what its slot held, and the
   // newest bucket moves on. A ring restored from a base, then each
   // delta's changes applied, holds the live ring's buckets.
-  void Apply(const WindowChanges& changes);
+  void Apply(WindowChanges changes);
 
  private:
   size_t Slot(int64_t bucket) const;

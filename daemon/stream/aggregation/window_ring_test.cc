@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/random.h"
@@ -51,10 +52,9 @@ bool ApplyEncoded(const std::string& changes, WindowRing* ring,
                   int64_t bucket_ms, int64_t span_ms,
                   const std::vector<int>& from) {
   ByteReader in(changes);
-  const WindowChanges c =
-      WindowRing::DecodeChanges(&in, bucket_ms, span_ms, from);
+  WindowChanges c = WindowRing::DecodeChanges(&in, bucket_ms, span_ms, from);
   if (!in.ok() || !in.at_end()) return false;
-  ring->Apply(c);
+  ring->Apply(std::move(c));
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <numeric>
 #include <string>
+#include <utility>
 
 namespace rankwatch::stream {
 
@@ -415,7 +416,7 @@ void InterleavingMonitor::DecodeExperiment(ByteReader* in, Format format,
       continue;
     }
     (*restored)[e].counts = std::move(all);
-    (*restored)[e].ring.Apply(changes);
+    (*restored)[e].ring.Apply(std::move(changes));
     return;
   }
 }
