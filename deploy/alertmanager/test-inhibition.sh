@@ -9,7 +9,8 @@
 #     experiment ranker-v2 (any treatment), not those of ranker-v3, and not the other alerts of ranker-v2's
 #     variants;
 #   * RankwatchTargetDown{instance="r1"} inhibits RankwatchEvictionsRising of
-#     r1, not of r2, and not itself.
+#     r1, not of r2, not itself, and not r1's RankwatchInputDeletedUnread
+#     (lost input pages even while its replica is down).
 # Needs prometheus-alertmanager and amtool (Debian package
 # prometheus-alertmanager). Called by deploy/prometheus/check.sh; exits
 # non-zero on any failure.
@@ -112,6 +113,7 @@ add alertname=RankwatchQualityRegression variant=B severity=page
 add alertname=RankwatchTargetDown instance=r1 job=rankwatch severity=page
 add alertname=RankwatchEvictionsRising instance=r1 job=rankwatch severity=ticket
 add alertname=RankwatchEvictionsRising instance=r2 job=rankwatch severity=ticket
+add alertname=RankwatchInputDeletedUnread instance=r1 job=rankwatch topic=results severity=page
 
 # expect STATE MATCHERS...: the alerts matching MATCHERS are all in STATE
 # ("inhibited" or "active"), and there is at least one.
@@ -141,6 +143,7 @@ expect active alertname=RankwatchQualityRegression
 expect inhibited alertname=RankwatchEvictionsRising instance=r1
 expect active alertname=RankwatchEvictionsRising instance=r2
 expect active alertname=RankwatchTargetDown
+expect active alertname=RankwatchInputDeletedUnread instance=r1
 
 if [[ $failed -ne 0 ]]; then
   echo "test-inhibition.sh: some checks failed; current alerts:" >&2
