@@ -867,6 +867,93 @@ TEST_F(RealKafkaE2eTest, EventsDeletedBeforeTheyWereReadAreCountedAndLogged) {
       << d2.log();
 }
 
+// Per partition 0..kPartitions-1 of `topic`: its high watermark.
+std::vector<int64_t> Highs(const std::string& group, const std::string& topic) {
+  std::vector<int64_t> out;
+  for (const auto& [committed, high] :
+       CommittedAndHigh(RealKafka::bootstrap(), group, topic, kPartitions)) {
+    out.push_back(high);
+  }
+  return out;
+}
+
+// A replica that falls behind the retention while it reads loses what the
+// broker deleted, but never silently. The daemon (default configuration)
+// reads a first batch and is frozen (SIGSTOP); a second batch is produced
+// and deleted (DeleteRecords, as retention does) while it cannot read; a
+// third follows in every partition. Resumed, its next fetch is below the
+// log start, the client moves it there (auto.offset.reset), and the daemon
+// counts exactly the second batch's events, per topic, from the gaps in its
+// offsets. The session timeout (45 s) outlasts the freeze: no rebalance,
+// so this is the reading path, not the assignment's (the test above).
+TEST_F(RealKafkaE2eTest, EventsDeletedWhileTheReplicaLaggedAreCounted) {
+  KafkaKeys keys;
+  keys.session_timeout_ms = "45000";
+  const std::string config = WriteConfig(kTracingMetrics, keys);
+  Producer producer(RealKafka::bootstrap(), results_, judgments_, {},
+                    kPartitions);
+  const std::vector<Event> first = testing::Requests(0, 60, true);
+  producer.SendAll(first);
+  testing::DaemonProcess d(RankwatchBinary(), dir_, config, "lagging");
+  ASSERT_TRUE(d.WaitReady(60s)) << d.log();
+  ASSERT_TRUE(testing::WaitConsumed({&d}, double(first.size()))) << d.Summary();
+  std::map<std::string, std::vector<int64_t>> read;
+  for (const std::string& topic : {results_, judgments_}) {
+    read[topic] = Highs(group_, topic);
+  }
+  d.process().Signal(SIGSTOP);
+  // Its fetch in flight (a long poll of fetch.wait.max.ms, 100 ms) comes
+  // back empty before the second batch exists: nothing of it is fetched.
+  testing::SleepFor(1000ms);
+  producer.SendAll(testing::Requests(60, 60, true));
+  std::map<std::string, double> deleted;
+  std::map<std::string, std::vector<int64_t>> ends;
+  for (const std::string& topic : {results_, judgments_}) {
+    ends[topic] = Highs(group_, topic);
+    for (int p = 0; p < kPartitions; ++p) {
+      deleted[topic] += static_cast<double>(ends[topic][p] - read[topic][p]);
+    }
+    std::string error;
+    ASSERT_TRUE(
+        DeleteRecordsBefore(RealKafka::bootstrap(), topic, ends[topic], &error))
+        << error;
+  }
+  EXPECT_GT(deleted[results_], 0);
+  EXPECT_GT(deleted[judgments_], 0);
+  const std::vector<Event> third = testing::Requests(120, 100, true);
+  producer.SendAll(third);
+  // A gap shows at the next message of its partition: every partition has
+  // one (100 requests over 4 partitions).
+  for (const std::string& topic : {results_, judgments_}) {
+    const std::vector<int64_t> now = Highs(group_, topic);
+    for (int p = 0; p < kPartitions; ++p) {
+      ASSERT_GT(now[p], ends[topic][p]) << topic << " partition " << p;
+    }
+  }
+  d.process().Signal(SIGCONT);
+  Scrape s;
+  auto counted = [&](const std::string& topic) {
+    return s.Sum("rankwatch_events_deleted_unread_total", {{"topic", topic}});
+  };
+  const double consumed = double(first.size() + third.size());
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        s = d.Metrics();
+        return s.Sum("rankwatch_events_consumed_total") == consumed &&
+               counted(results_) == deleted[results_] &&
+               counted(judgments_) == deleted[judgments_];
+      },
+      30s))
+      << "consumed " << s.Sum("rankwatch_events_consumed_total") << " of "
+      << consumed << "; deleted results " << counted(results_) << " of "
+      << deleted[results_] << ", judgments " << counted(judgments_) << " of "
+      << deleted[judgments_] << "\n"
+      << d.log();
+  EXPECT_NE(d.log().find("fell behind the partition's log start"),
+            std::string::npos)
+      << d.log();
+}
+
 // Issue 40 on the real broker, with the default configuration (durable
 // state on): two outages longer than join.allowed_lateness (2 s) while the
 // traffic goes on, one after a SIGTERM and one after a kill -9 (whose

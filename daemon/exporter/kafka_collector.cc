@@ -167,8 +167,9 @@ void KafkaCollector::CollectTopicEvents(std::vector<MetricFamily>* out) const {
   MetricFamily deleted_unread = MakeFamily(
       "rankwatch_events_deleted_unread_total",
       "Events the broker deleted (retention, DeleteRecords) before this "
-      "replica read them: reading resumed below a partition's log start, "
-      "per topic. What of them a previous owner had not counted is lost",
+      "replica read them: reading resumed below a partition's log start, or "
+      "fell behind it, per topic. What of them a previous owner had not "
+      "counted is lost",
       MetricType::Counter);
   for (const auto& [topic, n] : WithTopics(s.deleted_unread_events, s.topics)) {
     AddCounter(&deleted_unread, {{"topic", topic}}, Value(n));

@@ -463,7 +463,10 @@ void KafkaIngest::Handle(const rd_kafka_message_t* msg, bool from_table) {
   if (!pipeline_->OnPayload(topic, event, origin, fallback)) {
     tracker.Release(slot, offset);
   }
-  tracker.Consumed(slot, offset);
+  const int64_t next = tracker.Consumed(slot, offset);
+  // A gap: transaction markers, a compacted topic, or events deleted before
+  // they were read (rare: one look at the cached log start per gap).
+  if (next >= 0 && offset > next) SettleGap(slot, next, offset);
 }
 
 void KafkaIngest::Periodic() {
@@ -504,15 +507,41 @@ void KafkaIngest::Periodic() {
   LogReadiness(now);
 }
 
+int64_t KafkaIngest::CachedLogStart(int32_t slot) {
+  int64_t low = -1, high = -1;
+  // librdkafka's copy from the last fetch answer: no broker round trip.
+  if (consumer_->get_watermark_offsets(TopicName(SlotTopic(slot)),
+                                       SlotPartition(slot), &low,
+                                       &high) != RdKafka::ERR_NO_ERROR ||
+      low < 0) {
+    return -1;  // Not known yet (no fetch answered).
+  }
+  return low;
+}
+
+void KafkaIngest::SettleGap(int32_t slot, int64_t next, int64_t offset) {
+  const int64_t low = CachedLogStart(slot);
+  const int64_t deleted = PartitionBook::DeletedInGap(next, offset, low);
+  if (deleted <= 0) return;
+  const std::string& topic = TopicName(SlotTopic(slot));
+  status_.deleted_unread_events[topic] += deleted;
+  // One line per gap: the broker deletes at its retention checks (every 5
+  // minutes by default), so a replica that stays behind logs that often.
+  spdlog::error(
+      "kafka consumer: {} events of {} partition {} were deleted by the "
+      "broker before they were read (its retention, or DeleteRecords): this "
+      "replica fell behind the partition's log start {} while reading "
+      "(offsets {} to {} lost; the client moved on to offset {}). Raise the "
+      "topic's retention.ms or add replicas "
+      "(rankwatch_events_deleted_unread_total)",
+      deleted, topic, SlotPartition(slot), low, next, next + deleted - 1,
+      offset);
+}
+
 void KafkaIngest::SettleStart(int32_t slot, int64_t first_offset) {
   const std::string& topic = TopicName(SlotTopic(slot));
   const int32_t partition = SlotPartition(slot);
-  int64_t low = -1, high = -1;
-  if (consumer_->get_watermark_offsets(topic, partition, &low, &high) !=
-          RdKafka::ERR_NO_ERROR ||
-      low < 0) {
-    low = -1;  // Not known yet (no fetch answered).
-  }
+  const int64_t low = CachedLogStart(slot);
   const int64_t deleted = book_.SettleStart(slot, first_offset, low);
   if (deleted <= 0) return;
   status_.deleted_unread_events[topic] += deleted;

@@ -35,7 +35,9 @@
 // * Events the broker deleted before they were read (retention shorter
 //   than an outage: reading resumes below a partition's log start) are
 //   lost; they are counted and logged once per partition and assignment
-//   (PartitionBook::SettleStart).
+//   (PartitionBook::SettleStart), and so are those deleted while a replica
+//   lagged behind the retention (a gap in a partition's offsets below its
+//   log start: PartitionBook::DeletedInGap).
 // * Intervals and timeouts (tick, statistics, commits, staleness, stall)
 //   run on the injected clock's monotonic time.
 // * Readiness (IngestState::ready_reason): the loop tracks fetch progress
@@ -165,6 +167,12 @@ class KafkaIngest final : public stream::ReleaseListener,
   // last heard it: events the broker deleted before they were read are
   // counted (IngestState::deleted_unread_events) and logged.
   void SettleStart(int32_t slot, int64_t first_offset);
+  // Counts and logs the events deleted unread in a gap of `slot`'s offsets
+  // while reading: `next` expected, `offset` read (PartitionBook::
+  // DeletedInGap).
+  void SettleGap(int32_t slot, int64_t next, int64_t offset);
+  // `slot`'s log start as librdkafka last heard it, -1 when not known.
+  int64_t CachedLogStart(int32_t slot);
   void Commit(const std::vector<int32_t>& slots, bool sync, bool final = false);
 
   // Durable state. The changelog topic ready for use (retried until it is

@@ -9,10 +9,12 @@ void OffsetTracker::Assign(int32_t slot) { slots_.try_emplace(slot); }
 
 void OffsetTracker::Revoke(int32_t slot) { slots_.erase(slot); }
 
-void OffsetTracker::Consumed(int32_t slot, int64_t offset) {
+int64_t OffsetTracker::Consumed(int32_t slot, int64_t offset) {
   auto it = slots_.find(slot);
-  if (it == slots_.end()) return;
-  it->second.next_offset = std::max(it->second.next_offset, offset + 1);
+  if (it == slots_.end()) return -1;
+  const int64_t before = it->second.next_offset;
+  it->second.next_offset = std::max(before, offset + 1);
+  return before;
 }
 
 void OffsetTracker::Retain(int32_t slot, int64_t offset) {

@@ -31,8 +31,10 @@ class OffsetTracker {
   bool assigned(int32_t slot) const { return slots_.count(slot) > 0; }
 
   // Records that `offset` of `slot` was read. Offsets of a slot must be
-  // consumed in increasing order.
-  void Consumed(int32_t slot, int64_t offset);
+  // consumed in increasing order. Returns where the slot stood before (one
+  // past the offset consumed before, -1 before any), so the caller sees a
+  // gap without a second lookup.
+  int64_t Consumed(int32_t slot, int64_t offset);
   // Marks `offset` as needed until Release(). Call it before handing the
   // event to the pipeline, which may release it during the call.
   void Retain(int32_t slot, int64_t offset);

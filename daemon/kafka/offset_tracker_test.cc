@@ -28,6 +28,18 @@ TEST(OffsetTrackerTest, CommitsPastDoneEventsButNotPastRetainedOnes) {
   EXPECT_EQ(t.retained(4), 0);
 }
 
+// Consumed returns where the slot stood: the consumer's gap check.
+TEST(OffsetTrackerTest, ConsumedReturnsThePreviousPosition) {
+  OffsetTracker t;
+  t.Assign(2);
+  EXPECT_EQ(t.Consumed(2, 7), -1);  // The first message.
+  EXPECT_EQ(t.Consumed(2, 8), 8);   // No gap: 8 was expected.
+  EXPECT_EQ(t.Consumed(2, 20), 9);  // A gap, 9 to 19.
+  EXPECT_EQ(t.Consumed(2, 5), 21);  // A re-read after a seek back.
+  EXPECT_EQ(t.NextOffset(2), 21);
+  EXPECT_EQ(t.Consumed(3, 1), -1);  // Not assigned.
+}
+
 TEST(OffsetTrackerTest, ReleaseDuringFeedAndUnknownOffsets) {
   OffsetTracker t;
   t.Assign(0);

@@ -56,8 +56,13 @@ int64_t PartitionBook::SettleStart(int32_t slot, int64_t first_offset,
     return log_start - start;
   }
   ClearStart(slot);
-  if (log_start <= start || first_offset <= start) return 0;
-  return std::min(first_offset, log_start) - start;
+  return DeletedInGap(start, first_offset, log_start);
+}
+
+int64_t PartitionBook::DeletedInGap(int64_t next, int64_t offset,
+                                    int64_t log_start) {
+  if (log_start <= next || offset <= next) return 0;
+  return std::min(offset, log_start) - next;
 }
 
 bool PartitionBook::IsReplay(int32_t slot, int64_t offset) const {

@@ -65,6 +65,14 @@ class PartitionBook {
   // expected start settles it too; anything else waits. 0 when the slot
   // is settled, not expected, or nothing was deleted.
   int64_t SettleStart(int32_t slot, int64_t first_offset, int64_t log_start);
+  // The events deleted before they were read in a gap of a partition's
+  // offsets: reading expected `next` and got `offset` (> next), and the
+  // partition's log start is `log_start` (-1: not known). The offsets from
+  // `next` up to the message and below the log start were deleted unread:
+  // a consumer that fell behind the retention while reading is moved to the
+  // log start by the client (auto.offset.reset). A gap the log start does
+  // not explain (transaction markers, a compacted topic) is not counted.
+  static int64_t DeletedInGap(int64_t next, int64_t offset, int64_t log_start);
 
   // Whether the event at `offset` of `slot` was already reflected by the
   // previous owner.

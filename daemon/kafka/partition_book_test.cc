@@ -159,5 +159,24 @@ TEST(PartitionBookTest, ALogStartPastTheStartSettlesWithoutAMessage) {
   EXPECT_EQ(book.SettleStart(7, 3, 9), 0);  // Never expected.
 }
 
+// A replica reading offset 40 next falls behind the retention: the broker
+// deletes below 75 and the client moves on to the log start, so the next
+// message is 75. Offsets 40 to 74, 35 events, were deleted unread.
+TEST(PartitionBookTest, AGapBelowTheLogStartWhileReadingIsCounted) {
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 75, 75), 75 - 40);
+  // The log start moved on again before the message was handled (librdkafka
+  // keeps the last fetch's): only the gap up to the message was unread.
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 75, 90), 75 - 40);
+  // A transaction marker (40) or compacted events: the log start is at or
+  // below the expected offset, nothing was deleted.
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 41, 12), 0);
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 60, 40), 0);
+  // Part of the gap deleted (40 to 49), part compacted away (50 to 59).
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 60, 50), 10);
+  // Log start not known yet; no gap at all.
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 75, -1), 0);
+  EXPECT_EQ(PartitionBook::DeletedInGap(40, 40, 75), 0);
+}
+
 }  // namespace
 }  // namespace rankwatch::kafka
