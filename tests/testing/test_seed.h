@@ -20,8 +20,8 @@ inline uint64_t TestSeed() {
 }
 
 inline std::string SeedNote(uint64_t seed) {
-  return "seed " + std::to_string(seed) + " (RANKWATCH_SEED=" +
-         std::to_string(seed) + " repeats it)";
+  return "seed " + std::to_string(seed) +
+         " (RANKWATCH_SEED=" + std::to_string(seed) + " repeats it)";
 }
 
 }  // namespace rankwatch::testing
