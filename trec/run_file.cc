@@ -226,7 +226,7 @@ RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes,
     : fd_(fd),
       path_(std::move(path)),
       chunk_bytes_(chunk_bytes),
-      ranges_((file_size + chunk_bytes - 1) / chunk_bytes) {
+      ranges_(file_size == 0 ? 0 : 1 + (file_size - 1) / chunk_bytes) {
   if (compression != Compression::kNone) {
     decompressor_ = std::make_unique<DecompressingReader>(
         fd_, compression, path_, DecompressedSizeLimit());

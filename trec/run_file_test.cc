@@ -375,7 +375,9 @@ TEST(RunFileTest, ChunksHoldWholeGroups) {
       "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\n# note\n\nq2 Q0 c 1 1 r\n"
       "q2 Q0 d 2 0 r\nq2 Q0 e 3 0 r\n  q3 Q0 f 1 1 r\nq1 Q0 g 1 1 r";
   const std::string path = dir.Write("run.txt", text);
-  for (size_t size : {1, 2, 5, 13, 30, 64, 1000}) {
+  // SIZE_MAX: one range, whose size must not overflow.
+  for (size_t size : {size_t{1}, size_t{2}, size_t{5}, size_t{13}, size_t{30},
+                      size_t{64}, size_t{1000}, SIZE_MAX}) {
     std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(path, size);
     ASSERT_NE(reader, nullptr);
     std::vector<std::vector<char>> buffers;
