@@ -187,12 +187,12 @@ enum class GroupCutScan {
   kLongLine   // A line goes on for more than kMaxLineBytes.
 };
 
-// Cut(B) (RunChunkReader) in `text`, bytes of a run file whose byte B - 1
-// is text[from] (B > 0): the first line start L after text[from] whose
-// first byte follows a '\n' at or after `from`, then the first data line
-// at or after L (blank and comment lines are skipped), then the start of
-// the first data line after it whose qid differs from the data line before
-// it. `at_eof`: text ends where the file does, whose end is then the cut
+// Cut(B) (RunChunkReader) in `text`, bytes of a run file in which byte
+// B - 1 (B > 0) is text[from]. L is the first line that starts at or after
+// B (just past the first '\n' at or after text[from]); the cut is the start
+// of the first data line (blank and comment lines are skipped) after L's
+// first data line whose qid differs from the data line before it. With
+// `at_eof` (text ends where the file does), the end of the file is the cut
 // when no qid changes. *last_data is the start of the last data line before
 // the cut, or npos when the cut is the end of the file: Cut(B') is the same
 // cut for every B' from B up to *last_data (every B' >= B for npos).
@@ -208,17 +208,18 @@ struct RunChunk {
 
 // Reads a regular run file in chunks (RunChunk) of about `chunk_bytes`, cut
 // between two groups; a group larger than that makes its chunk larger, up
-// to a line longer than kMaxLineBytes (text_scan.h), which stops the
-// reading with an error (a file without line breaks would otherwise be read
-// whole). Workers call Next() concurrently, each with its own buffer, and
-// read in parallel: the file is divided into ranges of `chunk_bytes` at
-// boundaries B_k = k * chunk_bytes, and each call takes the next range
-// under a short lock, then reads (pread) and cuts it without the lock. The
-// chunk of range k runs from Cut(B_k) to Cut(B_k+1), Cut(0) = 0 and the
-// last range's end is the end of the file, where Cut(B) (FindGroupCut) is
-// the start of the first line with a new qid after the first data line
-// that starts at or after B. Both workers that need a cut (the one whose
-// chunk ends there, the one whose chunk starts there) compute it from the
+// to a line that goes on for more than kMaxLineBytes (text_scan.h) without
+// ending in the bytes read, which stops the reading with an error (a file
+// without line breaks would otherwise be read whole; a long line that ends
+// is handed out, and the scorer refuses it). Workers call Next() concurrently,
+// each with its own buffer, and read in parallel: the file is divided into
+// ranges of `chunk_bytes` at boundaries B_k = k * chunk_bytes, and each call
+// takes the next range under a short lock, then reads (pread) and cuts it
+// without the lock. The chunk of range k runs from Cut(B_k) to Cut(B_k+1),
+// Cut(0) = 0 and the last range's end is the end of the file, where Cut(B)
+// (FindGroupCut) is the start of the first line with a new qid after the first
+// data line that starts at or after B. Both workers that need a cut (the one
+// whose chunk ends there, the one whose chunk starts there) compute it from the
 // same bytes, so they agree without waiting for each other; a worker reads
 // on past its range's end as far as the cut, and the other skips those
 // lines. A range holding no cut yields no chunk. Chunks come in file order
