@@ -212,9 +212,9 @@ void AppendQueryRows(std::span<const ReportColumn> columns,
 
 // AppendQueryRows on `threads` threads, each formatting a run of queries:
 // the first straight into `out`, reserved for all the rows, the others into
-// strings of their own, appended in order. A row costs about 2,000
-// instructions (snprintf, callgrind): the 90,009 rows of 10,000 queries were
-// a serial 0.18 G instructions at the end of an evaluation.
+// strings of their own, appended in order. A row cost about 2,000
+// instructions with snprintf (callgrind): the 90,009 rows of 10,000 queries
+// were a serial 0.18 G instructions at the end of an evaluation.
 void AppendQueryRowsParallel(std::span<const ReportColumn> columns,
                              std::span<const QueryResult> queries, int threads,
                              std::string* out) {

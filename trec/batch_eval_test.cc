@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "base/random.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_seed.h"
 #include "trec/text_scan.h"
 #include "trec/trec_test_util.h"
 
@@ -214,12 +214,8 @@ TEST_F(EvaluateFilesTest, StreamingMatchesMappedPath) {
 // queries on), with a text column (relstring) and an undefined one among
 // the measures. Each report is formatted on 1 thread and on 2, 3 and 8.
 TEST_F(EvaluateFilesTest, QueryRowsAreTheSameOnAnyThreadCount) {
-  uint64_t seed = std::random_device()();
-  if (const char* s = std::getenv("RANKWATCH_SEED")) {
-    seed = std::strtoull(s, nullptr, 10);
-  }
-  SCOPED_TRACE("seed " + std::to_string(seed) +
-               " (RANKWATCH_SEED=" + std::to_string(seed) + " repeats it)");
+  const uint64_t seed = testing::TestSeed();
+  SCOPED_TRACE(testing::SeedNote(seed));
   Xoshiro256 rng(seed);
   for (int round = 0; round < 6; ++round) {
     const int queries = round == 0 ? 1 : static_cast<int>(rng.Between(2, 700));

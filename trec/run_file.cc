@@ -16,6 +16,11 @@ namespace rankwatch::trec {
 
 namespace {
 
+// How far past a boundary a worker reads first when it searches the cut
+// there (doubled until the cut is found): most groups of a run are tens of
+// kilobytes, and the bytes read past a range's end are read twice.
+constexpr uint64_t kCutReadAhead = 16u << 10;
+
 // Scanned bytes are handed back to the kernel in steps of this size, which
 // bounds the scan's resident set.
 constexpr size_t kReleaseStep = 16u << 20;
@@ -126,12 +131,69 @@ size_t TailLineBytes(std::string_view text) {
   return nl == std::string_view::npos ? text.size() : text.size() - nl - 1;
 }
 
+Status LongLineError(const std::string& path) {
+  return Status::InvalidArgument(ShownPath(path) + ": a line is longer than " +
+                                 std::to_string(kMaxLineBytes) + " bytes");
+}
+
 Status ReadError(const std::string& path) {
   return Status::IoError("cannot read '" + ShownPath(path) +
                          "': " + std::strerror(errno));
 }
 
 }  // namespace
+
+GroupCutScan FindGroupCut(std::string_view text, size_t from, bool at_eof,
+                          size_t* cut, size_t* last_data) {
+  const char* const data = text.data();
+  const void* nl = std::memchr(data + from, '\n', text.size() - from);
+  if (nl == nullptr) {
+    if (!at_eof) {
+      return text.size() - from > kMaxLineBytes ? GroupCutScan::kLongLine
+                                                : GroupCutScan::kNeedMore;
+    }
+    *cut = text.size();
+    *last_data = std::string_view::npos;
+    return GroupCutScan::kFound;
+  }
+  std::string_view qid;  // Of the last data line.
+  size_t last = 0;
+  for (size_t p = static_cast<size_t>(static_cast<const char*>(nl) - data) + 1;
+       p < text.size();) {
+    const void* eol = std::memchr(data + p, '\n', text.size() - p);
+    if (eol == nullptr && !at_eof) {
+      return text.size() - p > kMaxLineBytes ? GroupCutScan::kLongLine
+                                             : GroupCutScan::kNeedMore;
+    }
+    const std::string_view line_qid = LineQid(text, p);
+    if (!line_qid.empty()) {
+      if (!qid.empty() && line_qid != qid) {
+        *cut = p;
+        *last_data = last;
+        return GroupCutScan::kFound;
+      }
+      qid = line_qid;
+      last = p;
+    }
+    if (eol == nullptr) break;
+    p = static_cast<size_t>(static_cast<const char*>(eol) - data) + 1;
+  }
+  if (!at_eof) return GroupCutScan::kNeedMore;
+  *cut = text.size();
+  *last_data = std::string_view::npos;
+  return GroupCutScan::kFound;
+}
+
+// A worker's bytes of the file: [base, base + size) in `buffer`; `eof` when
+// a read found the end of the file at base + size.
+struct RunChunkReader::Window {
+  std::vector<char>* buffer;
+  uint64_t base = 0;
+  size_t size = 0;
+  bool eof = false;
+
+  std::string_view text() const { return {buffer->data(), size}; }
+};
 
 std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
                                                      size_t chunk_bytes) {
@@ -155,12 +217,16 @@ std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
   const Compression c = DetectCompression(
       std::string_view(head, n > 0 ? static_cast<size_t>(n) : 0));
   return std::unique_ptr<RunChunkReader>(
-      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1), c));
+      new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1),
+                         static_cast<uint64_t>(st.st_size), c));
 }
 
 RunChunkReader::RunChunkReader(int fd, std::string path, size_t chunk_bytes,
-                               Compression compression)
-    : fd_(fd), path_(std::move(path)), chunk_bytes_(chunk_bytes) {
+                               uint64_t file_size, Compression compression)
+    : fd_(fd),
+      path_(std::move(path)),
+      chunk_bytes_(chunk_bytes),
+      ranges_(file_size == 0 ? 0 : 1 + (file_size - 1) / chunk_bytes) {
   if (compression != Compression::kNone) {
     decompressor_ = std::make_unique<DecompressingReader>(
         fd_, compression, path_, DecompressedSizeLimit());
@@ -174,33 +240,163 @@ Status RunChunkReader::status() const {
   return status_;
 }
 
-// Reads into (*buffer)[*size, buffer->size()) until it is full or the file
-// ends.
-bool RunChunkReader::Fill(std::vector<char>* buffer, size_t* size) {
-  while (*size < buffer->size() && !eof_) {
-    if (decompressor_ != nullptr) {
-      size_t got = 0;
-      status_ = decompressor_->Read(buffer->data() + *size,
-                                    buffer->size() - *size, &got);
-      if (!status_.ok()) return false;
-      if (got == 0) eof_ = true;
-      *size += got;
-      continue;
+void RunChunkReader::Fail(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status_.ok()) status_ = std::move(status);
+}
+
+bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
+  if (decompressor_ != nullptr) return NextDecompressed(buffer, chunk);
+  uint64_t range;
+  bool start_known;
+  uint64_t start;
+  while (ClaimRange(&range, &start_known, &start)) {
+    Window w{buffer};
+    if (!ReadRangeChunk(range, start_known, start, &w, chunk)) return false;
+    if (!chunk->text.empty()) return true;
+  }
+  return false;
+}
+
+bool RunChunkReader::ClaimRange(uint64_t* range, bool* start_known,
+                                uint64_t* start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!status_.ok()) return false;
+  uint64_t k = next_range_;
+  // A range between two boundaries with the same cut holds no chunk.
+  while (k + 1 < ranges_ && known_.Covers(Boundary(k)) &&
+         known_.Covers(Boundary(k + 1))) {
+    ++k;
+  }
+  if (k >= ranges_) {
+    next_range_ = k;
+    return false;
+  }
+  next_range_ = k + 1;
+  *range = k;
+  *start_known = k == 0 || known_.Covers(Boundary(k));
+  *start = k == 0 ? 0 : known_.cut;
+  return true;
+}
+
+// Reads range `range` into `w` and points `chunk` at its chunk (empty when
+// the range holds none).
+bool RunChunkReader::ReadRangeChunk(uint64_t range, bool start_known,
+                                    uint64_t start, Window* w,
+                                    RunChunk* chunk) {
+  const bool last = range + 1 == ranges_;
+  const uint64_t end_boundary = Boundary(range + 1);
+  // The window starts at the chunk, or at the byte before the boundary
+  // whose cut is searched.
+  w->base = start_known ? start : Boundary(range) - 1;
+  if (!last) w->base = std::min(w->base, end_boundary - 1);
+  if (!start_known && !FindCut(Boundary(range), w, &start)) return false;
+  uint64_t end;
+  if (last) {
+    if (!ReadToEnd(w)) return false;
+    end = w->base + w->size;
+  } else {
+    bool end_known;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      end_known = known_.Covers(end_boundary);
+      end = known_.cut;
     }
-    const ssize_t n =
-        ::read(fd_, buffer->data() + *size, buffer->size() - *size);
+    if (!end_known && !FindCut(end_boundary, w, &end)) return false;
+    if (!ReadTo(end, w)) return false;
+  }
+  start = std::max(start, w->base);
+  end = std::max(end, start);
+  if (end > w->base + w->size) end = w->base + w->size;  // The file shrank.
+  chunk->text = std::string_view(w->buffer->data() + (start - w->base),
+                                 static_cast<size_t>(end - start));
+  chunk->offset = start;
+  return true;
+}
+
+// Cut(boundary) (boundary > 0, its byte before in `w`), reading on as far
+// as needed; records it for the other workers.
+bool RunChunkReader::FindCut(uint64_t boundary, Window* w, uint64_t* cut) {
+  uint64_t ahead = kCutReadAhead;
+  for (;;) {
+    if (!ReadTo(boundary + ahead, w)) return false;
+    size_t at;
+    size_t last_data;
+    switch (FindGroupCut(w->text(), static_cast<size_t>(boundary - 1 - w->base),
+                         w->eof, &at, &last_data)) {
+      case GroupCutScan::kFound: {
+        *cut = w->base + at;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (*cut >= known_.cut) {
+          known_ = KnownCut{boundary,
+                            last_data == std::string_view::npos
+                                ? UINT64_MAX
+                                : w->base + last_data,
+                            *cut};
+        }
+        return true;
+      }
+      case GroupCutScan::kNeedMore:
+        ahead *= 2;
+        break;
+      case GroupCutScan::kLongLine:
+        Fail(LongLineError(path_));
+        return false;
+    }
+  }
+}
+
+// Extends `w` to cover bytes up to `upto`, or to the end of the file.
+bool RunChunkReader::ReadTo(uint64_t upto, Window* w) {
+  if (upto <= w->base) return true;
+  const size_t want = static_cast<size_t>(upto - w->base);
+  if (w->buffer->size() < want) w->buffer->resize(want);
+  while (w->size < want && !w->eof) {
+    const ssize_t n = ::pread(fd_, w->buffer->data() + w->size, want - w->size,
+                              static_cast<off_t>(w->base + w->size));
     if (n < 0) {
       if (errno == EINTR) continue;
-      status_ = ReadError(path_);
+      Fail(ReadError(path_));
       return false;
     }
-    if (n == 0) eof_ = true;
-    *size += static_cast<size_t>(n);
+    if (n == 0) w->eof = true;
+    w->size += static_cast<size_t>(n);
   }
   return true;
 }
 
-bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
+// Extends `w` to the end of the file (the last range: the file may have
+// grown since Open), refusing a last line longer than kMaxLineBytes.
+bool RunChunkReader::ReadToEnd(Window* w) {
+  uint64_t upto = w->base + chunk_bytes_ + 1;
+  for (;;) {
+    if (!ReadTo(upto, w)) return false;
+    if (TailLineBytes(w->text()) > kMaxLineBytes) {
+      Fail(LongLineError(path_));
+      return false;
+    }
+    if (w->eof) return true;
+    upto = w->base + 2 * w->size + 1;
+  }
+}
+
+// Decompresses into (*buffer)[*size, buffer->size()) until it is full or
+// the stream ends.
+bool RunChunkReader::Fill(std::vector<char>* buffer, size_t* size) {
+  while (*size < buffer->size() && !eof_) {
+    size_t got = 0;
+    status_ = decompressor_->Read(buffer->data() + *size,
+                                  buffer->size() - *size, &got);
+    if (!status_.ok()) return false;
+    if (got == 0) eof_ = true;
+    *size += got;
+  }
+  return true;
+}
+
+// A compressed stream: one chunk after the other, under the lock.
+bool RunChunkReader::NextDecompressed(std::vector<char>* buffer,
+                                      RunChunk* chunk) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!status_.ok() || (eof_ && carry_.empty())) return false;
   size_t size = carry_.size();
@@ -215,9 +411,7 @@ bool RunChunkReader::Next(std::vector<char>* buffer, RunChunk* chunk) {
     if (const size_t tail = TailLineBytes(text); tail > kMaxLineBytes) {
       // The last line is still growing; EvaluateStreaming's caller falls
       // back to the mapped path, which names the line.
-      status_ = Status::InvalidArgument(
-          ShownPath(path_) + ": a line is longer than " +
-          std::to_string(kMaxLineBytes) + " bytes");
+      status_ = LongLineError(path_);
       return false;
     }
     cut = eof_ ? size : GroupBoundary(text);

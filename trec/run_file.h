@@ -180,6 +180,25 @@ inline const char* ScanRunLine(const char* p, const char* end,
 // if none: trec_eval prints it as `runid`.
 std::string_view LastRunId(std::string_view data);
 
+// What FindGroupCut found.
+enum class GroupCutScan {
+  kFound,     // *cut (and *last_data) are set.
+  kNeedMore,  // The bytes end before the cut is known: read on.
+  kLongLine   // A line goes on for more than kMaxLineBytes.
+};
+
+// Cut(B) (RunChunkReader) in `text`, bytes of a run file in which byte
+// B - 1 (B > 0) is text[from]. L is the first line that starts at or after
+// B (just past the first '\n' at or after text[from]); the cut is the start
+// of the first data line (blank and comment lines are skipped) after L's
+// first data line whose qid differs from the data line before it. With
+// `at_eof` (text ends where the file does), the end of the file is the cut
+// when no qid changes. *last_data is the start of the last data line before
+// the cut, or npos when the cut is the end of the file: Cut(B') is the same
+// cut for every B' from B up to *last_data (every B' >= B for npos).
+GroupCutScan FindGroupCut(std::string_view text, size_t from, bool at_eof,
+                          size_t* cut, size_t* last_data);
+
 // A chunk of a run file: whole lines, and every group of consecutive lines
 // with one qid that it holds is whole too.
 struct RunChunk {
@@ -187,17 +206,31 @@ struct RunChunk {
   uint64_t offset = 0;  // File offset of text[0].
 };
 
-// Reads a regular run file front to back in chunks (RunChunk) of about
-// `chunk_bytes`, cut between two groups; a group larger than that makes its
-// chunk larger, up to a line longer than kMaxLineBytes (text_scan.h), which
-// stops the reading with an error (a file without line breaks would
-// otherwise be read whole). Workers call Next() concurrently, each with its
-// own buffer:
-// reads are serialized, processing is not. ReadRange() reads back any part
-// of the file, for the rare qid whose lines are not all in one group.
-// A gzip or zstd file is streamed through its decoder (decompress.h), told
-// by its first bytes; ReadRange() then fails, and EvaluateFiles falls back
-// to the mapped path, which decompresses the whole file.
+// Reads a regular run file in chunks (RunChunk) of about `chunk_bytes`, cut
+// between two groups; a group larger than that makes its chunk larger, up
+// to a line that goes on for more than kMaxLineBytes (text_scan.h) without
+// ending in the bytes read, which stops the reading with an error (a file
+// without line breaks would otherwise be read whole; a long line that ends
+// is handed out, and the scorer refuses it). Workers call Next() concurrently,
+// each with its own buffer, and read in parallel: the file is divided into
+// ranges of `chunk_bytes` at boundaries B_k = k * chunk_bytes, and each call
+// takes the next range under a short lock, then reads (pread) and cuts it
+// without the lock. The chunk of range k runs from Cut(B_k) to Cut(B_k+1),
+// Cut(0) = 0 and the last range's end is the end of the file, where Cut(B)
+// (FindGroupCut) is the start of the first line with a new qid after the first
+// data line that starts at or after B. Both workers that need a cut (the one
+// whose chunk ends there, the one whose chunk starts there) compute it from the
+// same bytes, so they agree without waiting for each other; a worker reads
+// on past its range's end as far as the cut, and the other skips those
+// lines. A range holding no cut yields no chunk. Chunks come in file order
+// per worker, not across workers.
+//
+// ReadRange() reads back any part of the file, for the rare qid whose
+// lines are not all in one group. A gzip or zstd file is streamed through
+// its decoder (decompress.h), told by its first bytes, one chunk after
+// another under the lock (a stream has no random access); ReadRange() then
+// fails, and EvaluateFiles falls back to the mapped path, which decompresses
+// the whole file.
 //
 // Thread-safe. Owns its file descriptor.
 class RunChunkReader {
@@ -220,18 +253,47 @@ class RunChunkReader {
   Status ReadRange(uint64_t begin, uint64_t end, std::string* out) const;
 
  private:
+  // Cut(B) for boundaries in [from, to]: what one search found, kept so
+  // that other workers skip the ranges a large group covers (without it,
+  // every range inside a group of many megabytes would scan to its end).
+  struct KnownCut {
+    uint64_t from = 1;
+    uint64_t to = 0;
+    uint64_t cut = 0;
+    bool Covers(uint64_t boundary) const {
+      return from <= boundary && boundary <= to;
+    }
+  };
+  struct Window;
+
   RunChunkReader(int fd, std::string path, size_t chunk_bytes,
-                 Compression compression);
+                 uint64_t file_size, Compression compression);
+  uint64_t Boundary(uint64_t range) const { return range * chunk_bytes_; }
+  bool NextDecompressed(std::vector<char>* buffer, RunChunk* chunk);
   bool Fill(std::vector<char>* buffer, size_t* size);
+  // Takes the next range that may hold a chunk; false when none is left or
+  // a worker failed. Sets *start when the chunk's start is already known.
+  bool ClaimRange(uint64_t* range, bool* start_known, uint64_t* start);
+  bool ReadRangeChunk(uint64_t range, bool start_known, uint64_t start,
+                      Window* w, RunChunk* chunk);
+  bool FindCut(uint64_t boundary, Window* w, uint64_t* cut);
+  bool ReadTo(uint64_t upto, Window* w);
+  bool ReadToEnd(Window* w);
+  void Fail(Status status);
 
   const int fd_;
   const std::string path_;
   const size_t chunk_bytes_;
+  // Ranges of a plain file (its size at Open over chunk_bytes_, rounded
+  // up); the last one runs to the end of the file, wherever that is then.
+  const uint64_t ranges_;
   // Set when the file is gzip or zstd (decompress.h): chunks are then its
   // decompressed text, and ReadRange fails.
   std::unique_ptr<DecompressingReader> decompressor_;
   mutable std::mutex mu_;
-  std::vector<char> carry_;  // Read but not yet handed out: the last group.
+  uint64_t next_range_ = 0;  // Plain files: the next range to claim.
+  KnownCut known_;           // Plain files: the furthest cut found.
+  std::vector<char> carry_;  // Decompressed: read, not handed out yet.
   uint64_t carry_offset_ = 0;
   bool eof_ = false;
   Status status_;

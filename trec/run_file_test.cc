@@ -7,11 +7,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/random.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_seed.h"
 
 namespace rankwatch::trec {
 namespace {
@@ -372,7 +375,9 @@ TEST(RunFileTest, ChunksHoldWholeGroups) {
       "q1 Q0 a 1 3 r\nq1 Q0 b 2 2 r\n# note\n\nq2 Q0 c 1 1 r\n"
       "q2 Q0 d 2 0 r\nq2 Q0 e 3 0 r\n  q3 Q0 f 1 1 r\nq1 Q0 g 1 1 r";
   const std::string path = dir.Write("run.txt", text);
-  for (size_t size : {1, 2, 5, 13, 30, 64, 1000}) {
+  // SIZE_MAX: one range, whose size must not overflow.
+  for (size_t size : {size_t{1}, size_t{2}, size_t{5}, size_t{13}, size_t{30},
+                      size_t{64}, size_t{1000}, SIZE_MAX}) {
     std::unique_ptr<RunChunkReader> reader = RunChunkReader::Open(path, size);
     ASSERT_NE(reader, nullptr);
     std::vector<std::vector<char>> buffers;
@@ -399,6 +404,203 @@ TEST(RunFileTest, ChunksHoldWholeGroups) {
     std::string range;
     ASSERT_TRUE(reader->ReadRange(14, 27, &range).ok());
     EXPECT_EQ(range, "q1 Q0 b 2 2 r");
+  }
+}
+
+// FindGroupCut by hand. "a 1\na 2\nb 3\n": lines start at 0, 4 and 8; b's
+// line (8) is the first with a new qid.
+TEST(RunFileTest, FindGroupCutFindsTheFirstNewQidAfterTheBoundary) {
+  const std::string text = "a 1\na 2\nb 3\nb 4\nc 5\n";
+  size_t cut = 0;
+  size_t last = 0;
+  // B = 1 (text[0] is byte B - 1): the line after the '\n' at 3 is a's
+  // second (4); the first new qid after it is b's line at 8, after the
+  // data line at 4.
+  ASSERT_EQ(FindGroupCut(text, 0, false, &cut, &last), GroupCutScan::kFound);
+  EXPECT_EQ(cut, 8u);
+  EXPECT_EQ(last, 4u);
+  // B = 4 (byte 3 is '\n'): the first line is a's at 4, then b at 8.
+  ASSERT_EQ(FindGroupCut(text, 3, false, &cut, &last), GroupCutScan::kFound);
+  EXPECT_EQ(cut, 8u);
+  // B = 5: the first line after it is b's at 8, so the cut is c's at 16,
+  // after b's last data line at 12.
+  ASSERT_EQ(FindGroupCut(text, 4, false, &cut, &last), GroupCutScan::kFound);
+  EXPECT_EQ(cut, 16u);
+  EXPECT_EQ(last, 12u);
+  // B = 13: only c's line follows: no new qid before the end, which is the
+  // cut at the end of the file, for every later boundary too.
+  ASSERT_EQ(FindGroupCut(text, 12, true, &cut, &last), GroupCutScan::kFound);
+  EXPECT_EQ(cut, text.size());
+  EXPECT_EQ(last, std::string_view::npos);
+  // The same bytes before the end of the file: read on.
+  EXPECT_EQ(FindGroupCut(text, 12, false, &cut, &last),
+            GroupCutScan::kNeedMore);
+  // A line cut short by the end of the bytes is not read as a qid.
+  EXPECT_EQ(FindGroupCut("a 1\na 2\nb", 0, false, &cut, &last),
+            GroupCutScan::kNeedMore);
+  ASSERT_EQ(FindGroupCut("a 1\na 2\nb", 0, true, &cut, &last),
+            GroupCutScan::kFound);
+  EXPECT_EQ(cut, 8u);  // The last line, without its '\n'.
+}
+
+// Blank and comment lines neither open nor close a group: the cut is at the
+// next data line with a new qid, the comments before it staying behind.
+TEST(RunFileTest, FindGroupCutSkipsBlankAndCommentLines) {
+  // Lines start at 0 ("x 0"), 4 (blank), 5 ("  # a 9"), 13 ("a 1"), 17
+  // ("# c"), 21 ("\ta 2"), 26 (blank), 27 ("# b") and 31 ("b 3").
+  const std::string text = "x 0\n\n  # a 9\na 1\n# c\n\ta 2\n\n# b\nb 3\n";
+  size_t cut = 0;
+  size_t last = 0;
+  // From byte 2 the first line start is 4; the first data line is a's at
+  // 13, the next new qid b's at 31, after a's last data line at 21.
+  ASSERT_EQ(FindGroupCut(text, 2, false, &cut, &last), GroupCutScan::kFound);
+  EXPECT_EQ(cut, 31u);
+  EXPECT_EQ(last, 21u);
+}
+
+TEST(RunFileTest, FindGroupCutRefusesAnEndlessLine) {
+  size_t cut = 0;
+  size_t last = 0;
+  std::string text = "a 1\n" + std::string(kMaxLineBytes + 1, 'x');
+  EXPECT_EQ(FindGroupCut(text, 0, false, &cut, &last), GroupCutScan::kLongLine);
+  text = std::string(kMaxLineBytes + 2, 'x');
+  EXPECT_EQ(FindGroupCut(text, 0, false, &cut, &last), GroupCutScan::kLongLine);
+  text.pop_back();  // kMaxLineBytes + 1 bytes from `from`, '\n' not seen.
+  text.back() = '\n';
+  EXPECT_EQ(FindGroupCut(text, 0, false, &cut, &last), GroupCutScan::kNeedMore);
+}
+
+// The starts of the groups of `text`, by a plain loop over its lines: data
+// lines whose qid differs from the data line before.
+std::vector<size_t> GroupStarts(const std::string& text) {
+  std::vector<size_t> starts;
+  std::string last_qid;
+  for (size_t p = 0; p < text.size();) {
+    size_t e = text.find('\n', p);
+    if (e == std::string::npos) e = text.size();
+    std::string_view tok[1];
+    if (Tokenize(std::string_view(text).substr(p, e - p), tok, 1) > 0 &&
+        tok[0].front() != '#') {
+      if (!last_qid.empty() && tok[0] != last_qid) starts.push_back(p);
+      last_qid = std::string(tok[0]);
+    }
+    p = e + 1;
+  }
+  return starts;
+}
+
+// Random runs (groups of 1 to 300 lines, qids that come back later,
+// comments, blank lines, with or without a final '\n') read by 1 or 2
+// threads at once with random chunk sizes: the chunks, in offset order,
+// are the file, none is empty, and each cut is a group start. Seed printed.
+TEST(RunFileTest, ParallelChunksCoverTheFileAndCutAtGroups) {
+  const uint64_t seed = testing::TestSeed();
+  SCOPED_TRACE(testing::SeedNote(seed));
+  Xoshiro256 rng(seed);
+  testing::TempDir dir;
+  for (int round = 0; round < 40; ++round) {
+    std::string text;
+    const int groups = static_cast<int>(rng.Between(0, 30));
+    for (int g = 0; g < groups; ++g) {
+      const std::string qid = "q" + std::to_string(rng.Below(8));
+      const int lines = static_cast<int>(
+          rng.Below(4) == 0 ? rng.Between(100, 300) : rng.Between(1, 20));
+      for (int l = 0; l < lines; ++l) {
+        switch (rng.Below(12)) {
+          case 0:
+            text += "\n";
+            break;
+          case 1:
+            text += "# " + qid + " note\n";
+            break;
+          default:
+            text += (rng.Below(4) == 0 ? " " : "") + qid + " Q0 d" +
+                    std::to_string(l) + " " + std::to_string(l + 1) + " " +
+                    std::to_string(rng.Below(1000)) + " run\n";
+        }
+      }
+    }
+    if (!text.empty() && rng.Below(2) == 0) text.pop_back();
+    const std::string path = dir.Write("run.txt", text);
+    const std::vector<size_t> starts = GroupStarts(text);
+    const size_t chunk_bytes = static_cast<size_t>(rng.Between(1, 3000));
+    const int threads = static_cast<int>(rng.Between(1, 2));
+    SCOPED_TRACE("round " + std::to_string(round) + ", chunk " +
+                 std::to_string(chunk_bytes) + ", threads " +
+                 std::to_string(threads));
+    std::unique_ptr<RunChunkReader> reader =
+        RunChunkReader::Open(path, chunk_bytes);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::vector<std::pair<uint64_t, std::string>>> got(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        std::vector<char> buffer;
+        RunChunk chunk;
+        while (reader->Next(&buffer, &chunk)) {
+          got[t].emplace_back(chunk.offset, std::string(chunk.text));
+        }
+      });
+    }
+    for (std::thread& w : workers) w.join();
+    ASSERT_TRUE(reader->status().ok()) << reader->status().ToString();
+    std::vector<std::pair<uint64_t, std::string>> chunks;
+    for (const auto& g : got) chunks.insert(chunks.end(), g.begin(), g.end());
+    std::sort(chunks.begin(), chunks.end());
+    std::string joined;
+    for (const auto& [offset, chunk_text] : chunks) {
+      EXPECT_EQ(offset, joined.size());
+      EXPECT_FALSE(chunk_text.empty());
+      if (offset > 0) {
+        EXPECT_TRUE(std::binary_search(starts.begin(), starts.end(), offset))
+            << "cut at " << offset;
+      }
+      joined += chunk_text;
+    }
+    EXPECT_EQ(joined, text);
+  }
+}
+
+// One group much larger than the chunks: a single chunk holds it, and the
+// ranges inside it are skipped, not each scanned to its end (their cut is
+// known from the first search).
+TEST(RunFileTest, AGroupLargerThanManyChunksIsOneChunk) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 20000; ++i) {
+    text += "big Q0 d" + std::to_string(i) + " 1 1 r\n";
+  }
+  text += "small Q0 d 1 1 r\n";
+  std::unique_ptr<RunChunkReader> reader =
+      RunChunkReader::Open(dir.Write("run.txt", text), 64);
+  ASSERT_NE(reader, nullptr);
+  std::vector<std::vector<char>> buffers;
+  const std::vector<RunChunk> chunks = AllChunks(reader.get(), &buffers);
+  ASSERT_TRUE(reader->status().ok());
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(chunks[0].text, text.substr(0, text.size() - 17));
+  EXPECT_EQ(chunks[1].text, "small Q0 d 1 1 r\n");
+}
+
+// A file that ends in 3 MiB without a line break stops the reading with an
+// error naming the file, whether it is met in a search for a cut (small
+// chunks) or in the last range (one chunk), instead of being read whole.
+// (A long line that ends is handed out in its chunk: the scorer refuses
+// it, TooLong in streaming_eval.cc.)
+TEST(RunFileTest, ChunkReaderRefusesAnEndlessLine) {
+  testing::TempDir dir;
+  const std::string path =
+      dir.Write("run.txt", "a Q0 d 1 1 r\nb Q0 d 1 1 r\n" +
+                               std::string(3 * kMaxLineBytes, 'x'));
+  for (size_t chunk_bytes : {size_t{16}, size_t{1} << 22}) {
+    std::unique_ptr<RunChunkReader> reader =
+        RunChunkReader::Open(path, chunk_bytes);
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::vector<char>> buffers;
+    AllChunks(reader.get(), &buffers);
+    EXPECT_EQ(reader->status().message(),
+              path + ": a line is longer than 1048576 bytes")
+        << chunk_bytes;
   }
 }
 

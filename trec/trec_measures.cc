@@ -1,6 +1,7 @@
 #include "trec/trec_measures.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -343,19 +344,43 @@ void MeasureTable::ComputeItem(const MeasureSelection::Item& item,
 
 void MeasureTable::AppendValue(const ReportColumn& column, double value,
                                std::string* out) {
-  char buf[64];
-  int n = 0;
   switch (column.format) {
-    case ValueFormat::kInteger:
-      n = std::snprintf(buf, sizeof(buf), "%ld", static_cast<long>(value));
-      break;
+    case ValueFormat::kInteger: {
+      char buf[24];  // A 64-bit integer is at most 20 digits and a sign.
+      const char* end =
+          std::to_chars(buf, buf + sizeof(buf), static_cast<long>(value)).ptr;
+      out->append(buf, static_cast<size_t>(end - buf));
+      return;
+    }
     case ValueFormat::kReal:
-      n = std::snprintf(buf, sizeof(buf), "%6.4f", value);
-      break;
+      AppendFixed4(value, out);
+      return;
     case ValueFormat::kText:
       return;
   }
-  out->append(buf, static_cast<size_t>(n));
+}
+
+// std::to_chars with a precision is specified as printf's "%.*f" in the C
+// locale (the exact decimal expansion, ties to even), without printf's
+// format parsing and locale: a -q report formats 90,000 values or more.
+// The width of 6 pads with leading spaces. Non-finite values, which printf
+// spells "nan", "-nan", "inf" and "-inf", go to snprintf.
+void MeasureTable::AppendFixed4(double value, std::string* out) {
+  constexpr size_t kWidth = 6;
+  // The largest double has 309 integer digits: with a sign, the point and
+  // 4 decimals, 315 bytes.
+  char buf[320];
+  size_t n;
+  if (std::isfinite(value)) {
+    n = static_cast<size_t>(std::to_chars(buf, buf + sizeof(buf), value,
+                                          std::chars_format::fixed, 4)
+                                .ptr -
+                            buf);
+  } else {
+    n = static_cast<size_t>(std::snprintf(buf, sizeof(buf), "%.4f", value));
+  }
+  if (n < kWidth) out->append(kWidth - n, ' ');
+  out->append(buf, n);
 }
 
 }  // namespace rankwatch::trec

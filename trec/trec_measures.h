@@ -60,6 +60,8 @@ class MeasureTable {
   // Formats `value` of `column` as trec_eval prints it.
   static void AppendValue(const ReportColumn& column, double value,
                           std::string* out);
+  // Appends `value` as printf's "%6.4f" prints it (ValueFormat::kReal).
+  static void AppendFixed4(double value, std::string* out);
 
  private:
   struct Slot {

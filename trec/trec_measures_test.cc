@@ -1,10 +1,13 @@
 #include "trec/trec_measures.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_seed.h"
 #include "trec/trec_test_util.h"
 
 namespace rankwatch::trec {
@@ -211,6 +214,93 @@ TEST_F(MeasureTableTest, MissingQueryIsOneUnpooledDocThenReset) {
   EXPECT_EQ(row[3], 0);  // Not 0/0: trec_eval's stand-in doc.
   EXPECT_EQ(text_, "");
   for (size_t c = 5; c < row.size(); ++c) EXPECT_EQ(row[c], 0) << c;
+}
+
+std::string Fixed4(double value) {
+  std::string out;
+  MeasureTable::AppendFixed4(value, &out);
+  return out;
+}
+
+// trec_eval prints real values with "%6.4f". Expected strings from Python
+// 3's correctly rounded formatting ('%6.4f' % v; the exact decimal value of
+// each double, from decimal.Decimal(v), in the comment where it decides).
+TEST(AppendValueTest, RealsAreFormattedAsPrintfFormatsThem) {
+  EXPECT_EQ(Fixed4(0.0), "0.0000");
+  EXPECT_EQ(Fixed4(-0.0), "-0.0000");
+  EXPECT_EQ(Fixed4(1.0), "1.0000");
+  EXPECT_EQ(Fixed4(0.5), "0.5000");
+  // 0.99995 is 0.99995000000000000550...: rounds up, into the units.
+  EXPECT_EQ(Fixed4(0.99995), "1.0000");
+  // 0.99994999 is 0.99994998999999995...: rounds down.
+  EXPECT_EQ(Fixed4(0.99994999), "0.9999");
+  // Exact ties round to the even digit: 0.03125, 0.15625, 0.09375.
+  EXPECT_EQ(Fixed4(0.03125), "0.0312");
+  EXPECT_EQ(Fixed4(0.15625), "0.1562");
+  EXPECT_EQ(Fixed4(0.09375), "0.0938");
+  // Not ties: 5e-5 is 0.0000500000000000000024, 7.5e-5 is
+  // 0.0000749999999999999934, 2.5e-5 is 0.0000250000000000000012.
+  EXPECT_EQ(Fixed4(5e-5), "0.0001");
+  EXPECT_EQ(Fixed4(-5e-5), "-0.0001");
+  EXPECT_EQ(Fixed4(7.5e-5), "0.0001");
+  EXPECT_EQ(Fixed4(2.5e-5), "0.0000");
+  EXPECT_EQ(Fixed4(1e-5), "0.0000");
+  EXPECT_EQ(Fixed4(-1e-9), "-0.0000");  // A negative that rounds to zero.
+  EXPECT_EQ(Fixed4(123456.78905), "123456.7891");
+  EXPECT_EQ(Fixed4(1e20), "100000000000000000000.0000");
+  // The width of 6 pads nothing shorter here ("0.0000" is 6 bytes), but a
+  // non-finite value is padded on the left.
+  EXPECT_EQ(Fixed4(std::nan("")), "   nan");
+  EXPECT_EQ(Fixed4(-INFINITY), "  -inf");
+  EXPECT_EQ(Fixed4(INFINITY), "   inf");
+  // The largest double: 309 digits, whole.
+  const std::string max = Fixed4(1.7976931348623157e308);
+  EXPECT_EQ(max.size(), 314u);
+  EXPECT_EQ(max.substr(0, 20), "17976931348623157081");
+  EXPECT_EQ(max.substr(max.size() - 8), "368.0000");
+}
+
+// Integer columns print as "%ld" of the value truncated.
+TEST(AppendValueTest, IntegersAreTruncated) {
+  ReportColumn column;
+  column.format = ValueFormat::kInteger;
+  std::string out;
+  MeasureTable::AppendValue(column, 1000.0, &out);
+  MeasureTable::AppendValue(column, -3.9, &out);
+  MeasureTable::AppendValue(column, 0.0, &out);
+  EXPECT_EQ(out, "1000-30");
+}
+
+// Random doubles of every magnitude from 1e-12 to 1e12 and both signs, and
+// values k / 2^n near the fifth decimal (ties and their neighbours): the
+// bytes of glibc's snprintf("%6.4f"). Seed printed.
+TEST(AppendValueTest, RealsMatchSnprintfOnRandomValues) {
+  const uint64_t seed = testing::TestSeed();
+  SCOPED_TRACE(testing::SeedNote(seed));
+  Xoshiro256 rng(seed);
+  ReportColumn column;
+  column.format = ValueFormat::kReal;
+  for (int i = 0; i < 200000; ++i) {
+    double v;
+    switch (i % 3) {
+      case 0:
+        v = rng.Uniform();
+        break;
+      case 1:
+        v = std::ldexp(static_cast<double>(rng.Below(1u << 20)),
+                       -static_cast<int>(rng.Between(5, 24)));
+        v = std::nextafter(v, rng.Below(3) == 0 ? 0.0 : v * (rng.Below(2) + 1));
+        break;
+      default:
+        v = std::pow(10.0, rng.Uniform() * 24 - 12) *
+            (rng.Below(2) == 0 ? 1 : -1);
+    }
+    char want[400];
+    std::snprintf(want, sizeof(want), "%6.4f", v);
+    std::string got;
+    MeasureTable::AppendValue(column, v, &got);
+    ASSERT_EQ(got, want) << "value " << std::hexfloat << v;
+  }
 }
 
 }  // namespace
