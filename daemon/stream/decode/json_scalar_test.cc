@@ -261,6 +261,18 @@ TEST(ReadEpochMillisTest, Integers) {
   // 2^63 does not fit int64.
   EXPECT_EQ(Millis("9223372036854775808"), "rejected");
   EXPECT_EQ(Millis("123456789012345678901234567890"), "rejected");
+  // Around the one-pass form (1 to 18 digits, no leading zero): 18 and 19
+  // digits, leading zeros (not JSON), a sign, a fraction, a stray byte.
+  // simdjson's message for NUMBER_ERROR, which the reader returns.
+  const std::string kNumberError = "malformed: Problem while parsing a number";
+  EXPECT_EQ(Millis("999999999999999999"), "ok 999999999999999999");
+  EXPECT_EQ(Millis("1000000000000000000"), "ok 1000000000000000000");
+  EXPECT_EQ(Millis("7"), "ok 7");
+  EXPECT_EQ(Millis("01"), kNumberError);
+  EXPECT_EQ(Millis("00"), kNumberError);
+  EXPECT_EQ(Millis("-1763805600123"), "rejected");
+  EXPECT_EQ(Millis("1763805600123.9"), "ok 1763805600123");
+  EXPECT_EQ(Millis("1763805600123x"), kNumberError);
 }
 
 TEST(ReadEpochMillisTest, FloatsTruncateTowardZero) {
