@@ -690,8 +690,8 @@ DecodeStatus EventDecoder::ReadUnit(ondemand::value& value,
   return ReadId(value, {{}, -1, schema_.unit}, unit);
 }
 
-DecodeStatus EventDecoder::CheckIdLength(std::string_view id,
-                                         const FieldPath& path) const {
+DecodeStatus EventDecoder::RejectIdLength(std::string_view id,
+                                          const FieldPath& path) const {
   if (id.empty()) {
     return Reject(RejectReason::kEmptyId, Describe(path) + " is empty");
   }
