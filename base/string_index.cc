@@ -48,8 +48,7 @@ const uint32_t* StringIndex::Insert(std::string_view key, uint64_t hash,
   size_t i = hash & mask_;
   while (Live(slots_[i])) {
     const Slot& s = slots_[i];
-    if (s.hash == hash && s.length == key.size() &&
-        std::memcmp(s.data, key.data(), key.size()) == 0) {
+    if (s.hash == hash && BytesEqual(std::string_view(s.data, s.length), key)) {
       return &s.value;
     }
     i = (i + 1) & mask_;
@@ -65,8 +64,7 @@ const uint32_t* StringIndex::Find(std::string_view key, uint64_t hash) const {
   size_t i = hash & mask_;
   while (Live(slots_[i])) {
     const Slot& s = slots_[i];
-    if (s.hash == hash && s.length == key.size() &&
-        std::memcmp(s.data, key.data(), key.size()) == 0) {
+    if (s.hash == hash && BytesEqual(std::string_view(s.data, s.length), key)) {
       return &s.value;
     }
     i = (i + 1) & mask_;

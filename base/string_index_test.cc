@@ -1,12 +1,48 @@
 #include "base/string_index.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
 
 namespace rankwatch {
 namespace {
+
+// Every length from 0 to 40 (each branch: 0-3, 4-7, 8-16 and memcmp's
+// beyond), each string against a copy of itself in other storage (equal)
+// and against copies differing in exactly one byte, at every position
+// (unequal by construction), and against a string one byte longer.
+TEST(BytesEqualTest, FindsADifferenceAtEveryPositionOfEveryLength) {
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string a;
+    for (size_t i = 0; i < n; ++i) a += static_cast<char>('a' + i % 26);
+    const std::string same = a;  // Another buffer, the same bytes.
+    EXPECT_TRUE(BytesEqual(a, same)) << "length " << n;
+    for (size_t i = 0; i < n; ++i) {
+      std::string other = a;
+      other[i] = static_cast<char>(other[i] ^ 0x80);  // High bit only.
+      EXPECT_FALSE(BytesEqual(a, other)) << "length " << n << " at " << i;
+      EXPECT_FALSE(BytesEqual(other, a)) << "length " << n << " at " << i;
+    }
+    EXPECT_FALSE(BytesEqual(a, a + "x")) << "length " << n;
+  }
+}
+
+TEST(BytesEqualTest, ComparesEmbeddedNulBytesAndViewsInsideLongerStrings) {
+  EXPECT_TRUE(
+      BytesEqual(std::string_view("a\0b", 3), std::string_view("a\0b", 3)));
+  EXPECT_FALSE(
+      BytesEqual(std::string_view("a\0b", 3), std::string_view("a\0c", 3)));
+  // Views into the middle of a buffer read none of its other bytes' values:
+  // "request_id" inside two different surroundings.
+  const std::string x = "{\"request_id\":1}";
+  const std::string y = "xxrequest_idyy";
+  EXPECT_TRUE(BytesEqual(std::string_view(x).substr(2, 10),
+                         std::string_view(y).substr(2, 10)));
+  EXPECT_TRUE(BytesEqual("", ""));
+  EXPECT_FALSE(BytesEqual("", "a"));
+}
 
 TEST(StringIndexTest, InsertFindAndDuplicates) {
   StringIndex index;

@@ -199,16 +199,6 @@ void FirstClickHistogram::Merge(const FirstClickHistogram& other) {
 
 namespace {
 
-// The histogram bucket of `v`: Prometheus buckets are upper-inclusive, so
-// it is the number of bounds below `v` (what lower_bound finds, NaN
-// included: 0). Counted without a branch: a binary search mispredicted on
-// about every other value of a list's 36 series (perf annotate, issue 45).
-size_t HistogramBucket(double v) {
-  size_t bucket = 0;
-  for (const double bound : kHistogramBounds) bucket += bound < v ? 1 : 0;
-  return bucket;
-}
-
 void MergeGroup(const GroupStats& from, GroupStats* into) {
   into->requests += from.requests;
   into->without_relevant += from.without_relevant;

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -94,6 +95,39 @@ config::SeriesRef RefOf(const SeriesSpec& s);
 inline constexpr std::array<double, 10> kHistogramBounds = {
     0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 using Histogram = std::array<int64_t, kHistogramBounds.size() + 1>;
+
+// The histogram bucket of `v`: Prometheus buckets are upper-inclusive, so
+// it is the number of bounds below `v` (what lower_bound finds; NaN: 0).
+// Without a branch on the value: a binary search mispredicted on about
+// every other value of a list's 36 series (perf annotate, issue 45). The
+// bounds are k / 10, so floor(10 v) - 1 bounds are below `v` for certain
+// (the next bound is at least 0.1 above it, far beyond any rounding of
+// 10 v) and at most two more: two compares instead of ten (40 of the 95
+// instructions per series of Aggregator::Add before).
+inline size_t HistogramBucket(double v) {
+  // kHistogramBounds (each k / 10) and two bounds above every value.
+  static constexpr std::array<double, 12> kPadded = [] {
+    std::array<double, 12> padded{};
+    for (size_t i = 0; i < kHistogramBounds.size(); ++i) {
+      padded[i] = kHistogramBounds[i];
+    }
+    padded[10] = padded[11] = std::numeric_limits<double>::infinity();
+    return padded;
+  }();
+  static_assert([] {
+    for (size_t i = 0; i < kHistogramBounds.size(); ++i) {
+      if (kHistogramBounds[i] != static_cast<double>(i + 1) / 10) return false;
+    }
+    return kHistogramBounds.size() == 10;
+  }());
+  const double t = v * 10;
+  // NaN and t < 1 start at 0; t >= 11 (v > 1, infinity) at 10.
+  const size_t surely_below = !(t >= 1) ? 0
+                              : t >= 11 ? 10
+                                        : static_cast<size_t>(t) - 1;
+  return surely_below + (kPadded[surely_below] < v ? 1 : 0) +
+         (kPadded[surely_below + 1] < v ? 1 : 0);
+}
 
 // Upper bounds (seconds) of the time-to-first-click histogram, +Inf
 // implied: from a click on an instant answer to one after a long read.

@@ -1,6 +1,7 @@
 #include "daemon/stream/aggregation/aggregator.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,38 @@ namespace rankwatch::stream {
 namespace {
 
 using metrics::Measure;
+
+// HistogramBucket against its definition, the number of bounds below the
+// value, counted here one bound at a time: on a grid of steps of 1/1024
+// (exact in binary) from -2 to 3, on every bound and both its neighbouring
+// doubles, and on the values outside: infinities, NaN, huge and tiny ones.
+TEST(HistogramBucketTest, CountsTheBoundsBelowTheValue) {
+  const auto bounds_below = [](double v) {
+    size_t n = 0;
+    for (const double bound : kHistogramBounds) n += bound < v ? 1 : 0;
+    return n;
+  };
+  std::vector<double> values;
+  for (int i = -2048; i <= 3072; ++i) values.push_back(i / 1024.0);
+  for (const double bound : kHistogramBounds) {
+    values.push_back(bound);
+    values.push_back(std::nextafter(bound, -1.0));
+    values.push_back(std::nextafter(bound, 2.0));
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double v : {inf, -inf, std::nan(""), 1e300, -1e300, 1e-300, -0.0,
+                         0.0, 1.1, std::nextafter(1.1, 0.0), 10.0}) {
+    values.push_back(v);
+  }
+  for (const double v : values) {
+    EXPECT_EQ(HistogramBucket(v), bounds_below(v)) << v;
+  }
+  // Hand-counted: 0.3 is on the bound 0.3 (upper-inclusive: 2 below it),
+  // 0.35 has 0.1, 0.2, 0.3 below it, and 2.0 all ten.
+  EXPECT_EQ(HistogramBucket(0.3), 2u);
+  EXPECT_EQ(HistogramBucket(0.35), 3u);
+  EXPECT_EQ(HistogramBucket(2.0), 10u);
+}
 
 TEST(BuildSeriesTest, NamesAndOrder) {
   std::vector<SeriesSpec> s = BuildSeries(

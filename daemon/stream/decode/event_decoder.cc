@@ -421,7 +421,7 @@ DecodeStatus EventDecoder::ReadTopLevel(std::string_view payload,
     // An empty name is an unconfigured optional field (schema.unit).
     const auto named =
         std::find_if(std::begin(kKeys), std::end(kKeys), [&](const TopKey& k) {
-          return key == schema_.*k.name && !key.empty();
+          return BytesEqual(key, schema_.*k.name) && !key.empty();
         });
     if (named == std::end(kKeys)) continue;
     if (fields->Saw(named->field)) return DuplicateKey({{}, -1, key});
@@ -520,7 +520,8 @@ DecodeStatus EventDecoder::ReadNode(ondemand::object& object,
     if (key_error) return Malformed(key_error);
     ondemand::field& field = FieldOf(result);
     int32_t child = here.first_child;
-    while (child >= 0 && tree.nodes[static_cast<size_t>(child)].key != key) {
+    while (child >= 0 &&
+           !BytesEqual(tree.nodes[static_cast<size_t>(child)].key, key)) {
       child = tree.nodes[static_cast<size_t>(child)].next_sibling;
     }
     if (child < 0) {
@@ -689,8 +690,8 @@ DecodeStatus EventDecoder::ReadUnit(ondemand::value& value,
   return ReadId(value, {{}, -1, schema_.unit}, unit);
 }
 
-DecodeStatus EventDecoder::CheckIdLength(std::string_view id,
-                                         const FieldPath& path) const {
+DecodeStatus EventDecoder::RejectIdLength(std::string_view id,
+                                          const FieldPath& path) const {
   if (id.empty()) {
     return Reject(RejectReason::kEmptyId, Describe(path) + " is empty");
   }

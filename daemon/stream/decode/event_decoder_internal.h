@@ -53,8 +53,10 @@ DecodeStatus ScalarRejection(const ScalarResult& result, RejectReason reason,
   return Reject(reason, detail());
 }
 
-inline simdjson::error_code TypeOf(simdjson::ondemand::value& value,
-                                   json_type* type) {
+// Forced inline: GCC kept it out of line, a call for every value read
+// (1.9% of BM_PipelineEvents' samples in the call alone).
+[[gnu::always_inline]] inline simdjson::error_code TypeOf(
+    simdjson::ondemand::value& value, json_type* type) {
   return value.type().get(*type);
 }
 

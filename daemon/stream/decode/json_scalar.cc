@@ -199,6 +199,26 @@ std::optional<int64_t> ParseDateTimeMillis(std::string_view text) {
   return ParseRfc3339Millis(std::string_view(buf, n));
 }
 
+// The common form of a timestamp, 1 to 18 digits without a leading zero,
+// read in one pass: an integer below 10^18 < 2^63, which ClassifyNumber
+// would call kInteger and get_int64 would read, two more passes over its
+// digits for every event (ReadTimestamp 3% of BM_PipelineEvents, perf).
+// False for any other token, which the general path reads.
+bool ReadPlainMillis(std::string_view token, int64_t* ms) {
+  constexpr size_t kMaxDigits = 18;
+  if (token.empty() || token.size() > kMaxDigits ||
+      (token[0] == '0' && token.size() > 1)) {
+    return false;
+  }
+  int64_t v = 0;
+  for (const char c : token) {
+    if (!IsDigit(c)) return false;
+    v = v * 10 + (c - '0');
+  }
+  *ms = v;
+  return true;
+}
+
 ScalarResult ReadEpochMillis(ondemand::value& value, json_type type,
                              int64_t* ms) {
   if (type == json_type::string) {
@@ -212,7 +232,9 @@ ScalarResult ReadEpochMillis(ondemand::value& value, json_type type,
     return ScalarResult::Ok();
   }
   if (type == json_type::number) {
-    const NumberKind kind = ClassifyNumber(ScalarText(value));
+    const std::string_view token = ScalarText(value);
+    if (ReadPlainMillis(token, ms)) return ScalarResult::Ok();
+    const NumberKind kind = ClassifyNumber(token);
     if (kind == NumberKind::kInvalid) {
       return ScalarResult::Malformed(simdjson::NUMBER_ERROR);
     }

@@ -141,13 +141,32 @@ TEST(CheckScalarTest, BrokenScalarsNameWhatIsBroken) {
 // ---- Strings and keys
 // ---------------------------------------------------------
 
+// Each text in a buffer with simdjson's padding after it, as documents
+// are (the scan reads up to 7 bytes past the closing quote).
 TEST(RawStringWithoutEscapesTest, StopsAtTheClosingQuote) {
+  const auto scan = [](std::string text, std::string_view* out) {
+    static std::string padded;
+    padded = text + std::string(simdjson::SIMDJSON_PADDING, ' ');
+    return RawStringWithoutEscapes(padded.data(), out);
+  };
   std::string_view out;
-  ASSERT_TRUE(RawStringWithoutEscapes(R"(abc", "x")", &out));
+  ASSERT_TRUE(scan(R"(abc", "x")", &out));
   EXPECT_EQ(out, "abc");
-  ASSERT_TRUE(RawStringWithoutEscapes(R"(")", &out));
+  ASSERT_TRUE(scan(R"(")", &out));
   EXPECT_EQ(out, "");
-  EXPECT_FALSE(RawStringWithoutEscapes(R"(a\"b")", &out));
+  EXPECT_FALSE(scan(R"(a\"b")", &out));
+  // Every position of the quote and of a backslash within and across the
+  // 8-byte words, after bytes of the high half (UTF-8) that must not count.
+  for (size_t n = 0; n <= 24; ++n) {
+    const std::string body(n, '\xc3');
+    ASSERT_TRUE(scan(body + "\"x\\", &out)) << n;
+    EXPECT_EQ(out.size(), n);
+    EXPECT_FALSE(scan(body + "\\\"", &out)) << n;
+  }
+  // A quote right after a backslash's neighbour byte ('\x5b', '\x5d'; '\x21',
+  // '\x23' beside '"'): only the exact bytes stop the scan.
+  ASSERT_TRUE(scan("[]!#\"", &out));
+  EXPECT_EQ(out, "[]!#");
 }
 
 TEST(GetStringTest, PlainStringsAreNotCopied) {
@@ -242,6 +261,18 @@ TEST(ReadEpochMillisTest, Integers) {
   // 2^63 does not fit int64.
   EXPECT_EQ(Millis("9223372036854775808"), "rejected");
   EXPECT_EQ(Millis("123456789012345678901234567890"), "rejected");
+  // Around the one-pass form (1 to 18 digits, no leading zero): 18 and 19
+  // digits, leading zeros (not JSON), a sign, a fraction, a stray byte.
+  // simdjson's message for NUMBER_ERROR, which the reader returns.
+  const std::string kNumberError = "malformed: Problem while parsing a number";
+  EXPECT_EQ(Millis("999999999999999999"), "ok 999999999999999999");
+  EXPECT_EQ(Millis("1000000000000000000"), "ok 1000000000000000000");
+  EXPECT_EQ(Millis("7"), "ok 7");
+  EXPECT_EQ(Millis("01"), kNumberError);
+  EXPECT_EQ(Millis("00"), kNumberError);
+  EXPECT_EQ(Millis("-1763805600123"), "rejected");
+  EXPECT_EQ(Millis("1763805600123.9"), "ok 1763805600123");
+  EXPECT_EQ(Millis("1763805600123x"), kNumberError);
 }
 
 TEST(ReadEpochMillisTest, FloatsTruncateTowardZero) {

@@ -221,6 +221,8 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     for (const JudgmentRecord& rec : r->records) CountUnclaimed(rec);
   } else {
     if (by_impressions) ++counters_.ranked_by_impressions;
+    const uint64_t hash = HashBytes(r->key);
+    finalized_.Prefetch(hash);
     Combine(*r, by_impressions);
     ++counters_.finalized;
     if (r->results_origin.maybe_counted) ++counters_.reprocessed;
@@ -247,7 +249,7 @@ void ImpressionJoin::Finalize(PendingRequest* r, FinalizeCause cause) {
     f.shard = r->shard;
     f.query_id = r->query_id;
     listener_->OnFinalized(f);
-    finalized_.Remember(HashBytes(r->key), r->served_ms);
+    finalized_.Remember(hash, r->served_ms);
   }
   Release(r);
 }

@@ -21,12 +21,10 @@ int32_t PendingRequest::FindDoc(std::string_view doc) const {
   uint32_t begin = 0;
   for (size_t i = 0; i < doc_ends.size(); ++i) {
     const uint32_t end = doc_ends[i];
-    // The last bytes first: ids of one list share their prefixes ("doc-"),
-    // so a memcmp call per doc of equal length mostly compared those
-    // (2% of BM_PipelineEvents).
-    if (end - begin == doc.size() &&
-        (doc.empty() || docs[end - 1] == doc.back()) &&
-        std::string_view(docs).substr(begin, end - begin) == doc) {
+    // Ids of one list share their prefixes ("doc-"), so a memcmp call per
+    // doc of equal length mostly compared those (2% of BM_PipelineEvents):
+    // BytesEqual compares the last bytes in the same load as the first.
+    if (BytesEqual(std::string_view(docs).substr(begin, end - begin), doc)) {
       return static_cast<int32_t>(i);
     }
     begin = end;
@@ -53,7 +51,7 @@ size_t PendingStore::FindIndex(std::string_view key, uint64_t hash) const {
   for (size_t i = hash & index_mask_;; i = (i + 1) & index_mask_) {
     const IndexEntry& e = index_[i];
     if (e.slot == kEmpty) return SIZE_MAX;
-    if (e.hash == hash && SlotAt(e.slot).key == key) return i;
+    if (e.hash == hash && BytesEqual(SlotAt(e.slot).key, key)) return i;
   }
 }
 
