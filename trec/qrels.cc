@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "base/string_index.h"
 #include "trec/parallel.h"
 #include "trec/text_scan.h"
 
@@ -139,7 +140,7 @@ Qrels::ScannedPart Qrels::ScanPart(std::string_view text, size_t begin,
       line_end = pos + line.size();
     }
     if (IsDataLine(qid)) {
-      if (part.groups.empty() || !SameBytes(part.groups.back().qid, qid)) {
+      if (part.groups.empty() || !BytesEqual(part.groups.back().qid, qid)) {
         part.groups.push_back(Group{qid, pos, pos, part.lines});
       }
       part.groups.back().end = line_end;

@@ -69,7 +69,7 @@ class Qrels {
     for (;;) {
       const Slot& s = slots_[q.slot_begin + i];
       if (s.entry == 0) return kNotInPool;
-      if (s.tag == tag && SameBytes(docnos_[s.entry - 1], docno)) {
+      if (s.tag == tag && BytesEqual(docnos_[s.entry - 1], docno)) {
         const metrics::Grade g = grades_[s.entry - 1];
         return g < 0 ? kUnjudgedInPool : g;
       }

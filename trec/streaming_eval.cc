@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/string_index.h"
 #include "trec/parallel.h"
 #include "trec/query_scorer.h"
 
@@ -66,7 +67,7 @@ class GroupScorer {
       if (TooLong(line, p)) return false;
       if (kind == RunLineKind::kSkip) continue;
       if (kind == RunLineKind::kTooShort) return false;
-      if (!SameBytes(fields.qid, qid)) {
+      if (!BytesEqual(fields.qid, qid)) {
         if (open) {
           FinishGroup(qid, query, chunk.offset + begin, chunk.offset + last,
                       groups);

@@ -234,18 +234,6 @@ class LineSplitter {
   WindowMasks high_;
 };
 
-// a == b for the short tokens of a run line (qids, docnos), inline: the
-// library's operator== was a call to compare() and then to memcmp, 5% of
-// eval's time in a profile, for strings of a few bytes that mostly differ
-// in length or in their first byte.
-inline bool SameBytes(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 // Splits `line` (without its '\n') into whitespace-separated tokens. Fills at
 // most `max` entries of `tokens` and returns the total number of tokens.
 inline int Tokenize(std::string_view line, std::string_view* tokens, int max) {
