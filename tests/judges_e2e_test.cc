@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -36,6 +35,7 @@
 #include "tests/testing/prometheus_text.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_seed.h"
 
 using rankwatch::testing::RankwatchBinary;
 
@@ -320,17 +320,10 @@ std::vector<Event> JudgedEvents(uint32_t seed) {
   return events;
 }
 
-uint32_t Seed() {
-  if (const char* s = std::getenv("RANKWATCH_SEED")) {
-    return static_cast<uint32_t>(std::strtoul(s, nullptr, 10));
-  }
-  return std::random_device()();
-}
-
 TEST(JudgesE2eTest, LiveFiguresEqualReplays) {
-  const uint32_t seed = Seed();
-  std::printf("[ seed     ] %u (RANKWATCH_SEED=%u repeats it)\n", seed, seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  const uint32_t seed = static_cast<uint32_t>(testing::TestSeed());
+  std::printf("[ seed     ] %s\n", testing::SeedNote(seed).c_str());
+  SCOPED_TRACE(testing::SeedNote(seed));
   auto cluster = sim::MockCluster::Start(3);
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   for (const char* topic : {"results", "judgments"}) {
