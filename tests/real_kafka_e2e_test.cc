@@ -367,6 +367,31 @@ class RealKafkaE2eTest : public ::testing::Test {
     return lines;
   }
 
+  // Waits up to 30 s for `d` to have counted deleted[topic] events of each
+  // input topic as deleted unread (rankwatch_events_deleted_unread_total)
+  // and consumed `consumed` events; fails naming what it counted if not.
+  void ExpectDeletedCounted(testing::DaemonProcess& d,
+                            std::map<std::string, double>& deleted,
+                            double consumed) {
+    Scrape s;
+    auto counted = [&](const std::string& topic) {
+      return s.Sum("rankwatch_events_deleted_unread_total", {{"topic", topic}});
+    };
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          s = d.Metrics();
+          return s.Sum("rankwatch_events_consumed_total") == consumed &&
+                 counted(results_) == deleted[results_] &&
+                 counted(judgments_) == deleted[judgments_];
+        },
+        30s))
+        << "consumed " << s.Sum("rankwatch_events_consumed_total") << " of "
+        << consumed << "; deleted results " << counted(results_) << " of "
+        << deleted[results_] << ", judgments " << counted(judgments_) << " of "
+        << deleted[judgments_] << "\n"
+        << d.log();
+  }
+
   testing::TempDir dir_;
   std::string results_, judgments_, group_;
 };
@@ -846,22 +871,7 @@ TEST_F(RealKafkaE2eTest, EventsDeletedBeforeTheyWereReadAreCountedAndLogged) {
   EXPECT_GT(deleted[judgments_], 0);
   testing::DaemonProcess d2(RankwatchBinary(), dir_, config, "second");
   ASSERT_TRUE(d2.WaitReady()) << d2.log();
-  Scrape s;
-  auto counted = [&](const std::string& topic) {
-    return s.Sum("rankwatch_events_deleted_unread_total", {{"topic", topic}});
-  };
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        s = d2.Metrics();
-        return counted(results_) == deleted[results_] &&
-               counted(judgments_) == deleted[judgments_];
-      },
-      30s))
-      << "results " << counted(results_) << " of " << deleted[results_]
-      << ", judgments " << counted(judgments_) << " of " << deleted[judgments_]
-      << "\n"
-      << d2.log();
-  EXPECT_EQ(s.Sum("rankwatch_events_consumed_total"), 0);
+  ExpectDeletedCounted(d2, deleted, /*consumed=*/0);
   EXPECT_NE(d2.log().find("were deleted by the broker before they were read"),
             std::string::npos)
       << d2.log();
@@ -931,24 +941,7 @@ TEST_F(RealKafkaE2eTest, EventsDeletedWhileTheReplicaLaggedAreCounted) {
     }
   }
   d.process().Signal(SIGCONT);
-  Scrape s;
-  auto counted = [&](const std::string& topic) {
-    return s.Sum("rankwatch_events_deleted_unread_total", {{"topic", topic}});
-  };
-  const double consumed = double(first.size() + third.size());
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        s = d.Metrics();
-        return s.Sum("rankwatch_events_consumed_total") == consumed &&
-               counted(results_) == deleted[results_] &&
-               counted(judgments_) == deleted[judgments_];
-      },
-      30s))
-      << "consumed " << s.Sum("rankwatch_events_consumed_total") << " of "
-      << consumed << "; deleted results " << counted(results_) << " of "
-      << deleted[results_] << ", judgments " << counted(judgments_) << " of "
-      << deleted[judgments_] << "\n"
-      << d.log();
+  ExpectDeletedCounted(d, deleted, double(first.size() + third.size()));
   EXPECT_NE(d.log().find("fell behind the partition's log start"),
             std::string::npos)
       << d.log();
