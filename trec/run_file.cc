@@ -136,6 +136,23 @@ Status LongLineError(const std::string& path) {
                                  std::to_string(kMaxLineBytes) + " bytes");
 }
 
+// pread()s until `n` bytes from `offset` are in `buf` or the file ends
+// there; *got says how many. False on a read error (errno tells which).
+bool ReadAt(int fd, char* buf, size_t n, uint64_t offset, size_t* got) {
+  *got = 0;
+  while (*got < n) {
+    const ssize_t r =
+        ::pread(fd, buf + *got, n - *got, static_cast<off_t>(offset + *got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (r == 0) break;
+    *got += static_cast<size_t>(r);
+  }
+  return true;
+}
+
 Status ReadError(const std::string& path) {
   return Status::IoError("cannot read '" + ShownPath(path) +
                          "': " + std::strerror(errno));
@@ -210,12 +227,9 @@ std::unique_ptr<RunChunkReader> RunChunkReader::Open(const std::string& path,
   // A compressed run is streamed through its decoder; plain files are read
   // as they are.
   char head[kMagicBytes];
-  ssize_t n;
-  do {
-    n = ::pread(fd, head, sizeof(head), 0);
-  } while (n < 0 && errno == EINTR);
-  const Compression c = DetectCompression(
-      std::string_view(head, n > 0 ? static_cast<size_t>(n) : 0));
+  size_t n = 0;
+  if (!ReadAt(fd, head, sizeof(head), 0, &n)) n = 0;
+  const Compression c = DetectCompression(std::string_view(head, n));
   return std::unique_ptr<RunChunkReader>(
       new RunChunkReader(fd, path, std::max<size_t>(chunk_bytes, 1),
                          static_cast<uint64_t>(st.st_size), c));
@@ -351,17 +365,15 @@ bool RunChunkReader::ReadTo(uint64_t upto, Window* w) {
   if (upto <= w->base) return true;
   const size_t want = static_cast<size_t>(upto - w->base);
   if (w->buffer->size() < want) w->buffer->resize(want);
-  while (w->size < want && !w->eof) {
-    const ssize_t n = ::pread(fd_, w->buffer->data() + w->size, want - w->size,
-                              static_cast<off_t>(w->base + w->size));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Fail(ReadError(path_));
-      return false;
-    }
-    if (n == 0) w->eof = true;
-    w->size += static_cast<size_t>(n);
+  if (w->size >= want || w->eof) return true;
+  size_t got = 0;
+  if (!ReadAt(fd_, w->buffer->data() + w->size, want - w->size,
+              w->base + w->size, &got)) {
+    Fail(ReadError(path_));
+    return false;
   }
+  w->eof = w->size + got < want;  // A read found the end of the file.
+  w->size += got;
   return true;
 }
 
@@ -434,16 +446,12 @@ Status RunChunkReader::ReadRange(uint64_t begin, uint64_t end,
                                "' is compressed: no random access");
   }
   out->resize(end - begin);
-  size_t done = 0;
-  while (done < out->size()) {
-    const ssize_t n = ::pread(fd_, out->data() + done, out->size() - done,
-                              static_cast<off_t>(begin + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ReadError(path_);
-    if (n == 0) {
-      return Status::IoError("'" + ShownPath(path_) + "' shrank while read");
-    }
-    done += static_cast<size_t>(n);
+  size_t got = 0;
+  if (!ReadAt(fd_, out->data(), out->size(), begin, &got)) {
+    return ReadError(path_);
+  }
+  if (got < out->size()) {
+    return Status::IoError("'" + ShownPath(path_) + "' shrank while read");
   }
   return Status::Ok();
 }
