@@ -240,7 +240,30 @@ broker0=$(cpu_ticks "$broker_pid")
 t0=$(date +%s.%N)
 "$rw" produce-synthetic --bootstrap "$bootstrap" --fast --rate 5000 \
   --requests "$requests" --judgments-per-request 3 --status-interval 0s \
-  -X compression.type=lz4 -X linger.ms=20 >"$dir/produce.txt"
+  -X compression.type=lz4 -X linger.ms=20 >"$dir/produce.txt" &
+producer_pid=$!
+pids+=("$producer_pid")
+# The second half: from the moment the daemon has consumed the events of
+# half the requests (4 events per request on average) to the end. With
+# REQUESTS/2 at least 175,000 (35 s of event time at 5,000 requests/s:
+# the 30 s window and 5 s of allowed lateness), the join's window is full
+# by then and every request admitted finalizes one that fell out of it:
+# the steady state, where the pending store reuses its slots and memory,
+# against the cold start above.
+half_mark=$((requests * 2))
+half_events=
+for _ in $(seq 3000); do
+  consumed=$(metric_sum "$port" rankwatch_events_consumed_total)
+  if [[ $consumed -ge $half_mark ]]; then
+    half_cpu=$(cpu_ticks "$daemon_pid")
+    half_threads=$(thread_ticks "$daemon_pid")
+    half_events=$consumed
+    break
+  fi
+  kill -0 "$producer_pid" 2>/dev/null || break
+  sleep 0.1
+done
+wait "$producer_pid"
 t_produced=$(date +%s.%N)
 events=$(sed -n 's/.* events=\([0-9]*\).*/\1/p' "$dir/produce.txt")
 produced=$(sed -n 's/^requests=\([0-9]*\) .*/\1/p' "$dir/produce.txt")
@@ -273,6 +296,23 @@ awk -v e="$events" -v hz="$hz" -v a="$threads0" -v b="$threads1" 'BEGIN {
     printf "daemon CPU without the HTTP threads: %.2f us per event\n",
            (y[1] - x[1] + y[2] - x[2]) / hz / e * 1e6
   }'
+if [[ -n $half_events ]]; then
+  awk -v e="$((events - half_events))" -v from="$half_events" -v hz="$hz" \
+    -v c0="$half_cpu" -v c1="$cpu1" -v a="$half_threads" -v b="$threads1" \
+    -v warm="$((requests / 2 >= 175000))" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "second half (from event %d, %d events, %s): daemon CPU %.2f us" \
+           " per event; consumer %.2f us, librdkafka %.2f us, HTTP %.2f us;" \
+           " without the HTTP threads %.2f us\n", from, e,
+           warm ? "the window full: steady state" \
+                : "the window not yet full: REQUESTS below 350000",
+           (c1 - c0) / hz / e * 1e6, (y[1] - x[1]) / hz / e * 1e6,
+           (y[2] - x[2]) / hz / e * 1e6, (y[3] - x[3]) / hz / e * 1e6,
+           (y[1] - x[1] + y[2] - x[2]) / hz / e * 1e6
+  }'
+else
+  echo "second half: not measured (the producer ended first)"
+fi
 echo "daemon peak RSS: $(rss_kib "$daemon_pid" VmHWM) KiB"
 if [[ ${DURABLE:-false} == true ]]; then
   echo "checkpoints: $(metric_sum "$port" rankwatch_checkpoints_total)," \

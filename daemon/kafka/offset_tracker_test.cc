@@ -1,9 +1,11 @@
 #include "daemon/kafka/offset_tracker.h"
 
+#include <algorithm>
 #include <random>
 #include <set>
 
 #include "gtest/gtest.h"
+#include "tests/testing/test_seed.h"
 
 namespace rankwatch::kafka {
 namespace {
@@ -76,6 +78,23 @@ TEST(OffsetTrackerTest, ReleasesTheNewestAndTwiceDeliveredOffsets) {
   EXPECT_EQ(t.retained(1), 0);
 }
 
+// The second entry of an offset delivered twice is released after the
+// first, while an older entry still holds the commit: the first, marked
+// released, must not hide the second.
+TEST(OffsetTrackerTest, ReleasesBothEntriesOfAnOffsetDeliveredTwice) {
+  OffsetTracker t;
+  t.Assign(1);
+  for (int64_t o : {3, 5, 5, 7}) t.Retain(1, o);
+  t.Consumed(1, 7);
+  t.Release(1, 5);  // Not the newest: the first entry of 5 is marked.
+  t.Release(1, 5);
+  EXPECT_EQ(t.retained(1), 2);
+  EXPECT_EQ(t.SafeOffset(1), 3);
+  t.Release(1, 3);
+  EXPECT_EQ(t.retained(1), 1);
+  EXPECT_EQ(t.SafeOffset(1), 7);
+}
+
 TEST(OffsetTrackerTest, RevokeForgets) {
   OffsetTracker t;
   t.Assign(2);
@@ -112,6 +131,72 @@ TEST(OffsetTrackerTest, MatchesModelUnderRandomReleases) {
     ASSERT_EQ(t.SafeOffset(1), expected) << o;
     ASSERT_EQ(t.retained(1), static_cast<int64_t>(live.size()));
   }
+}
+
+// Against a model (a multiset of live offsets), at the scale of a busy
+// partition: runs of retained offsets with holes (events done at once) and
+// jumps (deleted or compacted records), some offsets delivered again
+// (after a seek), releases in random order. The safe offset is the smallest
+// live offset, else one past the last consumed.
+TEST(OffsetTrackerTest, MatchesModelWithHolesJumpsAndRedeliveries) {
+  const uint64_t seed = testing::TestSeed();
+  SCOPED_TRACE(testing::SeedNote(seed));
+  std::mt19937_64 rng(seed);
+  OffsetTracker t;
+  t.Assign(1);
+  std::multiset<int64_t> live;
+  std::vector<int64_t> retained;  // Live offsets, to pick releases from.
+  int64_t next = static_cast<int64_t>(rng() % 1000000);
+  for (int step = 0; step < 100000; ++step) {
+    const uint64_t op = rng() % 100;
+    if (op < 50) {
+      if (rng() % 500 == 0) next += static_cast<int64_t>(rng() % 1000000);
+      const int64_t offset = next++;
+      if (rng() % 10 != 0) {  // One in ten is done at once.
+        t.Retain(1, offset);
+        live.insert(offset);
+        retained.push_back(offset);
+      }
+      t.Consumed(1, offset);
+    } else if (op < 52 && !live.empty()) {
+      // Delivered again: an offset at or below the newest.
+      const int64_t offset =
+          *live.begin() +
+          static_cast<int64_t>(rng() %
+                               static_cast<uint64_t>(next - *live.begin()));
+      t.Retain(1, offset);
+      live.insert(offset);
+      retained.push_back(offset);
+    } else if (!retained.empty()) {
+      // Mostly an old one (a request closing), sometimes the newest.
+      const size_t i =
+          rng() % 4 == 0 ? retained.size() - 1 : rng() % retained.size();
+      const int64_t offset = retained[i];
+      retained[i] = retained.back();
+      retained.pop_back();
+      t.Release(1, offset);
+      live.erase(live.find(offset));
+    }
+    const int64_t expected = live.empty() ? next : *live.begin();
+    ASSERT_EQ(t.SafeOffset(1), expected) << "step " << step;
+    ASSERT_EQ(t.retained(1), static_cast<int64_t>(live.size()))
+        << "step " << step;
+  }
+}
+
+// Releasing an offset that is not live changes nothing, wherever it falls:
+// before, between and after the entries.
+TEST(OffsetTrackerTest, ReleaseOfAnOffsetNotRetainedIsIgnored) {
+  OffsetTracker t;
+  t.Assign(1);
+  for (int64_t o : {10, 11, 13, 20, 21}) t.Retain(1, o);
+  for (int64_t o : {0, 9, 12, 14, 19, 22, 1000}) t.Release(1, o);
+  EXPECT_EQ(t.retained(1), 5);
+  EXPECT_EQ(t.SafeOffset(1), 10);
+  t.Release(1, 10);
+  t.Release(1, 10);  // Twice: the second finds none live.
+  EXPECT_EQ(t.retained(1), 4);
+  EXPECT_EQ(t.SafeOffset(1), 11);
 }
 
 TEST(OffsetTrackerTest, SlotEncoding) {

@@ -19,6 +19,7 @@
 #include "base/byte_codec.h"
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/string_index.h"
 #include "config/config.h"
 #include "daemon/stream/decode/checkpoint_limits.h"
 #include "daemon/stream/decode/events.h"
@@ -148,6 +149,14 @@ class Join {
                          EventOrigin origin) = 0;
   virtual bool OnJudgments(const JudgmentEvent& event, EventOrigin origin) = 0;
 
+  // A hint, before the event is decoded: the state of the request keyed
+  // `key` in `shard` is about to be looked up (the Kafka message key, which
+  // producers set to the request id to co-partition both topics). Its
+  // bucket of the pending store's index is fetched while the event
+  // decodes, not when the join looks it up (a cache miss per event at
+  // hundreds of thousands of pending requests, perf, issue 45). Another
+  // key costs a hash and a wasted prefetch, never a wrong result.
+  virtual void Prefetch(int32_t shard, std::string_view key) = 0;
   // Lets wall time close windows when the stream is idle. Call regularly.
   virtual void AdvanceWallClock() = 0;
   // Finalizes everything pending (end of a replay).
@@ -236,6 +245,10 @@ class Join {
 // when wall time or an idle source moves it (ProcessDue, per join).
 class WatermarkedJoin : public Join {
  public:
+  void Prefetch(int32_t shard, std::string_view key) override {
+    if (const PendingStore* s = store().Find(shard))
+      s->Prefetch(HashBytes(key));
+  }
   void AdvanceWallClock() override {
     if (watermark_.AdvanceWallClock()) ProcessDue(FinalizeCause::kIdle);
   }

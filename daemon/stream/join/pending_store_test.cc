@@ -1,6 +1,7 @@
 #include "daemon/stream/join/pending_store.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "base/string_index.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_seed.h"
 
 namespace rankwatch::stream {
 namespace {
@@ -108,6 +110,115 @@ TEST(PendingStoreTest, DeadlineOrderAndReschedule) {
   EXPECT_EQ(s.PeekDue(40), b);
   s.Release(b);
   EXPECT_EQ(s.PeekEarliest(), nullptr);
+}
+
+// A deadline goes to the FIFO lane whose last deadline is the latest not
+// after it, else to an empty lane, else (all four lanes ending later) to
+// the heap; the earliest head comes first, whichever queue holds it, and an
+// entry moved or released never surfaces.
+TEST(PendingStoreTest, DeadlinesInLanesAndTheHeapComeOutInOrder) {
+  PendingStore s;
+  std::vector<PendingRequest*> r;
+  for (int i = 0; i < 8; ++i) r.push_back(Create(&s, "r" + std::to_string(i)));
+  s.Schedule(r[0], 50);  // Lane 1: 50.
+  s.Schedule(r[1], 40);  // Lane 2: 40.
+  s.Schedule(r[2], 30);  // Lane 3: 30.
+  s.Schedule(r[3], 20);  // Lane 4: 20.
+  s.Schedule(r[4], 10);  // Every lane ends later: the heap.
+  s.Schedule(r[5], 45);  // After 40 (lane 2), the tightest fit.
+  s.Schedule(r[6], 60);  // After 50 (lane 1).
+  s.Schedule(r[7], 55);  // Lane 2 again (45); lane 1 ends at 60.
+  s.Schedule(r[0], 5);   // Moved: its 50 is stale; every lane ends later.
+  EXPECT_EQ(s.PeekDue(4), nullptr);
+  const std::vector<std::pair<int64_t, int>> order = {
+      {5, 0}, {10, 4}, {20, 3}, {30, 2}, {40, 1}, {45, 5}, {55, 7}, {60, 6}};
+  for (const auto& [deadline, i] : order) {
+    EXPECT_EQ(s.PeekDue(deadline - 1), nullptr) << deadline;
+    ASSERT_EQ(s.PeekDue(deadline), r[i]) << deadline;
+    s.Release(r[i]);
+  }
+  EXPECT_EQ(s.PeekEarliest(), nullptr);
+  EXPECT_EQ(s.size(), 0u);
+}
+
+// Against a model (live requests and their deadlines): random creations,
+// schedules (mostly in order with jitter, some far earlier, some moved),
+// releases and peeks. PeekDue must return a live request of the earliest
+// deadline when that deadline is due, and null otherwise.
+TEST(PendingStoreTest, PeekDueReturnsTheEarliestLiveDeadline) {
+  const uint64_t seed = testing::TestSeed();
+  SCOPED_TRACE(testing::SeedNote(seed));
+  std::mt19937_64 rng(seed);
+  PendingStore s;
+  std::map<std::string, int64_t> model;  // Scheduled live requests.
+  std::set<std::string> unscheduled;     // Created, never scheduled.
+  int64_t now = 0;
+  int next_key = 0;
+  const auto random_live = [&]() -> std::string {
+    auto it = model.begin();
+    std::advance(it, static_cast<long>(rng() % model.size()));
+    return it->first;
+  };
+  for (int step = 0; step < 200000; ++step) {
+    const uint64_t op = rng() % 100;
+    if (op < 30 || model.empty()) {
+      const std::string key = "r" + std::to_string(next_key++);
+      PendingRequest* r = Create(&s, key);
+      if (rng() % 20 == 0) {
+        unscheduled.insert(key);
+        continue;
+      }
+      // In order but for a jitter of up to 5, and one in ten far earlier.
+      int64_t deadline = now + 100 + static_cast<int64_t>(rng() % 6);
+      if (rng() % 10 == 0) deadline -= 80 + static_cast<int64_t>(rng() % 50);
+      s.Schedule(r, deadline);
+      model[key] = deadline;
+    } else if (op < 45) {
+      const std::string key = random_live();
+      const int64_t deadline =
+          model[key] + static_cast<int64_t>(rng() % 41) - 20;
+      s.Schedule(Find(&s, key), deadline);
+      model[key] = deadline;
+    } else if (op < 55) {
+      const std::string key = random_live();
+      s.Release(Find(&s, key));
+      model.erase(key);
+    } else {
+      now += static_cast<int64_t>(rng() % 3);
+      int64_t earliest = INT64_MAX;
+      for (const auto& [key, deadline] : model) {
+        earliest = std::min(earliest, deadline);
+      }
+      PendingRequest* r = s.PeekDue(now);
+      if (earliest > now) {
+        ASSERT_EQ(r, nullptr) << "step " << step << ": " << r->key;
+        continue;
+      }
+      ASSERT_NE(r, nullptr) << "step " << step << ", due " << earliest;
+      ASSERT_EQ(model.count(r->key), 1u) << "step " << step << ": " << r->key;
+      ASSERT_EQ(model[r->key], earliest) << "step " << step << ": " << r->key;
+      ASSERT_EQ(r->deadline_ms, earliest);
+      s.Release(r);  // Finalized, as the join does.
+      model.erase(r->key);
+    }
+  }
+  EXPECT_EQ(s.size(), model.size() + unscheduled.size());
+}
+
+// Prefetch is a hint: on an empty store (no index yet) and for any hash,
+// present or not, it changes nothing a lookup sees.
+TEST(PendingStoreTest, PrefetchChangesNothing) {
+  PendingStore s;
+  s.Prefetch(HashBytes("a"));
+  s.Prefetch(0);
+  PendingRequest* a = Create(&s, "a");
+  for (uint64_t h :
+       {HashBytes("a"), HashBytes("b"), uint64_t{0}, ~uint64_t{0}}) {
+    s.Prefetch(h);
+  }
+  EXPECT_EQ(Find(&s, "a"), a);
+  EXPECT_EQ(Find(&s, "b"), nullptr);
+  EXPECT_EQ(s.size(), 1u);
 }
 
 // Backward-shift deletion must keep every remaining key reachable, across

@@ -155,6 +155,7 @@ bool Pipeline::OnPayload(Topic topic, const RawEvent& event, EventOrigin origin,
   // Read as two words: the caller stores them one by one, and a copy of the
   // view in one 16-byte load would stall on those two stores.
   const std::string_view payload(event.payload.data(), event.payload.size());
+  if (!event.key.empty()) join_->Prefetch(origin.partition(), event.key);
   if (topic == Topic::kResults) {
     DecodeStatus s = decoder_->DecodeResults(payload, fallback_timestamp_ms,
                                              &results_scratch_);
