@@ -138,50 +138,20 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
 void PendingStore::Schedule(PendingRequest* r, int64_t deadline_ms) {
   if (r->deadline_ms == deadline_ms) return;
   r->deadline_ms = deadline_ms;
-  const HeapEntry entry{deadline_ms, r->slot, ++generations_[r->slot]};
-  std::deque<HeapEntry>* fit = nullptr;
-  std::deque<HeapEntry>* empty = nullptr;
-  for (std::deque<HeapEntry>& lane : lanes_) {
-    if (lane.empty()) {
-      if (empty == nullptr) empty = &lane;
-    } else if (lane.back().deadline_ms <= deadline_ms &&
-               (fit == nullptr ||
-                lane.back().deadline_ms > fit->back().deadline_ms)) {
-      fit = &lane;
-    }
-  }
-  if (fit == nullptr) fit = empty;
-  if (fit != nullptr) {
-    fit->push_back(entry);
-  } else {
-    heap_.push(entry);
-  }
+  heap_.push(DeadlineEntry{deadline_ms, r->slot, ++generations_[r->slot]});
 }
 
 PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
-  for (;;) {
-    // The earliest head: a lane's (kLanes, one past the lanes: the heap's).
-    size_t from = kLanes;
-    const HeapEntry* top = heap_.empty() ? nullptr : &heap_.top();
-    for (size_t i = 0; i < kLanes; ++i) {
-      if (!lanes_[i].empty() &&
-          (top == nullptr ||
-           lanes_[i].front().deadline_ms < top->deadline_ms)) {
-        top = &lanes_[i].front();
-        from = i;
-      }
-    }
+  while (!heap_.empty()) {
+    const DeadlineEntry& top = heap_.top();
     // No entry, stale or not, is due before the earliest deadline: answer
     // without looking further. Stale entries are dropped once they reach
-    // the front and are due.
-    if (top == nullptr || top->deadline_ms > limit_ms) return nullptr;
-    if (generations_[top->slot] == top->generation) return &SlotAt(top->slot);
-    if (from < kLanes) {
-      lanes_[from].pop_front();
-    } else {
-      heap_.pop();
-    }
+    // the top and are due.
+    if (top.deadline_ms > limit_ms) return nullptr;
+    if (generations_[top.slot] == top.generation) return &SlotAt(top.slot);
+    heap_.pop();
   }
+  return nullptr;
 }
 
 // Backward-shift deletion keeps probe sequences intact without tombstones.

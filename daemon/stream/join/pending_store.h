@@ -4,12 +4,8 @@
 // Requests live in a pool of reusable slots: a finalized request's strings
 // and vectors keep their capacity for the next one, so steady-state joining
 // does not allocate. The key index is an open-addressing table with
-// backward-shift deletion. The deadline order is kept with lazy deletion
-// in a few FIFO lanes, each holding deadlines that arrived in order (a
-// shard's results events mostly do: served time plus the window; the
-// requests their judgments created first form another such run), and a
-// binary heap for the others; the earliest of their heads is the earliest
-// deadline. An entry is stale
+// backward-shift deletion. The deadline order is a 4-ary heap
+// (DeadlineHeap) with lazy deletion. An entry is stale
 // once its slot's generation moved (Schedule and Release bump it), which
 // PeekDue checks in a per-slot array without touching the request.
 //
@@ -26,11 +22,8 @@
 #ifndef RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
 #define RANKWATCH_DAEMON_STREAM_JOIN_PENDING_STORE_H_
 
-#include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <queue>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +32,7 @@
 #include "base/byte_codec.h"
 #include "daemon/stream/decode/checkpoint_limits.h"
 #include "daemon/stream/decode/events.h"
+#include "daemon/stream/join/deadline_heap.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
@@ -233,15 +227,6 @@ class PendingStore {
     uint64_t hash;
     uint32_t slot;  // UINT32_MAX: empty.
   };
-  struct HeapEntry {
-    int64_t deadline_ms;
-    uint32_t slot;
-    uint32_t generation;
-    bool operator>(const HeapEntry& o) const {
-      return deadline_ms > o.deadline_ms;
-    }
-  };
-
   static constexpr uint32_t kCreatedInEpoch = 0x80000000u;
   static constexpr size_t kSlotsPerChunk = 64;
 
@@ -281,17 +266,7 @@ class PendingStore {
   size_t size_ = 0;
   std::vector<IndexEntry> index_;
   size_t index_mask_ = 0;
-  // Runs of deadlines in the order they arrive, each no earlier than the
-  // one before it in its lane: popped from the front in O(1), where the
-  // heap costs a cache miss per level at hundreds of thousands of pending
-  // requests (perf, issue 45). A deadline joins the lane whose last is the
-  // latest not after it (the tightest fit), else an empty lane, else the
-  // heap.
-  static constexpr size_t kLanes = 4;
-  std::array<std::deque<HeapEntry>, kLanes> lanes_;
-  std::priority_queue<HeapEntry, std::vector<HeapEntry>,
-                      std::greater<HeapEntry>>
-      heap_;  // The deadlines that arrived out of order.
+  DeadlineHeap heap_;
   // Change tracking (see the class comment).
   bool tracking_ = false;
   uint32_t epoch_ = 0;  // Below kCreatedInEpoch; 0 while not tracking.

@@ -112,42 +112,13 @@ TEST(PendingStoreTest, DeadlineOrderAndReschedule) {
   EXPECT_EQ(s.PeekEarliest(), nullptr);
 }
 
-// A deadline goes to the FIFO lane whose last deadline is the latest not
-// after it, else to an empty lane, else (all four lanes ending later) to
-// the heap; the earliest head comes first, whichever queue holds it, and an
-// entry moved or released never surfaces.
-TEST(PendingStoreTest, DeadlinesInLanesAndTheHeapComeOutInOrder) {
-  PendingStore s;
-  std::vector<PendingRequest*> r;
-  for (int i = 0; i < 8; ++i) r.push_back(Create(&s, "r" + std::to_string(i)));
-  s.Schedule(r[0], 50);  // Lane 1: 50.
-  s.Schedule(r[1], 40);  // Lane 2: 40.
-  s.Schedule(r[2], 30);  // Lane 3: 30.
-  s.Schedule(r[3], 20);  // Lane 4: 20.
-  s.Schedule(r[4], 10);  // Every lane ends later: the heap.
-  s.Schedule(r[5], 45);  // After 40 (lane 2), the tightest fit.
-  s.Schedule(r[6], 60);  // After 50 (lane 1).
-  s.Schedule(r[7], 55);  // Lane 2 again (45); lane 1 ends at 60.
-  s.Schedule(r[0], 5);   // Moved: its 50 is stale; every lane ends later.
-  EXPECT_EQ(s.PeekDue(4), nullptr);
-  const std::vector<std::pair<int64_t, int>> order = {
-      {5, 0}, {10, 4}, {20, 3}, {30, 2}, {40, 1}, {45, 5}, {55, 7}, {60, 6}};
-  for (const auto& [deadline, i] : order) {
-    EXPECT_EQ(s.PeekDue(deadline - 1), nullptr) << deadline;
-    ASSERT_EQ(s.PeekDue(deadline), r[i]) << deadline;
-    s.Release(r[i]);
-  }
-  EXPECT_EQ(s.PeekEarliest(), nullptr);
-  EXPECT_EQ(s.size(), 0u);
-}
-
 // Against a model (live requests and their deadlines): random creations,
 // schedules (mostly in order with jitter, some far earlier, some moved),
 // releases and peeks. PeekDue must return a live request of the earliest
 // deadline when that deadline is due, and null otherwise.
 TEST(PendingStoreTest, PeekDueReturnsTheEarliestLiveDeadline) {
-  const uint64_t seed = testing::TestSeed();
-  SCOPED_TRACE(testing::SeedNote(seed));
+  const uint64_t seed = rankwatch::testing::TestSeed();
+  SCOPED_TRACE(rankwatch::testing::SeedNote(seed));
   std::mt19937_64 rng(seed);
   PendingStore s;
   std::map<std::string, int64_t> model;  // Scheduled live requests.
