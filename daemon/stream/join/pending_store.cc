@@ -138,12 +138,12 @@ PendingRequest* PendingStore::Create(std::string_view key, uint64_t hash) {
 void PendingStore::Schedule(PendingRequest* r, int64_t deadline_ms) {
   if (r->deadline_ms == deadline_ms) return;
   r->deadline_ms = deadline_ms;
-  heap_.push(DeadlineEntry{deadline_ms, r->slot, ++generations_[r->slot]});
+  heap_.push(HeapEntry{deadline_ms, r->slot, ++generations_[r->slot]});
 }
 
 PendingRequest* PendingStore::PeekDue(int64_t limit_ms) {
   while (!heap_.empty()) {
-    const DeadlineEntry& top = heap_.top();
+    const HeapEntry& top = heap_.top();
     // No entry, stale or not, is due before the earliest deadline: answer
     // without looking further. Stale entries are dropped once they reach
     // the top and are due.

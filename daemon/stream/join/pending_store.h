@@ -4,8 +4,8 @@
 // Requests live in a pool of reusable slots: a finalized request's strings
 // and vectors keep their capacity for the next one, so steady-state joining
 // does not allocate. The key index is an open-addressing table with
-// backward-shift deletion. The deadline order is a 4-ary heap
-// (DeadlineHeap) with lazy deletion. An entry is stale
+// backward-shift deletion. The deadline order is a binary heap with lazy
+// deletion. An entry is stale
 // once its slot's generation moved (Schedule and Release bump it), which
 // PeekDue checks in a per-slot array without touching the request.
 //
@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <queue>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,7 +33,6 @@
 #include "base/byte_codec.h"
 #include "daemon/stream/decode/checkpoint_limits.h"
 #include "daemon/stream/decode/events.h"
-#include "daemon/stream/join/deadline_heap.h"
 #include "metrics/measures.h"
 
 namespace rankwatch::stream {
@@ -227,6 +227,15 @@ class PendingStore {
     uint64_t hash;
     uint32_t slot;  // UINT32_MAX: empty.
   };
+  struct HeapEntry {
+    int64_t deadline_ms;
+    uint32_t slot;
+    uint32_t generation;
+    bool operator>(const HeapEntry& o) const {
+      return deadline_ms > o.deadline_ms;
+    }
+  };
+
   static constexpr uint32_t kCreatedInEpoch = 0x80000000u;
   static constexpr size_t kSlotsPerChunk = 64;
 
@@ -266,7 +275,9 @@ class PendingStore {
   size_t size_ = 0;
   std::vector<IndexEntry> index_;
   size_t index_mask_ = 0;
-  DeadlineHeap heap_;
+  std::priority_queue<HeapEntry, std::vector<HeapEntry>,
+                      std::greater<HeapEntry>>
+      heap_;
   // Change tracking (see the class comment).
   bool tracking_ = false;
   uint32_t epoch_ = 0;  // Below kCreatedInEpoch; 0 while not tracking.
