@@ -5,9 +5,9 @@
 // and vectors keep their capacity for the next one, so steady-state joining
 // does not allocate. The key index is an open-addressing table with
 // backward-shift deletion. The deadline order is a binary heap with lazy
-// deletion. An entry is stale
-// once its slot's generation moved (Schedule and Release bump it), which
-// PeekDue checks in a per-slot array without touching the request.
+// deletion: an entry is stale once its slot's generation moved (Schedule
+// and Release bump it), which PeekDue checks in a per-slot array without
+// touching the request (a cache miss per request closing otherwise).
 //
 // Change tracking (checkpoints proportional to change, docs/operations.md
 // "Durable state"): once StartTracking() was called, the store remembers
@@ -267,8 +267,10 @@ class PendingStore {
   std::vector<std::unique_ptr<PendingRequest[]>> chunks_;
   size_t num_slots_ = 0;
   std::vector<uint64_t> hashes_;  // Per slot.
-  // Per slot: bumped by each Schedule and Release; a queue entry holding
-  // another value is stale.
+  // Per slot: bumped by each Schedule and Release; a heap entry holding
+  // another value is stale. A value comes back after 2^32 changes of one
+  // slot, while a stale entry leaves the heap once its deadline is due:
+  // within the window (plus the allowed skew) of event time.
   std::vector<uint32_t> generations_;
   std::vector<bool> live_;
   std::vector<uint32_t> free_;
