@@ -7,16 +7,17 @@ namespace rankwatch::kafka {
 
 namespace {
 
-constexpr int64_t kOffsetBits = INT64_MAX;  // An entry without kReleasedBit.
+// An entry's offset, without the released bit (OffsetTracker::kReleasedBit,
+// the sign bit: offsets are >= 0).
+constexpr int64_t OffsetOf(int64_t entry) { return entry & INT64_MAX; }
 
 // The first of entries[lo, hi) whose offset is not below `offset`.
 size_t LowerBound(const std::deque<int64_t>& entries, size_t lo, size_t hi,
                   int64_t offset) {
   return static_cast<size_t>(
-      std::lower_bound(
-          entries.begin() + static_cast<ptrdiff_t>(lo),
-          entries.begin() + static_cast<ptrdiff_t>(hi), offset,
-          [](int64_t e, int64_t o) { return (e & kOffsetBits) < o; }) -
+      std::lower_bound(entries.begin() + static_cast<ptrdiff_t>(lo),
+                       entries.begin() + static_cast<ptrdiff_t>(hi), offset,
+                       [](int64_t e, int64_t o) { return OffsetOf(e) < o; }) -
       entries.begin());
 }
 
@@ -29,8 +30,8 @@ size_t LowerBound(const std::deque<int64_t>& entries, size_t lo, size_t hi,
 // a cache miss per step (5% of the daemon at steady state, perf, issue 45).
 size_t GuessedLowerBound(const std::deque<int64_t>& entries, int64_t offset) {
   const size_t n = entries.size();
-  const int64_t first = entries.front() & kOffsetBits;
-  const int64_t last = entries.back() & kOffsetBits;
+  const int64_t first = OffsetOf(entries.front());
+  const int64_t last = OffsetOf(entries.back());
   if (offset <= first) return 0;
   if (offset > last) return n;
   // first < offset <= last: the guess is in [0, n - 1].
@@ -39,14 +40,14 @@ size_t GuessedLowerBound(const std::deque<int64_t>& entries, int64_t offset) {
   size_t guess =
       std::min(n - 1, static_cast<size_t>(share * static_cast<double>(n - 1)));
   size_t step = 1;
-  if ((entries[guess] & kOffsetBits) < offset) {
+  if (OffsetOf(entries[guess]) < offset) {
     // The bound is past the guess: gallop up. Every entry before `lo` is
     // below the offset.
     size_t lo = guess + 1;
     for (;;) {
       const size_t probe = lo + step - 1;
       if (probe >= n) return LowerBound(entries, lo, n, offset);
-      if ((entries[probe] & kOffsetBits) >= offset) {
+      if (OffsetOf(entries[probe]) >= offset) {
         return LowerBound(entries, lo, probe + 1, offset);
       }
       lo = probe + 1;
@@ -59,7 +60,7 @@ size_t GuessedLowerBound(const std::deque<int64_t>& entries, int64_t offset) {
   for (;;) {
     if (hi < step) return LowerBound(entries, 0, hi + 1, offset);
     const size_t probe = hi - step;
-    if ((entries[probe] & kOffsetBits) < offset) {
+    if (OffsetOf(entries[probe]) < offset) {
       return LowerBound(entries, probe + 1, hi + 1, offset);
     }
     hi = probe;
@@ -87,7 +88,7 @@ void OffsetTracker::Retain(int32_t slot, int64_t offset) {
   Slot& s = it->second;
   // Offsets arrive in order; a re-delivered older offset (after a seek) is
   // still tracked correctly by inserting it in place.
-  if (s.entries.empty() || (s.entries.back() & ~kReleasedBit) < offset) {
+  if (s.entries.empty() || OffsetOf(s.entries.back()) < offset) {
     s.entries.push_back(offset);
   } else {
     s.entries.insert(
@@ -111,7 +112,7 @@ void OffsetTracker::Release(int32_t slot, int64_t offset) {
     pos = GuessedLowerBound(s.entries, offset);
     // Past the released entries of the same offset to a live one.
     while (pos < s.entries.size() && s.entries[pos] != offset &&
-           (s.entries[pos] & kOffsetBits) == offset) {
+           OffsetOf(s.entries[pos]) == offset) {
       ++pos;
     }
     if (pos == s.entries.size() || s.entries[pos] != offset) return;

@@ -169,8 +169,8 @@ TEST(PendingStoreTest, PeekDueReturnsTheEarliestLiveDeadline) {
       ASSERT_EQ(model.count(r->key), 1u) << "step " << step << ": " << r->key;
       ASSERT_EQ(model[r->key], earliest) << "step " << step << ": " << r->key;
       ASSERT_EQ(r->deadline_ms, earliest);
-      s.Release(r);  // Finalized, as the join does.
       model.erase(r->key);
+      s.Release(r);  // Finalized, as the join does.
     }
   }
   EXPECT_EQ(s.size(), model.size() + unscheduled.size());
